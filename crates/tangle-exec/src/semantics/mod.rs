@@ -1,0 +1,1 @@
+//! Pure functions giving each instruction its exact result (being written).

@@ -1,0 +1,1 @@
+//! tangle facade.

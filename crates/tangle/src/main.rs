@@ -1,0 +1,7 @@
+//! The `tangle` binary: see [`cli`] for the subcommands and exit codes.
+
+mod cli;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}
