@@ -1,3 +1,38 @@
 //! tangle-exec: lowering of validated SPIR-V to an executable program, and the SIMT executor.
+//!
+//! # Data model
+//!
+//! [`Device::compute_pipeline`] *lowers* one entry point of a module ([`lower`]) into a
+//! [`program::Program`]: every SPIR-V type is resolved to a [`program::Type`] that knows its
+//! memory layout, every SSA value gets a dense range of *register slots* (one slot per scalar
+//! component; a `vec4` takes four, a struct the sum of its members), constants and
+//! specialization constants are folded into slot values, and each function becomes a list of
+//! blocks of [`program::Op`]s ending in a [`program::Terminator`].
+//!
+//! A slot value is a `u64` bit pattern: an N-bit integer sits in the low N bits with the upper
+//! bits zero (also when negative), floats are f16/f32/f64 bit patterns, booleans 0 or 1, and
+//! pointers are `(region << 48) | byte offset` (see [`run::memory`]).
+//!
+//! [`Pipeline::dispatch`] runs workgroups in parallel (rayon). Inside a workgroup, each subgroup
+//! holds a register file of `slots × subgroup size` values (lane arrays) and a set of *tangles*:
+//! groups of invocations that execute together. An op runs once per tangle over its active-lane
+//! mask. Divergent branches split a tangle; tangles rejoin where the maximal-reconvergence rules
+//! say ([`run::tangle`]). Subgroups yield to each other at `OpControlBarrier`.
+//!
+//! Memory use is O(threads × workgroup): register files and per-invocation memory are reused
+//! from one workgroup to the next.
 
+pub mod check;
+pub mod device;
+pub mod error;
+pub mod lower;
+pub mod profile;
+pub mod program;
+pub mod report;
+pub mod run;
 pub mod semantics;
+
+pub use device::{Device, Pipeline, Resources, RunOptions, SpecConstants};
+pub use error::{ExecError, InstRef, Trap};
+pub use profile::Profile;
+pub use report::{Diagnostic, Finding, Report, Stats};

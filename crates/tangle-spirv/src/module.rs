@@ -97,7 +97,7 @@ pub fn encode_string(s: &str, out: &mut Vec<u32>) {
         word[..chunk.len()].copy_from_slice(chunk);
         out.push(u32::from_le_bytes(word));
     }
-    if bytes.len() % 4 == 0 {
+    if bytes.len().is_multiple_of(4) {
         out.push(0);
     }
 }

@@ -1,1 +1,136 @@
-//! tangle-validate (being built).
+//! tangle-validate: the SPIR-V validator of tangle.
+//!
+//! # Data model
+//!
+//! Validation reads a [`Module`] (from `tangle-spirv`) for one [`TargetEnv`] and either hands
+//! back a [`Validated`] module, or every independent [`Diagnostic`] it found.
+//!
+//! It works in two layers:
+//! * **Facts** ([`facts::Facts`], [`cfg_facts::CfgFacts`]) are gathered once, tolerantly: which
+//!   instruction defines each id, what each type and constant is, the declared and implied
+//!   capabilities, decorations, entry points and execution modes, and each function's blocks,
+//!   edges and dominators. Lookups return `Option`, so a rule that meets a fact made unusable by
+//!   an earlier error stays silent rather than piling up follow-on errors.
+//! * **Rules** (`rules::*`, one file per family, named as in the rest of tangle: `group` for
+//!   SPV_KHR_subgroup_rotate and the non-uniform group ops, `dot` for SPV_KHR_integer_dot_product,
+//!   `coopmat` for SPV_KHR_cooperative_matrix, `cfg` for structured control flow and
+//!   SPV_KHR_maximal_reconvergence) are small functions over one instruction or one function.
+//!   Each family has its own error enum whose variants name the rule in tangle's words, with the
+//!   Vulkan VUID beside it ([`ValidationError::vuid`]). The families run in SPIRV-Tools' pass order
+//!   so that the first diagnostic usually names the rule the reference validator would.
+//!
+//! Structural families (layout, ids) gate the rest: when ids are undefined or defined twice, the
+//! facts the other families read cannot be trusted, so validation stops after reporting them.
+//!
+//! Later stages (the executor) take a [`Validated`] and may index the module's facts without
+//! re-checking them.
+
+pub mod cfg_facts;
+pub mod diag;
+pub mod facts;
+pub mod rules;
+pub mod vuid;
+
+pub use diag::{Diagnostic, InstRef, Severity, ValidationError};
+pub use vuid::Vuid;
+
+use cfg_facts::CfgFacts;
+use facts::Facts;
+use tangle_spirv::{Module, TargetEnv};
+
+/// Validator options: the `spirv-val` flags that relax or tighten rules.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ValidateOptions {
+    /// `--relax-logical-pointer`: allow pointers as values in the Logical addressing model.
+    pub relax_logical_pointer: bool,
+    /// `--relax-block-layout`.
+    pub relax_block_layout: bool,
+    /// `--uniform-buffer-standard-layout`.
+    pub uniform_buffer_standard_layout: bool,
+    /// `--scalar-block-layout`.
+    pub scalar_block_layout: bool,
+    /// `--workgroup-scalar-block-layout`.
+    pub workgroup_scalar_block_layout: bool,
+    /// `--skip-block-layout`.
+    pub skip_block_layout: bool,
+    /// `--relax-struct-store`.
+    pub relax_struct_store: bool,
+    /// `--before-hlsl-legalization`.
+    pub before_hlsl_legalization: bool,
+    /// `--allow-localsizeid`.
+    pub allow_localsizeid: bool,
+}
+
+impl ValidateOptions {
+    /// Parses `spirv-val` flags (`--relax-logical-pointer` ...); an unknown flag is an error.
+    pub fn from_flags<'a>(flags: impl IntoIterator<Item = &'a str>) -> Result<ValidateOptions, String> {
+        let mut o = ValidateOptions::default();
+        for flag in flags {
+            match flag {
+                "--relax-logical-pointer" => o.relax_logical_pointer = true,
+                "--relax-block-layout" => o.relax_block_layout = true,
+                "--uniform-buffer-standard-layout" => o.uniform_buffer_standard_layout = true,
+                "--scalar-block-layout" => o.scalar_block_layout = true,
+                "--workgroup-scalar-block-layout" => o.workgroup_scalar_block_layout = true,
+                "--skip-block-layout" => o.skip_block_layout = true,
+                "--relax-struct-store" => o.relax_struct_store = true,
+                "--before-hlsl-legalization" => {
+                    o.before_hlsl_legalization = true;
+                    o.relax_logical_pointer = true;
+                }
+                "--allow-localsizeid" => o.allow_localsizeid = true,
+                other => return Err(format!("unknown validator option '{other}'")),
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// A module that passed validation, with the facts gathered on the way.
+#[derive(Debug)]
+pub struct Validated<'m> {
+    module: &'m Module,
+    env: TargetEnv,
+    facts: Facts,
+    cfg: CfgFacts,
+}
+
+impl<'m> Validated<'m> {
+    /// The validated module.
+    pub fn module(&self) -> &'m Module {
+        self.module
+    }
+
+    /// The environment it was validated for.
+    pub fn env(&self) -> TargetEnv {
+        self.env
+    }
+
+    /// Ids, types, constants, decorations, entry points.
+    pub fn facts(&self) -> &Facts {
+        &self.facts
+    }
+
+    /// Functions, blocks, edges.
+    pub fn cfg(&self) -> &CfgFacts {
+        &self.cfg
+    }
+}
+
+/// Validates a module for an environment; on failure returns every independent diagnostic, in
+/// instruction order within each family.
+pub fn validate<'m>(
+    module: &'m Module,
+    env: TargetEnv,
+    options: &ValidateOptions,
+) -> Result<Validated<'m>, Vec<Diagnostic>> {
+    let facts = Facts::gather(module);
+    let cfg = CfgFacts::build(module);
+    let cx = rules::Ctx { module, facts: &facts, cfg: &cfg, env, options };
+    let diagnostics = rules::run(&cx);
+    if diagnostics.is_empty() {
+        Ok(Validated { module, env, facts, cfg })
+    } else {
+        Err(diagnostics)
+    }
+}

@@ -1,1 +1,3 @@
 //! tangle facade.
+
+pub mod cpu_backend;

@@ -54,7 +54,7 @@ pub enum BinaryErrorKind {
 
 /// Turns bytes into words, detecting the byte order from the magic number.
 pub fn words_from_bytes(bytes: &[u8]) -> Result<Vec<u32>, BinaryError> {
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return Err(BinaryError { offset: 0, kind: BinaryErrorKind::NotWords(bytes.len()) });
     }
     let little = bytes.get(..4).is_none_or(|m| u32::from_le_bytes([m[0], m[1], m[2], m[3]]) == crate::module::MAGIC);

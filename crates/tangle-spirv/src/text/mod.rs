@@ -4,6 +4,16 @@
 //! NOTE: the two entry points below are the stable interface other crates use; their bodies are
 //! being written (see the parse/print modules as they land).
 
+mod names;
+mod print;
+
+pub use names::FriendlyNames;
+
+mod lex;
+mod number;
+mod parse;
+mod symbols;
+
 use crate::env::TargetEnv;
 use crate::module::{Module, SourceMap};
 
@@ -47,13 +57,16 @@ pub struct TextError {
 }
 
 /// Assembles SPIRV-Tools assembly text into a module, with the position of each instruction.
+///
+/// Accepts what `spirv-as` (SPIRV-Tools 2025.5, without `--preserve-numeric-ids`) accepts and
+/// produces the same words, apart from the generator word: ids are numbered in order of first
+/// use, the header's version comes from `options.target_env`, and the bound is one more than the
+/// largest id. See the `parse` module for the details.
 pub fn assemble(source: &str, options: &AssembleOptions) -> Result<(Module, SourceMap), TextError> {
-    let _ = (source, options);
-    Err(TextError { line: 1, column: 1, message: "the assembler is not written yet".into() })
+    parse::assemble(source, options)
 }
 
 /// Prints a module as SPIRV-Tools assembly text.
 pub fn disassemble(module: &Module, options: &DisassembleOptions) -> String {
-    let _ = (module, options);
-    String::new()
+    print::disassemble(module, options)
 }

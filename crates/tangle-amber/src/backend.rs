@@ -1,0 +1,78 @@
+//! The interface between the runner and whatever executes a compute dispatch: tangle's CPU
+//! executor, a Vulkan driver, or a fake in tests.
+//!
+//! The runner hands a [`Backend`] one self-contained [`ComputeJob`] per `RUN` (the SPIR-V words,
+//! the entry point, specialization, the bytes of every bound buffer) and gets the buffers back.
+
+pub use crate::script::{BindingKind, RequiredSize, Requirement, SubgroupControl};
+use tangle_spirv::TargetEnv;
+
+/// One buffer bound to a job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobBinding {
+    /// `DESCRIPTOR_SET`.
+    pub set: u32,
+    /// `BINDING`.
+    pub binding: u32,
+    /// Storage or uniform.
+    pub kind: BindingKind,
+    /// The bound bytes (the descriptor's range of the script buffer).
+    pub bytes: Vec<u8>,
+}
+
+/// Everything one dispatch needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComputeJob {
+    /// The module's words.
+    pub spirv: Vec<u32>,
+    /// The environment the shader was built for (its `TARGET_ENV`, spv1.0 by default).
+    pub target_env: TargetEnv,
+    /// The entry point's name.
+    pub entry_point: String,
+    /// Specialization constants: SpecId → the constant's 32-bit pattern.
+    pub spec_constants: Vec<(u32, u32)>,
+    /// Bound buffers.
+    pub bindings: Vec<JobBinding>,
+    /// Push-constant bytes, from offset 0.
+    pub push_constants: Vec<u8>,
+    /// Workgroup counts (x, y, z).
+    pub groups: [u32; 3],
+    /// The pipeline's `SUBGROUP` block.
+    pub subgroup: SubgroupControl,
+}
+
+/// What a dispatch left behind.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobOutput {
+    /// The bytes of every binding after the run, in [`ComputeJob::bindings`] order and with
+    /// unchanged lengths.
+    pub bindings: Vec<Vec<u8>>,
+    /// Undefined behaviour found during the run, one finding per string; any makes the script fail.
+    pub undefined_behaviour: Vec<String>,
+    /// Other remarks worth printing (policies chosen, statistics); they do not fail the script.
+    pub notes: Vec<String>,
+}
+
+/// Why a dispatch did not complete.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// The job needs something the device lacks (a capability, a subgroup size, a limit).
+    #[error("not supported: {0}")]
+    Unsupported(String),
+    /// The module is not valid SPIR-V, or does not match the job (no such entry point, a binding
+    /// the shader declares but the pipeline lacks, ...).
+    #[error("invalid shader: {0}")]
+    Invalid(String),
+    /// The run stopped: step or time limit, memory budget, an internal failure.
+    #[error("execution failed: {0}")]
+    Failed(String),
+}
+
+/// Something that runs compute jobs.
+pub trait Backend {
+    /// `Ok` when the device offers `requirement`, otherwise what is missing, in words.
+    fn supports(&self, requirement: &Requirement) -> Result<(), String>;
+
+    /// Runs one dispatch.
+    fn run_compute(&mut self, job: &ComputeJob) -> Result<JobOutput, BackendError>;
+}

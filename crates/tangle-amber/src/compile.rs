@@ -1,0 +1,203 @@
+//! Turning a `SHADER` block into SPIR-V words: GLSL through glslang, SPIRV-ASM through tangle's
+//! assembler, SPIRV-HEX by packing bytes.
+//!
+//! The target environment is the shader's `TARGET_ENV`, or amber's default `spv1.0`.
+
+use crate::script::{Shader, ShaderFormat};
+use glslang::{
+    Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target,
+    VulkanVersion,
+};
+use tangle_spirv::text::{assemble, AssembleOptions};
+use tangle_spirv::TargetEnv;
+
+/// Why a shader did not compile; the message names the shader and, where known, the script line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("shader '{shader}': {message}")]
+pub struct CompileError {
+    /// The shader's name.
+    pub shader: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// amber's default when `TARGET_ENV` is absent.
+pub const DEFAULT_TARGET_ENV: TargetEnv =
+    TargetEnv::Universal(tangle_spirv::grammar::Version { major: 1, minor: 0 });
+
+/// The environment a shader is built for.
+pub fn target_env(shader: &Shader) -> TargetEnv {
+    shader.target_env.unwrap_or(DEFAULT_TARGET_ENV)
+}
+
+/// Compiles one shader to SPIR-V words.
+pub fn compile(shader: &Shader) -> Result<Vec<u32>, CompileError> {
+    let fail = |message: String| CompileError {
+        shader: shader.name.clone(),
+        message,
+    };
+    match shader.format {
+        ShaderFormat::SpirvHex => hex_words(&shader.source).map_err(fail),
+        ShaderFormat::SpirvAsm => {
+            let options = AssembleOptions {
+                target_env: target_env(shader),
+            };
+            match assemble(&shader.source, &options) {
+                Ok((module, _)) => Ok(module.to_words()),
+                Err(e) => {
+                    // Report the position in the script, not in the shader body.
+                    let line = shader.first_line.saturating_add(e.line).saturating_sub(1);
+                    Err(fail(format!("line {line}:{}: {}", e.column, e.message)))
+                }
+            }
+        }
+        ShaderFormat::Glsl => glsl(&shader.source, target_env(shader))
+            .map_err(|log| fail(glsl_errors(&log, shader.first_line))),
+    }
+}
+
+/// Keeps the `ERROR: 0:N: message` lines of a glslang log, with `N` mapped to the script line.
+fn glsl_errors(log: &str, first_line: u32) -> String {
+    let errors: Vec<String> = log
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("ERROR: "))
+        .filter(|l| !l.contains("compilation terminated") && !l.contains("compilation errors"))
+        .map(|l| {
+            let mut parts = l.splitn(3, ':');
+            match (
+                parts.next(),
+                parts.next().and_then(|n| n.trim().parse::<u32>().ok()),
+                parts.next(),
+            ) {
+                (Some(_), Some(n), Some(rest)) => {
+                    format!(
+                        "line {}:{}",
+                        first_line.saturating_add(n).saturating_sub(1),
+                        rest
+                    )
+                }
+                _ => l.to_string(),
+            }
+        })
+        .collect();
+    if errors.is_empty() {
+        log.trim().to_string()
+    } else {
+        errors.join("; ")
+    }
+}
+
+/// Parses SPIRV-HEX: whitespace-separated hex bytes (optionally `0x`-prefixed), packed
+/// little-endian into words, the first byte the least significant (`ShaderCompiler::ParseHex`).
+pub fn hex_words(text: &str) -> Result<Vec<u32>, String> {
+    let mut bytes = Vec::new();
+    for (n, tok) in text.split_whitespace().enumerate() {
+        let digits = tok
+            .strip_prefix("0x")
+            .or_else(|| tok.strip_prefix("0X"))
+            .unwrap_or(tok);
+        let byte = u8::from_str_radix(digits, 16)
+            .map_err(|_| format!("hex byte {} ('{tok}') is not a byte", n + 1))?;
+        bytes.push(byte);
+    }
+    if bytes.len() % 4 != 0 {
+        return Err(format!(
+            "{} hex bytes do not make whole 32-bit words",
+            bytes.len()
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+/// The glslang target for a SPIR-V environment: the Vulkan version that first accepts that
+/// SPIR-V version (1.0 → Vulkan 1.0, 1.1..1.3 → 1.1, 1.4..1.5 → 1.2, 1.6 → 1.3).
+fn glslang_target(env: TargetEnv) -> Target {
+    let ver = env.spirv_version();
+    let (vulkan, spirv) = match ver.minor {
+        0 => (VulkanVersion::Vulkan1_0, SpirvVersion::SPIRV1_0),
+        1 => (VulkanVersion::Vulkan1_1, SpirvVersion::SPIRV1_1),
+        2 => (VulkanVersion::Vulkan1_1, SpirvVersion::SPIRV1_2),
+        3 => (VulkanVersion::Vulkan1_1, SpirvVersion::SPIRV1_3),
+        4 => (VulkanVersion::Vulkan1_2, SpirvVersion::SPIRV1_4),
+        5 => (VulkanVersion::Vulkan1_2, SpirvVersion::SPIRV1_5),
+        _ => (VulkanVersion::Vulkan1_3, SpirvVersion::SPIRV1_6),
+    };
+    let vulkan = match env {
+        TargetEnv::Vulkan { api, .. } => match api.minor {
+            0 => VulkanVersion::Vulkan1_0,
+            1 => VulkanVersion::Vulkan1_1,
+            2 => VulkanVersion::Vulkan1_2,
+            3 => VulkanVersion::Vulkan1_3,
+            _ => VulkanVersion::Vulkan1_4,
+        },
+        _ => vulkan,
+    };
+    Target::Vulkan {
+        version: vulkan,
+        spirv_version: spirv,
+    }
+}
+
+/// Compiles a GLSL compute shader with glslang.
+pub fn glsl(source: &str, env: TargetEnv) -> Result<Vec<u32>, String> {
+    if source.contains('\0') {
+        return Err("the GLSL source contains a NUL character".into());
+    }
+    let compiler = Compiler::acquire().ok_or("glslang could not be initialised")?;
+    let source = ShaderSource::from(source.to_string());
+    let options = CompilerOptions {
+        target: glslang_target(env),
+        ..CompilerOptions::default()
+    };
+    let input = ShaderInput::new(
+        &source,
+        ShaderStage::Compute,
+        &options,
+        None::<&[(&str, Option<&str>)]>,
+        None,
+    )
+    .map_err(|e| e.to_string())?;
+    let shader = compiler.create_shader(input).map_err(|e| e.to_string())?;
+    shader.compile().map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hex_packs_little_endian() {
+        assert_eq!(
+            hex_words("03 02 23 07 0x00 0x00 0x01 0x00"),
+            Ok(vec![0x0723_0203, 0x0001_0000])
+        );
+        assert!(hex_words("03 02 23").is_err());
+        assert!(hex_words("zz 00 00 00").is_err());
+        assert!(hex_words("100 00 00 00").is_err());
+    }
+
+    #[test]
+    fn glsl_compiles_with_the_requested_version() {
+        let src = "#version 450\nlayout(local_size_x = 4) in;\nlayout(set = 0, binding = 0) buffer B { uint v[]; };\nvoid main() { v[gl_GlobalInvocationID.x] *= 2u; }\n";
+        for (env, word) in [
+            ("spv1.0", 0x0001_0000),
+            ("spv1.3", 0x0001_0300),
+            ("vulkan1.2", 0x0001_0500),
+        ] {
+            let words = glsl(src, TargetEnv::parse(env).unwrap()).unwrap();
+            assert_eq!(words.first(), Some(&0x0723_0203));
+            assert_eq!(words.get(1), Some(&word), "{env}");
+        }
+        let err = glsl(
+            "#version 450\nvoid main() { undeclared = 1; }\n",
+            DEFAULT_TARGET_ENV,
+        )
+        .unwrap_err();
+        assert!(err.contains("undeclared"), "{err}");
+        let mapped = glsl_errors(&err, 10);
+        assert!(mapped.starts_with("line 11: 'undeclared'"), "{mapped}");
+    }
+}

@@ -1,0 +1,317 @@
+//! `PIPELINE compute name ... END` and `DERIVE_PIPELINE new FROM parent ... END`: `ATTACH` (with
+//! `ENTRY_POINT` and `SPECIALIZE`), `SUBGROUP` blocks and `BIND BUFFER`.
+
+use super::command::parse_on_off;
+use super::{declare, lookup, number, uint, Parser};
+use crate::error::{AmberError, Location};
+use crate::script::{Binding, BindingKind, Pipeline, RequiredSize, SubgroupControl};
+use crate::value::Number;
+
+impl Parser<'_> {
+    pub(super) fn pipeline(&mut self, at: Location) -> Result<(), AmberError> {
+        let kind = self.cursor.expect("a pipeline type")?;
+        if kind.text != "compute" {
+            return Err(AmberError::new(
+                kind.at,
+                format!(
+                    "pipeline type '{}' is not supported (only compute)",
+                    kind.text
+                ),
+            ));
+        }
+        let name = self.cursor.expect("a pipeline name")?;
+        self.cursor.end_of_statement()?;
+        let mut pipeline = Pipeline {
+            name: name.text.to_string(),
+            shader: usize::MAX,
+            entry_point: "main".into(),
+            spec_constants: Vec::new(),
+            subgroup: SubgroupControl::default(),
+            bindings: Vec::new(),
+            push_constants: None,
+            at,
+        };
+        self.pipeline_body(&mut pipeline, false)?;
+        declare(
+            &mut self.names.pipelines,
+            name,
+            "pipeline",
+            self.script.pipelines.len(),
+        )?;
+        self.script.pipelines.push(pipeline);
+        Ok(())
+    }
+
+    pub(super) fn derive_pipeline(&mut self, at: Location) -> Result<(), AmberError> {
+        let name = self.cursor.expect("a pipeline name")?;
+        self.cursor.keyword("FROM")?;
+        let parent_tok = self.cursor.expect("the parent pipeline")?;
+        let parent = lookup(&self.names.pipelines, parent_tok, "pipeline")?;
+        self.cursor.end_of_statement()?;
+        let mut pipeline = self
+            .script
+            .pipelines
+            .get(parent)
+            .cloned()
+            .ok_or_else(|| AmberError::new(parent_tok.at, "unknown pipeline"))?;
+        pipeline.name = name.text.to_string();
+        pipeline.at = at;
+        self.pipeline_body(&mut pipeline, true)?;
+        declare(
+            &mut self.names.pipelines,
+            name,
+            "pipeline",
+            self.script.pipelines.len(),
+        )?;
+        self.script.pipelines.push(pipeline);
+        Ok(())
+    }
+
+    /// The lines up to `END`. A derived pipeline may re-`ATTACH` and re-`BIND`.
+    fn pipeline_body(&mut self, pipeline: &mut Pipeline, derived: bool) -> Result<(), AmberError> {
+        let mut attached = derived;
+        loop {
+            if !self.cursor.next_statement() {
+                return Err(AmberError::new(pipeline.at, "PIPELINE has no END"));
+            }
+            let Some(tok) = self.cursor.next() else {
+                continue;
+            };
+            match tok.text {
+                "END" => {
+                    self.cursor.end_of_statement()?;
+                    if !attached {
+                        return Err(AmberError::new(
+                            tok.at,
+                            "the pipeline has no ATTACHed shader",
+                        ));
+                    }
+                    return Ok(());
+                }
+                "ATTACH" => {
+                    if attached && !derived {
+                        return Err(AmberError::new(
+                            tok.at,
+                            "a compute pipeline takes one shader",
+                        ));
+                    }
+                    self.attach(pipeline)?;
+                    attached = true;
+                }
+                "SUBGROUP" => self.subgroup(pipeline)?,
+                "BIND" => self.bind(pipeline)?,
+                "SHADER_OPTIMIZATION" | "COMPILE_OPTIONS" => {
+                    // Optimizer passes do not change what a correct shader computes: skip the block.
+                    lookup(
+                        &self.names.shaders,
+                        self.cursor.expect("a shader name")?,
+                        "shader",
+                    )?;
+                    self.cursor.end_of_statement()?;
+                    self.cursor.raw_block(tok.at, tok.text)?;
+                }
+                t => {
+                    return Err(AmberError::new(
+                        tok.at,
+                        format!("unknown pipeline command '{t}'"),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// `ATTACH shader [TYPE compute] [ENTRY_POINT name] [SPECIALIZE id AS type value]*`.
+    fn attach(&mut self, pipeline: &mut Pipeline) -> Result<(), AmberError> {
+        pipeline.shader = lookup(
+            &self.names.shaders,
+            self.cursor.expect("a shader name")?,
+            "shader",
+        )?;
+        while let Some(tok) = self.cursor.next() {
+            match tok.text {
+                "TYPE" => {
+                    let ty = self.cursor.expect("a shader type")?;
+                    if ty.text != "compute" {
+                        return Err(AmberError::new(
+                            ty.at,
+                            format!("only compute shaders can be attached, not '{}'", ty.text),
+                        ));
+                    }
+                }
+                "ENTRY_POINT" => {
+                    pipeline.entry_point =
+                        self.cursor.expect("an entry point name")?.text.to_string()
+                }
+                "SPECIALIZE" => {
+                    let id: u32 = uint(self.cursor.expect("a SpecId")?, "the SpecId")?;
+                    self.cursor.keyword("AS")?;
+                    let ty = self.cursor.expect("uint32, int32 or float")?;
+                    let value_tok = self.cursor.expect("a value")?;
+                    let value = number(value_tok)?;
+                    // Only 32-bit values (amber's ParseShaderSpecialization); ints keep their
+                    // two's-complement bits, floats their IEEE bits.
+                    let bits = match (ty.text, value) {
+                        ("uint32" | "int32", Number::Int(v)) => v as u32,
+                        ("float", v) => (v.as_f64() as f32).to_bits(),
+                        ("uint32" | "int32", Number::Float(_)) => {
+                            return Err(AmberError::new(
+                                value_tok.at,
+                                format!("'{}' is not an integer", value_tok.text),
+                            ))
+                        }
+                        (t, _) => {
+                            return Err(AmberError::new(
+                                ty.at,
+                                format!(
+                                    "SPECIALIZE type must be uint32, int32 or float, not '{t}'"
+                                ),
+                            ))
+                        }
+                    };
+                    pipeline.spec_constants.retain(|(i, _)| *i != id);
+                    pipeline.spec_constants.push((id, bits));
+                }
+                t => {
+                    return Err(AmberError::new(
+                        tok.at,
+                        format!("unexpected '{t}' in ATTACH"),
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `SUBGROUP shader` + `FULLY_POPULATED`/`VARYING_SIZE`/`REQUIRED_SIZE` lines + `END`.
+    fn subgroup(&mut self, pipeline: &mut Pipeline) -> Result<(), AmberError> {
+        let shader_tok = self.cursor.expect("a shader name")?;
+        if lookup(&self.names.shaders, shader_tok, "shader")? != pipeline.shader {
+            return Err(AmberError::new(
+                shader_tok.at,
+                "SUBGROUP names a shader that is not attached",
+            ));
+        }
+        self.cursor.end_of_statement()?;
+        let mut control = pipeline.subgroup;
+        loop {
+            if !self.cursor.next_statement() {
+                return Err(AmberError::new(shader_tok.at, "SUBGROUP has no END"));
+            }
+            let Some(tok) = self.cursor.next() else {
+                continue;
+            };
+            match tok.text {
+                "END" => break,
+                "FULLY_POPULATED" => {
+                    control.fully_populated = parse_on_off(self.cursor.expect("on or off")?)?
+                }
+                "VARYING_SIZE" => {
+                    control.varying_size = parse_on_off(self.cursor.expect("on or off")?)?
+                }
+                "REQUIRED_SIZE" => {
+                    let size = self.cursor.expect("a size, MIN or MAX")?;
+                    control.required_size = Some(match size.text {
+                        "MIN" => RequiredSize::Min,
+                        "MAX" => RequiredSize::Max,
+                        _ => {
+                            let n: u32 = uint(size, "REQUIRED_SIZE")?;
+                            if !n.is_power_of_two() || n > 128 {
+                                return Err(AmberError::new(
+                                    size.at,
+                                    "REQUIRED_SIZE must be a power of two up to 128",
+                                ));
+                            }
+                            RequiredSize::Size(n)
+                        }
+                    });
+                }
+                t => {
+                    return Err(AmberError::new(
+                        tok.at,
+                        format!("unknown SUBGROUP setting '{t}'"),
+                    ))
+                }
+            }
+            self.cursor.end_of_statement()?;
+        }
+        self.cursor.end_of_statement()?;
+        pipeline.subgroup = control;
+        Ok(())
+    }
+
+    /// `BIND BUFFER b AS kind [DESCRIPTOR_SET s] BINDING b [OFFSET o] [DESCRIPTOR_OFFSET o]
+    /// [DESCRIPTOR_RANGE r]` or `BIND BUFFER b AS push_constant`.
+    fn bind(&mut self, pipeline: &mut Pipeline) -> Result<(), AmberError> {
+        let what = self.cursor.expect("BUFFER")?;
+        if what.text != "BUFFER" {
+            return Err(AmberError::new(
+                what.at,
+                format!("BIND {} is not supported (only BUFFER)", what.text),
+            ));
+        }
+        let buffer = lookup(
+            &self.names.buffers,
+            self.cursor.expect("a buffer name")?,
+            "buffer",
+        )?;
+        let mut kind = BindingKind::Storage;
+        let mut dynamic = false;
+        if self.cursor.eat("AS") {
+            let k = self.cursor.expect("a buffer binding type")?;
+            (kind, dynamic) = match k.text {
+                "storage" => (BindingKind::Storage, false),
+                "uniform" => (BindingKind::Uniform, false),
+                "storage_dynamic" => (BindingKind::Storage, true),
+                "uniform_dynamic" => (BindingKind::Uniform, true),
+                "push_constant" => {
+                    self.cursor.end_of_statement()?;
+                    pipeline.push_constants = Some(buffer);
+                    return Ok(());
+                }
+                t => {
+                    return Err(AmberError::new(
+                        k.at,
+                        format!("buffer binding type '{t}' is not supported"),
+                    ))
+                }
+            };
+        }
+        let set = if self.cursor.eat("DESCRIPTOR_SET") {
+            uint(self.cursor.expect("a set number")?, "DESCRIPTOR_SET")?
+        } else {
+            0
+        };
+        self.cursor.keyword("BINDING")?;
+        let binding = uint(self.cursor.expect("a binding number")?, "BINDING")?;
+        let mut offset = 0usize;
+        let mut range = None;
+        while let Some(tok) = self.cursor.next() {
+            match tok.text {
+                "OFFSET" if dynamic => {
+                    let o: usize = uint(self.cursor.expect("an offset")?, "OFFSET")?;
+                    offset = offset.saturating_add(o);
+                }
+                "DESCRIPTOR_OFFSET" => {
+                    let o: usize = uint(self.cursor.expect("an offset")?, "DESCRIPTOR_OFFSET")?;
+                    offset = offset.saturating_add(o);
+                }
+                "DESCRIPTOR_RANGE" => {
+                    range = Some(uint(self.cursor.expect("a range")?, "DESCRIPTOR_RANGE")?)
+                }
+                t => return Err(AmberError::new(tok.at, format!("unexpected '{t}' in BIND"))),
+            }
+        }
+        pipeline
+            .bindings
+            .retain(|b| (b.set, b.binding) != (set, binding));
+        pipeline.bindings.push(Binding {
+            buffer,
+            kind,
+            set,
+            binding,
+            offset,
+            range,
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,307 @@
+//! Parser tests: the model a script produces, and errors with their positions.
+
+use super::parse;
+use crate::error::Location;
+use crate::layout::Layout;
+use crate::script::{
+    BindingKind, Check, Command, CompareOp, RequiredSize, Requirement, ShaderFormat,
+};
+use crate::types::Scalar;
+use crate::value::{Component, Number};
+
+const HEX: &str = "SHADER compute s SPIRV-HEX\n03 02 23 07\nEND\n";
+
+fn words(bytes: &[u8]) -> Vec<u32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+fn error_at(text: &str) -> (Location, String) {
+    let e = parse(text).expect_err("the script should not parse");
+    (e.at, e.message)
+}
+
+#[test]
+fn parses_the_notes_example() {
+    let text = "#!amber\nDEVICE_FEATURE shaderInt64\nSHADER compute comp GLSL TARGET_ENV spv1.3\n#version 450\nvoid main() {}\nEND\n\
+BUFFER in  DATA_TYPE int32 SIZE 10 SERIES_FROM 1000 INC_BY 1\nBUFFER out DATA_TYPE int32 SIZE 10 FILL 0\n\
+BUFFER ref DATA_TYPE int32 SIZE 10 SERIES_FROM 1600 INC_BY 1\nPIPELINE compute p\n  ATTACH comp SPECIALIZE 0 AS int32 400\n\
+  BIND BUFFER in  AS storage DESCRIPTOR_SET 0 BINDING 0\n  BIND BUFFER out AS storage DESCRIPTOR_SET 0 BINDING 1\nEND\n\
+RUN p 10 1 1\nEXPECT out EQ_BUFFER ref\nEXPECT out IDX 4 EQ 1601 1602\n";
+    let s = parse(text).unwrap();
+    assert_eq!(
+        s.requirements,
+        vec![Requirement::Feature("shaderInt64".into())]
+    );
+    assert_eq!(s.shaders[0].format, ShaderFormat::Glsl);
+    assert_eq!(s.shaders[0].source, "#version 450\nvoid main() {}\n");
+    assert_eq!(s.shaders[0].first_line, 4);
+    assert_eq!(
+        s.shaders[0].target_env.map(|e| e.to_string()).as_deref(),
+        Some("spv1.3")
+    );
+    assert_eq!(
+        words(&s.buffers[0].bytes),
+        (1000..1010).collect::<Vec<u32>>()
+    );
+    assert_eq!(words(&s.buffers[1].bytes), vec![0; 10]);
+    let p = &s.pipelines[0];
+    assert_eq!(
+        (p.shader, p.entry_point.as_str(), p.spec_constants.clone()),
+        (0, "main", vec![(0, 400)])
+    );
+    assert_eq!(p.bindings.len(), 2);
+    assert_eq!(
+        (
+            p.bindings[1].buffer,
+            p.bindings[1].binding,
+            p.bindings[1].kind
+        ),
+        (1, 1, BindingKind::Storage)
+    );
+    assert_eq!(s.commands.len(), 3);
+    assert!(matches!(
+        s.commands[0],
+        Command::Run {
+            pipeline: 0,
+            groups: [10, 1, 1],
+            ..
+        }
+    ));
+    assert!(matches!(&s.commands[1], Command::Expect(e) if e.check == Check::EqBuffer(2)));
+    let Command::Expect(e) = &s.commands[2] else {
+        panic!("not an EXPECT")
+    };
+    assert_eq!(
+        e.check,
+        Check::Probe {
+            offset: 4,
+            op: CompareOp::Eq,
+            tolerance: None,
+            values: vec![Number::Int(1601), Number::Int(1602)]
+        }
+    );
+    assert_eq!(e.at, Location { line: 17, col: 1 });
+}
+
+#[test]
+fn data_spans_lines_and_pads_std140_arrays() {
+    let s = parse("BUFFER b DATA_TYPE int32[] STD140 DATA\n1 -2\n3 END\nBUFFER c DATA_TYPE vec3<float> DATA 1 2 3 4 END").unwrap();
+    let b = &s.buffers[0];
+    assert_eq!(
+        (b.layout, b.element.stride, b.bytes.len()),
+        (Layout::Std140, 16, 48)
+    );
+    assert_eq!(b.element.component(&b.bytes, 1), Some(Component::Int(-2)));
+    assert_eq!(&b.bytes[4..16], &[0; 12]);
+    let c = &s.buffers[1];
+    assert_eq!(c.bytes.len(), 32);
+    assert_eq!(
+        c.element.component(&c.bytes, 3),
+        Some(Component::Float(4.0))
+    );
+    assert_eq!(
+        c.element.component(&c.bytes, 4),
+        Some(Component::Float(0.0))
+    );
+}
+
+#[test]
+fn series_wraps_integers_and_adds_floats() {
+    let s = parse("BUFFER a DATA_TYPE uint8 SIZE 4 SERIES_FROM 254 INC_BY 1\nBUFFER f DATA_TYPE float SIZE 3 SERIES_FROM 0.5 INC_BY 0.25\nBUFFER n DATA_TYPE int16 SIZE 3 SERIES_FROM -1 INC_BY -2").unwrap();
+    assert_eq!(s.buffers[0].bytes, vec![254, 255, 0, 1]);
+    let f = &s.buffers[1];
+    let got: Vec<_> = (0..3).map(|i| f.element.component(&f.bytes, i)).collect();
+    assert_eq!(
+        got,
+        vec![
+            Some(Component::Float(0.5)),
+            Some(Component::Float(0.75)),
+            Some(Component::Float(1.0))
+        ]
+    );
+    let n = &s.buffers[2];
+    let got: Vec<_> = (0..3).map(|i| n.element.component(&n.bytes, i)).collect();
+    assert_eq!(
+        got,
+        vec![
+            Some(Component::Int(-1)),
+            Some(Component::Int(-3)),
+            Some(Component::Int(-5))
+        ]
+    );
+}
+
+#[test]
+fn pipelines_take_subgroup_blocks_push_constants_and_derivation() {
+    let text = format!(
+        "{HEX}BUFFER a DATA_TYPE uint32 DATA 1 END\nBUFFER pc DATA_TYPE uint32 DATA 7 END\nPIPELINE compute p\n\
+ATTACH s ENTRY_POINT go SPECIALIZE 1 AS float 1.5 SPECIALIZE 2 AS int32 -1\nSUBGROUP s\n  FULLY_POPULATED on\n  REQUIRED_SIZE 16\nEND\n\
+BIND BUFFER a AS uniform BINDING 3\nBIND BUFFER pc AS push_constant\nEND\nDERIVE_PIPELINE q FROM p\nBIND BUFFER a AS storage BINDING 3\nEND\n\
+REPEAT 3\nRUN q 1 1 1\nCOPY a TO pc\nEND\n"
+    );
+    let s = parse(&text).unwrap();
+    let p = &s.pipelines[0];
+    assert_eq!(p.entry_point, "go");
+    assert_eq!(p.spec_constants, vec![(1, 1.5f32.to_bits()), (2, u32::MAX)]);
+    assert!(p.subgroup.fully_populated && !p.subgroup.varying_size);
+    assert_eq!(p.subgroup.required_size, Some(RequiredSize::Size(16)));
+    assert_eq!(
+        (p.bindings[0].set, p.bindings[0].binding, p.bindings[0].kind),
+        (0, 3, BindingKind::Uniform)
+    );
+    assert_eq!(p.push_constants, Some(1));
+    let q = &s.pipelines[1];
+    assert_eq!(
+        (q.name.as_str(), q.entry_point.as_str(), q.bindings.len()),
+        ("q", "go", 1)
+    );
+    assert_eq!(q.bindings[0].kind, BindingKind::Storage);
+    let Command::Repeat { count, body, .. } = &s.commands[0] else {
+        panic!("not a REPEAT")
+    };
+    assert_eq!((*count, body.len()), (3, 2));
+    assert!(matches!(body[0], Command::Run { pipeline: 1, .. }));
+}
+
+#[test]
+fn tolerances_and_comparisons_parse() {
+    let s = parse("BUFFER f DATA_TYPE float SIZE 4 FILL 0\nEXPECT f IDX 4 TOLERANCE 5% 1 1 1 EQ 1.0 2.0\nEXPECT f IDX 0 TOLERANCE 0.5 % EQ 1\nEXPECT f IDX 8 GE -3\nEXPECT f RMSE_BUFFER f TOLERANCE 0.1").unwrap();
+    let probe = |i: usize| match &s.commands[i] {
+        Command::Expect(e) => e.check.clone(),
+        _ => panic!("not an EXPECT"),
+    };
+    assert!(
+        matches!(probe(0), Check::Probe { offset: 4, tolerance: Some(t), .. } if t.value == 5.0 && t.percent)
+    );
+    assert!(
+        matches!(probe(1), Check::Probe { tolerance: Some(t), .. } if t.value == 0.5 && t.percent)
+    );
+    assert!(matches!(
+        probe(2),
+        Check::Probe {
+            op: CompareOp::Ge,
+            tolerance: None,
+            ..
+        }
+    ));
+    assert_eq!(probe(3), Check::RmseBuffer(0, 0.1));
+}
+
+#[test]
+fn formats_are_packed_texels() {
+    let s = parse("BUFFER f FORMAT R32G32B32_SFLOAT DATA 1 2 3 4 5 6 END\nBUFFER e FORMAT R8_UINT")
+        .unwrap();
+    assert_eq!(
+        (s.buffers[0].element.stride, s.buffers[0].bytes.len()),
+        (12, 24)
+    );
+    assert_eq!(s.buffers[0].data_type.scalar, Scalar::F32);
+    assert!(s.buffers[1].bytes.is_empty());
+}
+
+#[test]
+fn errors_have_positions() {
+    let cases: &[(&str, u32, u32, &str)] = &[
+        ("BUFFER b DATA_TYPE uint33 SIZE 1 FILL 0", 1, 20, "unknown or unsupported type"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 1.5", 1, 39, "not an integer"),
+        ("BUFFER b DATA_TYPE uint32 DATA 1 2", 1, 27, "DATA has no END"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 2", 1, 33, "expected FILL or SERIES_FROM"),
+        ("BUFFER b DATA_TYPE vec2<float> SIZE 2 SERIES_FROM 1 INC_BY 1", 1, 39, "scalar"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 99999999999 FILL 0", 1, 32, "larger than"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0 extra", 1, 41, "unexpected 'extra'"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0\nBUFFER b DATA_TYPE uint32 SIZE 1 FILL 0", 2, 8, "declared twice"),
+        ("RUN nope 1 1 1", 1, 5, "unknown pipeline 'nope'"),
+        ("SHADER compute s GLSL\nvoid main(){}\n", 1, 1, "SHADER has no END"),
+        ("SHADER vertex s GLSL\nEND", 1, 8, "only compute"),
+        ("SHADER compute s GLSL TARGET_ENV spv9.9\nEND", 1, 34, "unknown TARGET_ENV"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\nEXPECT b IDX 2 EQ 0", 2, 14, "not a multiple"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\nEXPECT b IDX 0 TOLERANCE 1 LT 0", 2, 28, "only with EQ"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\nEXPECT b IDX 0 EQ", 2, 18, "at least one value"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\nEXPECT b IDX 0 0 SIZE 1 1 EQ_RGB 1 1 1", 2, 16, "image probes"),
+        ("BUFFER a DATA_TYPE uint32 SIZE 4 FILL 0\nBUFFER b DATA_TYPE int32 SIZE 4 FILL 0\nEXPECT a EQ_BUFFER b", 3, 20, "different data types"),
+        ("PIPELINE graphics g\nEND", 1, 10, "only compute"),
+        ("SHADER compute s SPIRV-HEX\nEND\nPIPELINE compute p\nEND", 4, 1, "no ATTACHed shader"),
+        ("SHADER compute s SPIRV-HEX\nEND\nPIPELINE compute p\nATTACH s\nATTACH s\nEND", 5, 1, "one shader"),
+        ("SHADER compute s SPIRV-HEX\nEND\nPIPELINE compute p\nATTACH s SPECIALIZE 0 AS int64 1\nEND", 4, 26, "SPECIALIZE type"),
+        ("SHADER compute s SPIRV-HEX\nEND\nPIPELINE compute p\nATTACH s\nSUBGROUP s\nREQUIRED_SIZE 3\nEND\nEND", 6, 15, "power of two"),
+        ("SHADER compute s SPIRV-HEX\nEND\nPIPELINE compute p\nATTACH s\nBIND BUFFER x AS storage BINDING 0\nEND", 5, 13, "unknown buffer"),
+        ("SHADER compute s SPIRV-HEX\nEND\nPIPELINE compute p\nATTACH s\n", 3, 1, "PIPELINE has no END"),
+        ("REPEAT 2\nDEVICE_FEATURE x\nEND", 2, 1, "cannot appear inside REPEAT"),
+        ("REPEAT 2\n", 1, 1, "REPEAT has no END"),
+        ("CLEAR p", 1, 1, "not part of the compute subset"),
+        ("FROB", 1, 1, "unknown command"),
+    ];
+    for (text, line, col, message) in cases {
+        let (at, got) = error_at(text);
+        assert!(
+            got.contains(message),
+            "{text:?}: message {got:?} lacks {message:?}"
+        );
+        assert_eq!((at.line, at.col), (*line, *col), "{text:?}: {got}");
+    }
+}
+
+#[test]
+fn deep_repeat_nesting_is_an_error_not_a_stack_overflow() {
+    let text = "REPEAT 1\n".repeat(100);
+    assert!(error_at(&text).1.contains("nest too deeply"));
+}
+
+#[test]
+fn random_garbage_never_panics() {
+    use rand::{Rng, SeedableRng};
+    let words = [
+        "BUFFER",
+        "DATA_TYPE",
+        "uint32",
+        "vec3<float>",
+        "SIZE",
+        "FILL",
+        "DATA",
+        "END",
+        "1",
+        "-1",
+        "0x",
+        "1.5",
+        "%",
+        "PIPELINE",
+        "compute",
+        "ATTACH",
+        "s",
+        "b",
+        "p",
+        "BIND",
+        "AS",
+        "storage",
+        "BINDING",
+        "RUN",
+        "EXPECT",
+        "IDX",
+        "EQ",
+        "TOLERANCE",
+        "REPEAT",
+        "SHADER",
+        "SPIRV-HEX",
+        "SUBGROUP",
+        "\n",
+        "\n",
+        "#",
+        "COPY",
+        "TO",
+        "STD140",
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(3);
+    let mut parsed = 0;
+    for _ in 0..3000 {
+        let n = rng.random_range(1..40);
+        let text: Vec<&str> = (0..n)
+            .map(|_| words[rng.random_range(0..words.len())])
+            .collect();
+        parsed += usize::from(parse(&text.join(" ")).is_ok());
+    }
+    // Mostly errors, but the generator does reach valid scripts too.
+    assert!(parsed > 0 && parsed < 3000, "{parsed}");
+}

@@ -1,0 +1,102 @@
+//! What a run found: the verdict, every `EXPECT`'s result with its first mismatches, and the
+//! backend's findings. Serializable, for `tangle run --json`.
+
+use serde::Serialize;
+
+/// The verdict of a script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Status {
+    /// Every `EXPECT` held and no undefined behaviour was found.
+    Pass,
+    /// An `EXPECT` failed, the shader was invalid, the run stopped, or undefined behaviour was found.
+    Fail,
+    /// The script needs something the device lacks.
+    Unsupported,
+    /// The script could not be used (a shader did not compile, a binding lies outside its buffer).
+    Error,
+}
+
+/// One component that did not compare as expected.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mismatch {
+    /// Byte offset of the component in the buffer.
+    pub byte_offset: usize,
+    /// Element index.
+    pub element: usize,
+    /// Component index within the element.
+    pub component: usize,
+    /// The expected value (or the other buffer's value).
+    pub expected: String,
+    /// The value found.
+    pub actual: String,
+}
+
+/// The result of one `EXPECT`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExpectResult {
+    /// Script line of the `EXPECT`.
+    pub line: u32,
+    /// The buffer checked.
+    pub buffer: String,
+    /// Whether the expectation held.
+    pub passed: bool,
+    /// A one-line description of the check and, when it failed, why.
+    pub message: String,
+    /// The first mismatching components (at most [`MAX_MISMATCHES`]).
+    pub mismatches: Vec<Mismatch>,
+    /// How many components mismatched in all.
+    pub mismatch_count: usize,
+}
+
+/// How many mismatches an [`ExpectResult`] lists.
+pub const MAX_MISMATCHES: usize = 8;
+
+/// The outcome of running a script.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunReport {
+    /// The verdict.
+    pub status: Status,
+    /// Why the status is not `Pass` (the first reason), if it is not.
+    pub message: Option<String>,
+    /// Every `EXPECT` evaluated, in execution order (a `REPEAT` body's once per iteration).
+    pub expects: Vec<ExpectResult>,
+    /// Dispatches completed.
+    pub runs: usize,
+    /// Undefined behaviour the backend found, with the script line of the `RUN`.
+    pub undefined_behaviour: Vec<String>,
+    /// Other backend remarks.
+    pub notes: Vec<String>,
+}
+
+impl RunReport {
+    /// An empty passing report.
+    pub fn new() -> Self {
+        RunReport {
+            status: Status::Pass,
+            message: None,
+            expects: Vec::new(),
+            runs: 0,
+            undefined_behaviour: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    /// Records a non-passing outcome; the first reason is kept, and a worse status wins
+    /// (Error/Unsupported over Fail).
+    pub fn set(&mut self, status: Status, message: String) {
+        let replace = matches!(
+            (self.status, status),
+            (Status::Pass, _) | (Status::Fail, Status::Error | Status::Unsupported)
+        );
+        if replace {
+            self.status = status;
+            self.message = Some(message);
+        }
+    }
+}
+
+impl Default for RunReport {
+    fn default() -> Self {
+        Self::new()
+    }
+}

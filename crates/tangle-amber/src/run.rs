@@ -1,0 +1,203 @@
+//! The runner: checks requirements, compiles every shader, then executes the commands in order
+//! against a [`Backend`], keeping buffer contents across `RUN`s and pipelines.
+//!
+//! A failed `EXPECT` is recorded and execution goes on (every expectation gets a result); a
+//! backend error, an unsupported job or a compile error stops the run.
+
+use crate::backend::{Backend, BackendError, ComputeJob, JobBinding};
+use crate::compile::{compile, target_env};
+use crate::report::{RunReport, Status};
+use crate::script::{Command, Pipeline, Script};
+use crate::verify::verify;
+
+/// Runs `script` on `backend`.
+pub fn run(script: &Script, backend: &mut dyn Backend) -> RunReport {
+    let mut report = RunReport::new();
+    for requirement in &script.requirements {
+        if let Err(why) = backend.supports(requirement) {
+            report.set(Status::Unsupported, format!("{requirement}: {why}"));
+            return report;
+        }
+    }
+    let mut modules = Vec::with_capacity(script.shaders.len());
+    for shader in &script.shaders {
+        match compile(shader) {
+            Ok(words) => modules.push(words),
+            Err(e) => {
+                report.set(Status::Error, format!("line {}: {e}", shader.at.line));
+                return report;
+            }
+        }
+    }
+    let mut runner = Runner {
+        script,
+        modules,
+        buffers: script.buffers.iter().map(|b| b.bytes.clone()).collect(),
+        backend,
+        report,
+    };
+    // A stop (Err) has already been recorded in the report.
+    let _ = runner.commands(&script.commands);
+    runner.report
+}
+
+struct Runner<'s, 'b> {
+    script: &'s Script,
+    modules: Vec<Vec<u32>>,
+    buffers: Vec<Vec<u8>>,
+    backend: &'b mut dyn Backend,
+    report: RunReport,
+}
+
+/// The run stopped; the reason is in the report.
+struct Stop;
+
+impl Runner<'_, '_> {
+    fn commands(&mut self, commands: &[Command]) -> Result<(), Stop> {
+        for command in commands {
+            match command {
+                Command::Run {
+                    pipeline,
+                    groups,
+                    at,
+                } => {
+                    let Some(p) = self.script.pipelines.get(*pipeline) else {
+                        return Err(Stop);
+                    };
+                    self.dispatch(p, *groups).map_err(|(status, why)| {
+                        self.report
+                            .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
+                        Stop
+                    })?;
+                }
+                Command::Expect(expect) => {
+                    let result = verify(self.script, &self.buffers, expect);
+                    if !result.passed {
+                        self.report.set(
+                            Status::Fail,
+                            format!("line {}: EXPECT {}", result.line, result.message),
+                        );
+                    }
+                    self.report.expects.push(result);
+                }
+                Command::Copy { from, to, .. } => {
+                    let bytes = self.buffers.get(*from).cloned().unwrap_or_default();
+                    if let Some(dst) = self.buffers.get_mut(*to) {
+                        *dst = bytes;
+                    }
+                }
+                Command::Repeat { count, body, .. } => {
+                    for _ in 0..*count {
+                        self.commands(body)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds the job for one `RUN`, runs it, and writes the bound ranges back.
+    fn dispatch(&mut self, p: &Pipeline, groups: [u32; 3]) -> Result<(), (Status, String)> {
+        let spirv = self
+            .modules
+            .get(p.shader)
+            .cloned()
+            .ok_or((Status::Error, "no shader".to_string()))?;
+        let env = self
+            .script
+            .shaders
+            .get(p.shader)
+            .map(target_env)
+            .unwrap_or(crate::compile::DEFAULT_TARGET_ENV);
+        let mut bindings = Vec::with_capacity(p.bindings.len());
+        let mut ranges = Vec::with_capacity(p.bindings.len());
+        for b in &p.bindings {
+            let bytes = self.buffers.get(b.buffer).map_or(&[][..], Vec::as_slice);
+            let end = match b.range {
+                Some(r) => b.offset.checked_add(r),
+                None => Some(bytes.len()),
+            };
+            let range = end
+                .filter(|e| b.offset <= *e && *e <= bytes.len())
+                .map(|e| b.offset..e)
+                .ok_or_else(|| {
+                    let name = self
+                        .script
+                        .buffers
+                        .get(b.buffer)
+                        .map_or("?", |x| x.name.as_str());
+                    (
+                        Status::Error,
+                        format!(
+                            "the bound range of '{name}' lies outside its {} bytes",
+                            bytes.len()
+                        ),
+                    )
+                })?;
+            bindings.push(JobBinding {
+                set: b.set,
+                binding: b.binding,
+                kind: b.kind,
+                bytes: bytes[range.clone()].to_vec(),
+            });
+            ranges.push((b.buffer, range));
+        }
+        let push_constants = p
+            .push_constants
+            .and_then(|i| self.buffers.get(i))
+            .cloned()
+            .unwrap_or_default();
+        let job = ComputeJob {
+            spirv,
+            target_env: env,
+            entry_point: p.entry_point.clone(),
+            spec_constants: p.spec_constants.clone(),
+            bindings,
+            push_constants,
+            groups,
+            subgroup: p.subgroup,
+        };
+        let output = self.backend.run_compute(&job).map_err(|e| match e {
+            BackendError::Unsupported(_) => (Status::Unsupported, e.to_string()),
+            BackendError::Invalid(_) | BackendError::Failed(_) => (Status::Fail, e.to_string()),
+        })?;
+        if output.bindings.len() != ranges.len() {
+            return Err((
+                Status::Error,
+                "the backend returned the wrong number of buffers".into(),
+            ));
+        }
+        for ((buffer, range), bytes) in ranges.into_iter().zip(output.bindings) {
+            let slot = self.buffers.get_mut(buffer).and_then(|b| b.get_mut(range));
+            match slot {
+                Some(slot) if slot.len() == bytes.len() => slot.copy_from_slice(&bytes),
+                _ => {
+                    return Err((
+                        Status::Error,
+                        "the backend changed the size of a buffer".into(),
+                    ))
+                }
+            }
+        }
+        self.report.runs += 1;
+        self.report.notes.extend(output.notes);
+        if !output.undefined_behaviour.is_empty() {
+            let first = output
+                .undefined_behaviour
+                .first()
+                .cloned()
+                .unwrap_or_default();
+            self.report
+                .undefined_behaviour
+                .extend(output.undefined_behaviour);
+            self.report.set(
+                Status::Fail,
+                format!("{} undefined behaviour: {first}", p.name),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,263 @@
+//! The parsed script: requirements, shaders, buffers, pipelines and the command list.
+//!
+//! Names are resolved while parsing, so commands refer to shaders, buffers and pipelines by their
+//! index in [`Script`]'s vectors; the runner never looks a name up.
+
+use crate::error::Location;
+use crate::layout::{ElementLayout, Layout};
+use crate::types::DataType;
+use crate::value::Number;
+use serde::Serialize;
+use tangle_spirv::TargetEnv;
+
+/// A whole AmberScript file (compute subset).
+#[derive(Debug, Clone, Default)]
+pub struct Script {
+    /// `DEVICE_FEATURE`, `DEVICE_EXTENSION`, ... in script order.
+    pub requirements: Vec<Requirement>,
+    /// `SHADER` blocks.
+    pub shaders: Vec<Shader>,
+    /// `BUFFER` declarations with their initial contents.
+    pub buffers: Vec<Buffer>,
+    /// `PIPELINE compute` (and `DERIVE_PIPELINE`) blocks.
+    pub pipelines: Vec<Pipeline>,
+    /// `RUN`, `EXPECT`, `COPY`, `REPEAT`, in order.
+    pub commands: Vec<Command>,
+}
+
+/// Something the device must offer for the script to run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum Requirement {
+    /// `DEVICE_FEATURE name` (e.g. `shaderInt64`, `SubgroupSupportedOperations.ballot`).
+    Feature(String),
+    /// `DEVICE_EXTENSION VK_...`.
+    Extension(String),
+    /// `DEVICE_PROPERTY name`.
+    Property(String),
+    /// `INSTANCE_EXTENSION VK_...`.
+    InstanceExtension(String),
+}
+
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Requirement::Feature(n) => write!(f, "DEVICE_FEATURE {n}"),
+            Requirement::Extension(n) => write!(f, "DEVICE_EXTENSION {n}"),
+            Requirement::Property(n) => write!(f, "DEVICE_PROPERTY {n}"),
+            Requirement::InstanceExtension(n) => write!(f, "INSTANCE_EXTENSION {n}"),
+        }
+    }
+}
+
+/// The source language of a shader.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum ShaderFormat {
+    /// GLSL, compiled with glslang.
+    Glsl,
+    /// SPIR-V assembly in SPIRV-Tools syntax.
+    SpirvAsm,
+    /// Whitespace-separated hex bytes, packed little-endian into words.
+    SpirvHex,
+}
+
+/// A `SHADER compute|multi` block.
+#[derive(Debug, Clone)]
+pub struct Shader {
+    /// The shader's name.
+    pub name: String,
+    /// Its source language.
+    pub format: ShaderFormat,
+    /// `TARGET_ENV`, if given (amber's default is spv1.0).
+    pub target_env: Option<TargetEnv>,
+    /// The raw text between the header line and `END`.
+    pub source: String,
+    /// The line of the `SHADER` statement.
+    pub at: Location,
+    /// Line number of the first source line, to map compiler messages back to the script.
+    pub first_line: u32,
+}
+
+/// A `BUFFER` declaration.
+#[derive(Debug, Clone)]
+pub struct Buffer {
+    /// The buffer's name.
+    pub name: String,
+    /// The element type.
+    pub data_type: DataType,
+    /// `STD140` or `STD430`.
+    pub layout: Layout,
+    /// Where the components of one element lie.
+    pub element: ElementLayout,
+    /// The initial contents (elements × stride bytes).
+    pub bytes: Vec<u8>,
+    /// The declaring line.
+    pub at: Location,
+}
+
+/// How a buffer is bound to a pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum BindingKind {
+    /// `storage` / `storage_dynamic`: a StorageBuffer (or BufferBlock) descriptor.
+    Storage,
+    /// `uniform` / `uniform_dynamic`: a Uniform descriptor.
+    Uniform,
+}
+
+/// A `BIND BUFFER ... DESCRIPTOR_SET s BINDING b` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Binding {
+    /// Index into [`Script::buffers`].
+    pub buffer: usize,
+    /// Descriptor type.
+    pub kind: BindingKind,
+    /// `DESCRIPTOR_SET` (0 when omitted).
+    pub set: u32,
+    /// `BINDING`.
+    pub binding: u32,
+    /// Start of the bound range in bytes (`OFFSET` of dynamic descriptors plus `DESCRIPTOR_OFFSET`).
+    pub offset: usize,
+    /// Length of the bound range (`DESCRIPTOR_RANGE`); the rest of the buffer when `None`.
+    pub range: Option<usize>,
+}
+
+/// `REQUIRED_SIZE` of a `SUBGROUP` block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum RequiredSize {
+    /// An explicit power of two.
+    Size(u32),
+    /// `MIN`: the device's minimum subgroup size.
+    Min,
+    /// `MAX`: the device's maximum subgroup size.
+    Max,
+}
+
+/// The `SUBGROUP` block of a pipeline (VK_EXT_subgroup_size_control).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct SubgroupControl {
+    /// `REQUIRED_SIZE`.
+    pub required_size: Option<RequiredSize>,
+    /// `FULLY_POPULATED on`: every subgroup of a workgroup must be full.
+    pub fully_populated: bool,
+    /// `VARYING_SIZE on`: the subgroup size may vary.
+    pub varying_size: bool,
+}
+
+/// A `PIPELINE compute` block.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    /// The pipeline's name.
+    pub name: String,
+    /// Index into [`Script::shaders`].
+    pub shader: usize,
+    /// `ENTRY_POINT` (default `main`).
+    pub entry_point: String,
+    /// `SPECIALIZE id AS type value`: SpecId → 32-bit pattern, in script order (a later one wins).
+    pub spec_constants: Vec<(u32, u32)>,
+    /// The `SUBGROUP` block.
+    pub subgroup: SubgroupControl,
+    /// Descriptor bindings.
+    pub bindings: Vec<Binding>,
+    /// `BIND BUFFER b AS push_constant`: index into [`Script::buffers`].
+    pub push_constants: Option<usize>,
+    /// The `PIPELINE` line.
+    pub at: Location,
+}
+
+/// A comparison of `EXPECT ... IDX`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum CompareOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CompareOp {
+    /// The AmberScript keyword.
+    pub fn keyword(self) -> &'static str {
+        match self {
+            CompareOp::Eq => "EQ",
+            CompareOp::Ne => "NE",
+            CompareOp::Lt => "LT",
+            CompareOp::Le => "LE",
+            CompareOp::Gt => "GT",
+            CompareOp::Ge => "GE",
+        }
+    }
+}
+
+/// A `TOLERANCE` value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tolerance {
+    /// The amount.
+    pub value: f64,
+    /// `%` suffix: relative to the expected value.
+    pub percent: bool,
+}
+
+/// What an `EXPECT` checks.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Check {
+    /// `IDX offset [TOLERANCE t] OP values...`.
+    Probe {
+        /// Byte offset of the first probed element.
+        offset: usize,
+        /// The comparison.
+        op: CompareOp,
+        /// The first `TOLERANCE` value (the only one amber uses for buffers).
+        tolerance: Option<Tolerance>,
+        /// Expected values, consumed component by component.
+        values: Vec<Number>,
+    },
+    /// `EQ_BUFFER other`: byte-wise equality, padding included.
+    EqBuffer(usize),
+    /// `RMSE_BUFFER other TOLERANCE t`.
+    RmseBuffer(usize, f64),
+}
+
+/// An `EXPECT` command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expect {
+    /// Index into [`Script::buffers`].
+    pub buffer: usize,
+    /// The check.
+    pub check: Check,
+    /// The `EXPECT` line.
+    pub at: Location,
+}
+
+/// A top-level command, executed in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// `RUN pipeline x y z`.
+    Run {
+        /// Index into [`Script::pipelines`].
+        pipeline: usize,
+        /// Workgroup counts.
+        groups: [u32; 3],
+        /// The `RUN` line.
+        at: Location,
+    },
+    /// `EXPECT ...`.
+    Expect(Expect),
+    /// `COPY from TO to`: the destination takes the source's bytes (and so its size).
+    Copy {
+        /// Source buffer index.
+        from: usize,
+        /// Destination buffer index.
+        to: usize,
+        /// The `COPY` line.
+        at: Location,
+    },
+    /// `REPEAT n ... END`.
+    Repeat {
+        /// How many times the body runs.
+        count: u32,
+        /// The body.
+        body: Vec<Command>,
+        /// The `REPEAT` line.
+        at: Location,
+    },
+}

@@ -1,0 +1,4 @@
+//! Sanitizer hooks. Out-of-bounds accesses are found by [`crate::run::access`] (every access
+//! is bounds-checked against its region) and reported as [`crate::Finding::OutOfBounds`]; the
+//! step limit and the time limit are [`crate::Trap`]s raised by the interpreter loop. Later
+//! issues add the subgroup and cooperative-matrix rules here.

@@ -1,0 +1,111 @@
+//! The host API: a [`Device`] built from a [`Profile`], compute [`Pipeline`]s built from modules,
+//! and dispatches over [`Resources`].
+
+use crate::error::ExecError;
+use crate::profile::Profile;
+use crate::program::Program;
+use crate::report::Report;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Specialization constant values by `SpecId`, as bit patterns (low bits hold narrower values;
+/// booleans are 0 or 1).
+pub type SpecConstants = BTreeMap<u32, u64>;
+
+/// A simulated device.
+#[derive(Debug, Clone)]
+pub struct Device {
+    profile: Profile,
+}
+
+impl Device {
+    /// A device with the given profile.
+    pub fn new(profile: Profile) -> Self {
+        Device { profile }
+    }
+
+    /// The device's profile.
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// Lowers `entry_point` of a (validated) module with the given specialization into a pipeline.
+    pub fn compute_pipeline(
+        &self,
+        module: &tangle_spirv::Module,
+        entry_point: &str,
+        spec: &SpecConstants,
+    ) -> Result<Pipeline, ExecError> {
+        let program = crate::lower::lower(module, entry_point, spec)?;
+        let [x, y, z] = program.local_size;
+        let invocations = u64::from(x) * u64::from(y) * u64::from(z);
+        let max = self.profile.max_workgroup_size;
+        if x > max[0] || y > max[1] || z > max[2] || invocations > u64::from(self.profile.max_workgroup_invocations) {
+            return Err(ExecError::Limit(format!(
+                "workgroup size {x}x{y}x{z} exceeds the device's limits ({}x{}x{}, {} invocations)",
+                max[0], max[1], max[2], self.profile.max_workgroup_invocations
+            )));
+        }
+        Ok(Pipeline { program: Arc::new(program), profile: self.profile.clone() })
+    }
+}
+
+/// A compute pipeline: one entry point, lowered and specialized.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    pub(crate) program: Arc<Program>,
+    pub(crate) profile: Profile,
+}
+
+impl Pipeline {
+    /// The workgroup size (`LocalSize`, `LocalSizeId` or the `WorkgroupSize` built-in).
+    pub fn local_size(&self) -> [u32; 3] {
+        self.program.local_size
+    }
+
+    /// The `(set, binding)` pairs of the buffers the entry point uses.
+    pub fn bindings(&self) -> Vec<(u32, u32)> {
+        self.program.bindings()
+    }
+
+    /// Runs a grid of `groups` workgroups over `resources`; buffers are updated in place.
+    pub fn dispatch(&self, resources: &mut Resources, groups: [u32; 3], options: &RunOptions) -> Result<Report, ExecError> {
+        crate::run::dispatch(self, resources, groups, options)
+    }
+}
+
+/// The memory a dispatch sees.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Resources {
+    /// Storage and uniform buffers by `(set, binding)`, as bytes in the shader's explicit layout.
+    pub buffers: BTreeMap<(u32, u32), Vec<u8>>,
+    /// Push-constant bytes.
+    pub push_constants: Vec<u8>,
+}
+
+impl Resources {
+    /// The device address (`PhysicalStorageBuffer` pointer value) of a buffer during a dispatch
+    /// over these resources: shaders may read it from another buffer and `OpConvertUToPtr` it.
+    pub fn device_address(&self, set: u32, binding: u32) -> Option<u64> {
+        let index = self.buffers.keys().position(|k| *k == (set, binding))?;
+        Some(crate::run::memory::buffer_address(index))
+    }
+}
+
+/// Options of a dispatch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Worker threads; 0 uses every core.
+    pub threads: usize,
+    /// The most instructions one invocation may execute.
+    pub step_limit: u64,
+    /// The most wall-clock time a dispatch may take.
+    pub time_limit: Duration,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { threads: 0, step_limit: 100_000_000, time_limit: Duration::from_secs(60) }
+    }
+}

@@ -1,0 +1,87 @@
+//! Errors that stop a pipeline from being built or a dispatch from finishing.
+//!
+//! Findings that let a run go on (out-of-bounds accesses, division by zero, ...) are not errors
+//! but [`crate::Diagnostic`]s in the [`crate::Report`].
+
+use std::fmt;
+
+/// Where in the module something happened: the instruction's name, result id and word offset.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InstRef {
+    /// The opcode name (`OpIAdd`).
+    pub name: String,
+    /// The instruction's result id, if it has one.
+    pub result_id: Option<u32>,
+    /// Word offset of the instruction in the binary it was read from (0 when built in memory).
+    pub offset: usize,
+}
+
+impl InstRef {
+    /// The location of a module instruction.
+    pub fn of(inst: &tangle_spirv::module::Instruction) -> Self {
+        InstRef { name: inst.name(), result_id: inst.result_id, offset: inst.offset }
+    }
+}
+
+impl fmt::Display for InstRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.result_id {
+            Some(id) => write!(f, "%{id} = {}", self.name)?,
+            None => write!(f, "{}", self.name)?,
+        }
+        if self.offset != 0 {
+            write!(f, " (word {})", self.offset)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a pipeline could not be built or a dispatch could not finish.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    /// The module has no `OpEntryPoint GLCompute` of that name.
+    #[error("no GLCompute entry point named '{0}'")]
+    NoEntryPoint(String),
+    /// An instruction, type or capability outside what the executor implements.
+    #[error("{at}: {what} is not supported by tangle's executor")]
+    Unsupported { at: InstRef, what: String },
+    /// The module is inconsistent in a way validation should have caught.
+    #[error("{at}: {message}")]
+    Malformed { at: InstRef, message: String },
+    /// A resource the shader declares is missing or too small.
+    #[error("resource error: {0}")]
+    Resource(String),
+    /// The dispatch exceeds a device limit or an internal limit.
+    #[error("limit exceeded: {0}")]
+    Limit(String),
+    /// A dispatch stopped for a reason the shader caused.
+    #[error(transparent)]
+    Trap(#[from] Trap),
+}
+
+/// A run stopped by a guard.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Trap {
+    /// An invocation executed more instructions than `RunOptions::step_limit`.
+    #[error("step limit of {limit} instructions exceeded at {at} by invocation {invocation:?} (runaway loop?)")]
+    StepLimit { limit: u64, at: InstRef, invocation: [u32; 3] },
+    /// The run took longer than `RunOptions::time_limit`.
+    #[error("time limit of {limit_ms} ms exceeded at {at}")]
+    TimeLimit { limit_ms: u128, at: InstRef },
+    /// `OpUnreachable` was executed.
+    #[error("{at} executed by invocation {invocation:?}")]
+    Unreachable { at: InstRef, invocation: [u32; 3] },
+    /// Subgroups of a workgroup can make no progress (a barrier that not every invocation reaches).
+    #[error("deadlock at {at}: a barrier that not every invocation of workgroup {workgroup:?} reaches")]
+    Deadlock { at: InstRef, workgroup: [u32; 3] },
+}
+
+/// Shorthand for building [`ExecError::Unsupported`].
+pub(crate) fn unsupported(at: &InstRef, what: impl Into<String>) -> ExecError {
+    ExecError::Unsupported { at: at.clone(), what: what.into() }
+}
+
+/// Shorthand for building [`ExecError::Malformed`].
+pub(crate) fn malformed(at: &InstRef, message: impl Into<String>) -> ExecError {
+    ExecError::Malformed { at: at.clone(), message: message.into() }
+}

@@ -1,0 +1,127 @@
+//! Constants and specialization constants, folded into constant slots.
+//!
+//! `OpSpecConstantOp` is folded by lowering the wrapped instruction like any other and running
+//! its ops once on a one-lane register file ([`crate::run::alu::exec_pure`]), so folding shares
+//! the executor's exact semantics.
+
+use super::{Lowerer, Out, Value};
+use crate::error::ExecError;
+use crate::program::TypeIdx;
+use spirv::Op as SpvOp;
+use tangle_spirv::module::Instruction;
+
+/// Whether `op` defines a constant or specialization constant.
+pub fn is_constant(op: SpvOp) -> bool {
+    matches!(
+        op,
+        SpvOp::ConstantTrue
+            | SpvOp::ConstantFalse
+            | SpvOp::Constant
+            | SpvOp::ConstantComposite
+            | SpvOp::ConstantNull
+            | SpvOp::SpecConstantTrue
+            | SpvOp::SpecConstantFalse
+            | SpvOp::SpecConstant
+            | SpvOp::SpecConstantComposite
+            | SpvOp::SpecConstantOp
+    )
+}
+
+/// Masks a value to `bits` (1 for booleans).
+pub fn mask_bits(v: u64, bits: u32) -> u64 {
+    if bits >= 64 {
+        v
+    } else {
+        v & ((1u64 << bits) - 1)
+    }
+}
+
+impl<'m> Lowerer<'m> {
+    /// Lowers one constant instruction.
+    pub fn lower_constant(&mut self, inst: &Instruction, op: SpvOp) -> Result<(), ExecError> {
+        let ty = self.lower_type(inst.result_type)?;
+        let id = inst.result_id;
+        let spec_id = id.and_then(|id| self.decoration(id, spirv::Decoration::SpecId)).and_then(|p| p.first().copied());
+        let spec_value = spec_id.and_then(|s| self.spec.get(&(s as u32)).copied());
+        let bits = self.scalar(ty).map_or(32, |s| s.bits);
+        let values = match op {
+            SpvOp::ConstantTrue => vec![1],
+            SpvOp::ConstantFalse => vec![0],
+            SpvOp::SpecConstantTrue => vec![spec_value.map_or(1, |v| u64::from(v != 0))],
+            SpvOp::SpecConstantFalse => vec![spec_value.map_or(0, |v| u64::from(v != 0))],
+            SpvOp::Constant | SpvOp::SpecConstant => {
+                let lit = inst.literal_operand(0).ok_or_else(|| self.malformed("constant without a value"))?;
+                let v = if op == SpvOp::SpecConstant { spec_value.unwrap_or(lit) } else { lit };
+                vec![mask_bits(v, bits)]
+            }
+            SpvOp::ConstantNull => return self.const_composite(id, ty, None),
+            SpvOp::ConstantComposite | SpvOp::SpecConstantComposite => {
+                let mut vals = Vec::new();
+                for o in &inst.operands {
+                    let v = self.value(o.id())?;
+                    for i in 0..self.program.ty(v.ty).slots {
+                        vals.push(self.const_value(v.slot + i).ok_or_else(|| self.malformed("constituent is not a constant"))?);
+                    }
+                }
+                vals
+            }
+            SpvOp::SpecConstantOp => return self.spec_constant_op(inst, ty),
+            _ => return Err(self.unsupported(inst.name())),
+        };
+        self.const_composite(id, ty, Some(values))
+    }
+
+    /// Binds `id` to fresh constant slots of type `ty` holding `values` (zeros when `None`).
+    pub fn const_composite(&mut self, id: Option<u32>, ty: TypeIdx, values: Option<Vec<u64>>) -> Result<(), ExecError> {
+        let n = self.program.ty(ty).slots;
+        let values = values.unwrap_or_else(|| vec![0; n as usize]);
+        if values.len() != n as usize {
+            return Err(self.malformed("constant has the wrong number of components"));
+        }
+        let slot = self.alloc(n)?;
+        for (i, v) in values.into_iter().enumerate() {
+            self.program.constants.push((slot + i as u32, v));
+            self.const_values.insert(slot + i as u32, v);
+        }
+        if let Some(id) = id {
+            self.values.insert(id, Value { slot, ty });
+        }
+        Ok(())
+    }
+
+    /// Folds `OpSpecConstantOp` by lowering and running the wrapped instruction.
+    fn spec_constant_op(&mut self, inst: &Instruction, ty: TypeIdx) -> Result<(), ExecError> {
+        let opcode = inst.literal_operand(0).ok_or_else(|| self.malformed("OpSpecConstantOp without an opcode"))?;
+        let inner = Instruction {
+            opcode: opcode as u16,
+            result_type: inst.result_type,
+            result_id: inst.result_id,
+            operands: inst.operands.iter().skip(1).cloned().collect(),
+            offset: inst.offset,
+        };
+        let n = self.program.ty(ty).slots;
+        let slot = self.alloc(n)?;
+        if let Some(id) = inst.result_id {
+            self.values.insert(id, Value { slot, ty });
+        }
+        let mut out = Out::default();
+        self.lower_inst(&inner, &mut out)?;
+        let mut regs = vec![0u64; self.program.slots as usize];
+        for (s, v) in &self.program.constants {
+            if let Some(r) = regs.get_mut(*s as usize) {
+                *r = *v;
+            }
+        }
+        for op in &out.ops {
+            if !crate::run::alu::exec_pure(op, &mut regs, 1, 1) {
+                return Err(self.unsupported(format!("opcode {opcode} in OpSpecConstantOp")));
+            }
+        }
+        for i in 0..n {
+            let v = regs.get((slot + i) as usize).copied().unwrap_or(0);
+            self.program.constants.push((slot + i, v));
+            self.const_values.insert(slot + i, v);
+        }
+        Ok(())
+    }
+}

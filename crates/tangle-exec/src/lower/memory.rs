@@ -1,0 +1,217 @@
+//! Memory instructions: loads, stores, access chains (with the layout of the path taken),
+//! `OpCopyMemory`, `OpArrayLength`, pointer/integer conversions and atomics.
+
+use super::{Lowerer, Out, Value};
+use crate::error::ExecError;
+use crate::program::{AtomicOp, Conv, Op, RegionKind, Step, Type, TypeIdx};
+use spirv::Op as SpvOp;
+use tangle_spirv::module::Instruction;
+
+/// Rounds `v` up to a multiple of `a` (a power of two or any positive number; 0 leaves `v`).
+pub fn align_up(v: u64, a: u64) -> u64 {
+    if a <= 1 {
+        v
+    } else {
+        v.div_ceil(a).saturating_mul(a)
+    }
+}
+
+/// The pointer value of `offset` in a region that is known at lowering time.
+pub fn pointer_value(region: RegionKind, offset: u64) -> u64 {
+    use crate::run::memory as m;
+    let r = match region {
+        RegionKind::Invocation => m::REGION_INVOCATION,
+        RegionKind::Workgroup => m::REGION_WORKGROUP,
+        RegionKind::PushConstant => m::REGION_PUSH,
+        RegionKind::Buffer { .. } => 0,
+    };
+    m::make_pointer(r, offset)
+}
+
+impl<'m> Lowerer<'m> {
+    /// The pointee type of a pointer value: the layout-aware type recorded by the access chain
+    /// or variable that made it, else the pointer type's pointee.
+    pub fn pointee_of_value(&self, id: Option<u32>) -> Result<TypeIdx, ExecError> {
+        if let Some(t) = id.and_then(|id| self.pointees.get(&id)) {
+            return Ok(*t);
+        }
+        let v = self.value(id)?;
+        self.pointee_of(v.ty)
+    }
+
+    /// Lowers a memory instruction.
+    pub fn lower_memory(&mut self, inst: &Instruction, op: SpvOp, out: &mut Out) -> Result<(), ExecError> {
+        match op {
+            SpvOp::Load => {
+                let ptr = self.operand(inst, 0)?;
+                let ty = self.pointee_of_value(inst.id_operand(0))?;
+                let dst = self.value(inst.result_id)?;
+                self.emit(out, Op::Load { dst: dst.slot, ptr: ptr.slot, ty });
+            }
+            SpvOp::Store => {
+                let ptr = self.operand(inst, 0)?;
+                let ty = self.pointee_of_value(inst.id_operand(0))?;
+                let src = self.operand(inst, 1)?;
+                self.emit(out, Op::Store { ptr: ptr.slot, src: src.slot, ty });
+            }
+            SpvOp::AccessChain | SpvOp::InBoundsAccessChain | SpvOp::PtrAccessChain | SpvOp::InBoundsPtrAccessChain => {
+                self.access_chain(inst, matches!(op, SpvOp::PtrAccessChain | SpvOp::InBoundsPtrAccessChain), out)?;
+            }
+            SpvOp::CopyMemory => {
+                // Through registers, so source and target layouts may differ.
+                let dst = self.operand(inst, 0)?;
+                let src = self.operand(inst, 1)?;
+                let dty = self.pointee_of_value(inst.id_operand(0))?;
+                let sty = self.pointee_of_value(inst.id_operand(1))?;
+                let tmp = self.alloc(self.program.ty(sty).slots)?;
+                self.emit(out, Op::Load { dst: tmp, ptr: src.slot, ty: sty });
+                self.emit(out, Op::Store { ptr: dst.slot, src: tmp, ty: dty });
+            }
+            SpvOp::ArrayLength => {
+                let ptr = self.operand(inst, 0)?;
+                let sty = self.pointee_of_value(inst.id_operand(0))?;
+                let member = inst.literal_operand(1).unwrap_or(0) as usize;
+                let (offset, stride) = match &self.program.ty(sty).ty {
+                    Type::Struct { members } => match members.get(member) {
+                        Some((t, off)) => match self.program.ty(*t).ty {
+                            Type::RuntimeArray { stride, .. } => (u64::from(*off), u64::from(stride)),
+                            _ => return Err(self.malformed("OpArrayLength member is not a runtime array")),
+                        },
+                        None => return Err(self.malformed("OpArrayLength member out of range")),
+                    },
+                    _ => return Err(self.malformed("OpArrayLength of a non-struct")),
+                };
+                let dst = self.value(inst.result_id)?;
+                self.emit(out, Op::ArrayLength { dst: dst.slot, ptr: ptr.slot, offset, stride });
+            }
+            SpvOp::ConvertUToPtr => {
+                let a = self.operand(inst, 0)?;
+                let dst = self.value(inst.result_id)?;
+                let bits = self.scalar(a.ty).map_or(64, |s| s.bits);
+                self.emit(out, Op::Convert { op: Conv::UConvert, from: bits, to: 64, dst: dst.slot, a: a.slot });
+            }
+            SpvOp::ConvertPtrToU => {
+                let a = self.operand(inst, 0)?;
+                let dst = self.value(inst.result_id)?;
+                let bits = self.scalar(dst.ty).map_or(64, |s| s.bits);
+                self.emit(out, Op::Convert { op: Conv::UConvert, from: 64, to: bits, dst: dst.slot, a: a.slot });
+            }
+            _ => self.atomic(inst, op, out)?,
+        }
+        Ok(())
+    }
+
+    fn access_chain(&mut self, inst: &Instruction, ptr_chain: bool, out: &mut Out) -> Result<(), ExecError> {
+        let base = self.operand(inst, 0)?;
+        let mut ty = self.pointee_of_value(inst.id_operand(0))?;
+        let dst = self.value(inst.result_id)?;
+        let mut steps = Vec::new();
+        let mut indices = inst.operands.iter().skip(1);
+        if ptr_chain {
+            let element = indices.next().and_then(|o| o.id());
+            // "Element is used to do an initial dereference of Base: Base is treated as the
+            // address of an element in an array, and a new element address is computed from
+            // Base and Element." The array's stride is the pointer type's ArrayStride.
+            let ptr_ty_id = self.module.instructions.iter().find(|i| i.result_id == inst.id_operand(0)).and_then(|i| i.result_type);
+            let stride = ptr_ty_id
+                .and_then(|t| self.decoration(t, spirv::Decoration::ArrayStride))
+                .and_then(|p| p.first().copied())
+                .unwrap_or(self.program.ty(ty).size);
+            self.index_step(element, stride, &mut steps)?;
+        }
+        for idx in indices {
+            let id = idx.id();
+            let (next, stride) = match self.program.ty(ty).ty.clone() {
+                Type::Struct { members } => {
+                    let v = self.value(id)?;
+                    let m = self.const_value(v.slot).ok_or_else(|| self.malformed("struct index is not a constant"))?;
+                    let (t, off) = *members.get(m as usize).ok_or_else(|| self.malformed("struct index out of range"))?;
+                    steps.push(Step::Const(u64::from(off)));
+                    ty = t;
+                    continue;
+                }
+                Type::Array { elem, stride, .. } | Type::RuntimeArray { elem, stride } => (elem, u64::from(stride)),
+                Type::Vector { elem, stride, .. } => (elem, u64::from(stride)),
+                Type::Matrix { column, stride, .. } => (column, u64::from(stride)),
+                _ => return Err(self.malformed("access chain indexes into a scalar")),
+            };
+            self.index_step(id, stride, &mut steps)?;
+            ty = next;
+        }
+        // Merge adjacent constant steps.
+        let mut merged: Vec<Step> = Vec::new();
+        for s in steps {
+            match (merged.last_mut(), s) {
+                (Some(Step::Const(a)), Step::Const(b)) => *a = a.wrapping_add(b),
+                _ => merged.push(s),
+            }
+        }
+        if let Some(id) = inst.result_id {
+            self.pointees.insert(id, ty);
+        }
+        self.emit(out, Op::AccessChain { dst: dst.slot, base: base.slot, steps: merged.into_boxed_slice() });
+        Ok(())
+    }
+
+    /// One array-like index step: constant indices fold to a byte offset.
+    fn index_step(&mut self, id: Option<u32>, stride: u64, steps: &mut Vec<Step>) -> Result<(), ExecError> {
+        let v: Value = self.value(id)?;
+        let s = self.scalar(v.ty).ok_or_else(|| self.malformed("index is not an integer"))?;
+        match self.const_value(v.slot) {
+            Some(c) => {
+                let c = if s.signed { sign_extend(c, s.bits) } else { c };
+                steps.push(Step::Const(c.wrapping_mul(stride)));
+            }
+            None => steps.push(Step::Dyn { index: v.slot, bits: s.bits, signed: s.signed, stride }),
+        }
+        Ok(())
+    }
+
+    fn atomic(&mut self, inst: &Instruction, op: SpvOp, out: &mut Out) -> Result<(), ExecError> {
+        let aop = match op {
+            SpvOp::AtomicLoad => AtomicOp::Load,
+            SpvOp::AtomicStore => AtomicOp::Store,
+            SpvOp::AtomicExchange => AtomicOp::Exchange,
+            SpvOp::AtomicCompareExchange => AtomicOp::CompareExchange,
+            SpvOp::AtomicIIncrement => AtomicOp::IIncrement,
+            SpvOp::AtomicIDecrement => AtomicOp::IDecrement,
+            SpvOp::AtomicIAdd => AtomicOp::IAdd,
+            SpvOp::AtomicISub => AtomicOp::ISub,
+            SpvOp::AtomicSMin => AtomicOp::SMin,
+            SpvOp::AtomicUMin => AtomicOp::UMin,
+            SpvOp::AtomicSMax => AtomicOp::SMax,
+            SpvOp::AtomicUMax => AtomicOp::UMax,
+            SpvOp::AtomicAnd => AtomicOp::And,
+            SpvOp::AtomicOr => AtomicOp::Or,
+            SpvOp::AtomicXor => AtomicOp::Xor,
+            SpvOp::AtomicFAddEXT => AtomicOp::FAdd,
+            SpvOp::AtomicFMinEXT => AtomicOp::FMin,
+            _ => AtomicOp::FMax,
+        };
+        let ptr = self.operand(inst, 0)?;
+        let ty = self.pointee_of_value(inst.id_operand(0))?;
+        let s = self.scalar(ty).ok_or_else(|| self.malformed("atomic on a non-scalar"))?;
+        let zero = self.constant(0)?;
+        let (value, comparator) = match aop {
+            AtomicOp::Load | AtomicOp::IIncrement | AtomicOp::IDecrement => (zero, zero),
+            AtomicOp::CompareExchange => (self.operand(inst, 5)?.slot, self.operand(inst, 6)?.slot),
+            _ => (self.operand(inst, 3)?.slot, zero),
+        };
+        let dst = match inst.result_id {
+            Some(_) => self.value(inst.result_id)?.slot,
+            None => self.alloc(1)?,
+        };
+        self.emit(out, Op::Atomic { op: aop, bits: s.bits, float: s.float, dst, ptr: ptr.slot, value, comparator });
+        Ok(())
+    }
+}
+
+/// Sign-extends the low `bits` of `v` to 64 bits.
+pub fn sign_extend(v: u64, bits: u32) -> u64 {
+    if bits == 0 || bits >= 64 {
+        v
+    } else {
+        let s = 64 - bits;
+        (((v << s) as i64) >> s) as u64
+    }
+}

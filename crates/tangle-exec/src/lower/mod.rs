@@ -1,0 +1,337 @@
+//! Lowering: a validated module, an entry point and specialization constants become a
+//! [`Program`]: types resolved with their layouts, dense register slots, constants folded,
+//! functions as blocks of ops with structured-order ranks.
+//!
+//! The passes, in order: module facts (decorations, entry point), the types/constants/variables
+//! section in module order ([`types`], [`constants`]), then functions: a slot pre-pass over every
+//! result id, and per-block op lowering ([`function`], [`arith`], [`memory`]).
+
+pub mod arith;
+pub mod cfg;
+pub mod constants;
+pub mod function;
+pub mod memory;
+pub mod types;
+
+use crate::device::SpecConstants;
+use crate::error::{malformed, unsupported, ExecError, InstRef};
+use crate::program::{Op, Program, RegionKind, Slot, TypeIdx, Variable};
+use spirv::Op as SpvOp;
+use std::collections::HashMap;
+use tangle_spirv::module::{Instruction, Module};
+
+/// Decorations of one id (or struct member): `(decoration, literal parameters)`.
+pub(crate) type Decorations = Vec<(u32, Vec<u64>)>;
+
+/// A value an id stands for: its first slot and its (lowered) type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Value {
+    pub slot: Slot,
+    pub ty: TypeIdx,
+}
+
+/// State of one lowering.
+pub(crate) struct Lowerer<'m> {
+    pub module: &'m Module,
+    pub spec: &'m SpecConstants,
+    pub program: Program,
+    /// Decorations by id.
+    pub decorations: HashMap<u32, Decorations>,
+    /// Member decorations by (struct id, member).
+    pub member_decorations: HashMap<(u32, u32), Decorations>,
+    /// Type instructions by id.
+    pub type_insts: HashMap<u32, &'m Instruction>,
+    /// Lowered types by (type id, matrix layout override).
+    pub type_memo: HashMap<(u32, Option<(u32, bool)>), TypeIdx>,
+    /// Values (constants, variables, SSA results) by id.
+    pub values: HashMap<u32, Value>,
+    /// For pointer-valued ids: the lowered pointee type (with the layout of the path taken).
+    pub pointees: HashMap<u32, TypeIdx>,
+    /// Constant values by slot (for folding).
+    pub const_values: HashMap<Slot, u64>,
+    /// The `GLSL.std.450` import id.
+    pub glsl: Option<u32>,
+    /// Function indices by id.
+    pub function_ids: HashMap<u32, u32>,
+    /// The instruction being lowered (for error locations).
+    pub at: InstRef,
+}
+
+/// Lowers `entry_point` of `module`.
+pub fn lower(module: &Module, entry_point: &str, spec: &SpecConstants) -> Result<Program, ExecError> {
+    let mut l = Lowerer {
+        module,
+        spec,
+        program: Program::default(),
+        decorations: HashMap::new(),
+        member_decorations: HashMap::new(),
+        type_insts: HashMap::new(),
+        type_memo: HashMap::new(),
+        values: HashMap::new(),
+        pointees: HashMap::new(),
+        const_values: HashMap::new(),
+        glsl: None,
+        function_ids: HashMap::new(),
+        at: InstRef::default(),
+    };
+    l.collect_facts();
+    let entry_id = l.find_entry(entry_point)?;
+    l.globals()?;
+    l.local_size(entry_id)?;
+    l.functions(entry_id)?;
+    l.program.compute_leaves();
+    Ok(l.program)
+}
+
+impl<'m> Lowerer<'m> {
+    /// Records decorations, type instructions and the extended-instruction imports.
+    fn collect_facts(&mut self) {
+        for inst in &self.module.instructions {
+            match inst.op() {
+                Some(SpvOp::Decorate) | Some(SpvOp::DecorateId) => {
+                    if let (Some(target), Some(dec)) = (inst.id_operand(0), inst.literal_operand(1)) {
+                        let params = inst.operands.iter().skip(2).filter_map(|o| o.literal().or(o.id().map(u64::from))).collect();
+                        self.decorations.entry(target).or_default().push((dec as u32, params));
+                    }
+                }
+                Some(SpvOp::MemberDecorate) => {
+                    if let (Some(target), Some(member), Some(dec)) =
+                        (inst.id_operand(0), inst.literal_operand(1), inst.literal_operand(2))
+                    {
+                        let params = inst.operands.iter().skip(3).filter_map(|o| o.literal()).collect();
+                        self.member_decorations.entry((target, member as u32)).or_default().push((dec as u32, params));
+                    }
+                }
+                Some(SpvOp::ExtInstImport) => {
+                    if inst.string_operand(0) == Some("GLSL.std.450") {
+                        self.glsl = inst.result_id;
+                    }
+                }
+                _ => {
+                    if let (Some(id), Some(desc)) = (inst.result_id, inst.desc()) {
+                        if desc.name.starts_with("OpType") {
+                            self.type_insts.insert(id, inst);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The decoration `dec` of `id`, with its parameters.
+    pub fn decoration(&self, id: u32, dec: spirv::Decoration) -> Option<&[u64]> {
+        self.decorations.get(&id)?.iter().find(|(d, _)| *d == dec as u32).map(|(_, p)| p.as_slice())
+    }
+
+    /// The member decoration `dec` of `(id, member)`, with its parameters.
+    pub fn member_decoration(&self, id: u32, member: u32, dec: spirv::Decoration) -> Option<&[u64]> {
+        self.member_decorations.get(&(id, member))?.iter().find(|(d, _)| *d == dec as u32).map(|(_, p)| p.as_slice())
+    }
+
+    /// The function id of the named GLCompute entry point.
+    fn find_entry(&mut self, name: &str) -> Result<u32, ExecError> {
+        for inst in &self.module.instructions {
+            if inst.op() == Some(SpvOp::EntryPoint)
+                && inst.literal_operand(0) == Some(spirv::ExecutionModel::GLCompute as u64)
+                && inst.string_operand(2) == Some(name)
+            {
+                return inst.id_operand(1).ok_or_else(|| malformed(&InstRef::of(inst), "entry point without a function"));
+            }
+        }
+        Err(ExecError::NoEntryPoint(name.to_string()))
+    }
+
+    /// An error naming the current instruction.
+    pub fn malformed(&self, message: impl Into<String>) -> ExecError {
+        malformed(&self.at, message)
+    }
+
+    /// An "unsupported" error naming the current instruction.
+    pub fn unsupported(&self, what: impl Into<String>) -> ExecError {
+        unsupported(&self.at, what)
+    }
+
+    /// The value of an id.
+    pub fn value(&self, id: Option<u32>) -> Result<Value, ExecError> {
+        let id = id.ok_or_else(|| self.malformed("missing operand"))?;
+        self.values.get(&id).copied().ok_or_else(|| self.malformed(format!("%{id} has no value the executor knows")))
+    }
+
+    /// The value of operand `i` of `inst`.
+    pub fn operand(&self, inst: &Instruction, i: usize) -> Result<Value, ExecError> {
+        self.value(inst.id_operand(i))
+    }
+
+    /// A fresh range of `n` slots.
+    pub fn alloc(&mut self, n: u32) -> Result<Slot, ExecError> {
+        let s = self.program.slots;
+        self.program.slots = s.checked_add(n).filter(|&t| t <= 1 << 24).ok_or_else(|| {
+            ExecError::Limit("the program needs more than 16M register slots".to_string())
+        })?;
+        Ok(s)
+    }
+
+    /// A constant slot holding `v`.
+    pub fn constant(&mut self, v: u64) -> Result<Slot, ExecError> {
+        let s = self.alloc(1)?;
+        self.program.constants.push((s, v));
+        self.const_values.insert(s, v);
+        Ok(s)
+    }
+
+    /// The constant value in `slot`, if it holds one.
+    pub fn const_value(&self, slot: Slot) -> Option<u64> {
+        self.const_values.get(&slot).copied()
+    }
+
+    /// The location index of the current instruction, recorded for diagnostics.
+    pub fn location(&mut self) -> u32 {
+        self.program.locations.push(self.at.clone());
+        (self.program.locations.len() - 1) as u32
+    }
+
+    /// The types/constants/global-variables section, in module order.
+    fn globals(&mut self) -> Result<(), ExecError> {
+        let module = self.module;
+        for inst in &module.instructions {
+            self.at = InstRef::of(inst);
+            let Some(op) = inst.op() else {
+                return Err(self.unsupported(format!("opcode {}", inst.opcode)));
+            };
+            match op {
+                SpvOp::Function => break,
+                SpvOp::Variable => self.global_variable(inst)?,
+                SpvOp::Undef => {
+                    let ty = self.lower_type(inst.result_type)?;
+                    self.const_composite(inst.result_id, ty, None)?;
+                }
+                _ if constants::is_constant(op) => self.lower_constant(inst, op)?,
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// A module-scope `OpVariable`.
+    fn global_variable(&mut self, inst: &Instruction) -> Result<(), ExecError> {
+        let id = inst.result_id.ok_or_else(|| self.malformed("variable without result id"))?;
+        let class = inst.literal_operand(0).unwrap_or(u64::MAX) as u32;
+        let ptr_ty = self.lower_type(inst.result_type)?;
+        let pointee = self.pointee_of(ptr_ty)?;
+        let size = self.program.ty(pointee).size;
+        let init = match inst.id_operand(1) {
+            Some(init) => Some(self.value(Some(init))?.slot),
+            None => None,
+        };
+        use spirv::StorageClass as SC;
+        let (region, offset, builtin) = match SC::from_u32(class) {
+            Some(SC::StorageBuffer) | Some(SC::Uniform) => {
+                let set = self.decoration(id, spirv::Decoration::DescriptorSet).and_then(|p| p.first().copied()).unwrap_or(0);
+                let binding = self.decoration(id, spirv::Decoration::Binding).and_then(|p| p.first().copied()).unwrap_or(0);
+                (RegionKind::Buffer { set: set as u32, binding: binding as u32 }, 0, None)
+            }
+            Some(SC::PushConstant) => (RegionKind::PushConstant, 0, None),
+            Some(SC::Workgroup) => {
+                let off = memory::align_up(self.program.workgroup_bytes, 16);
+                self.program.workgroup_bytes = off + size;
+                (RegionKind::Workgroup, off, None)
+            }
+            Some(SC::Private) | Some(SC::Input) => {
+                let builtin = self.builtin_of(id, pointee);
+                let off = self.alloc_invocation(size);
+                (RegionKind::Invocation, off, builtin)
+            }
+            Some(SC::Output) => (RegionKind::Invocation, self.alloc_invocation(size), None),
+            _ => {
+                // Images, samplers and other classes: only an error if the shader uses them.
+                return Ok(());
+            }
+        };
+        let slot = self.alloc(1)?;
+        if !matches!(region, RegionKind::Buffer { .. }) {
+            let v = memory::pointer_value(region, offset);
+            self.program.constants.push((slot, v));
+        }
+        self.values.insert(id, Value { slot, ty: ptr_ty });
+        self.pointees.insert(id, pointee);
+        self.program.variables.push(Variable { slot, region, offset, ty: pointee, builtin, init });
+        Ok(())
+    }
+
+    /// The built-in an Input variable (or the first member of an Input block) holds.
+    fn builtin_of(&self, id: u32, _pointee: TypeIdx) -> Option<u32> {
+        self.decoration(id, spirv::Decoration::BuiltIn).and_then(|p| p.first()).map(|&b| b as u32)
+    }
+
+    /// Reserves `size` bytes of per-invocation memory; returns the offset.
+    pub fn alloc_invocation(&mut self, size: u64) -> u64 {
+        let off = memory::align_up(self.program.invocation_bytes, 16);
+        self.program.invocation_bytes = off + size;
+        off
+    }
+
+    /// The workgroup size: `LocalSizeId`, then `LocalSize`, overridden by a `WorkgroupSize`
+    /// built-in constant ("If an object is decorated with the WorkgroupSize decoration, this
+    /// takes precedence over any LocalSize or LocalSizeId execution mode").
+    fn local_size(&mut self, entry: u32) -> Result<(), ExecError> {
+        let mut size = [1u32, 1, 1];
+        for inst in &self.module.instructions {
+            self.at = InstRef::of(inst);
+            let is_mode = inst.op() == Some(SpvOp::ExecutionMode);
+            let is_mode_id = inst.op() == Some(SpvOp::ExecutionModeId);
+            if !(is_mode || is_mode_id) || inst.id_operand(0) != Some(entry) {
+                continue;
+            }
+            let mode = inst.literal_operand(1);
+            if is_mode && mode == Some(spirv::ExecutionMode::LocalSize as u64) {
+                for (i, s) in size.iter_mut().enumerate() {
+                    *s = inst.literal_operand(2 + i).unwrap_or(1) as u32;
+                }
+            } else if is_mode_id && mode == Some(spirv::ExecutionMode::LocalSizeId as u64) {
+                for (i, s) in size.iter_mut().enumerate() {
+                    let v = self.operand(inst, 2 + i)?;
+                    *s = self.const_value(v.slot).ok_or_else(|| self.malformed("LocalSizeId operand is not a constant"))? as u32;
+                }
+            }
+        }
+        let wg = self.decorations.iter().find_map(|(id, decs)| {
+            decs.iter()
+                .any(|(d, p)| *d == spirv::Decoration::BuiltIn as u32 && p.first() == Some(&(spirv::BuiltIn::WorkgroupSize as u64)))
+                .then_some(*id)
+        });
+        if let Some(v) = wg.and_then(|id| self.values.get(&id).copied()) {
+            for (i, s) in size.iter_mut().enumerate() {
+                if let Some(c) = self.const_value(v.slot + i as u32) {
+                    *s = c as u32;
+                }
+            }
+        }
+        if size.contains(&0) {
+            return Err(ExecError::Limit(format!("workgroup size {size:?} has a zero dimension")));
+        }
+        self.program.local_size = size;
+        Ok(())
+    }
+
+    /// Pushes an op at the current location.
+    pub fn emit(&mut self, out: &mut Out, op: Op) {
+        let loc = if let Some(&last) = out.locs.last() {
+            if self.program.locations.get(last as usize) == Some(&self.at) {
+                last
+            } else {
+                self.location()
+            }
+        } else {
+            self.location()
+        };
+        out.ops.push(op);
+        out.locs.push(loc);
+    }
+}
+
+/// Ops being lowered for one block, with their locations.
+#[derive(Debug, Default)]
+pub(crate) struct Out {
+    pub ops: Vec<Op>,
+    pub locs: Vec<u32>,
+}

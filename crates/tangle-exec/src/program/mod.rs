@@ -1,0 +1,231 @@
+//! The lowered, executable form of one entry point: resolved types with memory layouts, dense
+//! register slots, folded constants, functions of blocks of [`Op`]s and per-block structured facts.
+
+pub mod ops;
+
+pub use ops::{AtomicOp, Conv, FloatBin, FloatCmp, FloatTern, FloatUn, IntBin, IntCmp, IntTern, IntUn, Op, PackOp, Step, Terminator, WideOp};
+
+use crate::error::InstRef;
+
+/// Index into [`Program::types`].
+pub type TypeIdx = u32;
+/// A register slot: one scalar component of an SSA value, held for every lane.
+pub type Slot = u32;
+/// Index into [`Program::functions`].
+pub type FuncIdx = u32;
+/// Index into a function's blocks.
+pub type BlockIdx = u32;
+
+/// A resolved type. Aggregates carry their memory layout (explicit where the module decorates
+/// it, tangle's internal layout otherwise); register slot counts do not depend on the layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Type {
+    /// `OpTypeVoid`.
+    Void,
+    /// `OpTypeBool` (4 bytes in internal memory).
+    Bool,
+    /// `OpTypeInt`.
+    Int { bits: u32, signed: bool },
+    /// `OpTypeFloat`.
+    Float { bits: u32 },
+    /// `OpTypeVector`; `stride` is the byte distance of components in memory (larger than the
+    /// component size for a column of a row-major matrix).
+    Vector { elem: TypeIdx, count: u32, stride: u32 },
+    /// `OpTypeMatrix`: `count` columns `stride` bytes apart.
+    Matrix { column: TypeIdx, count: u32, stride: u32 },
+    /// `OpTypeArray`.
+    Array { elem: TypeIdx, count: u32, stride: u32 },
+    /// `OpTypeRuntimeArray`.
+    RuntimeArray { elem: TypeIdx, stride: u32 },
+    /// `OpTypeStruct`: members with their byte offsets.
+    Struct { members: Vec<(TypeIdx, u32)> },
+    /// `OpTypePointer` / `OpTypeForwardPointer`d pointers (8 bytes in memory).
+    Pointer { class: u32, pointee: TypeIdx },
+    /// Types the executor holds no values of (functions, opaque types).
+    Opaque,
+}
+
+/// A type with its derived sizes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeInfo {
+    /// The type.
+    pub ty: Type,
+    /// Register slots a value takes.
+    pub slots: u32,
+    /// Bytes a value takes in memory (for a runtime array: 0).
+    pub size: u64,
+}
+
+/// A memory region kind a variable lives in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RegionKind {
+    /// Per invocation: Function, Private and built-in Input variables.
+    Invocation,
+    /// Per workgroup.
+    Workgroup,
+    /// The push-constant block.
+    PushConstant,
+    /// A buffer bound at `(set, binding)`.
+    Buffer { set: u32, binding: u32 },
+}
+
+/// A module-scope or function variable.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variable {
+    /// The register slot holding its pointer.
+    pub slot: Slot,
+    /// Where it lives.
+    pub region: RegionKind,
+    /// Byte offset in its region (Invocation/Workgroup regions).
+    pub offset: u64,
+    /// Its pointee type.
+    pub ty: TypeIdx,
+    /// A built-in it holds (`spirv::BuiltIn` value), written at invocation start.
+    pub builtin: Option<u32>,
+    /// Initial value (constant slots), written at invocation start (Private) or function entry.
+    pub init: Option<Slot>,
+}
+
+/// One block of a function.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Block {
+    /// The block's label id.
+    pub label: u32,
+    /// Position in the structured order (constructs before their merge blocks); tangles are
+    /// scheduled and rejoined by it.
+    pub rank: u32,
+    /// `OpSelectionMerge`/`OpLoopMerge` merge block, if this block is a header.
+    pub merge: Option<BlockIdx>,
+    /// `OpLoopMerge` continue target, if this block is a loop header.
+    pub continue_target: Option<BlockIdx>,
+    /// `OpPhi` copies per predecessor: `(predecessor, [(dst, src)])`.
+    pub phis: Vec<(BlockIdx, Vec<(Slot, Slot)>)>,
+    /// The ops.
+    pub ops: Vec<Op>,
+    /// Instruction locations of `ops` (same length), for diagnostics.
+    pub locs: Vec<u32>,
+    /// The terminator.
+    pub terminator: Terminator,
+    /// Location of the terminator.
+    pub term_loc: u32,
+}
+
+/// A lowered function.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Function {
+    /// The function's id.
+    pub id: u32,
+    /// Parameter slots (first slot and slot count per parameter).
+    pub params: Vec<(Slot, u32)>,
+    /// Blocks; the entry block is first.
+    pub blocks: Vec<Block>,
+}
+
+/// The executable program for one entry point.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Program {
+    /// Types.
+    pub types: Vec<TypeInfo>,
+    /// Functions; see [`Program::entry`].
+    pub functions: Vec<Function>,
+    /// The entry point function.
+    pub entry: FuncIdx,
+    /// Register slots in total.
+    pub slots: u32,
+    /// Constant slots with their values, written once per register file.
+    pub constants: Vec<(Slot, u64)>,
+    /// Variables (module scope and function scope).
+    pub variables: Vec<Variable>,
+    /// Bytes of per-invocation memory.
+    pub invocation_bytes: u64,
+    /// Bytes of workgroup memory.
+    pub workgroup_bytes: u64,
+    /// Workgroup size.
+    pub local_size: [u32; 3],
+    /// Instruction locations, indexed by the `locs` of blocks.
+    pub locations: Vec<InstRef>,
+    /// The memory image of each type: its scalars in slot order.
+    pub leaves: Vec<Vec<Leaf>>,
+}
+
+/// One scalar of a type's memory image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leaf {
+    /// Byte offset from the start of the value.
+    pub offset: u64,
+    /// Bytes (1, 2, 4 or 8).
+    pub bytes: u32,
+    /// A boolean (stored as a 32-bit 0 or 1).
+    pub boolean: bool,
+}
+
+/// Types with more scalars than this get no memory image (loading them whole is an error).
+pub const MAX_LEAVES: u32 = 1 << 16;
+
+impl Program {
+    /// The type info of `t` (a placeholder for an index lowering never produced).
+    pub fn ty(&self, t: TypeIdx) -> &TypeInfo {
+        static OPAQUE: TypeInfo = TypeInfo { ty: Type::Opaque, slots: 0, size: 0 };
+        self.types.get(t as usize).unwrap_or(&OPAQUE)
+    }
+
+    /// The buffers the program declares, sorted.
+    pub fn bindings(&self) -> Vec<(u32, u32)> {
+        let mut v: Vec<(u32, u32)> = self
+            .variables
+            .iter()
+            .filter_map(|v| match v.region {
+                RegionKind::Buffer { set, binding } => Some((set, binding)),
+                _ => None,
+            })
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+
+    /// Computes [`Program::leaves`] for every type.
+    pub fn compute_leaves(&mut self) {
+        let leaves = (0..self.types.len() as TypeIdx)
+            .map(|t| {
+                let mut out = Vec::new();
+                if self.ty(t).slots <= MAX_LEAVES {
+                    self.push_leaves(t, 0, &mut out);
+                }
+                out
+            })
+            .collect();
+        self.leaves = leaves;
+    }
+
+    fn push_leaves(&self, t: TypeIdx, base: u64, out: &mut Vec<Leaf>) {
+        let info = self.ty(t);
+        match &info.ty {
+            Type::Bool => out.push(Leaf { offset: base, bytes: 4, boolean: true }),
+            Type::Int { .. } | Type::Float { .. } | Type::Pointer { .. } => {
+                out.push(Leaf { offset: base, bytes: info.size as u32, boolean: false })
+            }
+            Type::Vector { elem, count, stride } | Type::Matrix { column: elem, count, stride } | Type::Array { elem, count, stride } => {
+                for i in 0..u64::from(*count) {
+                    self.push_leaves(*elem, base + i * u64::from(*stride), out);
+                }
+            }
+            Type::Struct { members } => {
+                for (m, off) in members {
+                    self.push_leaves(*m, base + u64::from(*off), out);
+                }
+            }
+            Type::RuntimeArray { .. } | Type::Void | Type::Opaque => {}
+        }
+    }
+
+    /// The memory image of type `t`.
+    pub fn leaves_of(&self, t: TypeIdx) -> &[Leaf] {
+        self.leaves.get(t as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// The location with index `i`.
+    pub fn location(&self, i: u32) -> InstRef {
+        self.locations.get(i as usize).cloned().unwrap_or_default()
+    }
+}

@@ -1,0 +1,105 @@
+//! What a dispatch reports: diagnostics (sanitizer findings) and counters.
+
+use crate::error::InstRef;
+use std::fmt;
+
+/// A sanitizer finding kind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finding {
+    /// A load, store or atomic outside its buffer or variable; the load returned 0 and the store
+    /// was dropped.
+    OutOfBounds {
+        /// The memory region (`buffer (set 0, binding 1)`, `workgroup`, ...).
+        region: String,
+        /// Byte offset of the access.
+        offset: u64,
+        /// Bytes accessed.
+        len: u64,
+        /// Size of the region in bytes.
+        size: u64,
+    },
+    /// Integer division or remainder by zero (the result is undefined; tangle returns 0).
+    DivisionByZero,
+    /// A shift amount not below the operand's width (the result is undefined).
+    ShiftTooLarge { shift: u64, bits: u32 },
+    /// A pointer that points into no known memory (e.g. a bad `OpConvertUToPtr`).
+    BadPointer { address: u64 },
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Finding::OutOfBounds { region, offset, len, size } => {
+                write!(f, "out-of-bounds access of {len} bytes at byte offset {offset} of {region} ({size} bytes)")
+            }
+            Finding::DivisionByZero => write!(f, "integer division by zero"),
+            Finding::ShiftTooLarge { shift, bits } => write!(f, "shift by {shift} of a {bits}-bit value"),
+            Finding::BadPointer { address } => write!(f, "pointer {address:#x} points into no memory"),
+        }
+    }
+}
+
+/// One sanitizer finding, with the instruction and invocation involved.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// What was found.
+    pub finding: Finding,
+    /// The instruction that did it.
+    pub at: InstRef,
+    /// The invocation's `GlobalInvocationId`.
+    pub invocation: [u32; 3],
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.invocation;
+        write!(f, "{}: {} by invocation ({x}, {y}, {z})", self.at, self.finding)
+    }
+}
+
+/// Counters of a dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Instructions executed, counted once per active invocation.
+    pub instructions: u64,
+    /// Instructions decoded, counted once per tangle.
+    pub tangle_instructions: u64,
+    /// Times a tangle split at a divergent branch.
+    pub splits: u64,
+    /// Times tangles rejoined.
+    pub joins: u64,
+    /// Workgroups run.
+    pub workgroups: u64,
+    /// Invocations run.
+    pub invocations: u64,
+    /// Diagnostics found beyond those kept in the report.
+    pub dropped_diagnostics: u64,
+}
+
+impl Stats {
+    /// Adds another run's counters to these.
+    pub fn add(&mut self, o: &Stats) {
+        self.instructions += o.instructions;
+        self.tangle_instructions += o.tangle_instructions;
+        self.splits += o.splits;
+        self.joins += o.joins;
+        self.workgroups += o.workgroups;
+        self.invocations += o.invocations;
+        self.dropped_diagnostics += o.dropped_diagnostics;
+    }
+}
+
+/// The outcome of a dispatch that ran to the end.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Report {
+    /// Sanitizer findings, at most [`Report::MAX_DIAGNOSTICS`] (the rest are counted in
+    /// [`Stats::dropped_diagnostics`]).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Counters.
+    pub stats: Stats,
+}
+
+impl Report {
+    /// The most diagnostics a report keeps.
+    pub const MAX_DIAGNOSTICS: usize = 100;
+}

@@ -1,0 +1,218 @@
+//! Executing memory ops over a tangle's lanes: pointer resolution with bounds checks, loads and
+//! stores through a type's memory image, access chains, `OpArrayLength` and atomics.
+
+use super::alu::{bits_of, rd, wr};
+use super::memory::{self as m, split_pointer, Words};
+use crate::program::{AtomicOp, Op, Program, Step};
+use crate::report::Finding;
+use crate::semantics::{float, mask as mask_of, sign_extend};
+
+/// The memory one subgroup sees.
+pub struct Mem<'a> {
+    /// Buffers in `Resources::buffers` order, with their `(set, binding)`.
+    pub buffers: &'a [(Words, (u32, u32))],
+    /// Push constants.
+    pub push: &'a Words,
+    /// This workgroup's memory.
+    pub workgroup: &'a Words,
+    /// This subgroup's per-invocation memory (`lanes × invocation_bytes`).
+    pub invocation: &'a Words,
+    /// Bytes per invocation.
+    pub invocation_bytes: u64,
+}
+
+/// A finding for one lane.
+pub type LaneFinding = (usize, Finding);
+
+impl<'a> Mem<'a> {
+    fn region_name(&self, region: u64) -> String {
+        match region {
+            m::REGION_INVOCATION => "invocation memory".to_string(),
+            m::REGION_WORKGROUP => "workgroup memory".to_string(),
+            m::REGION_PUSH => "push constants".to_string(),
+            r => match self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize) {
+                Some((_, (s, b))) => format!("buffer (set {s}, binding {b})"),
+                None => "no memory".to_string(),
+            },
+        }
+    }
+
+    /// The region and absolute offset of an access of `len` bytes at `ptr` by `lane`.
+    pub fn resolve(&self, ptr: u64, lane: usize, len: u64) -> Result<(&'a Words, u64), Finding> {
+        let (region, off) = split_pointer(ptr);
+        let (words, base, size) = match region {
+            m::REGION_INVOCATION => (self.invocation, lane as u64 * self.invocation_bytes, self.invocation_bytes),
+            m::REGION_WORKGROUP => (self.workgroup, 0, self.workgroup.len()),
+            m::REGION_PUSH => (self.push, 0, self.push.len()),
+            r => match self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize) {
+                Some((w, _)) => (w, 0, w.len()),
+                None => return Err(Finding::BadPointer { address: ptr }),
+            },
+        };
+        if off.checked_add(len).is_some_and(|e| e <= size) {
+            Ok((words, base + off))
+        } else {
+            Err(Finding::OutOfBounds { region: self.region_name(region), offset: off, len, size })
+        }
+    }
+
+    /// The size of the region `ptr` points into, minus its offset.
+    fn remaining(&self, ptr: u64) -> u64 {
+        let (region, off) = split_pointer(ptr);
+        let size = match region {
+            m::REGION_INVOCATION => self.invocation_bytes,
+            m::REGION_WORKGROUP => self.workgroup.len(),
+            m::REGION_PUSH => self.push.len(),
+            r => self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize).map_or(0, |(w, _)| w.len()),
+        };
+        size.saturating_sub(off)
+    }
+}
+
+/// Executes a memory op for the lanes in `mask`; findings go to `found`. Returns `false` for ops
+/// that are not memory ops.
+pub fn exec_memory(p: &Program, op: &Op, regs: &mut [u64], n: usize, mask: u128, mem: &Mem<'_>, found: &mut Vec<LaneFinding>) -> bool {
+    match op {
+        Op::Load { dst, ptr, ty } => {
+            let leaves = p.leaves_of(*ty);
+            let size = p.ty(*ty).size;
+            for l in bits_of(mask, n) {
+                match mem.resolve(rd(regs, n, *ptr, l), l, size) {
+                    Ok((w, off)) => {
+                        for (i, leaf) in leaves.iter().enumerate() {
+                            let mut v = w.read(off + leaf.offset, leaf.bytes);
+                            if leaf.boolean {
+                                v = u64::from(v != 0);
+                            }
+                            wr(regs, n, dst + i as u32, l, v);
+                        }
+                    }
+                    Err(f) => {
+                        found.push((l, f));
+                        for i in 0..leaves.len() {
+                            wr(regs, n, dst + i as u32, l, 0);
+                        }
+                    }
+                }
+            }
+        }
+        Op::Store { ptr, src, ty } => {
+            let leaves = p.leaves_of(*ty);
+            let size = p.ty(*ty).size;
+            for l in bits_of(mask, n) {
+                match mem.resolve(rd(regs, n, *ptr, l), l, size) {
+                    Ok((w, off)) => {
+                        for (i, leaf) in leaves.iter().enumerate() {
+                            w.write(off + leaf.offset, leaf.bytes, rd(regs, n, src + i as u32, l));
+                        }
+                    }
+                    Err(f) => found.push((l, f)),
+                }
+            }
+        }
+        Op::AccessChain { dst, base, steps } => {
+            for l in bits_of(mask, n) {
+                let mut p = rd(regs, n, *base, l);
+                for s in steps.iter() {
+                    let delta = match *s {
+                        Step::Const(c) => c,
+                        Step::Dyn { index, bits, signed, stride } => {
+                            let i = rd(regs, n, index, l) & mask_of(bits);
+                            let i = if signed { sign_extend(bits, i) as u64 } else { i };
+                            i.wrapping_mul(stride)
+                        }
+                    };
+                    // The offset wraps inside its 48 bits; the region never changes.
+                    let (region, off) = split_pointer(p);
+                    p = m::make_pointer(region, off.wrapping_add(delta));
+                }
+                wr(regs, n, *dst, l, p);
+            }
+        }
+        Op::ArrayLength { dst, ptr, offset, stride } => {
+            for l in bits_of(mask, n) {
+                let rem = mem.remaining(rd(regs, n, *ptr, l)).saturating_sub(*offset);
+                wr(regs, n, *dst, l, rem.checked_div(*stride).unwrap_or(0));
+            }
+        }
+        Op::Atomic { op, bits, float: is_float, dst, ptr, value, comparator } => {
+            let bytes = u64::from(*bits / 8).max(1);
+            // Lanes in lane order: the order among invocations of one subgroup is unspecified.
+            for l in bits_of(mask, n) {
+                let (v, c) = (rd(regs, n, *value, l), rd(regs, n, *comparator, l));
+                match mem.resolve(rd(regs, n, *ptr, l), l, bytes) {
+                    Ok((w, off)) => {
+                        let old = atomic(w, off, *op, *bits, *is_float, v, c);
+                        wr(regs, n, *dst, l, old);
+                    }
+                    Err(f) => {
+                        found.push((l, f));
+                        wr(regs, n, *dst, l, 0);
+                    }
+                }
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// The new value of an atomic read-modify-write.
+fn combine(op: AtomicOp, bits: u32, is_float: bool, old: u64, v: u64, c: u64) -> u64 {
+    let mk = mask_of(bits);
+    let s = |x: u64| sign_extend(bits, x);
+    match op {
+        AtomicOp::Load => old,
+        AtomicOp::Store | AtomicOp::Exchange => v,
+        AtomicOp::CompareExchange => {
+            if old == c {
+                v
+            } else {
+                old
+            }
+        }
+        AtomicOp::IIncrement => old.wrapping_add(1) & mk,
+        AtomicOp::IDecrement => old.wrapping_sub(1) & mk,
+        AtomicOp::IAdd if !is_float => old.wrapping_add(v) & mk,
+        AtomicOp::ISub => old.wrapping_sub(v) & mk,
+        AtomicOp::SMin => {
+            if s(v) < s(old) {
+                v
+            } else {
+                old
+            }
+        }
+        AtomicOp::SMax => {
+            if s(v) > s(old) {
+                v
+            } else {
+                old
+            }
+        }
+        AtomicOp::UMin => old.min(v),
+        AtomicOp::UMax => old.max(v),
+        AtomicOp::And => old & v,
+        AtomicOp::Or => old | v,
+        AtomicOp::Xor => old ^ v,
+        AtomicOp::FAdd | AtomicOp::IAdd => float::fadd(bits, old, v),
+        AtomicOp::FMin => float::map2(bits, old, v, f64::min),
+        AtomicOp::FMax => float::map2(bits, old, v, f64::max),
+    }
+}
+
+/// Performs one atomic on `w` at `off`; returns the original value.
+fn atomic(w: &Words, off: u64, op: AtomicOp, bits: u32, is_float: bool, v: u64, c: u64) -> u64 {
+    match op {
+        AtomicOp::Load => return w.read(off, bits / 8),
+        AtomicOp::Store if bits == 32 && off % 4 == 0 => {
+            w.rmw32(off, |_| v as u32);
+            return 0;
+        }
+        _ => {}
+    }
+    if bits == 32 && off % 4 == 0 {
+        u64::from(w.rmw32(off, |old| combine(op, 32, is_float, u64::from(old), v, c) as u32))
+    } else {
+        w.rmw_locked(off, bits / 8, |old| combine(op, bits, is_float, old, v, c))
+    }
+}

@@ -1,0 +1,178 @@
+//! Memory: byte-addressed regions stored as `AtomicU32` words, pointers, bounds checks and
+//! atomics.
+//!
+//! Design (safe, no `unsafe`): every region — storage/uniform buffers, push constants, workgroup
+//! memory and per-invocation memory — is a `Box<[AtomicU32]>`. Workgroups run on several threads
+//! and may write different bytes of one word at the same time, so plain stores of a whole
+//! aligned word are `store`s and narrower stores change only their own bytes (`fetch_and` then
+//! `fetch_or`). 32-bit atomics are the native atomic operations on a word; 64-bit atomics (and
+//! float atomics) take one of [`LOCKS`] striped by address, then read-modify-write both words.
+//!
+//! A pointer is a `u64`: the region in bits 48..64 and the byte offset in bits 0..48. Regions
+//! are [`REGION_INVOCATION`] (per-lane memory: the offset is relative to the lane's area),
+//! [`REGION_WORKGROUP`], [`REGION_PUSH`], and `FIRST_BUFFER + i` for the i-th buffer of
+//! [`crate::Resources::buffers`] in map order, which doubles as the buffer's device address
+//! for `PhysicalStorageBuffer` pointers.
+
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::Mutex;
+
+/// Per-invocation memory (Function, Private and built-in Input variables).
+pub const REGION_INVOCATION: u64 = 1;
+/// Workgroup memory.
+pub const REGION_WORKGROUP: u64 = 2;
+/// Push constants.
+pub const REGION_PUSH: u64 = 3;
+/// The first buffer.
+pub const FIRST_BUFFER: u64 = 4;
+/// Bits of a pointer that hold the offset.
+pub const OFFSET_BITS: u32 = 48;
+
+/// A pointer value.
+pub fn make_pointer(region: u64, offset: u64) -> u64 {
+    (region << OFFSET_BITS) | (offset & ((1 << OFFSET_BITS) - 1))
+}
+
+/// Splits a pointer into (region, offset).
+pub fn split_pointer(p: u64) -> (u64, u64) {
+    (p >> OFFSET_BITS, p & ((1 << OFFSET_BITS) - 1))
+}
+
+/// The device address of the `index`-th buffer.
+pub fn buffer_address(index: usize) -> u64 {
+    make_pointer(FIRST_BUFFER + index as u64, 0)
+}
+
+/// Locks for 64-bit and float atomics, striped by word address.
+pub static LOCKS: [Mutex<()>; 64] = [const { Mutex::new(()) }; 64];
+
+/// A byte-addressed memory region.
+#[derive(Debug, Default)]
+pub struct Words {
+    words: Box<[AtomicU32]>,
+    len: u64,
+}
+
+impl Words {
+    /// A zeroed region of `len` bytes.
+    pub fn new(len: u64) -> Self {
+        let n = len.div_ceil(4) as usize;
+        Words { words: (0..n).map(|_| AtomicU32::new(0)).collect(), len }
+    }
+
+    /// A region holding `bytes`.
+    pub fn from_bytes(bytes: &[u8]) -> Self {
+        let words = bytes
+            .chunks(4)
+            .map(|c| {
+                let mut w = [0u8; 4];
+                w[..c.len()].copy_from_slice(c);
+                AtomicU32::new(u32::from_le_bytes(w))
+            })
+            .collect();
+        Words { words, len: bytes.len() as u64 }
+    }
+
+    /// The region's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out: Vec<u8> = self.words.iter().flat_map(|w| w.load(Relaxed).to_le_bytes()).collect();
+        out.truncate(self.len as usize);
+        out
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the region has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Sets every byte to zero.
+    pub fn zero(&self) {
+        for w in self.words.iter() {
+            w.store(0, Relaxed);
+        }
+    }
+
+    /// Whether `[off, off + len)` lies inside the region.
+    pub fn contains(&self, off: u64, len: u64) -> bool {
+        off.checked_add(len).is_some_and(|e| e <= self.len)
+    }
+
+    fn word(&self, i: u64) -> Option<&AtomicU32> {
+        self.words.get(usize::try_from(i).ok()?)
+    }
+
+    /// Reads `len` (1..=8) bytes little-endian; the caller checked bounds (outside bytes read 0).
+    pub fn read(&self, off: u64, len: u32) -> u64 {
+        if off % 4 == 0 {
+            let lo = self.word(off / 4).map_or(0, |w| w.load(Relaxed));
+            match len {
+                4 => return u64::from(lo),
+                8 => return u64::from(lo) | (u64::from(self.word(off / 4 + 1).map_or(0, |w| w.load(Relaxed))) << 32),
+                _ => {}
+            }
+        }
+        let mut v = 0u64;
+        for i in 0..u64::from(len.min(8)) {
+            let b = off + i;
+            let w = self.word(b / 4).map_or(0, |w| w.load(Relaxed));
+            v |= u64::from((w >> ((b % 4) * 8)) & 0xff) << (8 * i);
+        }
+        v
+    }
+
+    /// Writes the low `len` (1..=8) bytes of `v` little-endian; the caller checked bounds.
+    pub fn write(&self, off: u64, len: u32, v: u64) {
+        if off % 4 == 0 && (len == 4 || len == 8) {
+            if let Some(w) = self.word(off / 4) {
+                w.store(v as u32, Relaxed);
+            }
+            if len == 8 {
+                if let Some(w) = self.word(off / 4 + 1) {
+                    w.store((v >> 32) as u32, Relaxed);
+                }
+            }
+            return;
+        }
+        // Byte-granular: only this access's bytes of each word change, so concurrent writers
+        // of the other bytes of a word are not lost.
+        let mut i = 0u64;
+        let len = u64::from(len.min(8));
+        while i < len {
+            let b = off + i;
+            let shift = (b % 4) * 8;
+            let take = (4 - b % 4).min(len - i);
+            let m = if take == 4 { u32::MAX } else { ((1u32 << (take * 8)) - 1) << shift };
+            let val = (((v >> (8 * i)) as u32) << shift) & m;
+            if let Some(w) = self.word(b / 4) {
+                w.fetch_and(!m, Relaxed);
+                w.fetch_or(val, Relaxed);
+            }
+            i += take;
+        }
+    }
+
+    /// Atomically replaces the 32-bit word at `off` (4-aligned) with `f(old)`; returns `old`.
+    pub fn rmw32(&self, off: u64, f: impl Fn(u32) -> u32) -> u32 {
+        match self.word(off / 4) {
+            Some(w) => match w.fetch_update(Relaxed, Relaxed, |x| Some(f(x))) {
+                Ok(v) | Err(v) => v,
+            },
+            None => 0,
+        }
+    }
+
+    /// Atomically replaces the `len`-byte value at `off` with `f(old)` under an address lock;
+    /// returns `old`.
+    pub fn rmw_locked(&self, off: u64, len: u32, f: impl Fn(u64) -> u64) -> u64 {
+        let lock = LOCKS.get(((off / 8) % 64) as usize).map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+        let old = self.read(off, len);
+        self.write(off, len, f(old));
+        drop(lock);
+        old
+    }
+}

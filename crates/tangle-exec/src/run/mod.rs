@@ -1,0 +1,517 @@
+//! The SIMT executor: dispatch over workgroups in parallel, subgroups cooperating at barriers
+//! inside a workgroup, and the interpreter loop that runs one tangle.
+
+pub mod access;
+pub mod alu;
+pub mod builtins;
+pub mod glsl_stopgap;
+pub mod memory;
+pub mod tangle;
+
+use crate::device::{Pipeline, Resources, RunOptions};
+use crate::error::{ExecError, Trap};
+use crate::program::{Op, Program, RegionKind, Slot, Terminator};
+use crate::report::{Diagnostic, Report, Stats};
+use access::{LaneFinding, Mem};
+use alu::{bits_of, full_mask, rd, wr};
+use builtins::Place;
+use memory::Words;
+use rayon::prelude::*;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+use tangle::{Frame, Tangle};
+
+/// What every workgroup of a dispatch shares.
+struct Shared<'a> {
+    prog: &'a Program,
+    buffers: Vec<(Words, (u32, u32))>,
+    push: Words,
+    /// The register file every subgroup starts from (constants and buffer pointers broadcast).
+    template: Vec<u64>,
+    sg: usize,
+    groups: [u32; 3],
+    options: &'a RunOptions,
+    deadline: Instant,
+    stop: AtomicBool,
+    /// Diagnostics, each with its sort key (workgroup, order found).
+    found: Mutex<(Vec<((u64, u64), Diagnostic)>, Stats)>,
+}
+
+/// Runs a dispatch.
+pub fn dispatch(p: &Pipeline, res: &mut Resources, groups: [u32; 3], options: &RunOptions) -> Result<Report, ExecError> {
+    let prog = &*p.program;
+    let max = p.profile.max_workgroup_count;
+    if groups.iter().zip(max).any(|(g, m)| *g > m) {
+        return Err(ExecError::Limit(format!("{groups:?} workgroups exceed the device's maximum {max:?}")));
+    }
+    let sg = p.profile.subgroup_size.clamp(1, 128) as usize;
+    let keys: Vec<(u32, u32)> = res.buffers.keys().copied().collect();
+    let buffers: Vec<(Words, (u32, u32))> = res.buffers.iter().map(|(k, v)| (Words::from_bytes(v), *k)).collect();
+    let invocations = prog.local_size.iter().map(|&x| x as usize).product::<usize>();
+    let per_subgroup = (prog.slots as usize).saturating_mul(sg);
+    let subgroups = invocations.div_ceil(sg);
+    if per_subgroup.saturating_mul(subgroups) > 1 << 28 {
+        return Err(ExecError::Limit(format!("the register file of a workgroup needs {} values", per_subgroup * subgroups)));
+    }
+    let mut template = vec![0u64; per_subgroup];
+    for &(slot, v) in &prog.constants {
+        for l in 0..sg {
+            wr(&mut template, sg, slot, l, v);
+        }
+    }
+    for var in &prog.variables {
+        if let RegionKind::Buffer { set, binding } = var.region {
+            let idx = keys.iter().position(|k| *k == (set, binding)).ok_or_else(|| {
+                ExecError::Resource(format!("the shader uses a buffer at set {set}, binding {binding}, but none is bound"))
+            })?;
+            for l in 0..sg {
+                wr(&mut template, sg, var.slot, l, memory::buffer_address(idx));
+            }
+        }
+    }
+    let shared = Shared {
+        prog,
+        buffers,
+        push: Words::from_bytes(&res.push_constants),
+        template,
+        sg,
+        groups,
+        options,
+        deadline: Instant::now() + options.time_limit,
+        stop: AtomicBool::new(false),
+        found: Mutex::new((Vec::new(), Stats::default())),
+    };
+    let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
+    let threads = if options.threads == 0 { rayon::current_num_threads().max(1) } else { options.threads };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| ExecError::Limit(format!("cannot start {threads} threads: {e}")))?;
+    let first_error: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);
+    pool.install(|| {
+        (0..total).into_par_iter().for_each_init(
+            || Workgroup::new(&shared),
+            |wg, i| {
+                if shared.stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                if let Err(e) = wg.run(&shared, i) {
+                    shared.stop.store(true, Ordering::Relaxed);
+                    let mut fe = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                    if fe.as_ref().is_none_or(|(j, _)| i < *j) {
+                        *fe = Some((i, e));
+                    }
+                }
+                wg.flush(&shared, i);
+            },
+        )
+    });
+    if let Some((_, e)) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    for ((words, key), _) in shared.buffers.iter().zip(0..) {
+        if let Some(b) = res.buffers.get_mut(key) {
+            *b = words.to_bytes();
+        }
+    }
+    let (mut found, mut stats) = shared.found.into_inner().unwrap_or_else(|e| e.into_inner());
+    found.sort_by_key(|(k, _)| *k);
+    if found.len() > Report::MAX_DIAGNOSTICS {
+        stats.dropped_diagnostics += (found.len() - Report::MAX_DIAGNOSTICS) as u64;
+        found.truncate(Report::MAX_DIAGNOSTICS);
+    }
+    Ok(Report { diagnostics: found.into_iter().map(|(_, d)| d).collect(), stats })
+}
+
+/// One subgroup's state.
+struct Subgroup {
+    regs: Vec<u64>,
+    invocation: Words,
+    tangles: Vec<Tangle>,
+    /// `LocalInvocationIndex` of lane 0.
+    first_index: u32,
+    lanes: usize,
+}
+
+/// A workgroup's state, reused for every workgroup a thread runs.
+struct Workgroup {
+    subgroups: Vec<Subgroup>,
+    memory: Words,
+    stats: Stats,
+    diagnostics: Vec<Diagnostic>,
+    found: Vec<LaneFinding>,
+    scratch: Vec<u64>,
+    id: [u32; 3],
+    ticks: u32,
+    const_map: HashMap<Slot, u64>,
+}
+
+impl Workgroup {
+    fn new(s: &Shared<'_>) -> Self {
+        let invocations = s.prog.local_size.iter().map(|&x| x as usize).product::<usize>();
+        let subgroups = (0..invocations.div_ceil(s.sg))
+            .map(|i| Subgroup {
+                regs: s.template.clone(),
+                invocation: Words::new(s.prog.invocation_bytes.saturating_mul(s.sg as u64)),
+                tangles: Vec::new(),
+                first_index: (i * s.sg) as u32,
+                lanes: (invocations - i * s.sg).min(s.sg),
+            })
+            .collect();
+        Workgroup {
+            subgroups,
+            memory: Words::new(s.prog.workgroup_bytes),
+            stats: Stats::default(),
+            diagnostics: Vec::new(),
+            found: Vec::new(),
+            scratch: Vec::new(),
+            id: [0; 3],
+            ticks: 0,
+            const_map: s.prog.constants.iter().copied().collect(),
+        }
+    }
+
+    /// Hands this workgroup's findings and counters to the dispatch.
+    fn flush(&mut self, s: &Shared<'_>, i: u64) {
+        let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
+        f.1.add(&self.stats);
+        self.stats = Stats::default();
+        for (k, d) in self.diagnostics.drain(..).enumerate() {
+            f.0.push(((i, k as u64), d));
+        }
+        // Keep the earliest findings only; the rest are counted.
+        if f.0.len() > 4 * Report::MAX_DIAGNOSTICS {
+            f.0.sort_by_key(|(k, _)| *k);
+            let extra = f.0.len() - Report::MAX_DIAGNOSTICS;
+            f.1.dropped_diagnostics += extra as u64;
+            f.0.truncate(Report::MAX_DIAGNOSTICS);
+        }
+    }
+
+    fn place(&self, s: &Shared<'_>, local_index: u32) -> Place {
+        Place { workgroup: self.id, groups: s.groups, local_size: s.prog.local_size, local_index, subgroup_size: s.sg as u32 }
+    }
+
+    /// Writes a constant value (slots from `init`) into memory at `off` of `w` using `ty`'s image.
+    fn write_const(&self, prog: &Program, w: &Words, off: u64, ty: u32, init: Slot) {
+        for (i, leaf) in prog.leaves_of(ty).iter().enumerate() {
+            let v = self.const_map.get(&(init + i as u32)).copied().unwrap_or(0);
+            if w.contains(off + leaf.offset, u64::from(leaf.bytes)) {
+                w.write(off + leaf.offset, leaf.bytes, v);
+            }
+        }
+    }
+
+    /// Runs workgroup number `i` (linear, x fastest).
+    fn run(&mut self, s: &Shared<'_>, i: u64) -> Result<(), ExecError> {
+        let [gx, gy, _] = s.groups.map(u64::from);
+        self.id = [(i % gx.max(1)) as u32, ((i / gx.max(1)) % gy.max(1)) as u32, (i / (gx.max(1) * gy.max(1))) as u32];
+        let prog = s.prog;
+        self.memory.zero();
+        for var in &prog.variables {
+            if let (RegionKind::Workgroup, Some(init)) = (var.region, var.init) {
+                self.write_const(prog, &self.memory, var.offset, var.ty, init);
+            }
+        }
+        let entry = Frame { func: prog.entry, block: 0, op: 0 };
+        for k in 0..self.subgroups.len() {
+            let (first, lanes) = match self.subgroups.get(k) {
+                Some(sg) => (sg.first_index, sg.lanes),
+                None => continue,
+            };
+            let places: Vec<Place> = (0..lanes).map(|l| self.place(s, first + l as u32)).collect();
+            let Some(sg) = self.subgroups.get_mut(k) else { continue };
+            sg.regs.copy_from_slice(&s.template);
+            sg.invocation.zero();
+            sg.tangles.clear();
+            sg.tangles.push(Tangle { mask: full_mask(lanes), stack: vec![entry], blocked: false, steps: 0 });
+            self.stats.invocations += lanes as u64;
+            let sg = &self.subgroups[k];
+            for var in &prog.variables {
+                if var.region != RegionKind::Invocation {
+                    continue;
+                }
+                for (l, place) in places.iter().enumerate() {
+                    let base = l as u64 * prog.invocation_bytes + var.offset;
+                    if let Some(b) = var.builtin {
+                        if let Some(vals) = place.value(b) {
+                            for (leaf, v) in prog.leaves_of(var.ty).iter().zip(vals) {
+                                sg.invocation.write(base + leaf.offset, leaf.bytes, v);
+                            }
+                        }
+                    } else if let Some(init) = var.init {
+                        self.write_const(prog, &sg.invocation, base, var.ty, init);
+                    }
+                }
+            }
+        }
+        self.stats.workgroups += 1;
+        loop {
+            let mut waiting = false;
+            for k in 0..self.subgroups.len() {
+                self.run_subgroup(s, k)?;
+                waiting |= self.subgroups.get(k).is_some_and(|sg| !sg.tangles.is_empty());
+            }
+            if !waiting {
+                return Ok(());
+            }
+            // Every subgroup is done or waits at a barrier: release the barrier.
+            for sg in &mut self.subgroups {
+                tangle::release(&mut sg.tangles);
+            }
+        }
+    }
+
+    /// Runs subgroup `k` until it finishes or every tangle waits at a barrier.
+    fn run_subgroup(&mut self, s: &Shared<'_>, k: usize) -> Result<(), ExecError> {
+        loop {
+            if s.stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let Some(sg) = self.subgroups.get_mut(k) else { return Ok(()) };
+            let Some(ti) = tangle::pick(s.prog, &mut sg.tangles, &mut self.stats) else { return Ok(()) };
+            let t = sg.tangles.swap_remove(ti);
+            self.run_tangle(s, k, t)?;
+        }
+    }
+
+    /// Records lane findings of one op as diagnostics.
+    fn report(&mut self, s: &Shared<'_>, first: u32, loc: u32) {
+        for (l, f) in std::mem::take(&mut self.found) {
+            if self.diagnostics.len() >= Report::MAX_DIAGNOSTICS {
+                self.stats.dropped_diagnostics += 1;
+                continue;
+            }
+            let invocation = self.place(s, first + l as u32).global_id();
+            self.diagnostics.push(Diagnostic { finding: f, at: s.prog.location(loc), invocation });
+        }
+    }
+
+    /// Runs tangle `t` of subgroup `k` until it ends, waits, splits, or is no longer first.
+    fn run_tangle(&mut self, s: &Shared<'_>, k: usize, mut t: Tangle) -> Result<(), ExecError> {
+        let prog = s.prog;
+        let n = s.sg;
+        let Some(sg) = self.subgroups.get_mut(k) else { return Ok(()) };
+        let first = sg.first_index;
+        loop {
+            let Some(frame) = t.stack.last().copied() else { return Ok(()) };
+            let Some(func) = prog.functions.get(frame.func as usize) else { return Ok(()) };
+            let Some(block) = func.blocks.get(frame.block as usize) else { return Ok(()) };
+            let active = u64::from(t.mask.count_ones());
+            let start = frame.op as usize;
+            let mut executed = 0u64;
+            let mut stop_at: Option<(usize, bool)> = None; // (op index, is barrier)
+            let mut pending: Vec<(u32, Vec<LaneFinding>)> = Vec::new();
+            {
+                let Some(sg) = self.subgroups.get_mut(k) else { return Ok(()) };
+                let mem = Mem {
+                    buffers: &s.buffers,
+                    push: &s.push,
+                    workgroup: &self.memory,
+                    invocation: &sg.invocation,
+                    invocation_bytes: prog.invocation_bytes,
+                };
+                for (j, op) in block.ops.iter().enumerate().skip(start) {
+                    match op {
+                        Op::Call { .. } => {
+                            stop_at = Some((j, false));
+                            break;
+                        }
+                        Op::ControlBarrier => {
+                            stop_at = Some((j, true));
+                            break;
+                        }
+                        _ => {}
+                    }
+                    executed += 1;
+                    if !alu::exec_pure(op, &mut sg.regs, n, t.mask)
+                        && !access::exec_memory(prog, op, &mut sg.regs, n, t.mask, &mem, &mut self.found)
+                    {
+                        return Err(crate::error::malformed(&prog.location(block.locs.get(j).copied().unwrap_or(0)), "op the executor cannot run"));
+                    }
+                    if !self.found.is_empty() {
+                        let loc = block.locs.get(j).copied().unwrap_or(0);
+                        pending.push((loc, std::mem::take(&mut self.found)));
+                    }
+                }
+            }
+            for (loc, found) in pending {
+                self.found = found;
+                self.report(s, first, loc);
+            }
+            self.stats.instructions += executed * active;
+            self.stats.tangle_instructions += executed;
+            t.steps += executed;
+            if let Some((j, barrier)) = stop_at {
+                self.stats.instructions += active;
+                self.stats.tangle_instructions += 1;
+                t.steps += 1;
+                let Some(op) = block.ops.get(j) else { return Ok(()) };
+                if barrier {
+                    if let Some(f) = t.stack.last_mut() {
+                        f.op = j as u32 + 1;
+                    }
+                    t.blocked = true;
+                    self.push_tangle(k, t);
+                    return Ok(());
+                }
+                if let Op::Call { func: callee, args, .. } = op {
+                    let Some(sg) = self.subgroups.get_mut(k) else { return Ok(()) };
+                    for &(dst, src) in args.iter() {
+                        for l in bits_of(t.mask, n) {
+                            let v = rd(&sg.regs, n, src, l);
+                            wr(&mut sg.regs, n, dst, l, v);
+                        }
+                    }
+                    if let Some(f) = t.stack.last_mut() {
+                        f.op = j as u32;
+                    }
+                    if t.stack.len() > 1024 {
+                        return Err(crate::error::malformed(&prog.location(block.locs.get(j).copied().unwrap_or(0)), "call depth above 1024 (recursion?)"));
+                    }
+                    t.stack.push(Frame { func: *callee, block: 0, op: 0 });
+                    continue;
+                }
+            }
+            // The terminator.
+            t.steps += 1;
+            self.stats.instructions += active;
+            self.stats.tangle_instructions += 1;
+            if t.steps > s.options.step_limit {
+                let place = self.place(s, first + t.mask.trailing_zeros());
+                return Err(Trap::StepLimit { limit: s.options.step_limit, at: prog.location(block.term_loc), invocation: place.global_id() }.into());
+            }
+            self.ticks = self.ticks.wrapping_add(1);
+            if self.ticks % 1024 == 0 && Instant::now() > s.deadline {
+                s.stop.store(true, Ordering::Relaxed);
+                return Err(Trap::TimeLimit { limit_ms: s.options.time_limit.as_millis(), at: prog.location(block.term_loc) }.into());
+            }
+            let b = frame.block;
+            match &block.terminator {
+                Terminator::Branch(target) => {
+                    self.phis(k, n, frame.func, b, *target, t.mask, prog);
+                    set_block(&mut t, *target);
+                }
+                Terminator::BranchConditional { cond, t: tb, f: fb } => {
+                    let Some(sg) = self.subgroups.get(k) else { return Ok(()) };
+                    let mut mt = 0u128;
+                    for l in bits_of(t.mask, n) {
+                        if rd(&sg.regs, n, *cond, l) != 0 {
+                            mt |= 1 << l;
+                        }
+                    }
+                    let mf = t.mask & !mt;
+                    if mf == 0 || mt == 0 || tb == fb {
+                        let target = if mt != 0 { *tb } else { *fb };
+                        self.phis(k, n, frame.func, b, target, t.mask, prog);
+                        set_block(&mut t, target);
+                    } else {
+                        self.phis(k, n, frame.func, b, *tb, mt, prog);
+                        self.phis(k, n, frame.func, b, *fb, mf, prog);
+                        let mut other = t.clone();
+                        other.mask = mf;
+                        set_block(&mut other, *fb);
+                        t.mask = mt;
+                        set_block(&mut t, *tb);
+                        self.stats.splits += 1;
+                        self.push_tangle(k, other);
+                        self.push_tangle(k, t);
+                        return Ok(());
+                    }
+                }
+                Terminator::Switch { selector, bits, cases, default } => {
+                    let Some(sg) = self.subgroups.get(k) else { return Ok(()) };
+                    let mut groups: Vec<(u32, u128)> = Vec::new();
+                    for l in bits_of(t.mask, n) {
+                        let v = rd(&sg.regs, n, *selector, l) & crate::semantics::mask(*bits);
+                        let target = cases.iter().find(|(c, _)| *c == v).map_or(*default, |(_, t)| *t);
+                        match groups.iter_mut().find(|(g, _)| *g == target) {
+                            Some((_, m)) => *m |= 1 << l,
+                            None => groups.push((target, 1 << l)),
+                        }
+                    }
+                    if groups.len() <= 1 {
+                        let target = groups.first().map_or(*default, |g| g.0);
+                        self.phis(k, n, frame.func, b, target, t.mask, prog);
+                        set_block(&mut t, target);
+                    } else {
+                        self.stats.splits += groups.len() as u64 - 1;
+                        for (target, m) in groups {
+                            self.phis(k, n, frame.func, b, target, m, prog);
+                            let mut part = t.clone();
+                            part.mask = m;
+                            set_block(&mut part, target);
+                            self.push_tangle(k, part);
+                        }
+                        return Ok(());
+                    }
+                }
+                Terminator::Return | Terminator::ReturnValue { .. } => {
+                    t.stack.pop();
+                    let Some(caller) = t.stack.last_mut() else { return Ok(()) };
+                    if let Terminator::ReturnValue { src, count } = &block.terminator {
+                        let call = prog
+                            .functions
+                            .get(caller.func as usize)
+                            .and_then(|f| f.blocks.get(caller.block as usize))
+                            .and_then(|bl| bl.ops.get(caller.op as usize));
+                        if let (Some(Op::Call { dst, .. }), Some(sg)) = (call, self.subgroups.get_mut(k)) {
+                            for i in 0..*count {
+                                for l in bits_of(t.mask, n) {
+                                    let v = rd(&sg.regs, n, src + i, l);
+                                    wr(&mut sg.regs, n, dst + i, l, v);
+                                }
+                            }
+                        }
+                    }
+                    caller.op += 1;
+                }
+                Terminator::Kill => return Ok(()),
+                Terminator::Unreachable => {
+                    let place = self.place(s, first + t.mask.trailing_zeros());
+                    return Err(Trap::Unreachable { at: prog.location(block.term_loc), invocation: place.global_id() }.into());
+                }
+            }
+            // Keep running while no other tangle may go first.
+            let others = self.subgroups.get(k).is_some_and(|sg| sg.tangles.iter().any(|o| !o.blocked));
+            if others {
+                self.push_tangle(k, t);
+                return Ok(());
+            }
+        }
+    }
+
+    fn push_tangle(&mut self, k: usize, t: Tangle) {
+        if let Some(sg) = self.subgroups.get_mut(k) {
+            sg.tangles.push(t);
+        }
+    }
+
+    /// Copies the phis of `target` for the edge from `from`, for the lanes in `mask`, as one
+    /// parallel copy.
+    #[allow(clippy::too_many_arguments)]
+    fn phis(&mut self, k: usize, n: usize, func: u32, from: u32, target: u32, mask: u128, prog: &Program) {
+        let Some(block) = prog.functions.get(func as usize).and_then(|f| f.blocks.get(target as usize)) else { return };
+        let Some((_, copies)) = block.phis.iter().find(|(p, _)| *p == from) else { return };
+        let Some(sg) = self.subgroups.get_mut(k) else { return };
+        self.scratch.clear();
+        for &(_, src) in copies {
+            self.scratch.extend_from_slice(alu::lanes_of(&sg.regs, n, src));
+        }
+        for (i, &(dst, _)) in copies.iter().enumerate() {
+            for l in bits_of(mask, n) {
+                let v = self.scratch.get(i * n + l).copied().unwrap_or(0);
+                wr(&mut sg.regs, n, dst, l, v);
+            }
+        }
+    }
+}
+
+fn set_block(t: &mut Tangle, block: u32) {
+    if let Some(f) = t.stack.last_mut() {
+        f.block = block;
+        f.op = 0;
+    }
+}

@@ -1,0 +1,98 @@
+//! Shared helpers for the executor's integration tests: GLSL compilation through glslang, a
+//! one-call dispatch, byte packing and a fixed-seed random source.
+#![allow(dead_code)]
+
+use tangle_exec::{Device, Profile, Report, Resources, RunOptions, SpecConstants};
+use tangle_spirv::Module;
+
+/// Compiles a GLSL compute shader to a module (Vulkan 1.3, SPIR-V 1.6).
+pub fn compile(src: &str) -> Module {
+    use glslang::{Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target, VulkanVersion};
+    let compiler = Compiler::acquire().expect("glslang");
+    let source = ShaderSource::from(src.to_string());
+    let options = CompilerOptions {
+        target: Target::Vulkan { version: VulkanVersion::Vulkan1_3, spirv_version: SpirvVersion::SPIRV1_6 },
+        ..CompilerOptions::default()
+    };
+    let input = ShaderInput::new(&source, ShaderStage::Compute, &options, None::<&[(&str, Option<&str>)]>, None).expect("input");
+    let shader = compiler.create_shader(input).unwrap_or_else(|e| panic!("GLSL does not compile: {e:?}\n{src}"));
+    let words = shader.compile().expect("compile");
+    tangle_spirv::binary::read(&words).expect("read")
+}
+
+/// A dispatch's inputs.
+pub struct Job {
+    pub buffers: Vec<Vec<u8>>,
+    pub push: Vec<u8>,
+    pub groups: [u32; 3],
+    pub subgroup: u32,
+    pub threads: usize,
+    pub spec: SpecConstants,
+}
+
+impl Job {
+    pub fn new(buffers: Vec<Vec<u8>>, groups: [u32; 3]) -> Self {
+        Job { buffers, push: Vec::new(), groups, subgroup: 32, threads: 1, spec: SpecConstants::new() }
+    }
+}
+
+/// Runs `module` with buffers at set 0, bindings 0.. ; returns the buffers and the report.
+pub fn run_module(module: &Module, job: &Job) -> (Vec<Vec<u8>>, Report) {
+    let profile = Profile::default().with_subgroup_size(job.subgroup).expect("subgroup size");
+    let device = Device::new(profile);
+    let pipeline = device.compute_pipeline(module, "main", &job.spec).unwrap_or_else(|e| panic!("pipeline: {e}"));
+    let mut res = Resources { buffers: Default::default(), push_constants: job.push.clone() };
+    for (i, b) in job.buffers.iter().enumerate() {
+        res.buffers.insert((0, i as u32), b.clone());
+    }
+    let options = RunOptions { threads: job.threads, ..RunOptions::default() };
+    let report = pipeline.dispatch(&mut res, job.groups, &options).unwrap_or_else(|e| panic!("dispatch: {e}"));
+    (res.buffers.into_values().collect(), report)
+}
+
+/// Compiles and runs GLSL.
+pub fn run_glsl(src: &str, job: &Job) -> (Vec<Vec<u8>>, Report) {
+    run_module(&compile(src), job)
+}
+
+pub fn u32s(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+pub fn to_u32s(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+pub fn u64s(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+pub fn to_u64s(b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
+}
+pub fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+pub fn to_f32s(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+
+/// SplitMix64: a fixed-seed source of test inputs.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    pub fn u32(&mut self) -> u32 {
+        // Bias toward edge values now and then.
+        match self.next() % 8 {
+            0 => [0, 1, u32::MAX, 0x8000_0000, 0x7fff_ffff][(self.next() % 5) as usize],
+            _ => self.next() as u32,
+        }
+    }
+    pub fn f32(&mut self) -> f32 {
+        ((self.next() % 2_000_001) as f32 - 1_000_000.0) / 1000.0
+    }
+}

@@ -1,0 +1,175 @@
+//! Diagnostics: which rule failed ([`ValidationError`], one typed enum per family), where
+//! ([`InstRef`]: instruction index, word offset, and `line:col` for text input), and how bad
+//! ([`Severity`]), plus rendering with the instruction printed as text.
+
+use crate::rules::{
+    arith::ArithError, capabilities::CapabilityError, cfg::CfgError, coopmat::CoopmatError, dot::DotError,
+    group::GroupError, ids::IdsError, layout::LayoutError, memory::MemoryError, types::TypeError,
+};
+use crate::vuid::Vuid;
+use tangle_spirv::text::{disassemble, DisassembleOptions};
+use tangle_spirv::{Module, Operand, SourceMap};
+
+/// A failed rule, by family.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValidationError {
+    #[error(transparent)]
+    Layout(#[from] LayoutError),
+    #[error(transparent)]
+    Ids(#[from] IdsError),
+    #[error(transparent)]
+    Capability(#[from] CapabilityError),
+    #[error(transparent)]
+    Types(#[from] TypeError),
+    #[error(transparent)]
+    Memory(#[from] MemoryError),
+    #[error(transparent)]
+    Arith(#[from] ArithError),
+    #[error(transparent)]
+    Cfg(#[from] CfgError),
+    #[error(transparent)]
+    Group(#[from] GroupError),
+    #[error(transparent)]
+    Dot(#[from] DotError),
+    #[error(transparent)]
+    Coopmat(#[from] CoopmatError),
+}
+
+impl ValidationError {
+    /// The family name, as used in case files (`Group`, `Coopmat` ...).
+    pub fn family(&self) -> &'static str {
+        match self {
+            ValidationError::Layout(_) => "Layout",
+            ValidationError::Ids(_) => "Ids",
+            ValidationError::Capability(_) => "Capability",
+            ValidationError::Types(_) => "Types",
+            ValidationError::Memory(_) => "Memory",
+            ValidationError::Arith(_) => "Arith",
+            ValidationError::Cfg(_) => "Cfg",
+            ValidationError::Group(_) => "Group",
+            ValidationError::Dot(_) => "Dot",
+            ValidationError::Coopmat(_) => "Coopmat",
+        }
+    }
+
+    /// `Family::Variant`, e.g. `Group::RotateDeltaNotUnsigned` (the name case files expect).
+    pub fn rule(&self) -> String {
+        // The variant name is the `Debug` text up to its fields.
+        let debug = match self {
+            ValidationError::Layout(e) => format!("{e:?}"),
+            ValidationError::Ids(e) => format!("{e:?}"),
+            ValidationError::Capability(e) => format!("{e:?}"),
+            ValidationError::Types(e) => format!("{e:?}"),
+            ValidationError::Memory(e) => format!("{e:?}"),
+            ValidationError::Arith(e) => format!("{e:?}"),
+            ValidationError::Cfg(e) => format!("{e:?}"),
+            ValidationError::Group(e) => format!("{e:?}"),
+            ValidationError::Dot(e) => format!("{e:?}"),
+            ValidationError::Coopmat(e) => format!("{e:?}"),
+        };
+        let variant = debug.split(['(', ' ', '{']).next().unwrap_or_default();
+        format!("{}::{variant}", self.family())
+    }
+
+    /// The Vulkan VUID of the rule, for environment rules.
+    pub fn vuid(&self) -> Option<Vuid> {
+        match self {
+            ValidationError::Capability(e) => e.vuid(),
+            ValidationError::Memory(e) => e.vuid(),
+            ValidationError::Group(e) => e.vuid(),
+            ValidationError::Coopmat(e) => e.vuid(),
+            ValidationError::Layout(_)
+            | ValidationError::Ids(_)
+            | ValidationError::Types(_)
+            | ValidationError::Arith(_)
+            | ValidationError::Cfg(_)
+            | ValidationError::Dot(_) => None,
+        }
+    }
+}
+
+/// How bad a finding is. Both make the module invalid; `Warning` mirrors rules the reference
+/// validator reports as `SPV_WARNING` (its CLI fails on them too).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// Where a diagnostic points.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InstRef {
+    /// Index into [`Module::instructions`]; `None` for module-wide findings (no instruction).
+    pub index: Option<usize>,
+    /// Word offset of the instruction in the binary encoding (the header is words 0..5).
+    pub word_offset: usize,
+}
+
+/// One finding.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub error: ValidationError,
+    pub at: InstRef,
+    pub severity: Severity,
+}
+
+impl Diagnostic {
+    /// Renders the diagnostic as
+    /// `error[Group::RotateDeltaNotUnsigned]: MESSAGE` / `  --> file:line:col` / `   | INSTRUCTION` /
+    /// `   = VUID-...`. Without a source map the location is the instruction index and word offset.
+    pub fn render(&self, module: &Module, file: &str, source: Option<&SourceMap>) -> String {
+        let level = match self.severity {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        };
+        let mut out = format!("{level}[{}]: {}\n", self.error.rule(), self.error);
+        let position = self.at.index.and_then(|i| source.and_then(|s| s.positions.get(i)));
+        match (self.at.index, position) {
+            (_, Some((line, col))) => out.push_str(&format!("  --> {file}:{line}:{col}\n")),
+            (Some(i), None) => {
+                out.push_str(&format!("  --> {file}: instruction {i}, word offset {}\n", self.at.word_offset))
+            }
+            (None, None) => out.push_str(&format!("  --> {file}\n")),
+        }
+        if let Some(inst) = self.at.index.and_then(|i| module.instructions.get(i)) {
+            out.push_str(&format!("   | {}\n", instruction_text(module, inst)));
+        }
+        if let Some(vuid) = self.error.vuid() {
+            out.push_str(&format!("   = {vuid}\n"));
+        }
+        out
+    }
+}
+
+/// One instruction as assembly text: the disassembler's output for a one-instruction module, or
+/// a plain `%id = OpName %type operands` form while the disassembler prints nothing.
+pub fn instruction_text(module: &Module, inst: &tangle_spirv::Instruction) -> String {
+    let one = Module { header: module.header, instructions: vec![inst.clone()] };
+    let options = DisassembleOptions { raw_id: true, header: false, indent: false };
+    let text = disassemble(&one, &options);
+    let text = text.trim();
+    if !text.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    if let Some(r) = inst.result_id {
+        out.push_str(&format!("%{r} = "));
+    }
+    out.push_str(&inst.name());
+    if let Some(t) = inst.result_type {
+        out.push_str(&format!(" %{t}"));
+    }
+    for op in &inst.operands {
+        match op {
+            Operand::Id(id) => out.push_str(&format!(" %{id}")),
+            Operand::Int(v) => out.push_str(&format!(" {v}")),
+            Operand::Wide(v) => out.push_str(&format!(" {v}")),
+            Operand::String(s) => out.push_str(&format!(" {s:?}")),
+            Operand::Enum(kind, v) => match kind.enumerant(*v) {
+                Some(e) => out.push_str(&format!(" {}", e.name)),
+                None => out.push_str(&format!(" {v}")),
+            },
+        }
+    }
+    out
+}

@@ -1,0 +1,207 @@
+//! Control flow: branch targets, merge declarations, dominance of definitions over uses
+//! (SPIR-V 2.16.1 "Universal Validation Rules" and 2.11 "Structured Control Flow"), and the
+//! SPV_KHR_maximal_reconvergence restrictions on every function reachable from an entry point
+//! that declares `MaximallyReconvergesKHR` (SPIRV-Tools `validate_cfg.cpp`,
+//! `MaximalReconvergenceChecks`).
+
+use super::{Ctx, Sink};
+use crate::cfg_facts::{dominates, Function, Merge};
+use spirv::Op;
+use std::collections::{HashMap, HashSet};
+use tangle_spirv::{Id, Operand};
+
+/// A control-flow rule failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CfgError {
+    /// Branch targets "must be the Result <id> of an OpLabel" in the same function.
+    #[error("branch target %{target} is not a block of this function")]
+    TargetNotBlock { target: Id },
+    /// 2.16.1: "The first block in a function definition ... must not be the target of any branch."
+    #[error("the entry block %{label} of a function must not be a branch target")]
+    EntryBlockTargeted { label: Id },
+    /// Merge and continue targets must be blocks of the function.
+    #[error("merge or continue target %{target} is not a block of this function")]
+    MergeTargetNotBlock { target: Id },
+    /// 2.11: each header has its own merge block.
+    #[error("block %{merge} is the merge block of more than one header")]
+    MergeBlockShared { merge: Id },
+    /// 2.11: "a header block must dominate its merge block" (when the merge block is reachable).
+    #[error("header %{header} does not dominate its merge block %{merge}")]
+    HeaderDoesNotDominateMerge { header: Id, merge: Id },
+    /// 2.16.1: "each <id> ... must be defined in a block that dominates the use" (OpPhi: the parent).
+    #[error("%{id} is used in a block its definition does not dominate")]
+    DefinitionDoesNotDominateUse { id: Id },
+    /// SPV_KHR_maximal_reconvergence: "True Label and False Label must be different labels".
+    #[error("with MaximallyReconvergesKHR, OpBranchConditional must have different True and False labels")]
+    MaximalSameBranchTargets,
+    /// SPV_KHR_maximal_reconvergence: a block with several predecessors must be a merge block,
+    /// a continue target, a loop header or a switch target.
+    #[error("with MaximallyReconvergesKHR, block %{label} has several predecessors but is not a merge block, continue target, loop header or switch target")]
+    MaximalEarlyReconvergence { label: Id },
+}
+
+/// Runs the control-flow rules on every function.
+pub fn check(cx: &Ctx, sink: &mut Sink) {
+    let maximal = maximally_reconverging_functions(cx);
+    for function in &cx.cfg.functions {
+        if function.blocks.is_empty() {
+            continue;
+        }
+        if !targets(function, sink) {
+            continue;
+        }
+        let idom = function.immediate_dominators();
+        merges(function, &idom, sink);
+        definitions_dominate_uses(cx, function, &idom, sink);
+        if maximal.contains(&function.id) {
+            maximal_reconvergence(cx, function, sink);
+        }
+    }
+}
+
+/// Branch, merge and continue targets are blocks of the function, and the entry block is never
+/// targeted. Returns false when the function's edges are unusable.
+fn targets(function: &Function, sink: &mut Sink) -> bool {
+    let index = function.block_index();
+    let mut ok = true;
+    let entry = function.blocks.first().map(|b| b.label);
+    for block in &function.blocks {
+        for target in &block.successors {
+            if !index.contains_key(target) {
+                sink.error(Some(block.end), CfgError::TargetNotBlock { target: *target });
+                ok = false;
+            } else if Some(*target) == entry {
+                sink.error(Some(block.end), CfgError::EntryBlockTargeted { label: *target });
+            }
+        }
+        if let Some((merge, at)) = block.merge {
+            let mut ids = vec![merge.merge_block()];
+            if let Merge::Loop { continue_target, .. } = merge {
+                ids.push(continue_target);
+            }
+            for id in ids.into_iter().filter(|id| !index.contains_key(id)) {
+                sink.error(Some(at), CfgError::MergeTargetNotBlock { target: id });
+                ok = false;
+            }
+        }
+    }
+    ok
+}
+
+/// Merge blocks are not shared and are dominated by their header.
+fn merges(function: &Function, idom: &[Option<usize>], sink: &mut Sink) {
+    let index = function.block_index();
+    let mut seen: HashSet<Id> = HashSet::new();
+    for (h, block) in function.blocks.iter().enumerate() {
+        let Some((merge, at)) = block.merge else { continue };
+        let m = merge.merge_block();
+        if !seen.insert(m) {
+            sink.error(Some(at), CfgError::MergeBlockShared { merge: m });
+            continue;
+        }
+        if let Some(&mi) = index.get(&m) {
+            let reachable = idom.get(mi).copied().flatten().is_some();
+            if reachable && !dominates(idom, h, mi) {
+                sink.error(Some(at), CfgError::HeaderDoesNotDominateMerge { header: block.label, merge: m });
+            }
+        }
+    }
+}
+
+/// Every id defined in a block of the function is used only where its block dominates.
+fn definitions_dominate_uses(cx: &Ctx, function: &Function, idom: &[Option<usize>], sink: &mut Sink) {
+    // id → (block index, instruction index) of definitions inside blocks.
+    let mut def_block: HashMap<Id, (usize, usize)> = HashMap::new();
+    for (b, block) in function.blocks.iter().enumerate() {
+        for i in block.start..=block.end {
+            if let Some(id) = cx.module.instructions.get(i).and_then(|inst| inst.result_id) {
+                def_block.insert(id, (b, i));
+            }
+        }
+    }
+    let index = function.block_index();
+    for (b, block) in function.blocks.iter().enumerate() {
+        // Uses in unreachable blocks are not constrained.
+        if idom.get(b).copied().flatten().is_none() {
+            continue;
+        }
+        for i in block.start..=block.end {
+            let Some(inst) = cx.module.instructions.get(i) else { continue };
+            if inst.op() == Some(Op::Phi) {
+                // (value, parent) pairs: the value's block must dominate the parent block.
+                for pair in inst.operands.chunks(2) {
+                    let (Some(value), Some(parent)) = (pair.first().and_then(Operand::id), pair.get(1).and_then(Operand::id)) else { continue };
+                    let (Some(&(db, _)), Some(&pb)) = (def_block.get(&value), index.get(&parent)) else { continue };
+                    let parent_reachable = idom.get(pb).copied().flatten().is_some();
+                    if parent_reachable && !dominates(idom, db, pb) {
+                        sink.error(Some(i), CfgError::DefinitionDoesNotDominateUse { id: value });
+                    }
+                }
+                continue;
+            }
+            for id in inst.operands.iter().filter_map(Operand::id) {
+                // Labels are not values; branches name them freely.
+                if index.contains_key(&id) {
+                    continue;
+                }
+                let Some(&(db, di)) = def_block.get(&id) else { continue };
+                let ok = if db == b { di < i } else { dominates(idom, db, b) };
+                if !ok {
+                    sink.error(Some(i), CfgError::DefinitionDoesNotDominateUse { id });
+                }
+            }
+        }
+    }
+}
+
+/// Entry points with `MaximallyReconvergesKHR` and every function they call, transitively.
+fn maximally_reconverging_functions(cx: &Ctx) -> HashSet<Id> {
+    let roots: Vec<Id> = cx
+        .facts
+        .entry_points
+        .iter()
+        .map(|e| e.function)
+        .filter(|f| {
+            cx.facts.execution_modes.get(f).is_some_and(|modes| {
+                modes.iter().any(|m| m.mode == spirv::ExecutionMode::MaximallyReconvergesKHR as u32)
+            })
+        })
+        .collect();
+    if roots.is_empty() {
+        return HashSet::new();
+    }
+    cx.cfg.reachable_functions(&roots)
+}
+
+/// The two SPV_KHR_maximal_reconvergence rules on one affected function.
+fn maximal_reconvergence(cx: &Ctx, function: &Function, sink: &mut Sink) {
+    // Blocks that may legitimately join paths: merge blocks, continue targets, switch targets.
+    let mut joins: HashSet<Id> = HashSet::new();
+    for block in &function.blocks {
+        if let Some((merge, _)) = block.merge {
+            joins.insert(merge.merge_block());
+            if let Merge::Loop { continue_target, .. } = merge {
+                joins.insert(continue_target);
+            }
+        }
+        let terminator = cx.module.instructions.get(block.end).and_then(|t| t.op());
+        if terminator == Some(Op::Switch) {
+            joins.extend(block.successors.iter().copied());
+        }
+        if terminator == Some(Op::BranchConditional) {
+            if let [t, f] = block.successors.as_slice() {
+                if t == f {
+                    sink.error(Some(block.end), CfgError::MaximalSameBranchTargets);
+                }
+            }
+        }
+    }
+    let preds = function.predecessors();
+    for (b, block) in function.blocks.iter().enumerate() {
+        let many = preds.get(b).is_some_and(|p| p.len() >= 2);
+        let loop_header = matches!(block.merge, Some((Merge::Loop { .. }, _)));
+        if many && !loop_header && !joins.contains(&block.label) {
+            sink.error(Some(block.start), CfgError::MaximalEarlyReconvergence { label: block.label });
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! Rules for `OpGroupNonUniform*` (SPIR-V 3.52.24 "Non-Uniform Instructions"): the Execution
+//! scope shared by all of them, and the operand rules of `OpGroupNonUniformRotateKHR`
+//! (SPV_KHR_subgroup_rotate, "Validation Rules" and the instruction's description).
+//!
+//! Order follows SPIRV-Tools: the execution scope first (`validate_scopes.cpp`), then the
+//! instruction's own checks (`validate_non_uniform.cpp`), then the invalid-type pass.
+
+use super::Ctx;
+use crate::facts::Type;
+use crate::vuid::Vuid;
+use spirv::{Op, Scope};
+use tangle_spirv::grammar::OperandKind;
+use tangle_spirv::{Id, Instruction};
+
+/// A non-uniform group rule failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum GroupError {
+    /// "Execution is a Scope <id>": its type must be a 32-bit integer.
+    #[error("{op}: the Execution scope must be a 32-bit integer")]
+    ScopeNotInt32 { op: String },
+    /// With the Shader capability, scopes must be constants (2.16.1, "Scope <id> ... must be the
+    /// <id> of a constant instruction" for shaders).
+    #[error("scope ids must come from OpConstant when the Shader capability is declared")]
+    ScopeNotConstant,
+    /// The constant must name a Scope enumerant.
+    #[error("invalid scope value {value}")]
+    ScopeInvalid { value: u32 },
+    /// Vulkan (not 1.0): non-uniform group operations must use Subgroup execution scope.
+    #[error("{op}: in Vulkan the Execution scope of non-uniform group operations is limited to Subgroup")]
+    VulkanScopeNotSubgroup { op: String },
+    /// Vulkan: execution scopes are limited to Workgroup and Subgroup.
+    #[error("{op}: in Vulkan the Execution scope is limited to Workgroup and Subgroup")]
+    VulkanScopeNotWorkgroupOrSubgroup { op: String },
+    /// SPV_KHR_subgroup_rotate: "Execution ... must be either Workgroup or Subgroup."
+    #[error("rotate Execution scope must be Subgroup or Workgroup")]
+    RotateScopeNotSubgroupOrWorkgroup,
+    /// Non-uniform operations other than rotate are limited to Subgroup [post-2025.5, SPIRV-Tools #6811].
+    #[error("{op}: the Execution scope is limited to Subgroup")]
+    ScopeNotSubgroup { op: String },
+    /// "Result Type must be a scalar or vector of floating-point type, integer type, or Boolean type."
+    #[error("rotate Result Type must be a scalar or vector of float, integer or boolean type")]
+    RotateResultNotScalarOrVector,
+    /// "The type of Value must be the same as Result Type."
+    #[error("rotate Value must have the Result Type")]
+    RotateValueTypeMismatch,
+    /// "Delta must be a scalar of integer type, whose Signedness operand is 0."
+    #[error("rotate Delta must be an unsigned integer scalar")]
+    RotateDeltaNotUnsigned,
+    /// "ClusterSize ... must be a scalar of integer type, whose Signedness operand is 0."
+    #[error("rotate ClusterSize must be an unsigned integer scalar")]
+    RotateClusterSizeNotUnsigned,
+    /// "ClusterSize must come from a constant instruction."
+    #[error("rotate ClusterSize must come from a constant instruction")]
+    RotateClusterSizeNotConstant,
+    /// "Behavior is undefined unless ClusterSize is at least 1 and a power of 2." (a warning in SPIRV-Tools)
+    #[error("rotate ClusterSize must be at least 1 and a power of 2")]
+    ClusterSizeNotPowerOfTwo,
+    /// The invalid-type pass: no BFloat16 / FP8 / microscaling values in rotate.
+    #[error("{op} does not support floating-point types with an FP encoding (BFloat16, FP8)")]
+    EncodedFloatNotSupported { op: String },
+}
+
+impl GroupError {
+    /// The Vulkan VUID of environment rules.
+    pub fn vuid(&self) -> Option<Vuid> {
+        match self {
+            GroupError::VulkanScopeNotSubgroup { .. } => Some(Vuid::EXECUTION_SCOPE_SUBGROUP),
+            GroupError::VulkanScopeNotWorkgroupOrSubgroup { .. } => Some(Vuid::EXECUTION_SCOPE_WORKGROUP_OR_SUBGROUP),
+            _ => None,
+        }
+    }
+}
+
+/// Checks an instruction if it is a non-uniform group operation.
+pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), GroupError> {
+    if !is_non_uniform_with_scope(inst) {
+        return Ok(());
+    }
+    if let Some(scope) = inst.id_operand(0) {
+        execution_scope(cx, inst, scope)?;
+    }
+    if inst.op() == Some(Op::GroupNonUniformRotateKHR) {
+        rotate(cx, inst)?;
+    }
+    Ok(())
+}
+
+/// Whether the instruction is an `OpGroupNonUniform*` operation (the grammar files rotate under
+/// class "Group", the others under "Non-Uniform") that starts with an Execution scope.
+fn is_non_uniform_with_scope(inst: &Instruction) -> bool {
+    inst.desc().is_some_and(|d| {
+        d.name.starts_with("OpGroupNonUniform") && d.operands.get(2).is_some_and(|o| o.kind == OperandKind::IdScope)
+    })
+}
+
+/// The execution-scope rules shared by all non-uniform operations (SPIRV-Tools `ValidateExecutionScope`).
+fn execution_scope(cx: &Ctx, inst: &Instruction, scope: Id) -> Result<(), GroupError> {
+    let op = || inst.name().trim_start_matches("Op").to_string();
+    let (is_int32, value) = cx.facts.int32_if_const(scope);
+    if !is_int32 {
+        return Err(GroupError::ScopeNotInt32 { op: op() });
+    }
+    let Some(value) = value else {
+        if cx.facts.has_capability(spirv::Capability::Shader)
+            && !cx.facts.has_capability(spirv::Capability::CooperativeMatrixNV)
+        {
+            return Err(GroupError::ScopeNotConstant);
+        }
+        return Ok(());
+    };
+    if OperandKind::Scope.enumerant(value).is_none() {
+        return Err(GroupError::ScopeInvalid { value });
+    }
+    let subgroup = value == Scope::Subgroup as u32;
+    let workgroup = value == Scope::Workgroup as u32;
+    if let tangle_spirv::TargetEnv::Vulkan { api, .. } = cx.env {
+        if api.minor >= 1 && !subgroup {
+            return Err(GroupError::VulkanScopeNotSubgroup { op: op() });
+        }
+        if !subgroup && !workgroup {
+            return Err(GroupError::VulkanScopeNotWorkgroupOrSubgroup { op: op() });
+        }
+    }
+    if inst.op() == Some(Op::GroupNonUniformRotateKHR) {
+        if !subgroup && !workgroup {
+            return Err(GroupError::RotateScopeNotSubgroupOrWorkgroup);
+        }
+    } else if !subgroup {
+        return Err(GroupError::ScopeNotSubgroup { op: op() });
+    }
+    Ok(())
+}
+
+/// `OpGroupNonUniformRotateKHR %ty %scope %value %delta [%cluster]`.
+fn rotate(cx: &Ctx, inst: &Instruction) -> Result<(), GroupError> {
+    let f = cx.facts;
+    let Some(result_type) = inst.result_type else { return Ok(()) };
+    if f.scalar_or_vector_component(result_type).is_none() {
+        return Err(GroupError::RotateResultNotScalarOrVector);
+    }
+    if let Some(value) = inst.id_operand(1) {
+        if f.type_of(value) != Some(result_type) {
+            return Err(GroupError::RotateValueTypeMismatch);
+        }
+    }
+    if let Some(delta) = inst.id_operand(2) {
+        if !f.type_of(delta).is_some_and(|t| f.is_unsigned_int_scalar(t)) {
+            return Err(GroupError::RotateDeltaNotUnsigned);
+        }
+    }
+    if let Some(cluster) = inst.id_operand(3) {
+        if !f.type_of(cluster).is_some_and(|t| f.is_unsigned_int_scalar(t)) {
+            return Err(GroupError::RotateClusterSizeNotUnsigned);
+        }
+        if !f.is_constant_instruction(cluster) {
+            return Err(GroupError::RotateClusterSizeNotConstant);
+        }
+        // Specialization constants are not evaluated.
+        if let Some(size) = f.eval_int(cluster) {
+            if !size.is_power_of_two() {
+                return Err(GroupError::ClusterSizeNotPowerOfTwo);
+            }
+        }
+    }
+    let component = f.scalar_or_vector_component(result_type);
+    if let Some(Type::Float { encoding: Some(_), .. }) = component.and_then(|c| f.ty(c)) {
+        return Err(GroupError::EncodedFloatNotSupported { op: inst.name() });
+    }
+    Ok(())
+}

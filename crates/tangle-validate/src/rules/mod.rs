@@ -1,0 +1,129 @@
+//! The rule families and the order they run in.
+//!
+//! Kept in SPIRV-Tools' pass order (`validate.cpp`) so the first diagnostic matches the reference
+//! validator's: layout and ids while reading, then the grammar-driven capability checks, then the
+//! whole-module control-flow checks, then one pass per instruction over the opcode families
+//! (types, constants, memory, conversions/composites/arithmetic, non-uniform groups, dot product).
+//! Every family reports independently; id errors stop validation because the facts
+//! the others read are unusable then.
+
+pub mod arith;
+pub mod capabilities;
+pub mod cfg;
+pub mod coopmat;
+pub mod dot;
+pub mod group;
+pub mod ids;
+pub mod layout;
+pub mod memory;
+pub mod types;
+
+use crate::cfg_facts::CfgFacts;
+use crate::diag::{Diagnostic, InstRef, Severity, ValidationError};
+use crate::facts::Facts;
+use crate::ValidateOptions;
+use tangle_spirv::{Instruction, Module, TargetEnv};
+
+/// What every rule reads.
+pub struct Ctx<'a> {
+    pub module: &'a Module,
+    pub facts: &'a Facts,
+    pub cfg: &'a CfgFacts,
+    pub env: TargetEnv,
+    pub options: &'a ValidateOptions,
+}
+
+impl Ctx<'_> {
+    /// Whether the Vulkan environment rules apply.
+    pub fn vulkan(&self) -> bool {
+        self.env.is_vulkan()
+    }
+
+    /// The instruction defining `id`.
+    pub fn def(&self, id: tangle_spirv::Id) -> Option<&Instruction> {
+        self.facts.defs.get(&id).and_then(|i| self.module.instructions.get(*i))
+    }
+}
+
+/// Collects diagnostics; word offsets are filled in at the end.
+#[derive(Default)]
+pub struct Sink {
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl Sink {
+    /// Records an error at an instruction (`None` for module-wide findings).
+    pub fn error(&mut self, index: Option<usize>, error: impl Into<ValidationError>) {
+        self.push(index, error.into(), Severity::Error);
+    }
+
+    /// Records a finding with a severity.
+    pub fn push(&mut self, index: Option<usize>, error: ValidationError, severity: Severity) {
+        self.diagnostics.push(Diagnostic { error, at: InstRef { index, word_offset: 0 }, severity });
+    }
+
+    /// Records the result of a per-instruction rule.
+    pub fn check<E: Into<ValidationError>>(&mut self, index: usize, result: Result<(), E>) {
+        if let Err(e) = result {
+            self.error(Some(index), e);
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.diagnostics.len()
+    }
+}
+
+/// Runs every family and returns the diagnostics with word offsets filled in.
+pub fn run(cx: &Ctx) -> Vec<Diagnostic> {
+    let mut sink = Sink::default();
+    layout::check(cx, &mut sink);
+    let before_ids = sink.len();
+    ids::check(cx, &mut sink);
+    if sink.len() == before_ids {
+        capabilities::check(cx, &mut sink);
+        cfg::check(cx, &mut sink);
+        for (index, inst) in cx.module.instructions.iter().enumerate() {
+            instruction(cx, index, inst, &mut sink);
+        }
+        coopmat::check_module(cx, &mut sink);
+    }
+    finish(cx.module, sink.diagnostics)
+}
+
+/// The per-instruction families, in SPIRV-Tools' pass order.
+fn instruction(cx: &Ctx, index: usize, inst: &Instruction, sink: &mut Sink) {
+    sink.check(index, types::check(cx, inst));
+    sink.check(index, coopmat::check_type(cx, inst));
+    sink.check(index, coopmat::check_constant(cx, inst));
+    sink.check(index, memory::check(cx, inst));
+    sink.check(index, coopmat::check_memory(cx, inst));
+    sink.check(index, arith::check(cx, inst));
+    sink.check(index, coopmat::check_arith(cx, inst));
+    match group::check(cx, inst) {
+        Ok(()) => {}
+        // SPIRV-Tools reports the ClusterSize value rule as a warning, which still fails.
+        Err(e @ group::GroupError::ClusterSizeNotPowerOfTwo) => sink.push(Some(index), e.into(), Severity::Warning),
+        Err(e) => sink.error(Some(index), e),
+    }
+    sink.check(index, dot::check(cx, inst));
+}
+
+/// Fills in word offsets and orders diagnostics by position (stable, so family order is kept
+/// within one instruction).
+fn finish(module: &Module, mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    if diagnostics.is_empty() {
+        return diagnostics;
+    }
+    let mut offsets = Vec::with_capacity(module.instructions.len());
+    let mut offset = 5;
+    for inst in &module.instructions {
+        offsets.push(if inst.offset != 0 { inst.offset } else { offset });
+        offset += inst.words().len();
+    }
+    for d in &mut diagnostics {
+        d.at.word_offset = d.at.index.and_then(|i| offsets.get(i).copied()).unwrap_or(0);
+    }
+    diagnostics.sort_by_key(|d| d.at.index.unwrap_or(usize::MAX));
+    diagnostics
+}

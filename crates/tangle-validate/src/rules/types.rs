@@ -1,0 +1,177 @@
+//! Type and constant well-formedness (SPIR-V 2.16.1 "Universal Validation Rules", 3.x
+//! "Type-Declaration Instructions" and "Constant-Creation Instructions"; SPIRV-Tools
+//! `validate_type.cpp`, `validate_constants.cpp`): scalar widths and the capabilities they need,
+//! vector sizes, array lengths, and constants whose value fits their type.
+
+use super::Ctx;
+use crate::facts::Type;
+use spirv::{Capability as C, Op};
+use tangle_spirv::{Id, Instruction, Operand};
+
+/// A type or constant rule failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TypeError {
+    /// OpTypeInt Width: 8, 16, 32 or 64 (each but 32 behind a capability).
+    #[error("integer width {width} is not supported here (needs 32, or 8/16/64 with their capability)")]
+    IntWidth { width: u32 },
+    /// OpTypeFloat Width: 16, 32 or 64 (each but 32 behind a capability; 8 only with an encoding).
+    #[error("float width {width} is not supported here (needs 32, or 16/64 with their capability)")]
+    FloatWidth { width: u32 },
+    /// OpTypeVector: "Component Type must be a scalar type"; "Component Count must be at least 2".
+    #[error("vector components must be numeric or boolean scalars")]
+    VectorComponent,
+    /// Component Count 2, 3 or 4 (8 and 16 with Vector16).
+    #[error("vector component count {count} is not 2, 3 or 4 (8 or 16 with Vector16)")]
+    VectorCount { count: u32 },
+    /// OpTypeMatrix: columns are float vectors, 2 to 4 of them.
+    #[error("matrix columns must be 2 to 4 float vectors")]
+    MatrixColumns,
+    /// OpTypeArray: "Length must be an OpConstant ... of scalar integer type", at least 1.
+    #[error("array Length must be a constant integer scalar of at least 1")]
+    ArrayLength,
+    /// Element, member, pointee and parameter operands must be types.
+    #[error("operand %{id} must be a type")]
+    NotAType { id: Id },
+    /// Elements of arrays cannot be void.
+    #[error("an array, vector or struct cannot hold void")]
+    VoidElement,
+    /// OpConstant: "Result Type must be a scalar integer type or floating-point type."
+    #[error("{op} Result Type must be a {expected}")]
+    ConstantType { op: String, expected: &'static str },
+    /// Composite constants: one constituent per member, each of the member's type.
+    #[error("{op} constituents do not match the Result Type's members")]
+    ConstituentsMismatch { op: String },
+}
+
+/// Checks type declarations and constants.
+pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
+    let f = cx.facts;
+    let Some(op) = inst.op() else { return Ok(()) };
+    let lit = |i: usize| inst.literal_operand(i).map(|v| v as u32);
+    let is_type = |id: Id| f.ty(id).is_some();
+    match op {
+        Op::TypeInt => {
+            let width = lit(0).unwrap_or(0);
+            let ok = match width {
+                32 => true,
+                8 => f.has_capability(C::Int8),
+                16 => f.has_capability(C::Int16),
+                64 => f.has_capability(C::Int64),
+                _ => false,
+            };
+            if !ok {
+                return Err(TypeError::IntWidth { width });
+            }
+        }
+        Op::TypeFloat => {
+            let width = lit(0).unwrap_or(0);
+            let encoded = lit(1).is_some();
+            let ok = match width {
+                32 => true,
+                16 => encoded || f.has_capability(C::Float16) || f.has_capability(C::Float16Buffer),
+                64 => f.has_capability(C::Float64),
+                8 => encoded,
+                _ => false,
+            };
+            if !ok {
+                return Err(TypeError::FloatWidth { width });
+            }
+        }
+        Op::TypeVector => {
+            let component = inst.id_operand(0).unwrap_or(0);
+            if !matches!(f.ty(component), Some(Type::Int { .. } | Type::Float { .. } | Type::Bool)) {
+                return Err(TypeError::VectorComponent);
+            }
+            let count = lit(1).unwrap_or(0);
+            let long = matches!(count, 8 | 16) && f.has_capability(C::Vector16);
+            if !(matches!(count, 2..=4) || long) {
+                return Err(TypeError::VectorCount { count });
+            }
+        }
+        Op::TypeMatrix => {
+            let column = inst.id_operand(0).unwrap_or(0);
+            let float_vector = matches!(f.ty(column), Some(Type::Vector { component, .. }) if f.is_float_scalar(*component));
+            if !float_vector || !matches!(lit(1), Some(2..=4)) {
+                return Err(TypeError::MatrixColumns);
+            }
+        }
+        Op::TypeArray | Op::TypeRuntimeArray => {
+            let element = inst.id_operand(0).unwrap_or(0);
+            if !is_type(element) {
+                return Err(TypeError::NotAType { id: element });
+            }
+            if f.ty(element) == Some(&Type::Void) {
+                return Err(TypeError::VoidElement);
+            }
+            if op == Op::TypeArray {
+                let length = inst.id_operand(1).unwrap_or(0);
+                let int_constant = f.is_constant_instruction(length) && f.type_of(length).is_some_and(|t| f.is_int_scalar(t));
+                if !int_constant || f.eval_int(length) == Some(0) {
+                    return Err(TypeError::ArrayLength);
+                }
+            }
+        }
+        Op::TypeStruct => {
+            for member in inst.operands.iter().filter_map(Operand::id) {
+                if !is_type(member) && !f.forward_pointers.contains(&member) {
+                    return Err(TypeError::NotAType { id: member });
+                }
+                if f.ty(member) == Some(&Type::Void) {
+                    return Err(TypeError::VoidElement);
+                }
+            }
+        }
+        Op::TypePointer => {
+            let pointee = inst.id_operand(1).unwrap_or(0);
+            if !is_type(pointee) && !f.forward_pointers.contains(&pointee) {
+                return Err(TypeError::NotAType { id: pointee });
+            }
+        }
+        Op::TypeFunction => {
+            for id in inst.operands.iter().filter_map(Operand::id) {
+                if !is_type(id) {
+                    return Err(TypeError::NotAType { id });
+                }
+            }
+        }
+        Op::Constant | Op::SpecConstant => {
+            let ty = inst.result_type.unwrap_or(0);
+            if !matches!(f.ty(ty), Some(Type::Int { .. } | Type::Float { .. })) {
+                return Err(TypeError::ConstantType { op: inst.name(), expected: "numeric scalar" });
+            }
+        }
+        Op::ConstantTrue | Op::ConstantFalse | Op::SpecConstantTrue | Op::SpecConstantFalse => {
+            if !inst.result_type.is_some_and(|t| f.is_bool_scalar(t)) {
+                return Err(TypeError::ConstantType { op: inst.name(), expected: "boolean" });
+            }
+        }
+        Op::ConstantComposite | Op::SpecConstantComposite => composite_constant(cx, inst)?,
+        _ => {}
+    }
+    Ok(())
+}
+
+/// A composite constant has one constituent of the right type per member (cooperative matrices
+/// are `rules::coopmat`'s).
+fn composite_constant(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
+    let f = cx.facts;
+    let Some(ty) = inst.result_type else { return Ok(()) };
+    let parts: Vec<Option<Id>> = inst.operands.iter().filter_map(Operand::id).map(|c| f.type_of(c)).collect();
+    let expected: Vec<Id> = match f.ty(ty) {
+        Some(Type::Vector { component, count }) => vec![*component; *count as usize],
+        Some(Type::Matrix { column, count }) => vec![*column; *count as usize],
+        Some(Type::Array { element, length }) => match f.eval_int(*length) {
+            Some(n) if n == parts.len() as u64 => vec![*element; parts.len()],
+            Some(_) => return Err(TypeError::ConstituentsMismatch { op: inst.name() }),
+            None => return Ok(()),
+        },
+        Some(Type::Struct { members }) => members.clone(),
+        Some(Type::CoopMat { .. }) => return Ok(()),
+        _ => return Err(TypeError::ConstantType { op: inst.name(), expected: "composite type" }),
+    };
+    let matches = expected.len() == parts.len() && expected.iter().zip(&parts).all(|(e, p)| Some(*e) == *p);
+    if !matches {
+        return Err(TypeError::ConstituentsMismatch { op: inst.name() });
+    }
+    Ok(())
+}

@@ -1,0 +1,274 @@
+//! The Amber [`Backend`] on tangle's CPU executor: validate the module (`tangle-validate`),
+//! lower it (`tangle-exec`), dispatch, and report sanitizer findings as undefined behaviour.
+//!
+//! Requirements (`DEVICE_FEATURE`, `DEVICE_EXTENSION`, ...) are answered from the device
+//! [`Profile`]: its subgroup operations for `SubgroupSupportedOperations.*` and the rotate
+//! features/extension, and a fixed list of what the executor implements for the rest.
+
+use std::time::Duration;
+use tangle_amber::backend::{RequiredSize, Requirement};
+use tangle_amber::{Backend, BackendError, ComputeJob, JobOutput};
+use tangle_exec::profile::subgroup_ops;
+use tangle_exec::{Device, ExecError, Profile, Resources, RunOptions, SpecConstants};
+use tangle_spirv::{Module, TargetEnv};
+
+/// Features every profile offers: the executor implements them exactly, independent of the
+/// device description.
+const FEATURES: &[&str] = &[
+    "shaderInt64",
+    "shaderInt16",
+    "shaderFloat64",
+    "Float16Int8Features.shaderFloat16",
+    "Float16Int8Features.shaderInt8",
+    "Storage8BitFeatures.storageBuffer8BitAccess",
+    "Storage8BitFeatures.uniformAndStorageBuffer8BitAccess",
+    "Storage8BitFeatures.storagePushConstant8",
+    "Storage16BitFeatures.storageBuffer16BitAccess",
+    "Storage16BitFeatures.uniformAndStorageBuffer16BitAccess",
+    "Storage16BitFeatures.storagePushConstant16",
+    "VariablePointerFeatures.variablePointersStorageBuffer",
+    "VariablePointerFeatures.variablePointers",
+    "ShaderSubgroupExtendedTypesFeatures.shaderSubgroupExtendedTypes",
+    "VulkanMemoryModelFeatures.vulkanMemoryModel",
+    "VulkanMemoryModelFeatures.vulkanMemoryModelDeviceScope",
+    "ZeroInitializeWorkgroupMemoryFeatures.shaderZeroInitializeWorkgroupMemory",
+    "SubgroupSizeControl.subgroupSizeControl",
+    "SubgroupSizeControl.computeFullSubgroups",
+    "SubgroupSupportedStages.compute",
+    "BufferDeviceAddressFeatures.bufferDeviceAddress",
+    "ShaderIntegerDotProductFeatures.shaderIntegerDotProduct",
+    "ShaderMaximalReconvergenceFeatures.shaderMaximalReconvergence",
+    "CooperativeMatrixFeaturesKHR.cooperativeMatrix",
+];
+
+/// Device extensions the executor implements (rotate is checked against the profile).
+const EXTENSIONS: &[&str] = &[
+    "VK_KHR_shader_maximal_reconvergence",
+    "VK_KHR_cooperative_matrix",
+    "VK_KHR_shader_integer_dot_product",
+    "VK_KHR_shader_float16_int8",
+    "VK_KHR_16bit_storage",
+    "VK_KHR_8bit_storage",
+    "VK_KHR_storage_buffer_storage_class",
+    "VK_KHR_variable_pointers",
+    "VK_EXT_subgroup_size_control",
+    "VK_KHR_shader_subgroup_extended_types",
+    "VK_KHR_vulkan_memory_model",
+    "VK_KHR_buffer_device_address",
+    "VK_KHR_spirv_1_4",
+    "VK_KHR_shader_float_controls",
+    "VK_KHR_shader_subgroup_uniform_control_flow",
+    "VK_KHR_zero_initialize_workgroup_memory",
+    "VK_KHR_shader_non_semantic_info",
+    "VK_KHR_shader_terminate_invocation",
+    "VK_KHR_shader_atomic_int64",
+];
+
+/// Properties that hold for exact IEEE execution: denormals are preserved, rounding is to
+/// nearest even, and signed zeros, infinities and NaNs are preserved.
+const PROPERTY_PREFIXES: &[&str] = &[
+    "FloatControlsProperties.shaderDenormPreserveFloat",
+    "FloatControlsProperties.shaderRoundingModeRTEFloat",
+    "FloatControlsProperties.shaderSignedZeroInfNanPreserveFloat",
+];
+
+/// Runs Amber jobs on tangle's CPU executor.
+#[derive(Debug, Clone)]
+pub struct CpuBackend {
+    profile: Profile,
+    options: RunOptions,
+}
+
+impl CpuBackend {
+    /// A backend for `profile` with the given dispatch options (threads, step and time limits).
+    pub fn new(profile: Profile, options: RunOptions) -> Self {
+        CpuBackend { profile, options }
+    }
+
+    /// The subgroup size a job runs with: its `REQUIRED_SIZE`, else the profile's.
+    fn profile_for(&self, job: &ComputeJob) -> Result<Profile, BackendError> {
+        match job.subgroup.required_size {
+            None | Some(RequiredSize::Min) | Some(RequiredSize::Max) => Ok(self.profile.clone()),
+            Some(RequiredSize::Size(n)) => self
+                .profile
+                .clone()
+                .with_subgroup_size(n)
+                .ok_or_else(|| BackendError::Unsupported(format!("subgroup size {n}"))),
+        }
+    }
+}
+
+/// The Vulkan environment a module of this SPIR-V version runs in (what a Vulkan driver checks).
+fn vulkan_env(env: TargetEnv) -> TargetEnv {
+    if env.is_vulkan() {
+        return env;
+    }
+    let name = match env.spirv_version().minor {
+        0 => "vulkan1.0",
+        1..=3 => "vulkan1.1",
+        4 => "vulkan1.1spv1.4",
+        5 => "vulkan1.2",
+        _ => "vulkan1.3",
+    };
+    TargetEnv::parse(name).unwrap_or(env)
+}
+
+/// Validates the module; the error lists the validator's first errors.
+fn validate(module: &Module, env: TargetEnv) -> Result<(), BackendError> {
+    let options = tangle_validate::ValidateOptions::default();
+    match tangle_validate::validate(module, vulkan_env(env), &options) {
+        Ok(_) => Ok(()),
+        Err(diagnostics) => {
+            let errors: Vec<String> = diagnostics
+                .iter()
+                .filter(|d| d.severity == tangle_validate::Severity::Error)
+                .take(3)
+                .map(|d| d.render(module, "shader", None).trim_end().to_string())
+                .collect();
+            if errors.is_empty() {
+                Ok(())
+            } else {
+                Err(BackendError::Invalid(format!(
+                    "the module does not validate:\n{}",
+                    errors.join("\n")
+                )))
+            }
+        }
+    }
+}
+
+fn exec_error(e: ExecError) -> BackendError {
+    match e {
+        ExecError::Unsupported { .. } | ExecError::Limit(_) => {
+            BackendError::Unsupported(e.to_string())
+        }
+        ExecError::NoEntryPoint(_) | ExecError::Malformed { .. } | ExecError::Resource(_) => {
+            BackendError::Invalid(e.to_string())
+        }
+        ExecError::Trap(_) => BackendError::Failed(e.to_string()),
+    }
+}
+
+impl Backend for CpuBackend {
+    fn supports(&self, requirement: &Requirement) -> Result<(), String> {
+        let ops = self.profile.subgroup_operations;
+        let has = |bit: u32| ops & bit != 0;
+        let ok = match requirement {
+            Requirement::Feature(name) => match name.as_str() {
+                "ShaderSubgroupRotateFeatures.shaderSubgroupRotate" => has(subgroup_ops::ROTATE),
+                "ShaderSubgroupRotateFeatures.shaderSubgroupRotateClustered" => {
+                    has(subgroup_ops::ROTATE_CLUSTERED)
+                }
+                n => match n.strip_prefix("SubgroupSupportedOperations.") {
+                    Some(op) => match op {
+                        "basic" => has(subgroup_ops::BASIC),
+                        "vote" => has(subgroup_ops::VOTE),
+                        "arithmetic" => has(subgroup_ops::ARITHMETIC),
+                        "ballot" => has(subgroup_ops::BALLOT),
+                        "shuffle" => has(subgroup_ops::SHUFFLE),
+                        "shuffleRelative" => has(subgroup_ops::SHUFFLE_RELATIVE),
+                        "clustered" => has(subgroup_ops::CLUSTERED),
+                        "quad" => has(subgroup_ops::QUAD),
+                        "rotate" => has(subgroup_ops::ROTATE),
+                        "rotateClustered" => has(subgroup_ops::ROTATE_CLUSTERED),
+                        _ => false,
+                    },
+                    None => FEATURES.contains(&n),
+                },
+            },
+            Requirement::Extension(name) => match name.as_str() {
+                "VK_KHR_shader_subgroup_rotate" => has(subgroup_ops::ROTATE),
+                n => EXTENSIONS.contains(&n),
+            },
+            Requirement::Property(name) => PROPERTY_PREFIXES.iter().any(|p| name.starts_with(p)),
+            Requirement::InstanceExtension(name) => {
+                name == "VK_KHR_get_physical_device_properties2"
+            }
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "the '{}' profile does not offer it",
+                self.profile.name
+            ))
+        }
+    }
+
+    fn run_compute(&mut self, job: &ComputeJob) -> Result<JobOutput, BackendError> {
+        let module =
+            Module::from_words(&job.spirv).map_err(|e| BackendError::Invalid(e.to_string()))?;
+        validate(&module, job.target_env)?;
+        let profile = self.profile_for(job)?;
+        let subgroup_size = profile.subgroup_size;
+        let device = Device::new(profile);
+        let spec: SpecConstants = job
+            .spec_constants
+            .iter()
+            .map(|(id, bits)| (*id, u64::from(*bits)))
+            .collect();
+        let pipeline = device
+            .compute_pipeline(&module, &job.entry_point, &spec)
+            .map_err(exec_error)?;
+        if job.subgroup.fully_populated && pipeline.local_size()[0] % subgroup_size != 0 {
+            // VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT needs the local size in x
+            // to be a multiple of the subgroup size.
+            return Err(BackendError::Unsupported(format!(
+                "FULLY_POPULATED needs the local size in x ({}) to be a multiple of the subgroup size {subgroup_size}",
+                pipeline.local_size()[0]
+            )));
+        }
+        let mut resources = Resources {
+            push_constants: job.push_constants.clone(),
+            ..Resources::default()
+        };
+        for b in &job.bindings {
+            resources
+                .buffers
+                .insert((b.set, b.binding), b.bytes.clone());
+        }
+        let report = pipeline
+            .dispatch(&mut resources, job.groups, &self.options)
+            .map_err(exec_error)?;
+        let bindings = job
+            .bindings
+            .iter()
+            .map(|b| {
+                resources
+                    .buffers
+                    .get(&(b.set, b.binding))
+                    .cloned()
+                    .unwrap_or_else(|| b.bytes.clone())
+            })
+            .collect();
+        let undefined_behaviour = report.diagnostics.iter().map(ToString::to_string).collect();
+        let mut notes = Vec::new();
+        if report.stats.dropped_diagnostics > 0 {
+            notes.push(format!(
+                "{} further findings were not recorded",
+                report.stats.dropped_diagnostics
+            ));
+        }
+        Ok(JobOutput {
+            bindings,
+            undefined_behaviour,
+            notes,
+        })
+    }
+}
+
+/// Dispatch options from the command line's limits.
+pub fn run_options(
+    threads: usize,
+    step_limit: Option<u64>,
+    time_limit_s: Option<f64>,
+) -> RunOptions {
+    let defaults = RunOptions::default();
+    RunOptions {
+        threads,
+        step_limit: step_limit.unwrap_or(defaults.step_limit),
+        time_limit: time_limit_s
+            .and_then(|t| Duration::try_from_secs_f64(t).ok())
+            .unwrap_or(defaults.time_limit),
+    }
+}

@@ -1,0 +1,153 @@
+//! Runs every Amber script under `tests/amber/` through the `tangle` binary and checks the exit
+//! codes: `*.amber` pass (0), `fail/` fail (1), `unsupported/` need a missing feature (77),
+//! `unusable/` cannot be used (2). `pending/` holds scripts waiting on executor features and is
+//! not run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn amber_dir(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/amber")
+        .join(sub)
+}
+
+/// The `.amber` files directly inside `dir`, sorted.
+fn scripts(sub: &str) -> Vec<PathBuf> {
+    let mut list: Vec<PathBuf> = std::fs::read_dir(amber_dir(sub))
+        .unwrap_or_else(|e| panic!("tests/amber/{sub}: {e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "amber"))
+        .collect();
+    list.sort();
+    assert!(!list.is_empty(), "no scripts in tests/amber/{sub}");
+    list
+}
+
+/// Runs `tangle run SCRIPT ARGS...`: (exit code, stdout, stderr).
+fn tangle_run(script: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("the tangle binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Checks that every script in `sub` exits with `code`, reporting all that do not.
+fn expect_exit(sub: &str, code: i32) -> Vec<(PathBuf, String, String)> {
+    let mut wrong = Vec::new();
+    let mut outputs = Vec::new();
+    for script in scripts(sub) {
+        let (got, stdout, stderr) = tangle_run(&script, &["--threads", "2"]);
+        if got != code {
+            wrong.push(format!(
+                "{}: exit {got}, expected {code}\n{stdout}{stderr}",
+                script.display()
+            ));
+        }
+        outputs.push((script, stdout, stderr));
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    outputs
+}
+
+#[test]
+fn passing_scripts_exit_0() {
+    for (script, stdout, _) in expect_exit("", 0) {
+        assert!(stdout.contains("PASS"), "{}: {stdout}", script.display());
+    }
+}
+
+#[test]
+fn failing_scripts_exit_1() {
+    for (script, stdout, _) in expect_exit("fail", 1) {
+        assert!(stdout.contains("FAIL"), "{}: {stdout}", script.display());
+    }
+}
+
+#[test]
+fn a_failed_expect_prints_index_expected_and_actual() {
+    let (code, stdout, _) = tangle_run(&amber_dir("fail/expect_mismatch.amber"), &[]);
+    assert_eq!(code, 1);
+    assert!(
+        stdout.contains("expect_mismatch.amber:19: EXPECT failed"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("element 2 component 0 (byte 8): expected EQ 7, actual 6"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn unsupported_scripts_exit_77_and_name_the_requirement() {
+    for (script, stdout, _) in expect_exit("unsupported", 77) {
+        assert!(
+            stdout.contains("UNSUPPORTED") && stdout.contains("DEVICE_"),
+            "{}: {stdout}",
+            script.display()
+        );
+    }
+}
+
+#[test]
+fn unusable_scripts_exit_2() {
+    let outputs = expect_exit("unusable", 2);
+    let (_, _, stderr) = outputs
+        .iter()
+        .find(|(p, ..)| p.ends_with("parse_error.amber"))
+        .expect("parse_error.amber");
+    assert!(
+        stderr.contains("parse_error.amber:3:23: unknown or unsupported type 'uint33'"),
+        "{stderr}"
+    );
+    let (_, stdout, _) = outputs
+        .iter()
+        .find(|(p, ..)| p.ends_with("compile_error.amber"))
+        .expect("compile_error.amber");
+    assert!(stdout.contains("line 6: 'undeclared_variable'"), "{stdout}");
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count() {
+    for script in scripts("") {
+        let (c1, one, _) = tangle_run(&script, &["--threads", "1", "--json"]);
+        let (c4, four, _) = tangle_run(&script, &["--threads", "4", "--json"]);
+        assert_eq!((c1, &one), (c4, &four), "{}", script.display());
+    }
+}
+
+#[test]
+fn json_reports_every_expectation() {
+    let (code, stdout, _) = tangle_run(&amber_dir("fail/expect_mismatch.amber"), &["--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("valid JSON");
+    let report = &v["report"];
+    assert_eq!(report["status"], "Fail");
+    assert_eq!(report["runs"], 1);
+    let expects = report["expects"].as_array().expect("an expects array");
+    assert_eq!(expects.len(), 2);
+    assert_eq!(expects[0]["passed"], true);
+    assert_eq!(expects[1]["passed"], false);
+    assert_eq!(expects[1]["mismatches"][0]["byte_offset"], 8);
+    assert_eq!(expects[1]["mismatches"][0]["actual"], "6");
+}
+
+#[test]
+fn limits_and_options_are_passed_through() {
+    let script = amber_dir("control_flow.amber");
+    let (code, stdout, _) = tangle_run(&script, &["--step-limit", "20"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("step limit"), "{stdout}");
+    assert_eq!(tangle_run(&script, &["--profile", "lavapipe"]).0, 0);
+    assert_eq!(tangle_run(&script, &["--subgroup-size", "4"]).0, 0);
+    assert_eq!(tangle_run(&script, &["--subgroup-size", "3"]).0, 2);
+    assert_eq!(tangle_run(&script, &["--profile", "no-such-device"]).0, 2);
+    assert_eq!(tangle_run(&amber_dir("no-such-script.amber"), &[]).0, 2);
+}
