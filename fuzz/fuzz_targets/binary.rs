@@ -8,13 +8,25 @@ use tangle_spirv::text::{disassemble, DisassembleOptions};
 use tangle_spirv::Module;
 
 fuzz_target!(|bytes: &[u8]| {
-    let Ok(module) = Module::from_bytes(bytes) else { return };
+    let Ok(module) = Module::from_bytes(bytes) else {
+        return;
+    };
     for raw_id in [false, true] {
-        let text = disassemble(&module, &DisassembleOptions { raw_id, header: true, indent: true });
+        let text = disassemble(
+            &module,
+            &DisassembleOptions {
+                raw_id,
+                header: true,
+                indent: true,
+            },
+        );
         assert!(text.starts_with("; SPIR-V\n"));
     }
     // Decoding keeps every word: writing gives back the input (in tangle's little-endian order).
     let words = words_from_bytes(bytes).expect("decoded input is whole words");
     assert_eq!(module.to_words(), words, "re-encoding changed the module");
-    assert_eq!(Module::from_bytes(&words_to_bytes(&words)).as_ref(), Ok(&module));
+    assert_eq!(
+        Module::from_bytes(&words_to_bytes(&words)).as_ref(),
+        Ok(&module)
+    );
 });

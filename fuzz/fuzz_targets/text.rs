@@ -7,11 +7,21 @@ use tangle_spirv::text::{assemble, disassemble, AssembleOptions, DisassembleOpti
 
 fuzz_target!(|source: &str| {
     let options = AssembleOptions::default();
-    let Ok((module, _)) = assemble(source, &options) else { return };
+    let Ok((module, _)) = assemble(source, &options) else {
+        return;
+    };
     let _ = disassemble(&module, &DisassembleOptions::default());
-    let raw = disassemble(&module, &DisassembleOptions { raw_id: true, header: false, indent: false });
+    let raw = disassemble(
+        &module,
+        &DisassembleOptions {
+            raw_id: true,
+            header: false,
+            indent: false,
+        },
+    );
     // What tangle prints, tangle reads: the re-assembled module has the same instructions,
     // since raw ids are already numbered in order of first appearance after one assembly.
-    let (again, _) = assemble(&raw, &options).unwrap_or_else(|e| panic!("own disassembly rejected: {e}\n{raw}"));
+    let (again, _) =
+        assemble(&raw, &options).unwrap_or_else(|e| panic!("own disassembly rejected: {e}\n{raw}"));
     assert_eq!(again.to_words(), module.to_words());
 });

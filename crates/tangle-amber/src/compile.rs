@@ -30,6 +30,20 @@ pub fn target_env(shader: &Shader) -> TargetEnv {
     shader.target_env.unwrap_or(DEFAULT_TARGET_ENV)
 }
 
+/// The environment a compiled shader runs in: its `TARGET_ENV`; else, for a binary (SPIRV-HEX),
+/// the SPIR-V version in its header, since no compiler chose one; else amber's default spv1.0.
+pub fn job_env(shader: &Shader, words: &[u32]) -> TargetEnv {
+    let header = words
+        .get(1)
+        .filter(|_| shader.format == ShaderFormat::SpirvHex && shader.target_env.is_none());
+    match header.map(|w| ((w >> 16) & 0xff, (w >> 8) & 0xff)) {
+        Some((1, minor @ 0..=6)) => {
+            TargetEnv::parse(&format!("spv1.{minor}")).unwrap_or(DEFAULT_TARGET_ENV)
+        }
+        _ => target_env(shader),
+    }
+}
+
 /// Compiles one shader to SPIR-V words.
 pub fn compile(shader: &Shader) -> Result<Vec<u32>, CompileError> {
     let fail = |message: String| CompileError {
@@ -167,6 +181,39 @@ pub fn glsl(source: &str, env: TargetEnv) -> Result<Vec<u32>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn binaries_without_target_env_keep_their_header_version() {
+        let shader = |format, env: Option<&str>| Shader {
+            name: "s".into(),
+            format,
+            target_env: env.and_then(TargetEnv::parse),
+            source: String::new(),
+            at: crate::error::Location::default(),
+            first_line: 1,
+        };
+        let words = [0x0723_0203, 0x0001_0300];
+        assert_eq!(
+            job_env(&shader(ShaderFormat::SpirvHex, None), &words).to_string(),
+            "spv1.3"
+        );
+        assert_eq!(
+            job_env(&shader(ShaderFormat::SpirvHex, Some("vulkan1.2")), &words).to_string(),
+            "vulkan1.2"
+        );
+        assert_eq!(
+            job_env(&shader(ShaderFormat::Glsl, None), &words).to_string(),
+            "spv1.0"
+        );
+        assert_eq!(
+            job_env(
+                &shader(ShaderFormat::SpirvHex, None),
+                &[0x0723_0203, 0x0009_0000]
+            )
+            .to_string(),
+            "spv1.0"
+        );
+    }
 
     #[test]
     fn hex_packs_little_endian() {

@@ -21,19 +21,20 @@ pub enum Layout {
     Std430,
 }
 
-/// The byte offsets of an element's components and the element stride.
+/// The byte offsets and types of an element's components, and the element stride.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ElementLayout {
-    /// The component type (all components share it).
-    pub scalar: Scalar,
+    /// The type of each component (one entry per offset; a struct mixes types).
+    pub scalars: Vec<Scalar>,
     /// Bytes from one element to the next, padding included.
     pub stride: usize,
     /// Byte offset of each component inside the element, in value order (column-major).
     pub offsets: Vec<usize>,
 }
 
-fn round_up(n: usize, to: usize) -> usize {
-    n.div_ceil(to) * to
+/// `n` rounded up to a multiple of `to` (`to` > 0).
+pub(crate) fn round_up(n: usize, to: usize) -> usize {
+    n.div_ceil(to.max(1)).saturating_mul(to.max(1))
 }
 
 impl ElementLayout {
@@ -44,7 +45,7 @@ impl ElementLayout {
         let columns = usize::from(ty.columns);
         if ty.packed {
             return ElementLayout {
-                scalar: ty.scalar,
+                scalars: vec![ty.scalar; rows],
                 stride: size * rows,
                 offsets: (0..rows).map(|r| r * size).collect(),
             };
@@ -65,7 +66,7 @@ impl ElementLayout {
             stride = round_up(stride, 16);
         }
         ElementLayout {
-            scalar: ty.scalar,
+            scalars: vec![ty.scalar; rows * columns],
             stride,
             offsets,
         }
@@ -74,6 +75,11 @@ impl ElementLayout {
     /// Components per element.
     pub fn components(&self) -> usize {
         self.offsets.len()
+    }
+
+    /// The type of the `i`-th component counted across elements.
+    pub fn scalar(&self, i: usize) -> Option<Scalar> {
+        self.scalars.get(i.checked_rem(self.components())?).copied()
     }
 
     /// Encodes `count` elements from `values`, consumed component by component; components past
@@ -92,7 +98,10 @@ impl ElementLayout {
     /// Writes `value` as the `i`-th component (counted across elements); a component past the end
     /// of `bytes` is ignored.
     pub fn write(&self, bytes: &mut [u8], i: usize, value: Number) -> Result<(), String> {
-        let encoded = value.encode(self.scalar)?;
+        let Some(scalar) = self.scalar(i) else {
+            return Ok(());
+        };
+        let encoded = value.encode(scalar)?;
         let slot = self
             .byte_offset(i)
             .and_then(|at| bytes.get_mut(at..at.checked_add(encoded.len())?));
@@ -112,7 +121,7 @@ impl ElementLayout {
     /// Reads the `i`-th component (counted across elements) of `bytes`, `None` past the end.
     pub fn component(&self, bytes: &[u8], i: usize) -> Option<Component> {
         let at = self.byte_offset(i)?;
-        Component::decode(bytes.get(at..)?, self.scalar)
+        Component::decode(bytes.get(at..)?, self.scalar(i)?)
     }
 }
 

@@ -4,7 +4,8 @@
 //! [`parse`] reads the compute subset of AmberScript (`shared/notes/amber-format.md`) into a
 //! [`Script`]: requirements (`DEVICE_FEATURE`, `DEVICE_EXTENSION`, ...), shaders (GLSL,
 //! SPIRV-ASM, SPIRV-HEX source with a `TARGET_ENV`), buffers (already encoded to bytes under
-//! their std140/std430 [`layout`]), pipelines (shader, entry point, specialization, `SUBGROUP`
+//! their std140/std430 [`layout`]; elements are scalars, vectors, matrices, `T[]` arrays,
+//! texel formats or `STRUCT`s), pipelines (shader, entry point, specialization, `SUBGROUP`
 //! control, descriptor bindings, push constants) and commands (`RUN`, `EXPECT`, `COPY`,
 //! `REPEAT`). Names are resolved at parse time, so a script that parses refers only to things it
 //! declares, and nothing runs before the whole script has parsed.

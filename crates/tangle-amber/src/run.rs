@@ -5,7 +5,7 @@
 //! backend error, an unsupported job or a compile error stops the run.
 
 use crate::backend::{Backend, BackendError, ComputeJob, JobBinding};
-use crate::compile::{compile, target_env};
+use crate::compile::{compile, job_env};
 use crate::report::{RunReport, Status};
 use crate::script::{Command, Pipeline, Script};
 use crate::verify::verify;
@@ -107,7 +107,7 @@ impl Runner<'_, '_> {
             .script
             .shaders
             .get(p.shader)
-            .map(target_env)
+            .map(|shader| job_env(shader, &spirv))
             .unwrap_or(crate::compile::DEFAULT_TARGET_ENV);
         let mut bindings = Vec::with_capacity(p.bindings.len());
         let mut ranges = Vec::with_capacity(p.bindings.len());

@@ -82,8 +82,8 @@ pub struct Shader {
 pub struct Buffer {
     /// The buffer's name.
     pub name: String,
-    /// The element type.
-    pub data_type: DataType,
+    /// The element type; `None` for a `STRUCT`.
+    pub data_type: Option<DataType>,
     /// `STD140` or `STD430`.
     pub layout: Layout,
     /// Where the components of one element lie.
@@ -121,7 +121,7 @@ pub struct Binding {
 }
 
 /// `REQUIRED_SIZE` of a `SUBGROUP` block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 pub enum RequiredSize {
     /// An explicit power of two.
     Size(u32),
@@ -132,7 +132,7 @@ pub enum RequiredSize {
 }
 
 /// The `SUBGROUP` block of a pipeline (VK_EXT_subgroup_size_control).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 pub struct SubgroupControl {
     /// `REQUIRED_SIZE`.
     pub required_size: Option<RequiredSize>,

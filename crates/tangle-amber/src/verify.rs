@@ -11,6 +11,7 @@
 use crate::layout::ElementLayout;
 use crate::report::{ExpectResult, Mismatch, MAX_MISMATCHES};
 use crate::script::{Check, CompareOp, Expect, Script, Tolerance};
+use crate::types::Scalar;
 use crate::value::{Component, Number};
 
 /// Collects mismatches, keeping the first few.
@@ -132,7 +133,7 @@ pub fn verify(script: &Script, buffers: &[Vec<u8>], expect: &Expect) -> ExpectRe
             );
             let first = offset / layout.stride.max(1) * layout.components();
             for (j, value) in values.iter().enumerate() {
-                let i = first + j;
+                let i = first.saturating_add(j);
                 let Some(actual) = layout.component(bytes, i) else {
                     result.message = format!(
                         "{name} IDX {offset}: the probe of {} values runs past the end of the buffer ({} bytes)",
@@ -141,7 +142,8 @@ pub fn verify(script: &Script, buffers: &[Vec<u8>], expect: &Expect) -> ExpectRe
                     );
                     return result;
                 };
-                let Some(expected) = expected_component(*value, layout) else {
+                let Some(expected) = layout.scalar(i).and_then(|s| expected_component(*value, s))
+                else {
                     result.message = format!("{name}: {value} does not fit the element type");
                     return result;
                 };
@@ -233,8 +235,8 @@ fn bits(c: Component) -> (i128, u64) {
 }
 
 /// An expected literal converted to the element type.
-fn expected_component(value: Number, layout: &ElementLayout) -> Option<Component> {
-    Component::decode(&value.encode(layout.scalar).ok()?, layout.scalar)
+fn expected_component(value: Number, scalar: Scalar) -> Option<Component> {
+    Component::decode(&value.encode(scalar).ok()?, scalar)
 }
 
 #[cfg(test)]

@@ -8,19 +8,42 @@
 use std::time::{Duration, Instant};
 use tangle_exec::{Device, Profile, Resources, RunOptions, SpecConstants};
 
-const ALU: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench/alu_hash.comp"));
-const SAXPY: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench/saxpy.comp"));
+const ALU: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/bench/alu_hash.comp"
+));
+const SAXPY: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/bench/saxpy.comp"
+));
 
 fn compile(src: &str) -> tangle_spirv::Module {
-    use glslang::{Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target, VulkanVersion};
+    use glslang::{
+        Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target,
+        VulkanVersion,
+    };
     let compiler = Compiler::acquire().expect("glslang");
     let source = ShaderSource::from(src.to_string());
     let options = CompilerOptions {
-        target: Target::Vulkan { version: VulkanVersion::Vulkan1_3, spirv_version: SpirvVersion::SPIRV1_6 },
+        target: Target::Vulkan {
+            version: VulkanVersion::Vulkan1_3,
+            spirv_version: SpirvVersion::SPIRV1_6,
+        },
         ..CompilerOptions::default()
     };
-    let input = ShaderInput::new(&source, ShaderStage::Compute, &options, None::<&[(&str, Option<&str>)]>, None).expect("input");
-    let words = compiler.create_shader(input).expect("parse").compile().expect("compile");
+    let input = ShaderInput::new(
+        &source,
+        ShaderStage::Compute,
+        &options,
+        None::<&[(&str, Option<&str>)]>,
+        None,
+    )
+    .expect("input");
+    let words = compiler
+        .create_shader(input)
+        .expect("parse")
+        .compile()
+        .expect("compile");
     tangle_spirv::binary::read(&words).expect("read")
 }
 
@@ -54,23 +77,44 @@ fn alu_rust(n: u32, iters: u32) -> Vec<u32> {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let threads = args.iter().position(|a| a == "--threads").and_then(|i| args.get(i + 1)).and_then(|s| s.parse().ok()).unwrap_or(1usize);
-    let scale = if args.iter().any(|a| a == "--quick") { 16 } else { 1 };
+    let threads = args
+        .iter()
+        .position(|a| a == "--threads")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1usize);
+    let scale = if args.iter().any(|a| a == "--quick") {
+        16
+    } else {
+        1
+    };
     let device = Device::new(Profile::default());
-    let options = RunOptions { threads, ..RunOptions::default() };
+    let options = RunOptions {
+        threads,
+        ..RunOptions::default()
+    };
     println!("tangle-exec bench: subgroup size 32, {threads} thread(s)");
 
     // ALU-bound: 16384 groups of 64, iters = 256.
     let groups = 16384 / scale;
     let n = groups * 64;
     let iters = 256u32;
-    let pipeline = device.compute_pipeline(&compile(ALU), "main", &SpecConstants::new()).expect("pipeline");
+    let pipeline = device
+        .compute_pipeline(&compile(ALU), "main", &SpecConstants::new())
+        .expect("pipeline");
     let mut res = Resources::default();
     res.buffers.insert((0, 0), vec![0u8; n as usize * 4]);
     res.push_constants = iters.to_le_bytes().to_vec();
-    let (report, t_exec) = time(|| pipeline.dispatch(&mut res, [groups, 1, 1], &options).expect("dispatch"));
+    let (report, t_exec) = time(|| {
+        pipeline
+            .dispatch(&mut res, [groups, 1, 1], &options)
+            .expect("dispatch")
+    });
     let (expect, t_rust) = time(|| alu_rust(n, iters));
-    let got: Vec<u32> = res.buffers[&(0, 0)].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let got: Vec<u32> = res.buffers[&(0, 0)]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     assert_eq!(got, expect, "alu_hash result differs from plain Rust");
     let bodies = f64::from(n) * f64::from(iters);
     println!(
@@ -95,20 +139,39 @@ fn main() {
     };
     let x: Vec<f32> = (0..n).map(|_| rnd()).collect();
     let y: Vec<f32> = (0..n).map(|_| rnd()).collect();
-    let pipeline = device.compute_pipeline(&compile(SAXPY), "main", &SpecConstants::new()).expect("pipeline");
+    let pipeline = device
+        .compute_pipeline(&compile(SAXPY), "main", &SpecConstants::new())
+        .expect("pipeline");
     let mut res = Resources::default();
-    res.buffers.insert((0, 0), x.iter().flat_map(|v| v.to_le_bytes()).collect());
-    res.buffers.insert((0, 1), y.iter().flat_map(|v| v.to_le_bytes()).collect());
-    res.push_constants = a.to_le_bytes().iter().chain(n.to_le_bytes().iter()).copied().collect();
-    let (_, t_exec) = time(|| pipeline.dispatch(&mut res, [groups, 1, 1], &options).expect("dispatch"));
+    res.buffers
+        .insert((0, 0), x.iter().flat_map(|v| v.to_le_bytes()).collect());
+    res.buffers
+        .insert((0, 1), y.iter().flat_map(|v| v.to_le_bytes()).collect());
+    res.push_constants = a
+        .to_le_bytes()
+        .iter()
+        .chain(n.to_le_bytes().iter())
+        .copied()
+        .collect();
+    let (_, t_exec) = time(|| {
+        pipeline
+            .dispatch(&mut res, [groups, 1, 1], &options)
+            .expect("dispatch")
+    });
     let mut yr = y.clone();
     let (_, t_rust) = time(|| {
         for (yv, xv) in yr.iter_mut().zip(&x) {
-            *yv = a * *xv + *yv;
+            *yv += a * *xv;
         }
     });
-    let got: Vec<f32> = res.buffers[&(0, 1)].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-    assert!(got.iter().zip(&yr).all(|(g, e)| g.to_bits() == e.to_bits()), "saxpy result differs from plain Rust");
+    let got: Vec<f32> = res.buffers[&(0, 1)]
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    assert!(
+        got.iter().zip(&yr).all(|(g, e)| g.to_bits() == e.to_bits()),
+        "saxpy result differs from plain Rust"
+    );
     let bytes = 12.0 * f64::from(n);
     println!(
         "saxpy     n={n}: tangle {:.3} s ({:.2} GB/s), plain Rust {:.4} s ({:.2} GB/s); ratio {:.4}x",
@@ -119,6 +182,9 @@ fn main() {
         t_rust.as_secs_f64() / t_exec.as_secs_f64()
     );
     if let Some(kib) = peak_rss_kib() {
-        println!("peak memory (VmHWM): {:.1} MiB (inputs and outputs included)", kib as f64 / 1024.0);
+        println!(
+            "peak memory (VmHWM): {:.1} MiB (inputs and outputs included)",
+            kib as f64 / 1024.0
+        );
     }
 }

@@ -41,13 +41,20 @@ impl Device {
         let [x, y, z] = program.local_size;
         let invocations = u64::from(x) * u64::from(y) * u64::from(z);
         let max = self.profile.max_workgroup_size;
-        if x > max[0] || y > max[1] || z > max[2] || invocations > u64::from(self.profile.max_workgroup_invocations) {
+        if x > max[0]
+            || y > max[1]
+            || z > max[2]
+            || invocations > u64::from(self.profile.max_workgroup_invocations)
+        {
             return Err(ExecError::Limit(format!(
                 "workgroup size {x}x{y}x{z} exceeds the device's limits ({}x{}x{}, {} invocations)",
                 max[0], max[1], max[2], self.profile.max_workgroup_invocations
             )));
         }
-        Ok(Pipeline { program: Arc::new(program), profile: self.profile.clone() })
+        Ok(Pipeline {
+            program: Arc::new(program),
+            profile: self.profile.clone(),
+        })
     }
 }
 
@@ -70,7 +77,12 @@ impl Pipeline {
     }
 
     /// Runs a grid of `groups` workgroups over `resources`; buffers are updated in place.
-    pub fn dispatch(&self, resources: &mut Resources, groups: [u32; 3], options: &RunOptions) -> Result<Report, ExecError> {
+    pub fn dispatch(
+        &self,
+        resources: &mut Resources,
+        groups: [u32; 3],
+        options: &RunOptions,
+    ) -> Result<Report, ExecError> {
         crate::run::dispatch(self, resources, groups, options)
     }
 }
@@ -106,6 +118,10 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { threads: 0, step_limit: 100_000_000, time_limit: Duration::from_secs(60) }
+        RunOptions {
+            threads: 0,
+            step_limit: 100_000_000,
+            time_limit: Duration::from_secs(60),
+        }
     }
 }

@@ -19,7 +19,11 @@ pub struct InstRef {
 impl InstRef {
     /// The location of a module instruction.
     pub fn of(inst: &tangle_spirv::module::Instruction) -> Self {
-        InstRef { name: inst.name(), result_id: inst.result_id, offset: inst.offset }
+        InstRef {
+            name: inst.name(),
+            result_id: inst.result_id,
+            offset: inst.offset,
+        }
     }
 }
 
@@ -64,7 +68,11 @@ pub enum ExecError {
 pub enum Trap {
     /// An invocation executed more instructions than `RunOptions::step_limit`.
     #[error("step limit of {limit} instructions exceeded at {at} by invocation {invocation:?} (runaway loop?)")]
-    StepLimit { limit: u64, at: InstRef, invocation: [u32; 3] },
+    StepLimit {
+        limit: u64,
+        at: InstRef,
+        invocation: [u32; 3],
+    },
     /// The run took longer than `RunOptions::time_limit`.
     #[error("time limit of {limit_ms} ms exceeded at {at}")]
     TimeLimit { limit_ms: u128, at: InstRef },
@@ -72,16 +80,24 @@ pub enum Trap {
     #[error("{at} executed by invocation {invocation:?}")]
     Unreachable { at: InstRef, invocation: [u32; 3] },
     /// Subgroups of a workgroup can make no progress (a barrier that not every invocation reaches).
-    #[error("deadlock at {at}: a barrier that not every invocation of workgroup {workgroup:?} reaches")]
+    #[error(
+        "deadlock at {at}: a barrier that not every invocation of workgroup {workgroup:?} reaches"
+    )]
     Deadlock { at: InstRef, workgroup: [u32; 3] },
 }
 
 /// Shorthand for building [`ExecError::Unsupported`].
 pub(crate) fn unsupported(at: &InstRef, what: impl Into<String>) -> ExecError {
-    ExecError::Unsupported { at: at.clone(), what: what.into() }
+    ExecError::Unsupported {
+        at: at.clone(),
+        what: what.into(),
+    }
 }
 
 /// Shorthand for building [`ExecError::Malformed`].
 pub(crate) fn malformed(at: &InstRef, message: impl Into<String>) -> ExecError {
-    ExecError::Malformed { at: at.clone(), message: message.into() }
+    ExecError::Malformed {
+        at: at.clone(),
+        message: message.into(),
+    }
 }

@@ -26,7 +26,16 @@ pub mod subgroup_ops {
     /// `VK_SUBGROUP_FEATURE_ROTATE_CLUSTERED_BIT_KHR`.
     pub const ROTATE_CLUSTERED: u32 = 0x400;
     /// Every class tangle implements.
-    pub const ALL: u32 = BASIC | VOTE | ARITHMETIC | BALLOT | SHUFFLE | SHUFFLE_RELATIVE | CLUSTERED | QUAD | ROTATE | ROTATE_CLUSTERED;
+    pub const ALL: u32 = BASIC
+        | VOTE
+        | ARITHMETIC
+        | BALLOT
+        | SHUFFLE
+        | SHUFFLE_RELATIVE
+        | CLUSTERED
+        | QUAD
+        | ROTATE
+        | ROTATE_CLUSTERED;
 }
 
 /// A device description a dispatch runs against.
@@ -55,12 +64,14 @@ impl Default for Profile {
     fn default() -> Self {
         Profile {
             name: "default".to_string(),
-            description: "tangle's default device: subgroup size 32, every subgroup operation".to_string(),
+            description: "tangle's default device: subgroup size 32, every subgroup operation"
+                .to_string(),
             subgroup_size: 32,
             subgroup_operations: subgroup_ops::ALL,
             max_workgroup_size: [1024, 1024, 64],
             max_workgroup_invocations: 1024,
-            max_workgroup_count: [65535, 65535, 65535],
+            // As NVIDIA reports; Vulkan's minimum is 65535 in each dimension.
+            max_workgroup_count: [2_147_483_647, 65535, 65535],
             max_shared_memory: 49152,
         }
     }
@@ -72,7 +83,8 @@ impl Profile {
         let default = Profile::default();
         let lavapipe = Profile {
             name: "lavapipe".to_string(),
-            description: "Mesa lavapipe on AVX2 hosts (subgroup size 8; from driver source)".to_string(),
+            description: "Mesa lavapipe on AVX2 hosts (subgroup size 8; from driver source)"
+                .to_string(),
             subgroup_size: 8,
             max_workgroup_count: [65535, 65535, 65535],
             max_shared_memory: 32768,
@@ -94,7 +106,8 @@ impl Profile {
         };
         let intel = Profile {
             name: "intel".to_string(),
-            description: "Intel Arc (DG2) with ANV (subgroup size 32; from driver source)".to_string(),
+            description: "Intel Arc (DG2) with ANV (subgroup size 32; from driver source)"
+                .to_string(),
             subgroup_size: 32,
             max_shared_memory: 65536,
             ..default.clone()
@@ -110,7 +123,10 @@ impl Profile {
     /// This profile with another subgroup size; `None` unless `n` is a power of two in 1..=128.
     pub fn with_subgroup_size(self, n: u32) -> Option<Profile> {
         if n.is_power_of_two() && n <= 128 {
-            Some(Profile { subgroup_size: n, ..self })
+            Some(Profile {
+                subgroup_size: n,
+                ..self
+            })
         } else {
             None
         }
@@ -124,9 +140,17 @@ mod tests {
     #[test]
     fn named_profiles() {
         assert_eq!(Profile::default().subgroup_size, 32);
-        assert_eq!(Profile::by_name("lavapipe").map(|p| p.subgroup_size), Some(8));
+        assert_eq!(
+            Profile::by_name("lavapipe").map(|p| p.subgroup_size),
+            Some(8)
+        );
         assert!(Profile::by_name("nope").is_none());
-        assert_eq!(Profile::default().with_subgroup_size(4).map(|p| p.subgroup_size), Some(4));
+        assert_eq!(
+            Profile::default()
+                .with_subgroup_size(4)
+                .map(|p| p.subgroup_size),
+            Some(4)
+        );
         assert!(Profile::default().with_subgroup_size(3).is_none());
         assert!(Profile::default().with_subgroup_size(256).is_none());
     }

@@ -24,17 +24,32 @@ pub enum Finding {
     ShiftTooLarge { shift: u64, bits: u32 },
     /// A pointer that points into no known memory (e.g. a bad `OpConvertUToPtr`).
     BadPointer { address: u64 },
+    /// A group instruction's undefined case ([`crate::check::group`]).
+    Group(crate::check::group::GroupFinding),
+    /// An AccSat dot product's intermediate overflow ([`crate::check::dot`]).
+    DotAccSatOverflow(crate::check::dot::DotOverflow),
 }
 
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Finding::OutOfBounds { region, offset, len, size } => {
+            Finding::OutOfBounds {
+                region,
+                offset,
+                len,
+                size,
+            } => {
                 write!(f, "out-of-bounds access of {len} bytes at byte offset {offset} of {region} ({size} bytes)")
             }
             Finding::DivisionByZero => write!(f, "integer division by zero"),
-            Finding::ShiftTooLarge { shift, bits } => write!(f, "shift by {shift} of a {bits}-bit value"),
-            Finding::BadPointer { address } => write!(f, "pointer {address:#x} points into no memory"),
+            Finding::ShiftTooLarge { shift, bits } => {
+                write!(f, "shift by {shift} of a {bits}-bit value")
+            }
+            Finding::BadPointer { address } => {
+                write!(f, "pointer {address:#x} points into no memory")
+            }
+            Finding::Group(g) => write!(f, "{g}"),
+            Finding::DotAccSatOverflow(d) => write!(f, "{d}"),
         }
     }
 }
@@ -53,7 +68,11 @@ pub struct Diagnostic {
 impl fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let [x, y, z] = self.invocation;
-        write!(f, "{}: {} by invocation ({x}, {y}, {z})", self.at, self.finding)
+        write!(
+            f,
+            "{}: {} by invocation ({x}, {y}, {z})",
+            self.at, self.finding
+        )
     }
 }
 

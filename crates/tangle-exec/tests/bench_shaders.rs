@@ -3,8 +3,14 @@
 mod common;
 use common::*;
 
-const ALU: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench/alu_hash.comp"));
-const SAXPY: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/bench/saxpy.comp"));
+const ALU: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/bench/alu_hash.comp"
+));
+const SAXPY: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../../shared/bench/saxpy.comp"
+));
 
 fn alu_reference(i: u32, iters: u32) -> u32 {
     let mut x = i.wrapping_mul(2654435761).wrapping_add(1);

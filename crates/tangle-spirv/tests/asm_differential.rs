@@ -435,3 +435,32 @@ fn random_texts_assemble_like_spirv_as() {
         failures.join("\n---\n")
     );
 }
+
+#[test]
+fn extension_fixtures_round_trip_through_the_disassembler() {
+    use tangle_spirv::text::{disassemble, DisassembleOptions};
+    for path in spvasm_files(CASES) {
+        let env = TargetEnv::parse(&fixture_env(&path)).expect("fixture target env");
+        let options = AssembleOptions { target_env: env };
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        let (module, _) =
+            assemble(&text, &options).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        for dis in [
+            DisassembleOptions::default(),
+            DisassembleOptions {
+                raw_id: true,
+                ..DisassembleOptions::default()
+            },
+        ] {
+            let printed = disassemble(&module, &dis);
+            let (again, _) = assemble(&printed, &options)
+                .unwrap_or_else(|e| panic!("{}: {e}\n{printed}", path.display()));
+            assert_eq!(
+                again.to_words(),
+                module.to_words(),
+                "{}: as → dis → as changed the words",
+                path.display()
+            );
+        }
+    }
+}

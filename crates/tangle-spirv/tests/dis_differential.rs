@@ -192,6 +192,21 @@ fn random_float_bits(rng: &mut Rng, width: u32, fraction: u32) -> u64 {
     }
 }
 
+/// A random integer literal of `width` bits, spread over magnitudes; narrow signed values are
+/// sign-extended to 32 bits and narrow unsigned ones zero-extended, as the binary form requires.
+fn random_int_bits(rng: &mut Rng, width: u32, signed: bool) -> u64 {
+    let raw = rng.next() >> rng.below(64);
+    if width == 64 {
+        return raw;
+    }
+    let raw = raw & ((1 << width) - 1);
+    if signed && width < 32 && (raw >> (width - 1)) & 1 == 1 {
+        raw | (u64::from(u32::MAX) << width & u64::from(u32::MAX))
+    } else {
+        raw
+    }
+}
+
 /// Random constants of every scalar type, random switch literals and random colliding names, in
 /// one module, against `spirv-dis`.
 #[test]
@@ -271,18 +286,7 @@ fn random_literals_and_names_match_spirv_dis() {
         let bits = if kind == 2 {
             random_float_bits(&mut rng, width, fraction)
         } else {
-            let raw = rng.next() >> rng.below(64);
-            let raw = if width == 64 {
-                raw
-            } else {
-                raw & ((1 << width) - 1)
-            };
-            // Narrow signed literals are sign-extended to 32 bits, as the binary form requires.
-            if kind == 1 && width < 32 && raw >> (width - 1) & 1 == 1 {
-                raw | (u64::from(u32::MAX) << width & u64::from(u32::MAX))
-            } else {
-                raw
-            }
+            random_int_bits(&mut rng, width, kind == 1)
         };
         let literal = if width == 64 {
             Operand::Wide(bits)
@@ -292,8 +296,8 @@ fn random_literals_and_names_match_spirv_dis() {
         let id = fresh(&mut next_id);
         let opcode = if i % 5 == 0 { 50 } else { 43 }; // OpSpecConstant or OpConstant
         constants.push(op(opcode, Some(ty), Some(id), vec![literal]));
-        if kind != 2 && opcode == 43 && width >= 32 {
-            selectors.push((id, width));
+        if kind != 2 && opcode == 43 {
+            selectors.push((id, width, kind == 1));
         }
     }
     // Names drawn from a small alphabet so that they collide and need sanitizing.
@@ -330,11 +334,11 @@ fn random_literals_and_names_match_spirv_dis() {
         ],
     ));
     insts.push(op(248, None, Some(fresh(&mut next_id)), vec![]));
-    for (selector, width) in selectors.iter().take(40) {
+    for (selector, width, signed) in selectors.iter().take(60) {
         let target = fresh(&mut next_id);
         let mut operands = vec![Operand::Id(*selector), Operand::Id(target)];
         for _ in 0..3 {
-            let v = rng.next() >> rng.below(64);
+            let v = random_int_bits(&mut rng, *width, *signed);
             operands.push(if *width == 64 {
                 Operand::Wide(v)
             } else {

@@ -66,14 +66,40 @@ fn compile(name: &str, source: &str) -> Vec<u32> {
     shader.compile().unwrap_or_else(|e| panic!("{name}: {e:?}"))
 }
 
-/// The extensions each shader must end up declaring, so a silently dropped feature is caught.
-fn expected_extension(name: &str) -> &'static str {
+/// What each shader must compile to, so that a silently dropped feature is caught.
+fn expected_features(name: &str) -> &'static [&'static str] {
     match name {
-        "rotate.comp" => "OpCapability GroupNonUniformRotateKHR",
-        "dot.comp" => "OpCapability DotProductInput4x8BitPacked",
-        "coopmat.comp" => "OpCooperativeMatrixMulAddKHR",
-        "reconverge.comp" => "OpExecutionMode %main MaximallyReconvergesKHR",
-        _ => "OpCapability Shader",
+        "rotate.comp" => &[
+            "OpExtension \"SPV_KHR_subgroup_rotate\"",
+            "OpCapability GroupNonUniformRotateKHR",
+            "OpGroupNonUniformRotateKHR %uint %uint_3 ",
+            "OpGroupNonUniformRotateKHR %v4float %uint_3 ",
+        ],
+        "dot.comp" => &[
+            "OpCapability DotProductInput4x8BitPacked",
+            "OpCapability DotProductInput4x8Bit\n",
+            "OpSDot %int",
+            "OpUDot %uint",
+            "OpSDotAccSat %int",
+            "OpSUDotAccSat %int",
+            "OpUDotAccSat %uint",
+            "PackedVectorFormat4x8Bit",
+        ],
+        "coopmat.comp" => &[
+            "OpExtension \"SPV_KHR_cooperative_matrix\"",
+            "OpTypeCooperativeMatrixKHR %half %uint_3 %uint_16 %uint_16 %uint_0",
+            "OpCooperativeMatrixLoadKHR",
+            "OpCooperativeMatrixMulAddKHR",
+            "OpCooperativeMatrixLengthKHR",
+            "OpCooperativeMatrixStoreKHR",
+        ],
+        "reconverge.comp" => &[
+            "OpExtension \"SPV_KHR_maximal_reconvergence\"",
+            "OpExecutionMode %main MaximallyReconvergesKHR",
+            "OpSwitch",
+            "OpLoopMerge",
+        ],
+        _ => &["OpCapability Shader"],
     }
 }
 
@@ -196,11 +222,12 @@ fn glslang_shaders_disassemble_like_spirv_dis_and_reassemble_to_the_same_words()
         let module = Module::from_words(&words)
             .unwrap_or_else(|e| panic!("{name}: cannot decode glslang output: {e}"));
         let text = disassemble(&module, &DisassembleOptions::default());
-        assert!(
-            text.contains(expected_extension(name)),
-            "{name}: {} missing from\n{text}",
-            expected_extension(name)
-        );
+        for feature in expected_features(name) {
+            assert!(
+                text.contains(feature),
+                "{name}: {feature:?} missing from\n{text}"
+            );
+        }
 
         let bytes = tangle_spirv::binary::words_to_bytes(&words);
         let reference = dis_tools::run("spirv-dis", &["--no-color", "-"], &bytes)

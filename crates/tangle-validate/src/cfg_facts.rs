@@ -4,8 +4,8 @@
 //! Built tolerantly from the instruction list: a function or block that is malformed (a missing
 //! terminator, an instruction outside a block) is cut where it breaks; `rules::layout` reports why.
 
+use crate::facts::{IdMap, IdSet};
 use spirv::Op;
-use std::collections::{HashMap, HashSet};
 use tangle_spirv::{Id, Module, Operand};
 
 /// A structured-control-flow merge declaration (`OpSelectionMerge` / `OpLoopMerge`).
@@ -53,8 +53,12 @@ pub struct Function {
 
 impl Function {
     /// Block index by label.
-    pub fn block_index(&self) -> HashMap<Id, usize> {
-        self.blocks.iter().enumerate().map(|(i, b)| (b.label, i)).collect()
+    pub fn block_index(&self) -> IdMap<usize> {
+        self.blocks
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (b.label, i))
+            .collect()
     }
 
     /// The unique predecessors of each block (by block index), counting only edges to labels
@@ -182,7 +186,13 @@ impl CfgFacts {
                         functions.push(f);
                     }
                     let id = inst.result_id.unwrap_or(0);
-                    current = Some(Function { id, start: i, end: i, blocks: Vec::new(), callees: Vec::new() });
+                    current = Some(Function {
+                        id,
+                        start: i,
+                        end: i,
+                        blocks: Vec::new(),
+                        callees: Vec::new(),
+                    });
                     open_block = None;
                 }
                 Some(Op::FunctionEnd) => {
@@ -197,11 +207,19 @@ impl CfgFacts {
                     pending_merge = None;
                 }
                 Some(Op::SelectionMerge) => {
-                    pending_merge = inst.id_operand(0).map(|merge| (Merge::Selection { merge }, i));
+                    pending_merge = inst
+                        .id_operand(0)
+                        .map(|merge| (Merge::Selection { merge }, i));
                 }
                 Some(Op::LoopMerge) => {
                     pending_merge = match (inst.id_operand(0), inst.id_operand(1)) {
-                        (Some(merge), Some(continue_target)) => Some((Merge::Loop { merge, continue_target }, i)),
+                        (Some(merge), Some(continue_target)) => Some((
+                            Merge::Loop {
+                                merge,
+                                continue_target,
+                            },
+                            i,
+                        )),
                         _ => None,
                     };
                 }
@@ -217,7 +235,13 @@ impl CfgFacts {
                     if let Some((label, start)) = open_block.take() {
                         let successors = successors(o, &inst.operands);
                         let merge = pending_merge.take().filter(|(_, at)| at + 1 == i);
-                        f.blocks.push(Block { label, start, end: i, merge, successors });
+                        f.blocks.push(Block {
+                            label,
+                            start,
+                            end: i,
+                            merge,
+                            successors,
+                        });
                     }
                     f.end = i;
                 }
@@ -235,9 +259,9 @@ impl CfgFacts {
     }
 
     /// The functions reachable from `roots` through calls (roots included).
-    pub fn reachable_functions(&self, roots: &[Id]) -> HashSet<Id> {
-        let by_id: HashMap<Id, &Function> = self.functions.iter().map(|f| (f.id, f)).collect();
-        let mut seen = HashSet::new();
+    pub fn reachable_functions(&self, roots: &[Id]) -> IdSet {
+        let by_id: IdMap<&Function> = self.functions.iter().map(|f| (f.id, f)).collect();
+        let mut seen = IdSet::default();
         let mut stack = roots.to_vec();
         while let Some(f) = stack.pop() {
             if seen.insert(f) {
@@ -277,5 +301,30 @@ fn successors(op: Op, operands: &[Operand]) -> Vec<Id> {
         // OpSwitch: selector, default, then (literal, label) pairs; labels are the ids after the selector.
         Op::Switch => operands.iter().skip(1).filter_map(Operand::id).collect(),
         _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_support::{compute, module};
+
+    #[test]
+    fn diamond_dominators_and_predecessors() {
+        let body = "%c = OpIEqual %bool %u32_1 %u32_1\nOpSelectionMerge %m None\nOpBranchConditional %c %t %f\n\
+                    %t = OpLabel\nOpBranch %m\n%f = OpLabel\nOpBranch %m\n%m = OpLabel";
+        let m = module(&compute("", "%bool = OpTypeBool", body), "vulkan1.3");
+        let cfg = CfgFacts::build(&m);
+        let f = cfg.functions.first().expect("one function");
+        assert_eq!(f.blocks.len(), 4);
+        assert_eq!(f.predecessors(), vec![vec![], vec![0], vec![0], vec![1, 2]]);
+        let idom = f.immediate_dominators();
+        assert_eq!(idom, vec![Some(0), Some(0), Some(0), Some(0)]);
+        assert!(dominates(&idom, 0, 3));
+        assert!(!dominates(&idom, 1, 3));
+        assert!(matches!(
+            f.blocks.first().and_then(|b| b.merge),
+            Some((Merge::Selection { .. }, _))
+        ));
     }
 }

@@ -3,8 +3,10 @@
 //! ([`Severity`]), plus rendering with the instruction printed as text.
 
 use crate::rules::{
-    arith::ArithError, capabilities::CapabilityError, cfg::CfgError, coopmat::CoopmatError, dot::DotError,
-    group::GroupError, ids::IdsError, layout::LayoutError, memory::MemoryError, types::TypeError,
+    arith::ArithError, atomic::AtomicError, capabilities::CapabilityError, cfg::CfgError, composite::CompositeError,
+    coopmat::CoopmatError, dot::DotError, function::FunctionError, group::GroupError,
+    ids::IdsError, interface::InterfaceError, layout::LayoutError, logical::LogicalError,
+    memory::MemoryError, types::TypeError, vulkan::VulkanError,
 };
 use crate::vuid::Vuid;
 use tangle_spirv::text::{disassemble, DisassembleOptions};
@@ -20,11 +22,23 @@ pub enum ValidationError {
     #[error(transparent)]
     Capability(#[from] CapabilityError),
     #[error(transparent)]
+    Interface(#[from] InterfaceError),
+    #[error(transparent)]
     Types(#[from] TypeError),
     #[error(transparent)]
     Memory(#[from] MemoryError),
     #[error(transparent)]
     Arith(#[from] ArithError),
+    #[error(transparent)]
+    Vulkan(#[from] VulkanError),
+    #[error(transparent)]
+    Atomic(#[from] AtomicError),
+    #[error(transparent)]
+    Logical(#[from] LogicalError),
+    #[error(transparent)]
+    Function(#[from] FunctionError),
+    #[error(transparent)]
+    Composite(#[from] CompositeError),
     #[error(transparent)]
     Cfg(#[from] CfgError),
     #[error(transparent)]
@@ -42,9 +56,15 @@ impl ValidationError {
             ValidationError::Layout(_) => "Layout",
             ValidationError::Ids(_) => "Ids",
             ValidationError::Capability(_) => "Capability",
+            ValidationError::Interface(_) => "Interface",
             ValidationError::Types(_) => "Types",
             ValidationError::Memory(_) => "Memory",
             ValidationError::Arith(_) => "Arith",
+            ValidationError::Vulkan(_) => "Vulkan",
+            ValidationError::Atomic(_) => "Atomic",
+            ValidationError::Logical(_) => "Logical",
+            ValidationError::Function(_) => "Function",
+            ValidationError::Composite(_) => "Composite",
             ValidationError::Cfg(_) => "Cfg",
             ValidationError::Group(_) => "Group",
             ValidationError::Dot(_) => "Dot",
@@ -59,9 +79,15 @@ impl ValidationError {
             ValidationError::Layout(e) => format!("{e:?}"),
             ValidationError::Ids(e) => format!("{e:?}"),
             ValidationError::Capability(e) => format!("{e:?}"),
+            ValidationError::Interface(e) => format!("{e:?}"),
             ValidationError::Types(e) => format!("{e:?}"),
             ValidationError::Memory(e) => format!("{e:?}"),
             ValidationError::Arith(e) => format!("{e:?}"),
+            ValidationError::Vulkan(e) => format!("{e:?}"),
+            ValidationError::Atomic(e) => format!("{e:?}"),
+            ValidationError::Logical(e) => format!("{e:?}"),
+            ValidationError::Function(e) => format!("{e:?}"),
+            ValidationError::Composite(e) => format!("{e:?}"),
             ValidationError::Cfg(e) => format!("{e:?}"),
             ValidationError::Group(e) => format!("{e:?}"),
             ValidationError::Dot(e) => format!("{e:?}"),
@@ -76,12 +102,18 @@ impl ValidationError {
         match self {
             ValidationError::Capability(e) => e.vuid(),
             ValidationError::Memory(e) => e.vuid(),
+            ValidationError::Atomic(e) => e.vuid(),
             ValidationError::Group(e) => e.vuid(),
             ValidationError::Coopmat(e) => e.vuid(),
             ValidationError::Layout(_)
             | ValidationError::Ids(_)
+            | ValidationError::Interface(_)
             | ValidationError::Types(_)
             | ValidationError::Arith(_)
+            | ValidationError::Vulkan(_)
+            | ValidationError::Logical(_)
+            | ValidationError::Function(_)
+            | ValidationError::Composite(_)
             | ValidationError::Cfg(_)
             | ValidationError::Dot(_) => None,
         }
@@ -123,12 +155,16 @@ impl Diagnostic {
             Severity::Warning => "warning",
         };
         let mut out = format!("{level}[{}]: {}\n", self.error.rule(), self.error);
-        let position = self.at.index.and_then(|i| source.and_then(|s| s.positions.get(i)));
+        let position = self
+            .at
+            .index
+            .and_then(|i| source.and_then(|s| s.positions.get(i)));
         match (self.at.index, position) {
             (_, Some((line, col))) => out.push_str(&format!("  --> {file}:{line}:{col}\n")),
-            (Some(i), None) => {
-                out.push_str(&format!("  --> {file}: instruction {i}, word offset {}\n", self.at.word_offset))
-            }
+            (Some(i), None) => out.push_str(&format!(
+                "  --> {file}: instruction {i}, word offset {}\n",
+                self.at.word_offset
+            )),
             (None, None) => out.push_str(&format!("  --> {file}\n")),
         }
         if let Some(inst) = self.at.index.and_then(|i| module.instructions.get(i)) {
@@ -144,8 +180,15 @@ impl Diagnostic {
 /// One instruction as assembly text: the disassembler's output for a one-instruction module, or
 /// a plain `%id = OpName %type operands` form while the disassembler prints nothing.
 pub fn instruction_text(module: &Module, inst: &tangle_spirv::Instruction) -> String {
-    let one = Module { header: module.header, instructions: vec![inst.clone()] };
-    let options = DisassembleOptions { raw_id: true, header: false, indent: false };
+    let one = Module {
+        header: module.header,
+        instructions: vec![inst.clone()],
+    };
+    let options = DisassembleOptions {
+        raw_id: true,
+        header: false,
+        indent: false,
+    };
     let text = disassemble(&one, &options);
     let text = text.trim();
     if !text.is_empty() {
@@ -172,4 +215,70 @@ pub fn instruction_text(module: &Module, inst: &tangle_spirv::Instruction) -> St
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rules::test_support::{compute, module};
+
+    #[test]
+    fn rule_names_are_family_and_variant() {
+        let e = ValidationError::from(GroupError::VulkanScopeNotSubgroup {
+            op: "GroupNonUniformIAdd".into(),
+        });
+        assert_eq!(e.rule(), "Group::VulkanScopeNotSubgroup");
+        assert_eq!(e.vuid(), Some(Vuid::EXECUTION_SCOPE_SUBGROUP));
+        assert_eq!(
+            ValidationError::from(IdsError::Undefined { id: 3 }).rule(),
+            "Ids::Undefined"
+        );
+    }
+
+    #[test]
+    fn render_names_rule_position_instruction_and_vuid() {
+        let caps = "OpCapability GroupNonUniformArithmetic";
+        let text = compute(
+            caps,
+            "",
+            "%r = OpGroupNonUniformIAdd %u32 %u32_1 Reduce %u32_1",
+        );
+        let (m, map) = tangle_spirv::text::assemble(
+            &text,
+            &tangle_spirv::text::AssembleOptions {
+                target_env: tangle_spirv::TargetEnv::parse("vulkan1.3").expect("env"),
+            },
+        )
+        .expect("assembles");
+        let env = tangle_spirv::TargetEnv::parse("vulkan1.3").expect("env");
+        let diags =
+            crate::validate(&m, env, &crate::ValidateOptions::default()).expect_err("invalid");
+        let d = diags.first().expect("one diagnostic");
+        let line = text
+            .lines()
+            .position(|l| l.contains("OpGroupNonUniformIAdd"))
+            .expect("line")
+            + 1;
+        let with_map = d.render(&m, "k.spvasm", Some(&map));
+        assert!(
+            with_map.starts_with("error[Group::VulkanScopeNotSubgroup]"),
+            "{with_map}"
+        );
+        assert!(
+            with_map.contains(&format!("k.spvasm:{line}:")),
+            "{with_map}"
+        );
+        assert!(with_map.contains("OpGroupNonUniformIAdd"), "{with_map}");
+        assert!(
+            with_map.contains("VUID-StandaloneSpirv-None-04642"),
+            "{with_map}"
+        );
+        let without = d.render(&m, "k.spv", None);
+        assert!(
+            without.contains(&format!("word offset {}", d.at.word_offset)),
+            "{without}"
+        );
+        assert!(d.at.word_offset > 5);
+        let _ = module;
+    }
 }

@@ -11,24 +11,90 @@ use std::collections::{HashMap, HashSet};
 use tangle_spirv::grammar::OperandKind;
 use tangle_spirv::{Id, Instruction, Module, Operand};
 
+/// A hasher for ids: ids are small dense integers, so one multiply spreads them well enough and
+/// avoids SipHash's cost on the many lookups validation makes (it keeps validation linear-time
+/// and fast; collision attacks do not matter for a validator's private tables).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.write_u64(u64::from(*b));
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
+    }
+}
+
+/// Builds [`IdHasher`]s.
+pub type IdBuildHasher = std::hash::BuildHasherDefault<IdHasher>;
+/// A map keyed by ids.
+pub type IdMap<V> = HashMap<Id, V, IdBuildHasher>;
+/// A set of ids (or other small integers).
+pub type IdSet<T = Id> = HashSet<T, IdBuildHasher>;
+
 /// A type, as declared by an `OpType*` instruction (ids refer to other types or constants).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Type {
     Void,
     Bool,
-    Int { width: u32, signed: bool },
+    Int {
+        width: u32,
+        signed: bool,
+    },
     /// `encoding` is the optional FP Encoding operand (BFloat16, FP8 ...).
-    Float { width: u32, encoding: Option<u32> },
-    Vector { component: Id, count: u32 },
-    Matrix { column: Id, count: u32 },
-    Array { element: Id, length: Id },
-    RuntimeArray { element: Id },
-    Struct { members: Vec<Id> },
-    Pointer { storage: u32, pointee: Id },
-    UntypedPointer { storage: u32 },
-    Function { ret: Id, params: Vec<Id> },
+    Float {
+        width: u32,
+        encoding: Option<u32>,
+    },
+    Vector {
+        component: Id,
+        count: u32,
+    },
+    Matrix {
+        column: Id,
+        count: u32,
+    },
+    Array {
+        element: Id,
+        length: Id,
+    },
+    RuntimeArray {
+        element: Id,
+    },
+    Struct {
+        members: Vec<Id>,
+    },
+    Pointer {
+        storage: u32,
+        pointee: Id,
+    },
+    UntypedPointer {
+        storage: u32,
+    },
+    Function {
+        ret: Id,
+        params: Vec<Id>,
+    },
     /// `OpTypeCooperativeMatrixKHR`: the last four are ids of (possibly specialization) constants.
-    CoopMat { component: Id, scope: Id, rows: Id, cols: Id, usage: Id },
+    CoopMat {
+        component: Id,
+        scope: Id,
+        rows: Id,
+        cols: Id,
+        usage: Id,
+    },
     /// Any other type-declaring opcode (images, samplers, vendor types ...).
     Other(u16),
 }
@@ -88,32 +154,34 @@ pub struct ExecutionMode {
 #[derive(Debug, Default)]
 pub struct Facts {
     /// Id → index of the instruction that defines it (the first one, if defined twice).
-    pub defs: HashMap<Id, usize>,
-    pub types: HashMap<Id, Type>,
-    pub constants: HashMap<Id, Constant>,
+    pub defs: IdMap<usize>,
+    pub types: IdMap<Type>,
+    pub constants: IdMap<Constant>,
     /// Value id → its type id.
-    pub value_types: HashMap<Id, Id>,
+    pub value_types: IdMap<Id>,
     /// Declared capabilities plus every capability they implicitly declare.
-    pub capabilities: HashSet<u32>,
+    pub capabilities: IdSet<u32>,
     /// Capabilities named by `OpCapability`, in order.
     pub declared_capabilities: Vec<u32>,
     pub extensions: HashSet<String>,
     /// `OpExtInstImport` id → set name.
-    pub ext_inst_imports: HashMap<Id, String>,
-    pub names: HashMap<Id, String>,
-    pub decorations: HashMap<Id, Vec<Decoration>>,
+    pub ext_inst_imports: IdMap<String>,
+    pub names: IdMap<String>,
+    pub decorations: IdMap<Vec<Decoration>>,
     pub entry_points: Vec<EntryPoint>,
-    pub execution_modes: HashMap<Id, Vec<ExecutionMode>>,
+    pub execution_modes: IdMap<Vec<ExecutionMode>>,
     pub addressing_model: Option<u32>,
     pub memory_model: Option<u32>,
     /// Ids named by `OpTypeForwardPointer` (they may be used before their definition).
-    pub forward_pointers: HashSet<Id>,
+    pub forward_pointers: IdSet,
 }
 
 impl Facts {
     /// Gathers the facts of a module in one pass.
     pub fn gather(module: &Module) -> Facts {
         let mut f = Facts::default();
+        f.defs.reserve(module.instructions.len());
+        f.value_types.reserve(module.instructions.len());
         for (index, inst) in module.instructions.iter().enumerate() {
             if let Some(id) = inst.result_id {
                 f.defs.entry(id).or_insert(index);
@@ -145,15 +213,35 @@ impl Facts {
                 self.memory_model = lit(1);
             }
             Op::EntryPoint => {
-                if let (Some(model), Some(function), Some(name)) = (lit(0), id(1), inst.string_operand(2)) {
-                    let interface = inst.operands.iter().skip(3).filter_map(Operand::id).collect();
-                    self.entry_points.push(EntryPoint { index, model, function, name: name.to_string(), interface });
+                if let (Some(model), Some(function), Some(name)) =
+                    (lit(0), id(1), inst.string_operand(2))
+                {
+                    let interface = inst
+                        .operands
+                        .iter()
+                        .skip(3)
+                        .filter_map(Operand::id)
+                        .collect();
+                    self.entry_points.push(EntryPoint {
+                        index,
+                        model,
+                        function,
+                        name: name.to_string(),
+                        interface,
+                    });
                 }
             }
             Op::ExecutionMode | Op::ExecutionModeId => {
                 if let (Some(target), Some(mode)) = (id(0), lit(1)) {
                     let params = inst.operands.iter().skip(2).cloned().collect();
-                    self.execution_modes.entry(target).or_default().push(ExecutionMode { index, mode, params });
+                    self.execution_modes
+                        .entry(target)
+                        .or_default()
+                        .push(ExecutionMode {
+                            index,
+                            mode,
+                            params,
+                        });
                 }
             }
             Op::Name => {
@@ -164,13 +252,24 @@ impl Facts {
             Op::Decorate | Op::DecorateId | Op::DecorateString => {
                 if let (Some(target), Some(decoration)) = (id(0), lit(1)) {
                     let params = inst.operands.iter().skip(2).cloned().collect();
-                    self.decorations.entry(target).or_default().push(Decoration { member: None, decoration, params });
+                    self.decorations
+                        .entry(target)
+                        .or_default()
+                        .push(Decoration {
+                            member: None,
+                            decoration,
+                            params,
+                        });
                 }
             }
             Op::MemberDecorate | Op::MemberDecorateString => {
                 if let (Some(target), Some(member), Some(decoration)) = (id(0), lit(1), lit(2)) {
                     let params = inst.operands.iter().skip(3).cloned().collect();
-                    let d = Decoration { member: Some(member), decoration, params };
+                    let d = Decoration {
+                        member: Some(member),
+                        decoration,
+                        params,
+                    };
                     self.decorations.entry(target).or_default().push(d);
                 }
             }
@@ -185,7 +284,9 @@ impl Facts {
         if let Some(ty) = inst.result_type {
             self.value_types.entry(result).or_insert(ty);
             if let Some(value) = constant_value(op, inst) {
-                self.constants.entry(result).or_insert(Constant { ty, value });
+                self.constants
+                    .entry(result)
+                    .or_insert(Constant { ty, value });
             }
         }
     }
@@ -217,7 +318,10 @@ impl Facts {
 
     /// The opcode of the instruction defining `id`.
     pub fn def_opcode(&self, module: &Module, id: Id) -> Option<u16> {
-        self.defs.get(&id).and_then(|i| module.instructions.get(*i)).map(|inst| inst.opcode)
+        self.defs
+            .get(&id)
+            .and_then(|i| module.instructions.get(*i))
+            .map(|inst| inst.opcode)
     }
 
     /// `(width, signed)` of an integer scalar type.
@@ -283,9 +387,19 @@ impl Facts {
     /// The cooperative matrix type behind `ty`, if it is one.
     pub fn coopmat(&self, ty: Id) -> Option<CoopMatType> {
         match self.ty(ty)? {
-            Type::CoopMat { component, scope, rows, cols, usage } => {
-                Some(CoopMatType { component: *component, scope: *scope, rows: *rows, cols: *cols, usage: *usage })
-            }
+            Type::CoopMat {
+                component,
+                scope,
+                rows,
+                cols,
+                usage,
+            } => Some(CoopMatType {
+                component: *component,
+                scope: *scope,
+                rows: *rows,
+                cols: *cols,
+                usage: *usage,
+            }),
             _ => None,
         }
     }
@@ -293,14 +407,16 @@ impl Facts {
     /// Whether the type is, or contains (through arrays and structs), a cooperative matrix.
     pub fn contains_coopmat(&self, ty: Id) -> bool {
         let mut stack = vec![ty];
-        let mut seen = HashSet::new();
+        let mut seen = IdSet::default();
         while let Some(t) = stack.pop() {
             if !seen.insert(t) {
                 continue;
             }
             match self.ty(t) {
                 Some(Type::CoopMat { .. }) => return true,
-                Some(Type::Array { element, .. } | Type::RuntimeArray { element }) => stack.push(*element),
+                Some(Type::Array { element, .. } | Type::RuntimeArray { element }) => {
+                    stack.push(*element)
+                }
                 Some(Type::Struct { members }) => stack.extend(members.iter().copied()),
                 _ => {}
             }
@@ -346,9 +462,10 @@ impl Facts {
 
     /// Whether the id has a decoration with this value (on the object itself, not a member).
     pub fn has_decoration(&self, id: Id, decoration: spirv::Decoration) -> bool {
-        self.decorations
-            .get(&id)
-            .is_some_and(|ds| ds.iter().any(|d| d.member.is_none() && d.decoration == decoration as u32))
+        self.decorations.get(&id).is_some_and(|ds| {
+            ds.iter()
+                .any(|d| d.member.is_none() && d.decoration == decoration as u32)
+        })
     }
 
     /// The `%name` to show for an id: its `OpName` if any, else its number.
@@ -374,23 +491,56 @@ pub struct CoopMatType {
 fn type_of_instruction(op: Op, inst: &Instruction) -> Option<Type> {
     let lit = |i: usize| inst.literal_operand(i).map(|v| v as u32);
     let id = |i: usize| inst.id_operand(i);
-    let ids_from = |i: usize| inst.operands.iter().skip(i).filter_map(Operand::id).collect::<Vec<_>>();
+    let ids_from = |i: usize| {
+        inst.operands
+            .iter()
+            .skip(i)
+            .filter_map(Operand::id)
+            .collect::<Vec<_>>()
+    };
     Some(match op {
         Op::TypeVoid => Type::Void,
         Op::TypeBool => Type::Bool,
-        Op::TypeInt => Type::Int { width: lit(0)?, signed: lit(1)? != 0 },
-        Op::TypeFloat => Type::Float { width: lit(0)?, encoding: lit(1) },
-        Op::TypeVector => Type::Vector { component: id(0)?, count: lit(1)? },
-        Op::TypeMatrix => Type::Matrix { column: id(0)?, count: lit(1)? },
-        Op::TypeArray => Type::Array { element: id(0)?, length: id(1)? },
+        Op::TypeInt => Type::Int {
+            width: lit(0)?,
+            signed: lit(1)? != 0,
+        },
+        Op::TypeFloat => Type::Float {
+            width: lit(0)?,
+            encoding: lit(1),
+        },
+        Op::TypeVector => Type::Vector {
+            component: id(0)?,
+            count: lit(1)?,
+        },
+        Op::TypeMatrix => Type::Matrix {
+            column: id(0)?,
+            count: lit(1)?,
+        },
+        Op::TypeArray => Type::Array {
+            element: id(0)?,
+            length: id(1)?,
+        },
         Op::TypeRuntimeArray => Type::RuntimeArray { element: id(0)? },
-        Op::TypeStruct => Type::Struct { members: ids_from(0) },
-        Op::TypePointer => Type::Pointer { storage: lit(0)?, pointee: id(1)? },
+        Op::TypeStruct => Type::Struct {
+            members: ids_from(0),
+        },
+        Op::TypePointer => Type::Pointer {
+            storage: lit(0)?,
+            pointee: id(1)?,
+        },
         Op::TypeUntypedPointerKHR => Type::UntypedPointer { storage: lit(0)? },
-        Op::TypeFunction => Type::Function { ret: id(0)?, params: ids_from(1) },
-        Op::TypeCooperativeMatrixKHR => {
-            Type::CoopMat { component: id(0)?, scope: id(1)?, rows: id(2)?, cols: id(3)?, usage: id(4)? }
-        }
+        Op::TypeFunction => Type::Function {
+            ret: id(0)?,
+            params: ids_from(1),
+        },
+        Op::TypeCooperativeMatrixKHR => Type::CoopMat {
+            component: id(0)?,
+            scope: id(1)?,
+            rows: id(2)?,
+            cols: id(3)?,
+            usage: id(4)?,
+        },
         _ if is_type_opcode(inst.opcode) => Type::Other(inst.opcode),
         _ => return None,
     })
@@ -426,8 +576,8 @@ fn constant_value(op: Op, inst: &Instruction) -> Option<ConstValue> {
 /// The closure of a set of capabilities under "implicitly declares" (the grammar's `capabilities`
 /// list of each Capability enumerant, e.g. Shader → Matrix, DotProductInput4x8Bit → Int8,
 /// GroupNonUniformRotateKHR → GroupNonUniform).
-pub fn implied_closure(declared: &[u32]) -> HashSet<u32> {
-    let mut all = HashSet::new();
+pub fn implied_closure(declared: &[u32]) -> IdSet<u32> {
+    let mut all = IdSet::default();
     let mut stack: Vec<u32> = declared.to_vec();
     while let Some(cap) = stack.pop() {
         if all.insert(cap) {
@@ -446,7 +596,11 @@ mod tests {
 
     #[test]
     fn implication_follows_the_grammar() {
-        let caps = implied_closure(&[C::Shader as u32, C::GroupNonUniformRotateKHR as u32, C::DotProductInput4x8Bit as u32]);
+        let caps = implied_closure(&[
+            C::Shader as u32,
+            C::GroupNonUniformRotateKHR as u32,
+            C::DotProductInput4x8Bit as u32,
+        ]);
         for cap in [C::Matrix, C::GroupNonUniform, C::Int8, C::Shader] {
             assert!(caps.contains(&(cap as u32)), "{cap:?}");
         }

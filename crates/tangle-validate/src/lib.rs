@@ -63,7 +63,9 @@ pub struct ValidateOptions {
 
 impl ValidateOptions {
     /// Parses `spirv-val` flags (`--relax-logical-pointer` ...); an unknown flag is an error.
-    pub fn from_flags<'a>(flags: impl IntoIterator<Item = &'a str>) -> Result<ValidateOptions, String> {
+    pub fn from_flags<'a>(
+        flags: impl IntoIterator<Item = &'a str>,
+    ) -> Result<ValidateOptions, String> {
         let mut o = ValidateOptions::default();
         for flag in flags {
             match flag {
@@ -126,11 +128,55 @@ pub fn validate<'m>(
 ) -> Result<Validated<'m>, Vec<Diagnostic>> {
     let facts = Facts::gather(module);
     let cfg = CfgFacts::build(module);
-    let cx = rules::Ctx { module, facts: &facts, cfg: &cfg, env, options };
+    let cx = rules::Ctx {
+        module,
+        facts: &facts,
+        cfg: &cfg,
+        env,
+        options,
+    };
     let diagnostics = rules::run(&cx);
     if diagnostics.is_empty() {
-        Ok(Validated { module, env, facts, cfg })
+        Ok(Validated {
+            module,
+            env,
+            facts,
+            cfg,
+        })
     } else {
         Err(diagnostics)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spirv_val_flags_parse() {
+        let o = ValidateOptions::from_flags(["--relax-logical-pointer", "--scalar-block-layout"]);
+        assert_eq!(
+            o,
+            Ok(ValidateOptions {
+                relax_logical_pointer: true,
+                scalar_block_layout: true,
+                ..Default::default()
+            })
+        );
+        let hlsl = ValidateOptions::from_flags(["--before-hlsl-legalization"])
+            .map(|o| o.relax_logical_pointer);
+        assert_eq!(hlsl, Ok(true));
+        assert!(ValidateOptions::from_flags(["--no-such-flag"]).is_err());
+    }
+
+    #[test]
+    fn validated_module_exposes_its_facts() {
+        let text = rules::test_support::compute("", "", "%x = OpIAdd %u32 %u32_1 %u32_1");
+        let m = rules::test_support::module(&text, "vulkan1.3");
+        let env = TargetEnv::parse("vulkan1.3").expect("env");
+        let v = validate(&m, env, &ValidateOptions::default()).expect("valid");
+        assert_eq!(v.facts().entry_points.len(), 1);
+        assert_eq!(v.cfg().functions.len(), 1);
+        assert_eq!(v.env(), env);
     }
 }

@@ -17,7 +17,8 @@ impl Vuid {
     /// Cooperative matrix types are limited to Workgroup and Subgroup scope.
     pub const COOPMAT_SCOPE: Vuid = Vuid("VUID-StandaloneSpirv-Scope-12243");
     /// Memory accesses through PhysicalStorageBuffer pointers must be Aligned.
-    pub const PHYSICAL_STORAGE_BUFFER_ALIGNED: Vuid = Vuid("VUID-StandaloneSpirv-PhysicalStorageBuffer64-04708");
+    pub const PHYSICAL_STORAGE_BUFFER_ALIGNED: Vuid =
+        Vuid("VUID-StandaloneSpirv-PhysicalStorageBuffer64-04708");
     /// Memory scopes in Vulkan are limited to Device, QueueFamily, Workgroup, Subgroup, Invocation.
     pub const MEMORY_SCOPE: Vuid = Vuid("VUID-StandaloneSpirv-None-04638");
     /// Only `Logical` addressing or `PhysicalStorageBuffer64` is allowed in Vulkan.

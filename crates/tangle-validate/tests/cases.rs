@@ -17,11 +17,25 @@ fn every_case_gets_its_expected_rule() {
     let mut failures = Vec::new();
     let mut per_family: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for case in &cases {
-        let family = case.path.parent().and_then(|p| p.file_name()).map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+        let family = case
+            .path
+            .parent()
+            .and_then(|p| p.file_name())
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let counts = per_family.entry(family).or_default();
-        if case.expect == "valid" { counts.0 += 1 } else { counts.1 += 1 }
-        let name = case.path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
-        let env = TargetEnv::parse(&case.env).unwrap_or_else(|| panic!("{name}: bad env {}", case.env));
+        if case.expect == "valid" {
+            counts.0 += 1
+        } else {
+            counts.1 += 1
+        }
+        let name = case
+            .path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let env =
+            TargetEnv::parse(&case.env).unwrap_or_else(|| panic!("{name}: bad env {}", case.env));
         let module = match assemble_text(&case.text, &case.env, &[]) {
             Ok(m) => m,
             Err(e) => {
@@ -34,15 +48,27 @@ fn every_case_gets_its_expected_rule() {
             Err(diags) => diags.iter().map(|d| d.error.rule()).collect(),
         };
         if !got.contains(&case.expect) {
-            failures.push(format!("{name}: expected {}, got {}", case.expect, got.join(", ")));
+            failures.push(format!(
+                "{name}: expected {}, got {}",
+                case.expect,
+                got.join(", ")
+            ));
         }
     }
     for (family, (valid, invalid)) in &per_family {
         eprintln!("{family:<14} {valid} valid, {invalid} invalid cases");
-        assert!(*valid > 0 && *invalid > 0, "family {family} needs valid and invalid cases");
+        assert!(
+            *valid > 0 && *invalid > 0,
+            "family {family} needs valid and invalid cases"
+        );
     }
     for f in &failures {
         eprintln!("FAIL {f}");
     }
-    assert!(failures.is_empty(), "{} of {} cases failed (listed above)", failures.len(), cases.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed (listed above)",
+        failures.len(),
+        cases.len()
+    );
 }

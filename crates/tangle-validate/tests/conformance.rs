@@ -23,13 +23,28 @@ fn expected_family(message: &str) -> Option<&'static str> {
     if has("MaximallyReconvergesKHR") {
         return Some("Cfg");
     }
-    if has("Delta") || has("ClusterSize") || has("Execution scope") || has("type of Value") || has("floating-point, integer or boolean") {
+    if has("Delta")
+        || has("ClusterSize")
+        || has("Execution scope")
+        || has("type of Value")
+        || has("floating-point, integer or boolean")
+    {
         return Some("Group");
     }
-    if has("'Vector 1'") || has("'Vector 2'") || has("DotProduct") || has("Result must be") || has("Result width") {
+    if has("'Vector 1'")
+        || has("'Vector 2'")
+        || has("DotProduct")
+        || has("Result must be")
+        || has("Result width")
+    {
         return Some("Dot");
     }
-    if has("ooperative") || has("MemoryLayout") || has("Stride") || has("Matrix") || has("component type") || has("Constituent")
+    if has("ooperative")
+        || has("MemoryLayout")
+        || has("Stride")
+        || has("Matrix")
+        || has("component type")
+        || has("Constituent")
         || has("MakePointer")
     {
         return Some("Coopmat");
@@ -49,23 +64,46 @@ fn run_case(row: &Row) -> Outcome {
     let expected = row.get("expected").to_string();
     let path = conformance_dir().join(row.get("file"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let asm_env = if row.get("asm_target_env").is_empty() { row.get("target_env") } else { row.get("asm_target_env") };
+    let asm_env = if row.get("asm_target_env").is_empty() {
+        row.get("target_env")
+    } else {
+        row.get("asm_target_env")
+    };
     let asm_flags: Vec<&str> = row.get("asm_flags").split_whitespace().collect();
     let module = match assemble_text(&text, asm_env, &asm_flags) {
         Ok(m) => m,
         Err(e) => {
-            return Outcome { name, expected, got: format!("assembly failed: {}", e.trim()), family_ok: false };
+            return Outcome {
+                name,
+                expected,
+                got: format!("assembly failed: {}", e.trim()),
+                family_ok: false,
+            };
         }
     };
     let env = TargetEnv::parse(row.get("target_env")).unwrap_or_else(|| panic!("{name}: bad env"));
-    let options = ValidateOptions::from_flags(row.get("val_flags").split_whitespace()).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let options = ValidateOptions::from_flags(row.get("val_flags").split_whitespace())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
     match validate(&module, env, &options) {
-        Ok(_) => Outcome { name, expected, got: "valid".into(), family_ok: true },
+        Ok(_) => Outcome {
+            name,
+            expected,
+            got: "valid".into(),
+            family_ok: true,
+        },
         Err(diags) => {
             let family = expected_family(row.get("expected_error_substring"));
             let family_ok = family.is_none_or(|fam| diags.iter().any(|d| d.error.family() == fam));
-            let first = diags.first().map(|d| format!("{} ({})", d.error.rule(), d.error)).unwrap_or_default();
-            Outcome { name, expected, got: format!("invalid: {first}"), family_ok }
+            let first = diags
+                .first()
+                .map(|d| format!("{} ({})", d.error.rule(), d.error))
+                .unwrap_or_default();
+            Outcome {
+                name,
+                expected,
+                got: format!("invalid: {first}"),
+                family_ok,
+            }
         }
     }
 }
@@ -78,30 +116,58 @@ fn agrees(o: &Outcome) -> bool {
 fn four_extension_cases_match_recorded_verdicts() {
     let rows = read_tsv(&conformance_dir().join("cases.tsv"));
     let four: Vec<&Row> = rows.iter().filter(|r| r.get("scope") == "four").collect();
-    assert!(four.len() > 100, "expected the recorded corpus, found {} rows", four.len());
+    assert!(
+        four.len() > 100,
+        "expected the recorded corpus, found {} rows",
+        four.len()
+    );
     let outcomes: Vec<Outcome> = four.iter().map(|r| run_case(r)).collect();
     let bad: Vec<&Outcome> = outcomes.iter().filter(|o| !agrees(o)).collect();
     for o in &bad {
-        eprintln!("MISMATCH {:<90} expected {:<8} got {} (family ok: {})", o.name, o.expected, o.got, o.family_ok);
+        eprintln!(
+            "MISMATCH {:<90} expected {:<8} got {} (family ok: {})",
+            o.name, o.expected, o.got, o.family_ok
+        );
     }
-    eprintln!("scope=four: {}/{} agree", outcomes.len() - bad.len(), outcomes.len());
-    assert!(bad.is_empty(), "{} of {} scope=four cases disagree (table above)", bad.len(), outcomes.len());
+    eprintln!(
+        "scope=four: {}/{} agree",
+        outcomes.len() - bad.len(),
+        outcomes.len()
+    );
+    assert!(
+        bad.is_empty(),
+        "{} of {} scope=four cases disagree (table above)",
+        bad.len(),
+        outcomes.len()
+    );
 }
 
 #[test]
 fn extra_cases_needing_only_the_four_extensions() {
     let rows = read_tsv(&conformance_dir().join("cases.tsv"));
     let extra: Vec<&Row> = rows.iter().filter(|r| r.get("scope") == "extra").collect();
-    let outcomes: Vec<(bool, Outcome)> =
-        extra.iter().map(|r| (r.get("vendor_features") != "used", run_case(r))).collect();
+    let outcomes: Vec<(bool, Outcome)> = extra
+        .iter()
+        .map(|r| (r.get("vendor_features") != "used", run_case(r)))
+        .collect();
     let all_agree = outcomes.iter().filter(|(_, o)| agrees(o)).count();
-    let required: Vec<&Outcome> = outcomes.iter().filter(|(req, _)| *req).map(|(_, o)| o).collect();
+    let required: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|(req, _)| *req)
+        .map(|(_, o)| o)
+        .collect();
     let bad: Vec<&&Outcome> = required.iter().filter(|o| !agrees(o)).collect();
     for (_, o) in outcomes.iter().filter(|(req, o)| !req && !agrees(o)) {
-        eprintln!("vendor   {:<90} expected {:<8} got {}", o.name, o.expected, o.got);
+        eprintln!(
+            "vendor   {:<90} expected {:<8} got {}",
+            o.name, o.expected, o.got
+        );
     }
     for o in &bad {
-        eprintln!("MISMATCH {:<90} expected {:<8} got {} (family ok: {})", o.name, o.expected, o.got, o.family_ok);
+        eprintln!(
+            "MISMATCH {:<90} expected {:<8} got {} (family ok: {})",
+            o.name, o.expected, o.got, o.family_ok
+        );
     }
     eprintln!(
         "scope=extra: {all_agree}/{} agree overall; {}/{} of those needing only the four extensions' rules",
@@ -109,5 +175,9 @@ fn extra_cases_needing_only_the_four_extensions() {
         required.len() - bad.len(),
         required.len()
     );
-    assert!(bad.is_empty(), "{} extra cases needing only the four extensions disagree", bad.len());
+    assert!(
+        bad.is_empty(),
+        "{} extra cases needing only the four extensions disagree",
+        bad.len()
+    );
 }

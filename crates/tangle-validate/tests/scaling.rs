@@ -17,15 +17,61 @@ fn big_module(n: u32) -> Module {
     let (void, fnty, u32t, one, main) = (1, 2, 3, 4, 5);
     let mut next = 6;
     let mut v = vec![
-        inst(Op::Capability, None, None, vec![Operand::Enum(K::Capability, spirv::Capability::Shader as u32)]),
-        inst(Op::MemoryModel, None, None, vec![Operand::Enum(K::AddressingModel, 0), Operand::Enum(K::MemoryModel, 1)]),
-        inst(Op::EntryPoint, None, None, vec![Operand::Enum(K::ExecutionModel, 5), Operand::Id(main), Operand::String("main".into())]),
-        inst(Op::ExecutionMode, None, None, vec![Operand::Id(main), Operand::Enum(K::ExecutionMode, 17), Operand::Int(1), Operand::Int(1), Operand::Int(1)]),
+        inst(
+            Op::Capability,
+            None,
+            None,
+            vec![Operand::Enum(
+                K::Capability,
+                spirv::Capability::Shader as u32,
+            )],
+        ),
+        inst(
+            Op::MemoryModel,
+            None,
+            None,
+            vec![
+                Operand::Enum(K::AddressingModel, 0),
+                Operand::Enum(K::MemoryModel, 1),
+            ],
+        ),
+        inst(
+            Op::EntryPoint,
+            None,
+            None,
+            vec![
+                Operand::Enum(K::ExecutionModel, 5),
+                Operand::Id(main),
+                Operand::String("main".into()),
+            ],
+        ),
+        inst(
+            Op::ExecutionMode,
+            None,
+            None,
+            vec![
+                Operand::Id(main),
+                Operand::Enum(K::ExecutionMode, 17),
+                Operand::Int(1),
+                Operand::Int(1),
+                Operand::Int(1),
+            ],
+        ),
         inst(Op::TypeVoid, None, Some(void), vec![]),
         inst(Op::TypeFunction, None, Some(fnty), vec![Operand::Id(void)]),
-        inst(Op::TypeInt, None, Some(u32t), vec![Operand::Int(32), Operand::Int(0)]),
+        inst(
+            Op::TypeInt,
+            None,
+            Some(u32t),
+            vec![Operand::Int(32), Operand::Int(0)],
+        ),
         inst(Op::Constant, Some(u32t), Some(one), vec![Operand::Int(1)]),
-        inst(Op::Function, Some(void), Some(main), vec![Operand::Enum(K::FunctionControl, 0), Operand::Id(fnty)]),
+        inst(
+            Op::Function,
+            Some(void),
+            Some(main),
+            vec![Operand::Enum(K::FunctionControl, 0), Operand::Id(fnty)],
+        ),
     ];
     let mut last = one;
     let blocks = n / 100;
@@ -33,7 +79,12 @@ fn big_module(n: u32) -> Module {
         v.push(inst(Op::Label, None, Some(next), vec![]));
         next += 1;
         for _ in 0..98 {
-            v.push(inst(Op::IAdd, Some(u32t), Some(next), vec![Operand::Id(last), Operand::Id(one)]));
+            v.push(inst(
+                Op::IAdd,
+                Some(u32t),
+                Some(next),
+                vec![Operand::Id(last), Operand::Id(one)],
+            ));
             last = next;
             next += 1;
         }
@@ -43,7 +94,15 @@ fn big_module(n: u32) -> Module {
     next += 1;
     v.push(inst(Op::Return, None, None, vec![]));
     v.push(inst(Op::FunctionEnd, None, None, vec![]));
-    Module { header: Header { version: (1, 6), generator: 0, bound: next, schema: 0 }, instructions: v }
+    Module {
+        header: Header {
+            version: (1, 6),
+            generator: 0,
+            bound: next,
+            schema: 0,
+        },
+        instructions: v,
+    }
 }
 
 #[test]
@@ -61,5 +120,8 @@ fn ten_thousand_instructions_validate_in_linear_time() {
         let _ = validate(&module, env, &options);
     }
     let each = start.elapsed() / runs;
-    eprintln!("validated {} instructions in {each:?} per run", module.instructions.len());
+    eprintln!(
+        "validated {} instructions in {each:?} per run",
+        module.instructions.len()
+    );
 }

@@ -5,11 +5,12 @@
 //! [`Profile`]: its subgroup operations for `SubgroupSupportedOperations.*` and the rotate
 //! features/extension, and a fixed list of what the executor implements for the rest.
 
+use std::collections::HashMap;
 use std::time::Duration;
-use tangle_amber::backend::{RequiredSize, Requirement};
+use tangle_amber::backend::{RequiredSize, Requirement, SubgroupControl};
 use tangle_amber::{Backend, BackendError, ComputeJob, JobOutput};
 use tangle_exec::profile::subgroup_ops;
-use tangle_exec::{Device, ExecError, Profile, Resources, RunOptions, SpecConstants};
+use tangle_exec::{Device, ExecError, Pipeline, Profile, Resources, RunOptions, SpecConstants};
 use tangle_spirv::{Module, TargetEnv};
 
 /// Features every profile offers: the executor implements them exactly, independent of the
@@ -77,12 +78,62 @@ const PROPERTY_PREFIXES: &[&str] = &[
 pub struct CpuBackend {
     profile: Profile,
     options: RunOptions,
+    /// Pipelines already validated and lowered, so a `REPEAT`ed `RUN` pays for it once.
+    pipelines: HashMap<PipelineKey, Pipeline>,
 }
+
+/// What decides a pipeline: the module, its environment, entry point, specialization and
+/// subgroup control.
+type PipelineKey = (Vec<u32>, String, String, Vec<(u32, u32)>, SubgroupControl);
 
 impl CpuBackend {
     /// A backend for `profile` with the given dispatch options (threads, step and time limits).
     pub fn new(profile: Profile, options: RunOptions) -> Self {
-        CpuBackend { profile, options }
+        CpuBackend {
+            profile,
+            options,
+            pipelines: HashMap::new(),
+        }
+    }
+
+    /// Validates, lowers and checks the job's pipeline (or takes it from the cache).
+    fn pipeline(&mut self, job: &ComputeJob) -> Result<Pipeline, BackendError> {
+        let key = (
+            job.spirv.clone(),
+            job.target_env.to_string(),
+            job.entry_point.clone(),
+            job.spec_constants.clone(),
+            job.subgroup,
+        );
+        if let Some(p) = self.pipelines.get(&key) {
+            return Ok(p.clone());
+        }
+        let module =
+            Module::from_words(&job.spirv).map_err(|e| BackendError::Invalid(e.to_string()))?;
+        validate(&module, job.target_env)?;
+        let profile = self.profile_for(job)?;
+        let subgroup_size = profile.subgroup_size;
+        let device = Device::new(profile);
+        let spec: SpecConstants = job
+            .spec_constants
+            .iter()
+            .map(|(id, bits)| (*id, u64::from(*bits)))
+            .collect();
+        let pipeline = device
+            .compute_pipeline(&module, &job.entry_point, &spec)
+            .map_err(exec_error)?;
+        if job.subgroup.fully_populated
+            && pipeline.local_size()[0].checked_rem(subgroup_size) != Some(0)
+        {
+            // VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT needs the local size in x
+            // to be a multiple of the subgroup size.
+            return Err(BackendError::Unsupported(format!(
+                "FULLY_POPULATED needs the local size in x ({}) to be a multiple of the subgroup size {subgroup_size}",
+                pipeline.local_size()[0]
+            )));
+        }
+        self.pipelines.insert(key, pipeline.clone());
+        Ok(pipeline)
     }
 
     /// The subgroup size a job runs with: its `REQUIRED_SIZE`, else the profile's.
@@ -196,28 +247,7 @@ impl Backend for CpuBackend {
     }
 
     fn run_compute(&mut self, job: &ComputeJob) -> Result<JobOutput, BackendError> {
-        let module =
-            Module::from_words(&job.spirv).map_err(|e| BackendError::Invalid(e.to_string()))?;
-        validate(&module, job.target_env)?;
-        let profile = self.profile_for(job)?;
-        let subgroup_size = profile.subgroup_size;
-        let device = Device::new(profile);
-        let spec: SpecConstants = job
-            .spec_constants
-            .iter()
-            .map(|(id, bits)| (*id, u64::from(*bits)))
-            .collect();
-        let pipeline = device
-            .compute_pipeline(&module, &job.entry_point, &spec)
-            .map_err(exec_error)?;
-        if job.subgroup.fully_populated && pipeline.local_size()[0] % subgroup_size != 0 {
-            // VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT needs the local size in x
-            // to be a multiple of the subgroup size.
-            return Err(BackendError::Unsupported(format!(
-                "FULLY_POPULATED needs the local size in x ({}) to be a multiple of the subgroup size {subgroup_size}",
-                pipeline.local_size()[0]
-            )));
-        }
+        let pipeline = self.pipeline(job)?;
         let mut resources = Resources {
             push_constants: job.push_constants.clone(),
             ..Resources::default()
@@ -270,5 +300,80 @@ pub fn run_options(
         time_limit: time_limit_s
             .and_then(|t| Duration::try_from_secs_f64(t).ok())
             .unwrap_or(defaults.time_limit),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requirements_follow_the_profile() {
+        let no_rotate = Profile {
+            subgroup_operations: subgroup_ops::ALL
+                & !(subgroup_ops::ROTATE | subgroup_ops::ROTATE_CLUSTERED),
+            ..Profile::default()
+        };
+        let full = CpuBackend::new(Profile::default(), RunOptions::default());
+        let lacking = CpuBackend::new(no_rotate, RunOptions::default());
+        let feature = |n: &str| Requirement::Feature(n.to_string());
+        for r in [
+            feature("ShaderSubgroupRotateFeatures.shaderSubgroupRotate"),
+            feature("SubgroupSupportedOperations.rotateClustered"),
+            Requirement::Extension("VK_KHR_shader_subgroup_rotate".into()),
+        ] {
+            assert_eq!(full.supports(&r), Ok(()), "{r}");
+            assert!(lacking.supports(&r).is_err(), "{r}");
+        }
+        for r in [
+            feature("shaderInt64"),
+            feature("SubgroupSupportedOperations.ballot"),
+            feature("ShaderIntegerDotProductFeatures.shaderIntegerDotProduct"),
+            Requirement::Extension("VK_KHR_cooperative_matrix".into()),
+            Requirement::Property("FloatControlsProperties.shaderDenormPreserveFloat32".into()),
+        ] {
+            assert_eq!(lacking.supports(&r), Ok(()), "{r}");
+        }
+        for r in [
+            feature("geometryShader"),
+            feature("SubgroupSupportedOperations.bogus"),
+            Requirement::Extension("VK_KHR_ray_query".into()),
+            Requirement::Property("FloatControlsProperties.shaderDenormFlushToZeroFloat32".into()),
+            Requirement::InstanceExtension("VK_KHR_surface".into()),
+        ] {
+            let err = full.supports(&r).expect_err("unsupported");
+            assert!(err.contains("'default' profile"), "{err}");
+        }
+    }
+
+    #[test]
+    fn modules_are_validated_for_the_matching_vulkan_version() {
+        for (env, vk) in [
+            ("spv1.0", "vulkan1.0"),
+            ("spv1.3", "vulkan1.1"),
+            ("spv1.4", "vulkan1.1spv1.4"),
+            ("spv1.5", "vulkan1.2"),
+            ("spv1.6", "vulkan1.3"),
+            ("vulkan1.2", "vulkan1.2"),
+        ] {
+            let env = TargetEnv::parse(env).expect("known env");
+            assert_eq!(vulkan_env(env).to_string(), vk);
+        }
+    }
+
+    #[test]
+    fn time_limits_never_panic() {
+        assert_eq!(
+            run_options(2, Some(5), Some(1.5)).time_limit,
+            Duration::from_millis(1500)
+        );
+        let d = RunOptions::default();
+        assert_eq!(
+            run_options(0, None, Some(f64::NAN)).time_limit,
+            d.time_limit
+        );
+        assert_eq!(run_options(0, None, Some(-1.0)).time_limit, d.time_limit);
+        assert_eq!(run_options(0, None, Some(1e300)).time_limit, d.time_limit);
+        assert_eq!(run_options(0, None, None).step_limit, d.step_limit);
     }
 }

@@ -151,3 +151,34 @@ fn limits_and_options_are_passed_through() {
     assert_eq!(tangle_run(&script, &["--profile", "no-such-device"]).0, 2);
     assert_eq!(tangle_run(&amber_dir("no-such-script.amber"), &[]).0, 2);
 }
+
+#[test]
+fn subgroup_size_flags_reach_the_shader() {
+    let script = amber_dir("cli/subgroup_size_8.amber");
+    assert_eq!(tangle_run(&script, &["--subgroup-size", "8"]).0, 0);
+    assert_eq!(tangle_run(&script, &["--profile", "lavapipe"]).0, 0);
+    let (code, stdout, _) = tangle_run(&script, &["--subgroup-size", "16"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("expected EQ 8, actual 16"), "{stdout}");
+}
+
+#[test]
+fn scripts_can_come_from_standard_input() {
+    use std::io::Write;
+    let text = std::fs::read(amber_dir("double.amber")).expect("double.amber");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .args(["run", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the tangle binary runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(&text)
+        .expect("write the script");
+    let out = child.wait_with_output().expect("tangle finishes");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("PASS <stdin>"));
+}

@@ -5,19 +5,25 @@ use super::{declare, number, uint, Parser};
 use crate::error::{AmberError, Location};
 use crate::layout::{ElementLayout, Layout};
 use crate::script::Buffer;
-use crate::types::{DataType, Scalar};
+use crate::types::DataType;
 use crate::value::Number;
 
 /// The largest buffer a script may declare; keeps hostile scripts from exhausting memory.
 pub(crate) const MAX_BUFFER_BYTES: usize = 1 << 26;
 
-/// Refuses a decimal literal for an integer element type (amber rejects it too).
-pub(super) fn check_literal(value: Number, scalar: Scalar, at: Location) -> Result<(), AmberError> {
-    match value {
-        Number::Float(f) if !scalar.is_float() => Err(AmberError::new(
+/// Refuses a decimal literal for an integer component (amber rejects it too); `i` counts
+/// components across elements.
+pub(super) fn check_literal(
+    value: Number,
+    element: &ElementLayout,
+    i: usize,
+    at: Location,
+) -> Result<(), AmberError> {
+    match (value, element.scalar(i)) {
+        (Number::Float(f), Some(scalar)) if !scalar.is_float() => Err(AmberError::new(
             at,
             format!(
-                "{f} is not an integer, but the data type is {}",
+                "{f} is not an integer, but the component type is {}",
                 scalar.name()
             ),
         )),
@@ -52,24 +58,27 @@ impl Parser<'_> {
                     format!("expected DATA_TYPE or FORMAT, found '{t}'"),
                 ))
             }
-        }
-        .ok_or_else(|| {
-            AmberError::new(
-                type_tok.at,
-                format!("unknown or unsupported type '{}'", type_tok.text),
-            )
-        })?;
+        };
         let layout = if self.cursor.eat("STD140") {
             Layout::Std140
         } else {
             self.cursor.eat("STD430");
             Layout::Std430
         };
-        let element = ElementLayout::new(&data_type, layout);
+        let element = match (data_type, self.structs.get(type_tok.text)) {
+            (Some(ty), _) => ElementLayout::new(&ty, layout),
+            (None, Some(decl)) if kind.text == "DATA_TYPE" => decl.element(layout),
+            _ => {
+                return Err(AmberError::new(
+                    type_tok.at,
+                    format!("unknown or unsupported type '{}'", type_tok.text),
+                ))
+            }
+        };
         let bytes = match self.cursor.next() {
             None => Vec::new(),
             Some(t) if t.text == "DATA" => self.data(&element, t.at)?,
-            Some(t) if t.text == "SIZE" => self.sized(&element, &data_type)?,
+            Some(t) if t.text == "SIZE" => self.sized(&element)?,
             Some(t)
                 if ["WIDTH", "HEIGHT", "DEPTH", "MIP_LEVELS", "SAMPLES", "FILE"]
                     .contains(&t.text) =>
@@ -118,7 +127,7 @@ impl Parser<'_> {
                 break;
             }
             let value = number(tok)?;
-            check_literal(value, element.scalar, tok.at)?;
+            check_literal(value, element, values.len(), tok.at)?;
             values.push(value);
             places.push(tok.at);
         }
@@ -130,11 +139,7 @@ impl Parser<'_> {
     }
 
     /// `SIZE n FILL v` or `SIZE n SERIES_FROM s INC_BY i`.
-    fn sized(
-        &mut self,
-        element: &ElementLayout,
-        data_type: &DataType,
-    ) -> Result<Vec<u8>, AmberError> {
+    fn sized(&mut self, element: &ElementLayout) -> Result<Vec<u8>, AmberError> {
         let size_tok = self.cursor.expect("the number of elements")?;
         let count: usize = uint(size_tok, "SIZE")?;
         let mut bytes = vec![0u8; checked_size(element, count, size_tok.at)?];
@@ -144,7 +149,9 @@ impl Parser<'_> {
             "FILL" => {
                 let tok = self.cursor.expect("a fill value")?;
                 let value = number(tok)?;
-                check_literal(value, element.scalar, tok.at)?;
+                for k in 0..element.components() {
+                    check_literal(value, element, k, tok.at)?;
+                }
                 for i in 0..components {
                     element
                         .write(&mut bytes, i, value)
@@ -152,7 +159,7 @@ impl Parser<'_> {
                 }
             }
             "SERIES_FROM" => {
-                if data_type.components() != 1 {
+                if element.components() != 1 {
                     return Err(AmberError::new(
                         init.at,
                         "SERIES_FROM needs a scalar data type",
@@ -160,11 +167,11 @@ impl Parser<'_> {
                 }
                 let start_tok = self.cursor.expect("a start value")?;
                 let start = number(start_tok)?;
-                check_literal(start, element.scalar, start_tok.at)?;
+                check_literal(start, element, 0, start_tok.at)?;
                 self.cursor.keyword("INC_BY")?;
                 let inc_tok = self.cursor.expect("an increment")?;
                 let inc = number(inc_tok)?;
-                check_literal(inc, element.scalar, inc_tok.at)?;
+                check_literal(inc, element, 0, inc_tok.at)?;
                 let mut value = start;
                 for i in 0..components {
                     element

@@ -143,7 +143,7 @@ impl Parser<'_> {
                     self.script.buffers.get(buffer),
                     self.script.buffers.get(other),
                 );
-                if a.map(|a| (a.data_type, a.layout)) != b.map(|b| (b.data_type, b.layout)) {
+                if a.map(|a| &a.element) != b.map(|b| &b.element) {
                     return Err(AmberError::new(
                         other_tok.at,
                         "the two buffers have different data types or layouts",
@@ -172,7 +172,8 @@ impl Parser<'_> {
         let Some(buf) = self.script.buffers.get(buffer) else {
             return Err(AmberError::new(self.cursor.here(), "unknown buffer"));
         };
-        let (stride, scalar) = (buf.element.stride, buf.element.scalar);
+        let element = buf.element.clone();
+        let stride = element.stride;
         let offset_tok = self.cursor.expect("a byte offset")?;
         let offset: usize = uint(offset_tok, "IDX")?;
         if let Some(t) = self
@@ -225,7 +226,8 @@ impl Parser<'_> {
         let mut values = Vec::new();
         while let Some(t) = self.cursor.next() {
             let v = number(t)?;
-            check_literal(v, scalar, t.at)?;
+            let first = offset / stride.max(1) * element.components();
+            check_literal(v, &element, first.saturating_add(values.len()), t.at)?;
             values.push(v);
         }
         if values.is_empty() {

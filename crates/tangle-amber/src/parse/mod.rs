@@ -7,6 +7,7 @@ mod buffer;
 mod command;
 mod cursor;
 mod pipeline;
+mod structs;
 
 use crate::error::{AmberError, Location};
 use crate::script::{Requirement, Script, Shader, ShaderFormat};
@@ -21,6 +22,7 @@ pub fn parse(text: &str) -> Result<Script, AmberError> {
         cursor: Cursor::new(text),
         script: Script::default(),
         names: Names::default(),
+        structs: HashMap::new(),
     };
     while p.cursor.next_statement() {
         p.statement()?;
@@ -40,6 +42,8 @@ struct Parser<'a> {
     cursor: Cursor<'a>,
     script: Script,
     names: Names,
+    /// `STRUCT` declarations by name.
+    structs: HashMap<String, structs::StructDecl>,
 }
 
 /// Declares `name` in `map` as the next index, refusing duplicates.
@@ -90,7 +94,6 @@ fn number(tok: Tok<'_>) -> Result<Number, AmberError> {
 
 /// Statements amber has but tangle's compute subset does not run.
 const UNSUPPORTED: &[&str] = &[
-    "STRUCT",
     "IMAGE",
     "SAMPLER",
     "CLEAR",
@@ -134,6 +137,7 @@ impl Parser<'_> {
             }
             "SHADER" => self.shader(first.at),
             "BUFFER" => self.buffer(first.at),
+            "STRUCT" => self.structure(first.at),
             "PIPELINE" => self.pipeline(first.at),
             "DERIVE_PIPELINE" => self.derive_pipeline(first.at),
             "RUN" | "EXPECT" | "COPY" | "REPEAT" => {

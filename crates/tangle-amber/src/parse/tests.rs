@@ -198,7 +198,7 @@ fn formats_are_packed_texels() {
         (s.buffers[0].element.stride, s.buffers[0].bytes.len()),
         (12, 24)
     );
-    assert_eq!(s.buffers[0].data_type.scalar, Scalar::F32);
+    assert_eq!(s.buffers[0].data_type.map(|t| t.scalar), Some(Scalar::F32));
     assert!(s.buffers[1].bytes.is_empty());
 }
 
@@ -304,4 +304,103 @@ fn random_garbage_never_panics() {
     }
     // Mostly errors, but the generator does reach valid scripts too.
     assert!(parsed > 0 && parsed < 3000, "{parsed}");
+}
+
+#[test]
+fn structs_follow_glsl_block_rules() {
+    let text = "STRUCT s\n  float a\n  vec3<float> b\n  float c\n  mat2x2<float> m\n  uint8 d\nEND\n\
+STRUCT outer\n  s inner\n  int32 x\nEND\n\
+STRUCT o STRIDE 48\n  int32 a OFFSET 4\n  int32 b\n  mat2x2<float> m MATRIX_STRIDE 12\nEND\n\
+BUFFER b430 DATA_TYPE s DATA 1 2 3 4 5 6 7 8 9 10 END\nBUFFER b140 DATA_TYPE s STD140 SIZE 2 FILL 1\n\
+BUFFER nested DATA_TYPE outer SIZE 1 FILL 0\nBUFFER explicit DATA_TYPE o SIZE 1 FILL 0\n";
+    let s = parse(text).unwrap();
+    let b = &s.buffers[0];
+    assert_eq!(b.data_type, None);
+    assert_eq!(
+        b.element.offsets,
+        vec![0, 16, 20, 24, 28, 32, 36, 40, 44, 48]
+    );
+    assert_eq!(b.element.stride, 64);
+    assert_eq!(b.element.scalars[9], Scalar::U8);
+    assert_eq!(
+        b.element.component(&b.bytes, 4),
+        Some(Component::Float(5.0))
+    );
+    assert_eq!(b.element.component(&b.bytes, 9), Some(Component::Int(10)));
+    let b = &s.buffers[1];
+    assert_eq!(
+        b.element.offsets,
+        vec![0, 16, 20, 24, 28, 32, 36, 48, 52, 64]
+    );
+    assert_eq!((b.element.stride, b.bytes.len()), (80, 160));
+    let n = &s.buffers[2];
+    assert_eq!(
+        (n.element.offsets.last(), n.element.stride),
+        (Some(&64), 80)
+    );
+    let e = &s.buffers[3];
+    assert_eq!(
+        (e.element.offsets.clone(), e.element.stride),
+        (vec![4, 8, 16, 20, 28, 32], 48)
+    );
+}
+
+#[test]
+fn struct_errors() {
+    let cases: &[(&str, &str)] = &[
+        ("STRUCT s\nEND", "no members"),
+        (
+            "STRUCT s STRIDE 4\n  float a\n  float b\nEND",
+            "smaller than",
+        ),
+        ("STRUCT s\n  float[] a\nEND", "array members"),
+        ("STRUCT s\n  nope a\nEND", "unknown member type"),
+        ("STRUCT s\n  float a\n", "STRUCT has no END"),
+        (
+            "STRUCT s\n  float a\nEND\nSTRUCT s\n  float a\nEND",
+            "declared twice",
+        ),
+        (
+            "STRUCT s\n  uint32 a\n  float b\nEND\nBUFFER b DATA_TYPE s DATA 1.5 2 END",
+            "not an integer",
+        ),
+        (
+            "STRUCT s\n  float a\nEND\nBUFFER b FORMAT s",
+            "unknown or unsupported type",
+        ),
+    ];
+    for (text, message) in cases {
+        let (_, got) = error_at(text);
+        assert!(got.contains(message), "{text:?}: {got:?} lacks {message:?}");
+    }
+    // Exponential nesting is refused, not allocated.
+    let mut text = String::from("STRUCT s0\n  vec4<float> a\n  vec4<float> b\nEND\n");
+    for i in 1..20 {
+        text.push_str(&format!(
+            "STRUCT s{i}\n  s{} a\n  s{} b\nEND\n",
+            i - 1,
+            i - 1
+        ));
+    }
+    assert!(error_at(&text).1.contains("more than"));
+}
+
+#[test]
+fn random_text_never_panics() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(21);
+    let alphabet: Vec<char> =
+        "BUFFERDATA_TYPEuint32 vec3<float>[]\n\t #%-0x1.5eEND\u{e9}\u{1F600}\r"
+            .chars()
+            .collect();
+    for _ in 0..2000 {
+        let n = rng.random_range(0..200);
+        let text: String = (0..n)
+            .map(|_| alphabet[rng.random_range(0..alphabet.len())])
+            .collect();
+        // Any outcome is fine; an error must point inside the text.
+        if let Err(e) = parse(&text) {
+            assert!(e.at.line >= 1 && e.at.col >= 1, "{e:?}");
+        }
+    }
 }

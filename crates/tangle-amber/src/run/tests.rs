@@ -288,3 +288,52 @@ EXPECT i IDX 0 LT 0\nEXPECT i IDX 0 EQ 255 127\nEXPECT v IDX 16 EQ 4 5 6\nEXPECT
         "{r:?}"
     );
 }
+
+#[test]
+fn random_scripts_run_without_panicking() {
+    use rand::{Rng, SeedableRng};
+    // Random command sequences over fixed declarations (buffers of several layouts, a plain and a
+    // dynamic-offset pipeline with push constants), including mismatched sizes after COPY.
+    let declarations = "BUFFER a DATA_TYPE uint32 SIZE 4 FILL 1\n\
+BUFFER b DATA_TYPE vec3<int16> STD140 DATA 1 2 3 4 END\n\
+BUFFER c DATA_TYPE float[] STD140 SIZE 3 SERIES_FROM 0.5 INC_BY 2\n\
+PIPELINE compute p\nATTACH s\nBIND BUFFER a AS storage BINDING 0\nEND\n\
+PIPELINE compute q\nATTACH s\nBIND BUFFER a AS storage_dynamic BINDING 0 OFFSET 4 DESCRIPTOR_RANGE 8\n\
+BIND BUFFER c AS push_constant\nEND\n";
+    let fragments = [
+        "RUN p 1 1 1\n",
+        "RUN q 2 1 1\n",
+        "COPY a TO c\n",
+        "COPY c TO a\n",
+        "COPY b TO a\n",
+        "EXPECT a IDX 0 EQ 2\n",
+        "EXPECT a IDX 4 LT 5 5 5\n",
+        "EXPECT c IDX 16 TOLERANCE 1% EQ 2.5\n",
+        "EXPECT a EQ_BUFFER a\n",
+        "EXPECT b RMSE_BUFFER b TOLERANCE 0\n",
+        "EXPECT b IDX 16 NE 0 0 0\n",
+        "REPEAT 2\nRUN p 1 1 1\nEXPECT a IDX 0 GE 0\nEND\n",
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+    let mut ran = 0;
+    for _ in 0..400 {
+        let n = rng.random_range(1..12);
+        let commands: String = (0..n)
+            .map(|_| fragments[rng.random_range(0..fragments.len())])
+            .collect();
+        let text = format!("{PRELUDE}{declarations}{commands}");
+        let script = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let r = run(&script, &mut Doubler::default());
+        // A non-passing status always says why, and every failed EXPECT makes the script fail.
+        assert_eq!(
+            r.status == Status::Pass,
+            r.message.is_none(),
+            "{text}\n{r:?}"
+        );
+        if r.expects.iter().any(|e| !e.passed) {
+            assert_ne!(r.status, Status::Pass, "{text}\n{r:?}");
+        }
+        ran += r.runs;
+    }
+    assert!(ran > 400, "{ran} dispatches");
+}

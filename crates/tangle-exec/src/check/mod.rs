@@ -2,3 +2,6 @@
 //! is bounds-checked against its region) and reported as [`crate::Finding::OutOfBounds`]; the
 //! step limit and the time limit are [`crate::Trap`]s raised by the interpreter loop. Later
 //! issues add the subgroup and cooperative-matrix rules here.
+
+pub mod dot;
+pub mod group;

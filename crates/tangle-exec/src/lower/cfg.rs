@@ -9,7 +9,11 @@
 
 /// Ranks for blocks `0..n`: `succ[b]` are the branch targets of `b`, `merge[b]` and `cont[b]`
 /// its structured merge and continue target. Unreachable blocks get ranks after all others.
-pub fn structured_ranks(succ: &[Vec<u32>], merge: &[Option<u32>], cont: &[Option<u32>]) -> Vec<u32> {
+pub fn structured_ranks(
+    succ: &[Vec<u32>],
+    merge: &[Option<u32>],
+    cont: &[Option<u32>],
+) -> Vec<u32> {
     let n = succ.len();
     let mut state = vec![0u8; n]; // 0 new, 1 on stack, 2 done
     let mut post = Vec::with_capacity(n);
@@ -51,10 +55,12 @@ pub fn structured_ranks(succ: &[Vec<u32>], merge: &[Option<u32>], cont: &[Option
     for (r, &b) in post.iter().rev().enumerate() {
         rank[b] = r as u32;
     }
-    let mut next = post.len() as u32;
-    for r in rank.iter_mut().filter(|r| **r == u32::MAX) {
+    for (r, next) in rank
+        .iter_mut()
+        .filter(|r| **r == u32::MAX)
+        .zip(post.len() as u32..)
+    {
         *r = next;
-        next += 1;
     }
     rank
 }
@@ -77,7 +83,11 @@ mod tests {
     fn loop_body_before_continue_before_merge() {
         // 0 -> 1 (header: merge 4, continue 3) -> 2 (body) -> {3, 4}; 3 -> 1.
         let succ = vec![vec![1], vec![2], vec![3, 4], vec![1], vec![]];
-        let r = structured_ranks(&succ, &[None, Some(4), None, None, None], &[None, Some(3), None, None, None]);
+        let r = structured_ranks(
+            &succ,
+            &[None, Some(4), None, None, None],
+            &[None, Some(3), None, None, None],
+        );
         assert!(r[1] < r[2] && r[2] < r[3] && r[3] < r[4]);
     }
 }

@@ -41,7 +41,9 @@ impl<'m> Lowerer<'m> {
     pub fn lower_constant(&mut self, inst: &Instruction, op: SpvOp) -> Result<(), ExecError> {
         let ty = self.lower_type(inst.result_type)?;
         let id = inst.result_id;
-        let spec_id = id.and_then(|id| self.decoration(id, spirv::Decoration::SpecId)).and_then(|p| p.first().copied());
+        let spec_id = id
+            .and_then(|id| self.decoration(id, spirv::Decoration::SpecId))
+            .and_then(|p| p.first().copied());
         let spec_value = spec_id.and_then(|s| self.spec.get(&(s as u32)).copied());
         let bits = self.scalar(ty).map_or(32, |s| s.bits);
         let values = match op {
@@ -50,8 +52,14 @@ impl<'m> Lowerer<'m> {
             SpvOp::SpecConstantTrue => vec![spec_value.map_or(1, |v| u64::from(v != 0))],
             SpvOp::SpecConstantFalse => vec![spec_value.map_or(0, |v| u64::from(v != 0))],
             SpvOp::Constant | SpvOp::SpecConstant => {
-                let lit = inst.literal_operand(0).ok_or_else(|| self.malformed("constant without a value"))?;
-                let v = if op == SpvOp::SpecConstant { spec_value.unwrap_or(lit) } else { lit };
+                let lit = inst
+                    .literal_operand(0)
+                    .ok_or_else(|| self.malformed("constant without a value"))?;
+                let v = if op == SpvOp::SpecConstant {
+                    spec_value.unwrap_or(lit)
+                } else {
+                    lit
+                };
                 vec![mask_bits(v, bits)]
             }
             SpvOp::ConstantNull => return self.const_composite(id, ty, None),
@@ -60,7 +68,10 @@ impl<'m> Lowerer<'m> {
                 for o in &inst.operands {
                     let v = self.value(o.id())?;
                     for i in 0..self.program.ty(v.ty).slots {
-                        vals.push(self.const_value(v.slot + i).ok_or_else(|| self.malformed("constituent is not a constant"))?);
+                        vals.push(
+                            self.const_value(v.slot + i)
+                                .ok_or_else(|| self.malformed("constituent is not a constant"))?,
+                        );
                     }
                 }
                 vals
@@ -72,7 +83,12 @@ impl<'m> Lowerer<'m> {
     }
 
     /// Binds `id` to fresh constant slots of type `ty` holding `values` (zeros when `None`).
-    pub fn const_composite(&mut self, id: Option<u32>, ty: TypeIdx, values: Option<Vec<u64>>) -> Result<(), ExecError> {
+    pub fn const_composite(
+        &mut self,
+        id: Option<u32>,
+        ty: TypeIdx,
+        values: Option<Vec<u64>>,
+    ) -> Result<(), ExecError> {
         let n = self.program.ty(ty).slots;
         let values = values.unwrap_or_else(|| vec![0; n as usize]);
         if values.len() != n as usize {
@@ -91,7 +107,9 @@ impl<'m> Lowerer<'m> {
 
     /// Folds `OpSpecConstantOp` by lowering and running the wrapped instruction.
     fn spec_constant_op(&mut self, inst: &Instruction, ty: TypeIdx) -> Result<(), ExecError> {
-        let opcode = inst.literal_operand(0).ok_or_else(|| self.malformed("OpSpecConstantOp without an opcode"))?;
+        let opcode = inst
+            .literal_operand(0)
+            .ok_or_else(|| self.malformed("OpSpecConstantOp without an opcode"))?;
         let inner = Instruction {
             opcode: opcode as u16,
             result_type: inst.result_type,

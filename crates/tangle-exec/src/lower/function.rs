@@ -8,6 +8,9 @@ use spirv::Op as SpvOp;
 use std::collections::HashMap;
 use tangle_spirv::module::Instruction;
 
+/// One phi's sources: destination slot, slot count, and (value, parent label) pairs.
+type PhiSources = (u32, u32, Vec<(Value, u32)>);
+
 /// One function's instructions, split into blocks.
 struct RawFunction<'m> {
     id: u32,
@@ -23,7 +26,10 @@ impl<'m> Lowerer<'m> {
         for (i, f) in raw.iter().enumerate() {
             self.function_ids.insert(f.id, i as u32);
         }
-        self.program.entry = *self.function_ids.get(&entry).ok_or_else(|| self.malformed("the entry point has no body"))?;
+        self.program.entry = *self
+            .function_ids
+            .get(&entry)
+            .ok_or_else(|| self.malformed("the entry point has no body"))?;
         for f in &raw {
             self.allocate_slots(f)?;
         }
@@ -42,8 +48,14 @@ impl<'m> Lowerer<'m> {
             self.at = InstRef::of(inst);
             match inst.op() {
                 Some(SpvOp::Function) => {
-                    let id = inst.result_id.ok_or_else(|| self.malformed("function without id"))?;
-                    cur = Some(RawFunction { id, params: Vec::new(), blocks: Vec::new() });
+                    let id = inst
+                        .result_id
+                        .ok_or_else(|| self.malformed("function without id"))?;
+                    cur = Some(RawFunction {
+                        id,
+                        params: Vec::new(),
+                        blocks: Vec::new(),
+                    });
                 }
                 Some(SpvOp::FunctionParameter) => {
                     if let Some(f) = cur.as_mut() {
@@ -58,7 +70,9 @@ impl<'m> Lowerer<'m> {
                     }
                 }
                 Some(SpvOp::Label) => {
-                    let id = inst.result_id.ok_or_else(|| self.malformed("label without id"))?;
+                    let id = inst
+                        .result_id
+                        .ok_or_else(|| self.malformed("label without id"))?;
                     if let Some(f) = cur.as_mut() {
                         f.blocks.push((id, Vec::new()));
                     }
@@ -87,16 +101,43 @@ impl<'m> Lowerer<'m> {
                 }
             }
         }
+        let all: Vec<&Instruction> = f
+            .blocks
+            .iter()
+            .flat_map(|(_, b)| b.iter().copied())
+            .collect();
+        for inst in &all {
+            if inst.op() == Some(SpvOp::Variable) {
+                self.at = InstRef::of(inst);
+                self.lower_type(inst.result_type)?;
+            }
+        }
+        let (promoted, roots) = self.promotable(&all);
+        let blocks: Vec<Vec<&Instruction>> = f.blocks.iter().map(|(_, b)| b.clone()).collect();
+        self.alias_loads
+            .extend(Self::aliasable_loads(&blocks, &roots));
         for (_, insts) in &f.blocks {
             for inst in insts {
                 self.at = InstRef::of(inst);
-                let (Some(id), Some(_)) = (inst.result_id, inst.result_type) else { continue };
+                let (Some(id), Some(_)) = (inst.result_id, inst.result_type) else {
+                    continue;
+                };
                 let ty = self.lower_type(inst.result_type)?;
+                if promoted.contains(&id) {
+                    let pointee = self.pointee_of(ty)?;
+                    let slot = self.alloc(self.program.ty(pointee).slots)?;
+                    self.values.insert(id, Value { slot, ty });
+                    self.reg_ptrs.insert(id, (slot, pointee));
+                    continue;
+                }
                 if inst.op() == Some(SpvOp::Variable) {
                     let pointee = self.pointee_of(ty)?;
                     let size = self.program.ty(pointee).size;
                     let offset = self.alloc_invocation(size);
-                    let v = super::memory::pointer_value(crate::program::RegionKind::Invocation, offset);
+                    let v = super::memory::pointer_value(
+                        crate::program::RegionKind::Invocation,
+                        offset,
+                    );
                     let slot = self.constant(v)?;
                     self.values.insert(id, Value { slot, ty });
                     self.pointees.insert(id, pointee);
@@ -111,9 +152,16 @@ impl<'m> Lowerer<'m> {
     }
 
     fn lower_function(&mut self, f: &RawFunction<'m>) -> Result<Function, ExecError> {
-        let index: HashMap<u32, u32> = f.blocks.iter().enumerate().map(|(i, (l, _))| (*l, i as u32)).collect();
+        let index: HashMap<u32, u32> = f
+            .blocks
+            .iter()
+            .enumerate()
+            .map(|(i, (l, _))| (*l, i as u32))
+            .collect();
         let block_of = |this: &Self, label: Option<u32>| -> Result<u32, ExecError> {
-            label.and_then(|l| index.get(&l).copied()).ok_or_else(|| this.malformed("branch to a label outside the function"))
+            label
+                .and_then(|l| index.get(&l).copied())
+                .ok_or_else(|| this.malformed("branch to a label outside the function"))
         };
         let mut params = Vec::new();
         for p in &f.params {
@@ -125,9 +173,12 @@ impl<'m> Lowerer<'m> {
         let mut merges = Vec::new();
         let mut conts = Vec::new();
         // Phi sources per block: (dst slot, slots, [(value, parent label)]).
-        let mut phi_lists: Vec<Vec<(u32, u32, Vec<(Value, u32)>)>> = Vec::new();
+        let mut phi_lists: Vec<Vec<PhiSources>> = Vec::new();
         for (label, insts) in &f.blocks {
-            let mut block = Block { label: *label, ..Block::default() };
+            let mut block = Block {
+                label: *label,
+                ..Block::default()
+            };
             let mut out = Out::default();
             let mut phis = Vec::new();
             let mut targets = Vec::new();
@@ -140,15 +191,19 @@ impl<'m> Lowerer<'m> {
                         let n = self.program.ty(v.ty).slots;
                         let mut incoming = Vec::new();
                         for pair in inst.operands.chunks(2) {
-                            let (Some(val), Some(parent)) = (pair.first().and_then(|o| o.id()), pair.get(1).and_then(|o| o.id()))
-                            else {
+                            let (Some(val), Some(parent)) = (
+                                pair.first().and_then(|o| o.id()),
+                                pair.get(1).and_then(|o| o.id()),
+                            ) else {
                                 return Err(self.malformed("OpPhi operands must come in pairs"));
                             };
                             incoming.push((self.value(Some(val))?, parent));
                         }
                         phis.push((v.slot, n, incoming));
                     }
-                    Some(SpvOp::SelectionMerge) => block.merge = Some(block_of(self, inst.id_operand(0))?),
+                    Some(SpvOp::SelectionMerge) => {
+                        block.merge = Some(block_of(self, inst.id_operand(0))?)
+                    }
                     Some(SpvOp::LoopMerge) => {
                         block.merge = Some(block_of(self, inst.id_operand(0))?);
                         block.continue_target = Some(block_of(self, inst.id_operand(1))?);
@@ -172,22 +227,34 @@ impl<'m> Lowerer<'m> {
                         targets.push(default);
                         let mut cases = Vec::new();
                         for pair in inst.operands.get(2..).unwrap_or(&[]).chunks(2) {
-                            let (Some(lit), Some(label)) = (pair.first().and_then(|o| o.literal()), pair.get(1).and_then(|o| o.id()))
-                            else {
+                            let (Some(lit), Some(label)) = (
+                                pair.first().and_then(|o| o.literal()),
+                                pair.get(1).and_then(|o| o.id()),
+                            ) else {
                                 return Err(self.malformed("OpSwitch targets must come in pairs"));
                             };
                             let t = block_of(self, Some(label))?;
                             targets.push(t);
                             cases.push((super::constants::mask_bits(lit, bits), t));
                         }
-                        block.terminator = Terminator::Switch { selector: sel.slot, bits, cases, default };
+                        block.terminator = Terminator::Switch {
+                            selector: sel.slot,
+                            bits,
+                            cases,
+                            default,
+                        };
                     }
                     Some(SpvOp::Return) => block.terminator = Terminator::Return,
                     Some(SpvOp::ReturnValue) => {
                         let v = self.operand(inst, 0)?;
-                        block.terminator = Terminator::ReturnValue { src: v.slot, count: self.program.ty(v.ty).slots };
+                        block.terminator = Terminator::ReturnValue {
+                            src: v.slot,
+                            count: self.program.ty(v.ty).slots,
+                        };
                     }
-                    Some(SpvOp::Kill) | Some(SpvOp::TerminateInvocation) => block.terminator = Terminator::Kill,
+                    Some(SpvOp::Kill) | Some(SpvOp::TerminateInvocation) => {
+                        block.terminator = Terminator::Kill
+                    }
                     Some(SpvOp::Unreachable) => block.terminator = Terminator::Unreachable,
                     _ => {
                         self.lower_inst(inst, &mut out)?;
@@ -221,7 +288,9 @@ impl<'m> Lowerer<'m> {
             let mut by_pred: Vec<(u32, Vec<(u32, u32)>)> = Vec::new();
             for (dst, n, incoming) in phis {
                 for (val, parent) in incoming {
-                    let Some(&p) = index.get(&parent) else { continue };
+                    let Some(&p) = index.get(&parent) else {
+                        continue;
+                    };
                     let pos = match by_pred.iter().position(|(q, _)| *q == p) {
                         Some(pos) => pos,
                         None => {
@@ -242,7 +311,11 @@ impl<'m> Lowerer<'m> {
         for (block, rank) in blocks.iter_mut().zip(ranks) {
             block.rank = rank;
         }
-        Ok(Function { id: f.id, params, blocks })
+        Ok(Function {
+            id: f.id,
+            params,
+            blocks,
+        })
     }
 
     /// Lowers one non-terminator instruction into ops.
@@ -251,7 +324,12 @@ impl<'m> Lowerer<'m> {
             return Err(self.unsupported(format!("opcode {}", inst.opcode)));
         };
         match op {
-            SpvOp::Nop | SpvOp::Line | SpvOp::NoLine | SpvOp::Name | SpvOp::MemberName | SpvOp::Source => Ok(()),
+            SpvOp::Nop
+            | SpvOp::Line
+            | SpvOp::NoLine
+            | SpvOp::Name
+            | SpvOp::MemberName
+            | SpvOp::Source => Ok(()),
             SpvOp::MemoryBarrier => Ok(()),
             SpvOp::ControlBarrier => {
                 // Workgroup (2) or larger execution scope waits for the workgroup; Subgroup
@@ -293,14 +371,21 @@ impl<'m> Lowerer<'m> {
             | SpvOp::AtomicFAddEXT
             | SpvOp::AtomicFMinEXT
             | SpvOp::AtomicFMaxEXT => self.lower_memory(inst, op, out),
+            _ if super::group::is_group(op) => self.lower_group(inst, op, out),
+            _ if super::dot::dot_kind(op).is_some() => self.lower_dot(inst, op, out),
             _ => self.lower_arith(inst, op, out),
         }
     }
 
     /// `OpFunctionCall`.
     fn call(&mut self, inst: &Instruction, out: &mut Out) -> Result<(), ExecError> {
-        let fid = inst.id_operand(0).ok_or_else(|| self.malformed("call without a function"))?;
-        let func = *self.function_ids.get(&fid).ok_or_else(|| self.unsupported("calling a function without a body"))?;
+        let fid = inst
+            .id_operand(0)
+            .ok_or_else(|| self.malformed("call without a function"))?;
+        let func = *self
+            .function_ids
+            .get(&fid)
+            .ok_or_else(|| self.unsupported("calling a function without a body"))?;
         let dst = self.value(inst.result_id)?;
         let count = self.program.ty(dst.ty).slots;
         let callee_params = self.callee_params(fid)?;
@@ -309,7 +394,15 @@ impl<'m> Lowerer<'m> {
             let a = self.operand(inst, i + 1)?;
             args.extend((0..n).map(|k| (pslot + k, a.slot + k)));
         }
-        self.emit(out, Op::Call { func, dst: dst.slot, count, args: args.into_boxed_slice() });
+        self.emit(
+            out,
+            Op::Call {
+                func,
+                dst: dst.slot,
+                count,
+                args: args.into_boxed_slice(),
+            },
+        );
         Ok(())
     }
 
@@ -336,8 +429,28 @@ impl<'m> Lowerer<'m> {
         let v = self.value(inst.result_id)?;
         if let Some(init) = inst.id_operand(1) {
             let init = self.value(Some(init))?;
+            if let Some(&(slot, ty)) = inst.result_id.and_then(|id| self.reg_ptrs.get(&id)) {
+                let n = self.program.ty(ty).slots;
+                for i in 0..n {
+                    self.emit(
+                        out,
+                        Op::Copy {
+                            dst: slot + i,
+                            src: init.slot + i,
+                        },
+                    );
+                }
+                return Ok(());
+            }
             let ty = self.pointee_of(v.ty)?;
-            self.emit(out, Op::Store { ptr: v.slot, src: init.slot, ty });
+            self.emit(
+                out,
+                Op::Store {
+                    ptr: v.slot,
+                    src: init.slot,
+                    ty,
+                },
+            );
         }
         Ok(())
     }

@@ -40,22 +40,70 @@ impl<'m> Lowerer<'m> {
     }
 
     /// Lowers a memory instruction.
-    pub fn lower_memory(&mut self, inst: &Instruction, op: SpvOp, out: &mut Out) -> Result<(), ExecError> {
+    pub fn lower_memory(
+        &mut self,
+        inst: &Instruction,
+        op: SpvOp,
+        out: &mut Out,
+    ) -> Result<(), ExecError> {
+        if self.promoted_access(inst, op, out)? {
+            return Ok(());
+        }
         match op {
             SpvOp::Load => {
                 let ptr = self.operand(inst, 0)?;
                 let ty = self.pointee_of_value(inst.id_operand(0))?;
                 let dst = self.value(inst.result_id)?;
-                self.emit(out, Op::Load { dst: dst.slot, ptr: ptr.slot, ty });
+                let region = self
+                    .const_value(ptr.slot)
+                    .map(|p| crate::run::memory::split_pointer(p).0);
+                let uniform = matches!(
+                    region,
+                    Some(crate::run::memory::REGION_PUSH)
+                        | Some(crate::run::memory::REGION_WORKGROUP)
+                );
+                if uniform {
+                    self.emit(
+                        out,
+                        Op::LoadUniform {
+                            dst: dst.slot,
+                            ptr: ptr.slot,
+                            ty,
+                        },
+                    );
+                } else {
+                    self.emit(
+                        out,
+                        Op::Load {
+                            dst: dst.slot,
+                            ptr: ptr.slot,
+                            ty,
+                        },
+                    );
+                }
             }
             SpvOp::Store => {
                 let ptr = self.operand(inst, 0)?;
                 let ty = self.pointee_of_value(inst.id_operand(0))?;
                 let src = self.operand(inst, 1)?;
-                self.emit(out, Op::Store { ptr: ptr.slot, src: src.slot, ty });
+                self.emit(
+                    out,
+                    Op::Store {
+                        ptr: ptr.slot,
+                        src: src.slot,
+                        ty,
+                    },
+                );
             }
-            SpvOp::AccessChain | SpvOp::InBoundsAccessChain | SpvOp::PtrAccessChain | SpvOp::InBoundsPtrAccessChain => {
-                self.access_chain(inst, matches!(op, SpvOp::PtrAccessChain | SpvOp::InBoundsPtrAccessChain), out)?;
+            SpvOp::AccessChain
+            | SpvOp::InBoundsAccessChain
+            | SpvOp::PtrAccessChain
+            | SpvOp::InBoundsPtrAccessChain => {
+                self.access_chain(
+                    inst,
+                    matches!(op, SpvOp::PtrAccessChain | SpvOp::InBoundsPtrAccessChain),
+                    out,
+                )?;
             }
             SpvOp::CopyMemory => {
                 // Through registers, so source and target layouts may differ.
@@ -64,8 +112,22 @@ impl<'m> Lowerer<'m> {
                 let dty = self.pointee_of_value(inst.id_operand(0))?;
                 let sty = self.pointee_of_value(inst.id_operand(1))?;
                 let tmp = self.alloc(self.program.ty(sty).slots)?;
-                self.emit(out, Op::Load { dst: tmp, ptr: src.slot, ty: sty });
-                self.emit(out, Op::Store { ptr: dst.slot, src: tmp, ty: dty });
+                self.emit(
+                    out,
+                    Op::Load {
+                        dst: tmp,
+                        ptr: src.slot,
+                        ty: sty,
+                    },
+                );
+                self.emit(
+                    out,
+                    Op::Store {
+                        ptr: dst.slot,
+                        src: tmp,
+                        ty: dty,
+                    },
+                );
             }
             SpvOp::ArrayLength => {
                 let ptr = self.operand(inst, 0)?;
@@ -74,34 +136,136 @@ impl<'m> Lowerer<'m> {
                 let (offset, stride) = match &self.program.ty(sty).ty {
                     Type::Struct { members } => match members.get(member) {
                         Some((t, off)) => match self.program.ty(*t).ty {
-                            Type::RuntimeArray { stride, .. } => (u64::from(*off), u64::from(stride)),
-                            _ => return Err(self.malformed("OpArrayLength member is not a runtime array")),
+                            Type::RuntimeArray { stride, .. } => {
+                                (u64::from(*off), u64::from(stride))
+                            }
+                            _ => {
+                                return Err(
+                                    self.malformed("OpArrayLength member is not a runtime array")
+                                )
+                            }
                         },
                         None => return Err(self.malformed("OpArrayLength member out of range")),
                     },
                     _ => return Err(self.malformed("OpArrayLength of a non-struct")),
                 };
                 let dst = self.value(inst.result_id)?;
-                self.emit(out, Op::ArrayLength { dst: dst.slot, ptr: ptr.slot, offset, stride });
+                self.emit(
+                    out,
+                    Op::ArrayLength {
+                        dst: dst.slot,
+                        ptr: ptr.slot,
+                        offset,
+                        stride,
+                    },
+                );
             }
             SpvOp::ConvertUToPtr => {
                 let a = self.operand(inst, 0)?;
                 let dst = self.value(inst.result_id)?;
                 let bits = self.scalar(a.ty).map_or(64, |s| s.bits);
-                self.emit(out, Op::Convert { op: Conv::UConvert, from: bits, to: 64, dst: dst.slot, a: a.slot });
+                self.emit(
+                    out,
+                    Op::Convert {
+                        op: Conv::UConvert,
+                        from: bits,
+                        to: 64,
+                        dst: dst.slot,
+                        a: a.slot,
+                    },
+                );
             }
             SpvOp::ConvertPtrToU => {
                 let a = self.operand(inst, 0)?;
                 let dst = self.value(inst.result_id)?;
                 let bits = self.scalar(dst.ty).map_or(64, |s| s.bits);
-                self.emit(out, Op::Convert { op: Conv::UConvert, from: 64, to: bits, dst: dst.slot, a: a.slot });
+                self.emit(
+                    out,
+                    Op::Convert {
+                        op: Conv::UConvert,
+                        from: 64,
+                        to: bits,
+                        dst: dst.slot,
+                        a: a.slot,
+                    },
+                );
             }
             _ => self.atomic(inst, op, out)?,
         }
         Ok(())
     }
 
-    fn access_chain(&mut self, inst: &Instruction, ptr_chain: bool, out: &mut Out) -> Result<(), ExecError> {
+    /// Loads, stores and constant access chains on register-promoted variables
+    /// ([`super::promote`]); returns whether `inst` was one.
+    fn promoted_access(
+        &mut self,
+        inst: &Instruction,
+        op: SpvOp,
+        out: &mut Out,
+    ) -> Result<bool, ExecError> {
+        let Some(&(slot, ty)) = inst.id_operand(0).and_then(|id| self.reg_ptrs.get(&id)) else {
+            return Ok(false);
+        };
+        let n = self.program.ty(ty).slots;
+        match op {
+            SpvOp::Load => {
+                let dst = self.value(inst.result_id)?;
+                if let Some(id) = inst.result_id.filter(|id| self.alias_loads.contains(id)) {
+                    self.values.insert(id, Value { slot, ty: dst.ty });
+                    return Ok(true);
+                }
+                for i in 0..n {
+                    self.emit(
+                        out,
+                        Op::Copy {
+                            dst: dst.slot + i,
+                            src: slot + i,
+                        },
+                    );
+                }
+            }
+            SpvOp::Store => {
+                let src = self.operand(inst, 1)?;
+                for i in (0..n).filter(|&i| slot + i != src.slot + i) {
+                    self.emit(
+                        out,
+                        Op::Copy {
+                            dst: slot + i,
+                            src: src.slot + i,
+                        },
+                    );
+                }
+            }
+            SpvOp::AccessChain | SpvOp::InBoundsAccessChain => {
+                let mut lits = Vec::new();
+                for o in inst.operands.iter().skip(1) {
+                    let v = self.value(o.id())?;
+                    lits.push(
+                        self.const_value(v.slot).ok_or_else(|| {
+                            self.malformed("promoted variable indexed dynamically")
+                        })?,
+                    );
+                }
+                let (off, t) = self.composite_offset_and_type(ty, &lits)?;
+                if let Some(id) = inst.result_id {
+                    self.reg_ptrs.insert(id, (slot + off, t));
+                }
+            }
+            _ => {
+                return Err(
+                    self.malformed("register-promoted variable used by a memory instruction")
+                )
+            }
+        }
+        Ok(true)
+    }
+
+    fn access_chain(
+        &mut self,
+        inst: &Instruction,
+        ptr_chain: bool,
+        out: &mut Out,
+    ) -> Result<(), ExecError> {
         let base = self.operand(inst, 0)?;
         let mut ty = self.pointee_of_value(inst.id_operand(0))?;
         let dst = self.value(inst.result_id)?;
@@ -112,7 +276,12 @@ impl<'m> Lowerer<'m> {
             // "Element is used to do an initial dereference of Base: Base is treated as the
             // address of an element in an array, and a new element address is computed from
             // Base and Element." The array's stride is the pointer type's ArrayStride.
-            let ptr_ty_id = self.module.instructions.iter().find(|i| i.result_id == inst.id_operand(0)).and_then(|i| i.result_type);
+            let ptr_ty_id = self
+                .module
+                .instructions
+                .iter()
+                .find(|i| i.result_id == inst.id_operand(0))
+                .and_then(|i| i.result_type);
             let stride = ptr_ty_id
                 .and_then(|t| self.decoration(t, spirv::Decoration::ArrayStride))
                 .and_then(|p| p.first().copied())
@@ -124,13 +293,19 @@ impl<'m> Lowerer<'m> {
             let (next, stride) = match self.program.ty(ty).ty.clone() {
                 Type::Struct { members } => {
                     let v = self.value(id)?;
-                    let m = self.const_value(v.slot).ok_or_else(|| self.malformed("struct index is not a constant"))?;
-                    let (t, off) = *members.get(m as usize).ok_or_else(|| self.malformed("struct index out of range"))?;
+                    let m = self
+                        .const_value(v.slot)
+                        .ok_or_else(|| self.malformed("struct index is not a constant"))?;
+                    let (t, off) = *members
+                        .get(m as usize)
+                        .ok_or_else(|| self.malformed("struct index out of range"))?;
                     steps.push(Step::Const(u64::from(off)));
                     ty = t;
                     continue;
                 }
-                Type::Array { elem, stride, .. } | Type::RuntimeArray { elem, stride } => (elem, u64::from(stride)),
+                Type::Array { elem, stride, .. } | Type::RuntimeArray { elem, stride } => {
+                    (elem, u64::from(stride))
+                }
                 Type::Vector { elem, stride, .. } => (elem, u64::from(stride)),
                 Type::Matrix { column, stride, .. } => (column, u64::from(stride)),
                 _ => return Err(self.malformed("access chain indexes into a scalar")),
@@ -149,20 +324,54 @@ impl<'m> Lowerer<'m> {
         if let Some(id) = inst.result_id {
             self.pointees.insert(id, ty);
         }
-        self.emit(out, Op::AccessChain { dst: dst.slot, base: base.slot, steps: merged.into_boxed_slice() });
+        // A constant base with constant steps is a constant pointer: fold it into the slot.
+        if let Some(b) = self.const_value(base.slot) {
+            let step = match merged.as_slice() {
+                [] => Some(0),
+                [Step::Const(o)] => Some(*o),
+                _ => None,
+            };
+            if let Some(step) = step {
+                let (region, boff) = crate::run::memory::split_pointer(b);
+                let v = crate::run::memory::make_pointer(region, boff.wrapping_add(step));
+                self.program.constants.push((dst.slot, v));
+                self.const_values.insert(dst.slot, v);
+                return Ok(());
+            }
+        }
+        self.emit(
+            out,
+            Op::AccessChain {
+                dst: dst.slot,
+                base: base.slot,
+                steps: merged.into_boxed_slice(),
+            },
+        );
         Ok(())
     }
 
     /// One array-like index step: constant indices fold to a byte offset.
-    fn index_step(&mut self, id: Option<u32>, stride: u64, steps: &mut Vec<Step>) -> Result<(), ExecError> {
+    fn index_step(
+        &mut self,
+        id: Option<u32>,
+        stride: u64,
+        steps: &mut Vec<Step>,
+    ) -> Result<(), ExecError> {
         let v: Value = self.value(id)?;
-        let s = self.scalar(v.ty).ok_or_else(|| self.malformed("index is not an integer"))?;
+        let s = self
+            .scalar(v.ty)
+            .ok_or_else(|| self.malformed("index is not an integer"))?;
         match self.const_value(v.slot) {
             Some(c) => {
                 let c = if s.signed { sign_extend(c, s.bits) } else { c };
                 steps.push(Step::Const(c.wrapping_mul(stride)));
             }
-            None => steps.push(Step::Dyn { index: v.slot, bits: s.bits, signed: s.signed, stride }),
+            None => steps.push(Step::Dyn {
+                index: v.slot,
+                bits: s.bits,
+                signed: s.signed,
+                stride,
+            }),
         }
         Ok(())
     }
@@ -190,7 +399,9 @@ impl<'m> Lowerer<'m> {
         };
         let ptr = self.operand(inst, 0)?;
         let ty = self.pointee_of_value(inst.id_operand(0))?;
-        let s = self.scalar(ty).ok_or_else(|| self.malformed("atomic on a non-scalar"))?;
+        let s = self
+            .scalar(ty)
+            .ok_or_else(|| self.malformed("atomic on a non-scalar"))?;
         let zero = self.constant(0)?;
         let (value, comparator) = match aop {
             AtomicOp::Load | AtomicOp::IIncrement | AtomicOp::IDecrement => (zero, zero),
@@ -201,7 +412,18 @@ impl<'m> Lowerer<'m> {
             Some(_) => self.value(inst.result_id)?.slot,
             None => self.alloc(1)?,
         };
-        self.emit(out, Op::Atomic { op: aop, bits: s.bits, float: s.float, dst, ptr: ptr.slot, value, comparator });
+        self.emit(
+            out,
+            Op::Atomic {
+                op: aop,
+                bits: s.bits,
+                float: s.float,
+                dst,
+                ptr: ptr.slot,
+                value,
+                comparator,
+            },
+        );
         Ok(())
     }
 }

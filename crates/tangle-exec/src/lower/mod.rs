@@ -9,8 +9,11 @@
 pub mod arith;
 pub mod cfg;
 pub mod constants;
+pub mod dot;
 pub mod function;
+pub mod group;
 pub mod memory;
+pub mod promote;
 pub mod types;
 
 use crate::device::SpecConstants;
@@ -55,10 +58,18 @@ pub(crate) struct Lowerer<'m> {
     pub function_ids: HashMap<u32, u32>,
     /// The instruction being lowered (for error locations).
     pub at: InstRef,
+    /// Pointers into register-promoted variables: first slot and pointee type.
+    pub reg_ptrs: HashMap<u32, (Slot, TypeIdx)>,
+    /// Loads from promoted variables that share the variable's slots ([`promote`]).
+    pub alias_loads: std::collections::HashSet<u32>,
 }
 
 /// Lowers `entry_point` of `module`.
-pub fn lower(module: &Module, entry_point: &str, spec: &SpecConstants) -> Result<Program, ExecError> {
+pub fn lower(
+    module: &Module,
+    entry_point: &str,
+    spec: &SpecConstants,
+) -> Result<Program, ExecError> {
     let mut l = Lowerer {
         module,
         spec,
@@ -73,6 +84,8 @@ pub fn lower(module: &Module, entry_point: &str, spec: &SpecConstants) -> Result
         glsl: None,
         function_ids: HashMap::new(),
         at: InstRef::default(),
+        reg_ptrs: HashMap::new(),
+        alias_loads: Default::default(),
     };
     l.collect_facts();
     let entry_id = l.find_entry(entry_point)?;
@@ -89,17 +102,36 @@ impl<'m> Lowerer<'m> {
         for inst in &self.module.instructions {
             match inst.op() {
                 Some(SpvOp::Decorate) | Some(SpvOp::DecorateId) => {
-                    if let (Some(target), Some(dec)) = (inst.id_operand(0), inst.literal_operand(1)) {
-                        let params = inst.operands.iter().skip(2).filter_map(|o| o.literal().or(o.id().map(u64::from))).collect();
-                        self.decorations.entry(target).or_default().push((dec as u32, params));
+                    if let (Some(target), Some(dec)) = (inst.id_operand(0), inst.literal_operand(1))
+                    {
+                        let params = inst
+                            .operands
+                            .iter()
+                            .skip(2)
+                            .filter_map(|o| o.literal().or(o.id().map(u64::from)))
+                            .collect();
+                        self.decorations
+                            .entry(target)
+                            .or_default()
+                            .push((dec as u32, params));
                     }
                 }
                 Some(SpvOp::MemberDecorate) => {
-                    if let (Some(target), Some(member), Some(dec)) =
-                        (inst.id_operand(0), inst.literal_operand(1), inst.literal_operand(2))
-                    {
-                        let params = inst.operands.iter().skip(3).filter_map(|o| o.literal()).collect();
-                        self.member_decorations.entry((target, member as u32)).or_default().push((dec as u32, params));
+                    if let (Some(target), Some(member), Some(dec)) = (
+                        inst.id_operand(0),
+                        inst.literal_operand(1),
+                        inst.literal_operand(2),
+                    ) {
+                        let params = inst
+                            .operands
+                            .iter()
+                            .skip(3)
+                            .filter_map(|o| o.literal())
+                            .collect();
+                        self.member_decorations
+                            .entry((target, member as u32))
+                            .or_default()
+                            .push((dec as u32, params));
                     }
                 }
                 Some(SpvOp::ExtInstImport) => {
@@ -120,12 +152,25 @@ impl<'m> Lowerer<'m> {
 
     /// The decoration `dec` of `id`, with its parameters.
     pub fn decoration(&self, id: u32, dec: spirv::Decoration) -> Option<&[u64]> {
-        self.decorations.get(&id)?.iter().find(|(d, _)| *d == dec as u32).map(|(_, p)| p.as_slice())
+        self.decorations
+            .get(&id)?
+            .iter()
+            .find(|(d, _)| *d == dec as u32)
+            .map(|(_, p)| p.as_slice())
     }
 
     /// The member decoration `dec` of `(id, member)`, with its parameters.
-    pub fn member_decoration(&self, id: u32, member: u32, dec: spirv::Decoration) -> Option<&[u64]> {
-        self.member_decorations.get(&(id, member))?.iter().find(|(d, _)| *d == dec as u32).map(|(_, p)| p.as_slice())
+    pub fn member_decoration(
+        &self,
+        id: u32,
+        member: u32,
+        dec: spirv::Decoration,
+    ) -> Option<&[u64]> {
+        self.member_decorations
+            .get(&(id, member))?
+            .iter()
+            .find(|(d, _)| *d == dec as u32)
+            .map(|(_, p)| p.as_slice())
     }
 
     /// The function id of the named GLCompute entry point.
@@ -135,7 +180,9 @@ impl<'m> Lowerer<'m> {
                 && inst.literal_operand(0) == Some(spirv::ExecutionModel::GLCompute as u64)
                 && inst.string_operand(2) == Some(name)
             {
-                return inst.id_operand(1).ok_or_else(|| malformed(&InstRef::of(inst), "entry point without a function"));
+                return inst.id_operand(1).ok_or_else(|| {
+                    malformed(&InstRef::of(inst), "entry point without a function")
+                });
             }
         }
         Err(ExecError::NoEntryPoint(name.to_string()))
@@ -154,7 +201,10 @@ impl<'m> Lowerer<'m> {
     /// The value of an id.
     pub fn value(&self, id: Option<u32>) -> Result<Value, ExecError> {
         let id = id.ok_or_else(|| self.malformed("missing operand"))?;
-        self.values.get(&id).copied().ok_or_else(|| self.malformed(format!("%{id} has no value the executor knows")))
+        self.values
+            .get(&id)
+            .copied()
+            .ok_or_else(|| self.malformed(format!("%{id} has no value the executor knows")))
     }
 
     /// The value of operand `i` of `inst`.
@@ -214,7 +264,9 @@ impl<'m> Lowerer<'m> {
 
     /// A module-scope `OpVariable`.
     fn global_variable(&mut self, inst: &Instruction) -> Result<(), ExecError> {
-        let id = inst.result_id.ok_or_else(|| self.malformed("variable without result id"))?;
+        let id = inst
+            .result_id
+            .ok_or_else(|| self.malformed("variable without result id"))?;
         let class = inst.literal_operand(0).unwrap_or(u64::MAX) as u32;
         let ptr_ty = self.lower_type(inst.result_type)?;
         let pointee = self.pointee_of(ptr_ty)?;
@@ -226,9 +278,22 @@ impl<'m> Lowerer<'m> {
         use spirv::StorageClass as SC;
         let (region, offset, builtin) = match SC::from_u32(class) {
             Some(SC::StorageBuffer) | Some(SC::Uniform) => {
-                let set = self.decoration(id, spirv::Decoration::DescriptorSet).and_then(|p| p.first().copied()).unwrap_or(0);
-                let binding = self.decoration(id, spirv::Decoration::Binding).and_then(|p| p.first().copied()).unwrap_or(0);
-                (RegionKind::Buffer { set: set as u32, binding: binding as u32 }, 0, None)
+                let set = self
+                    .decoration(id, spirv::Decoration::DescriptorSet)
+                    .and_then(|p| p.first().copied())
+                    .unwrap_or(0);
+                let binding = self
+                    .decoration(id, spirv::Decoration::Binding)
+                    .and_then(|p| p.first().copied())
+                    .unwrap_or(0);
+                (
+                    RegionKind::Buffer {
+                        set: set as u32,
+                        binding: binding as u32,
+                    },
+                    0,
+                    None,
+                )
             }
             Some(SC::PushConstant) => (RegionKind::PushConstant, 0, None),
             Some(SC::Workgroup) => {
@@ -251,16 +316,26 @@ impl<'m> Lowerer<'m> {
         if !matches!(region, RegionKind::Buffer { .. }) {
             let v = memory::pointer_value(region, offset);
             self.program.constants.push((slot, v));
+            self.const_values.insert(slot, v);
         }
         self.values.insert(id, Value { slot, ty: ptr_ty });
         self.pointees.insert(id, pointee);
-        self.program.variables.push(Variable { slot, region, offset, ty: pointee, builtin, init });
+        self.program.variables.push(Variable {
+            slot,
+            region,
+            offset,
+            ty: pointee,
+            builtin,
+            init,
+        });
         Ok(())
     }
 
     /// The built-in an Input variable (or the first member of an Input block) holds.
     fn builtin_of(&self, id: u32, _pointee: TypeIdx) -> Option<u32> {
-        self.decoration(id, spirv::Decoration::BuiltIn).and_then(|p| p.first()).map(|&b| b as u32)
+        self.decoration(id, spirv::Decoration::BuiltIn)
+            .and_then(|p| p.first())
+            .map(|&b| b as u32)
     }
 
     /// Reserves `size` bytes of per-invocation memory; returns the offset.
@@ -290,13 +365,19 @@ impl<'m> Lowerer<'m> {
             } else if is_mode_id && mode == Some(spirv::ExecutionMode::LocalSizeId as u64) {
                 for (i, s) in size.iter_mut().enumerate() {
                     let v = self.operand(inst, 2 + i)?;
-                    *s = self.const_value(v.slot).ok_or_else(|| self.malformed("LocalSizeId operand is not a constant"))? as u32;
+                    *s = self
+                        .const_value(v.slot)
+                        .ok_or_else(|| self.malformed("LocalSizeId operand is not a constant"))?
+                        as u32;
                 }
             }
         }
         let wg = self.decorations.iter().find_map(|(id, decs)| {
             decs.iter()
-                .any(|(d, p)| *d == spirv::Decoration::BuiltIn as u32 && p.first() == Some(&(spirv::BuiltIn::WorkgroupSize as u64)))
+                .any(|(d, p)| {
+                    *d == spirv::Decoration::BuiltIn as u32
+                        && p.first() == Some(&(spirv::BuiltIn::WorkgroupSize as u64))
+                })
                 .then_some(*id)
         });
         if let Some(v) = wg.and_then(|id| self.values.get(&id).copied()) {
@@ -307,7 +388,9 @@ impl<'m> Lowerer<'m> {
             }
         }
         if size.contains(&0) {
-            return Err(ExecError::Limit(format!("workgroup size {size:?} has a zero dimension")));
+            return Err(ExecError::Limit(format!(
+                "workgroup size {size:?} has a zero dimension"
+            )));
         }
         self.program.local_size = size;
         Ok(())

@@ -33,21 +33,50 @@ impl<'m> Lowerer<'m> {
             Type::Bool => (1, 4),
             Type::Int { bits, .. } | Type::Float { bits } => (1, u64::from(*bits / 8).max(1)),
             Type::Pointer { .. } => (1, 8),
-            Type::Vector { elem, count, stride } => {
+            Type::Vector {
+                elem,
+                count,
+                stride,
+            } => {
                 let e = p.ty(*elem);
-                (count.saturating_mul(e.slots), u64::from(count.saturating_sub(1)) * u64::from(*stride) + e.size)
+                (
+                    count.saturating_mul(e.slots),
+                    u64::from(count.saturating_sub(1)) * u64::from(*stride) + e.size,
+                )
             }
-            Type::Matrix { column, count, stride } | Type::Array { elem: column, count, stride } => {
+            Type::Matrix {
+                column,
+                count,
+                stride,
+            }
+            | Type::Array {
+                elem: column,
+                count,
+                stride,
+            } => {
                 let c = p.ty(*column);
-                let size = if *count == 0 { 0 } else { u64::from(count - 1) * u64::from(*stride) + c.size };
+                let size = if *count == 0 {
+                    0
+                } else {
+                    u64::from(count - 1) * u64::from(*stride) + c.size
+                };
                 let size = size.max(u64::from(*count) * u64::from(*stride));
                 (count.saturating_mul(c.slots), size)
             }
             Type::RuntimeArray { .. } => (0, 0),
             Type::Struct { members } => {
-                let slots = members.iter().fold(0u32, |a, (t, _)| a.saturating_add(p.ty(*t).slots));
-                let end = members.iter().map(|(t, o)| u64::from(*o) + p.ty(*t).size).max().unwrap_or(0);
-                (slots, super::memory::align_up(end, self.alignment_of_members(members)))
+                let slots = members
+                    .iter()
+                    .fold(0u32, |a, (t, _)| a.saturating_add(p.ty(*t).slots));
+                let end = members
+                    .iter()
+                    .map(|(t, o)| u64::from(*o) + p.ty(*t).size)
+                    .max()
+                    .unwrap_or(0);
+                (
+                    slots,
+                    super::memory::align_up(end, self.alignment_of_members(members)),
+                )
             }
         }
     }
@@ -67,16 +96,27 @@ impl<'m> Lowerer<'m> {
     }
 
     fn alignment_of_members(&self, members: &[(TypeIdx, u32)]) -> u64 {
-        members.iter().map(|(t, _)| self.alignment(*t)).max().unwrap_or(1)
+        members
+            .iter()
+            .map(|(t, _)| self.alignment(*t))
+            .max()
+            .unwrap_or(1)
     }
 
     /// Lowers a type id; `matrix` overrides the layout of matrices (stride, row-major) for types
     /// reached through a struct member.
-    fn lower_type_with(&mut self, id: u32, matrix: Option<(u32, bool)>) -> Result<TypeIdx, ExecError> {
+    fn lower_type_with(
+        &mut self,
+        id: u32,
+        matrix: Option<(u32, bool)>,
+    ) -> Result<TypeIdx, ExecError> {
         if let Some(&t) = self.type_memo.get(&(id, matrix)) {
             return Ok(t);
         }
-        let inst = *self.type_insts.get(&id).ok_or_else(|| self.malformed(format!("%{id} is not a type")))?;
+        let inst = *self
+            .type_insts
+            .get(&id)
+            .ok_or_else(|| self.malformed(format!("%{id} is not a type")))?;
         let lit = |i: usize| inst.literal_operand(i).unwrap_or(0) as u32;
         let ty = match inst.op() {
             Some(SpvOp::TypeVoid) => Type::Void,
@@ -86,12 +126,18 @@ impl<'m> Lowerer<'m> {
                 if ![8, 16, 32, 64].contains(&bits) {
                     return Err(self.unsupported(format!("{bits}-bit integers")));
                 }
-                Type::Int { bits, signed: lit(1) != 0 }
+                Type::Int {
+                    bits,
+                    signed: lit(1) != 0,
+                }
             }
             Some(SpvOp::TypeFloat) => {
                 let bits = lit(0);
                 if ![16, 32, 64].contains(&bits) || inst.operands.len() > 1 {
-                    return Err(self.unsupported(format!("{bits}-bit float with encoding operand {:?}", inst.literal_operand(1))));
+                    return Err(self.unsupported(format!(
+                        "{bits}-bit float with encoding operand {:?}",
+                        inst.literal_operand(1)
+                    )));
                 }
                 Type::Float { bits }
             }
@@ -101,10 +147,16 @@ impl<'m> Lowerer<'m> {
                     Some((stride, true)) => stride,
                     _ => self.program.ty(elem).size as u32,
                 };
-                Type::Vector { elem, count: lit(1), stride }
+                Type::Vector {
+                    elem,
+                    count: lit(1),
+                    stride,
+                }
             }
             Some(SpvOp::TypeMatrix) => {
-                let col_id = inst.id_operand(0).ok_or_else(|| self.malformed("matrix without column type"))?;
+                let col_id = inst
+                    .id_operand(0)
+                    .ok_or_else(|| self.malformed("matrix without column type"))?;
                 let count = lit(1);
                 match matrix {
                     Some((stride, true)) => {
@@ -113,42 +165,75 @@ impl<'m> Lowerer<'m> {
                             Type::Vector { elem, .. } => self.program.ty(*elem).size as u32,
                             _ => 0,
                         };
-                        Type::Matrix { column, count, stride: elem_size }
+                        Type::Matrix {
+                            column,
+                            count,
+                            stride: elem_size,
+                        }
                     }
                     Some((stride, false)) => {
                         let column = self.lower_type_with(col_id, None)?;
-                        Type::Matrix { column, count, stride }
+                        Type::Matrix {
+                            column,
+                            count,
+                            stride,
+                        }
                     }
                     None => {
                         let column = self.lower_type_with(col_id, None)?;
-                        Type::Matrix { column, count, stride: self.program.ty(column).size as u32 }
+                        Type::Matrix {
+                            column,
+                            count,
+                            stride: self.program.ty(column).size as u32,
+                        }
                     }
                 }
             }
             Some(SpvOp::TypeArray) => {
-                let elem_id = inst.id_operand(0).ok_or_else(|| self.malformed("array without element type"))?;
+                let elem_id = inst
+                    .id_operand(0)
+                    .ok_or_else(|| self.malformed("array without element type"))?;
                 let elem = self.lower_type_with(elem_id, matrix)?;
                 let len = self.operand(inst, 1)?;
-                let count = self.const_value(len.slot).ok_or_else(|| self.malformed("array length is not a constant"))?;
-                let count = u32::try_from(count).map_err(|_| ExecError::Limit(format!("array of {count} elements")))?;
-                Type::Array { elem, count, stride: self.array_stride(id, elem) }
+                let count = self
+                    .const_value(len.slot)
+                    .ok_or_else(|| self.malformed("array length is not a constant"))?;
+                let count = u32::try_from(count)
+                    .map_err(|_| ExecError::Limit(format!("array of {count} elements")))?;
+                Type::Array {
+                    elem,
+                    count,
+                    stride: self.array_stride(id, elem),
+                }
             }
             Some(SpvOp::TypeRuntimeArray) => {
-                let elem_id = inst.id_operand(0).ok_or_else(|| self.malformed("array without element type"))?;
+                let elem_id = inst
+                    .id_operand(0)
+                    .ok_or_else(|| self.malformed("array without element type"))?;
                 let elem = self.lower_type_with(elem_id, matrix)?;
-                Type::RuntimeArray { elem, stride: self.array_stride(id, elem) }
+                Type::RuntimeArray {
+                    elem,
+                    stride: self.array_stride(id, elem),
+                }
             }
             Some(SpvOp::TypeStruct) => {
                 let mut members = Vec::new();
                 let mut offset = 0u64;
                 for (i, m) in inst.operands.iter().enumerate() {
-                    let mid = m.id().ok_or_else(|| self.malformed("struct member is not an id"))?;
+                    let mid = m
+                        .id()
+                        .ok_or_else(|| self.malformed("struct member is not an id"))?;
                     let i = i as u32;
-                    let stride = self.member_decoration(id, i, D::MatrixStride).and_then(|p| p.first().copied());
+                    let stride = self
+                        .member_decoration(id, i, D::MatrixStride)
+                        .and_then(|p| p.first().copied());
                     let row_major = self.member_decoration(id, i, D::RowMajor).is_some();
                     let layout = stride.map(|s| (s as u32, row_major));
                     let t = self.lower_type_with(mid, layout)?;
-                    let off = match self.member_decoration(id, i, D::Offset).and_then(|p| p.first().copied()) {
+                    let off = match self
+                        .member_decoration(id, i, D::Offset)
+                        .and_then(|p| p.first().copied())
+                    {
                         Some(o) => o,
                         None => super::memory::align_up(offset, self.alignment(t)),
                     };
@@ -159,15 +244,23 @@ impl<'m> Lowerer<'m> {
             }
             Some(SpvOp::TypePointer) => {
                 // Reserve the index first: a pointee may point back here (PhysicalStorageBuffer).
-                let idx = self.push_type(Type::Pointer { class: lit(0), pointee: 0 });
+                let idx = self.push_type(Type::Pointer {
+                    class: lit(0),
+                    pointee: 0,
+                });
                 self.type_memo.insert((id, matrix), idx);
                 let pointee = self.lower_type(inst.id_operand(1))?;
                 if let Some(t) = self.program.types.get_mut(idx as usize) {
-                    t.ty = Type::Pointer { class: lit(0), pointee };
+                    t.ty = Type::Pointer {
+                        class: lit(0),
+                        pointee,
+                    };
                 }
                 return Ok(idx);
             }
-            Some(SpvOp::TypeForwardPointer) => return Err(self.malformed("forward pointer used as a type")),
+            Some(SpvOp::TypeForwardPointer) => {
+                return Err(self.malformed("forward pointer used as a type"))
+            }
             _ => Type::Opaque,
         };
         let idx = self.push_type(ty);
@@ -179,7 +272,9 @@ impl<'m> Lowerer<'m> {
     fn array_stride(&self, id: u32, elem: TypeIdx) -> u32 {
         match self.decoration(id, D::ArrayStride).and_then(|p| p.first()) {
             Some(&s) => s as u32,
-            None => super::memory::align_up(self.program.ty(elem).size, self.alignment(elem)) as u32,
+            None => {
+                super::memory::align_up(self.program.ty(elem).size, self.alignment(elem)) as u32
+            }
         }
     }
 
@@ -194,10 +289,26 @@ impl<'m> Lowerer<'m> {
     /// The scalar kind of a type (for vectors: the component): `(bits, signed, float, bool)`.
     pub fn scalar(&self, t: TypeIdx) -> Option<Scalar> {
         match &self.program.ty(t).ty {
-            Type::Bool => Some(Scalar { bits: 1, signed: false, float: false }),
-            Type::Int { bits, signed } => Some(Scalar { bits: *bits, signed: *signed, float: false }),
-            Type::Float { bits } => Some(Scalar { bits: *bits, signed: true, float: true }),
-            Type::Pointer { .. } => Some(Scalar { bits: 64, signed: false, float: false }),
+            Type::Bool => Some(Scalar {
+                bits: 1,
+                signed: false,
+                float: false,
+            }),
+            Type::Int { bits, signed } => Some(Scalar {
+                bits: *bits,
+                signed: *signed,
+                float: false,
+            }),
+            Type::Float { bits } => Some(Scalar {
+                bits: *bits,
+                signed: true,
+                float: true,
+            }),
+            Type::Pointer { .. } => Some(Scalar {
+                bits: 64,
+                signed: false,
+                float: false,
+            }),
             Type::Vector { elem, .. } => self.scalar(*elem),
             Type::Matrix { column, .. } => self.scalar(*column),
             _ => None,

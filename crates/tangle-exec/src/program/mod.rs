@@ -3,7 +3,10 @@
 
 pub mod ops;
 
-pub use ops::{AtomicOp, Conv, FloatBin, FloatCmp, FloatTern, FloatUn, IntBin, IntCmp, IntTern, IntUn, Op, PackOp, Step, Terminator, WideOp};
+pub use ops::{
+    AtomicOp, Conv, FloatBin, FloatCmp, IntBin, IntCmp, IntTern, IntUn, Op, Step, Terminator,
+    WideOp,
+};
 
 use crate::error::InstRef;
 
@@ -30,11 +33,23 @@ pub enum Type {
     Float { bits: u32 },
     /// `OpTypeVector`; `stride` is the byte distance of components in memory (larger than the
     /// component size for a column of a row-major matrix).
-    Vector { elem: TypeIdx, count: u32, stride: u32 },
+    Vector {
+        elem: TypeIdx,
+        count: u32,
+        stride: u32,
+    },
     /// `OpTypeMatrix`: `count` columns `stride` bytes apart.
-    Matrix { column: TypeIdx, count: u32, stride: u32 },
+    Matrix {
+        column: TypeIdx,
+        count: u32,
+        stride: u32,
+    },
     /// `OpTypeArray`.
-    Array { elem: TypeIdx, count: u32, stride: u32 },
+    Array {
+        elem: TypeIdx,
+        count: u32,
+        stride: u32,
+    },
     /// `OpTypeRuntimeArray`.
     RuntimeArray { elem: TypeIdx, stride: u32 },
     /// `OpTypeStruct`: members with their byte offsets.
@@ -165,7 +180,11 @@ pub const MAX_LEAVES: u32 = 1 << 16;
 impl Program {
     /// The type info of `t` (a placeholder for an index lowering never produced).
     pub fn ty(&self, t: TypeIdx) -> &TypeInfo {
-        static OPAQUE: TypeInfo = TypeInfo { ty: Type::Opaque, slots: 0, size: 0 };
+        static OPAQUE: TypeInfo = TypeInfo {
+            ty: Type::Opaque,
+            slots: 0,
+            size: 0,
+        };
         self.types.get(t as usize).unwrap_or(&OPAQUE)
     }
 
@@ -201,11 +220,31 @@ impl Program {
     fn push_leaves(&self, t: TypeIdx, base: u64, out: &mut Vec<Leaf>) {
         let info = self.ty(t);
         match &info.ty {
-            Type::Bool => out.push(Leaf { offset: base, bytes: 4, boolean: true }),
-            Type::Int { .. } | Type::Float { .. } | Type::Pointer { .. } => {
-                out.push(Leaf { offset: base, bytes: info.size as u32, boolean: false })
+            Type::Bool => out.push(Leaf {
+                offset: base,
+                bytes: 4,
+                boolean: true,
+            }),
+            Type::Int { .. } | Type::Float { .. } | Type::Pointer { .. } => out.push(Leaf {
+                offset: base,
+                bytes: info.size as u32,
+                boolean: false,
+            }),
+            Type::Vector {
+                elem,
+                count,
+                stride,
             }
-            Type::Vector { elem, count, stride } | Type::Matrix { column: elem, count, stride } | Type::Array { elem, count, stride } => {
+            | Type::Matrix {
+                column: elem,
+                count,
+                stride,
+            }
+            | Type::Array {
+                elem,
+                count,
+                stride,
+            } => {
                 for i in 0..u64::from(*count) {
                     self.push_leaves(*elem, base + i * u64::from(*stride), out);
                 }

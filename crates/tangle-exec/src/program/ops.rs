@@ -23,10 +23,6 @@ pub enum IntBin {
     Or,
     Xor,
     And,
-    UMin,
-    UMax,
-    SMin,
-    SMax,
 }
 
 /// Integer unary operations.
@@ -36,11 +32,6 @@ pub enum IntUn {
     Not,
     BitReverse,
     BitCount,
-    SAbs,
-    SSign,
-    FindILsb,
-    FindSMsb,
-    FindUMsb,
 }
 
 /// Integer (and boolean) comparisons.
@@ -58,7 +49,7 @@ pub enum IntCmp {
     SLe,
 }
 
-/// Float binary operations.
+/// Core float binary operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FloatBin {
     Add,
@@ -69,64 +60,11 @@ pub enum FloatBin {
     Rem,
     /// `OpFMod`: the sign of the result follows the divisor.
     Mod,
-    Min,
-    Max,
-    NMin,
-    NMax,
-    Pow,
-    Atan2,
-    Step,
 }
 
-/// Float unary operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FloatUn {
-    Negate,
-    Abs,
-    Sign,
-    Floor,
-    Ceil,
-    Trunc,
-    Round,
-    RoundEven,
-    Fract,
-    Sqrt,
-    InverseSqrt,
-    Exp,
-    Exp2,
-    Log,
-    Log2,
-    Sin,
-    Cos,
-    Tan,
-    Asin,
-    Acos,
-    Atan,
-    Sinh,
-    Cosh,
-    Tanh,
-    Asinh,
-    Acosh,
-    Atanh,
-    Radians,
-    Degrees,
-}
-
-/// Float ternary operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum FloatTern {
-    Fma,
-    Clamp,
-    NClamp,
-    Mix,
-    SmoothStep,
-}
-
-/// Integer ternary operations.
+/// `OpBitFieldUExtract` / `OpBitFieldSExtract`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IntTern {
-    UClamp,
-    SClamp,
     BitFieldUExtract,
     BitFieldSExtract,
 }
@@ -178,16 +116,6 @@ pub enum WideOp {
     SMulExtended,
 }
 
-/// GLSL.std.450 packing operations.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PackOp {
-    Snorm4x8,
-    Unorm4x8,
-    Snorm2x16,
-    Unorm2x16,
-    Half2x16,
-}
-
 /// Atomic read-modify-write operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AtomicOp {
@@ -217,7 +145,12 @@ pub enum Step {
     /// A constant byte offset.
     Const(u64),
     /// `index × stride` bytes, the index read from a slot as a `bits`-wide integer.
-    Dyn { index: Slot, bits: u32, signed: bool, stride: u64 },
+    Dyn {
+        index: Slot,
+        bits: u32,
+        signed: bool,
+        stride: u64,
+    },
 }
 
 /// One lowered instruction (or one component of one).
@@ -226,62 +159,207 @@ pub enum Op {
     /// `dst = src` (composite construction, extraction, shuffles, `OpCopyObject`, ...).
     Copy { dst: Slot, src: Slot },
     /// Integer binary operation on `bits`-wide values.
-    IntBin { op: IntBin, bits: u32, dst: Slot, a: Slot, b: Slot },
+    IntBin {
+        op: IntBin,
+        bits: u32,
+        dst: Slot,
+        a: Slot,
+        b: Slot,
+    },
     /// Integer unary operation.
-    IntUn { op: IntUn, bits: u32, dst: Slot, a: Slot },
+    IntUn {
+        op: IntUn,
+        bits: u32,
+        dst: Slot,
+        a: Slot,
+    },
     /// Integer comparison, result 0 or 1.
-    IntCmp { op: IntCmp, bits: u32, dst: Slot, a: Slot, b: Slot },
+    IntCmp {
+        op: IntCmp,
+        bits: u32,
+        dst: Slot,
+        a: Slot,
+        b: Slot,
+    },
     /// Integer ternary operation.
-    IntTern { op: IntTern, bits: u32, dst: Slot, a: Slot, b: Slot, c: Slot },
+    IntTern {
+        op: IntTern,
+        bits: u32,
+        dst: Slot,
+        a: Slot,
+        b: Slot,
+        c: Slot,
+    },
     /// `OpBitFieldInsert`.
-    BitFieldInsert { bits: u32, dst: Slot, base: Slot, insert: Slot, offset: Slot, count: Slot },
+    BitFieldInsert {
+        bits: u32,
+        dst: Slot,
+        base: Slot,
+        insert: Slot,
+        offset: Slot,
+        count: Slot,
+    },
     /// Two-result integer operation: `lo`, `hi` (or result and carry/borrow).
-    Wide { op: WideOp, bits: u32, lo: Slot, hi: Slot, a: Slot, b: Slot },
+    Wide {
+        op: WideOp,
+        bits: u32,
+        lo: Slot,
+        hi: Slot,
+        a: Slot,
+        b: Slot,
+    },
     /// Float binary operation.
-    FloatBin { op: FloatBin, bits: u32, dst: Slot, a: Slot, b: Slot },
-    /// Float unary operation.
-    FloatUn { op: FloatUn, bits: u32, dst: Slot, a: Slot },
-    /// Float ternary operation.
-    FloatTern { op: FloatTern, bits: u32, dst: Slot, a: Slot, b: Slot, c: Slot },
+    FloatBin {
+        op: FloatBin,
+        bits: u32,
+        dst: Slot,
+        a: Slot,
+        b: Slot,
+    },
+    /// `OpFNegate`.
+    FNegate { bits: u32, dst: Slot, a: Slot },
+    /// `OpDot` (and one entry of a matrix product): `Σ a[i] × b[i]`.
+    FDot {
+        bits: u32,
+        dst: Slot,
+        a: Box<[Slot]>,
+        b: Box<[Slot]>,
+    },
+    /// A component-wise GLSL.std.450 instruction (number `inst`) on `argc` operands.
+    Glsl {
+        inst: u32,
+        bits: u32,
+        dst: Slot,
+        args: [Slot; 3],
+        argc: u32,
+    },
+    /// A GLSL.std.450 instruction over whole vectors or matrices (Length, Cross, Pack*, ...):
+    /// operands as (first slot, components); `eta_bits` is Refract's eta width.
+    GlslVector {
+        inst: u32,
+        bits: u32,
+        dst: Slot,
+        dst_count: u32,
+        args: Box<[(Slot, u32)]>,
+        eta_bits: u32,
+    },
     /// Float comparison, result 0 or 1.
-    FloatCmp { op: FloatCmp, bits: u32, dst: Slot, a: Slot, b: Slot },
+    FloatCmp {
+        op: FloatCmp,
+        bits: u32,
+        dst: Slot,
+        a: Slot,
+        b: Slot,
+    },
     /// `GLSL.std.450 Ldexp`.
-    Ldexp { bits: u32, dst: Slot, a: Slot, exp: Slot, exp_bits: u32 },
+    Ldexp {
+        bits: u32,
+        dst: Slot,
+        a: Slot,
+        exp: Slot,
+        exp_bits: u32,
+    },
     /// `GLSL.std.450 Frexp`/`FrexpStruct`: mantissa to `dst`, exponent to `exp`.
-    Frexp { bits: u32, dst: Slot, exp: Slot, exp_bits: u32, a: Slot },
+    Frexp {
+        bits: u32,
+        dst: Slot,
+        exp: Slot,
+        exp_bits: u32,
+        a: Slot,
+    },
     /// `GLSL.std.450 Modf`/`ModfStruct`: fraction to `dst`, whole part to `whole`.
-    Modf { bits: u32, dst: Slot, whole: Slot, a: Slot },
+    Modf {
+        bits: u32,
+        dst: Slot,
+        whole: Slot,
+        a: Slot,
+    },
     /// Conversion from `from` bits to `to` bits.
-    Convert { op: Conv, from: u32, to: u32, dst: Slot, a: Slot },
+    Convert {
+        op: Conv,
+        from: u32,
+        to: u32,
+        dst: Slot,
+        a: Slot,
+    },
     /// `dst = cond ? a : b`.
-    Select { dst: Slot, cond: Slot, a: Slot, b: Slot },
+    Select {
+        dst: Slot,
+        cond: Slot,
+        a: Slot,
+        b: Slot,
+    },
     /// `OpBitcast` between values of equal size but different component counts.
-    Bitcast { dst: Slot, dst_count: u32, dst_bits: u32, src: Slot, src_count: u32, src_bits: u32 },
+    Bitcast {
+        dst: Slot,
+        dst_count: u32,
+        dst_bits: u32,
+        src: Slot,
+        src_count: u32,
+        src_bits: u32,
+    },
     /// `OpVectorExtractDynamic`: `dst = base[index]` (out of range: 0).
-    ExtractDynamic { dst: Slot, base: Slot, count: u32, index: Slot, index_bits: u32 },
+    ExtractDynamic {
+        dst: Slot,
+        base: Slot,
+        count: u32,
+        index: Slot,
+        index_bits: u32,
+    },
     /// `OpVectorInsertDynamic` after `dst` was copied from the vector: `dst[index] = value`.
-    InsertDynamic { dst: Slot, count: u32, value: Slot, index: Slot, index_bits: u32 },
-    /// GLSL.std.450 `Pack*`: `count` components from `src`.
-    Pack { op: PackOp, dst: Slot, src: Slot },
-    /// GLSL.std.450 `Unpack*`: to `dst..` components.
-    Unpack { op: PackOp, dst: Slot, src: Slot },
+    InsertDynamic {
+        dst: Slot,
+        count: u32,
+        value: Slot,
+        index: Slot,
+        index_bits: u32,
+    },
     /// Load a value of type `ty` through the pointer in `ptr`.
     Load { dst: Slot, ptr: Slot, ty: TypeIdx },
+    /// Load through a pointer every lane holds alike (a constant pointer into push constants or
+    /// workgroup memory): one read, broadcast to the active lanes.
+    LoadUniform { dst: Slot, ptr: Slot, ty: TypeIdx },
     /// Store the value in `src..` of type `ty` through the pointer in `ptr`.
     Store { ptr: Slot, src: Slot, ty: TypeIdx },
     /// `dst = base + steps` (byte offsets).
-    AccessChain { dst: Slot, base: Slot, steps: Box<[Step]> },
+    AccessChain {
+        dst: Slot,
+        base: Slot,
+        steps: Box<[Step]>,
+    },
     /// Copy `size` bytes from `*src` to `*dst` (`OpCopyMemory`).
     CopyMemory { dst: Slot, src: Slot, size: u64 },
     /// `OpArrayLength`: elements of the runtime array at `offset` in the block `ptr` points to.
-    ArrayLength { dst: Slot, ptr: Slot, offset: u64, stride: u64 },
+    ArrayLength {
+        dst: Slot,
+        ptr: Slot,
+        offset: u64,
+        stride: u64,
+    },
     /// Atomic operation on a `bits`-wide integer (or float for `FAdd`/`FMin`/`FMax`).
-    Atomic { op: AtomicOp, bits: u32, float: bool, dst: Slot, ptr: Slot, value: Slot, comparator: Slot },
+    Atomic {
+        op: AtomicOp,
+        bits: u32,
+        float: bool,
+        dst: Slot,
+        ptr: Slot,
+        value: Slot,
+        comparator: Slot,
+    },
     /// `OpControlBarrier` with Workgroup execution scope: wait for every subgroup.
     ControlBarrier,
     /// `OpFunctionCall`: copy `args` (dst, src) into the callee's parameters, run it, and put the
     /// return value in `dst..dst+count`.
-    Call { func: FuncIdx, dst: Slot, count: u32, args: Box<[(Slot, Slot)]> },
+    Call {
+        func: FuncIdx,
+        dst: Slot,
+        count: u32,
+        args: Box<[(Slot, Slot)]>,
+    },
+    /// A group instruction with Subgroup scope (`OpGroupNonUniform*`, rotate): [`crate::run::group`].
+    Group(Box<crate::run::group::GroupInst>),
+    /// An integer dot product (`OpSDot`, …, `OpSUDotAccSat`): [`crate::run::dot`].
+    Dot(Box<crate::run::dot::DotInst>),
 }
 
 /// How a block ends.
@@ -290,9 +368,18 @@ pub enum Terminator {
     /// `OpBranch`.
     Branch(BlockIdx),
     /// `OpBranchConditional`.
-    BranchConditional { cond: Slot, t: BlockIdx, f: BlockIdx },
+    BranchConditional {
+        cond: Slot,
+        t: BlockIdx,
+        f: BlockIdx,
+    },
     /// `OpSwitch` on a `bits`-wide selector.
-    Switch { selector: Slot, bits: u32, cases: Vec<(u64, BlockIdx)>, default: BlockIdx },
+    Switch {
+        selector: Slot,
+        bits: u32,
+        cases: Vec<(u64, BlockIdx)>,
+        default: BlockIdx,
+    },
     /// `OpReturn`.
     Return,
     /// `OpReturnValue` of `count` slots from `src`.

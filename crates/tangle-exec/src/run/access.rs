@@ -41,7 +41,11 @@ impl<'a> Mem<'a> {
     pub fn resolve(&self, ptr: u64, lane: usize, len: u64) -> Result<(&'a Words, u64), Finding> {
         let (region, off) = split_pointer(ptr);
         let (words, base, size) = match region {
-            m::REGION_INVOCATION => (self.invocation, lane as u64 * self.invocation_bytes, self.invocation_bytes),
+            m::REGION_INVOCATION => (
+                self.invocation,
+                lane as u64 * self.invocation_bytes,
+                self.invocation_bytes,
+            ),
             m::REGION_WORKGROUP => (self.workgroup, 0, self.workgroup.len()),
             m::REGION_PUSH => (self.push, 0, self.push.len()),
             r => match self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize) {
@@ -52,7 +56,12 @@ impl<'a> Mem<'a> {
         if off.checked_add(len).is_some_and(|e| e <= size) {
             Ok((words, base + off))
         } else {
-            Err(Finding::OutOfBounds { region: self.region_name(region), offset: off, len, size })
+            Err(Finding::OutOfBounds {
+                region: self.region_name(region),
+                offset: off,
+                len,
+                size,
+            })
         }
     }
 
@@ -63,7 +72,10 @@ impl<'a> Mem<'a> {
             m::REGION_INVOCATION => self.invocation_bytes,
             m::REGION_WORKGROUP => self.workgroup.len(),
             m::REGION_PUSH => self.push.len(),
-            r => self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize).map_or(0, |(w, _)| w.len()),
+            r => self
+                .buffers
+                .get((r.wrapping_sub(m::FIRST_BUFFER)) as usize)
+                .map_or(0, |(w, _)| w.len()),
         };
         size.saturating_sub(off)
     }
@@ -71,11 +83,40 @@ impl<'a> Mem<'a> {
 
 /// Executes a memory op for the lanes in `mask`; findings go to `found`. Returns `false` for ops
 /// that are not memory ops.
-pub fn exec_memory(p: &Program, op: &Op, regs: &mut [u64], n: usize, mask: u128, mem: &Mem<'_>, found: &mut Vec<LaneFinding>) -> bool {
+pub fn exec_memory(
+    p: &Program,
+    op: &Op,
+    regs: &mut [u64],
+    n: usize,
+    mask: u128,
+    mem: &Mem<'_>,
+    found: &mut Vec<LaneFinding>,
+) -> bool {
     match op {
         Op::Load { dst, ptr, ty } => {
             let leaves = p.leaves_of(*ty);
             let size = p.ty(*ty).size;
+            if let [leaf] = leaves {
+                // One scalar: the common case, without the per-component loop.
+                for l in bits_of(mask, n) {
+                    let v = match mem.resolve(rd(regs, n, *ptr, l), l, size) {
+                        Ok((w, off)) => {
+                            let v = w.read(off + leaf.offset, leaf.bytes);
+                            if leaf.boolean {
+                                u64::from(v != 0)
+                            } else {
+                                v
+                            }
+                        }
+                        Err(f) => {
+                            found.push((l, f));
+                            0
+                        }
+                    };
+                    wr(regs, n, *dst, l, v);
+                }
+                return true;
+            }
             for l in bits_of(mask, n) {
                 match mem.resolve(rd(regs, n, *ptr, l), l, size) {
                     Ok((w, off)) => {
@@ -96,6 +137,33 @@ pub fn exec_memory(p: &Program, op: &Op, regs: &mut [u64], n: usize, mask: u128,
                 }
             }
         }
+        Op::LoadUniform { dst, ptr, ty } => {
+            let leaves = p.leaves_of(*ty);
+            let Some(l0) = bits_of(mask, n).next() else {
+                return true;
+            };
+            match mem.resolve(rd(regs, n, *ptr, l0), l0, p.ty(*ty).size) {
+                Ok((w, off)) => {
+                    for (i, leaf) in leaves.iter().enumerate() {
+                        let mut v = w.read(off + leaf.offset, leaf.bytes);
+                        if leaf.boolean {
+                            v = u64::from(v != 0);
+                        }
+                        for l in bits_of(mask, n) {
+                            wr(regs, n, dst + i as u32, l, v);
+                        }
+                    }
+                }
+                Err(f) => {
+                    for l in bits_of(mask, n) {
+                        found.push((l, f.clone()));
+                        for i in 0..leaves.len() {
+                            wr(regs, n, dst + i as u32, l, 0);
+                        }
+                    }
+                }
+            }
+        }
         Op::Store { ptr, src, ty } => {
             let leaves = p.leaves_of(*ty);
             let size = p.ty(*ty).size;
@@ -103,7 +171,11 @@ pub fn exec_memory(p: &Program, op: &Op, regs: &mut [u64], n: usize, mask: u128,
                 match mem.resolve(rd(regs, n, *ptr, l), l, size) {
                     Ok((w, off)) => {
                         for (i, leaf) in leaves.iter().enumerate() {
-                            w.write(off + leaf.offset, leaf.bytes, rd(regs, n, src + i as u32, l));
+                            w.write(
+                                off + leaf.offset,
+                                leaf.bytes,
+                                rd(regs, n, src + i as u32, l),
+                            );
                         }
                     }
                     Err(f) => found.push((l, f)),
@@ -116,9 +188,18 @@ pub fn exec_memory(p: &Program, op: &Op, regs: &mut [u64], n: usize, mask: u128,
                 for s in steps.iter() {
                     let delta = match *s {
                         Step::Const(c) => c,
-                        Step::Dyn { index, bits, signed, stride } => {
+                        Step::Dyn {
+                            index,
+                            bits,
+                            signed,
+                            stride,
+                        } => {
                             let i = rd(regs, n, index, l) & mask_of(bits);
-                            let i = if signed { sign_extend(bits, i) as u64 } else { i };
+                            let i = if signed {
+                                sign_extend(bits, i) as u64
+                            } else {
+                                i
+                            };
                             i.wrapping_mul(stride)
                         }
                     };
@@ -129,13 +210,26 @@ pub fn exec_memory(p: &Program, op: &Op, regs: &mut [u64], n: usize, mask: u128,
                 wr(regs, n, *dst, l, p);
             }
         }
-        Op::ArrayLength { dst, ptr, offset, stride } => {
+        Op::ArrayLength {
+            dst,
+            ptr,
+            offset,
+            stride,
+        } => {
             for l in bits_of(mask, n) {
                 let rem = mem.remaining(rd(regs, n, *ptr, l)).saturating_sub(*offset);
                 wr(regs, n, *dst, l, rem.checked_div(*stride).unwrap_or(0));
             }
         }
-        Op::Atomic { op, bits, float: is_float, dst, ptr, value, comparator } => {
+        Op::Atomic {
+            op,
+            bits,
+            float: is_float,
+            dst,
+            ptr,
+            value,
+            comparator,
+        } => {
             let bytes = u64::from(*bits / 8).max(1);
             // Lanes in lane order: the order among invocations of one subgroup is unspecified.
             for l in bits_of(mask, n) {
@@ -204,14 +298,16 @@ fn combine(op: AtomicOp, bits: u32, is_float: bool, old: u64, v: u64, c: u64) ->
 fn atomic(w: &Words, off: u64, op: AtomicOp, bits: u32, is_float: bool, v: u64, c: u64) -> u64 {
     match op {
         AtomicOp::Load => return w.read(off, bits / 8),
-        AtomicOp::Store if bits == 32 && off % 4 == 0 => {
+        AtomicOp::Store if bits == 32 && off.is_multiple_of(4) => {
             w.rmw32(off, |_| v as u32);
             return 0;
         }
         _ => {}
     }
-    if bits == 32 && off % 4 == 0 {
-        u64::from(w.rmw32(off, |old| combine(op, 32, is_float, u64::from(old), v, c) as u32))
+    if bits == 32 && off.is_multiple_of(4) {
+        u64::from(w.rmw32(off, |old| {
+            combine(op, 32, is_float, u64::from(old), v, c) as u32
+        }))
     } else {
         w.rmw_locked(off, bits / 8, |old| combine(op, bits, is_float, old, v, c))
     }

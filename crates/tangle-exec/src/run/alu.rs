@@ -5,10 +5,10 @@
 //!
 //! Register file layout: `regs[slot * lanes + lane]`.
 
-use crate::program::{Conv, FloatBin, FloatCmp, FloatUn, IntBin, IntCmp, IntTern, IntUn, Op, PackOp, Slot};
 use crate::program::ops::WideOp;
-use crate::semantics::{convert, float, int, mask as mask_of, sign_extend, from_signed};
-use crate::run::glsl_stopgap as gs;
+use crate::program::{Conv, FloatBin, FloatCmp, IntBin, IntCmp, IntTern, IntUn, Op, Slot};
+use crate::semantics::{convert, float, from_signed, glsl, int, mask as mask_of, sign_extend};
+use spirv::GlslStd450Op as G;
 
 static ZEROS: [u64; 128] = [0; 128];
 
@@ -126,7 +126,14 @@ fn map2(d: &mut [u64], a: &[u64], b: &[u64], mask: u128, f: impl Fn(u64, u64) ->
 }
 
 #[inline(always)]
-fn map3(d: &mut [u64], a: &[u64], b: &[u64], c: &[u64], mask: u128, f: impl Fn(u64, u64, u64) -> u64) {
+fn map3(
+    d: &mut [u64],
+    a: &[u64],
+    b: &[u64],
+    c: &[u64],
+    mask: u128,
+    f: impl Fn(u64, u64, u64) -> u64,
+) {
     for (l, (((d, a), b), c)) in d.iter_mut().zip(a).zip(b).zip(c).enumerate() {
         if (mask >> l) & 1 != 0 {
             *d = f(*a, *b, *c);
@@ -148,12 +155,24 @@ pub fn exec_pure(op: &Op, regs: &mut [u64], n: usize, mask: u128) -> bool {
                 map1(d, s.get(src), mask, |a| a);
             }
         }
-        Op::IntBin { op, bits, dst, a, b } => {
+        Op::IntBin {
+            op,
+            bits,
+            dst,
+            a,
+            b,
+        } => {
             if let Some((d, s)) = split(regs, n, dst) {
                 int_bin(op, bits, d, s.get(a), s.get(b), mask);
             }
         }
-        Op::IntCmp { op, bits, dst, a, b } => {
+        Op::IntCmp {
+            op,
+            bits,
+            dst,
+            a,
+            b,
+        } => {
             if let Some((d, s)) = split(regs, n, dst) {
                 let (a, b) = (s.get(a), s.get(b));
                 match op {
@@ -178,35 +197,56 @@ pub fn exec_pure(op: &Op, regs: &mut [u64], n: usize, mask: u128) -> bool {
                     IntUn::Not => map1(d, a, mask, |x| int::not(bits, x)),
                     IntUn::BitReverse => map1(d, a, mask, |x| int::bit_reverse(bits, x)),
                     IntUn::BitCount => map1(d, a, mask, int::bit_count),
-                    IntUn::SAbs => map1(d, a, mask, |x| gs::sabs(bits, x)),
-                    IntUn::SSign => map1(d, a, mask, |x| gs::ssign(bits, x)),
-                    IntUn::FindILsb => map1(d, a, mask, |x| gs::find_ilsb(bits, x)),
-                    IntUn::FindSMsb => map1(d, a, mask, |x| gs::find_smsb(bits, x)),
-                    IntUn::FindUMsb => map1(d, a, mask, |x| gs::find_umsb(bits, x)),
                 }
             }
         }
-        Op::IntTern { op, bits, dst, a, b, c } => {
+        Op::IntTern {
+            op,
+            bits,
+            dst,
+            a,
+            b,
+            c,
+        } => {
             if let Some((d, s)) = split(regs, n, dst) {
                 let (a, b, c) = (s.get(a), s.get(b), s.get(c));
                 match op {
-                    IntTern::UClamp => map3(d, a, b, c, mask, |x, lo, hi| x.max(lo).min(hi)),
-                    IntTern::SClamp => map3(d, a, b, c, mask, |x, lo, hi| {
-                        let (x, lo, hi) = (sign_extend(bits, x), sign_extend(bits, lo), sign_extend(bits, hi));
-                        from_signed(bits, x.max(lo).min(hi))
+                    IntTern::BitFieldUExtract => map3(d, a, b, c, mask, |x, o, k| {
+                        int::bit_field_uextract(bits, x, o, k)
                     }),
-                    IntTern::BitFieldUExtract => map3(d, a, b, c, mask, |x, o, k| int::bit_field_uextract(bits, x, o, k)),
-                    IntTern::BitFieldSExtract => map3(d, a, b, c, mask, |x, o, k| int::bit_field_sextract(bits, x, o, k)),
+                    IntTern::BitFieldSExtract => map3(d, a, b, c, mask, |x, o, k| {
+                        int::bit_field_sextract(bits, x, o, k)
+                    }),
                 }
             }
         }
-        Op::BitFieldInsert { bits, dst, base, insert, offset, count } => {
+        Op::BitFieldInsert {
+            bits,
+            dst,
+            base,
+            insert,
+            offset,
+            count,
+        } => {
             for l in bits_of(mask, n) {
-                let v = int::bit_field_insert(bits, rd(regs, n, base, l), rd(regs, n, insert, l), rd(regs, n, offset, l), rd(regs, n, count, l));
+                let v = int::bit_field_insert(
+                    bits,
+                    rd(regs, n, base, l),
+                    rd(regs, n, insert, l),
+                    rd(regs, n, offset, l),
+                    rd(regs, n, count, l),
+                );
                 wr(regs, n, dst, l, v);
             }
         }
-        Op::Wide { op, bits, lo, hi, a, b } => {
+        Op::Wide {
+            op,
+            bits,
+            lo,
+            hi,
+            a,
+            b,
+        } => {
             for l in bits_of(mask, n) {
                 let (x, y) = (rd(regs, n, a, l), rd(regs, n, b, l));
                 let (r, h) = match op {
@@ -219,26 +259,96 @@ pub fn exec_pure(op: &Op, regs: &mut [u64], n: usize, mask: u128) -> bool {
                 wr(regs, n, hi, l, h);
             }
         }
-        Op::FloatBin { op, bits, dst, a, b } => {
+        Op::FloatBin {
+            op,
+            bits,
+            dst,
+            a,
+            b,
+        } => {
             if let Some((d, s)) = split(regs, n, dst) {
                 float_bin(op, bits, d, s.get(a), s.get(b), mask);
             }
         }
-        Op::FloatUn { op, bits, dst, a } => {
+        Op::FNegate { bits, dst, a } => {
             if let Some((d, s)) = split(regs, n, dst) {
-                let a = s.get(a);
-                match op {
-                    FloatUn::Negate => map1(d, a, mask, |x| float::fnegate(bits, x)),
-                    _ => map1(d, a, mask, |x| gs::float_un(op, bits, x)),
+                map1(d, s.get(a), mask, |x| float::fnegate(bits, x));
+            }
+        }
+        Op::Glsl {
+            inst,
+            bits,
+            dst,
+            args,
+            argc,
+        } => {
+            if let Some((d, s)) = split(regs, n, dst) {
+                let (a, b, c) = (s.get(args[0]), s.get(args[1]), s.get(args[2]));
+                let argc = argc.min(3) as usize;
+                for l in bits_of(mask, n) {
+                    let all = [
+                        a.get(l).copied().unwrap_or(0),
+                        b.get(l).copied().unwrap_or(0),
+                        c.get(l).copied().unwrap_or(0),
+                    ];
+                    if let Some(r) = d.get_mut(l) {
+                        *r = glsl::eval_componentwise(inst, bits, &all[..argc]).unwrap_or(0);
+                    }
                 }
             }
         }
-        Op::FloatTern { op, bits, dst, a, b, c } => {
-            if let Some((d, s)) = split(regs, n, dst) {
-                map3(d, s.get(a), s.get(b), s.get(c), mask, |x, y, z| gs::float_tern(op, bits, x, y, z));
+        Op::FDot {
+            bits,
+            dst,
+            ref a,
+            ref b,
+        } => {
+            let mut xa = Vec::with_capacity(a.len());
+            let mut xb = Vec::with_capacity(b.len());
+            for l in bits_of(mask, n) {
+                xa.clear();
+                xb.clear();
+                xa.extend(a.iter().map(|&s| rd(regs, n, s, l)));
+                xb.extend(b.iter().map(|&s| rd(regs, n, s, l)));
+                wr(regs, n, dst, l, float::fdot(bits, &xa, &xb));
             }
         }
-        Op::FloatCmp { op, bits, dst, a, b } => {
+        Op::GlslVector {
+            inst,
+            bits,
+            dst,
+            dst_count,
+            ref args,
+            eta_bits,
+        } => {
+            let mut vals: Vec<Vec<u64>> = args
+                .iter()
+                .map(|&(_, c)| Vec::with_capacity(c as usize))
+                .collect();
+            for l in bits_of(mask, n) {
+                for (v, &(s, c)) in vals.iter_mut().zip(args.iter()) {
+                    v.clear();
+                    v.extend((0..c).map(|i| rd(regs, n, s + i, l)));
+                }
+                let out = glsl_vector(inst, bits, &vals, eta_bits);
+                for i in 0..dst_count {
+                    wr(
+                        regs,
+                        n,
+                        dst + i,
+                        l,
+                        out.get(i as usize).copied().unwrap_or(0),
+                    );
+                }
+            }
+        }
+        Op::FloatCmp {
+            op,
+            bits,
+            dst,
+            a,
+            b,
+        } => {
             if let Some((d, s)) = split(regs, n, dst) {
                 let (a, b) = (s.get(a), s.get(b));
                 let f: fn(u32, u64, u64) -> u64 = match op {
@@ -260,30 +370,54 @@ pub fn exec_pure(op: &Op, regs: &mut [u64], n: usize, mask: u128) -> bool {
                 map2(d, a, b, mask, |x, y| f(bits, x, y));
             }
         }
-        Op::Ldexp { bits, dst, a, exp, exp_bits } => {
+        Op::Ldexp {
+            bits,
+            dst,
+            a,
+            exp,
+            exp_bits,
+        } => {
             for l in bits_of(mask, n) {
-                let v = gs::ldexp(bits, rd(regs, n, a, l), sign_extend(exp_bits, rd(regs, n, exp, l)));
+                let v = glsl::ldexp(
+                    bits,
+                    rd(regs, n, a, l),
+                    sign_extend(exp_bits, rd(regs, n, exp, l)),
+                );
                 wr(regs, n, dst, l, v);
             }
         }
-        Op::Frexp { bits, dst, exp, exp_bits, a } => {
+        Op::Frexp {
+            bits,
+            dst,
+            exp,
+            exp_bits,
+            a,
+        } => {
             for l in bits_of(mask, n) {
-                let (m, e) = gs::frexp(bits, rd(regs, n, a, l));
+                let (m, e) = glsl::frexp(bits, rd(regs, n, a, l));
                 wr(regs, n, dst, l, m);
                 wr(regs, n, exp, l, from_signed(exp_bits, e));
             }
         }
-        Op::Modf { bits, dst, whole, a } => {
+        Op::Modf {
+            bits,
+            dst,
+            whole,
+            a,
+        } => {
             for l in bits_of(mask, n) {
-                let x = float::to_f64(bits, rd(regs, n, a, l));
-                let w = x.trunc();
-                // "both the result and the output parameter will have the same sign as x"
-                let fr = if x.is_infinite() { 0.0f64.copysign(x) } else { (x - w).copysign(x) };
-                wr(regs, n, dst, l, float::from_f64(bits, fr));
-                wr(regs, n, whole, l, float::from_f64(bits, w));
+                let (fract, w) = glsl::modf(bits, rd(regs, n, a, l));
+                wr(regs, n, dst, l, fract);
+                wr(regs, n, whole, l, w);
             }
         }
-        Op::Convert { op, from, to, dst, a } => {
+        Op::Convert {
+            op,
+            from,
+            to,
+            dst,
+            a,
+        } => {
             if let Some((d, s)) = split(regs, n, dst) {
                 let a = s.get(a);
                 match op {
@@ -299,52 +433,70 @@ pub fn exec_pure(op: &Op, regs: &mut [u64], n: usize, mask: u128) -> bool {
         }
         Op::Select { dst, cond, a, b } => {
             if let Some((d, s)) = split(regs, n, dst) {
-                map3(d, s.get(cond), s.get(a), s.get(b), mask, |c, x, y| if c != 0 { x } else { y });
+                map3(d, s.get(cond), s.get(a), s.get(b), mask, |c, x, y| {
+                    if c != 0 {
+                        x
+                    } else {
+                        y
+                    }
+                });
             }
         }
-        Op::Bitcast { dst, dst_count, dst_bits, src, src_count, src_bits } => {
+        Op::Bitcast {
+            dst,
+            dst_count,
+            dst_bits,
+            src,
+            src_count,
+            src_bits,
+        } => {
             let mut comps = Vec::with_capacity(src_count as usize);
             for l in bits_of(mask, n) {
                 comps.clear();
                 comps.extend((0..src_count).map(|i| rd(regs, n, src + i, l)));
-                let out = convert::bitcast_components(src_bits, &comps, dst_bits).unwrap_or_default();
+                let out =
+                    convert::bitcast_components(src_bits, &comps, dst_bits).unwrap_or_default();
                 for i in 0..dst_count {
-                    wr(regs, n, dst + i, l, out.get(i as usize).copied().unwrap_or(0));
+                    wr(
+                        regs,
+                        n,
+                        dst + i,
+                        l,
+                        out.get(i as usize).copied().unwrap_or(0),
+                    );
                 }
             }
         }
-        Op::ExtractDynamic { dst, base, count, index, index_bits } => {
+        Op::ExtractDynamic {
+            dst,
+            base,
+            count,
+            index,
+            index_bits,
+        } => {
             for l in bits_of(mask, n) {
                 let i = rd(regs, n, index, l) & mask_of(index_bits);
                 // Out of range: "the behavior is undefined"; tangle reads 0.
-                let v = if i < u64::from(count) { rd(regs, n, base + i as u32, l) } else { 0 };
+                let v = if i < u64::from(count) {
+                    rd(regs, n, base + i as u32, l)
+                } else {
+                    0
+                };
                 wr(regs, n, dst, l, v);
             }
         }
-        Op::InsertDynamic { dst, count, value, index, index_bits } => {
+        Op::InsertDynamic {
+            dst,
+            count,
+            value,
+            index,
+            index_bits,
+        } => {
             for l in bits_of(mask, n) {
                 let i = rd(regs, n, index, l) & mask_of(index_bits);
                 if i < u64::from(count) {
                     let v = rd(regs, n, value, l);
                     wr(regs, n, dst + i as u32, l, v);
-                }
-            }
-        }
-        Op::Pack { op, dst, src } => {
-            for l in bits_of(mask, n) {
-                let c: [u64; 4] = std::array::from_fn(|i| rd(regs, n, src + i as u32, l));
-                wr(regs, n, dst, l, gs::pack(op, &c));
-            }
-        }
-        Op::Unpack { op, dst, src } => {
-            let count = match op {
-                PackOp::Snorm4x8 | PackOp::Unorm4x8 => 4,
-                _ => 2,
-            };
-            for l in bits_of(mask, n) {
-                let c = gs::unpack(op, rd(regs, n, src, l));
-                for i in 0..count {
-                    wr(regs, n, dst + i as u32, l, c[i]);
                 }
             }
         }
@@ -371,15 +523,15 @@ fn int_bin(op: IntBin, bits: u32, d: &mut [u64], a: &[u64], b: &[u64], mask: u12
         IntBin::SRem => map2(d, a, b, mask, |x, y| int::srem(bits, x, y)),
         IntBin::SMod => map2(d, a, b, mask, |x, y| int::smod(bits, x, y)),
         IntBin::ShiftLeft => map2(d, a, b, mask, |x, y| int::shift_left_logical(bits, x, y)),
-        IntBin::ShiftRightLogical => map2(d, a, b, mask, |x, y| int::shift_right_logical(bits, x, y)),
-        IntBin::ShiftRightArithmetic => map2(d, a, b, mask, |x, y| int::shift_right_arithmetic(bits, x, y)),
+        IntBin::ShiftRightLogical => {
+            map2(d, a, b, mask, |x, y| int::shift_right_logical(bits, x, y))
+        }
+        IntBin::ShiftRightArithmetic => map2(d, a, b, mask, |x, y| {
+            int::shift_right_arithmetic(bits, x, y)
+        }),
         IntBin::Or => map2(d, a, b, mask, int::bitwise_or),
         IntBin::Xor => map2(d, a, b, mask, int::bitwise_xor),
         IntBin::And => map2(d, a, b, mask, int::bitwise_and),
-        IntBin::UMin => map2(d, a, b, mask, |x, y| x.min(y)),
-        IntBin::UMax => map2(d, a, b, mask, |x, y| x.max(y)),
-        IntBin::SMin => map2(d, a, b, mask, |x, y| if sign_extend(bits, x) <= sign_extend(bits, y) { x } else { y }),
-        IntBin::SMax => map2(d, a, b, mask, |x, y| if sign_extend(bits, x) >= sign_extend(bits, y) { x } else { y }),
     }
 }
 
@@ -392,6 +544,43 @@ fn float_bin(op: FloatBin, bits: u32, d: &mut [u64], a: &[u64], b: &[u64], mask:
         FloatBin::Div => map2(d, a, b, mask, |x, y| float::fdiv(bits, x, y)),
         FloatBin::Rem => map2(d, a, b, mask, |x, y| float::frem(bits, x, y)),
         FloatBin::Mod => map2(d, a, b, mask, |x, y| float::fmod(bits, x, y)),
-        _ => map2(d, a, b, mask, |x, y| gs::float_bin(op, bits, x, y)),
+    }
+}
+
+/// The whole-vector GLSL.std.450 instructions on one lane's operand components.
+fn glsl_vector(inst: u32, bits: u32, v: &[Vec<u64>], eta_bits: u32) -> Vec<u64> {
+    let arg = |i: usize| v.get(i).map_or(&[][..], Vec::as_slice);
+    let first = |i: usize| arg(i).first().copied().unwrap_or(0);
+    let dim = |len: usize| (1..=4).find(|k| k * k == len).unwrap_or(0);
+    let Some(g) = G::from_u32(inst) else {
+        return Vec::new();
+    };
+    match g {
+        G::Length => vec![glsl::length(bits, arg(0))],
+        G::Distance => vec![glsl::distance(bits, arg(0), arg(1))],
+        G::Cross => glsl::cross(bits, arg(0), arg(1)).map_or_else(Vec::new, |c| c.to_vec()),
+        G::Normalize => glsl::normalize(bits, arg(0)),
+        G::FaceForward => glsl::face_forward(bits, arg(0), arg(1), arg(2)),
+        G::Reflect => glsl::reflect(bits, arg(0), arg(1)),
+        G::Refract => glsl::refract(bits, arg(0), arg(1), eta_bits, first(2)),
+        G::Determinant => {
+            glsl::determinant(bits, dim(arg(0).len()), arg(0)).map_or_else(Vec::new, |d| vec![d])
+        }
+        G::MatrixInverse => {
+            glsl::matrix_inverse(bits, dim(arg(0).len()), arg(0)).unwrap_or_default()
+        }
+        G::PackSnorm4x8 => vec![glsl::pack_snorm_4x8(arg(0))],
+        G::PackUnorm4x8 => vec![glsl::pack_unorm_4x8(arg(0))],
+        G::PackSnorm2x16 => vec![glsl::pack_snorm_2x16(arg(0))],
+        G::PackUnorm2x16 => vec![glsl::pack_unorm_2x16(arg(0))],
+        G::PackHalf2x16 => vec![glsl::pack_half_2x16(arg(0))],
+        G::PackDouble2x32 => vec![glsl::pack_double_2x32(arg(0))],
+        G::UnpackSnorm4x8 => glsl::unpack_snorm_4x8(first(0)).to_vec(),
+        G::UnpackUnorm4x8 => glsl::unpack_unorm_4x8(first(0)).to_vec(),
+        G::UnpackSnorm2x16 => glsl::unpack_snorm_2x16(first(0)).to_vec(),
+        G::UnpackUnorm2x16 => glsl::unpack_unorm_2x16(first(0)).to_vec(),
+        G::UnpackHalf2x16 => glsl::unpack_half_2x16(first(0)).to_vec(),
+        G::UnpackDouble2x32 => glsl::unpack_double_2x32(first(0)).to_vec(),
+        _ => Vec::new(),
     }
 }

@@ -23,13 +23,21 @@ impl Place {
     pub fn local_id(&self) -> [u32; 3] {
         let [x, y, _] = self.local_size;
         let i = self.local_index;
-        [i % x.max(1), (i / x.max(1)) % y.max(1), i / (x.max(1) * y.max(1))]
+        [
+            i % x.max(1),
+            (i / x.max(1)) % y.max(1),
+            i / (x.max(1) * y.max(1)),
+        ]
     }
 
     /// `GlobalInvocationId`.
     pub fn global_id(&self) -> [u32; 3] {
         let l = self.local_id();
-        std::array::from_fn(|i| self.workgroup[i].wrapping_mul(self.local_size[i]).wrapping_add(l[i]))
+        std::array::from_fn(|i| {
+            self.workgroup[i]
+                .wrapping_mul(self.local_size[i])
+                .wrapping_add(l[i])
+        })
     }
 
     /// The values of a built-in (`spirv::BuiltIn` number), as components; `None` for built-ins
@@ -37,11 +45,21 @@ impl Place {
     pub fn value(&self, builtin: u32) -> Option<Vec<u64>> {
         use spirv::BuiltIn as B;
         let v3 = |a: [u32; 3]| a.iter().map(|&x| u64::from(x)).collect::<Vec<u64>>();
-        let invocations = self.local_size.iter().map(|&x| u64::from(x)).product::<u64>();
+        let invocations = self
+            .local_size
+            .iter()
+            .map(|&x| u64::from(x))
+            .product::<u64>();
         let sg = u64::from(self.subgroup_size.max(1));
         let lane = u64::from(self.local_index) % sg;
         let mask = |f: &dyn Fn(u64) -> bool| -> Vec<u64> {
-            (0..4u64).map(|w| (0..32u64).filter(|b| f(w * 32 + b) && w * 32 + b < sg).fold(0u64, |m, b| m | (1 << b))).collect()
+            (0..4u64)
+                .map(|w| {
+                    (0..32u64)
+                        .filter(|b| f(w * 32 + b) && w * 32 + b < sg)
+                        .fold(0u64, |m, b| m | (1 << b))
+                })
+                .collect()
         };
         Some(match B::from_u32(builtin)? {
             B::LocalInvocationId => v3(self.local_id()),
@@ -70,13 +88,28 @@ mod tests {
 
     #[test]
     fn ids_and_masks() {
-        let p = Place { workgroup: [2, 1, 0], groups: [4, 2, 1], local_size: [4, 2, 2], local_index: 13, subgroup_size: 8 };
+        let p = Place {
+            workgroup: [2, 1, 0],
+            groups: [4, 2, 1],
+            local_size: [4, 2, 2],
+            local_index: 13,
+            subgroup_size: 8,
+        };
         assert_eq!(p.local_id(), [1, 1, 1]);
         assert_eq!(p.global_id(), [9, 3, 1]);
-        assert_eq!(p.value(spirv::BuiltIn::SubgroupLocalInvocationId as u32), Some(vec![5]));
+        assert_eq!(
+            p.value(spirv::BuiltIn::SubgroupLocalInvocationId as u32),
+            Some(vec![5])
+        );
         assert_eq!(p.value(spirv::BuiltIn::SubgroupId as u32), Some(vec![1]));
         assert_eq!(p.value(spirv::BuiltIn::NumSubgroups as u32), Some(vec![2]));
-        assert_eq!(p.value(spirv::BuiltIn::SubgroupLtMask as u32), Some(vec![0b11111, 0, 0, 0]));
-        assert_eq!(p.value(spirv::BuiltIn::SubgroupGeMask as u32), Some(vec![0b1110_0000, 0, 0, 0]));
+        assert_eq!(
+            p.value(spirv::BuiltIn::SubgroupLtMask as u32),
+            Some(vec![0b11111, 0, 0, 0])
+        );
+        assert_eq!(
+            p.value(spirv::BuiltIn::SubgroupGeMask as u32),
+            Some(vec![0b1110_0000, 0, 0, 0])
+        );
     }
 }

@@ -57,25 +57,40 @@ impl Words {
     /// A zeroed region of `len` bytes.
     pub fn new(len: u64) -> Self {
         let n = len.div_ceil(4) as usize;
-        Words { words: (0..n).map(|_| AtomicU32::new(0)).collect(), len }
+        Words {
+            words: (0..n).map(|_| AtomicU32::new(0)).collect(),
+            len,
+        }
     }
 
     /// A region holding `bytes`.
     pub fn from_bytes(bytes: &[u8]) -> Self {
-        let words = bytes
-            .chunks(4)
-            .map(|c| {
-                let mut w = [0u8; 4];
-                w[..c.len()].copy_from_slice(c);
-                AtomicU32::new(u32::from_le_bytes(w))
-            })
-            .collect();
-        Words { words, len: bytes.len() as u64 }
+        let mut words: Vec<AtomicU32> = Vec::with_capacity(bytes.len().div_ceil(4));
+        let mut chunks = bytes.chunks_exact(4);
+        words.extend(
+            chunks
+                .by_ref()
+                .map(|c| AtomicU32::new(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))),
+        );
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 4];
+            w[..rest.len()].copy_from_slice(rest);
+            words.push(AtomicU32::new(u32::from_le_bytes(w)));
+        }
+        let words = words.into_boxed_slice();
+        Words {
+            words,
+            len: bytes.len() as u64,
+        }
     }
 
     /// The region's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out: Vec<u8> = self.words.iter().flat_map(|w| w.load(Relaxed).to_le_bytes()).collect();
+        let mut out: Vec<u8> = Vec::with_capacity(self.words.len() * 4);
+        for w in self.words.iter() {
+            out.extend_from_slice(&w.load(Relaxed).to_le_bytes());
+        }
         out.truncate(self.len as usize);
         out
     }
@@ -108,11 +123,14 @@ impl Words {
 
     /// Reads `len` (1..=8) bytes little-endian; the caller checked bounds (outside bytes read 0).
     pub fn read(&self, off: u64, len: u32) -> u64 {
-        if off % 4 == 0 {
+        if off.is_multiple_of(4) {
             let lo = self.word(off / 4).map_or(0, |w| w.load(Relaxed));
             match len {
                 4 => return u64::from(lo),
-                8 => return u64::from(lo) | (u64::from(self.word(off / 4 + 1).map_or(0, |w| w.load(Relaxed))) << 32),
+                8 => {
+                    return u64::from(lo)
+                        | (u64::from(self.word(off / 4 + 1).map_or(0, |w| w.load(Relaxed))) << 32)
+                }
                 _ => {}
             }
         }
@@ -127,7 +145,7 @@ impl Words {
 
     /// Writes the low `len` (1..=8) bytes of `v` little-endian; the caller checked bounds.
     pub fn write(&self, off: u64, len: u32, v: u64) {
-        if off % 4 == 0 && (len == 4 || len == 8) {
+        if off.is_multiple_of(4) && (len == 4 || len == 8) {
             if let Some(w) = self.word(off / 4) {
                 w.store(v as u32, Relaxed);
             }
@@ -146,7 +164,11 @@ impl Words {
             let b = off + i;
             let shift = (b % 4) * 8;
             let take = (4 - b % 4).min(len - i);
-            let m = if take == 4 { u32::MAX } else { ((1u32 << (take * 8)) - 1) << shift };
+            let m = if take == 4 {
+                u32::MAX
+            } else {
+                ((1u32 << (take * 8)) - 1) << shift
+            };
             let val = (((v >> (8 * i)) as u32) << shift) & m;
             if let Some(w) = self.word(b / 4) {
                 w.fetch_and(!m, Relaxed);
@@ -169,7 +191,9 @@ impl Words {
     /// Atomically replaces the `len`-byte value at `off` with `f(old)` under an address lock;
     /// returns `old`.
     pub fn rmw_locked(&self, off: u64, len: u32, f: impl Fn(u64) -> u64) -> u64 {
-        let lock = LOCKS.get(((off / 8) % 64) as usize).map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
+        let lock = LOCKS
+            .get(((off / 8) % 64) as usize)
+            .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()));
         let old = self.read(off, len);
         self.write(off, len, f(old));
         drop(lock);

@@ -4,7 +4,8 @@
 pub mod access;
 pub mod alu;
 pub mod builtins;
-pub mod glsl_stopgap;
+pub mod dot;
+pub mod group;
 pub mod memory;
 pub mod tangle;
 
@@ -23,6 +24,9 @@ use std::sync::Mutex;
 use std::time::Instant;
 use tangle::{Frame, Tangle};
 
+/// A diagnostic with its sort key (workgroup, order found).
+type Keyed = ((u64, u64), Diagnostic);
+
 /// What every workgroup of a dispatch shares.
 struct Shared<'a> {
     prog: &'a Program,
@@ -36,24 +40,42 @@ struct Shared<'a> {
     deadline: Instant,
     stop: AtomicBool,
     /// Diagnostics, each with its sort key (workgroup, order found).
-    found: Mutex<(Vec<((u64, u64), Diagnostic)>, Stats)>,
+    found: Mutex<(Vec<Keyed>, Stats)>,
 }
 
 /// Runs a dispatch.
-pub fn dispatch(p: &Pipeline, res: &mut Resources, groups: [u32; 3], options: &RunOptions) -> Result<Report, ExecError> {
+pub fn dispatch(
+    p: &Pipeline,
+    res: &mut Resources,
+    groups: [u32; 3],
+    options: &RunOptions,
+) -> Result<Report, ExecError> {
     let prog = &*p.program;
     let max = p.profile.max_workgroup_count;
     if groups.iter().zip(max).any(|(g, m)| *g > m) {
-        return Err(ExecError::Limit(format!("{groups:?} workgroups exceed the device's maximum {max:?}")));
+        return Err(ExecError::Limit(format!(
+            "{groups:?} workgroups exceed the device's maximum {max:?}"
+        )));
     }
     let sg = p.profile.subgroup_size.clamp(1, 128) as usize;
     let keys: Vec<(u32, u32)> = res.buffers.keys().copied().collect();
-    let buffers: Vec<(Words, (u32, u32))> = res.buffers.iter().map(|(k, v)| (Words::from_bytes(v), *k)).collect();
-    let invocations = prog.local_size.iter().map(|&x| x as usize).product::<usize>();
+    let buffers: Vec<(Words, (u32, u32))> = res
+        .buffers
+        .iter()
+        .map(|(k, v)| (Words::from_bytes(v), *k))
+        .collect();
+    let invocations = prog
+        .local_size
+        .iter()
+        .map(|&x| x as usize)
+        .product::<usize>();
     let per_subgroup = (prog.slots as usize).saturating_mul(sg);
     let subgroups = invocations.div_ceil(sg);
     if per_subgroup.saturating_mul(subgroups) > 1 << 28 {
-        return Err(ExecError::Limit(format!("the register file of a workgroup needs {} values", per_subgroup * subgroups)));
+        return Err(ExecError::Limit(format!(
+            "the register file of a workgroup needs {} values",
+            per_subgroup * subgroups
+        )));
     }
     let mut template = vec![0u64; per_subgroup];
     for &(slot, v) in &prog.constants {
@@ -84,7 +106,11 @@ pub fn dispatch(p: &Pipeline, res: &mut Resources, groups: [u32; 3], options: &R
         found: Mutex::new((Vec::new(), Stats::default())),
     };
     let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
-    let threads = if options.threads == 0 { rayon::current_num_threads().max(1) } else { options.threads };
+    let threads = if options.threads == 0 {
+        rayon::current_num_threads().max(1)
+    } else {
+        options.threads
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
@@ -122,7 +148,10 @@ pub fn dispatch(p: &Pipeline, res: &mut Resources, groups: [u32; 3], options: &R
         stats.dropped_diagnostics += (found.len() - Report::MAX_DIAGNOSTICS) as u64;
         found.truncate(Report::MAX_DIAGNOSTICS);
     }
-    Ok(Report { diagnostics: found.into_iter().map(|(_, d)| d).collect(), stats })
+    Ok(Report {
+        diagnostics: found.into_iter().map(|(_, d)| d).collect(),
+        stats,
+    })
 }
 
 /// One subgroup's state.
@@ -150,7 +179,12 @@ struct Workgroup {
 
 impl Workgroup {
     fn new(s: &Shared<'_>) -> Self {
-        let invocations = s.prog.local_size.iter().map(|&x| x as usize).product::<usize>();
+        let invocations = s
+            .prog
+            .local_size
+            .iter()
+            .map(|&x| x as usize)
+            .product::<usize>();
         let subgroups = (0..invocations.div_ceil(s.sg))
             .map(|i| Subgroup {
                 regs: s.template.clone(),
@@ -191,7 +225,13 @@ impl Workgroup {
     }
 
     fn place(&self, s: &Shared<'_>, local_index: u32) -> Place {
-        Place { workgroup: self.id, groups: s.groups, local_size: s.prog.local_size, local_index, subgroup_size: s.sg as u32 }
+        Place {
+            workgroup: self.id,
+            groups: s.groups,
+            local_size: s.prog.local_size,
+            local_index,
+            subgroup_size: s.sg as u32,
+        }
     }
 
     /// Writes a constant value (slots from `init`) into memory at `off` of `w` using `ty`'s image.
@@ -207,7 +247,11 @@ impl Workgroup {
     /// Runs workgroup number `i` (linear, x fastest).
     fn run(&mut self, s: &Shared<'_>, i: u64) -> Result<(), ExecError> {
         let [gx, gy, _] = s.groups.map(u64::from);
-        self.id = [(i % gx.max(1)) as u32, ((i / gx.max(1)) % gy.max(1)) as u32, (i / (gx.max(1) * gy.max(1))) as u32];
+        self.id = [
+            (i % gx.max(1)) as u32,
+            ((i / gx.max(1)) % gy.max(1)) as u32,
+            (i / (gx.max(1) * gy.max(1))) as u32,
+        ];
         let prog = s.prog;
         self.memory.zero();
         for var in &prog.variables {
@@ -215,18 +259,31 @@ impl Workgroup {
                 self.write_const(prog, &self.memory, var.offset, var.ty, init);
             }
         }
-        let entry = Frame { func: prog.entry, block: 0, op: 0 };
+        let entry = Frame {
+            func: prog.entry,
+            block: 0,
+            op: 0,
+        };
         for k in 0..self.subgroups.len() {
             let (first, lanes) = match self.subgroups.get(k) {
                 Some(sg) => (sg.first_index, sg.lanes),
                 None => continue,
             };
-            let places: Vec<Place> = (0..lanes).map(|l| self.place(s, first + l as u32)).collect();
-            let Some(sg) = self.subgroups.get_mut(k) else { continue };
+            let places: Vec<Place> = (0..lanes)
+                .map(|l| self.place(s, first + l as u32))
+                .collect();
+            let Some(sg) = self.subgroups.get_mut(k) else {
+                continue;
+            };
             sg.regs.copy_from_slice(&s.template);
             sg.invocation.zero();
             sg.tangles.clear();
-            sg.tangles.push(Tangle { mask: full_mask(lanes), stack: vec![entry], blocked: false, steps: 0 });
+            sg.tangles.push(Tangle {
+                mask: full_mask(lanes),
+                stack: vec![entry],
+                blocked: false,
+                steps: 0,
+            });
             self.stats.invocations += lanes as u64;
             let sg = &self.subgroups[k];
             for var in &prog.variables {
@@ -252,7 +309,10 @@ impl Workgroup {
             let mut waiting = false;
             for k in 0..self.subgroups.len() {
                 self.run_subgroup(s, k)?;
-                waiting |= self.subgroups.get(k).is_some_and(|sg| !sg.tangles.is_empty());
+                waiting |= self
+                    .subgroups
+                    .get(k)
+                    .is_some_and(|sg| !sg.tangles.is_empty());
             }
             if !waiting {
                 return Ok(());
@@ -270,8 +330,12 @@ impl Workgroup {
             if s.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let Some(sg) = self.subgroups.get_mut(k) else { return Ok(()) };
-            let Some(ti) = tangle::pick(s.prog, &mut sg.tangles, &mut self.stats) else { return Ok(()) };
+            let Some(sg) = self.subgroups.get_mut(k) else {
+                return Ok(());
+            };
+            let Some(ti) = tangle::pick(s.prog, &mut sg.tangles, &mut self.stats) else {
+                return Ok(());
+            };
             let t = sg.tangles.swap_remove(ti);
             self.run_tangle(s, k, t)?;
         }
@@ -285,7 +349,11 @@ impl Workgroup {
                 continue;
             }
             let invocation = self.place(s, first + l as u32).global_id();
-            self.diagnostics.push(Diagnostic { finding: f, at: s.prog.location(loc), invocation });
+            self.diagnostics.push(Diagnostic {
+                finding: f,
+                at: s.prog.location(loc),
+                invocation,
+            });
         }
     }
 
@@ -293,19 +361,29 @@ impl Workgroup {
     fn run_tangle(&mut self, s: &Shared<'_>, k: usize, mut t: Tangle) -> Result<(), ExecError> {
         let prog = s.prog;
         let n = s.sg;
-        let Some(sg) = self.subgroups.get_mut(k) else { return Ok(()) };
+        let Some(sg) = self.subgroups.get_mut(k) else {
+            return Ok(());
+        };
         let first = sg.first_index;
         loop {
-            let Some(frame) = t.stack.last().copied() else { return Ok(()) };
-            let Some(func) = prog.functions.get(frame.func as usize) else { return Ok(()) };
-            let Some(block) = func.blocks.get(frame.block as usize) else { return Ok(()) };
+            let Some(frame) = t.stack.last().copied() else {
+                return Ok(());
+            };
+            let Some(func) = prog.functions.get(frame.func as usize) else {
+                return Ok(());
+            };
+            let Some(block) = func.blocks.get(frame.block as usize) else {
+                return Ok(());
+            };
             let active = u64::from(t.mask.count_ones());
             let start = frame.op as usize;
             let mut executed = 0u64;
             let mut stop_at: Option<(usize, bool)> = None; // (op index, is barrier)
             let mut pending: Vec<(u32, Vec<LaneFinding>)> = Vec::new();
             {
-                let Some(sg) = self.subgroups.get_mut(k) else { return Ok(()) };
+                let Some(sg) = self.subgroups.get_mut(k) else {
+                    return Ok(());
+                };
                 let mem = Mem {
                     buffers: &s.buffers,
                     push: &s.push,
@@ -327,9 +405,29 @@ impl Workgroup {
                     }
                     executed += 1;
                     if !alu::exec_pure(op, &mut sg.regs, n, t.mask)
-                        && !access::exec_memory(prog, op, &mut sg.regs, n, t.mask, &mem, &mut self.found)
+                        && !access::exec_memory(
+                            prog,
+                            op,
+                            &mut sg.regs,
+                            n,
+                            t.mask,
+                            &mem,
+                            &mut self.found,
+                        )
+                        && !group::exec_group(
+                            op,
+                            &mut sg.regs,
+                            n,
+                            sg.lanes,
+                            t.mask,
+                            &mut self.found,
+                        )
+                        && !dot::exec_dot(op, &mut sg.regs, n, t.mask, &mut self.found)
                     {
-                        return Err(crate::error::malformed(&prog.location(block.locs.get(j).copied().unwrap_or(0)), "op the executor cannot run"));
+                        return Err(crate::error::malformed(
+                            &prog.location(block.locs.get(j).copied().unwrap_or(0)),
+                            "op the executor cannot run",
+                        ));
                     }
                     if !self.found.is_empty() {
                         let loc = block.locs.get(j).copied().unwrap_or(0);
@@ -348,7 +446,9 @@ impl Workgroup {
                 self.stats.instructions += active;
                 self.stats.tangle_instructions += 1;
                 t.steps += 1;
-                let Some(op) = block.ops.get(j) else { return Ok(()) };
+                let Some(op) = block.ops.get(j) else {
+                    return Ok(());
+                };
                 if barrier {
                     if let Some(f) = t.stack.last_mut() {
                         f.op = j as u32 + 1;
@@ -357,8 +457,13 @@ impl Workgroup {
                     self.push_tangle(k, t);
                     return Ok(());
                 }
-                if let Op::Call { func: callee, args, .. } = op {
-                    let Some(sg) = self.subgroups.get_mut(k) else { return Ok(()) };
+                if let Op::Call {
+                    func: callee, args, ..
+                } = op
+                {
+                    let Some(sg) = self.subgroups.get_mut(k) else {
+                        return Ok(());
+                    };
                     for &(dst, src) in args.iter() {
                         for l in bits_of(t.mask, n) {
                             let v = rd(&sg.regs, n, src, l);
@@ -369,9 +474,16 @@ impl Workgroup {
                         f.op = j as u32;
                     }
                     if t.stack.len() > 1024 {
-                        return Err(crate::error::malformed(&prog.location(block.locs.get(j).copied().unwrap_or(0)), "call depth above 1024 (recursion?)"));
+                        return Err(crate::error::malformed(
+                            &prog.location(block.locs.get(j).copied().unwrap_or(0)),
+                            "call depth above 1024 (recursion?)",
+                        ));
                     }
-                    t.stack.push(Frame { func: *callee, block: 0, op: 0 });
+                    t.stack.push(Frame {
+                        func: *callee,
+                        block: 0,
+                        op: 0,
+                    });
                     continue;
                 }
             }
@@ -381,12 +493,21 @@ impl Workgroup {
             self.stats.tangle_instructions += 1;
             if t.steps > s.options.step_limit {
                 let place = self.place(s, first + t.mask.trailing_zeros());
-                return Err(Trap::StepLimit { limit: s.options.step_limit, at: prog.location(block.term_loc), invocation: place.global_id() }.into());
+                return Err(Trap::StepLimit {
+                    limit: s.options.step_limit,
+                    at: prog.location(block.term_loc),
+                    invocation: place.global_id(),
+                }
+                .into());
             }
             self.ticks = self.ticks.wrapping_add(1);
-            if self.ticks % 1024 == 0 && Instant::now() > s.deadline {
+            if self.ticks.is_multiple_of(1024) && Instant::now() > s.deadline {
                 s.stop.store(true, Ordering::Relaxed);
-                return Err(Trap::TimeLimit { limit_ms: s.options.time_limit.as_millis(), at: prog.location(block.term_loc) }.into());
+                return Err(Trap::TimeLimit {
+                    limit_ms: s.options.time_limit.as_millis(),
+                    at: prog.location(block.term_loc),
+                }
+                .into());
             }
             let b = frame.block;
             match &block.terminator {
@@ -395,7 +516,9 @@ impl Workgroup {
                     set_block(&mut t, *target);
                 }
                 Terminator::BranchConditional { cond, t: tb, f: fb } => {
-                    let Some(sg) = self.subgroups.get(k) else { return Ok(()) };
+                    let Some(sg) = self.subgroups.get(k) else {
+                        return Ok(());
+                    };
                     let mut mt = 0u128;
                     for l in bits_of(t.mask, n) {
                         if rd(&sg.regs, n, *cond, l) != 0 {
@@ -421,12 +544,22 @@ impl Workgroup {
                         return Ok(());
                     }
                 }
-                Terminator::Switch { selector, bits, cases, default } => {
-                    let Some(sg) = self.subgroups.get(k) else { return Ok(()) };
+                Terminator::Switch {
+                    selector,
+                    bits,
+                    cases,
+                    default,
+                } => {
+                    let Some(sg) = self.subgroups.get(k) else {
+                        return Ok(());
+                    };
                     let mut groups: Vec<(u32, u128)> = Vec::new();
                     for l in bits_of(t.mask, n) {
                         let v = rd(&sg.regs, n, *selector, l) & crate::semantics::mask(*bits);
-                        let target = cases.iter().find(|(c, _)| *c == v).map_or(*default, |(_, t)| *t);
+                        let target = cases
+                            .iter()
+                            .find(|(c, _)| *c == v)
+                            .map_or(*default, |(_, t)| *t);
                         match groups.iter_mut().find(|(g, _)| *g == target) {
                             Some((_, m)) => *m |= 1 << l,
                             None => groups.push((target, 1 << l)),
@@ -450,14 +583,18 @@ impl Workgroup {
                 }
                 Terminator::Return | Terminator::ReturnValue { .. } => {
                     t.stack.pop();
-                    let Some(caller) = t.stack.last_mut() else { return Ok(()) };
+                    let Some(caller) = t.stack.last_mut() else {
+                        return Ok(());
+                    };
                     if let Terminator::ReturnValue { src, count } = &block.terminator {
                         let call = prog
                             .functions
                             .get(caller.func as usize)
                             .and_then(|f| f.blocks.get(caller.block as usize))
                             .and_then(|bl| bl.ops.get(caller.op as usize));
-                        if let (Some(Op::Call { dst, .. }), Some(sg)) = (call, self.subgroups.get_mut(k)) {
+                        if let (Some(Op::Call { dst, .. }), Some(sg)) =
+                            (call, self.subgroups.get_mut(k))
+                        {
                             for i in 0..*count {
                                 for l in bits_of(t.mask, n) {
                                     let v = rd(&sg.regs, n, src + i, l);
@@ -471,11 +608,18 @@ impl Workgroup {
                 Terminator::Kill => return Ok(()),
                 Terminator::Unreachable => {
                     let place = self.place(s, first + t.mask.trailing_zeros());
-                    return Err(Trap::Unreachable { at: prog.location(block.term_loc), invocation: place.global_id() }.into());
+                    return Err(Trap::Unreachable {
+                        at: prog.location(block.term_loc),
+                        invocation: place.global_id(),
+                    }
+                    .into());
                 }
             }
             // Keep running while no other tangle may go first.
-            let others = self.subgroups.get(k).is_some_and(|sg| sg.tangles.iter().any(|o| !o.blocked));
+            let others = self
+                .subgroups
+                .get(k)
+                .is_some_and(|sg| sg.tangles.iter().any(|o| !o.blocked));
             if others {
                 self.push_tangle(k, t);
                 return Ok(());
@@ -492,13 +636,33 @@ impl Workgroup {
     /// Copies the phis of `target` for the edge from `from`, for the lanes in `mask`, as one
     /// parallel copy.
     #[allow(clippy::too_many_arguments)]
-    fn phis(&mut self, k: usize, n: usize, func: u32, from: u32, target: u32, mask: u128, prog: &Program) {
-        let Some(block) = prog.functions.get(func as usize).and_then(|f| f.blocks.get(target as usize)) else { return };
-        let Some((_, copies)) = block.phis.iter().find(|(p, _)| *p == from) else { return };
-        let Some(sg) = self.subgroups.get_mut(k) else { return };
+    fn phis(
+        &mut self,
+        k: usize,
+        n: usize,
+        func: u32,
+        from: u32,
+        target: u32,
+        mask: u128,
+        prog: &Program,
+    ) {
+        let Some(block) = prog
+            .functions
+            .get(func as usize)
+            .and_then(|f| f.blocks.get(target as usize))
+        else {
+            return;
+        };
+        let Some((_, copies)) = block.phis.iter().find(|(p, _)| *p == from) else {
+            return;
+        };
+        let Some(sg) = self.subgroups.get_mut(k) else {
+            return;
+        };
         self.scratch.clear();
         for &(_, src) in copies {
-            self.scratch.extend_from_slice(alu::lanes_of(&sg.regs, n, src));
+            self.scratch
+                .extend_from_slice(alu::lanes_of(&sg.regs, n, src));
         }
         for (i, &(dst, _)) in copies.iter().enumerate() {
             for l in bits_of(mask, n) {

@@ -40,7 +40,10 @@ pub struct Tangle {
 }
 
 fn rank(p: &Program, f: &Frame) -> u32 {
-    p.functions.get(f.func as usize).and_then(|func| func.blocks.get(f.block as usize)).map_or(u32::MAX, |b| b.rank)
+    p.functions
+        .get(f.func as usize)
+        .and_then(|func| func.blocks.get(f.block as usize))
+        .map_or(u32::MAX, |b| b.rank)
 }
 
 /// Orders two tangles by position.
@@ -64,7 +67,13 @@ pub fn pick(p: &Program, tangles: &mut Vec<Tangle>, stats: &mut Stats) -> Option
             continue;
         }
         best = match best {
-            Some(b) if tangles.get(b).is_some_and(|bt| position_cmp(p, bt, t) != Ordering::Greater) => Some(b),
+            Some(b)
+                if tangles
+                    .get(b)
+                    .is_some_and(|bt| position_cmp(p, bt, t) != Ordering::Greater) =>
+            {
+                Some(b)
+            }
             _ => Some(i),
         };
     }
@@ -85,7 +94,12 @@ pub fn pick(p: &Program, tangles: &mut Vec<Tangle>, stats: &mut Stats) -> Option
         }
     });
     stats.joins += count.saturating_sub(1);
-    tangles.push(Tangle { mask, stack, blocked: false, steps });
+    tangles.push(Tangle {
+        mask,
+        stack,
+        blocked: false,
+        steps,
+    });
     Some(tangles.len() - 1)
 }
 
@@ -102,12 +116,32 @@ mod tests {
     use crate::program::{Block, Function};
 
     fn prog() -> Program {
-        let blocks = (0..4).map(|i| Block { rank: i, ..Block::default() }).collect();
-        Program { functions: vec![Function { blocks, ..Function::default() }], ..Program::default() }
+        let blocks = (0..4)
+            .map(|i| Block {
+                rank: i,
+                ..Block::default()
+            })
+            .collect();
+        Program {
+            functions: vec![Function {
+                blocks,
+                ..Function::default()
+            }],
+            ..Program::default()
+        }
     }
 
     fn t(mask: u128, block: u32) -> Tangle {
-        Tangle { mask, stack: vec![Frame { func: 0, block, op: 0 }], blocked: false, steps: 0 }
+        Tangle {
+            mask,
+            stack: vec![Frame {
+                func: 0,
+                block,
+                op: 0,
+            }],
+            blocked: false,
+            steps: 0,
+        }
     }
 
     #[test]

@@ -16,7 +16,21 @@
 //!
 //! Where the specification says a result is undefined (division by zero, shift ≥ width, …) the
 //! function still returns a documented, deterministic value and never panics; a sibling
-//! predicate named `…_is_undefined` tells the executor's sanitizer that the case happened.
+//! predicate named `…_is_undefined` tells the executor's sanitizer that the case happened:
+//!
+//! | instruction | predicate |
+//! |-------------|-----------|
+//! | UDiv, UMod | [`int::unsigned_division_is_undefined`] |
+//! | SDiv, SRem, SMod | [`int::signed_division_is_undefined`]; Vulkan's negative-operand rule [`int::vulkan_signed_remainder_is_undefined`] |
+//! | shifts | [`int::shift_is_undefined`] |
+//! | BitFieldInsert, BitField{S,U}Extract | [`int::bit_field_is_undefined`] |
+//! | NoSignedWrap / NoUnsignedWrap decorations | [`int::iadd_wraps`], [`int::isub_wraps`], [`int::imul_wraps`], [`int::snegate_wraps`], [`int::shift_left_logical_wraps`] |
+//! | FRem, FMod | [`float::fremainder_is_undefined`] |
+//! | ConvertFToU, ConvertFToS | [`convert::convert_f_to_u_is_undefined`], [`convert::convert_f_to_s_is_undefined`] |
+//! | GLSL.std.450 component-wise | [`glsl::componentwise_is_undefined`]; also [`glsl::frexp_is_undefined`], [`glsl::ldexp_is_undefined`], [`glsl::matrix_inverse_is_undefined`] |
+//! | S/U/SUDotAccSat | [`dot::dot_acc_sat_is_undefined`] |
+//! | CooperativeMatrixMulAdd | [`coopmat::IntMulAdd::element_is_undefined`] |
+//! | GroupNonUniformRotateKHR | [`group::rotate_cluster_is_undefined`]; shuffles, quads and ballot searches return `None` |
 //!
 //! # Files
 //!

@@ -7,15 +7,30 @@ use tangle_spirv::Module;
 
 /// Compiles a GLSL compute shader to a module (Vulkan 1.3, SPIR-V 1.6).
 pub fn compile(src: &str) -> Module {
-    use glslang::{Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target, VulkanVersion};
+    use glslang::{
+        Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target,
+        VulkanVersion,
+    };
     let compiler = Compiler::acquire().expect("glslang");
     let source = ShaderSource::from(src.to_string());
     let options = CompilerOptions {
-        target: Target::Vulkan { version: VulkanVersion::Vulkan1_3, spirv_version: SpirvVersion::SPIRV1_6 },
+        target: Target::Vulkan {
+            version: VulkanVersion::Vulkan1_3,
+            spirv_version: SpirvVersion::SPIRV1_6,
+        },
         ..CompilerOptions::default()
     };
-    let input = ShaderInput::new(&source, ShaderStage::Compute, &options, None::<&[(&str, Option<&str>)]>, None).expect("input");
-    let shader = compiler.create_shader(input).unwrap_or_else(|e| panic!("GLSL does not compile: {e:?}\n{src}"));
+    let input = ShaderInput::new(
+        &source,
+        ShaderStage::Compute,
+        &options,
+        None::<&[(&str, Option<&str>)]>,
+        None,
+    )
+    .expect("input");
+    let shader = compiler
+        .create_shader(input)
+        .unwrap_or_else(|e| panic!("GLSL does not compile: {e:?}\n{src}"));
     let words = shader.compile().expect("compile");
     tangle_spirv::binary::read(&words).expect("read")
 }
@@ -32,21 +47,40 @@ pub struct Job {
 
 impl Job {
     pub fn new(buffers: Vec<Vec<u8>>, groups: [u32; 3]) -> Self {
-        Job { buffers, push: Vec::new(), groups, subgroup: 32, threads: 1, spec: SpecConstants::new() }
+        Job {
+            buffers,
+            push: Vec::new(),
+            groups,
+            subgroup: 32,
+            threads: 1,
+            spec: SpecConstants::new(),
+        }
     }
 }
 
 /// Runs `module` with buffers at set 0, bindings 0.. ; returns the buffers and the report.
 pub fn run_module(module: &Module, job: &Job) -> (Vec<Vec<u8>>, Report) {
-    let profile = Profile::default().with_subgroup_size(job.subgroup).expect("subgroup size");
+    let profile = Profile::default()
+        .with_subgroup_size(job.subgroup)
+        .expect("subgroup size");
     let device = Device::new(profile);
-    let pipeline = device.compute_pipeline(module, "main", &job.spec).unwrap_or_else(|e| panic!("pipeline: {e}"));
-    let mut res = Resources { buffers: Default::default(), push_constants: job.push.clone() };
+    let pipeline = device
+        .compute_pipeline(module, "main", &job.spec)
+        .unwrap_or_else(|e| panic!("pipeline: {e}"));
+    let mut res = Resources {
+        buffers: Default::default(),
+        push_constants: job.push.clone(),
+    };
     for (i, b) in job.buffers.iter().enumerate() {
         res.buffers.insert((0, i as u32), b.clone());
     }
-    let options = RunOptions { threads: job.threads, ..RunOptions::default() };
-    let report = pipeline.dispatch(&mut res, job.groups, &options).unwrap_or_else(|e| panic!("dispatch: {e}"));
+    let options = RunOptions {
+        threads: job.threads,
+        ..RunOptions::default()
+    };
+    let report = pipeline
+        .dispatch(&mut res, job.groups, &options)
+        .unwrap_or_else(|e| panic!("dispatch: {e}"));
     (res.buffers.into_values().collect(), report)
 }
 
@@ -59,19 +93,25 @@ pub fn u32s(v: &[u32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 pub fn to_u32s(b: &[u8]) -> Vec<u32> {
-    b.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 pub fn u64s(v: &[u64]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 pub fn to_u64s(b: &[u8]) -> Vec<u64> {
-    b.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect()
+    b.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect()
 }
 pub fn f32s(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 pub fn to_f32s(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }
 
 /// SplitMix64: a fixed-seed source of test inputs.

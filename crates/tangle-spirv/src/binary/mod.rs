@@ -38,6 +38,8 @@ pub enum BinaryErrorKind {
     ExtraWords { instruction: &'static str, extra: usize },
     #[error("literal string is not nul-terminated")]
     StringNotTerminated,
+    #[error("literal string is padded with non-zero bytes after its nul")]
+    StringPaddingNotZero,
     #[error("literal string is not valid UTF-8")]
     StringNotUtf8,
     #[error("invalid {kind} operand value {value}")]

@@ -130,11 +130,17 @@ impl Cursor<'_> {
         let mut bytes = Vec::new();
         loop {
             let w = self.word("literal string")?;
-            for b in w.to_le_bytes() {
-                if b == 0 {
+            let word_bytes = w.to_le_bytes();
+            for (i, b) in word_bytes.iter().enumerate() {
+                if *b == 0 {
+                    // "all contents past the end of the string in the final word are padded
+                    // with 0" (SPIR-V 2.2.1); other padding could not be written back.
+                    if word_bytes.iter().skip(i).any(|p| *p != 0) {
+                        return Err(self.err(E::StringPaddingNotZero));
+                    }
                     return String::from_utf8(bytes).map_err(|_| self.err(E::StringNotUtf8));
                 }
-                bytes.push(b);
+                bytes.push(*b);
             }
             if self.done() {
                 return Err(self.err(E::StringNotTerminated));
@@ -317,5 +323,30 @@ fn decode_ext_inst(
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `OpExtension` with the given string words, after a SPIR-V 1.6 header.
+    fn extension(string_words: &[u32]) -> Vec<u32> {
+        let count = 1 + string_words.len() as u32;
+        let mut words = vec![MAGIC, 0x0001_0600, 0, 1, 0, (count << 16) | 10];
+        words.extend(string_words);
+        words
+    }
+
+    #[test]
+    fn string_padding_must_be_zero() {
+        // "abc" then its nul: fine.
+        let ok = read(&extension(&[u32::from_le_bytes(*b"abc\0")]));
+        assert_eq!(ok.map(|m| m.instructions[0].string_operand(0).map(String::from)), Ok(Some("abc".into())));
+        // "ab", nul, then a non-zero byte the module could not write back (found by fuzzing).
+        let bad = read(&extension(&[u32::from_le_bytes(*b"ab\0.")]));
+        assert_eq!(bad.map_err(|e| e.kind), Err(E::StringPaddingNotZero));
+        let unterminated = read(&extension(&[u32::from_le_bytes(*b"abcd")]));
+        assert_eq!(unterminated.map_err(|e| e.kind), Err(E::StringNotTerminated));
     }
 }

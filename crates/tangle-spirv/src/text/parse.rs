@@ -28,68 +28,17 @@ use crate::module::{encode_string, Header, Module, SourceMap, GENERATOR, MAGIC};
 use std::collections::VecDeque;
 
 /// The opcodes `OpSpecConstantOp` accepts, by name without `Op` (SPIRV-Tools 2025.5).
+#[rustfmt::skip]
 const SPEC_CONSTANT_OPS: &[&str] = &[
-    "AccessChain",
-    "Bitcast",
-    "BitwiseAnd",
-    "BitwiseOr",
-    "BitwiseXor",
-    "CompositeExtract",
-    "CompositeInsert",
-    "ConvertFToS",
-    "ConvertFToU",
-    "ConvertPtrToU",
-    "ConvertSToF",
-    "ConvertUToF",
-    "ConvertUToPtr",
-    "CooperativeMatrixLengthKHR",
-    "CooperativeMatrixLengthNV",
-    "FAdd",
-    "FConvert",
-    "FDiv",
-    "FMod",
-    "FMul",
-    "FNegate",
-    "FRem",
-    "FSub",
-    "GenericCastToPtr",
-    "IAdd",
-    "IEqual",
-    "IMul",
-    "INotEqual",
-    "ISub",
-    "InBoundsAccessChain",
-    "InBoundsPtrAccessChain",
-    "LogicalAnd",
-    "LogicalEqual",
-    "LogicalNot",
-    "LogicalNotEqual",
-    "LogicalOr",
-    "Not",
-    "PtrAccessChain",
-    "PtrCastToGeneric",
-    "QuantizeToF16",
-    "SConvert",
-    "SDiv",
-    "SGreaterThan",
-    "SGreaterThanEqual",
-    "SLessThan",
-    "SLessThanEqual",
-    "SMod",
-    "SNegate",
-    "SRem",
-    "Select",
-    "ShiftLeftLogical",
-    "ShiftRightArithmetic",
-    "ShiftRightLogical",
-    "UConvert",
-    "UDiv",
-    "UGreaterThan",
-    "UGreaterThanEqual",
-    "ULessThan",
-    "ULessThanEqual",
-    "UMod",
-    "VectorShuffle",
+    "AccessChain", "Bitcast", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "CompositeExtract", "CompositeInsert",
+    "ConvertFToS", "ConvertFToU", "ConvertPtrToU", "ConvertSToF", "ConvertUToF", "ConvertUToPtr",
+    "CooperativeMatrixLengthKHR", "CooperativeMatrixLengthNV", "FAdd", "FConvert", "FDiv", "FMod", "FMul",
+    "FNegate", "FRem", "FSub", "GenericCastToPtr", "IAdd", "IEqual", "IMul", "INotEqual", "ISub",
+    "InBoundsAccessChain", "InBoundsPtrAccessChain", "LogicalAnd", "LogicalEqual", "LogicalNot",
+    "LogicalNotEqual", "LogicalOr", "Not", "PtrAccessChain", "PtrCastToGeneric", "QuantizeToF16", "SConvert",
+    "SDiv", "SGreaterThan", "SGreaterThanEqual", "SLessThan", "SLessThanEqual", "SMod", "SNegate", "SRem",
+    "Select", "ShiftLeftLogical", "ShiftRightArithmetic", "ShiftRightLogical", "UConvert", "UDiv",
+    "UGreaterThan", "UGreaterThanEqual", "ULessThan", "ULessThanEqual", "UMod", "VectorShuffle",
 ];
 
 const OP_EXT_INST_IMPORT: u16 = 11;
@@ -219,12 +168,16 @@ impl<'a> Assembler<'a> {
             (None, first)
         } else {
             if !first.text.starts_with('%') {
-                let found = if first.text.is_empty() {
-                    "','"
+                let message = if first.text.is_empty() {
+                    "unexpected ',': operands are separated by white space".to_string()
                 } else {
-                    first.text
+                    format!(
+                        "expected an opcode or a result id at the start of an instruction, found '{}' \
+                         (an operand too many for the previous instruction?)",
+                        first.text
+                    )
                 };
-                return Err(error(start, format!("expected an opcode or a result id at the start of an instruction, found {found}")));
+                return Err(error(start, message));
             }
             if !self.lx.advance() {
                 return Err(error(
@@ -840,10 +793,12 @@ mod tests {
 
     #[test]
     fn errors_name_the_place() {
-        assert_eq!(
-            fails_at("OpCapability Shader\n  OpFoo").0..=fails_at("OpCapability Shader\n  OpFoo").1,
-            2..=3
-        );
+        let (l, c, m) = fails_at("OpCapability Shader\n  OpFoo");
+        assert_eq!((l, c), (2, 3));
+        assert!(m.contains("unknown opcode 'OpFoo'"), "{m}");
+        let (l, c, m) = fails_at("OpCapability Shader Int8");
+        assert_eq!((l, c), (1, 21));
+        assert!(m.contains("'Int8'"), "{m}");
         let (l, c, m) = fails_at("OpCapability Shadr");
         assert_eq!((l, c), (1, 14));
         assert!(m.contains("Capability") && m.contains("Shadr"), "{m}");
@@ -953,6 +908,41 @@ mod tests {
                 Ok((module, map)) => prop_assert_eq!(module.instructions.len(), map.positions.len()),
                 Err(e) => prop_assert!(e.line >= 1 && e.column >= 1 && e.line as usize <= text.lines().count().max(1)),
             }
+        }
+
+        /// Integers of every width, printed by Rust, become the constant's words.
+        #[test]
+        fn integer_constants(v in any::<i64>(), w in prop::sample::select(vec![8u32, 16, 32, 64]), signed in any::<bool>()) {
+            let v = if signed { i128::from(v) >> (64 - w) } else { i128::from(v as u64 >> (64 - w)) };
+            let text = format!("%t = OpTypeInt {w} {}\n%c = OpConstant %t {v}", u8::from(signed));
+            let bits = v as u64;
+            let mut want = vec![0x0004_0015, 1, w, u32::from(signed), if w > 32 { 0x0005_002b } else { 0x0004_002b }, 1, 2, bits as u32];
+            if w > 32 {
+                want.push((bits >> 32) as u32);
+            }
+            prop_assert_eq!(body(&text), want);
+        }
+
+        /// Floats of every width, printed by Rust, become the constant's words.
+        #[test]
+        fn float_constants(bits in any::<u64>(), w in prop::sample::select(vec![16u32, 32, 64])) {
+            let (text, want) = match w {
+                16 => {
+                    let v = half::f16::from_bits(bits as u16);
+                    (v.to_string(), vec![u32::from(v.to_bits())])
+                }
+                32 => {
+                    let v = f32::from_bits(bits as u32);
+                    (v.to_string(), vec![v.to_bits()])
+                }
+                _ => {
+                    let v = f64::from_bits(bits);
+                    (v.to_string(), vec![bits as u32, (bits >> 32) as u32])
+                }
+            };
+            prop_assume!(!text.contains("inf") && !text.contains("NaN"));
+            let got = body(&format!("%t = OpTypeFloat {w}\n%c = OpConstant %t {text}"));
+            prop_assert_eq!(got.get(6..), Some(&want[..]));
         }
 
         /// Arbitrary bytes never panic either.

@@ -32,8 +32,13 @@ pub enum ArithError {
 /// Checks arithmetic instructions.
 pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), ArithError> {
     let Some(op) = inst.op() else { return Ok(()) };
-    let Some(result) = inst.result_type else { return Ok(()) };
-    let is_float_op = matches!(op, Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FRem | Op::FMod | Op::FNegate);
+    let Some(result) = inst.result_type else {
+        return Ok(());
+    };
+    let is_float_op = matches!(
+        op,
+        Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FRem | Op::FMod | Op::FNegate
+    );
     if is_float_op && encoded_float(cx, result) {
         return Err(ArithError::EncodedFloatNotSupported { op: inst.name() });
     }
@@ -42,10 +47,18 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), ArithError> {
         return Ok(());
     }
     match op {
-        Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FRem | Op::FMod | Op::FNegate => float(cx, inst, result),
-        Op::IAdd | Op::ISub | Op::IMul | Op::SDiv | Op::UDiv | Op::SRem | Op::SMod | Op::UMod | Op::SNegate => {
-            int(cx, inst, result)
+        Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FRem | Op::FMod | Op::FNegate => {
+            float(cx, inst, result)
         }
+        Op::IAdd
+        | Op::ISub
+        | Op::IMul
+        | Op::SDiv
+        | Op::UDiv
+        | Op::SRem
+        | Op::SMod
+        | Op::UMod
+        | Op::SNegate => int(cx, inst, result),
         _ => Ok(()),
     }
 }
@@ -53,8 +66,17 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), ArithError> {
 /// Whether the type is (a vector or cooperative matrix of) an encoded float.
 fn encoded_float(cx: &Ctx, ty: Id) -> bool {
     let f = cx.facts;
-    let scalar = f.coopmat(ty).map(|m| m.component).or_else(|| f.scalar_or_vector_component(ty));
-    matches!(scalar.and_then(|s| f.ty(s)), Some(crate::facts::Type::Float { encoding: Some(_), .. }))
+    let scalar = f
+        .coopmat(ty)
+        .map(|m| m.component)
+        .or_else(|| f.scalar_or_vector_component(ty));
+    matches!(
+        scalar.and_then(|s| f.ty(s)),
+        Some(crate::facts::Type::Float {
+            encoding: Some(_),
+            ..
+        })
+    )
 }
 
 fn operands(inst: &Instruction) -> impl Iterator<Item = (usize, Id)> + '_ {
@@ -63,12 +85,18 @@ fn operands(inst: &Instruction) -> impl Iterator<Item = (usize, Id)> + '_ {
 
 fn float(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), ArithError> {
     let f = cx.facts;
-    if !f.scalar_or_vector_component(result).is_some_and(|c| f.is_float_scalar(c)) {
+    if !f
+        .scalar_or_vector_component(result)
+        .is_some_and(|c| f.is_float_scalar(c))
+    {
         return Err(ArithError::ResultNotFloat { op: inst.name() });
     }
     for (index, v) in operands(inst) {
         if f.type_of(v) != Some(result) {
-            return Err(ArithError::OperandTypeMismatch { op: inst.name(), index });
+            return Err(ArithError::OperandTypeMismatch {
+                op: inst.name(),
+                index,
+            });
         }
     }
     Ok(())
@@ -76,16 +104,24 @@ fn float(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), ArithError> {
 
 fn int(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), ArithError> {
     let f = cx.facts;
-    if !f.scalar_or_vector_component(result).is_some_and(|c| f.is_int_scalar(c)) {
+    if !f
+        .scalar_or_vector_component(result)
+        .is_some_and(|c| f.is_int_scalar(c))
+    {
         return Err(ArithError::ResultNotInt { op: inst.name() });
     }
     let shape = |t: Id| (f.component_count(t), f.bit_width(t));
     for (index, v) in operands(inst) {
         let ok = f.type_of(v).is_some_and(|t| {
-            f.scalar_or_vector_component(t).is_some_and(|c| f.is_int_scalar(c)) && shape(t) == shape(result)
+            f.scalar_or_vector_component(t)
+                .is_some_and(|c| f.is_int_scalar(c))
+                && shape(t) == shape(result)
         });
         if !ok {
-            return Err(ArithError::IntOperandMismatch { op: inst.name(), index });
+            return Err(ArithError::IntOperandMismatch {
+                op: inst.name(),
+                index,
+            });
         }
     }
     Ok(())

@@ -20,14 +20,30 @@ pub enum CapabilityError {
     OpcodeNeedsCapability { op: String, caps: String },
     /// The same for an enumerant operand.
     #[error("operand {operand} of {op} ({name}) requires one of these capabilities: {caps}")]
-    OperandNeedsCapability { op: String, operand: usize, name: String, caps: String },
+    OperandNeedsCapability {
+        op: String,
+        operand: usize,
+        name: String,
+        caps: String,
+    },
     /// An enumerant that came from an extension needs the extension, unless the module's SPIR-V
     /// version has it in core.
     #[error("operand {operand} of {op}: {name}({value}) requires one of these extensions: {exts}")]
-    OperandNeedsExtension { op: String, operand: usize, name: String, value: u32, exts: String },
+    OperandNeedsExtension {
+        op: String,
+        operand: usize,
+        name: String,
+        value: u32,
+        exts: String,
+    },
     /// An enumerant added to core SPIR-V after the module's version.
     #[error("operand {operand} of {op}: {name} requires SPIR-V version {version} or later")]
-    OperandNeedsVersion { op: String, operand: usize, name: String, version: Version },
+    OperandNeedsVersion {
+        op: String,
+        operand: usize,
+        name: String,
+        version: Version,
+    },
     /// An instruction that exists only through an extension.
     #[error("{op} requires one of these extensions: {exts}")]
     OpcodeNeedsExtension { op: String, exts: String },
@@ -35,7 +51,9 @@ pub enum CapabilityError {
     #[error("{op} requires SPIR-V version {version} or later")]
     OpcodeNeedsVersion { op: String, version: Version },
     /// Vulkan's "SPIR-V Environment" appendix lists the capabilities each version allows.
-    #[error("capability {cap} is not allowed by Vulkan {api} (and no declared extension enables it)")]
+    #[error(
+        "capability {cap} is not allowed by Vulkan {api} (and no declared extension enables it)"
+    )]
     NotAllowedByVulkan { cap: String, api: Version },
 }
 
@@ -48,7 +66,10 @@ impl CapabilityError {
 
 /// Runs the per-instruction grammar checks and the Vulkan allow-list.
 pub fn check(cx: &Ctx, sink: &mut Sink) {
-    let version = Version { major: cx.module.header.version.0, minor: cx.module.header.version.1 };
+    let version = Version {
+        major: cx.module.header.version.0,
+        minor: cx.module.header.version.1,
+    };
     for (index, inst) in cx.module.instructions.iter().enumerate() {
         sink.check(index, opcode(cx, inst, version));
         sink.check(index, operands(cx, inst, version));
@@ -59,19 +80,31 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
 }
 
 fn names(caps: &[u32]) -> String {
-    caps.iter().map(|c| grammar::capability_name(*c)).collect::<Vec<_>>().join(" ")
+    caps.iter()
+        .map(|c| grammar::capability_name(*c))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The instruction's own capability, extension and version requirements (SPIRV-Tools
 /// `CapabilityCheck` then `VersionCheck`).
 fn opcode(cx: &Ctx, inst: &Instruction, version: Version) -> Result<(), CapabilityError> {
-    let Some(desc) = inst.desc() else { return Ok(()) };
+    let Some(desc) = inst.desc() else {
+        return Ok(());
+    };
     if !desc.capabilities.is_empty() {
-        if desc.capabilities.iter().any(|c| cx.facts.capabilities.contains(c)) {
+        if desc
+            .capabilities
+            .iter()
+            .any(|c| cx.facts.capabilities.contains(c))
+        {
             // Once the capability is there its own extension check does the gating.
             return Ok(());
         }
-        return Err(CapabilityError::OpcodeNeedsCapability { op: op_name(inst), caps: names(desc.capabilities) });
+        return Err(CapabilityError::OpcodeNeedsCapability {
+            op: op_name(inst),
+            caps: names(desc.capabilities),
+        });
     }
     let core = desc.version.is_some_and(|v| v <= version);
     if core {
@@ -79,14 +112,20 @@ fn opcode(cx: &Ctx, inst: &Instruction, version: Version) -> Result<(), Capabili
     }
     if desc.extensions.is_empty() {
         return match desc.version {
-            Some(v) => Err(CapabilityError::OpcodeNeedsVersion { op: op_name(inst), version: v }),
+            Some(v) => Err(CapabilityError::OpcodeNeedsVersion {
+                op: op_name(inst),
+                version: v,
+            }),
             None => Ok(()),
         };
     }
     if desc.extensions.iter().any(|e| cx.facts.has_extension(e)) {
         Ok(())
     } else {
-        Err(CapabilityError::OpcodeNeedsExtension { op: op_name(inst), exts: desc.extensions.join(" ") })
+        Err(CapabilityError::OpcodeNeedsExtension {
+            op: op_name(inst),
+            exts: desc.extensions.join(" "),
+        })
     }
 }
 
@@ -101,7 +140,9 @@ fn operands(cx: &Ctx, inst: &Instruction, version: Version) -> Result<(), Capabi
     // Operand numbers count the result type and id, 1-based, as SPIRV-Tools prints them.
     let first = 1 + usize::from(inst.result_type.is_some()) + usize::from(inst.result_id.is_some());
     for (position, operand) in inst.operands.iter().enumerate() {
-        let Operand::Enum(kind, value) = operand else { continue };
+        let Operand::Enum(kind, value) = operand else {
+            continue;
+        };
         let n = first + position;
         match kind.desc().category {
             Category::BitEnum => {
@@ -115,13 +156,28 @@ fn operands(cx: &Ctx, inst: &Instruction, version: Version) -> Result<(), Capabi
     Ok(())
 }
 
-fn enumerant(cx: &Ctx, inst: &Instruction, kind: OperandKind, value: u32, n: usize, version: Version) -> Result<(), CapabilityError> {
-    let Some(e) = kind.enumerant(value) else { return Ok(()) };
+fn enumerant(
+    cx: &Ctx,
+    inst: &Instruction,
+    kind: OperandKind,
+    value: u32,
+    n: usize,
+    version: Version,
+) -> Result<(), CapabilityError> {
+    let Some(e) = kind.enumerant(value) else {
+        return Ok(());
+    };
     // The capabilities listed on a Capability enumerant are the ones it implies, not requirements;
     // a BuiltIn decoration that merely names PointSize/ClipDistance/CullDistance needs nothing.
     let exempt = kind == OperandKind::Capability
         || (kind == OperandKind::BuiltIn && matches!(value, 1 | 3 | 4));
-    if !exempt && !e.capabilities.is_empty() && !e.capabilities.iter().any(|c| cx.facts.capabilities.contains(c)) {
+    if !exempt
+        && !e.capabilities.is_empty()
+        && !e
+            .capabilities
+            .iter()
+            .any(|c| cx.facts.capabilities.contains(c))
+    {
         return Err(CapabilityError::OperandNeedsCapability {
             op: op_name(inst),
             operand: n,
@@ -134,7 +190,12 @@ fn enumerant(cx: &Ctx, inst: &Instruction, kind: OperandKind, value: u32, n: usi
     }
     if e.extensions.is_empty() {
         return match e.version {
-            Some(v) => Err(CapabilityError::OperandNeedsVersion { op: op_name(inst), operand: n, name: e.name.to_string(), version: v }),
+            Some(v) => Err(CapabilityError::OperandNeedsVersion {
+                op: op_name(inst),
+                operand: n,
+                name: e.name.to_string(),
+                version: v,
+            }),
             None => Ok(()),
         };
     }
@@ -153,8 +214,12 @@ fn enumerant(cx: &Ctx, inst: &Instruction, kind: OperandKind, value: u32, n: usi
 /// Vulkan: a declared capability must be guaranteed or optional in the environment's Vulkan
 /// version, or enabled by a declared extension.
 fn vulkan_allowed(cx: &Ctx, inst: &Instruction) -> Result<(), CapabilityError> {
-    let tangle_spirv::TargetEnv::Vulkan { api, .. } = cx.env else { return Ok(()) };
-    let Some(cap) = inst.literal_operand(0).map(|v| v as u32) else { return Ok(()) };
+    let tangle_spirv::TargetEnv::Vulkan { api, .. } = cx.env else {
+        return Ok(());
+    };
+    let Some(cap) = inst.literal_operand(0).map(|v| v as u32) else {
+        return Ok(());
+    };
     if allowed_by_vulkan(cap, api.minor) {
         return Ok(());
     }
@@ -164,46 +229,148 @@ fn vulkan_allowed(cx: &Ctx, inst: &Instruction) -> Result<(), CapabilityError> {
     if by_extension {
         return Ok(());
     }
-    Err(CapabilityError::NotAllowedByVulkan { cap: grammar::capability_name(cap).to_string(), api })
+    Err(CapabilityError::NotAllowedByVulkan {
+        cap: grammar::capability_name(cap).to_string(),
+        api,
+    })
 }
 
 /// Capabilities each Vulkan 1.x guarantees or lets devices support, cumulative (the Vulkan
 /// spec's "SPIR-V Environment" appendix, as SPIRV-Tools encodes it in `validate_capability.cpp`).
 fn allowed_by_vulkan(cap: u32, minor: u8) -> bool {
     const V1_0: &[C] = &[
-        C::Matrix, C::Shader, C::InputAttachment, C::Sampled1D, C::Image1D, C::SampledBuffer, C::ImageBuffer,
-        C::ImageQuery, C::DerivativeControl, C::Geometry, C::Tessellation, C::Float64, C::Int64, C::Int64Atomics,
-        C::Int16, C::TessellationPointSize, C::GeometryPointSize, C::ImageGatherExtended,
-        C::StorageImageMultisample, C::UniformBufferArrayDynamicIndexing, C::SampledImageArrayDynamicIndexing,
-        C::StorageBufferArrayDynamicIndexing, C::StorageImageArrayDynamicIndexing, C::ClipDistance,
-        C::CullDistance, C::ImageCubeArray, C::SampleRateShading, C::SparseResidency, C::MinLod,
-        C::SampledCubeArray, C::ImageMSArray, C::StorageImageExtendedFormats, C::InterpolationFunction,
-        C::StorageImageReadWithoutFormat, C::StorageImageWriteWithoutFormat, C::MultiViewport,
-        C::TransformFeedback, C::GeometryStreams, C::Float16, C::Int8,
+        C::Matrix,
+        C::Shader,
+        C::InputAttachment,
+        C::Sampled1D,
+        C::Image1D,
+        C::SampledBuffer,
+        C::ImageBuffer,
+        C::ImageQuery,
+        C::DerivativeControl,
+        C::Geometry,
+        C::Tessellation,
+        C::Float64,
+        C::Int64,
+        C::Int64Atomics,
+        C::Int16,
+        C::TessellationPointSize,
+        C::GeometryPointSize,
+        C::ImageGatherExtended,
+        C::StorageImageMultisample,
+        C::UniformBufferArrayDynamicIndexing,
+        C::SampledImageArrayDynamicIndexing,
+        C::StorageBufferArrayDynamicIndexing,
+        C::StorageImageArrayDynamicIndexing,
+        C::ClipDistance,
+        C::CullDistance,
+        C::ImageCubeArray,
+        C::SampleRateShading,
+        C::SparseResidency,
+        C::MinLod,
+        C::SampledCubeArray,
+        C::ImageMSArray,
+        C::StorageImageExtendedFormats,
+        C::InterpolationFunction,
+        C::StorageImageReadWithoutFormat,
+        C::StorageImageWriteWithoutFormat,
+        C::MultiViewport,
+        C::TransformFeedback,
+        C::GeometryStreams,
+        C::Float16,
+        C::Int8,
     ];
     const V1_1: &[C] = &[
-        C::DeviceGroup, C::MultiView, C::GroupNonUniform, C::StorageBuffer16BitAccess,
-        C::UniformAndStorageBuffer16BitAccess, C::StoragePushConstant16, C::StorageInputOutput16,
-        C::DrawParameters, C::VariablePointersStorageBuffer, C::VariablePointers, C::GroupNonUniformVote,
-        C::GroupNonUniformArithmetic, C::GroupNonUniformBallot, C::GroupNonUniformShuffle,
-        C::GroupNonUniformShuffleRelative, C::GroupNonUniformClustered, C::GroupNonUniformQuad,
+        C::DeviceGroup,
+        C::MultiView,
+        C::GroupNonUniform,
+        C::StorageBuffer16BitAccess,
+        C::UniformAndStorageBuffer16BitAccess,
+        C::StoragePushConstant16,
+        C::StorageInputOutput16,
+        C::DrawParameters,
+        C::VariablePointersStorageBuffer,
+        C::VariablePointers,
+        C::GroupNonUniformVote,
+        C::GroupNonUniformArithmetic,
+        C::GroupNonUniformBallot,
+        C::GroupNonUniformShuffle,
+        C::GroupNonUniformShuffleRelative,
+        C::GroupNonUniformClustered,
+        C::GroupNonUniformQuad,
     ];
     const V1_2: &[C] = &[
-        C::ShaderNonUniform, C::DenormPreserve, C::DenormFlushToZero, C::SignedZeroInfNanPreserve,
-        C::RoundingModeRTE, C::RoundingModeRTZ, C::VulkanMemoryModel, C::VulkanMemoryModelDeviceScope,
-        C::StorageBuffer8BitAccess, C::UniformAndStorageBuffer8BitAccess, C::StoragePushConstant8,
-        C::ShaderViewportIndex, C::ShaderLayer, C::PhysicalStorageBufferAddresses, C::RuntimeDescriptorArray,
-        C::UniformTexelBufferArrayDynamicIndexing, C::StorageTexelBufferArrayDynamicIndexing,
-        C::UniformBufferArrayNonUniformIndexing, C::SampledImageArrayNonUniformIndexing,
-        C::StorageBufferArrayNonUniformIndexing, C::StorageImageArrayNonUniformIndexing,
-        C::InputAttachmentArrayNonUniformIndexing, C::UniformTexelBufferArrayNonUniformIndexing,
-        C::StorageTexelBufferArrayNonUniformIndexing, C::InputAttachmentArrayDynamicIndexing,
+        C::ShaderNonUniform,
+        C::DenormPreserve,
+        C::DenormFlushToZero,
+        C::SignedZeroInfNanPreserve,
+        C::RoundingModeRTE,
+        C::RoundingModeRTZ,
+        C::VulkanMemoryModel,
+        C::VulkanMemoryModelDeviceScope,
+        C::StorageBuffer8BitAccess,
+        C::UniformAndStorageBuffer8BitAccess,
+        C::StoragePushConstant8,
+        C::ShaderViewportIndex,
+        C::ShaderLayer,
+        C::PhysicalStorageBufferAddresses,
+        C::RuntimeDescriptorArray,
+        C::UniformTexelBufferArrayDynamicIndexing,
+        C::StorageTexelBufferArrayDynamicIndexing,
+        C::UniformBufferArrayNonUniformIndexing,
+        C::SampledImageArrayNonUniformIndexing,
+        C::StorageBufferArrayNonUniformIndexing,
+        C::StorageImageArrayNonUniformIndexing,
+        C::InputAttachmentArrayNonUniformIndexing,
+        C::UniformTexelBufferArrayNonUniformIndexing,
+        C::StorageTexelBufferArrayNonUniformIndexing,
+        C::InputAttachmentArrayDynamicIndexing,
     ];
     const V1_3: &[C] = &[
-        C::DotProduct, C::DotProductInputAll, C::DotProductInput4x8Bit, C::DotProductInput4x8BitPacked,
+        C::DotProduct,
+        C::DotProductInputAll,
+        C::DotProductInput4x8Bit,
+        C::DotProductInput4x8BitPacked,
         C::DemoteToHelperInvocation,
     ];
-    const V1_4: &[C] = &[C::GroupNonUniformRotateKHR, C::ExpectAssumeKHR, C::FloatControls2];
+    const V1_4: &[C] = &[
+        C::GroupNonUniformRotateKHR,
+        C::ExpectAssumeKHR,
+        C::FloatControls2,
+    ];
     let lists: [&[C]; 5] = [V1_0, V1_1, V1_2, V1_3, V1_4];
-    lists.iter().take(usize::from(minor) + 1).any(|list| list.iter().any(|c| *c as u32 == cap))
+    lists
+        .iter()
+        .take(usize::from(minor) + 1)
+        .any(|list| list.iter().any(|c| *c as u32 == cap))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::test_support::{compute, module};
+    use tangle_spirv::TargetEnv;
+
+    #[test]
+    fn instruction_newer_than_the_module_version() {
+        // OpCopyLogical is SPIR-V 1.4; the assembler refuses it for 1.3, so lower the header.
+        let decls = "%v2 = OpTypeVector %u32 2\n%c = OpConstantComposite %v2 %u32_1 %u32_1";
+        let mut m = module(&compute("", decls, "%x = OpCopyLogical %v2 %c"), "spv1.4");
+        m.header.version = (1, 3);
+        let env = TargetEnv::parse("spv1.3").expect("env");
+        let diags =
+            crate::validate(&m, env, &crate::ValidateOptions::default()).expect_err("invalid");
+        let rules: Vec<String> = diags.iter().map(|d| d.error.rule()).collect();
+        assert_eq!(rules, ["Capability::OpcodeNeedsVersion"]);
+    }
+
+    #[test]
+    fn vulkan_lists_are_cumulative() {
+        use spirv::Capability as C;
+        assert!(super::allowed_by_vulkan(C::Shader as u32, 0));
+        assert!(!super::allowed_by_vulkan(C::GroupNonUniform as u32, 0));
+        assert!(super::allowed_by_vulkan(C::GroupNonUniform as u32, 3));
+        assert!(!super::allowed_by_vulkan(C::DotProduct as u32, 2));
+        assert!(super::allowed_by_vulkan(C::DotProduct as u32, 4));
+        assert!(!super::allowed_by_vulkan(C::Kernel as u32, 4));
+    }
 }

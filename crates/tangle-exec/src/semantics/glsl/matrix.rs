@@ -4,6 +4,10 @@
 use super::super::float::from_f64;
 use super::vector::{rounded, values};
 
+/// The largest matrix order accepted: SPIR-V matrices used with these instructions are 2×2 to
+/// 4×4, and cofactor expansion costs n!.
+const MAX_ORDER: usize = 4;
+
 /// Determinant of an n×n f64 matrix stored column-major, by cofactor expansion along the first
 /// column (n ≤ 4 in SPIR-V, so the factorial cost is small).
 fn det_f64(n: usize, m: &[f64]) -> f64 {
@@ -33,9 +37,9 @@ fn minor(n: usize, m: &[f64], row: usize, col: usize) -> Vec<f64> {
 }
 
 /// Determinant: "Result is the determinant of x." `m` holds the n×n components column by
-/// column. `None` when `m` does not have n·n components.
+/// column. `None` when `m` does not have n·n components or n > 4.
 pub fn determinant(bits: u32, n: usize, m: &[u64]) -> Option<u64> {
-    if m.len() != n * n {
+    if n > MAX_ORDER || m.len() != n * n {
         return None;
     }
     Some(from_f64(bits, det_f64(n, &values(bits, m))))
@@ -44,9 +48,9 @@ pub fn determinant(bits: u32, n: usize, m: &[u64]) -> Option<u64> {
 /// MatrixInverse: "Result is a matrix that is the inverse of x. The values in the result are
 /// undefined if x is singular or poorly-conditioned (nearly singular)." Computed as the
 /// adjugate over the determinant in f64 (a singular matrix gives infinities or NaN). Input and
-/// output are column-major; `None` when `m` does not have n·n components.
+/// output are column-major; `None` when `m` does not have n·n components or n > 4.
 pub fn matrix_inverse(bits: u32, n: usize, m: &[u64]) -> Option<Vec<u64>> {
-    if m.len() != n * n {
+    if n > MAX_ORDER || m.len() != n * n {
         return None;
     }
     let v = values(bits, m);
@@ -56,7 +60,8 @@ pub fn matrix_inverse(bits: u32, n: usize, m: &[u64]) -> Option<Vec<u64>> {
         let v = &v;
         (0..n).map(move |r| {
             let sign = if (r + c) % 2 == 0 { 1.0 } else { -1.0 };
-            sign * det_f64(n - 1, &minor(n, v, c, r)) / det
+            // `+ 0.0` turns the -0 of a negated zero cofactor into +0 (a zero has no sign here).
+            sign * det_f64(n - 1, &minor(n, v, c, r)) / det + 0.0
         })
     });
     Some(rounded(bits, out))
@@ -64,6 +69,9 @@ pub fn matrix_inverse(bits: u32, n: usize, m: &[u64]) -> Option<Vec<u64>> {
 
 /// Whether MatrixInverse is undefined: the matrix is singular (zero determinant in f64).
 pub fn matrix_inverse_is_undefined(bits: u32, n: usize, m: &[u64]) -> bool {
+    if n > MAX_ORDER {
+        return true;
+    }
     det_f64(n, &values(bits, m)) == 0.0
 }
 
@@ -74,6 +82,17 @@ mod tests {
     use super::super::tests::{fv, FLOATS};
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn rejects_bad_shapes() {
+        assert_eq!(determinant(32, 5, &[0; 25]), None);
+        assert_eq!(determinant(32, 2, &[0; 3]), None);
+        assert_eq!(matrix_inverse(32, usize::MAX, &[]), None);
+        assert!(matrix_inverse_is_undefined(32, 9, &[]));
+        let id: Vec<u64> = [1.0, 0.0, 0.0, 1.0].iter().map(|&x| fv(32, x)).collect();
+        assert_eq!(matrix_inverse(32, 2, &id), Some(id.clone()));
+        assert_eq!(determinant(32, 2, &id), Some(fv(32, 1.0)));
+    }
 
     /// Leibniz determinant over integer matrices in i128: an independent reference.
     fn leibniz(n: usize, m: &[i64]) -> i128 {

@@ -1,0 +1,412 @@
+//! Executing the group instructions (`OpGroupNonUniform*` and OpGroupNonUniformRotateKHR) with
+//! Subgroup scope over one tangle: the invocations of the executing tangle are exactly the
+//! active invocations of the instruction (SPIR-V "Non-Uniform Instructions": "the group of
+//! invocations ... that execute the same dynamic instance"). Source lanes and operators come
+//! from [`crate::semantics::group`]; undefined cases are reported as
+//! [`crate::check::group::GroupFinding`]s and give [`poison`].
+
+use super::access::LaneFinding;
+use super::alu::{bits_of, full_mask, rd, wr};
+use crate::check::group::{poison, GroupFinding, SourceRead};
+use crate::program::{Op, Slot};
+use crate::report::Finding;
+use crate::semantics::group::{self as sg, GroupOp};
+use crate::semantics::float;
+
+/// The GroupOperation of an arithmetic or BallotBitCount instruction (ClusteredReduce is
+/// `Reduce` with a cluster size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scan {
+    /// `Reduce` / `ClusteredReduce`.
+    Reduce,
+    /// `InclusiveScan`.
+    Inclusive,
+    /// `ExclusiveScan`.
+    Exclusive,
+}
+
+/// What a group op does; slots are the first slot of the named operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupKind {
+    /// OpGroupNonUniformElect.
+    Elect,
+    /// OpGroupNonUniformAll (Value is the Predicate).
+    All,
+    /// OpGroupNonUniformAny.
+    Any,
+    /// OpGroupNonUniformAllEqual.
+    AllEqual,
+    /// OpGroupNonUniformBroadcast.
+    Broadcast { id: Slot },
+    /// OpGroupNonUniformBroadcastFirst.
+    BroadcastFirst,
+    /// OpGroupNonUniformBallot (Value is the Predicate; the result is a uvec4).
+    Ballot,
+    /// OpGroupNonUniformInverseBallot (Value is a uvec4).
+    InverseBallot,
+    /// OpGroupNonUniformBallotBitExtract.
+    BallotBitExtract { index: Slot },
+    /// OpGroupNonUniformBallotBitCount.
+    BallotBitCount { scan: Scan },
+    /// OpGroupNonUniformBallotFindLSB.
+    BallotFindLsb,
+    /// OpGroupNonUniformBallotFindMSB.
+    BallotFindMsb,
+    /// OpGroupNonUniformShuffle.
+    Shuffle { id: Slot },
+    /// OpGroupNonUniformShuffleXor.
+    ShuffleXor { mask: Slot },
+    /// OpGroupNonUniformShuffleUp.
+    ShuffleUp { delta: Slot },
+    /// OpGroupNonUniformShuffleDown.
+    ShuffleDown { delta: Slot },
+    /// OpGroupNonUniform{IAdd, …, LogicalXor} with its GroupOperation.
+    Arith { op: GroupOp, scan: Scan, cluster: Option<u64> },
+    /// OpGroupNonUniformQuadBroadcast.
+    QuadBroadcast { index: Slot },
+    /// OpGroupNonUniformQuadSwap with its constant Direction.
+    QuadSwap { direction: u64 },
+    /// OpGroupNonUniformRotateKHR with its constant ClusterSize.
+    Rotate { delta: Slot, cluster: Option<u64> },
+}
+
+/// One lowered group instruction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupInst {
+    /// What it does.
+    pub kind: GroupKind,
+    /// The result's first slot.
+    pub dst: Slot,
+    /// The first slot of Value (or Predicate); unused by Elect.
+    pub value: Slot,
+    /// Components of Value.
+    pub count: u32,
+    /// Component width of Value (1 for booleans).
+    pub bits: u32,
+    /// Value is a float.
+    pub float: bool,
+}
+
+/// The state of one execution of a group op.
+struct Exec<'a> {
+    g: &'a GroupInst,
+    regs: &'a mut [u64],
+    /// Subgroup size.
+    n: usize,
+    /// Invocations that exist in this (maybe partial) subgroup.
+    lanes: usize,
+    /// Active lanes of the tangle.
+    mask: u128,
+    found: &'a mut Vec<LaneFinding>,
+}
+
+/// Executes a group op over the active lanes `mask` of a subgroup of size `n` holding `lanes`
+/// invocations. Returns `false` for other ops.
+pub fn exec_group(op: &Op, regs: &mut [u64], n: usize, lanes: usize, mask: u128, found: &mut Vec<LaneFinding>) -> bool {
+    let Op::Group(g) = op else { return false };
+    let lanes = lanes.min(n);
+    let mut e = Exec { g, regs, n, lanes, mask: mask & full_mask(lanes), found };
+    e.run();
+    true
+}
+
+impl Exec<'_> {
+    fn get(&self, s: Slot, l: usize) -> u64 {
+        rd(self.regs, self.n, s, l)
+    }
+
+    fn set(&mut self, s: Slot, l: usize, v: u64) {
+        wr(self.regs, self.n, s, l, v);
+    }
+
+    fn active(&self, l: u64) -> bool {
+        l < 128 && (self.mask >> l) & 1 == 1
+    }
+
+    fn first_lane(&self) -> usize {
+        self.mask.trailing_zeros() as usize
+    }
+
+    fn report(&mut self, lane: usize, f: GroupFinding) {
+        self.found.push((lane, Finding::Group(f)));
+    }
+
+    /// Every active lane's result (`count` components at `dst`) set to poison.
+    fn poison_all(&mut self, count: u32, bits: u32) {
+        for l in bits_of(self.mask, self.n) {
+            for i in 0..count {
+                self.set(self.g.dst + i, l, poison(bits));
+            }
+        }
+    }
+
+    /// The value of slot `s`, which must be dynamically uniform: `None` (after a finding) when
+    /// the active lanes disagree.
+    fn uniform(&mut self, s: Slot, operand: &'static str) -> Option<u64> {
+        let first = self.get(s, self.first_lane());
+        if bits_of(self.mask, self.n).all(|l| self.get(s, l) == first) {
+            return Some(first);
+        }
+        let values = bits_of(self.mask, self.n).map(|l| (l as u32, self.get(s, l))).collect();
+        let lane = self.first_lane();
+        self.report(lane, GroupFinding::NotUniform { operand, values });
+        None
+    }
+
+    /// A constant ClusterSize checked against the subgroup size; `None` after a finding.
+    fn cluster(&mut self, c: Option<u64>) -> Option<u32> {
+        match c {
+            None => Some(self.n as u32),
+            Some(c) if !sg::rotate_cluster_is_undefined(c, self.n as u32) => Some(c as u32),
+            Some(c) => {
+                let lane = self.first_lane();
+                self.report(lane, GroupFinding::ClusterSize { cluster_size: c, subgroup_size: self.n as u32 });
+                None
+            }
+        }
+    }
+
+    fn run(&mut self) {
+        if self.mask == 0 {
+            return;
+        }
+        let g = self.g;
+        let n = self.n as u32;
+        match g.kind {
+            GroupKind::Elect => {
+                let first = self.first_lane();
+                for l in bits_of(self.mask, self.n) {
+                    self.set(g.dst, l, u64::from(l == first));
+                }
+            }
+            GroupKind::All | GroupKind::Any => {
+                let all = bits_of(self.mask, self.n).all(|l| self.get(g.value, l) != 0);
+                let any = bits_of(self.mask, self.n).any(|l| self.get(g.value, l) != 0);
+                let v = u64::from(if g.kind == GroupKind::All { all } else { any });
+                self.broadcast_result(v);
+            }
+            GroupKind::AllEqual => {
+                let first = self.first_lane();
+                let equal = bits_of(self.mask, self.n).all(|l| {
+                    (0..g.count).all(|i| {
+                        let (a, b) = (self.get(g.value + i, first), self.get(g.value + i, l));
+                        if g.float {
+                            // Floats compare by value, as OpFOrdEqual: -0 equals +0, NaN nothing.
+                            float::to_f64(g.bits, a) == float::to_f64(g.bits, b)
+                        } else {
+                            a == b
+                        }
+                    })
+                });
+                self.broadcast_result(u64::from(equal));
+            }
+            GroupKind::Broadcast { id } => {
+                // "Id must be dynamically uniform within Execution."
+                let Some(id) = self.uniform(id, "Id") else {
+                    return self.poison_all(g.count, g.bits);
+                };
+                self.by_source(|_| sg::shuffle_source_lane(id, n).ok_or(i128::from(id)));
+            }
+            GroupKind::BroadcastFirst => {
+                let first = self.first_lane() as u32;
+                self.by_source(|_| Ok(first));
+            }
+            GroupKind::Shuffle { id } => {
+                let ids: Vec<u64> = (0..self.n).map(|l| self.get(id, l)).collect();
+                self.by_source(|l| {
+                    let id = ids.get(l as usize).copied().unwrap_or(0);
+                    sg::shuffle_source_lane(id, n).ok_or(i128::from(id))
+                });
+            }
+            GroupKind::ShuffleXor { mask } => {
+                let ms: Vec<u64> = (0..self.n).map(|l| self.get(mask, l)).collect();
+                self.by_source(|l| {
+                    let m = ms.get(l as usize).copied().unwrap_or(0);
+                    sg::shuffle_xor_source_lane(l, m, n).ok_or(i128::from(u64::from(l) ^ m))
+                });
+            }
+            GroupKind::ShuffleUp { delta } => {
+                let ds: Vec<u64> = (0..self.n).map(|l| self.get(delta, l)).collect();
+                self.by_source(|l| {
+                    let d = ds.get(l as usize).copied().unwrap_or(0);
+                    sg::shuffle_up_source_lane(l, d).ok_or(i128::from(l) - i128::from(d))
+                });
+            }
+            GroupKind::ShuffleDown { delta } => {
+                let ds: Vec<u64> = (0..self.n).map(|l| self.get(delta, l)).collect();
+                self.by_source(|l| {
+                    let d = ds.get(l as usize).copied().unwrap_or(0);
+                    sg::shuffle_down_source_lane(l, d, n).ok_or(i128::from(l) + i128::from(d))
+                });
+            }
+            GroupKind::QuadBroadcast { index } => {
+                // "Index must be dynamically uniform within Execution" (SPIR-V 1.5 and later).
+                let Some(index) = self.uniform(index, "Index") else {
+                    return self.poison_all(g.count, g.bits);
+                };
+                self.by_source(|l| {
+                    sg::quad_broadcast_source_lane(l, index).ok_or(i128::from(l & !3) + i128::from(index))
+                });
+            }
+            GroupKind::QuadSwap { direction } => {
+                self.by_source(|l| sg::quad_swap_source_lane(l, direction).ok_or(i128::from(l)));
+            }
+            GroupKind::Rotate { delta, cluster } => {
+                // "Delta must be dynamically uniform within Execution."
+                let Some(delta) = self.uniform(delta, "Delta") else {
+                    return self.poison_all(g.count, g.bits);
+                };
+                let Some(size) = self.cluster(cluster) else {
+                    return self.poison_all(g.count, g.bits);
+                };
+                self.by_source(|l| Ok(sg::rotate_source_lane(l, delta, size)));
+            }
+            GroupKind::Ballot => {
+                let mut m = 0u128;
+                for l in bits_of(self.mask, self.n) {
+                    if self.get(g.value, l) != 0 {
+                        m |= 1 << l;
+                    }
+                }
+                let words = sg::ballot_words(m);
+                for l in bits_of(self.mask, self.n) {
+                    for (i, w) in (0u32..).zip(words) {
+                        self.set(g.dst + i, l, w);
+                    }
+                }
+            }
+            GroupKind::InverseBallot => {
+                // "Value must be the same for all invocations that execute the same dynamic
+                // instance of this instruction."
+                let mut words = [0u64; 4];
+                for (i, w) in (0u32..).zip(words.iter_mut()) {
+                    match self.uniform(g.value + i, "Value") {
+                        Some(v) => *w = v,
+                        None => return self.poison_all(1, 1),
+                    }
+                }
+                let m = sg::ballot_from_words(&words);
+                for l in bits_of(self.mask, self.n) {
+                    self.set(g.dst, l, sg::ballot_bit_extract(m, l as u64));
+                }
+            }
+            GroupKind::BallotBitExtract { index } => {
+                for l in bits_of(self.mask, self.n) {
+                    let m = self.ballot_of(l);
+                    let v = sg::ballot_bit_extract(m, self.get(index, l));
+                    self.set(g.dst, l, v);
+                }
+            }
+            GroupKind::BallotBitCount { scan } => {
+                for l in bits_of(self.mask, self.n) {
+                    let m = self.ballot_of(l);
+                    let v = match scan {
+                        Scan::Reduce => sg::ballot_bit_count(m, n),
+                        Scan::Inclusive => sg::ballot_inclusive_bit_count(m, n, l as u32),
+                        Scan::Exclusive => sg::ballot_exclusive_bit_count(m, n, l as u32),
+                    };
+                    self.set(g.dst, l, v);
+                }
+            }
+            GroupKind::BallotFindLsb | GroupKind::BallotFindMsb => {
+                let mut empty = Vec::new();
+                for l in bits_of(self.mask, self.n) {
+                    let m = self.ballot_of(l);
+                    let found = if g.kind == GroupKind::BallotFindLsb { sg::ballot_find_lsb(m, n) } else { sg::ballot_find_msb(m, n) };
+                    let v = found.map_or_else(
+                        || {
+                            empty.push(l as u32);
+                            poison(32)
+                        },
+                        u64::from,
+                    );
+                    self.set(g.dst, l, v);
+                }
+                if let Some(&l) = empty.first() {
+                    self.report(l as usize, GroupFinding::EmptyBallot { lanes: empty });
+                }
+            }
+            GroupKind::Arith { op, scan, cluster } => self.arith(op, scan, cluster),
+        }
+    }
+
+    /// The same result for every active lane.
+    fn broadcast_result(&mut self, v: u64) {
+        for l in bits_of(self.mask, self.n) {
+            self.set(self.g.dst, l, v);
+        }
+    }
+
+    /// The ballot (uvec4 Value) lane `l` holds.
+    fn ballot_of(&self, l: usize) -> u128 {
+        let words: Vec<u64> = (0..4).map(|i| self.get(self.g.value + i, l)).collect();
+        sg::ballot_from_words(&words)
+    }
+
+    /// Every active lane takes the Value of the lane `source` names: `Ok(lane)` within the
+    /// group, `Err(id)` outside it. Reads of inactive or nonexistent lanes give poison and one
+    /// finding.
+    fn by_source(&mut self, source: impl Fn(u32) -> Result<u32, i128>) {
+        let g = self.g;
+        let mut bad = Vec::new();
+        for l in bits_of(self.mask, self.n) {
+            let read = match source(l as u32) {
+                Ok(s) if self.active(u64::from(s)) => {
+                    for i in 0..g.count {
+                        let v = self.get(g.value + i, s as usize);
+                        self.set(g.dst + i, l, v);
+                    }
+                    continue;
+                }
+                Ok(s) => SourceRead { lane: l as u32, source: i128::from(s), exists: (s as usize) < self.lanes },
+                Err(id) => SourceRead { lane: l as u32, source: id, exists: false },
+            };
+            bad.push(read);
+            for i in 0..g.count {
+                self.set(g.dst + i, l, poison(g.bits));
+            }
+        }
+        if let Some(first) = bad.first() {
+            let lane = first.lane as usize;
+            self.report(lane, GroupFinding::InactiveSource { reads: bad });
+        }
+    }
+
+    /// Reduce, InclusiveScan, ExclusiveScan and ClusteredReduce over the active lanes, in lane
+    /// order (the order in which tangle combines is its own choice; for floats it fixes the
+    /// rounding).
+    fn arith(&mut self, op: GroupOp, scan: Scan, cluster: Option<u64>) {
+        let g = self.g;
+        let Some(size) = self.cluster(cluster) else {
+            return self.poison_all(g.count, g.bits);
+        };
+        let size = size.max(1) as usize;
+        for i in 0..g.count {
+            let slot = g.value + i;
+            match scan {
+                Scan::Reduce => {
+                    // One cluster is the whole subgroup when there is no ClusterSize.
+                    for base in (0..self.n).step_by(size) {
+                        let m = self.mask & (full_mask(size) << base);
+                        if m == 0 {
+                            continue;
+                        }
+                        let acc = bits_of(m, self.n).fold(op.identity(g.bits), |acc, l| op.combine(g.bits, acc, self.get(slot, l)));
+                        for l in bits_of(m, self.n) {
+                            self.set(g.dst + i, l, acc);
+                        }
+                    }
+                }
+                Scan::Inclusive | Scan::Exclusive => {
+                    let mut acc = op.identity(g.bits);
+                    for l in bits_of(self.mask, self.n) {
+                        let next = op.combine(g.bits, acc, self.get(slot, l));
+                        let v = if scan == Scan::Inclusive { next } else { acc };
+                        self.set(g.dst + i, l, v);
+                        acc = next;
+                    }
+                }
+            }
+        }
+    }
+}

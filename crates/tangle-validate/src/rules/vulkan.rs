@@ -1,0 +1,146 @@
+//! Vulkan environment rules for compute modules (Vulkan "SPIR-V Environment" appendix,
+//! "Standalone SPIR-V Validation" and "Built-In Variables"; SPIRV-Tools `validate_decorations.cpp`,
+//! `validate_builtins.cpp`): resource variables are Block structs with descriptor bindings, block
+//! members carry offsets, and compute built-ins have their declared types and storage classes.
+
+use super::{Ctx, Sink};
+use crate::facts::Type;
+use spirv::{BuiltIn, Decoration as D, Op, StorageClass as SC};
+use tangle_spirv::{Id, Instruction, Operand};
+
+/// A Vulkan environment rule failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum VulkanError {
+    /// Uniform, StorageBuffer and PushConstant variables are (arrays of) structs decorated
+    /// Block (or BufferBlock for Uniform).
+    #[error("variable %{variable} in {storage} storage must be a struct decorated Block")]
+    NotABlock { variable: Id, storage: &'static str },
+    /// Resource variables need DescriptorSet and Binding.
+    #[error("resource variable %{variable} needs DescriptorSet and Binding decorations")]
+    MissingBinding { variable: Id },
+    /// Every member of a Block struct has an Offset (and arrays in it an ArrayStride).
+    #[error("member {member} of block struct %{block} has no Offset decoration")]
+    MissingOffset { block: Id, member: usize },
+    /// Arrays inside blocks need ArrayStride.
+    #[error("array type %{array} used in a block has no ArrayStride decoration")]
+    MissingArrayStride { array: Id },
+    /// Compute built-ins are Input variables of the type the built-in declares.
+    #[error("built-in {builtin} must be declared as {expected}")]
+    BuiltInType { builtin: &'static str, expected: &'static str },
+}
+
+/// Runs the Vulkan environment rules (nothing outside Vulkan environments).
+pub fn check(cx: &Ctx, sink: &mut Sink) {
+    if !cx.vulkan() {
+        return;
+    }
+    for (index, inst) in cx.module.instructions.iter().enumerate() {
+        match inst.op() {
+            Some(Op::Variable) => sink.check(index, resource(cx, inst)),
+            Some(Op::TypeStruct) => sink.check(index, block_offsets(cx, inst)),
+            _ => {}
+        }
+        if let Some(id) = inst.result_id {
+            sink.check(index, builtin(cx, id, inst));
+        }
+    }
+}
+
+/// The pointee of a variable's pointer type, and its storage class.
+fn pointer_of(cx: &Ctx, inst: &Instruction) -> Option<(u32, Id)> {
+    match cx.facts.ty(inst.result_type?)? {
+        Type::Pointer { storage, pointee } => Some((*storage, *pointee)),
+        _ => None,
+    }
+}
+
+/// Resource variables: Block structs with DescriptorSet and Binding.
+fn resource(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
+    let f = cx.facts;
+    let (Some(variable), Some((storage, pointee))) = (inst.result_id, pointer_of(cx, inst)) else { return Ok(()) };
+    let name = match storage {
+        s if s == SC::Uniform as u32 => "Uniform",
+        s if s == SC::StorageBuffer as u32 => "StorageBuffer",
+        s if s == SC::PushConstant as u32 => "PushConstant",
+        s if s == SC::UniformConstant as u32 => "UniformConstant",
+        _ => return Ok(()),
+    };
+    // Arrays of resources are allowed; the block is their element.
+    let mut element = pointee;
+    while let Some(Type::Array { element: e, .. } | Type::RuntimeArray { element: e }) = f.ty(element) {
+        element = *e;
+    }
+    if name != "UniformConstant" {
+        let block = f.has_decoration(element, D::Block) || (name == "Uniform" && f.has_decoration(element, D::BufferBlock));
+        if !matches!(f.ty(element), Some(Type::Struct { .. })) || !block {
+            return Err(VulkanError::NotABlock { variable, storage: name });
+        }
+    }
+    if name != "PushConstant" && !(f.has_decoration(variable, D::DescriptorSet) && f.has_decoration(variable, D::Binding)) {
+        return Err(VulkanError::MissingBinding { variable });
+    }
+    Ok(())
+}
+
+/// Members of Block/BufferBlock structs have offsets; arrays directly in them have strides.
+fn block_offsets(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
+    let f = cx.facts;
+    let Some(block) = inst.result_id else { return Ok(()) };
+    if !(f.has_decoration(block, D::Block) || f.has_decoration(block, D::BufferBlock)) {
+        return Ok(());
+    }
+    let decorations = f.decorations.get(&block);
+    for (member, ty) in inst.operands.iter().filter_map(Operand::id).enumerate() {
+        let has_offset = decorations.is_some_and(|ds| {
+            ds.iter().any(|d| d.member == Some(member as u32) && d.decoration == D::Offset as u32)
+        });
+        if !has_offset {
+            return Err(VulkanError::MissingOffset { block, member });
+        }
+        if matches!(f.ty(ty), Some(Type::Array { .. } | Type::RuntimeArray { .. })) && !f.has_decoration(ty, D::ArrayStride) {
+            return Err(VulkanError::MissingArrayStride { array: ty });
+        }
+    }
+    Ok(())
+}
+
+/// The compute built-ins' declared types.
+fn builtin(cx: &Ctx, id: Id, inst: &Instruction) -> Result<(), VulkanError> {
+    let f = cx.facts;
+    let Some(decorations) = f.decorations.get(&id) else { return Ok(()) };
+    let Some(value) = decorations.iter().find(|d| d.member.is_none() && d.decoration == D::BuiltIn as u32) else {
+        return Ok(());
+    };
+    let Some(b) = value.params.first().and_then(Operand::literal).and_then(|v| BuiltIn::from_u32(v as u32)) else {
+        return Ok(());
+    };
+    let (name, vector3) = match b {
+        BuiltIn::GlobalInvocationId => ("GlobalInvocationId", true),
+        BuiltIn::LocalInvocationId => ("LocalInvocationId", true),
+        BuiltIn::WorkgroupId => ("WorkgroupId", true),
+        BuiltIn::NumWorkgroups => ("NumWorkgroups", true),
+        BuiltIn::WorkgroupSize => ("WorkgroupSize", true),
+        BuiltIn::LocalInvocationIndex => ("LocalInvocationIndex", false),
+        BuiltIn::SubgroupSize => ("SubgroupSize", false),
+        BuiltIn::SubgroupLocalInvocationId => ("SubgroupLocalInvocationId", false),
+        BuiltIn::NumSubgroups => ("NumSubgroups", false),
+        BuiltIn::SubgroupId => ("SubgroupId", false),
+        _ => return Ok(()),
+    };
+    let is_int32 = |t: Id| matches!(f.int_scalar(t), Some((32, _)));
+    let type_ok = |t: Id| match f.ty(t) {
+        Some(Type::Vector { component, count: 3 }) if vector3 => is_int32(*component),
+        _ => !vector3 && is_int32(t),
+    };
+    let expected = if vector3 { "a 3-component vector of 32-bit integers" } else { "a 32-bit integer scalar" };
+    let err = || VulkanError::BuiltInType { builtin: name, expected };
+    if b == BuiltIn::WorkgroupSize && inst.op() != Some(Op::Variable) {
+        // WorkgroupSize decorates a constant.
+        return if inst.result_type.is_some_and(type_ok) { Ok(()) } else { Err(err()) };
+    }
+    match pointer_of(cx, inst) {
+        Some((storage, pointee)) if storage == SC::Input as u32 && type_ok(pointee) => Ok(()),
+        _ if inst.op() == Some(Op::Variable) => Err(err()),
+        _ => Ok(()),
+    }
+}
