@@ -19,9 +19,13 @@ fuzz_target!(|source: &str| {
             indent: false,
         },
     );
-    // What tangle prints, tangle reads: the re-assembled module has the same instructions,
-    // since raw ids are already numbered in order of first appearance after one assembly.
+    // What tangle prints, tangle reads.
     let (again, _) =
         assemble(&raw, &options).unwrap_or_else(|e| panic!("own disassembly rejected: {e}\n{raw}"));
-    assert_eq!(again.to_words(), module.to_words());
+    // After one assembly the ids are numbered in order of first appearance, so the raw-id text
+    // assembles to the same words; except where the source wrote raw words (`!75`) into id
+    // slots, which bypass that numbering.
+    if !source.contains('!') {
+        assert_eq!(again.to_words(), module.to_words());
+    }
 });

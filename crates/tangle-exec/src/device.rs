@@ -9,6 +9,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The most bytes of per-invocation memory (Function and Private variables) one subgroup may
+/// hold.
+pub const MAX_INVOCATION_MEMORY: u64 = 64 << 20;
+
 /// Specialization constant values by `SpecId`, as bit patterns (low bits hold narrower values;
 /// booleans are 0 or 1).
 pub type SpecConstants = BTreeMap<u32, u64>;
@@ -38,6 +42,7 @@ impl Device {
         spec: &SpecConstants,
     ) -> Result<Pipeline, ExecError> {
         let program = crate::lower::lower(module, entry_point, spec)?;
+        crate::run::group::check_supported(&program, &self.profile)?;
         let [x, y, z] = program.local_size;
         let invocations = u64::from(x) * u64::from(y) * u64::from(z);
         let max = self.profile.max_workgroup_size;
@@ -49,6 +54,21 @@ impl Device {
             return Err(ExecError::Limit(format!(
                 "workgroup size {x}x{y}x{z} exceeds the device's limits ({}x{}x{}, {} invocations)",
                 max[0], max[1], max[2], self.profile.max_workgroup_invocations
+            )));
+        }
+        if program.workgroup_bytes > u64::from(self.profile.max_shared_memory) {
+            return Err(ExecError::Limit(format!(
+                "{} bytes of workgroup memory exceed the device's {} bytes",
+                program.workgroup_bytes, self.profile.max_shared_memory
+            )));
+        }
+        let per_subgroup = program
+            .invocation_bytes
+            .saturating_mul(u64::from(self.profile.subgroup_size));
+        if per_subgroup > MAX_INVOCATION_MEMORY {
+            return Err(ExecError::Limit(format!(
+                "{} bytes of function and private variables per invocation exceed tangle's limit of {} bytes per subgroup",
+                program.invocation_bytes, MAX_INVOCATION_MEMORY
             )));
         }
         Ok(Pipeline {
@@ -69,6 +89,11 @@ impl Pipeline {
     /// The workgroup size (`LocalSize`, `LocalSizeId` or the `WorkgroupSize` built-in).
     pub fn local_size(&self) -> [u32; 3] {
         self.program.local_size
+    }
+
+    /// The lowered program (for dumps and tools).
+    pub fn program(&self) -> &Program {
+        &self.program
     }
 
     /// The `(set, binding)` pairs of the buffers the entry point uses.

@@ -79,11 +79,6 @@ pub enum Trap {
     /// `OpUnreachable` was executed.
     #[error("{at} executed by invocation {invocation:?}")]
     Unreachable { at: InstRef, invocation: [u32; 3] },
-    /// Subgroups of a workgroup can make no progress (a barrier that not every invocation reaches).
-    #[error(
-        "deadlock at {at}: a barrier that not every invocation of workgroup {workgroup:?} reaches"
-    )]
-    Deadlock { at: InstRef, workgroup: [u32; 3] },
 }
 
 /// Shorthand for building [`ExecError::Unsupported`].

@@ -18,8 +18,11 @@ pub enum Finding {
         /// Size of the region in bytes.
         size: u64,
     },
-    /// Integer division or remainder by zero (the result is undefined; tangle returns 0).
+    /// Integer division or remainder by zero ("behavior is undefined if Operand 2 is 0").
     DivisionByZero,
+    /// Signed division or remainder of the most negative value by -1 ("behavior is undefined if
+    /// Operand 2 is 0, or if Operand 2 is -1 and Operand 1 is the minimum representable value").
+    DivisionOverflow,
     /// A shift amount not below the operand's width (the result is undefined).
     ShiftTooLarge { shift: u64, bits: u32 },
     /// A pointer that points into no known memory (e.g. a bad `OpConvertUToPtr`).
@@ -42,6 +45,7 @@ impl fmt::Display for Finding {
                 write!(f, "out-of-bounds access of {len} bytes at byte offset {offset} of {region} ({size} bytes)")
             }
             Finding::DivisionByZero => write!(f, "integer division by zero"),
+            Finding::DivisionOverflow => write!(f, "signed division of the minimum value by -1"),
             Finding::ShiftTooLarge { shift, bits } => {
                 write!(f, "shift by {shift} of a {bits}-bit value")
             }

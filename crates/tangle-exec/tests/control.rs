@@ -207,3 +207,44 @@ void main() {
         }
     }
 }
+
+#[test]
+fn local_variables_keep_value_semantics() {
+    let src = "#version 450
+layout(local_size_x = 8) in;
+layout(std430, binding = 0) buffer A { uint a[]; };
+layout(std430, binding = 1) buffer R { uint r[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  uint x = a[i] + 1u;
+  uint y = x;
+  x = x * 3u;
+  uint z = y;
+  y = x ^ z;
+  x = x + y;
+  uvec2 v = uvec2(x, y);
+  v.x = v.y;
+  v.y = v.x + z;
+  r[i] = x * 7u + y * 5u + z + v.x * 11u + v.y * 13u;
+}";
+    let a: Vec<u32> = (0..8).map(|i| i * 1000 + 17).collect();
+    let job = Job::new(vec![u32s(&a), vec![0; 32]], [1, 1, 1]);
+    let (out, _) = run_glsl(src, &job);
+    let r = to_u32s(&out[1]);
+    for (i, &ai) in a.iter().enumerate() {
+        let mut x = ai + 1;
+        let mut y = x;
+        x = x.wrapping_mul(3);
+        let z = y;
+        y = x ^ z;
+        x = x.wrapping_add(y);
+        let (vx, vy) = (y, y.wrapping_add(z));
+        let e = x
+            .wrapping_mul(7)
+            .wrapping_add(y.wrapping_mul(5))
+            .wrapping_add(z)
+            .wrapping_add(vx.wrapping_mul(11))
+            .wrapping_add(vy.wrapping_mul(13));
+        assert_eq!(r[i], e, "invocation {i}");
+    }
+}

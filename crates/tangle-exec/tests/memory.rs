@@ -287,3 +287,88 @@ fn missing_buffer_is_a_resource_error() {
         Device::new(Profile::default()).compute_pipeline(&module, "nope", &SpecConstants::new());
     assert!(matches!(err, Err(ExecError::NoEntryPoint(_))));
 }
+
+#[test]
+fn array_length_of_runtime_arrays() {
+    let src = "#version 450
+layout(local_size_x = 1) in;
+layout(std430, binding = 0) buffer A { uint head; uvec2 a[]; };
+layout(std430, binding = 1) buffer R { uint r[]; };
+void main() { r[0] = uint(a.length()); r[1] = uint(r.length()); }";
+    // 4 + 12 * 8 bytes, plus 4 stray bytes that make no whole element.
+    let job = Job::new(vec![vec![0; 4 + 12 * 8 + 4], vec![0; 20]], [1, 1, 1]);
+    let (out, _) = run_glsl(src, &job);
+    assert_eq!(&to_u32s(&out[1])[..2], &[12, 5]);
+}
+
+#[test]
+fn unsupported_instructions_are_named() {
+    let src = "#version 450
+layout(local_size_x = 1) in;
+layout(binding = 0, r32ui) uniform uimage2D img;
+layout(std430, binding = 1) buffer R { uint r[]; };
+void main() { r[0] = imageLoad(img, ivec2(0)).x; }";
+    let module = compile(src);
+    let err =
+        Device::new(Profile::default()).compute_pipeline(&module, "main", &SpecConstants::new());
+    match err {
+        Err(e @ ExecError::Unsupported { .. }) => {
+            let text = e.to_string();
+            assert!(
+                text.contains("is not supported by tangle's executor"),
+                "{text}"
+            );
+            assert!(text.contains("OpLoad"), "{text}");
+        }
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}
+
+#[test]
+fn division_by_zero_and_oversized_shifts_are_reported() {
+    let src = "#version 450
+layout(local_size_x = 4) in;
+layout(std430, binding = 0) buffer A { int a[]; };
+layout(std430, binding = 1) buffer R { int r[]; };
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  r[i] = (a[i] / a[i + 4u]) + (a[i] << a[i + 8u]) + (a[i] >> 3);
+}";
+    // Lane 1 divides by zero, lane 2 divides MIN by -1, lane 3 shifts by 40.
+    let a = [10, i32::MIN, i32::MIN, 7, 2, 0, -1, 1, 1, 1, 1, 40];
+    let job = Job::new(
+        vec![
+            a.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            vec![0; 16],
+        ],
+        [1, 1, 1],
+    );
+    let (_, report) = run_glsl(src, &job);
+    let found: Vec<(Finding, [u32; 3])> = report
+        .diagnostics
+        .iter()
+        .map(|d| (d.finding.clone(), d.invocation))
+        .collect();
+    assert_eq!(
+        found,
+        vec![
+            (Finding::DivisionByZero, [1, 0, 0]),
+            (Finding::DivisionOverflow, [2, 0, 0]),
+            (
+                Finding::ShiftTooLarge {
+                    shift: 40,
+                    bits: 32
+                },
+                [3, 0, 0]
+            ),
+        ]
+    );
+}
+
+#[test]
+fn oversized_memory_is_a_limit_error() {
+    let module = compile("#version 450\nlayout(local_size_x = 1) in;\nshared uint s[1 << 24];\nlayout(std430, binding = 0) buffer R { uint r[]; };\nvoid main() { s[0] = 1u; r[0] = s[0]; }");
+    let err =
+        Device::new(Profile::default()).compute_pipeline(&module, "main", &SpecConstants::new());
+    assert!(matches!(err, Err(ExecError::Limit(_))), "{err:?}");
+}

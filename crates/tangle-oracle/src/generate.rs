@@ -47,6 +47,7 @@ pub fn generate(seed: u64, depth: u32) -> Program {
         max_depth: depth.max(1),
         budget: 14 + 3 * depth as i32,
         funcs: Vec::new(),
+        short_funcs: Vec::new(),
         next_value: 0x10000,
     };
     let ctx = Ctx::default();
@@ -71,7 +72,8 @@ struct Ctx {
     in_switch: bool,
     /// In a called function (a `return` rejoins after the call).
     in_func: bool,
-    /// Inside an infinite loop (no second one nested: trip counts multiply).
+    /// Inside an infinite loop or a `ForLane` loop, which may run up to 128 iterations (no
+    /// second long loop is nested in one: trip counts multiply).
     in_infinite: bool,
 }
 
@@ -81,6 +83,8 @@ struct Gen {
     /// Compound statements left to generate: keeps programs small.
     budget: i32,
     funcs: Vec<Vec<Stmt>>,
+    /// The functions generated inside a long loop (so without long loops of their own).
+    short_funcs: Vec<usize>,
     next_value: u32,
 }
 
@@ -119,9 +123,7 @@ impl Gen {
             0..=3 => self.if_stmt(ctx),
             4..=6 if ctx.loops.len() < 3 => self.loop_stmt(ctx),
             7 | 8 => self.switch_stmt(ctx),
-            9 if !ctx.in_func && ctx.nesting + 1 < self.max_depth && self.funcs.len() < 2 => {
-                self.call(ctx)
-            }
+            9 if !ctx.in_func && ctx.nesting + 1 < self.max_depth => self.call(ctx),
             10 if Self::can_break(ctx) => self.divergent(ctx, Stmt::Break),
             11 if Self::can_continue(ctx) => self.divergent(ctx, Stmt::Continue),
             12 if ctx.nesting > 0 && (ctx.in_func || self.rng.chance(30)) => {
@@ -244,24 +246,30 @@ impl Gen {
 
     fn loop_stmt(&mut self, ctx: &Ctx) -> Stmt {
         self.budget -= 1;
-        let kind = match self.rng.below(5) {
+        let test_ballot = self.rng.chance(25);
+        let kind = match self.rng.below(6) {
             0 => LoopKind::ForUniform {
                 count: self.rng.below(5),
+                test_ballot,
             },
             1 => LoopKind::ForVarying {
                 offset: self.rng.below(5),
+                test_ballot,
             },
             2 if !ctx.in_infinite => LoopKind::ForInfinite {
-                continue_ballot: self.rng.chance(50),
+                continue_ballot: test_ballot,
             },
             3 if !ctx.in_infinite => LoopKind::DoWhileInfinite,
+            4 if !ctx.in_infinite && self.rng.chance(50) => LoopKind::ForLane { test_ballot },
             _ => LoopKind::DoWhileUniform {
                 count: 1 + self.rng.below(4),
+                test_ballot,
             },
         };
         let mut inner = self.inner(ctx);
         inner.loops.push(kind);
         inner.in_switch = false;
+        inner.in_infinite |= matches!(kind, LoopKind::ForLane { .. });
         let body = if kind.is_infinite() {
             inner.in_infinite = true;
             // before; if (subgroupElect()) { ...; break or return; } after
@@ -330,7 +338,23 @@ impl Gen {
         Stmt::Switch { selector, cases }
     }
 
+    /// A call of a new function, or of one already called elsewhere (at most two functions):
+    /// the tangles of different call sites never merge inside the callee, as no related
+    /// instance joins them. A function with long loops is not called inside a long loop.
     fn call(&mut self, ctx: &Ctx) -> Stmt {
+        let reusable: Vec<usize> = (0..self.funcs.len())
+            .filter(|&i| !ctx.in_infinite || self.short_funcs.contains(&i))
+            .collect();
+        if !reusable.is_empty() && (self.funcs.len() >= 2 || self.rng.chance(40)) {
+            let pick = self.rng.below(reusable.len() as u32) as usize;
+            return reusable.get(pick).map_or(Stmt::Ballot, |&i| Stmt::Call(i));
+        }
+        if self.funcs.len() >= 2 {
+            return Stmt::Ballot;
+        }
+        if ctx.in_infinite {
+            self.short_funcs.push(self.funcs.len());
+        }
         self.budget -= 1;
         let inner = Ctx {
             nesting: ctx.nesting + 1,

@@ -153,24 +153,58 @@ impl Emitter {
         let d = self.loops;
         self.loops += 1;
         let i = format!("loopIdx{d}");
-        match kind {
-            LoopKind::ForUniform { count } => {
-                self.nested(&format!("for (int {i} = 0; {i} < int(inputA.a[{count}]); {i}++) {{"), body, "}")
+        let test = |t: bool| {
+            if t {
+                format!("{} = subgroupBallot(true), ", self.slot())
+            } else {
+                String::new()
             }
-            LoopKind::ForVarying { offset } => self.nested(
-                &format!("for (int {i} = 0; {i} < int((gl_SubgroupInvocationID + {offset}u) % 5u); {i}++) {{"),
-                body,
-                "}",
-            ),
+        };
+        match kind {
+            LoopKind::ForUniform { count, test_ballot } => {
+                let t = test(test_ballot);
+                self.nested(
+                    &format!("for (int {i} = 0; ({t}{i} < int(inputA.a[{count}])); {i}++) {{"),
+                    body,
+                    "}",
+                )
+            }
+            LoopKind::ForVarying {
+                offset,
+                test_ballot,
+            } => {
+                let t = test(test_ballot);
+                let head = format!("for (int {i} = 0; ({t}{i} < int((gl_SubgroupInvocationID + {offset}u) % 5u)); {i}++) {{");
+                self.nested(&head, body, "}")
+            }
+            LoopKind::ForLane { test_ballot } => {
+                let t = test(test_ballot);
+                self.nested(
+                    &format!(
+                        "for (int {i} = 0; ({t}{i} < int(gl_SubgroupInvocationID) + 1); {i}++) {{"
+                    ),
+                    body,
+                    "}",
+                )
+            }
             LoopKind::ForInfinite { continue_ballot } => {
-                let step = if continue_ballot { format!("{i}++, {} = subgroupBallot(true)", self.slot()) } else { format!("{i}++") };
+                let step = if continue_ballot {
+                    format!("{i}++, {} = subgroupBallot(true)", self.slot())
+                } else {
+                    format!("{i}++")
+                };
                 self.nested(&format!("for (int {i} = 0; ; {step}) {{"), body, "}")
             }
-            LoopKind::DoWhileUniform { count } => {
+            LoopKind::DoWhileUniform { count, test_ballot } => {
+                let t = test(test_ballot);
                 self.line("{");
                 self.indent += 1;
                 self.line(&format!("int {i} = 0;"));
-                self.nested("do {", body, &format!("}} while (++{i} < int(inputA.a[{count}]));"));
+                self.nested(
+                    "do {",
+                    body,
+                    &format!("}} while (({t}++{i} < int(inputA.a[{count}])));"),
+                );
                 self.indent -= 1;
                 self.line("}");
             }

@@ -76,19 +76,23 @@ pub enum Simple {
     LocalIndexAtLeast(u32),
 }
 
-/// The kinds of loop.
+/// The kinds of loop. `test_ballot` puts a ballot in the loop test (`for`: the header's
+/// condition, run once more by the invocations that leave; `do`-`while`: the condition in the
+/// continue construct), as a comma expression.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoopKind {
     /// `for (i = 0; i < a[count]; i++)`: `count` (0..=4) iterations for every invocation.
-    ForUniform { count: u32 },
+    ForUniform { count: u32, test_ballot: bool },
     /// `for (i = 0; i < (gl_SubgroupInvocationID + offset) % 5; i++)`: 0..=4 iterations,
     /// different per lane.
-    ForVarying { offset: u32 },
+    ForVarying { offset: u32, test_ballot: bool },
+    /// `for (i = 0; i < gl_SubgroupInvocationID + 1; i++)`: lane l runs l + 1 iterations.
+    ForLane { test_ballot: bool },
     /// `for (i = 0; ; i++, ballot?)`: ends only through break or return; the body holds an
     /// elect-guarded exit. `continue_ballot` puts a ballot in the continue construct.
     ForInfinite { continue_ballot: bool },
     /// `do { ... } while (++i < a[count])`: `max(count, 1)` iterations (count in 1..=4).
-    DoWhileUniform { count: u32 },
+    DoWhileUniform { count: u32, test_ballot: bool },
     /// `do { ... } while (++i > 0)`: ends only through break or return.
     DoWhileInfinite,
 }

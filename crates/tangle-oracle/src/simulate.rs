@@ -263,16 +263,28 @@ impl Sim<'_> {
             if let Some(slot) = self.loops.get_mut(depth) {
                 *slot = k;
             }
-            // The test of a `for` loop sits at the top of each iteration.
+            // The test of a `for` loop sits at the top of each iteration and is run by every
+            // invocation of the iteration, also those that then leave.
             let enter = match kind {
-                LoopKind::ForUniform { count } => {
+                LoopKind::ForUniform { count, test_ballot } => {
+                    self.test_ballot(test_ballot, live)?;
                     if k < count {
                         live
                     } else {
                         0
                     }
                 }
-                LoopKind::ForVarying { offset } => Self::filter(live, |l| (l + offset) % 5 > k),
+                LoopKind::ForVarying {
+                    offset,
+                    test_ballot,
+                } => {
+                    self.test_ballot(test_ballot, live)?;
+                    Self::filter(live, |l| (l + offset) % 5 > k)
+                }
+                LoopKind::ForLane { test_ballot } => {
+                    self.test_ballot(test_ballot, live)?;
+                    Self::filter(live, |l| l + 1 > k)
+                }
                 _ => live,
             };
             flow.fall |= live & !enter;
@@ -281,8 +293,9 @@ impl Sim<'_> {
             }
             let r = self.block(body, enter)?;
             flow.ret |= r.ret;
-            flow.fall |= r.brk; // break blocks rejoin at the loop merge
-                                // The continue target: this iteration's invocations that did not escape.
+            // Break blocks rejoin at the loop merge.
+            flow.fall |= r.brk;
+            // The continue target: this iteration's invocations that did not escape.
             let at_continue = r.fall | r.cont;
             k += 1;
             if u64::from(k) > LOOP_BUDGET {
@@ -295,7 +308,8 @@ impl Sim<'_> {
                     }
                     at_continue
                 }
-                LoopKind::DoWhileUniform { count } => {
+                LoopKind::DoWhileUniform { count, test_ballot } => {
+                    self.test_ballot(test_ballot, at_continue)?;
                     if k < count {
                         at_continue
                     } else {
@@ -313,6 +327,14 @@ impl Sim<'_> {
             ret: flow.ret,
             ..Flow::default()
         })
+    }
+
+    /// A ballot in a loop test, run by `mask` (when it is not empty).
+    fn test_ballot(&mut self, on: bool, mask: u128) -> Result<(), SimError> {
+        if on && mask != 0 {
+            self.record(mask, ballot_value(mask))?;
+        }
+        Ok(())
     }
 
     fn switch(&mut self, selector: &Selector, cases: &[Case], cur: u128) -> Result<Flow, SimError> {
@@ -421,7 +443,10 @@ mod tests {
         ];
         let p = vec![
             Loop {
-                kind: LoopKind::ForVarying { offset: 0 },
+                kind: LoopKind::ForVarying {
+                    offset: 0,
+                    test_ballot: false,
+                },
                 body,
             },
             Ballot,

@@ -1,5 +1,5 @@
-//! GLSL compute shaders using the four extensions, compiled by glslang (Vulkan 1.3, SPIR-V 1.6),
-//! then binary → [`disassemble`] → [`assemble`] → binary.
+//! GLSL compute shaders using the four extensions (one per extension, plus one for literal types),
+//! compiled by glslang (Vulkan 1.3, SPIR-V 1.6), then binary → [`disassemble`] → [`assemble`] → binary.
 //!
 //! Checked for each shader (sources are `tests/cases/glsl/*.comp`):
 //! * the default text is byte-identical to what `spirv-dis` prints for the glslang binary;
@@ -98,6 +98,13 @@ fn expected_features(name: &str) -> &'static [&'static str] {
             "OpExecutionMode %main MaximallyReconvergesKHR",
             "OpSwitch",
             "OpLoopMerge",
+        ],
+        "literals.comp" => &[
+            "%long_n9000000000 = OpConstant %long -9000000000",
+            "%half_0x1_998pn4 = OpConstant %half 0x1.998p-4",
+            "%double_1_0000000000000001e_300 = OpConstant %double 1.0000000000000001e+300",
+            "%double_0x1pn1074 = OpConstant %double 0x1p-1074",
+            " -7 %",
         ],
         _ => &["OpCapability Shader"],
     }

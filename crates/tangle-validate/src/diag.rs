@@ -3,10 +3,11 @@
 //! ([`Severity`]), plus rendering with the instruction printed as text.
 
 use crate::rules::{
-    arith::ArithError, atomic::AtomicError, capabilities::CapabilityError, cfg::CfgError, composite::CompositeError,
-    coopmat::CoopmatError, dot::DotError, function::FunctionError, group::GroupError,
-    ids::IdsError, interface::InterfaceError, layout::LayoutError, logical::LogicalError,
-    memory::MemoryError, types::TypeError, vulkan::VulkanError,
+    arith::ArithError, atomic::AtomicError, block_layout::BlockLayoutError,
+    capabilities::CapabilityError, cfg::CfgError, composite::CompositeError, coopmat::CoopmatError,
+    dot::DotError, function::FunctionError, glsl::GlslError, group::GroupError, ids::IdsError,
+    interface::InterfaceError, layout::LayoutError, logical::LogicalError, memory::MemoryError,
+    types::TypeError, vulkan::VulkanError,
 };
 use crate::vuid::Vuid;
 use tangle_spirv::text::{disassemble, DisassembleOptions};
@@ -29,6 +30,10 @@ pub enum ValidationError {
     Memory(#[from] MemoryError),
     #[error(transparent)]
     Arith(#[from] ArithError),
+    #[error(transparent)]
+    BlockLayout(#[from] BlockLayoutError),
+    #[error(transparent)]
+    Glsl(#[from] GlslError),
     #[error(transparent)]
     Vulkan(#[from] VulkanError),
     #[error(transparent)]
@@ -60,6 +65,8 @@ impl ValidationError {
             ValidationError::Types(_) => "Types",
             ValidationError::Memory(_) => "Memory",
             ValidationError::Arith(_) => "Arith",
+            ValidationError::BlockLayout(_) => "BlockLayout",
+            ValidationError::Glsl(_) => "Glsl",
             ValidationError::Vulkan(_) => "Vulkan",
             ValidationError::Atomic(_) => "Atomic",
             ValidationError::Logical(_) => "Logical",
@@ -83,6 +90,8 @@ impl ValidationError {
             ValidationError::Types(e) => format!("{e:?}"),
             ValidationError::Memory(e) => format!("{e:?}"),
             ValidationError::Arith(e) => format!("{e:?}"),
+            ValidationError::BlockLayout(e) => format!("{e:?}"),
+            ValidationError::Glsl(e) => format!("{e:?}"),
             ValidationError::Vulkan(e) => format!("{e:?}"),
             ValidationError::Atomic(e) => format!("{e:?}"),
             ValidationError::Logical(e) => format!("{e:?}"),
@@ -110,6 +119,8 @@ impl ValidationError {
             | ValidationError::Interface(_)
             | ValidationError::Types(_)
             | ValidationError::Arith(_)
+            | ValidationError::BlockLayout(_)
+            | ValidationError::Glsl(_)
             | ValidationError::Vulkan(_)
             | ValidationError::Logical(_)
             | ValidationError::Function(_)

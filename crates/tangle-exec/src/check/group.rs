@@ -83,15 +83,15 @@ impl fmt::Display for GroupFinding {
                     let what = if r.exists { "inactive" } else { "nonexistent" };
                     format!("invocation {} reads {what} invocation {}", r.lane, r.source)
                 });
-                write!(f, "reads the Value of an inactive or nonexistent invocation (result undefined): {text}")
+                write!(f, "reads the Value of an inactive or nonexistent invocation (result undefined; invocations by SubgroupLocalInvocationId): {text}")
             }
             GroupFinding::NotUniform { operand, values } => {
                 let text = list(values, |(l, v)| format!("invocation {l}: {v}"));
-                write!(f, "{operand} is not dynamically uniform: {text}")
+                write!(f, "{operand} is not dynamically uniform (invocations by SubgroupLocalInvocationId): {text}")
             }
             GroupFinding::ClusterSize { cluster_size, subgroup_size } => write!(
                 f,
-                "ClusterSize {cluster_size} is not a power of two of at most the subgroup size {subgroup_size} (undefined behavior)"
+                "ClusterSize {cluster_size} is larger than the subgroup size {subgroup_size} or not a power of two (undefined behavior)"
             ),
             GroupFinding::EmptyBallot { lanes } => {
                 let text = list(lanes, |l| format!("invocation {l}"));

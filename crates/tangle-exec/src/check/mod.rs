@@ -3,5 +3,6 @@
 //! step limit and the time limit are [`crate::Trap`]s raised by the interpreter loop. Later
 //! issues add the subgroup and cooperative-matrix rules here.
 
+pub mod arith;
 pub mod dot;
 pub mod group;

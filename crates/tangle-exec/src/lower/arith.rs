@@ -122,6 +122,7 @@ impl<'m> Lowerer<'m> {
             );
             let bits = self.scalar_of(d)?.bits;
             let n = self.slots_of(d);
+            self.check_int_bin(out, o, bits, a, b, n);
             self.each(out, n, |i| Op::IntBin {
                 op: o,
                 bits,
@@ -560,6 +561,41 @@ impl<'m> Lowerer<'m> {
             _ => return Err(self.unsupported(inst.name())),
         }
         Ok(())
+    }
+
+    /// Emits the sanitizer checks an integer operation needs: none where the second operand is
+    /// a constant that makes the operation defined.
+    fn check_int_bin(&mut self, out: &mut Out, o: IntBin, bits: u32, a: Value, b: Value, n: u32) {
+        let division = matches!(
+            o,
+            IntBin::UDiv | IntBin::SDiv | IntBin::UMod | IntBin::SRem | IntBin::SMod
+        );
+        let shift = matches!(
+            o,
+            IntBin::ShiftLeft | IntBin::ShiftRightLogical | IntBin::ShiftRightArithmetic
+        );
+        let signed = matches!(o, IntBin::SDiv | IntBin::SRem | IntBin::SMod);
+        for i in 0..n {
+            let bs = b.slot + i;
+            let c = self.const_value(bs);
+            if division {
+                let fine =
+                    c.is_some_and(|c| c != 0 && (!signed || c != crate::semantics::mask(bits)));
+                if !fine {
+                    self.emit(
+                        out,
+                        Op::CheckDivision {
+                            bits,
+                            signed,
+                            a: a.slot + i,
+                            b: bs,
+                        },
+                    );
+                }
+            } else if shift && c.is_none_or(|c| c >= u64::from(bits)) {
+                self.emit(out, Op::CheckShift { bits, shift: bs });
+            }
+        }
     }
 
     /// The slot offset of the component `lits` selects inside a composite of type `t`.

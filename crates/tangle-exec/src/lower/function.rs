@@ -114,8 +114,9 @@ impl<'m> Lowerer<'m> {
         }
         let (promoted, roots) = self.promotable(&all);
         let blocks: Vec<Vec<&Instruction>> = f.blocks.iter().map(|(_, b)| b.clone()).collect();
-        self.alias_loads
-            .extend(Self::aliasable_loads(&blocks, &roots));
+        let (aliasable, single) = Self::aliasable_loads(&blocks, &roots);
+        self.alias_loads.extend(aliasable);
+        self.single_use.extend(single);
         for (_, insts) in &f.blocks {
             for inst in insts {
                 self.at = InstRef::of(inst);

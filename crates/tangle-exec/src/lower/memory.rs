@@ -226,6 +226,24 @@ impl<'m> Lowerer<'m> {
             }
             SpvOp::Store => {
                 let src = self.operand(inst, 1)?;
+                // A one-slot value computed by the op just emitted and used only here: let that
+                // op write the variable directly.
+                // (Not for an aliased load: its slot is another variable's, and the last op may
+                // be a store folded into that variable.)
+                let single = inst.id_operand(1).is_some_and(|id| {
+                    self.single_use.contains(&id) && !self.alias_loads.contains(&id)
+                });
+                if n == 1 && single {
+                    if let Some(d) = out
+                        .ops
+                        .last_mut()
+                        .and_then(Op::simple_dst_mut)
+                        .filter(|d| **d == src.slot)
+                    {
+                        *d = slot;
+                        return Ok(true);
+                    }
+                }
                 for i in (0..n).filter(|&i| slot + i != src.slot + i) {
                     self.emit(
                         out,

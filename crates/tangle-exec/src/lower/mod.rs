@@ -60,6 +60,10 @@ pub(crate) struct Lowerer<'m> {
     pub at: InstRef,
     /// Pointers into register-promoted variables: first slot and pointee type.
     pub reg_ptrs: HashMap<u32, (Slot, TypeIdx)>,
+    /// Ids used by exactly one instruction operand.
+    pub single_use: std::collections::HashSet<u32>,
+    /// Ids the executor cannot hold, with what they are (an error only when used).
+    pub unsupported_ids: HashMap<u32, String>,
     /// Loads from promoted variables that share the variable's slots ([`promote`]).
     pub alias_loads: std::collections::HashSet<u32>,
 }
@@ -86,12 +90,16 @@ pub fn lower(
         at: InstRef::default(),
         reg_ptrs: HashMap::new(),
         alias_loads: Default::default(),
+        unsupported_ids: HashMap::new(),
+        single_use: Default::default(),
     };
     l.collect_facts();
     let entry_id = l.find_entry(entry_point)?;
     l.globals()?;
     l.local_size(entry_id)?;
     l.functions(entry_id)?;
+    // The last slot is the executor's scratch for ops that read their own destination.
+    l.alloc(1)?;
     l.program.compute_leaves();
     Ok(l.program)
 }
@@ -201,6 +209,9 @@ impl<'m> Lowerer<'m> {
     /// The value of an id.
     pub fn value(&self, id: Option<u32>) -> Result<Value, ExecError> {
         let id = id.ok_or_else(|| self.malformed("missing operand"))?;
+        if let Some(what) = self.unsupported_ids.get(&id) {
+            return Err(self.unsupported(what.clone()));
+        }
         self.values
             .get(&id)
             .copied()
@@ -298,7 +309,7 @@ impl<'m> Lowerer<'m> {
             Some(SC::PushConstant) => (RegionKind::PushConstant, 0, None),
             Some(SC::Workgroup) => {
                 let off = memory::align_up(self.program.workgroup_bytes, 16);
-                self.program.workgroup_bytes = off + size;
+                self.program.workgroup_bytes = off.saturating_add(size);
                 (RegionKind::Workgroup, off, None)
             }
             Some(SC::Private) | Some(SC::Input) => {
@@ -309,6 +320,8 @@ impl<'m> Lowerer<'m> {
             Some(SC::Output) => (RegionKind::Invocation, self.alloc_invocation(size), None),
             _ => {
                 // Images, samplers and other classes: only an error if the shader uses them.
+                let what = format!("a variable of storage class {class} (images, samplers, ...)");
+                self.unsupported_ids.insert(id, what);
                 return Ok(());
             }
         };
@@ -341,7 +354,7 @@ impl<'m> Lowerer<'m> {
     /// Reserves `size` bytes of per-invocation memory; returns the offset.
     pub fn alloc_invocation(&mut self, size: u64) -> u64 {
         let off = memory::align_up(self.program.invocation_bytes, 16);
-        self.program.invocation_bytes = off + size;
+        self.program.invocation_bytes = off.saturating_add(size);
         off
     }
 

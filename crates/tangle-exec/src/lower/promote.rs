@@ -94,11 +94,12 @@ impl<'m> Lowerer<'m> {
 
     /// Loads from promoted variables whose result can share the variable's slots: every use is
     /// later in the same block, and no store to the variable comes between the load and its
-    /// last use (a store *at* the last use reads before it writes).
+    /// last use (a store *at* the last use reads before it writes). Also returns the ids used
+    /// exactly once.
     pub(crate) fn aliasable_loads(
         blocks: &[Vec<&Instruction>],
         root: &HashMap<u32, u32>,
-    ) -> HashSet<u32> {
+    ) -> (HashSet<u32>, HashSet<u32>) {
         let mut uses: HashMap<u32, Vec<(usize, usize)>> = HashMap::new();
         for (b, insts) in blocks.iter().enumerate() {
             for (i, inst) in insts.iter().enumerate() {
@@ -109,6 +110,11 @@ impl<'m> Lowerer<'m> {
                 }
             }
         }
+        let single: HashSet<u32> = uses
+            .iter()
+            .filter(|(_, u)| u.len() == 1)
+            .map(|(id, _)| *id)
+            .collect();
         let mut out = HashSet::new();
         for (b, insts) in blocks.iter().enumerate() {
             for (i, inst) in insts.iter().enumerate() {
@@ -138,7 +144,7 @@ impl<'m> Lowerer<'m> {
                 }
             }
         }
-        out
+        (out, single)
     }
 
     /// Whether every index of an access chain is a constant.

@@ -41,7 +41,8 @@ impl<'m> Lowerer<'m> {
                 let e = p.ty(*elem);
                 (
                     count.saturating_mul(e.slots),
-                    u64::from(count.saturating_sub(1)) * u64::from(*stride) + e.size,
+                    (u64::from(count.saturating_sub(1)) * u64::from(*stride))
+                        .saturating_add(e.size),
                 )
             }
             Type::Matrix {
@@ -58,7 +59,7 @@ impl<'m> Lowerer<'m> {
                 let size = if *count == 0 {
                     0
                 } else {
-                    u64::from(count - 1) * u64::from(*stride) + c.size
+                    (u64::from(count - 1) * u64::from(*stride)).saturating_add(c.size)
                 };
                 let size = size.max(u64::from(*count) * u64::from(*stride));
                 (count.saturating_mul(c.slots), size)
@@ -70,7 +71,7 @@ impl<'m> Lowerer<'m> {
                     .fold(0u32, |a, (t, _)| a.saturating_add(p.ty(*t).slots));
                 let end = members
                     .iter()
-                    .map(|(t, o)| u64::from(*o) + p.ty(*t).size)
+                    .map(|(t, o)| u64::from(*o).saturating_add(p.ty(*t).size))
                     .max()
                     .unwrap_or(0);
                 (
@@ -237,7 +238,7 @@ impl<'m> Lowerer<'m> {
                         Some(o) => o,
                         None => super::memory::align_up(offset, self.alignment(t)),
                     };
-                    offset = off + self.program.ty(t).size;
+                    offset = off.saturating_add(self.program.ty(t).size);
                     members.push((t, off as u32));
                 }
                 Type::Struct { members }

@@ -346,6 +346,16 @@ pub enum Op {
         value: Slot,
         comparator: Slot,
     },
+    /// Sanitizer: flags the lanes whose integer division or remainder of `a` by `b` is undefined
+    /// (`b` = 0, or the most negative value divided by -1 when `signed`) ([`crate::check::arith`]).
+    CheckDivision {
+        bits: u32,
+        signed: bool,
+        a: Slot,
+        b: Slot,
+    },
+    /// Sanitizer: flags the lanes whose shift amount is not below `bits`.
+    CheckShift { bits: u32, shift: Slot },
     /// `OpControlBarrier` with Workgroup execution scope: wait for every subgroup.
     ControlBarrier,
     /// `OpFunctionCall`: copy `args` (dst, src) into the callee's parameters, run it, and put the
@@ -389,4 +399,111 @@ pub enum Terminator {
     /// `OpUnreachable` (or a missing terminator).
     #[default]
     Unreachable,
+}
+
+impl Op {
+    /// The destination of a one-slot pure op (the ops a store into a register-promoted
+    /// variable may write directly, see [`crate::lower::promote`]).
+    pub fn simple_dst_mut(&mut self) -> Option<&mut Slot> {
+        match self {
+            Op::Copy { dst, .. }
+            | Op::IntBin { dst, .. }
+            | Op::IntCmp { dst, .. }
+            | Op::IntUn { dst, .. }
+            | Op::FloatBin { dst, .. }
+            | Op::FloatCmp { dst, .. }
+            | Op::FNegate { dst, .. }
+            | Op::Convert { dst, .. }
+            | Op::Select { dst, .. } => Some(dst),
+            _ => None,
+        }
+    }
+
+    /// If this one-slot pure op reads its own destination, the same op reading `tmp` instead
+    /// (the executor copies the destination's lanes to `tmp` first).
+    pub fn unaliased(&self, tmp: Slot) -> Option<Op> {
+        let r = |s: Slot, d: Slot| if s == d { tmp } else { s };
+        Some(match *self {
+            Op::Copy { dst, src } if src == dst => Op::Copy { dst, src: tmp },
+            Op::IntBin {
+                op,
+                bits,
+                dst,
+                a,
+                b,
+            } if a == dst || b == dst => Op::IntBin {
+                op,
+                bits,
+                dst,
+                a: r(a, dst),
+                b: r(b, dst),
+            },
+            Op::IntCmp {
+                op,
+                bits,
+                dst,
+                a,
+                b,
+            } if a == dst || b == dst => Op::IntCmp {
+                op,
+                bits,
+                dst,
+                a: r(a, dst),
+                b: r(b, dst),
+            },
+            Op::IntUn { op, bits, dst, a } if a == dst => Op::IntUn {
+                op,
+                bits,
+                dst,
+                a: tmp,
+            },
+            Op::FloatBin {
+                op,
+                bits,
+                dst,
+                a,
+                b,
+            } if a == dst || b == dst => Op::FloatBin {
+                op,
+                bits,
+                dst,
+                a: r(a, dst),
+                b: r(b, dst),
+            },
+            Op::FloatCmp {
+                op,
+                bits,
+                dst,
+                a,
+                b,
+            } if a == dst || b == dst => Op::FloatCmp {
+                op,
+                bits,
+                dst,
+                a: r(a, dst),
+                b: r(b, dst),
+            },
+            Op::FNegate { bits, dst, a } if a == dst => Op::FNegate { bits, dst, a: tmp },
+            Op::Convert {
+                op,
+                from,
+                to,
+                dst,
+                a,
+            } if a == dst => Op::Convert {
+                op,
+                from,
+                to,
+                dst,
+                a: tmp,
+            },
+            Op::Select { dst, cond, a, b } if cond == dst || a == dst || b == dst => Op::Select {
+                dst,
+                cond: r(cond, dst),
+                a: r(a, dst),
+                b: r(b, dst),
+            },
+            _ => return None,
+        })
+    }
 }

@@ -149,6 +149,28 @@ pub fn float_const(x: f64, bits: u32) -> u64 {
 /// Executes a pure op (no memory, no control flow) for the lanes in `mask`; returns `false` for
 /// ops that are not pure.
 pub fn exec_pure(op: &Op, regs: &mut [u64], n: usize, mask: u128) -> bool {
+    // An op that reads its own destination (a store folded into a register variable) reads a
+    // copy in the file's last slot, which lowering reserves for this.
+    let tmp = (regs.len() / n.max(1)).saturating_sub(1) as Slot;
+    if let Some(op) = op.unaliased(tmp) {
+        if let Some(Op::Copy { dst, .. })
+        | Some(Op::IntBin { dst, .. })
+        | Some(Op::IntCmp { dst, .. })
+        | Some(Op::IntUn { dst, .. })
+        | Some(Op::FloatBin { dst, .. })
+        | Some(Op::FloatCmp { dst, .. })
+        | Some(Op::FNegate { dst, .. })
+        | Some(Op::Convert { dst, .. })
+        | Some(Op::Select { dst, .. }) = Some(&op)
+        {
+            let (d, t) = (*dst as usize * n, tmp as usize * n);
+            if d + n <= regs.len() && t + n <= regs.len() && d != t {
+                regs.copy_within(d..d + n, t);
+                return exec_pure(&op, regs, n, mask);
+            }
+        }
+        return true;
+    }
     match *op {
         Op::Copy { dst, src } => {
             if let Some((d, s)) = split(regs, n, dst) {

@@ -48,7 +48,14 @@ impl DotInst {
     }
 
     /// Reads one vector operand of lane `l` into `out`; returns the component count.
-    fn gather(&self, regs: &[u64], n: usize, first: Slot, l: usize, out: &mut [u64; MAX_COMPONENTS]) -> usize {
+    fn gather(
+        &self,
+        regs: &[u64],
+        n: usize,
+        first: Slot,
+        l: usize,
+        out: &mut [u64; MAX_COMPONENTS],
+    ) -> usize {
         if self.packed {
             let unpacked = sd::unpack_4x8(rd(regs, n, first, l));
             out[..4].copy_from_slice(&unpacked);
@@ -72,10 +79,20 @@ fn widened(signed: bool, bits: u32, v: u64) -> i128 {
 }
 
 /// Executes a dot product op for the lanes in `mask`. Returns `false` for other ops.
-pub fn exec_dot(op: &Op, regs: &mut [u64], n: usize, lanes: u128, found: &mut Vec<LaneFinding>) -> bool {
+pub fn exec_dot(
+    op: &Op,
+    regs: &mut [u64],
+    n: usize,
+    lanes: u128,
+    found: &mut Vec<LaneFinding>,
+) -> bool {
     let Op::Dot(d) = op else { return false };
     let (mut a, mut b) = ([0u64; MAX_COMPONENTS], [0u64; MAX_COMPONENTS]);
     let (cb, rb) = (d.comp_bits, d.result_bits);
+    // No product exceeds 2^(2·cb) in magnitude, so when count · 2^(2·cb) < 2^(rb-1) no product
+    // or partial sum can leave the result range and the per-lane check is skipped.
+    let may_overflow =
+        u64::from(d.count).leading_zeros() < 64 - (rb - 1).saturating_sub(2 * cb).min(63);
     for l in bits_of(lanes, n) {
         let count = d.gather(regs, n, d.a, l, &mut a);
         d.gather(regs, n, d.b, l, &mut b);
@@ -85,7 +102,7 @@ pub fn exec_dot(op: &Op, regs: &mut [u64], n: usize, lanes: u128, found: &mut Ve
             (DotKind::Unsigned, None) => sd::udot(cb, rb, va, vb),
             (DotKind::Mixed, None) => sd::sudot(cb, rb, va, vb),
             (kind, Some(acc)) => {
-                if sd::dot_acc_sat_is_undefined(kind, cb, rb, va, vb) {
+                if may_overflow && sd::dot_acc_sat_is_undefined(kind, cb, rb, va, vb) {
                     let (sa, sb) = d.signedness();
                     found.push((
                         l,

@@ -8,10 +8,12 @@
 use super::access::LaneFinding;
 use super::alu::{bits_of, full_mask, rd, wr};
 use crate::check::group::{poison, GroupFinding, SourceRead};
-use crate::program::{Op, Slot};
+use crate::error::ExecError;
+use crate::profile::{subgroup_ops, Profile};
+use crate::program::{Op, Program, Slot};
 use crate::report::Finding;
-use crate::semantics::group::{self as sg, GroupOp};
 use crate::semantics::float;
+use crate::semantics::group::{self as sg, GroupOp};
 
 /// The GroupOperation of an arithmetic or BallotBitCount instruction (ClusteredReduce is
 /// `Reduce` with a cluster size).
@@ -61,7 +63,11 @@ pub enum GroupKind {
     /// OpGroupNonUniformShuffleDown.
     ShuffleDown { delta: Slot },
     /// OpGroupNonUniform{IAdd, …, LogicalXor} with its GroupOperation.
-    Arith { op: GroupOp, scan: Scan, cluster: Option<u64> },
+    Arith {
+        op: GroupOp,
+        scan: Scan,
+        cluster: Option<u64>,
+    },
     /// OpGroupNonUniformQuadBroadcast.
     QuadBroadcast { index: Slot },
     /// OpGroupNonUniformQuadSwap with its constant Direction.
@@ -102,10 +108,24 @@ struct Exec<'a> {
 
 /// Executes a group op over the active lanes `mask` of a subgroup of size `n` holding `lanes`
 /// invocations. Returns `false` for other ops.
-pub fn exec_group(op: &Op, regs: &mut [u64], n: usize, lanes: usize, mask: u128, found: &mut Vec<LaneFinding>) -> bool {
+pub fn exec_group(
+    op: &Op,
+    regs: &mut [u64],
+    n: usize,
+    lanes: usize,
+    mask: u128,
+    found: &mut Vec<LaneFinding>,
+) -> bool {
     let Op::Group(g) = op else { return false };
     let lanes = lanes.min(n);
-    let mut e = Exec { g, regs, n, lanes, mask: mask & full_mask(lanes), found };
+    let mut e = Exec {
+        g,
+        regs,
+        n,
+        lanes,
+        mask: mask & full_mask(lanes),
+        found,
+    };
     e.run();
     true
 }
@@ -147,7 +167,9 @@ impl Exec<'_> {
         if bits_of(self.mask, self.n).all(|l| self.get(s, l) == first) {
             return Some(first);
         }
-        let values = bits_of(self.mask, self.n).map(|l| (l as u32, self.get(s, l))).collect();
+        let values = bits_of(self.mask, self.n)
+            .map(|l| (l as u32, self.get(s, l)))
+            .collect();
         let lane = self.first_lane();
         self.report(lane, GroupFinding::NotUniform { operand, values });
         None
@@ -160,7 +182,13 @@ impl Exec<'_> {
             Some(c) if !sg::rotate_cluster_is_undefined(c, self.n as u32) => Some(c as u32),
             Some(c) => {
                 let lane = self.first_lane();
-                self.report(lane, GroupFinding::ClusterSize { cluster_size: c, subgroup_size: self.n as u32 });
+                self.report(
+                    lane,
+                    GroupFinding::ClusterSize {
+                        cluster_size: c,
+                        subgroup_size: self.n as u32,
+                    },
+                );
                 None
             }
         }
@@ -245,7 +273,8 @@ impl Exec<'_> {
                     return self.poison_all(g.count, g.bits);
                 };
                 self.by_source(|l| {
-                    sg::quad_broadcast_source_lane(l, index).ok_or(i128::from(l & !3) + i128::from(index))
+                    sg::quad_broadcast_source_lane(l, index)
+                        .ok_or(i128::from(l & !3) + i128::from(index))
                 });
             }
             GroupKind::QuadSwap { direction } => {
@@ -312,7 +341,11 @@ impl Exec<'_> {
                 let mut empty = Vec::new();
                 for l in bits_of(self.mask, self.n) {
                     let m = self.ballot_of(l);
-                    let found = if g.kind == GroupKind::BallotFindLsb { sg::ballot_find_lsb(m, n) } else { sg::ballot_find_msb(m, n) };
+                    let found = if g.kind == GroupKind::BallotFindLsb {
+                        sg::ballot_find_lsb(m, n)
+                    } else {
+                        sg::ballot_find_msb(m, n)
+                    };
                     let v = found.map_or_else(
                         || {
                             empty.push(l as u32);
@@ -339,7 +372,7 @@ impl Exec<'_> {
 
     /// The ballot (uvec4 Value) lane `l` holds.
     fn ballot_of(&self, l: usize) -> u128 {
-        let words: Vec<u64> = (0..4).map(|i| self.get(self.g.value + i, l)).collect();
+        let words = [0, 1, 2, 3].map(|i| self.get(self.g.value + i, l));
         sg::ballot_from_words(&words)
     }
 
@@ -358,8 +391,16 @@ impl Exec<'_> {
                     }
                     continue;
                 }
-                Ok(s) => SourceRead { lane: l as u32, source: i128::from(s), exists: (s as usize) < self.lanes },
-                Err(id) => SourceRead { lane: l as u32, source: id, exists: false },
+                Ok(s) => SourceRead {
+                    lane: l as u32,
+                    source: i128::from(s),
+                    exists: (s as usize) < self.lanes,
+                },
+                Err(id) => SourceRead {
+                    lane: l as u32,
+                    source: id,
+                    exists: false,
+                },
             };
             bad.push(read);
             for i in 0..g.count {
@@ -391,7 +432,9 @@ impl Exec<'_> {
                         if m == 0 {
                             continue;
                         }
-                        let acc = bits_of(m, self.n).fold(op.identity(g.bits), |acc, l| op.combine(g.bits, acc, self.get(slot, l)));
+                        let acc = bits_of(m, self.n).fold(op.identity(g.bits), |acc, l| {
+                            op.combine(g.bits, acc, self.get(slot, l))
+                        });
                         for l in bits_of(m, self.n) {
                             self.set(g.dst + i, l, acc);
                         }
@@ -408,5 +451,171 @@ impl Exec<'_> {
                 }
             }
         }
+    }
+}
+
+/// The Vulkan subgroup feature bit ([`subgroup_ops`]) a group op needs.
+pub fn category(kind: &GroupKind) -> u32 {
+    match kind {
+        GroupKind::Elect => subgroup_ops::BASIC,
+        GroupKind::All | GroupKind::Any | GroupKind::AllEqual => subgroup_ops::VOTE,
+        GroupKind::Broadcast { .. }
+        | GroupKind::BroadcastFirst
+        | GroupKind::Ballot
+        | GroupKind::InverseBallot
+        | GroupKind::BallotBitExtract { .. }
+        | GroupKind::BallotBitCount { .. }
+        | GroupKind::BallotFindLsb
+        | GroupKind::BallotFindMsb => subgroup_ops::BALLOT,
+        GroupKind::Shuffle { .. } | GroupKind::ShuffleXor { .. } => subgroup_ops::SHUFFLE,
+        GroupKind::ShuffleUp { .. } | GroupKind::ShuffleDown { .. } => {
+            subgroup_ops::SHUFFLE_RELATIVE
+        }
+        GroupKind::Arith {
+            cluster: Some(_), ..
+        } => subgroup_ops::CLUSTERED,
+        GroupKind::Arith { cluster: None, .. } => subgroup_ops::ARITHMETIC,
+        GroupKind::QuadBroadcast { .. } | GroupKind::QuadSwap { .. } => subgroup_ops::QUAD,
+        GroupKind::Rotate { cluster: None, .. } => subgroup_ops::ROTATE,
+        GroupKind::Rotate {
+            cluster: Some(_), ..
+        } => subgroup_ops::ROTATE | subgroup_ops::ROTATE_CLUSTERED,
+    }
+}
+
+/// Refuses a program that uses a group op of a category the profile does not support (as a
+/// Vulkan driver refuses a shader that needs an absent `supportedOperations` bit).
+pub fn check_supported(prog: &Program, profile: &Profile) -> Result<(), ExecError> {
+    for block in prog.functions.iter().flat_map(|f| &f.blocks) {
+        for (op, &loc) in block.ops.iter().zip(&block.locs) {
+            let Op::Group(g) = op else { continue };
+            let missing = category(&g.kind) & !profile.subgroup_operations;
+            if missing != 0 {
+                let what = format!(
+                    "a subgroup operation of a category (bits {missing:#x}) the '{}' profile lacks",
+                    profile.name
+                );
+                return Err(crate::error::unsupported(&prog.location(loc), what));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inst(kind: GroupKind) -> Op {
+        Op::Group(Box::new(GroupInst {
+            kind,
+            dst: 0,
+            value: 1,
+            count: 1,
+            bits: 32,
+            float: false,
+        }))
+    }
+
+    /// Runs `op` on a register file of slots 0 (result), 1 (Value) and 2 (an operand).
+    fn exec(
+        op: &Op,
+        n: usize,
+        lanes: usize,
+        mask: u128,
+        value: &[u64],
+        operand: &[u64],
+    ) -> (Vec<u64>, Vec<LaneFinding>) {
+        let mut regs = vec![0u64; 3 * n];
+        regs[n..n + value.len()].copy_from_slice(value);
+        regs[2 * n..2 * n + operand.len()].copy_from_slice(operand);
+        let mut found = Vec::new();
+        assert!(exec_group(op, &mut regs, n, lanes, mask, &mut found));
+        (regs[..n].to_vec(), found)
+    }
+
+    #[test]
+    fn rotate_within_the_tangle_and_poison_outside() {
+        let v: Vec<u64> = (10..18).collect();
+        let rot = inst(GroupKind::Rotate {
+            delta: 2,
+            cluster: None,
+        });
+        let (out, found) = exec(&rot, 8, 8, 0xff, &v, &[3; 8]);
+        assert_eq!(out, [13, 14, 15, 16, 17, 10, 11, 12]);
+        assert!(found.is_empty());
+        // Lanes 0..4 active: lane 1 reads lane 4 (inactive), lane 0 reads 3.
+        let (out, found) = exec(&rot, 8, 8, 0x0f, &v, &[3; 8]);
+        assert_eq!(out[..4], [13, poison(32), poison(32), poison(32)]);
+        assert_eq!(out[4..], [0; 4]);
+        assert_eq!(found.len(), 1);
+        // Six invocations exist: lane 5 + 3 = 8 → lane 0; lane 3 reads lane 6, which does not exist.
+        let (out, found) = exec(&rot, 8, 6, 0x3f, &v, &[3; 8]);
+        assert_eq!(out[..6], [13, 14, 15, poison(32), poison(32), 10]);
+        let Some((3, Finding::Group(GroupFinding::InactiveSource { reads }))) = found.first()
+        else {
+            panic!("{found:?}")
+        };
+        assert_eq!(
+            reads[0],
+            SourceRead {
+                lane: 3,
+                source: 6,
+                exists: false
+            }
+        );
+    }
+
+    #[test]
+    fn scans_skip_inactive_lanes() {
+        let add = |scan| {
+            inst(GroupKind::Arith {
+                op: GroupOp::IAdd,
+                scan,
+                cluster: None,
+            })
+        };
+        let v = [1, 2, 4, 8];
+        assert_eq!(
+            exec(&add(Scan::Reduce), 4, 4, 0b1011, &v, &[]).0,
+            [11, 11, 0, 11]
+        );
+        assert_eq!(
+            exec(&add(Scan::Inclusive), 4, 4, 0b1011, &v, &[]).0,
+            [1, 3, 0, 11]
+        );
+        assert_eq!(
+            exec(&add(Scan::Exclusive), 4, 4, 0b1011, &v, &[]).0,
+            [0, 1, 0, 3]
+        );
+        let clustered = inst(GroupKind::Arith {
+            op: GroupOp::IAdd,
+            scan: Scan::Reduce,
+            cluster: Some(2),
+        });
+        assert_eq!(exec(&clustered, 4, 4, 0b1011, &v, &[]).0, [3, 3, 0, 8]);
+    }
+
+    #[test]
+    fn categories_follow_the_vulkan_feature_bits() {
+        assert_eq!(category(&GroupKind::Elect), subgroup_ops::BASIC);
+        assert_eq!(
+            category(&GroupKind::ShuffleUp { delta: 0 }),
+            subgroup_ops::SHUFFLE_RELATIVE
+        );
+        let clustered = GroupKind::Arith {
+            op: GroupOp::IAdd,
+            scan: Scan::Reduce,
+            cluster: Some(4),
+        };
+        assert_eq!(category(&clustered), subgroup_ops::CLUSTERED);
+        let rotate = GroupKind::Rotate {
+            delta: 0,
+            cluster: Some(4),
+        };
+        assert_eq!(
+            category(&rotate),
+            subgroup_ops::ROTATE | subgroup_ops::ROTATE_CLUSTERED
+        );
     }
 }

@@ -71,7 +71,7 @@ pub fn dispatch(
         .product::<usize>();
     let per_subgroup = (prog.slots as usize).saturating_mul(sg);
     let subgroups = invocations.div_ceil(sg);
-    if per_subgroup.saturating_mul(subgroups) > 1 << 28 {
+    if per_subgroup.saturating_mul(subgroups) > 1 << 25 {
         return Err(ExecError::Limit(format!(
             "the register file of a workgroup needs {} values",
             per_subgroup * subgroups
@@ -285,7 +285,9 @@ impl Workgroup {
                 steps: 0,
             });
             self.stats.invocations += lanes as u64;
-            let sg = &self.subgroups[k];
+            let Some(sg) = self.subgroups.get(k) else {
+                continue;
+            };
             for var in &prog.variables {
                 if var.region != RegionKind::Invocation {
                     continue;
@@ -404,7 +406,8 @@ impl Workgroup {
                         _ => {}
                     }
                     executed += 1;
-                    if !alu::exec_pure(op, &mut sg.regs, n, t.mask)
+                    if !crate::check::arith::exec_check(op, &sg.regs, n, t.mask, &mut self.found)
+                        && !alu::exec_pure(op, &mut sg.regs, n, t.mask)
                         && !access::exec_memory(
                             prog,
                             op,

@@ -18,7 +18,7 @@ use super::names::FriendlyNames;
 use super::DisassembleOptions;
 use crate::grammar::{self, Category, ExtInstSetDesc, OperandKind};
 use crate::module::{Header, Id, Instruction, Module, Operand};
-use number::NumberTypes;
+use number::{FloatFormat, NumberType, NumberTypes};
 use spirv::Op;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -157,6 +157,40 @@ impl Printer {
         }
     }
 
+    /// The type that decides how the context-dependent literals of `inst` read: the result type
+    /// of `OpConstant`/`OpSpecConstant`, the selector's type for `OpSwitch`.
+    fn literal_type(&self, inst: &Instruction) -> Option<NumberType> {
+        match inst.op() {
+            Some(Op::Constant | Op::SpecConstant) => {
+                inst.result_type.and_then(|t| self.numbers.of_type(t))
+            }
+            Some(Op::Switch) => inst.id_operand(0).and_then(|s| self.numbers.of_value(s)),
+            _ => None,
+        }
+    }
+
+    /// The name printed for a one-word literal that is an instruction number: the extended
+    /// instruction of `OpExtInst` (when its set is known), the opcode of `OpSpecConstantOp`
+    /// (without `Op`).
+    fn literal_name(
+        &self,
+        inst: &Instruction,
+        position: usize,
+        value: u32,
+    ) -> Option<&'static str> {
+        match (inst.op()?, position) {
+            (Op::ExtInst | Op::ExtInstWithForwardRefsKHR, 1) => {
+                let set = self.ext_sets.get(&inst.id_operand(0)?).copied().flatten()?;
+                set.instruction(value).map(|e| e.name)
+            }
+            (Op::SpecConstantOp, 0) => {
+                let target = grammar::instruction(u16::try_from(value).ok()?)?;
+                Some(target.name.strip_prefix("Op").unwrap_or(target.name))
+            }
+            _ => None,
+        }
+    }
+
     fn instruction(&self, out: &mut String, inst: &Instruction) {
         match inst.result_id {
             Some(result) => {
@@ -178,16 +212,7 @@ impl Printer {
             out.push(' ');
             self.id(out, ty);
         }
-        let op = inst.op();
-        let ext_inst = matches!(op, Some(Op::ExtInst | Op::ExtInstWithForwardRefsKHR));
-        // The type deciding how context-dependent literals read.
-        let literal_type = match op {
-            Some(Op::Constant | Op::SpecConstant) => {
-                inst.result_type.and_then(|t| self.numbers.of_type(t))
-            }
-            Some(Op::Switch) => inst.id_operand(0).and_then(|s| self.numbers.of_value(s)),
-            _ => None,
-        };
+        let literals = self.literal_type(inst);
         // Kinds of the parameters following the last value enum (`LocalSize x y z`), so that a
         // `LiteralFloat` parameter (FPMaxErrorDecorationINTEL) prints as a float.
         let mut parameters: &[grammar::OperandDesc] = &[];
@@ -204,43 +229,28 @@ impl Printer {
                         parameters = kind.enumerant(*value).map_or(&[], |e| e.parameters);
                     }
                 }
-                Operand::Int(_) if parameter == Some(OperandKind::LiteralFloat) => {
-                    let single = number::NumberType::Float(number::FloatFormat::Single);
-                    out.push_str(&number::format(single, operand).unwrap_or_default());
-                }
-                Operand::Int(v) if ext_inst && i == 1 => {
-                    let set = inst
-                        .id_operand(0)
-                        .and_then(|s| self.ext_sets.get(&s).copied().flatten());
-                    match set.and_then(|set| set.instruction(*v)) {
-                        Some(e) => out.push_str(e.name),
+                Operand::Int(v) => {
+                    let named = self.literal_name(inst, i, *v);
+                    let literal_type = match parameter {
+                        Some(OperandKind::LiteralFloat) => {
+                            Some(NumberType::Float(FloatFormat::Single))
+                        }
+                        _ => literals,
+                    };
+                    let typed = || literal_type.and_then(|t| number::format(t, operand));
+                    match named.map(str::to_string).or_else(typed) {
+                        Some(text) => out.push_str(&text),
                         None => {
                             let _ = write!(out, "{v}");
                         }
                     }
                 }
-                Operand::Int(v) if op == Some(Op::SpecConstantOp) && i == 0 => {
-                    let target = u16::try_from(*v).ok().and_then(grammar::instruction);
-                    match target {
-                        Some(t) => out.push_str(t.name.strip_prefix("Op").unwrap_or(t.name)),
-                        None => {
-                            let _ = write!(out, "{v}");
-                        }
+                Operand::Wide(v) => match literals.and_then(|t| number::format(t, operand)) {
+                    Some(text) => out.push_str(&text),
+                    None => {
+                        let _ = write!(out, "{v}");
                     }
-                }
-                Operand::Int(_) | Operand::Wide(_) => {
-                    let typed = literal_type.and_then(|t| number::format(t, operand));
-                    match (typed, operand) {
-                        (Some(text), _) => out.push_str(&text),
-                        (None, Operand::Int(v)) => {
-                            let _ = write!(out, "{v}");
-                        }
-                        (None, Operand::Wide(v)) => {
-                            let _ = write!(out, "{v}");
-                        }
-                        (None, _) => {}
-                    }
-                }
+                },
             }
         }
         out.push('\n');

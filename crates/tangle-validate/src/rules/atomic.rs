@@ -48,7 +48,9 @@ impl AtomicError {
     pub fn vuid(&self) -> Option<Vuid> {
         match self {
             AtomicError::VulkanMemoryScope { .. } => Some(Vuid::MEMORY_SCOPE),
-            AtomicError::VulkanExecutionScope { .. } => Some(Vuid::EXECUTION_SCOPE_WORKGROUP_OR_SUBGROUP),
+            AtomicError::VulkanExecutionScope { .. } => {
+                Some(Vuid::EXECUTION_SCOPE_WORKGROUP_OR_SUBGROUP)
+            }
             _ => None,
         }
     }
@@ -66,7 +68,15 @@ struct Shape {
 }
 
 fn shape(op: Op) -> Option<Shape> {
-    let s = |scope, semantics, value, float_ok, has_result| Some(Shape { scope, semantics, value, float_ok, has_result });
+    let s = |scope, semantics, value, float_ok, has_result| {
+        Some(Shape {
+            scope,
+            semantics,
+            value,
+            float_ok,
+            has_result,
+        })
+    };
     match op {
         Op::AtomicLoad => s(1, &[2], None, true, true),
         Op::AtomicStore => s(1, &[2], Some(3), true, false),
@@ -82,7 +92,9 @@ fn shape(op: Op) -> Option<Shape> {
         | Op::AtomicAnd
         | Op::AtomicOr
         | Op::AtomicXor => s(1, &[2], Some(3), false, true),
-        Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT => s(1, &[2], Some(3), true, true),
+        Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT => {
+            s(1, &[2], Some(3), true, true)
+        }
         _ => None,
     }
 }
@@ -110,8 +122,16 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), AtomicError> {
 fn atomic(cx: &Ctx, inst: &Instruction, s: &Shape) -> Result<(), AtomicError> {
     let f = cx.facts;
     let op = || inst.name();
-    let data_type = if s.has_result { inst.result_type } else { s.value.and_then(|v| inst.id_operand(v)).and_then(|v| f.type_of(v)) };
-    let Some(data_type) = data_type else { return Ok(()) };
+    let data_type = if s.has_result {
+        inst.result_type
+    } else {
+        s.value
+            .and_then(|v| inst.id_operand(v))
+            .and_then(|v| f.type_of(v))
+    };
+    let Some(data_type) = data_type else {
+        return Ok(());
+    };
     let ok = f.is_int_scalar(data_type) || (s.float_ok && f.is_float_scalar(data_type));
     if !ok {
         return Err(AtomicError::ResultType { op: op() });
@@ -121,8 +141,13 @@ fn atomic(cx: &Ctx, inst: &Instruction, s: &Shape) -> Result<(), AtomicError> {
         Some(Type::UntypedPointer { .. }) => None,
         _ => return Err(AtomicError::PointerType { op: op() }),
     };
-    let value_type = s.value.and_then(|v| inst.id_operand(v)).and_then(|v| f.type_of(v));
-    if pointee.is_some_and(|p| p != data_type) || (s.value.is_some() && value_type != Some(data_type)) {
+    let value_type = s
+        .value
+        .and_then(|v| inst.id_operand(v))
+        .and_then(|v| f.type_of(v));
+    if pointee.is_some_and(|p| p != data_type)
+        || (s.value.is_some() && value_type != Some(data_type))
+    {
         return Err(AtomicError::PointerType { op: op() });
     }
     memory_scope(cx, inst, inst.id_operand(s.scope))?;
@@ -144,9 +169,17 @@ fn atomic(cx: &Ctx, inst: &Instruction, s: &Shape) -> Result<(), AtomicError> {
 
 /// The value of a scope or semantics id: it must be a 32-bit integer constant, a non-spec one
 /// when the Shader capability is declared. `Ok(None)` when it is a specialization constant.
-fn constant(cx: &Ctx, inst: &Instruction, id: Option<Id>, what: &'static str) -> Result<Option<u32>, AtomicError> {
+fn constant(
+    cx: &Ctx,
+    inst: &Instruction,
+    id: Option<Id>,
+    what: &'static str,
+) -> Result<Option<u32>, AtomicError> {
     let f = cx.facts;
-    let err = || AtomicError::NotConstant { op: inst.name(), what };
+    let err = || AtomicError::NotConstant {
+        op: inst.name(),
+        what,
+    };
     let Some(id) = id else { return Ok(None) };
     let (is_int32, value) = f.int32_if_const(id);
     if !is_int32 || !f.is_constant_instruction(id) {
@@ -158,24 +191,37 @@ fn constant(cx: &Ctx, inst: &Instruction, id: Option<Id>, what: &'static str) ->
     Ok(value)
 }
 
-fn valid_scope(cx: &Ctx, inst: &Instruction, id: Option<Id>, what: &'static str) -> Result<Option<u32>, AtomicError> {
+fn valid_scope(
+    cx: &Ctx,
+    inst: &Instruction,
+    id: Option<Id>,
+    what: &'static str,
+) -> Result<Option<u32>, AtomicError> {
     let value = constant(cx, inst, id, what)?;
     if let Some(v) = value {
         if OperandKind::Scope.enumerant(v).is_none() {
-            return Err(AtomicError::ScopeInvalid { op: inst.name(), value: v });
+            return Err(AtomicError::ScopeInvalid {
+                op: inst.name(),
+                value: v,
+            });
         }
     }
     Ok(value)
 }
 
 fn memory_scope(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<(), AtomicError> {
-    let Some(value) = valid_scope(cx, inst, id, "Memory scope")? else { return Ok(()) };
+    let Some(value) = valid_scope(cx, inst, id, "Memory scope")? else {
+        return Ok(());
+    };
     if cx.vulkan() {
         if value == Scope::CrossDevice as u32 {
             return Err(AtomicError::VulkanMemoryScope { op: inst.name() });
         }
         let vulkan_model = cx.facts.memory_model == Some(spirv::MemoryModel::Vulkan as u32);
-        if value == Scope::Device as u32 && vulkan_model && !cx.facts.has_capability(C::VulkanMemoryModelDeviceScope) {
+        if value == Scope::Device as u32
+            && vulkan_model
+            && !cx.facts.has_capability(C::VulkanMemoryModelDeviceScope)
+        {
             return Err(AtomicError::DeviceScopeNeedsCapability { op: inst.name() });
         }
     }
@@ -183,7 +229,9 @@ fn memory_scope(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<(), Atom
 }
 
 fn execution_scope(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<(), AtomicError> {
-    let Some(value) = valid_scope(cx, inst, id, "Execution scope")? else { return Ok(()) };
+    let Some(value) = valid_scope(cx, inst, id, "Execution scope")? else {
+        return Ok(());
+    };
     if cx.vulkan() && value != Scope::Workgroup as u32 && value != Scope::Subgroup as u32 {
         return Err(AtomicError::VulkanExecutionScope { op: inst.name() });
     }
@@ -192,7 +240,9 @@ fn execution_scope(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<(), A
 
 /// Checks a semantics id and returns its bits when known.
 fn semantics(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<Option<u32>, AtomicError> {
-    let Some(bits) = constant(cx, inst, id, "Memory Semantics")? else { return Ok(None) };
+    let Some(bits) = constant(cx, inst, id, "Memory Semantics")? else {
+        return Ok(None);
+    };
     // Acquire 0x2, Release 0x4, AcquireRelease 0x8, SequentiallyConsistent 0x10.
     if (bits & 0x1e).count_ones() > 1 {
         return Err(AtomicError::SemanticsOrdering { op: inst.name() });

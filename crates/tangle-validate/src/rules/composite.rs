@@ -130,19 +130,19 @@ fn construct(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), CompositeEr
     let ok = match f.ty(result) {
         // Vectors take scalars and vectors of the component type, totalling the count.
         Some(Type::Vector { component, count }) => {
-            let mut total = 0;
+            let mut total: u64 = 0;
             let mut ok = true;
             for p in &parts {
                 match p.and_then(|t| f.ty(t)) {
                     Some(Type::Vector {
                         component: c,
                         count: n,
-                    }) if c == component => total += n,
+                    }) if c == component => total += u64::from(*n),
                     _ if *p == Some(*component) => total += 1,
                     _ => ok = false,
                 }
             }
-            ok && total == *count
+            ok && total == u64::from(*count)
         }
         Some(Type::Matrix { column, count }) => {
             parts.len() == *count as usize && parts.iter().all(|p| *p == Some(*column))
@@ -194,7 +194,7 @@ fn shuffle(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), CompositeErro
     }
     if selectors
         .iter()
-        .any(|s| *s != 0xFFFF_FFFF && *s >= u64::from(n1 + n2))
+        .any(|s| *s != 0xFFFF_FFFF && *s >= u64::from(n1) + u64::from(n2))
     {
         return Err(CompositeError::Shuffle {
             what: "component literal is out of range",
@@ -310,7 +310,7 @@ fn bitcast(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), CompositeErro
                 .scalar_or_vector_component(t)
                 .is_some_and(|c| f.is_bool_scalar(c)) =>
         {
-            Some(n * w)
+            Some(u64::from(n) * u64::from(w))
         }
         _ => None,
     };

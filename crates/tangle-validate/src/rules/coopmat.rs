@@ -121,7 +121,7 @@ pub enum CoopmatError {
     /// MulAdd: M, N and K must be consistent.
     #[error("MulAdd '{dimension}' dimensions disagree")]
     MulAddShapeMismatch { dimension: char },
-    /// MulAdd: the signedness operands describe integer components only.
+    /// MulAdd (Vulkan only, tangle's own rule): the signedness operands describe integer components.
     #[error("MulAdd operand {flag} is given but that matrix has float components")]
     MulAddSignedFlagOnFloat { flag: &'static str },
     /// Arithmetic/conversion: both sides must be cooperative matrices of the same kind.
@@ -705,7 +705,12 @@ fn mul_add(cx: &Ctx, inst: &Instruction, rm: Option<CoopMatType>) -> Result<(), 
     }
     // "If the Component Type of any matrix operand is an integer type, then its components are
     // treated as signed if the Matrix{A,B,C,Result}SignedComponentsKHR ... is present": the
-    // flags only describe integer matrices.
+    // flags only describe integer matrices. Vulkan ties them to signed-integer component types
+    // in VkCooperativeMatrixPropertiesKHR, so no device supports them on floats; elsewhere
+    // (and in SPIRV-Tools) they are accepted and ignored.
+    if !cx.vulkan() {
+        return Ok(());
+    }
     let flags = match inst.operands.get(3) {
         Some(Operand::Enum(_, v)) => *v,
         _ => 0,

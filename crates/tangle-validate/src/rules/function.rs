@@ -83,23 +83,21 @@ pub fn check(
                 }
             }
         }
-        Some(Op::BranchConditional) => {
+        Some(Op::BranchConditional)
             if !inst
                 .id_operand(0)
                 .and_then(|c| f.type_of(c))
-                .is_some_and(|t| f.is_bool_scalar(t))
-            {
-                return Err(FunctionError::ConditionNotBool);
-            }
+                .is_some_and(|t| f.is_bool_scalar(t)) =>
+        {
+            return Err(FunctionError::ConditionNotBool);
         }
-        Some(Op::Switch) => {
+        Some(Op::Switch)
             if !inst
                 .id_operand(0)
                 .and_then(|s| f.type_of(s))
-                .is_some_and(|t| f.is_int_scalar(t))
-            {
-                return Err(FunctionError::SelectorNotInt);
-            }
+                .is_some_and(|t| f.is_int_scalar(t)) =>
+        {
+            return Err(FunctionError::SelectorNotInt);
         }
         Some(Op::Phi) => phi(cx, inst)?,
         _ => {}
@@ -151,7 +149,7 @@ fn call(cx: &Ctx, inst: &Instruction) -> Result<(), FunctionError> {
 
 /// OpPhi values have the Result Type and come in (value, parent) pairs.
 fn phi(cx: &Ctx, inst: &Instruction) -> Result<(), FunctionError> {
-    if inst.operands.len() % 2 != 0 || inst.operands.is_empty() {
+    if !inst.operands.len().is_multiple_of(2) || inst.operands.is_empty() {
         return Err(FunctionError::Phi {
             what: "operands must be (value, parent block) pairs",
         });

@@ -22,6 +22,9 @@ pub enum InterfaceError {
         "global variable %{variable} is used by entry point '{entry}' but is not in its interface"
     )]
     MissingFromInterface { variable: Id, entry: String },
+    /// SPIR-V 1.3 and earlier: "Interface ... must be OpVariable instructions with Input or Output storage".
+    #[error("before SPIR-V 1.4 the interface of entry point '{entry}' may list only Input and Output variables (%{id})")]
+    InterfaceStorageClass { id: Id, entry: String },
     /// Interface ids must be variables in Input, Output or (1.4+) any global storage class.
     #[error("interface id %{id} of entry point '{entry}' is not a global variable")]
     NotAVariable { id: Id, entry: String },
@@ -43,14 +46,29 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         .filter_map(|i| i.result_id)
         .collect();
     let since_1_4 = cx.module.header.version >= (1, 4);
+    let input_output = [
+        Some(StorageClass::Input as u64),
+        Some(StorageClass::Output as u64),
+    ];
     for entry in &f.entry_points {
         for id in &entry.interface {
+            let name = entry.name.clone();
             if !globals.contains(id) {
                 sink.error(
                     Some(entry.index),
                     InterfaceError::NotAVariable {
                         id: *id,
-                        entry: entry.name.clone(),
+                        entry: name,
+                    },
+                );
+            } else if !since_1_4
+                && !input_output.contains(&cx.def(*id).and_then(|d| d.literal_operand(0)))
+            {
+                sink.error(
+                    Some(entry.index),
+                    InterfaceError::InterfaceStorageClass {
+                        id: *id,
+                        entry: name,
                     },
                 );
             }

@@ -14,6 +14,13 @@ pub enum LayoutError {
     /// 2.4: instructions must be in the order of the module's sections.
     #[error("{op} is out of order: it belongs in the {section} section, which comes earlier")]
     OutOfOrder { op: String, section: &'static str },
+    /// The environment accepts modules up to its SPIR-V version.
+    #[error("SPIR-V version {module} is newer than {env} accepts (up to {max})")]
+    VersionTooNew {
+        module: String,
+        env: String,
+        max: String,
+    },
     /// 2.4: "The single required OpMemoryModel instruction."
     #[error("the module must have exactly one OpMemoryModel (it has {count})")]
     MemoryModelCount { count: usize },
@@ -154,6 +161,16 @@ enum InFunction {
 
 /// Checks section order and function/block structure.
 pub fn check(cx: &Ctx, sink: &mut Sink) {
+    let max = cx.env.spirv_version();
+    let (major, minor) = cx.module.header.version;
+    if (major, minor) > (max.major, max.minor) {
+        let e = LayoutError::VersionTooNew {
+            module: format!("{major}.{minor}"),
+            env: cx.env.to_string(),
+            max: max.to_string(),
+        };
+        sink.error(None, e);
+    }
     let mut section = Section::Capability;
     let mut state = InFunction::Outside;
     let mut memory_models = 0;
@@ -306,5 +323,33 @@ fn merge_adjacency(op: Op, next: Option<&Instruction>, index: usize, sink: &mut 
             sink.error(Some(index), LayoutError::LoopMergeNotBeforeBranch)
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::test_support::{compute, module, rules};
+    use tangle_spirv::TargetEnv;
+
+    #[test]
+    fn module_newer_than_the_environment() {
+        let m = module(&compute("", "", ""), "spv1.6");
+        let env = TargetEnv::parse("vulkan1.1").expect("env");
+        let diags =
+            crate::validate(&m, env, &crate::ValidateOptions::default()).expect_err("invalid");
+        let names: Vec<String> = diags.iter().map(|d| d.error.rule()).collect();
+        assert_eq!(names, ["Layout::VersionTooNew"]);
+        assert_eq!(diags.first().map(|d| d.at.index), Some(None));
+    }
+
+    #[test]
+    fn sections_in_order_are_accepted() {
+        let text = "OpCapability Shader\nOpExtension \"SPV_KHR_storage_buffer_storage_class\"\n\
+                    %glsl = OpExtInstImport \"GLSL.std.450\"\nOpMemoryModel Logical GLSL450\n\
+                    OpEntryPoint GLCompute %main \"main\"\nOpExecutionMode %main LocalSize 1 1 1\n\
+                    OpSource GLSL 450\nOpName %main \"main\"\nOpModuleProcessed \"test\"\n\
+                    OpDecorate %u32 RelaxedPrecision\n%void = OpTypeVoid\n%fn = OpTypeFunction %void\n\
+                    %u32 = OpTypeInt 32 0\n%main = OpFunction %void None %fn\n%entry = OpLabel\nOpReturn\nOpFunctionEnd\n";
+        assert_eq!(rules(text, "spv1.6"), Vec::<String>::new());
     }
 }

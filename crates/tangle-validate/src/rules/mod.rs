@@ -9,12 +9,14 @@
 
 pub mod arith;
 pub mod atomic;
+pub mod block_layout;
 pub mod capabilities;
 pub mod cfg;
 pub mod composite;
 pub mod coopmat;
 pub mod dot;
 pub mod function;
+pub mod glsl;
 pub mod group;
 pub mod ids;
 pub mod interface;
@@ -101,6 +103,7 @@ pub fn run(cx: &Ctx) -> Vec<Diagnostic> {
         cfg::check(cx, &mut sink);
         interface::check(cx, &mut sink);
         vulkan::check(cx, &mut sink);
+        block_layout::check(cx, &mut sink);
         let mut enclosing = None;
         let mut parameter = 0;
         for (index, inst) in cx.module.instructions.iter().enumerate() {
@@ -134,6 +137,7 @@ fn instruction(cx: &Ctx, index: usize, inst: &Instruction, sink: &mut Sink) {
     sink.check(index, arith::check(cx, inst));
     sink.check(index, logical::check(cx, inst));
     sink.check(index, atomic::check(cx, inst));
+    sink.check(index, glsl::check(cx, inst));
     sink.check(index, coopmat::check_arith(cx, inst));
     match group::check(cx, inst) {
         Ok(()) => {}

@@ -208,15 +208,20 @@ fn composite_constant(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
         .filter_map(Operand::id)
         .map(|c| f.type_of(c))
         .collect();
-    let expected: Vec<Id> = match f.ty(ty) {
-        Some(Type::Vector { component, count }) => vec![*component; *count as usize],
-        Some(Type::Matrix { column, count }) => vec![*column; *count as usize],
+    // Never allocate by a count read from the input: compare the count, then each part.
+    let uniform = |element: Id, count: u64| {
+        parts.len() as u64 == count && parts.iter().all(|p| *p == Some(element))
+    };
+    let matches = match f.ty(ty) {
+        Some(Type::Vector { component, count }) => uniform(*component, u64::from(*count)),
+        Some(Type::Matrix { column, count }) => uniform(*column, u64::from(*count)),
         Some(Type::Array { element, length }) => match f.eval_int(*length) {
-            Some(n) if n == parts.len() as u64 => vec![*element; parts.len()],
-            Some(_) => return Err(TypeError::ConstituentsMismatch { op: inst.name() }),
+            Some(n) => uniform(*element, n),
             None => return Ok(()),
         },
-        Some(Type::Struct { members }) => members.clone(),
+        Some(Type::Struct { members }) => {
+            members.len() == parts.len() && members.iter().zip(&parts).all(|(m, p)| Some(*m) == *p)
+        }
         Some(Type::CoopMat { .. }) => return Ok(()),
         _ => {
             return Err(TypeError::ConstantType {
@@ -225,8 +230,6 @@ fn composite_constant(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
             })
         }
     };
-    let matches =
-        expected.len() == parts.len() && expected.iter().zip(&parts).all(|(e, p)| Some(*e) == *p);
     if !matches {
         return Err(TypeError::ConstituentsMismatch { op: inst.name() });
     }

@@ -24,9 +24,18 @@ pub enum VulkanError {
     /// Arrays inside blocks need ArrayStride.
     #[error("array type %{array} used in a block has no ArrayStride decoration")]
     MissingArrayStride { array: Id },
+    /// Vulkan: "GLCompute execution model entry points require either the LocalSize or
+    /// LocalSizeId execution mode or an object decorated with WorkgroupSize".
+    #[error(
+        "GLCompute entry point %{entry} needs LocalSize, LocalSizeId or a WorkgroupSize built-in"
+    )]
+    ComputeWithoutLocalSize { entry: Id },
     /// Compute built-ins are Input variables of the type the built-in declares.
     #[error("built-in {builtin} must be declared as {expected}")]
-    BuiltInType { builtin: &'static str, expected: &'static str },
+    BuiltInType {
+        builtin: &'static str,
+        expected: &'static str,
+    },
 }
 
 /// Runs the Vulkan environment rules (nothing outside Vulkan environments).
@@ -34,6 +43,7 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
     if !cx.vulkan() {
         return;
     }
+    local_size(cx, sink);
     for (index, inst) in cx.module.instructions.iter().enumerate() {
         match inst.op() {
             Some(Op::Variable) => sink.check(index, resource(cx, inst)),
@@ -42,6 +52,38 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         }
         if let Some(id) = inst.result_id {
             sink.check(index, builtin(cx, id, inst));
+        }
+    }
+}
+
+/// Every GLCompute entry point has a workgroup size.
+fn local_size(cx: &Ctx, sink: &mut Sink) {
+    let f = cx.facts;
+    let workgroup_size_builtin = f.decorations.values().flatten().any(|d| {
+        d.decoration == D::BuiltIn as u32
+            && d.params.first().and_then(Operand::literal) == Some(BuiltIn::WorkgroupSize as u64)
+    });
+    if workgroup_size_builtin {
+        return;
+    }
+    for entry in f
+        .entry_points
+        .iter()
+        .filter(|e| e.model == spirv::ExecutionModel::GLCompute as u32)
+    {
+        let sized = f.execution_modes.get(&entry.function).is_some_and(|modes| {
+            modes.iter().any(|m| {
+                m.mode == spirv::ExecutionMode::LocalSize as u32
+                    || m.mode == spirv::ExecutionMode::LocalSizeId as u32
+            })
+        });
+        if !sized {
+            sink.error(
+                Some(entry.index),
+                VulkanError::ComputeWithoutLocalSize {
+                    entry: entry.function,
+                },
+            );
         }
     }
 }
@@ -57,7 +99,9 @@ fn pointer_of(cx: &Ctx, inst: &Instruction) -> Option<(u32, Id)> {
 /// Resource variables: Block structs with DescriptorSet and Binding.
 fn resource(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
     let f = cx.facts;
-    let (Some(variable), Some((storage, pointee))) = (inst.result_id, pointer_of(cx, inst)) else { return Ok(()) };
+    let (Some(variable), Some((storage, pointee))) = (inst.result_id, pointer_of(cx, inst)) else {
+        return Ok(());
+    };
     let name = match storage {
         s if s == SC::Uniform as u32 => "Uniform",
         s if s == SC::StorageBuffer as u32 => "StorageBuffer",
@@ -67,16 +111,24 @@ fn resource(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
     };
     // Arrays of resources are allowed; the block is their element.
     let mut element = pointee;
-    while let Some(Type::Array { element: e, .. } | Type::RuntimeArray { element: e }) = f.ty(element) {
+    while let Some(Type::Array { element: e, .. } | Type::RuntimeArray { element: e }) =
+        f.ty(element)
+    {
         element = *e;
     }
     if name != "UniformConstant" {
-        let block = f.has_decoration(element, D::Block) || (name == "Uniform" && f.has_decoration(element, D::BufferBlock));
+        let block = f.has_decoration(element, D::Block)
+            || (name == "Uniform" && f.has_decoration(element, D::BufferBlock));
         if !matches!(f.ty(element), Some(Type::Struct { .. })) || !block {
-            return Err(VulkanError::NotABlock { variable, storage: name });
+            return Err(VulkanError::NotABlock {
+                variable,
+                storage: name,
+            });
         }
     }
-    if name != "PushConstant" && !(f.has_decoration(variable, D::DescriptorSet) && f.has_decoration(variable, D::Binding)) {
+    if name != "PushConstant"
+        && !(f.has_decoration(variable, D::DescriptorSet) && f.has_decoration(variable, D::Binding))
+    {
         return Err(VulkanError::MissingBinding { variable });
     }
     Ok(())
@@ -85,19 +137,26 @@ fn resource(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
 /// Members of Block/BufferBlock structs have offsets; arrays directly in them have strides.
 fn block_offsets(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
     let f = cx.facts;
-    let Some(block) = inst.result_id else { return Ok(()) };
+    let Some(block) = inst.result_id else {
+        return Ok(());
+    };
     if !(f.has_decoration(block, D::Block) || f.has_decoration(block, D::BufferBlock)) {
         return Ok(());
     }
     let decorations = f.decorations.get(&block);
     for (member, ty) in inst.operands.iter().filter_map(Operand::id).enumerate() {
         let has_offset = decorations.is_some_and(|ds| {
-            ds.iter().any(|d| d.member == Some(member as u32) && d.decoration == D::Offset as u32)
+            ds.iter()
+                .any(|d| d.member == Some(member as u32) && d.decoration == D::Offset as u32)
         });
         if !has_offset {
             return Err(VulkanError::MissingOffset { block, member });
         }
-        if matches!(f.ty(ty), Some(Type::Array { .. } | Type::RuntimeArray { .. })) && !f.has_decoration(ty, D::ArrayStride) {
+        if matches!(
+            f.ty(ty),
+            Some(Type::Array { .. } | Type::RuntimeArray { .. })
+        ) && !f.has_decoration(ty, D::ArrayStride)
+        {
             return Err(VulkanError::MissingArrayStride { array: ty });
         }
     }
@@ -107,11 +166,21 @@ fn block_offsets(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
 /// The compute built-ins' declared types.
 fn builtin(cx: &Ctx, id: Id, inst: &Instruction) -> Result<(), VulkanError> {
     let f = cx.facts;
-    let Some(decorations) = f.decorations.get(&id) else { return Ok(()) };
-    let Some(value) = decorations.iter().find(|d| d.member.is_none() && d.decoration == D::BuiltIn as u32) else {
+    let Some(decorations) = f.decorations.get(&id) else {
         return Ok(());
     };
-    let Some(b) = value.params.first().and_then(Operand::literal).and_then(|v| BuiltIn::from_u32(v as u32)) else {
+    let Some(value) = decorations
+        .iter()
+        .find(|d| d.member.is_none() && d.decoration == D::BuiltIn as u32)
+    else {
+        return Ok(());
+    };
+    let Some(b) = value
+        .params
+        .first()
+        .and_then(Operand::literal)
+        .and_then(|v| BuiltIn::from_u32(v as u32))
+    else {
         return Ok(());
     };
     let (name, vector3) = match b {
@@ -129,14 +198,28 @@ fn builtin(cx: &Ctx, id: Id, inst: &Instruction) -> Result<(), VulkanError> {
     };
     let is_int32 = |t: Id| matches!(f.int_scalar(t), Some((32, _)));
     let type_ok = |t: Id| match f.ty(t) {
-        Some(Type::Vector { component, count: 3 }) if vector3 => is_int32(*component),
+        Some(Type::Vector {
+            component,
+            count: 3,
+        }) if vector3 => is_int32(*component),
         _ => !vector3 && is_int32(t),
     };
-    let expected = if vector3 { "a 3-component vector of 32-bit integers" } else { "a 32-bit integer scalar" };
-    let err = || VulkanError::BuiltInType { builtin: name, expected };
+    let expected = if vector3 {
+        "a 3-component vector of 32-bit integers"
+    } else {
+        "a 32-bit integer scalar"
+    };
+    let err = || VulkanError::BuiltInType {
+        builtin: name,
+        expected,
+    };
     if b == BuiltIn::WorkgroupSize && inst.op() != Some(Op::Variable) {
         // WorkgroupSize decorates a constant.
-        return if inst.result_type.is_some_and(type_ok) { Ok(()) } else { Err(err()) };
+        return if inst.result_type.is_some_and(type_ok) {
+            Ok(())
+        } else {
+            Err(err())
+        };
     }
     match pointer_of(cx, inst) {
         Some((storage, pointee)) if storage == SC::Input as u32 && type_ok(pointee) => Ok(()),

@@ -1,0 +1,41 @@
+//! Sanitizer checks of integer arithmetic: division by zero, signed division overflow and
+//! oversized shifts. Lowering emits a check op before an operation only where the second
+//! operand is not a constant that makes it defined ([`crate::lower::arith`]).
+
+use crate::program::Op;
+use crate::report::Finding;
+use crate::run::access::LaneFinding;
+use crate::run::alu::{bits_of, rd};
+use crate::semantics::int;
+
+/// Runs a check op for the lanes in `mask`, recording findings; `false` for other ops.
+pub fn exec_check(
+    op: &Op,
+    regs: &[u64],
+    n: usize,
+    mask: u128,
+    found: &mut Vec<LaneFinding>,
+) -> bool {
+    match *op {
+        Op::CheckDivision { bits, signed, a, b } => {
+            for l in bits_of(mask, n) {
+                let (x, y) = (rd(regs, n, a, l), rd(regs, n, b, l));
+                if int::unsigned_division_is_undefined(y) {
+                    found.push((l, Finding::DivisionByZero));
+                } else if signed && int::signed_division_is_undefined(bits, x, y) {
+                    found.push((l, Finding::DivisionOverflow));
+                }
+            }
+        }
+        Op::CheckShift { bits, shift } => {
+            for l in bits_of(mask, n) {
+                let s = rd(regs, n, shift, l);
+                if int::shift_is_undefined(bits, s) {
+                    found.push((l, Finding::ShiftTooLarge { shift: s, bits }));
+                }
+            }
+        }
+        _ => return false,
+    }
+    true
+}
