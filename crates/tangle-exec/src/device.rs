@@ -139,6 +139,11 @@ pub struct RunOptions {
     pub step_limit: u64,
     /// The most wall-clock time a dispatch may take.
     pub time_limit: Duration,
+    /// The scheduling policy ([`crate::policy`]). The default, `maximal`, is what an entry point
+    /// declaring `MaximallyReconvergesKHR` requires, and a legal choice for any other.
+    pub policy: crate::policy::Policy,
+    /// Record the tangle events of the dispatch in [`Report::trace`].
+    pub trace: bool,
 }
 
 impl Default for RunOptions {
@@ -147,6 +152,8 @@ impl Default for RunOptions {
             threads: 0,
             step_limit: 100_000_000,
             time_limit: Duration::from_secs(60),
+            policy: crate::policy::Policy::default(),
+            trace: false,
         }
     }
 }

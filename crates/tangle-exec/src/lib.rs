@@ -26,13 +26,17 @@ pub mod check;
 pub mod device;
 pub mod error;
 pub mod lower;
+pub mod policy;
 pub mod profile;
 pub mod program;
 pub mod report;
 pub mod run;
 pub mod semantics;
+pub mod trace;
 
 pub use device::{Device, Pipeline, Resources, RunOptions, SpecConstants};
 pub use error::{ExecError, InstRef, Trap};
+pub use policy::{BranchOrder, Policy, Reconvergence, SwitchGrouping};
 pub use profile::Profile;
 pub use report::{Diagnostic, Finding, Report, Stats};
+pub use trace::Trace;

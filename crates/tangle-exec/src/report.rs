@@ -120,6 +120,8 @@ pub struct Report {
     pub diagnostics: Vec<Diagnostic>,
     /// Counters.
     pub stats: Stats,
+    /// The tangle events, when [`crate::RunOptions::trace`] asked for them.
+    pub trace: Option<crate::trace::Trace>,
 }
 
 impl Report {

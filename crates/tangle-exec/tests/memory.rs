@@ -268,6 +268,7 @@ void main() { uint k = 0u; while (r[0] != 12345u) { k++; } r[1] = k; }";
         step_limit: u64::MAX,
         time_limit: Duration::from_millis(100),
         threads: 1,
+        ..RunOptions::default()
     };
     match pipeline.dispatch(&mut res, [1, 1, 1], &options) {
         Err(ExecError::Trap(Trap::TimeLimit { .. })) => {}

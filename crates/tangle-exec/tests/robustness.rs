@@ -23,6 +23,7 @@ fn conformance_modules_never_panic() {
         threads: 1,
         step_limit: 5_000,
         time_limit: Duration::from_secs(2),
+        ..RunOptions::default()
     };
     let (mut lowered, mut dispatched) = (0, 0);
     for path in entries

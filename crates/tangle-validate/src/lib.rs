@@ -19,7 +19,28 @@
 //!   Vulkan VUID beside it ([`ValidationError::vuid`]). The families run in SPIRV-Tools' pass order
 //!   so that the first diagnostic usually names the rule the reference validator would.
 //!
-//! Structural families (layout, ids) gate the rest: when ids are undefined or defined twice, the
+//! The families, in the order they run (`rules/*.rs`):
+//! * `layout` (section order, blocks, merge adjacency, version vs environment) and `ids`
+//!   (defined once, defined before use except where forward references are allowed);
+//! * `capabilities` (grammar-driven capability/extension/version checks of every instruction and
+//!   enumerant, with implicitly declared capabilities; Vulkan allow-lists);
+//! * `cfg` (branch targets, merge blocks, back edges, dominance of definitions over uses, and the
+//!   SPV_KHR_maximal_reconvergence rules), `interface` (entry points and their interfaces),
+//!   `vulkan` (resource blocks, bindings, offsets, compute built-ins, workgroup size) and
+//!   `block_layout` (std140/std430/relaxed/scalar offsets and strides);
+//! * per instruction: `types`, `coopmat` (types, constants), `memory`, `coopmat` (loads, stores,
+//!   variables), `composite` (composites, conversions), `arith`, `coopmat` (arithmetic,
+//!   conversions, MulAdd), `logical`, `atomic` (atomics, barriers, scopes, semantics), `glsl`
+//!   (GLSL.std.450), `group` (execution scopes, rotate), `dot` (integer dot product), and
+//!   `function` (signatures, calls, returns, branch conditions, OpPhi).
+//!
+//! Where tangle and SPIRV-Tools 2025.5 differ on purpose: rules added to SPIRV-Tools after that
+//! release are implemented (the integer dot product type rules, the cooperative matrix scope
+//! limit, `OpSpecConstantOp CooperativeMatrixLengthKHR`, Subgroup-only scope for non-uniform
+//! operations other than rotate), and in Vulkan environments the MulAdd signedness operands are
+//! rejected on float matrices (`Coopmat::MulAddSignedFlagOnFloat`, tangle's own rule).
+//!
+//! The ids family gates the rest: when ids are undefined, used too early or defined twice, the
 //! facts the other families read cannot be trusted, so validation stops after reporting them.
 //!
 //! Later stages (the executor) take a [`Validated`] and may index the module's facts without

@@ -80,6 +80,8 @@ pub struct CpuBackend {
     options: RunOptions,
     /// Pipelines already validated and lowered, so a `REPEAT`ed `RUN` pays for it once.
     pipelines: HashMap<PipelineKey, Pipeline>,
+    /// The traces of the dispatches so far, when the options ask for them.
+    traces: Vec<tangle_exec::Trace>,
 }
 
 /// What decides a pipeline: the module, its environment, entry point, specialization and
@@ -93,7 +95,13 @@ impl CpuBackend {
             profile,
             options,
             pipelines: HashMap::new(),
+            traces: Vec::new(),
         }
+    }
+
+    /// The traces of the dispatches run so far (when [`RunOptions::trace`] is set), taken out.
+    pub fn take_traces(&mut self) -> Vec<tangle_exec::Trace> {
+        std::mem::take(&mut self.traces)
     }
 
     /// Validates, lowers and checks the job's pipeline (or takes it from the cache).
@@ -260,6 +268,9 @@ impl Backend for CpuBackend {
         let report = pipeline
             .dispatch(&mut resources, job.groups, &self.options)
             .map_err(exec_error)?;
+        if let Some(trace) = report.trace {
+            self.traces.push(trace);
+        }
         let bindings = job
             .bindings
             .iter()
@@ -300,6 +311,7 @@ pub fn run_options(
         time_limit: time_limit_s
             .and_then(|t| Duration::try_from_secs_f64(t).ok())
             .unwrap_or(defaults.time_limit),
+        ..defaults
     }
 }
 

@@ -1,7 +1,8 @@
 //! Sanitizer hooks. Out-of-bounds accesses are found by [`crate::run::access`] (every access
 //! is bounds-checked against its region) and reported as [`crate::Finding::OutOfBounds`]; the
-//! step limit and the time limit are [`crate::Trap`]s raised by the interpreter loop. Later
-//! issues add the subgroup and cooperative-matrix rules here.
+//! step limit and the time limit are [`crate::Trap`]s raised by the interpreter loop. The group
+//! instructions' findings are in [`group`], the AccSat dot products' in [`dot`]; later issues
+//! add the cooperative-matrix rules here.
 
 pub mod arith;
 pub mod dot;

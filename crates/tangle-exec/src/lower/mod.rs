@@ -21,6 +21,9 @@ use crate::error::{malformed, unsupported, ExecError, InstRef};
 use crate::program::{Op, Program, RegionKind, Slot, TypeIdx, Variable};
 use spirv::Op as SpvOp;
 use std::collections::HashMap;
+
+/// The `MaximallyReconvergesKHR` execution mode (SPV_KHR_maximal_reconvergence: 6023).
+const MAXIMALLY_RECONVERGES_KHR: u64 = 6023;
 use tangle_spirv::module::{Instruction, Module};
 
 /// Decorations of one id (or struct member): `(decoration, literal parameters)`.
@@ -358,7 +361,8 @@ impl<'m> Lowerer<'m> {
         off
     }
 
-    /// The workgroup size: `LocalSizeId`, then `LocalSize`, overridden by a `WorkgroupSize`
+    /// Records the `MaximallyReconvergesKHR` mode, and the workgroup size: `LocalSizeId`, then
+    /// `LocalSize`, overridden by a `WorkgroupSize`
     /// built-in constant ("If an object is decorated with the WorkgroupSize decoration, this
     /// takes precedence over any LocalSize or LocalSizeId execution mode").
     fn local_size(&mut self, entry: u32) -> Result<(), ExecError> {
@@ -371,7 +375,9 @@ impl<'m> Lowerer<'m> {
                 continue;
             }
             let mode = inst.literal_operand(1);
-            if is_mode && mode == Some(spirv::ExecutionMode::LocalSize as u64) {
+            if is_mode && mode == Some(MAXIMALLY_RECONVERGES_KHR) {
+                self.program.maximally_reconverges = true;
+            } else if is_mode && mode == Some(spirv::ExecutionMode::LocalSize as u64) {
                 for (i, s) in size.iter_mut().enumerate() {
                     *s = inst.literal_operand(2 + i).unwrap_or(1) as u32;
                 }

@@ -157,6 +157,9 @@ pub struct Program {
     pub workgroup_bytes: u64,
     /// Workgroup size.
     pub local_size: [u32; 3],
+    /// The entry point declares `MaximallyReconvergesKHR`: every dispatch follows
+    /// SPV_KHR_maximal_reconvergence whatever the policy's reconvergence choice.
+    pub maximally_reconverges: bool,
     /// Instruction locations, indexed by the `locs` of blocks.
     pub locations: Vec<InstRef>,
     /// The memory image of each type: its scalars in slot order.

@@ -11,8 +11,10 @@ pub mod tangle;
 
 use crate::device::{Pipeline, Resources, RunOptions};
 use crate::error::{ExecError, Trap};
+use crate::policy::{Reconvergence, Rng, SwitchGrouping};
 use crate::program::{Op, Program, RegionKind, Slot, Terminator};
 use crate::report::{Diagnostic, Report, Stats};
+use crate::trace::{Collector, Event, EventKind};
 use access::{LaneFinding, Mem};
 use alu::{bits_of, full_mask, rd, wr};
 use builtins::Place;
@@ -22,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
-use tangle::{Frame, Tangle};
+use tangle::{Apart, Frame, Schedule, Tangle};
 
 /// A diagnostic with its sort key (workgroup, order found).
 type Keyed = ((u64, u64), Diagnostic);
@@ -41,6 +43,10 @@ struct Shared<'a> {
     stop: AtomicBool,
     /// Diagnostics, each with its sort key (workgroup, order found).
     found: Mutex<(Vec<Keyed>, Stats)>,
+    /// Scheduling under the dispatch's policy.
+    sched: Schedule<'a>,
+    /// Trace events by workgroup, when tracing.
+    events: Mutex<Collector>,
 }
 
 /// Runs a dispatch.
@@ -104,6 +110,8 @@ pub fn dispatch(
         deadline: Instant::now() + options.time_limit,
         stop: AtomicBool::new(false),
         found: Mutex::new((Vec::new(), Stats::default())),
+        sched: Schedule::new(prog, options.policy),
+        events: Mutex::new(Collector::default()),
     };
     let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
     let threads = if options.threads == 0 {
@@ -148,9 +156,18 @@ pub fn dispatch(
         stats.dropped_diagnostics += (found.len() - Report::MAX_DIAGNOSTICS) as u64;
         found.truncate(Report::MAX_DIAGNOSTICS);
     }
+    let policy = shared.sched.policy.to_string();
+    let trace = options.trace.then(|| {
+        let events = shared
+            .events
+            .into_inner()
+            .unwrap_or_else(|e| e.into_inner());
+        events.finish(policy, sg as u32)
+    });
     Ok(Report {
         diagnostics: found.into_iter().map(|(_, d)| d).collect(),
         stats,
+        trace,
     })
 }
 
@@ -162,6 +179,8 @@ struct Subgroup {
     /// `LocalInvocationIndex` of lane 0.
     first_index: u32,
     lanes: usize,
+    /// The policy's random choices for this subgroup of the current workgroup.
+    rng: Rng,
 }
 
 /// A workgroup's state, reused for every workgroup a thread runs.
@@ -175,6 +194,12 @@ struct Workgroup {
     id: [u32; 3],
     ticks: u32,
     const_map: HashMap<Slot, u64>,
+    /// Trace events of the workgroup being run (at most [`crate::trace::MAX_EVENTS`]).
+    events: Vec<Event>,
+    /// Trace events of the workgroup being run, kept or not.
+    produced: u64,
+    /// Masks of the tangles the last pick merged.
+    joined: Vec<u128>,
 }
 
 impl Workgroup {
@@ -192,6 +217,7 @@ impl Workgroup {
                 tangles: Vec::new(),
                 first_index: (i * s.sg) as u32,
                 lanes: (invocations - i * s.sg).min(s.sg),
+                rng: Rng::new(0, &[]),
             })
             .collect();
         Workgroup {
@@ -204,6 +230,9 @@ impl Workgroup {
             id: [0; 3],
             ticks: 0,
             const_map: s.prog.constants.iter().copied().collect(),
+            events: Vec::new(),
+            produced: 0,
+            joined: Vec::new(),
         }
     }
 
@@ -212,6 +241,11 @@ impl Workgroup {
         let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
         f.1.add(&self.stats);
         self.stats = Stats::default();
+        if self.produced > 0 {
+            let mut ev = s.events.lock().unwrap_or_else(|e| e.into_inner());
+            ev.add(i, std::mem::take(&mut self.events), self.produced);
+            self.produced = 0;
+        }
         for (k, d) in self.diagnostics.drain(..).enumerate() {
             f.0.push(((i, k as u64), d));
         }
@@ -253,6 +287,12 @@ impl Workgroup {
             (i / (gx.max(1) * gy.max(1))) as u32,
         ];
         let prog = s.prog;
+        self.events.clear();
+        self.produced = 0;
+        let seed = match s.options.policy.reconvergence {
+            Reconvergence::Random(seed) => seed,
+            _ => 0,
+        };
         self.memory.zero();
         for var in &prog.variables {
             if let (RegionKind::Workgroup, Some(init)) = (var.region, var.init) {
@@ -283,7 +323,9 @@ impl Workgroup {
                 stack: vec![entry],
                 blocked: false,
                 steps: 0,
+                apart: Vec::new(),
             });
+            sg.rng = Rng::new(seed, &[i, k as u64]);
             self.stats.invocations += lanes as u64;
             let Some(sg) = self.subgroups.get(k) else {
                 continue;
@@ -335,10 +377,22 @@ impl Workgroup {
             let Some(sg) = self.subgroups.get_mut(k) else {
                 return Ok(());
             };
-            let Some(ti) = tangle::pick(s.prog, &mut sg.tangles, &mut self.stats) else {
+            let Some(ti) = tangle::pick(
+                &s.sched,
+                &mut sg.tangles,
+                &mut sg.rng,
+                &mut self.stats,
+                &mut self.joined,
+            ) else {
                 return Ok(());
             };
             let t = sg.tangles.swap_remove(ti);
+            if let (true, false, Some(&frame)) =
+                (s.options.trace, self.joined.is_empty(), t.stack.last())
+            {
+                let from = std::mem::take(&mut self.joined);
+                self.trace(s, k, frame, EventKind::Join { from });
+            }
             self.run_tangle(s, k, t)?;
         }
     }
@@ -379,6 +433,9 @@ impl Workgroup {
             };
             let active = u64::from(t.mask.count_ones());
             let start = frame.op as usize;
+            if start == 0 && s.options.trace {
+                self.trace(s, k, frame, EventKind::Block { mask: t.mask });
+            }
             let mut executed = 0u64;
             let mut stop_at: Option<(usize, bool)> = None; // (op index, is barrier)
             let mut pending: Vec<(u32, Vec<LaneFinding>)> = Vec::new();
@@ -536,6 +593,13 @@ impl Workgroup {
                     } else {
                         self.phis(k, n, frame.func, b, *tb, mt, prog);
                         self.phis(k, n, frame.func, b, *fb, mf, prog);
+                        if s.options.trace {
+                            let into = vec![
+                                (label(prog, frame.func, *tb), mt),
+                                (label(prog, frame.func, *fb), mf),
+                            ];
+                            self.trace(s, k, frame, EventKind::Split { mask: t.mask, into });
+                        }
                         let mut other = t.clone();
                         other.mask = mf;
                         set_block(&mut other, *fb);
@@ -556,16 +620,25 @@ impl Workgroup {
                     let Some(sg) = self.subgroups.get(k) else {
                         return Ok(());
                     };
-                    let mut groups: Vec<(u32, u128)> = Vec::new();
+                    // "T(I) is partitioned into at least one tangle per case construct, and at
+                    // most one tangle per unique Selector value": the policy's switch grouping
+                    // picks which (SPV_KHR_maximal_reconvergence, Divergence).
+                    let by_selector =
+                        s.options.policy.switch_grouping == SwitchGrouping::BySelector;
+                    let mut groups: Vec<(u32, u64, u128)> = Vec::new();
                     for l in bits_of(t.mask, n) {
                         let v = rd(&sg.regs, n, *selector, l) & crate::semantics::mask(*bits);
                         let target = cases
                             .iter()
                             .find(|(c, _)| *c == v)
                             .map_or(*default, |(_, t)| *t);
-                        match groups.iter_mut().find(|(g, _)| *g == target) {
-                            Some((_, m)) => *m |= 1 << l,
-                            None => groups.push((target, 1 << l)),
+                        let key = if by_selector { v } else { 0 };
+                        match groups
+                            .iter_mut()
+                            .find(|(g, gv, _)| *g == target && *gv == key)
+                        {
+                            Some((_, _, m)) => *m |= 1 << l,
+                            None => groups.push((target, key, 1 << l)),
                         }
                     }
                     if groups.len() <= 1 {
@@ -574,10 +647,25 @@ impl Workgroup {
                         set_block(&mut t, target);
                     } else {
                         self.stats.splits += groups.len() as u64 - 1;
-                        for (target, m) in groups {
+                        if s.options.trace {
+                            let into = groups
+                                .iter()
+                                .map(|(g, _, m)| (label(prog, frame.func, *g), *m))
+                                .collect();
+                            self.trace(s, k, frame, EventKind::Split { mask: t.mask, into });
+                        }
+                        let merge = block.merge.filter(|_| by_selector);
+                        for (target, value, m) in groups {
                             self.phis(k, n, frame.func, b, target, m, prog);
                             let mut part = t.clone();
                             part.mask = m;
+                            if let Some(merge) = merge {
+                                part.apart.push(Apart {
+                                    depth: part.stack.len() as u32,
+                                    merge,
+                                    value,
+                                });
+                            }
                             set_block(&mut part, target);
                             self.push_tangle(k, part);
                         }
@@ -586,6 +674,8 @@ impl Workgroup {
                 }
                 Terminator::Return | Terminator::ReturnValue { .. } => {
                     t.stack.pop();
+                    let depth = t.stack.len();
+                    t.apart.retain(|a| a.depth as usize <= depth);
                     let Some(caller) = t.stack.last_mut() else {
                         return Ok(());
                     };
@@ -628,6 +718,26 @@ impl Workgroup {
                 return Ok(());
             }
         }
+    }
+
+    /// Records a trace event of subgroup `k` at `frame`'s block.
+    fn trace(&mut self, s: &Shared<'_>, k: usize, frame: Frame, kind: EventKind) {
+        self.produced += 1;
+        if self.events.len() >= crate::trace::MAX_EVENTS {
+            return;
+        }
+        let function = s
+            .prog
+            .functions
+            .get(frame.func as usize)
+            .map_or(0, |f| f.id);
+        self.events.push(Event {
+            workgroup: self.id,
+            subgroup: k as u32,
+            function,
+            block: label(s.prog, frame.func, frame.block),
+            kind,
+        });
     }
 
     fn push_tangle(&mut self, k: usize, t: Tangle) {
@@ -674,6 +784,14 @@ impl Workgroup {
             }
         }
     }
+}
+
+/// The label id of a block.
+fn label(prog: &Program, func: u32, block: u32) -> u32 {
+    prog.functions
+        .get(func as usize)
+        .and_then(|f| f.blocks.get(block as usize))
+        .map_or(0, |b| b.label)
 }
 
 fn set_block(t: &mut Tangle, block: u32) {

@@ -320,18 +320,22 @@ fn size_uncached(f: &Facts, ty: Id, memo: &mut Memo, depth: u32) -> Option<u64> 
         Type::Vector { component, count } => {
             scalar_size(f, *component).map(|c| c.saturating_mul(u64::from(*count)))
         }
-        Type::Matrix { count, .. } => Some(
-            decoration_value(f, ty, D::MatrixStride)
-                .unwrap_or(16)
-                .saturating_mul(u64::from(*count)),
-        ),
+        // The MatrixStride is a decoration of the struct member, not of the type, so a matrix
+        // counts only the bytes its columns certainly cover (never more than it occupies):
+        // overlaps are then never reported falsely.
+        Type::Matrix { column, count } => {
+            size_at(f, *column, memo, depth + 1).map(|c| c.saturating_mul(u64::from(*count)))
+        }
+        // Likewise an array spans (n - 1) strides plus one element.
         Type::Array { length, element } => {
             let n = f.eval_int(*length)?;
-            let stride = match decoration_value(f, ty, D::ArrayStride) {
-                Some(s) => s,
-                None => size_at(f, *element, memo, depth + 1)?,
-            };
-            Some(stride.saturating_mul(n))
+            let element_size = size_at(f, *element, memo, depth + 1)?;
+            let stride = decoration_value(f, ty, D::ArrayStride).unwrap_or(element_size);
+            Some(
+                stride
+                    .saturating_mul(n.saturating_sub(1))
+                    .saturating_add(element_size),
+            )
         }
         Type::RuntimeArray { .. } => Some(0),
         Type::Struct { members } => {

@@ -13,7 +13,7 @@ use tangle_spirv::{Id, Operand};
 /// A control-flow rule failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CfgError {
-    /// Branch targets "must be the Result <id> of an OpLabel" in the same function.
+    /// Branch targets "must be the Result `<id>` of an OpLabel" in the same function.
     #[error("branch target %{target} is not a block of this function")]
     TargetNotBlock { target: Id },
     /// 2.16.1: "The first block in a function definition ... must not be the target of any branch."
@@ -28,7 +28,16 @@ pub enum CfgError {
     /// 2.11: "a header block must dominate its merge block" (when the merge block is reachable).
     #[error("header %{header} does not dominate its merge block %{merge}")]
     HeaderDoesNotDominateMerge { header: Id, merge: Id },
-    /// 2.16.1: "each <id> ... must be defined in a block that dominates the use" (OpPhi: the parent).
+    /// 2.11: "a back edge ... must branch to a loop header".
+    #[error("block %{from} branches back to %{to}, which is not a loop header")]
+    BackEdgeNotToLoopHeader { from: Id, to: Id },
+    /// 2.11: a loop header is the target of exactly one back edge.
+    #[error("loop header %{header} is the target of {count} back edges; it must have exactly one")]
+    LoopHeaderBackEdges { header: Id, count: usize },
+    /// 2.11: "a loop header must dominate ... its continue target" (when that is reachable).
+    #[error("loop header %{header} does not dominate its continue target %{target}")]
+    HeaderDoesNotDominateContinue { header: Id, target: Id },
+    /// 2.16.1: "each `<id>` ... must be defined in a block that dominates the use" (OpPhi: the parent).
     #[error("%{id} is used in a block its definition does not dominate")]
     DefinitionDoesNotDominateUse { id: Id },
     /// SPV_KHR_maximal_reconvergence: "True Label and False Label must be different labels".
@@ -52,6 +61,7 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         }
         let idom = function.immediate_dominators();
         merges(function, &idom, sink);
+        back_edges(function, &idom, sink);
         definitions_dominate_uses(cx, function, &idom, sink);
         if maximal.contains(&function.id) {
             maximal_reconvergence(cx, function, sink);
@@ -118,6 +128,93 @@ fn merges(function: &Function, idom: &[Option<usize>], sink: &mut Sink) {
                     CfgError::HeaderDoesNotDominateMerge {
                         header: block.label,
                         merge: m,
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// Back edges (to a block that dominates the source) go to loop headers, one per header, and
+/// headers dominate their continue targets.
+fn back_edges(function: &Function, idom: &[Option<usize>], sink: &mut Sink) {
+    let index = function.block_index();
+    let reachable = |b: usize| idom.get(b).copied().flatten().is_some();
+    let mut counts = vec![0usize; function.blocks.len()];
+    let is_loop_header = |t: usize| {
+        matches!(
+            function.blocks.get(t).and_then(|h| h.merge),
+            Some((Merge::Loop { .. }, _))
+        )
+    };
+    for (b, block) in function.blocks.iter().enumerate() {
+        let mut targets: Vec<usize> = block
+            .successors
+            .iter()
+            .filter_map(|s| index.get(s).copied())
+            .collect();
+        targets.dedup();
+        for t in targets {
+            if !reachable(b) {
+                // An unreachable block has no dominators. Like SPIRV-Tools, which walks the CFG
+                // augmented with unreachable blocks, count its edges into loop headers as back
+                // edges: an unreachable continue construct still closes its loop.
+                if is_loop_header(t) {
+                    if let Some(c) = counts.get_mut(t) {
+                        *c += 1;
+                    }
+                }
+                continue;
+            }
+            if !dominates(idom, t, b) {
+                continue;
+            }
+            if !is_loop_header(t) {
+                let to = function.blocks.get(t).map_or(0, |h| h.label);
+                sink.error(
+                    Some(block.end),
+                    CfgError::BackEdgeNotToLoopHeader {
+                        from: block.label,
+                        to,
+                    },
+                );
+            } else if let Some(c) = counts.get_mut(t) {
+                *c += 1;
+            }
+        }
+    }
+    for (h, block) in function
+        .blocks
+        .iter()
+        .enumerate()
+        .filter(|(h, _)| reachable(*h))
+    {
+        let Some((
+            Merge::Loop {
+                continue_target, ..
+            },
+            at,
+        )) = block.merge
+        else {
+            continue;
+        };
+        let count = counts.get(h).copied().unwrap_or(0);
+        if count != 1 {
+            sink.error(
+                Some(at),
+                CfgError::LoopHeaderBackEdges {
+                    header: block.label,
+                    count,
+                },
+            );
+        }
+        if let Some(&c) = index.get(&continue_target) {
+            if reachable(c) && !dominates(idom, h, c) {
+                sink.error(
+                    Some(at),
+                    CfgError::HeaderDoesNotDominateContinue {
+                        header: block.label,
+                        target: continue_target,
                     },
                 );
             }

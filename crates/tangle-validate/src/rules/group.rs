@@ -15,11 +15,11 @@ use tangle_spirv::{Id, Instruction};
 /// A non-uniform group rule failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum GroupError {
-    /// "Execution is a Scope <id>": its type must be a 32-bit integer.
+    /// "Execution is a `Scope <id>`": its type must be a 32-bit integer.
     #[error("{op}: the Execution scope must be a 32-bit integer")]
     ScopeNotInt32 { op: String },
-    /// With the Shader capability, scopes must be constants (2.16.1, "Scope <id> ... must be the
-    /// <id> of a constant instruction" for shaders).
+    /// With the Shader capability, scopes must be constants (2.16.1, "`Scope <id>` ... must be the
+    /// `<id>` of a constant instruction" for shaders).
     #[error("scope ids must come from OpConstant when the Shader capability is declared")]
     ScopeNotConstant,
     /// The constant must name a Scope enumerant.

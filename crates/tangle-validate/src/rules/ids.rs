@@ -11,7 +11,7 @@ use tangle_spirv::{Id, Instruction, Operand};
 /// An id rule failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum IdsError {
-    /// 2.2.2: "Each Result <id> ... must be unique."
+    /// 2.2.2: "Each Result `<id>` ... must be unique."
     #[error("id %{id} is defined more than once")]
     Redefined { id: Id },
     /// Every id used must be defined by some instruction.
@@ -94,5 +94,44 @@ fn forward_reference_rule(inst: &Instruction) -> fn(usize) -> bool {
         // The function called may be defined later.
         Op::FunctionCall => |i| i == 0,
         _ => none,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::test_support::{compute, module};
+    use tangle_spirv::TargetEnv;
+
+    #[test]
+    fn a_result_id_defined_twice() {
+        // The assembler refuses a second definition, so rename one after assembling.
+        let mut m = module(
+            &compute(
+                "",
+                "",
+                "%a = OpIAdd %u32 %u32_1 %u32_1\n%b = OpIAdd %u32 %u32_1 %u32_1",
+            ),
+            "vulkan1.3",
+        );
+        let ids: Vec<u32> = m
+            .instructions
+            .iter()
+            .filter(|i| i.op() == Some(spirv::Op::IAdd))
+            .filter_map(|i| i.result_id)
+            .collect();
+        if let (Some(first), Some(second)) = (ids.first().copied(), ids.get(1).copied()) {
+            if let Some(inst) = m
+                .instructions
+                .iter_mut()
+                .find(|i| i.result_id == Some(second))
+            {
+                inst.result_id = Some(first);
+            }
+        }
+        let env = TargetEnv::parse("vulkan1.3").expect("env");
+        let diags =
+            crate::validate(&m, env, &crate::ValidateOptions::default()).expect_err("invalid");
+        let names: Vec<String> = diags.iter().map(|d| d.error.rule()).collect();
+        assert_eq!(names, ["Ids::Redefined"]);
     }
 }

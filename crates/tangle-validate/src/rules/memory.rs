@@ -17,7 +17,7 @@ pub enum MemoryError {
     /// OpVariable: "Its Type operand ... Storage Class ... must be the same as the Storage Class operand."
     #[error("OpVariable storage class differs from its pointer type's")]
     VariableStorageMismatch,
-    /// OpVariable: "Initializer must be an <id> from a constant instruction or a global OpVariable"
+    /// OpVariable: "Initializer must be an `<id>` from a constant instruction or a global OpVariable"
     /// of the pointee type.
     #[error("OpVariable initializer must have the pointee type")]
     InitializerType,

@@ -88,7 +88,7 @@ pub fn spirv_as(text: &str, env: &str, flags: &[&str]) -> Result<Module, String>
     let input = dir.join(format!("in{n}.spvasm"));
     let output = dir.join(format!("out{n}.spv"));
     std::fs::write(&input, text).map_err(|e| e.to_string())?;
-    let result = Command::new("spirv-as")
+    let result = reference_tool("spirv-as")
         .args(flags)
         .arg("--target-env")
         .arg(env)

@@ -7,6 +7,7 @@
 mod asm;
 mod dis;
 mod io;
+mod policies;
 mod run;
 mod val;
 

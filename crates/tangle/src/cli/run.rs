@@ -1,5 +1,6 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
-//! [--time-limit S] [--json]`: runs an Amber script's compute tests on the CPU executor.
+//! [--time-limit S] [--json] [--policy P|all] [--trace FILE.json]`: runs an Amber script's
+//! compute tests on the CPU executor.
 //!
 //! Exit codes: 0 every `EXPECT` held; 1 one failed (or the shader is invalid, or undefined
 //! behaviour was found); 2 the script could not be used; 77 it needs something the profile lacks.
@@ -31,6 +32,14 @@ pub struct Args {
     /// Print the report as JSON on standard output.
     #[arg(long)]
     json: bool,
+    /// Scheduling policy: comma-separated maximal|weak|random:SEED, true-first|false-first|
+    /// random:SEED, by-case|by-selector; or `all` to run under every policy of a set and report
+    /// a script whose results depend on the policy.
+    #[arg(long)]
+    policy: Option<String>,
+    /// Write the tangle events of every dispatch to FILE as JSON (docs/trace-format.md).
+    #[arg(long, value_name = "FILE")]
+    trace: Option<String>,
 }
 
 /// The profile the options ask for, or why there is none.
@@ -79,11 +88,30 @@ pub fn run(args: &Args) -> Exit {
             return Exit::Unusable;
         }
     };
-    let mut backend = CpuBackend::new(
-        profile,
-        run_options(args.threads, args.step_limit, args.time_limit),
-    );
+    let mut options = run_options(args.threads, args.step_limit, args.time_limit);
+    match args.policy.as_deref() {
+        Some("all") => {
+            return super::policies::run_all(name, &script, &profile, &options, args.json)
+        }
+        Some(p) => match p.parse() {
+            Ok(policy) => options.policy = policy,
+            Err(e) => {
+                io::report(&format!("--policy {p}: {e}"));
+                return Exit::Unusable;
+            }
+        },
+        None => {}
+    }
+    options.trace = args.trace.is_some();
+    let mut backend = CpuBackend::new(profile, options);
     let report = tangle_amber::run(&script, &mut backend);
+    if let Some(path) = &args.trace {
+        let json = tangle_exec::trace::file_json(&backend.take_traces());
+        if let Err(e) = std::fs::write(path, json) {
+            io::report(&format!("cannot write the trace to {path}: {e}"));
+            return Exit::Unusable;
+        }
+    }
     if args.json {
         print_json(name, &report);
     } else {

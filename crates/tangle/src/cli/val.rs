@@ -123,3 +123,36 @@ pub fn run(args: &Args) -> Exit {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn binaries_are_recognised_in_either_byte_order() {
+        assert!(looks_binary(&[0x03, 0x02, 0x23, 0x07, 0, 0]));
+        assert!(looks_binary(&[0x07, 0x23, 0x02, 0x03]));
+        assert!(!looks_binary(b"OpCapability Shader"));
+        assert!(!looks_binary(&[0x03, 0x02]));
+    }
+
+    #[test]
+    fn hlsl_legalization_implies_relaxed_logical_pointers() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: Args,
+        }
+        let cli = Cli::try_parse_from([
+            "val",
+            "m.spv",
+            "--before-hlsl-legalization",
+            "--target-env",
+            "vulkan1.3",
+        ]);
+        let options = cli.map(|c| c.args.options()).expect("parses");
+        assert!(options.relax_logical_pointer && options.before_hlsl_legalization);
+        assert!(!options.scalar_block_layout);
+    }
+}
