@@ -17,7 +17,8 @@
 //! holds a register file of `slots × subgroup size` values (lane arrays) and a set of *tangles*:
 //! groups of invocations that execute together. An op runs once per tangle over its active-lane
 //! mask. Divergent branches split a tangle; tangles rejoin where the maximal-reconvergence rules
-//! say ([`run::tangle`]). Subgroups yield to each other at `OpControlBarrier`.
+//! say ([`run::tangle`]), or where the dispatch's [`policy`] lets them. Subgroups yield to each
+//! other at `OpControlBarrier`. [`RunOptions::trace`] records the tangle events ([`trace`]).
 //!
 //! Memory use is O(threads × workgroup): register files and per-invocation memory are reused
 //! from one workgroup to the next.

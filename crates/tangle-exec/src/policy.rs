@@ -4,13 +4,15 @@
 //! * [`Reconvergence`]: where split tangles rejoin. `maximal` follows SPV_KHR_maximal_reconvergence
 //!   (tangles rejoin at merge blocks, continue targets, case constructs and after calls; see
 //!   [`crate::run::tangle`]). `weak` keeps only what Vulkan guarantees without the mode: the
-//!   invocations are together in *uniform* control flow (SPIR-V 2.2.5 "Uniform Control Flow",
-//!   SPV_KHR_subgroup_uniform_control_flow: "if the entry point is executed in subgroup uniform
-//!   control flow, then ... instructions executed in uniform control flow ... are executed by all
-//!   invocations of the subgroup together"), so split tangles rejoin only where every invocation
-//!   of the subgroup still running has arrived. `random:SEED` decides at each point where
-//!   `maximal` would rejoin tangles whether to rejoin them (a seeded coin per tangle), again
-//!   always rejoining in uniform control flow.
+//!   invocations are together in *uniform* control flow (SPIR-V "Uniform Control Flow"; with
+//!   SPV_KHR_subgroup_uniform_control_flow, invocations of a subgroup must reconverge at a
+//!   merge block when they were uniform on entry to the loop or selection and all leave it
+//!   through that merge block), so split tangles rejoin only where every invocation of the
+//!   subgroup still running has arrived at the same place (which covers that rule, and also
+//!   rejoins after calls and at continue targets when that happens). `random:SEED` decides at
+//!   each point where `maximal` would rejoin tangles whether to rejoin them (a seeded coin per
+//!   tangle), again always rejoining in uniform control flow. An entry point that declares
+//!   `MaximallyReconvergesKHR` always runs `maximal` ([`crate::run::tangle::Schedule::new`]).
 //! * [`BranchOrder`]: which side of a divergent `OpBranchConditional` runs first, observable
 //!   through memory. It only reorders the sides inside a construct: the construct's merge block
 //!   and continue target still rank after both ([`crate::lower::cfg`]). `random:SEED` picks the
@@ -287,6 +289,9 @@ mod tests {
     fn rng_is_deterministic_and_stream_dependent() {
         let a: Vec<u64> = (0..4).map(|_| Rng::new(1, &[2, 3]).next_u64()).collect();
         assert!(a.windows(2).all(|w| w[0] == w[1]));
-        assert_ne!(Rng::new(1, &[2, 3]).next_u64(), Rng::new(1, &[3, 2]).next_u64());
+        assert_ne!(
+            Rng::new(1, &[2, 3]).next_u64(),
+            Rng::new(1, &[3, 2]).next_u64()
+        );
     }
 }

@@ -313,3 +313,65 @@ fn the_maximal_reconvergence_mode_overrides_the_policy() {
         assert!(policy.starts_with("maximal,"), "{policy}");
     }
 }
+
+/// A switch inside a loop: invocations 0-3 `continue` from one case construct (four selector
+/// values), the others break out of the switch; all meet at the continue target.
+const SWITCH_IN_LOOP: &str = r#"#version 450
+#extension GL_KHR_shader_subgroup_ballot : require
+layout(local_size_x = 8) in;
+layout(set = 0, binding = 0) buffer B { uint data[]; };
+void main() {
+    uint id = gl_SubgroupInvocationID;
+    for (uint k = 0u; k < 2u; k++) {
+        data[k * 8u + id] = subgroupBallot(true).x;
+        switch (id) {
+        case 0u: case 1u: case 2u: case 3u:
+            data[16u + k * 8u + id] = subgroupBallot(true).x;
+            continue;
+        default:
+            break;
+        }
+        data[16u + k * 8u + id] = 100u;
+    }
+    data[32u + id] = subgroupBallot(true).x;
+}
+"#;
+
+#[test]
+fn by_selector_tangles_rejoin_once_they_leave_the_switch() {
+    let m = compile(SWITCH_IN_LOOP);
+    for (policy, case) in [
+        ("maximal,by-case", [0xf; 4]),
+        ("maximal,by-selector", [1, 2, 4, 8]),
+        ("weak,by-selector", [1, 2, 4, 8]),
+        ("maximal,false-first,by-selector", [1, 2, 4, 8]),
+    ] {
+        let (out, _) = run(&m, 40, 1, 8, policy, 1, false);
+        // "at the beginning of each iteration of the loop, invocations that entered the loop
+        // together and are continuing to the execute the loop will be converged".
+        assert_eq!(&out[..16], &[0xff; 16], "{policy}");
+        for k in 0..2 {
+            let at = 16 + k * 8;
+            assert_eq!(&out[at..at + 4], &case, "{policy} iteration {k}");
+            assert_eq!(&out[at + 4..at + 8], &[100; 4], "{policy} iteration {k}");
+        }
+        assert_eq!(&out[32..], &[0xff; 8], "{policy}");
+    }
+}
+
+#[test]
+fn traces_do_not_depend_on_the_thread_count() {
+    let m = compile(NESTED);
+    for policy in ["maximal", "random:3,random:4,by-selector"] {
+        let (_, one) = run(&m, 24 * 16, 16, 8, policy, 1, true);
+        let (_, four) = run(&m, 24 * 16, 16, 8, policy, 4, true);
+        let (one, four) = (one.trace.expect("trace"), four.trace.expect("trace"));
+        assert_eq!(one, four, "{policy}");
+        let groups: Vec<u32> = one.events.iter().map(|e| e.workgroup[0]).collect();
+        assert!(
+            groups.windows(2).all(|w| w[0] <= w[1]),
+            "{policy}: {groups:?}"
+        );
+        assert_eq!(groups.last(), Some(&15));
+    }
+}

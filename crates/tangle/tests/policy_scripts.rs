@@ -89,6 +89,8 @@ fn single_policies_pick_the_behaviour() {
         let (code, out) = tangle_run(&order, &["--policy", policy]);
         assert_eq!(code, want, "--policy {policy}:\n{out}");
     }
+    let (code, out) = tangle_run(&order, &["--policy", "all", "--trace", "unused.json"]);
+    assert_eq!(code, 2, "--policy all --trace:\n{out}");
     for bad in ["fastest", "random:x", ""] {
         let (code, out) = tangle_run(&order, &["--policy", bad]);
         assert_eq!(code, 2, "--policy '{bad}':\n{out}");

@@ -1,11 +1,15 @@
 //! The rule families and the order they run in.
 //!
-//! Kept in SPIRV-Tools' pass order (`validate.cpp`) so the first diagnostic matches the reference
-//! validator's: layout and ids while reading, then the grammar-driven capability checks, then the
-//! whole-module control-flow checks, then one pass per instruction over the opcode families
-//! (types, constants, memory, conversions/composites/arithmetic, non-uniform groups, dot product).
-//! Every family reports independently; id errors stop validation because the facts
-//! the others read are unusable then.
+//! Kept close to SPIRV-Tools' pass order (`validate.cpp`) so the first diagnostic usually names
+//! the rule the reference validator reports first: layout and ids (as while reading), then the
+//! grammar-driven capability checks, then the whole-module checks (control flow and maximal
+//! reconvergence, entry point interfaces, Vulkan resources and built-ins, block layout), then one
+//! pass over the instructions running the opcode families in the reference's order (types and
+//! constants, memory, composites and conversions, arithmetic, logical, atomics and barriers,
+//! extended instructions, cooperative matrix arithmetic, non-uniform groups, dot product, and
+//! function/control-flow operands). Every family reports independently; id errors stop validation
+//! because the facts the others read are unusable then. Diagnostics come back ordered by
+//! instruction, module-wide ones last.
 
 pub mod arith;
 pub mod atomic;

@@ -90,6 +90,10 @@ pub fn run(args: &Args) -> Exit {
     };
     let mut options = run_options(args.threads, args.step_limit, args.time_limit);
     match args.policy.as_deref() {
+        Some("all") if args.trace.is_some() => {
+            io::report("--trace records one run: name one policy instead of --policy all");
+            return Exit::Unusable;
+        }
         Some("all") => {
             return super::policies::run_all(name, &script, &profile, &options, args.json)
         }
