@@ -144,6 +144,10 @@ pub struct RunOptions {
     pub policy: crate::policy::Policy,
     /// Record the tangle events of the dispatch in [`Report::trace`].
     pub trace: bool,
+    /// Report the sanitizer's undefined-behaviour findings (`--no-checks` turns this off).
+    /// Out-of-bounds accesses and bad pointers are reported either way: they are memory errors
+    /// of the shader, not values the spec leaves undefined.
+    pub checks: bool,
 }
 
 impl Default for RunOptions {
@@ -154,6 +158,7 @@ impl Default for RunOptions {
             time_limit: Duration::from_secs(60),
             policy: crate::policy::Policy::default(),
             trace: false,
+            checks: true,
         }
     }
 }

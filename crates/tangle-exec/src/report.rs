@@ -33,6 +33,17 @@ pub enum Finding {
     DotAccSatOverflow(crate::check::dot::DotOverflow),
 }
 
+impl Finding {
+    /// Whether this is a memory error (out of bounds, bad pointer) rather than a value the
+    /// specs leave undefined; memory errors are reported even with the checks off.
+    pub fn is_memory_error(&self) -> bool {
+        matches!(
+            self,
+            Finding::OutOfBounds { .. } | Finding::BadPointer { .. }
+        )
+    }
+}
+
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

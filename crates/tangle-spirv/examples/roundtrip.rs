@@ -4,7 +4,9 @@ fn main() {
         match tangle_spirv::Module::from_bytes(&bytes) {
             Ok(m) => {
                 let w = tangle_spirv::binary::words_from_bytes(&bytes).unwrap();
-                if m.to_words() != w { println!("MISMATCH {path}"); }
+                if m.to_words() != w {
+                    println!("MISMATCH {path}");
+                }
             }
             Err(e) => println!("ERR {path}: {e}"),
         }

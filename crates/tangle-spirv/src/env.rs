@@ -25,17 +25,26 @@ impl TargetEnv {
     /// Parses the SPIRV-Tools spelling.
     pub fn parse(text: &str) -> Option<TargetEnv> {
         let minor = |rest: &str, max: u8| rest.parse::<u8>().ok().filter(|m| *m <= max);
-        if let Some(rest) = text.strip_prefix("spv1.").or_else(|| text.strip_prefix("universal1.")) {
+        if let Some(rest) = text
+            .strip_prefix("spv1.")
+            .or_else(|| text.strip_prefix("universal1."))
+        {
             return minor(rest, 6).map(|m| TargetEnv::Universal(v(1, m)));
         }
         if text == "vulkan1.1spv1.4" {
-            return Some(TargetEnv::Vulkan { api: v(1, 1), spirv: v(1, 4) });
+            return Some(TargetEnv::Vulkan {
+                api: v(1, 1),
+                spirv: v(1, 4),
+            });
         }
         if let Some(rest) = text.strip_prefix("vulkan1.") {
             let m = minor(rest, 4)?;
             // The highest SPIR-V version each Vulkan version requires drivers to accept.
             let spirv = [v(1, 0), v(1, 3), v(1, 5), v(1, 6), v(1, 6)][usize::from(m)];
-            return Some(TargetEnv::Vulkan { api: v(1, m), spirv });
+            return Some(TargetEnv::Vulkan {
+                api: v(1, m),
+                spirv,
+            });
         }
         match text {
             "opencl1.2" => Some(TargetEnv::OpenCl(v(1, 2))),
@@ -66,7 +75,9 @@ impl std::fmt::Display for TargetEnv {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             TargetEnv::Universal(ver) => write!(f, "spv{ver}"),
-            TargetEnv::Vulkan { api, spirv } if *api == v(1, 1) && *spirv == v(1, 4) => write!(f, "vulkan1.1spv1.4"),
+            TargetEnv::Vulkan { api, spirv } if *api == v(1, 1) && *spirv == v(1, 4) => {
+                write!(f, "vulkan1.1spv1.4")
+            }
             TargetEnv::Vulkan { api, .. } => write!(f, "vulkan{api}"),
             TargetEnv::OpenCl(api) => write!(f, "opencl{api}"),
         }
@@ -80,10 +91,17 @@ mod tests {
     #[test]
     fn versions_match_spirv_as() {
         // Recorded from `spirv-as --target-env E` header words (SPIRV-Tools 2025.5).
-        for (env, ver) in [("vulkan1.0", v(1, 0)), ("vulkan1.1", v(1, 3)), ("vulkan1.2", v(1, 5)),
-            ("vulkan1.3", v(1, 6)), ("vulkan1.4", v(1, 6)), ("opencl1.2", v(1, 0)), ("opencl2.2", v(1, 2)),
-            ("vulkan1.1spv1.4", v(1, 4)), ("spv1.3", v(1, 3))]
-        {
+        for (env, ver) in [
+            ("vulkan1.0", v(1, 0)),
+            ("vulkan1.1", v(1, 3)),
+            ("vulkan1.2", v(1, 5)),
+            ("vulkan1.3", v(1, 6)),
+            ("vulkan1.4", v(1, 6)),
+            ("opencl1.2", v(1, 0)),
+            ("opencl2.2", v(1, 2)),
+            ("vulkan1.1spv1.4", v(1, 4)),
+            ("spv1.3", v(1, 3)),
+        ] {
             let parsed = TargetEnv::parse(env);
             assert_eq!(parsed.map(TargetEnv::spirv_version), Some(ver), "{env}");
             assert_eq!(parsed.map(|e| e.to_string()).as_deref(), Some(env));

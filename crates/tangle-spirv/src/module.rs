@@ -117,8 +117,19 @@ pub struct Instruction {
 
 impl Instruction {
     /// A new instruction with no location.
-    pub fn new(opcode: u16, result_type: Option<Id>, result_id: Option<Id>, operands: Vec<Operand>) -> Self {
-        Instruction { opcode, result_type, result_id, operands, offset: 0 }
+    pub fn new(
+        opcode: u16,
+        result_type: Option<Id>,
+        result_id: Option<Id>,
+        operands: Vec<Operand>,
+    ) -> Self {
+        Instruction {
+            opcode,
+            result_type,
+            result_id,
+            operands,
+            offset: 0,
+        }
     }
 
     /// The opcode as the `spirv` crate's enum, if it knows it.
@@ -133,7 +144,8 @@ impl Instruction {
 
     /// The opcode's name (`OpIAdd`), or `Op<n>` when the grammar does not know it.
     pub fn name(&self) -> String {
-        self.desc().map_or_else(|| format!("Op{}", self.opcode), |d| d.name.to_string())
+        self.desc()
+            .map_or_else(|| format!("Op{}", self.opcode), |d| d.name.to_string())
     }
 
     /// The id at operand position `i` (after result type and id), if there is one.

@@ -1,5 +1,5 @@
 //! Runs every Amber script under `tests/amber/` through the `tangle` binary and checks the exit
-//! codes: `*.amber` pass (0), `fail/` fail (1), `unsupported/` need a missing feature (77),
+//! codes: `*.amber`, `group/` and `dot/` pass (0), `fail/`, `group/fail/` and `dot/fail/` fail (1), `unsupported/` need a missing feature (77),
 //! `unusable/` cannot be used (2). `pending/` holds scripts waiting on executor features and is
 //! not run.
 
@@ -59,15 +59,28 @@ fn expect_exit(sub: &str, code: i32) -> Vec<(PathBuf, String, String)> {
 
 #[test]
 fn passing_scripts_exit_0() {
-    for (script, stdout, _) in expect_exit("", 0) {
-        assert!(stdout.contains("PASS"), "{}: {stdout}", script.display());
+    for sub in ["", "group", "dot"] {
+        for (script, stdout, _) in expect_exit(sub, 0) {
+            assert!(stdout.contains("PASS"), "{}: {stdout}", script.display());
+        }
     }
 }
 
 #[test]
 fn failing_scripts_exit_1() {
-    for (script, stdout, _) in expect_exit("fail", 1) {
-        assert!(stdout.contains("FAIL"), "{}: {stdout}", script.display());
+    for sub in ["fail", "group/fail", "dot/fail"] {
+        for (script, stdout, _) in expect_exit(sub, 1) {
+            assert!(stdout.contains("FAIL"), "{}: {stdout}", script.display());
+        }
+    }
+}
+
+#[test]
+fn examples_pass() {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    for name in ["saxpy.amber", "rotate.amber", "dot.amber"] {
+        let (code, stdout, stderr) = tangle_run(&examples.join(name), &[]);
+        assert_eq!(code, 0, "examples/{name}: {stdout}{stderr}");
     }
 }
 
@@ -195,4 +208,23 @@ fn step_and_time_limits_stop_runaway_loops() {
     );
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("time limit of 300 ms"), "{stdout}");
+}
+
+#[test]
+fn no_checks_turns_undefined_behaviour_findings_off() {
+    // These scripts fail only because the sanitizer finds undefined behaviour; their EXPECTs hold.
+    for script in [
+        "group/fail/rotate_inactive_source.amber",
+        "dot/fail/acc_sat_overflow.amber",
+        "fail/division_by_zero.amber",
+    ] {
+        let path = amber_dir(script);
+        let (with_checks, _, _) = tangle_run(&path, &[]);
+        assert_eq!(with_checks, 1, "{script} with checks");
+        let (without, stdout, stderr) = tangle_run(&path, &["--no-checks"]);
+        assert_eq!(without, 0, "{script} --no-checks: {stdout}{stderr}");
+    }
+    // Out-of-bounds accesses are memory errors and stay reported.
+    let (code, _, _) = tangle_run(&amber_dir("fail/out_of_bounds.amber"), &["--no-checks"]);
+    assert_eq!(code, 1);
 }

@@ -75,10 +75,11 @@ fn last_version(v: Option<&Value>) -> String {
 fn value_u32(v: &Value) -> u32 {
     match v {
         Value::Number(n) => n.as_u64().unwrap_or(0) as u32,
-        Value::String(t) => {
-            u32::from_str_radix(t.trim_start_matches("0x"), if t.starts_with("0x") { 16 } else { 10 })
-                .unwrap_or(0)
-        }
+        Value::String(t) => u32::from_str_radix(
+            t.trim_start_matches("0x"),
+            if t.starts_with("0x") { 16 } else { 10 },
+        )
+        .unwrap_or(0),
         _ => 0,
     }
 }
@@ -107,7 +108,12 @@ fn operands(list: &[Value]) -> String {
 }
 
 fn strings(list: Option<&Value>) -> String {
-    let items: Vec<String> = list.map(arr).unwrap_or(&[]).iter().map(|v| format!("{:?}", s(v))).collect();
+    let items: Vec<String> = list
+        .map(arr)
+        .unwrap_or(&[])
+        .iter()
+        .map(|v| format!("{:?}", s(v)))
+        .collect();
     format!("&[{}]", items.join(", "))
 }
 
@@ -118,7 +124,10 @@ impl Caps {
         let mut items = Vec::new();
         for v in list.map(arr).unwrap_or(&[]) {
             let name = s(v);
-            let value = self.0.get(name).ok_or_else(|| format!("unknown capability {name}"))?;
+            let value = self
+                .0
+                .get(name)
+                .ok_or_else(|| format!("unknown capability {name}"))?;
             items.push(format!("{value} /* {name} */"));
         }
         Ok(format!("&[{}]", items.join(", ")))
@@ -217,7 +226,10 @@ fn generate(dir: &str) -> Result<String, String> {
     out.push_str("];\n\n");
 
     // Extended instruction sets.
-    for (konst, set_name, json) in [("GLSL_STD_450", "GLSL.std.450", &glsl), ("OPENCL_STD", "OpenCL.std", &opencl)] {
+    for (konst, set_name, json) in [
+        ("GLSL_STD_450", "GLSL.std.450", &glsl),
+        ("OPENCL_STD", "OpenCL.std", &opencl),
+    ] {
         let _ = writeln!(
             out,
             "/// The `{set_name}` extended instruction set.\npub static {konst}: ExtInstSetDesc = ExtInstSetDesc {{ name: {set_name:?}, instructions: &["

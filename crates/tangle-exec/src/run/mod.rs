@@ -400,6 +400,9 @@ impl Workgroup {
     /// Records lane findings of one op as diagnostics.
     fn report(&mut self, s: &Shared<'_>, first: u32, loc: u32) {
         for (l, f) in std::mem::take(&mut self.found) {
+            if !s.options.checks && !f.is_memory_error() {
+                continue;
+            }
             if self.diagnostics.len() >= Report::MAX_DIAGNOSTICS {
                 self.stats.dropped_diagnostics += 1;
                 continue;

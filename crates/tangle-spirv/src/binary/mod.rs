@@ -33,9 +33,15 @@ pub enum BinaryErrorKind {
     #[error("unknown opcode {0}")]
     UnknownOpcode(u16),
     #[error("{instruction} is missing its {operand} operand")]
-    MissingOperand { instruction: &'static str, operand: &'static str },
+    MissingOperand {
+        instruction: &'static str,
+        operand: &'static str,
+    },
     #[error("{instruction} has {extra} words more than its operands use")]
-    ExtraWords { instruction: &'static str, extra: usize },
+    ExtraWords {
+        instruction: &'static str,
+        extra: usize,
+    },
     #[error("literal string is not nul-terminated")]
     StringNotTerminated,
     #[error("literal string is padded with non-zero bytes after its nul")]
@@ -48,7 +54,9 @@ pub enum BinaryErrorKind {
     UnknownExtInst { set: &'static str, number: u32 },
     #[error("literal numbers of {0} bits are not supported")]
     UnsupportedLiteralWidth(u32),
-    #[error("{instruction}: the literal's type is not a previously declared integer or float type")]
+    #[error(
+        "{instruction}: the literal's type is not a previously declared integer or float type"
+    )]
     LiteralTypeUnknown { instruction: &'static str },
     #[error("id {id} is out of range (the header's bound is {bound})")]
     IdOutOfBound { id: u32, bound: u32 },
@@ -57,14 +65,23 @@ pub enum BinaryErrorKind {
 /// Turns bytes into words, detecting the byte order from the magic number.
 pub fn words_from_bytes(bytes: &[u8]) -> Result<Vec<u32>, BinaryError> {
     if !bytes.len().is_multiple_of(4) {
-        return Err(BinaryError { offset: 0, kind: BinaryErrorKind::NotWords(bytes.len()) });
+        return Err(BinaryError {
+            offset: 0,
+            kind: BinaryErrorKind::NotWords(bytes.len()),
+        });
     }
-    let little = bytes.get(..4).is_none_or(|m| u32::from_le_bytes([m[0], m[1], m[2], m[3]]) == crate::module::MAGIC);
+    let little = bytes
+        .get(..4)
+        .is_none_or(|m| u32::from_le_bytes([m[0], m[1], m[2], m[3]]) == crate::module::MAGIC);
     Ok(bytes
         .chunks_exact(4)
         .map(|c| {
             let b = [c[0], c[1], c[2], c[3]];
-            if little { u32::from_le_bytes(b) } else { u32::from_be_bytes(b) }
+            if little {
+                u32::from_le_bytes(b)
+            } else {
+                u32::from_be_bytes(b)
+            }
         })
         .collect())
 }

@@ -26,7 +26,12 @@ pub fn read(words: &[u32]) -> Result<Module, BinaryError> {
     if words[1] & 0xff00_00ff != 0 || version.0 != 1 || version.1 > 6 {
         return Err(err(1, E::UnsupportedVersion(words[1])));
     }
-    let header = Header { version, generator: words[2], bound: words[3], schema: words[4] };
+    let header = Header {
+        version,
+        generator: words[2],
+        bound: words[3],
+        schema: words[4],
+    };
     let mut tracker = Tracker::default();
     let mut instructions = Vec::new();
     let mut offset = 5;
@@ -39,18 +44,36 @@ pub fn read(words: &[u32]) -> Result<Module, BinaryError> {
         }
         let end = offset + count;
         if end > words.len() {
-            return Err(err(offset, E::Truncated { count, available: words.len() - offset }));
+            return Err(err(
+                offset,
+                E::Truncated {
+                    count,
+                    available: words.len() - offset,
+                },
+            ));
         }
         let inst = decode_instruction(opcode, &words[offset + 1..end], offset, &mut tracker)?;
         for id in inst.result_type.iter().chain(inst.result_id.iter()) {
             if *id == 0 || *id >= header.bound {
-                return Err(err(offset, E::IdOutOfBound { id: *id, bound: header.bound }));
+                return Err(err(
+                    offset,
+                    E::IdOutOfBound {
+                        id: *id,
+                        bound: header.bound,
+                    },
+                ));
             }
         }
         for op in &inst.operands {
             if let Operand::Id(id) = op {
                 if *id == 0 || *id >= header.bound {
-                    return Err(err(offset, E::IdOutOfBound { id: *id, bound: header.bound }));
+                    return Err(err(
+                        offset,
+                        E::IdOutOfBound {
+                            id: *id,
+                            bound: header.bound,
+                        },
+                    ));
                 }
             }
         }
@@ -58,7 +81,10 @@ pub fn read(words: &[u32]) -> Result<Module, BinaryError> {
         instructions.push(inst);
         offset = end;
     }
-    Ok(Module { header, instructions })
+    Ok(Module {
+        header,
+        instructions,
+    })
 }
 
 /// Facts about earlier instructions that decide how later operands are read.
@@ -115,12 +141,18 @@ impl Cursor<'_> {
     }
 
     fn err(&self, kind: E) -> BinaryError {
-        BinaryError { offset: self.at, kind }
+        BinaryError {
+            offset: self.at,
+            kind,
+        }
     }
 
     fn word(&mut self, what: &'static str) -> Result<u32, BinaryError> {
         let w = self.words.get(self.pos).copied().ok_or_else(|| {
-            self.err(E::MissingOperand { instruction: self.name, operand: what })
+            self.err(E::MissingOperand {
+                instruction: self.name,
+                operand: what,
+            })
         })?;
         self.pos += 1;
         Ok(w)
@@ -155,12 +187,29 @@ fn decode_instruction(
     at: usize,
     tracker: &mut Tracker,
 ) -> Result<Instruction, BinaryError> {
-    let desc = grammar::instruction(opcode).ok_or(BinaryError { offset: at, kind: E::UnknownOpcode(opcode) })?;
-    let mut cur = Cursor { words, pos: 0, at, name: desc.name };
-    let mut inst = Instruction { opcode, result_type: None, result_id: None, operands: Vec::new(), offset: at };
+    let desc = grammar::instruction(opcode).ok_or(BinaryError {
+        offset: at,
+        kind: E::UnknownOpcode(opcode),
+    })?;
+    let mut cur = Cursor {
+        words,
+        pos: 0,
+        at,
+        name: desc.name,
+    };
+    let mut inst = Instruction {
+        opcode,
+        result_type: None,
+        result_id: None,
+        operands: Vec::new(),
+        offset: at,
+    };
     decode_operands(&mut cur, desc.operands, &mut inst, tracker)?;
     if !cur.done() {
-        return Err(cur.err(E::ExtraWords { instruction: desc.name, extra: words.len() - cur.pos }));
+        return Err(cur.err(E::ExtraWords {
+            instruction: desc.name,
+            extra: words.len() - cur.pos,
+        }));
     }
     Ok(inst)
 }
@@ -195,7 +244,11 @@ fn decode_operand(
     inst: &mut Instruction,
     tracker: &Tracker,
 ) -> Result<(), BinaryError> {
-    let what = if desc.name.is_empty() { desc.kind.desc().name } else { desc.name };
+    let what = if desc.name.is_empty() {
+        desc.kind.desc().name
+    } else {
+        desc.name
+    };
     match desc.kind {
         OperandKind::IdResultType => inst.result_type = Some(cur.word(what)?),
         OperandKind::IdResult => inst.result_id = Some(cur.word(what)?),
@@ -224,7 +277,9 @@ fn decode_operand(
         OperandKind::PairLiteralIntegerIdRef => {
             // Only OpSwitch uses it: the literal is as wide as the selector.
             let selector = inst.id_operand(0);
-            let width = selector.and_then(|s| tracker.value_type.get(&s)).and_then(|ty| tracker.width_of_type(*ty));
+            let width = selector
+                .and_then(|s| tracker.value_type.get(&s))
+                .and_then(|ty| tracker.width_of_type(*ty));
             push_number(cur, width, inst)?;
             inst.operands.push(Operand::Id(cur.word("target label")?));
         }
@@ -241,16 +296,27 @@ fn decode_operand(
     Ok(())
 }
 
-fn push_number(cur: &mut Cursor, width: Option<u32>, inst: &mut Instruction) -> Result<(), BinaryError> {
+fn push_number(
+    cur: &mut Cursor,
+    width: Option<u32>,
+    inst: &mut Instruction,
+) -> Result<(), BinaryError> {
     match width {
-        Some(w) if w <= 32 => inst.operands.push(Operand::Int(cur.word("literal number")?)),
+        Some(w) if w <= 32 => inst
+            .operands
+            .push(Operand::Int(cur.word("literal number")?)),
         Some(64) => {
             let lo = cur.word("literal number")?;
             let hi = cur.word("literal number (high word)")?;
-            inst.operands.push(Operand::Wide(u64::from(lo) | (u64::from(hi) << 32)));
+            inst.operands
+                .push(Operand::Wide(u64::from(lo) | (u64::from(hi) << 32)));
         }
         Some(w) => return Err(cur.err(E::UnsupportedLiteralWidth(w))),
-        None => return Err(cur.err(E::LiteralTypeUnknown { instruction: cur.name })),
+        None => {
+            return Err(cur.err(E::LiteralTypeUnknown {
+                instruction: cur.name,
+            }))
+        }
     }
     Ok(())
 }
@@ -267,7 +333,12 @@ fn decode_enum(
     inst.operands.push(Operand::Enum(kind, value));
     match desc.category {
         Category::ValueEnum => {
-            let e = kind.enumerant(value).ok_or_else(|| cur.err(E::UnknownEnumerant { kind: desc.name, value }))?;
+            let e = kind.enumerant(value).ok_or_else(|| {
+                cur.err(E::UnknownEnumerant {
+                    kind: desc.name,
+                    value,
+                })
+            })?;
             decode_operands(cur, e.parameters, inst, tracker)?;
         }
         Category::BitEnum => {
@@ -277,11 +348,21 @@ fn decode_enum(
                 if value & mask == 0 {
                     continue;
                 }
-                let e = kind.enumerant(mask).ok_or_else(|| cur.err(E::UnknownEnumerant { kind: desc.name, value: mask }))?;
+                let e = kind.enumerant(mask).ok_or_else(|| {
+                    cur.err(E::UnknownEnumerant {
+                        kind: desc.name,
+                        value: mask,
+                    })
+                })?;
                 decode_operands(cur, e.parameters, inst, tracker)?;
             }
         }
-        _ => return Err(cur.err(E::UnknownEnumerant { kind: desc.name, value })),
+        _ => {
+            return Err(cur.err(E::UnknownEnumerant {
+                kind: desc.name,
+                value,
+            }))
+        }
     }
     Ok(())
 }
@@ -311,10 +392,17 @@ fn decode_ext_inst(
     inst: &mut Instruction,
     tracker: &Tracker,
 ) -> Result<(), BinaryError> {
-    let set = inst.id_operand(0).and_then(|id| tracker.ext_sets.get(&id).copied().flatten());
+    let set = inst
+        .id_operand(0)
+        .and_then(|id| tracker.ext_sets.get(&id).copied().flatten());
     match set {
         Some(set) => {
-            let ext = set.instruction(number).ok_or_else(|| cur.err(E::UnknownExtInst { set: set.name, number }))?;
+            let ext = set.instruction(number).ok_or_else(|| {
+                cur.err(E::UnknownExtInst {
+                    set: set.name,
+                    number,
+                })
+            })?;
             decode_operands(cur, ext.operands, inst, tracker)
         }
         None => {
@@ -342,11 +430,17 @@ mod tests {
     fn string_padding_must_be_zero() {
         // "abc" then its nul: fine.
         let ok = read(&extension(&[u32::from_le_bytes(*b"abc\0")]));
-        assert_eq!(ok.map(|m| m.instructions[0].string_operand(0).map(String::from)), Ok(Some("abc".into())));
+        assert_eq!(
+            ok.map(|m| m.instructions[0].string_operand(0).map(String::from)),
+            Ok(Some("abc".into()))
+        );
         // "ab", nul, then a non-zero byte the module could not write back (found by fuzzing).
         let bad = read(&extension(&[u32::from_le_bytes(*b"ab\0.")]));
         assert_eq!(bad.map_err(|e| e.kind), Err(E::StringPaddingNotZero));
         let unterminated = read(&extension(&[u32::from_le_bytes(*b"abcd")]));
-        assert_eq!(unterminated.map_err(|e| e.kind), Err(E::StringNotTerminated));
+        assert_eq!(
+            unterminated.map_err(|e| e.kind),
+            Err(E::StringNotTerminated)
+        );
     }
 }

@@ -130,7 +130,10 @@ impl OperandKind {
 
     /// Whether the kind is an enum written by enumerant names in text.
     pub fn is_enum(self) -> bool {
-        matches!(self.desc().category, Category::BitEnum | Category::ValueEnum)
+        matches!(
+            self.desc().category,
+            Category::BitEnum | Category::ValueEnum
+        )
     }
 
     /// The enumerant with this exact value (for value enums, or one bit of a mask).
@@ -183,7 +186,9 @@ pub fn instruction_by_name(name: &str) -> Option<&'static InstructionDesc> {
 
 /// The extended instruction set imported under this name, if tangle knows its grammar.
 pub fn ext_inst_set(name: &str) -> Option<&'static ExtInstSetDesc> {
-    [&GLSL_STD_450, &OPENCL_STD].into_iter().find(|set| set.name == name)
+    [&GLSL_STD_450, &OPENCL_STD]
+        .into_iter()
+        .find(|set| set.name == name)
 }
 
 impl ExtInstSetDesc {
@@ -200,7 +205,9 @@ impl ExtInstSetDesc {
 
 /// The name of a capability value (for messages).
 pub fn capability_name(value: u32) -> &'static str {
-    OperandKind::Capability.enumerant(value).map_or("<unknown capability>", |e| e.name)
+    OperandKind::Capability
+        .enumerant(value)
+        .map_or("<unknown capability>", |e| e.name)
 }
 
 #[cfg(test)]
@@ -216,12 +223,25 @@ mod tests {
 
     #[test]
     fn aliases_and_parameters_are_known() {
-        assert_eq!(instruction_by_name("OpSDotKHR").map(|i| i.opcode), Some(4450));
-        assert_eq!(instruction(4431).map(|i| i.name), Some("OpGroupNonUniformRotateKHR"));
-        let local_size = OperandKind::ExecutionMode.enumerant_by_name("LocalSize").map(|e| e.parameters.len());
+        assert_eq!(
+            instruction_by_name("OpSDotKHR").map(|i| i.opcode),
+            Some(4450)
+        );
+        assert_eq!(
+            instruction(4431).map(|i| i.name),
+            Some("OpGroupNonUniformRotateKHR")
+        );
+        let local_size = OperandKind::ExecutionMode
+            .enumerant_by_name("LocalSize")
+            .map(|e| e.parameters.len());
         assert_eq!(local_size, Some(3));
-        let alias = OperandKind::Capability.enumerant_by_name("DotProductInputAllKHR").map(|e| e.value);
+        let alias = OperandKind::Capability
+            .enumerant_by_name("DotProductInputAllKHR")
+            .map(|e| e.value);
         assert_eq!(alias, Some(6016));
-        assert_eq!(GLSL_STD_450.instruction_by_name("FMix").map(|i| i.opcode), Some(46));
+        assert_eq!(
+            GLSL_STD_450.instruction_by_name("FMix").map(|i| i.opcode),
+            Some(46)
+        );
     }
 }

@@ -26,7 +26,9 @@ pub struct AssembleOptions {
 
 impl Default for AssembleOptions {
     fn default() -> Self {
-        AssembleOptions { target_env: TargetEnv::DEFAULT }
+        AssembleOptions {
+            target_env: TargetEnv::DEFAULT,
+        }
     }
 }
 
@@ -43,7 +45,11 @@ pub struct DisassembleOptions {
 
 impl Default for DisassembleOptions {
     fn default() -> Self {
-        DisassembleOptions { raw_id: false, header: true, indent: true }
+        DisassembleOptions {
+            raw_id: false,
+            header: true,
+            indent: true,
+        }
     }
 }
 

@@ -37,7 +37,11 @@ pub fn run(args: &Args) -> Exit {
             return Exit::Unusable;
         }
     };
-    let options = DisassembleOptions { raw_id: args.raw_id, header: !args.no_header, indent: !args.no_indent };
+    let options = DisassembleOptions {
+        raw_id: args.raw_id,
+        header: !args.no_header,
+        indent: !args.no_indent,
+    };
     let text = disassemble(&module, &options);
     match io::write_output(&args.output, text.as_bytes()) {
         Ok(()) => Exit::Success,

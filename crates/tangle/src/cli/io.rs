@@ -6,7 +6,9 @@ use std::io::{Read, Write};
 pub fn read_input(path: &str) -> Result<Vec<u8>, String> {
     if path == "-" {
         let mut buf = Vec::new();
-        std::io::stdin().read_to_end(&mut buf).map_err(|e| format!("<stdin>: {e}"))?;
+        std::io::stdin()
+            .read_to_end(&mut buf)
+            .map_err(|e| format!("<stdin>: {e}"))?;
         Ok(buf)
     } else {
         std::fs::read(path).map_err(|e| format!("{path}: {e}"))
@@ -17,7 +19,9 @@ pub fn read_input(path: &str) -> Result<Vec<u8>, String> {
 pub fn write_output(path: &str, bytes: &[u8]) -> Result<(), String> {
     if path == "-" {
         let mut out = std::io::stdout().lock();
-        out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| format!("<stdout>: {e}"))
+        out.write_all(bytes)
+            .and_then(|()| out.flush())
+            .map_err(|e| format!("<stdout>: {e}"))
     } else {
         std::fs::write(path, bytes).map_err(|e| format!("{path}: {e}"))
     }
@@ -30,7 +34,11 @@ pub fn report(message: &str) {
 
 /// The name to show for an input path.
 pub fn display_name(path: &str) -> &str {
-    if path == "-" { "<stdin>" } else { path }
+    if path == "-" {
+        "<stdin>"
+    } else {
+        path
+    }
 }
 
 /// Parses a `--target-env` value, or explains the accepted spellings.

@@ -8,6 +8,7 @@ mod asm;
 mod dis;
 mod io;
 mod policies;
+mod profiles;
 mod run;
 mod val;
 
@@ -27,7 +28,11 @@ pub enum Exit {
 }
 
 #[derive(Parser)]
-#[command(name = "tangle", version, about = "Assemble, disassemble, validate and execute SPIR-V compute shaders exactly, on the CPU")]
+#[command(
+    name = "tangle",
+    version,
+    about = "Assemble, disassemble, validate and execute SPIR-V compute shaders exactly, on the CPU"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -43,6 +48,8 @@ enum Command {
     Val(val::Args),
     /// Run an Amber script's compute tests.
     Run(run::Args),
+    /// List the device profiles (`tangle run --profile NAME`).
+    Profiles(profiles::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -52,7 +59,11 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             // --help and --version are successes; everything else is a usage error.
-            return if e.use_stderr() { ExitCode::from(Exit::Unusable as u8) } else { ExitCode::SUCCESS };
+            return if e.use_stderr() {
+                ExitCode::from(Exit::Unusable as u8)
+            } else {
+                ExitCode::SUCCESS
+            };
         }
     };
     let exit = match cli.command {
@@ -60,6 +71,7 @@ pub fn main() -> ExitCode {
         Command::Dis(args) => dis::run(&args),
         Command::Val(args) => val::run(&args),
         Command::Run(args) => run::run(&args),
+        Command::Profiles(args) => profiles::run(&args),
     };
     ExitCode::from(exit as u8)
 }

@@ -1,5 +1,5 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
-//! [--time-limit S] [--json] [--policy P|all] [--trace FILE.json]`: runs an Amber script's
+//! [--time-limit S] [--json] [--policy P|all] [--trace FILE.json] [--no-checks]`: runs an Amber script's
 //! compute tests on the CPU executor.
 //!
 //! Exit codes: 0 every `EXPECT` held; 1 one failed (or the shader is invalid, or undefined
@@ -40,6 +40,10 @@ pub struct Args {
     /// Write the tangle events of every dispatch to FILE as JSON (docs/trace-format.md).
     #[arg(long, value_name = "FILE")]
     trace: Option<String>,
+    /// Turn the sanitizer's undefined-behaviour findings off (out-of-bounds accesses are still
+    /// reported).
+    #[arg(long = "no-checks")]
+    no_checks: bool,
 }
 
 /// The profile the options ask for, or why there is none.
@@ -89,6 +93,7 @@ pub fn run(args: &Args) -> Exit {
         }
     };
     let mut options = run_options(args.threads, args.step_limit, args.time_limit);
+    options.checks = !args.no_checks;
     match args.policy.as_deref() {
         Some("all") if args.trace.is_some() => {
             io::report("--trace records one run: name one policy instead of --policy all");

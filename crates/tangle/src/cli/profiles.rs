@@ -1,0 +1,42 @@
+//! `tangle profiles`: lists the device profiles a run can target (`--profile NAME`).
+
+use super::Exit;
+use tangle_exec::profile::subgroup_ops;
+use tangle_exec::Profile;
+
+#[derive(clap::Args)]
+pub struct Args {}
+
+/// The Vulkan names of the subgroup-operation bits a profile supports.
+fn operation_names(bits: u32) -> Vec<&'static str> {
+    [
+        (subgroup_ops::BASIC, "basic"),
+        (subgroup_ops::VOTE, "vote"),
+        (subgroup_ops::ARITHMETIC, "arithmetic"),
+        (subgroup_ops::BALLOT, "ballot"),
+        (subgroup_ops::SHUFFLE, "shuffle"),
+        (subgroup_ops::SHUFFLE_RELATIVE, "shuffleRelative"),
+        (subgroup_ops::CLUSTERED, "clustered"),
+        (subgroup_ops::QUAD, "quad"),
+        (subgroup_ops::ROTATE, "rotate"),
+        (subgroup_ops::ROTATE_CLUSTERED, "rotateClustered"),
+    ]
+    .into_iter()
+    .filter(|(bit, _)| bits & bit != 0)
+    .map(|(_, name)| name)
+    .collect()
+}
+
+pub fn run(_: &Args) -> Exit {
+    for p in Profile::all() {
+        let [x, y, z] = p.max_workgroup_size;
+        println!("{}: {}", p.name, p.description);
+        println!("  subgroup size {}; workgroup size up to {x}x{y}x{z} ({} invocations); {} bytes of workgroup memory",
+            p.subgroup_size, p.max_workgroup_invocations, p.max_shared_memory);
+        println!(
+            "  subgroup operations: {}",
+            operation_names(p.subgroup_operations).join(", ")
+        );
+    }
+    Exit::Success
+}
