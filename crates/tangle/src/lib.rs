@@ -1,3 +1,79 @@
-//! tangle facade.
+//! The tangle facade: one place to go from a shader to a validated module and a run.
+//!
+//! ```text
+//! load_module(Source::Glsl(..) | Source::Text(..) | Source::Words(..), env)  → validated Module
+//! Device::new(profile).compute_pipeline(&module, "main", &spec)          → Pipeline
+//! pipeline.dispatch(&mut resources, [x, y, z], &RunOptions::default())    → Report
+//! ```
+//!
+//! Every module is validated before it is returned, because the executor trusts only validated
+//! input (DESIGN.md). [`cpu_backend`] adapts the same path to the Amber runner.
 
 pub mod cpu_backend;
+
+pub use tangle_exec::{
+    Device, Diagnostic, ExecError, Pipeline, Profile, Report, Resources, RunOptions, SpecConstants,
+};
+pub use tangle_spirv::{Module, TargetEnv};
+
+/// Where a module comes from.
+#[derive(Debug, Clone, Copy)]
+pub enum Source<'a> {
+    /// A SPIR-V binary as words.
+    Words(&'a [u32]),
+    /// SPIR-V assembly text (SPIRV-Tools syntax).
+    Text(&'a str),
+    /// A GLSL compute shader, compiled with glslang.
+    Glsl(&'a str),
+}
+
+/// Why a source did not give a usable module.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    #[error("{0}")]
+    Binary(#[from] tangle_spirv::BinaryError),
+    #[error("{0}")]
+    Text(#[from] tangle_spirv::text::TextError),
+    #[error("GLSL: {0}")]
+    Glsl(String),
+    /// The module is not valid for the environment: every diagnostic, rendered.
+    #[error("the module is not valid for {env}:\n{}", diagnostics.join("\n"))]
+    Invalid {
+        env: TargetEnv,
+        diagnostics: Vec<String>,
+    },
+}
+
+/// Reads, assembles or compiles a module for `env` and validates it.
+pub fn load_module(source: Source<'_>, env: TargetEnv) -> Result<Module, LoadError> {
+    let mut source_map = None;
+    let module = match source {
+        Source::Words(words) => Module::from_words(words)?,
+        Source::Text(text) => {
+            let (module, map) = tangle_spirv::text::assemble(
+                text,
+                &tangle_spirv::text::AssembleOptions { target_env: env },
+            )?;
+            source_map = Some(map);
+            module
+        }
+        Source::Glsl(glsl) => {
+            Module::from_words(&tangle_amber::compile::glsl(glsl, env).map_err(LoadError::Glsl)?)?
+        }
+    };
+    let options = tangle_validate::ValidateOptions::default();
+    if let Err(found) = tangle_validate::validate(&module, env, &options) {
+        let errors: Vec<String> = found
+            .iter()
+            .filter(|d| d.severity == tangle_validate::Severity::Error)
+            .map(|d| d.render(&module, "<module>", source_map.as_ref()))
+            .collect();
+        if !errors.is_empty() {
+            return Err(LoadError::Invalid {
+                env,
+                diagnostics: errors,
+            });
+        }
+    }
+    Ok(module)
+}
