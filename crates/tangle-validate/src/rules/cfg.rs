@@ -47,6 +47,15 @@ pub enum CfgError {
     /// a continue target, a loop header or a switch target.
     #[error("with MaximallyReconvergesKHR, block %{label} has several predecessors but is not a merge block, continue target, loop header or switch target")]
     MaximalEarlyReconvergence { label: Id },
+    /// 2.11: an `OpSwitch` is a selection header, so it "must be preceded by an OpSelectionMerge"
+    /// (SPIRV-Tools `ValidateStructuredSelections`).
+    #[error("OpSwitch must be preceded by an OpSelectionMerge instruction")]
+    SwitchWithoutMerge,
+    /// 2.11: a conditional branch to two blocks, neither of which is a merge block, continue
+    /// target or other structured target, must be a selection header ("Selection must be
+    /// structured" in SPIRV-Tools `ValidateStructuredSelections`).
+    #[error("OpBranchConditional to %{true_label} and %{false_label} must be preceded by an OpSelectionMerge (selection must be structured)")]
+    SelectionNotStructured { true_label: Id, false_label: Id },
 }
 
 /// Runs the control-flow rules on every function.
@@ -63,6 +72,7 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         merges(function, &idom, sink);
         back_edges(function, &idom, sink);
         definitions_dominate_uses(cx, function, &idom, sink);
+        structured_selections(cx, function, sink);
         if maximal.contains(&function.id) {
             maximal_reconvergence(cx, function, sink);
         }
@@ -353,6 +363,96 @@ fn maximal_reconvergence(cx: &Ctx, function: &Function, sink: &mut Sink) {
                 Some(block.start),
                 CfgError::MaximalEarlyReconvergence { label: block.label },
             );
+        }
+    }
+}
+
+/// Blocks reachable from the entry block through branch edges and merge/continue declarations
+/// (SPIRV-Tools' "structurally reachable"), by block index.
+fn structurally_reachable(function: &Function) -> Vec<bool> {
+    let index = function.block_index();
+    let mut seen = vec![false; function.blocks.len()];
+    let mut stack = vec![0usize];
+    while let Some(b) = stack.pop() {
+        match seen.get_mut(b) {
+            Some(s) if !*s => *s = true,
+            _ => continue,
+        }
+        let Some(block) = function.blocks.get(b) else {
+            continue;
+        };
+        let mut next = block.successors.clone();
+        if let Some((merge, _)) = block.merge {
+            next.push(merge.merge_block());
+            if let Merge::Loop {
+                continue_target, ..
+            } = merge
+            {
+                next.push(continue_target);
+            }
+        }
+        stack.extend(next.iter().filter_map(|id| index.get(id).copied()));
+    }
+    seen
+}
+
+/// Selections are structured: an `OpSwitch` has an `OpSelectionMerge`, and an
+/// `OpBranchConditional` without one (or with only an `OpLoopMerge`) targets at least one block
+/// that is already a structured target.
+///
+/// SPIRV-Tools walks the blocks in structural reverse post-order, accepting a merge-less
+/// conditional branch when either target was already "seen" (a merge block, continue target, or
+/// target of an earlier conditional branch or switch). This check uses every such target in the
+/// function instead of only earlier ones, so it reports a subset of what spirv-val reports and
+/// never rejects a module spirv-val accepts.
+fn structured_selections(cx: &Ctx, function: &Function, sink: &mut Sink) {
+    let reachable = structurally_reachable(function);
+    let op = |b: &crate::cfg_facts::Block| cx.module.instructions.get(b.end).and_then(|t| t.op());
+    let mut structured = IdSet::default();
+    for block in &function.blocks {
+        if let Some((merge, _)) = block.merge {
+            structured.insert(merge.merge_block());
+            if let Merge::Loop {
+                continue_target, ..
+            } = merge
+            {
+                structured.insert(continue_target);
+            }
+        }
+    }
+    for (b, block) in function.blocks.iter().enumerate() {
+        if !reachable.get(b).copied().unwrap_or(false) {
+            continue;
+        }
+        match op(block) {
+            Some(Op::Switch) if block.merge.is_none() => {
+                sink.error(Some(block.end), CfgError::SwitchWithoutMerge);
+            }
+            Some(Op::BranchConditional) => {
+                let selection = matches!(block.merge, Some((Merge::Selection { .. }, _)));
+                let [t, f] = block.successors.as_slice() else {
+                    continue;
+                };
+                // A target shared with another conditional branch or switch may be "seen" first.
+                let shared = |id: &Id| {
+                    function.blocks.iter().enumerate().any(|(o, other)| {
+                        o != b
+                            && matches!(op(other), Some(Op::BranchConditional | Op::Switch))
+                            && other.successors.contains(id)
+                    })
+                };
+                let known = |id: &Id| structured.contains(id) || shared(id);
+                if !selection && t != f && !known(t) && !known(f) {
+                    sink.error(
+                        Some(block.end),
+                        CfgError::SelectionNotStructured {
+                            true_label: *t,
+                            false_label: *f,
+                        },
+                    );
+                }
+            }
+            _ => {}
         }
     }
 }
