@@ -18,32 +18,9 @@ const SAXPY: &str = include_str!(concat!(
 ));
 
 fn compile(src: &str) -> tangle_spirv::Module {
-    use glslang::{
-        Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target,
-        VulkanVersion,
-    };
-    let compiler = Compiler::acquire().expect("glslang");
-    let source = ShaderSource::from(src.to_string());
-    let options = CompilerOptions {
-        target: Target::Vulkan {
-            version: VulkanVersion::Vulkan1_3,
-            spirv_version: SpirvVersion::SPIRV1_6,
-        },
-        ..CompilerOptions::default()
-    };
-    let input = ShaderInput::new(
-        &source,
-        ShaderStage::Compute,
-        &options,
-        None::<&[(&str, Option<&str>)]>,
-        None,
-    )
-    .expect("input");
-    let words = compiler
-        .create_shader(input)
-        .expect("parse")
-        .compile()
-        .expect("compile");
+    // The project's one GLSL front end (glslang, Vulkan 1.3), shared with the Amber runner.
+    let env = tangle_spirv::TargetEnv::parse("vulkan1.3").expect("known environment");
+    let words = tangle_amber::compile::glsl(src, env).unwrap_or_else(|e| panic!("GLSL: {e}"));
     tangle_spirv::binary::read(&words).expect("read")
 }
 

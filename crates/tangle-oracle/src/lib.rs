@@ -102,35 +102,11 @@ pub fn case_program(
 
 /// Compiles GLSL compute source to a module (Vulkan 1.3, SPIR-V 1.6).
 pub fn compile(src: &str) -> Result<tangle_spirv::Module, Failure> {
-    use glslang::{
-        Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target,
-        VulkanVersion,
-    };
-    let compiler =
-        Compiler::acquire().ok_or_else(|| Failure::Compile("glslang unavailable".to_string()))?;
-    let source = ShaderSource::from(src.to_string());
-    let options = CompilerOptions {
-        target: Target::Vulkan {
-            version: VulkanVersion::Vulkan1_3,
-            spirv_version: SpirvVersion::SPIRV1_6,
-        },
-        ..CompilerOptions::default()
-    };
-    let input = ShaderInput::new(
-        &source,
-        ShaderStage::Compute,
-        &options,
-        None::<&[(&str, Option<&str>)]>,
-        None,
-    )
-    .map_err(|e| Failure::Compile(format!("{e:?}")))?;
-    let shader = compiler
-        .create_shader(input)
-        .map_err(|e| Failure::Compile(format!("{e:?}")))?;
-    let words = shader
-        .compile()
-        .map_err(|e| Failure::Compile(format!("{e:?}")))?;
-    tangle_spirv::binary::read(&words).map_err(|e| Failure::Read(e.to_string()))
+    // The project's one GLSL front end (glslang), shared with the Amber runner.
+    let env = tangle_spirv::TargetEnv::parse("vulkan1.3")
+        .ok_or_else(|| Failure::Compile("unknown environment".to_string()))?;
+    let words = tangle_amber::compile::glsl(src, env).map_err(Failure::Compile)?;
+    tangle_spirv::binary::read(&words).map_err(|e| Failure::Compile(e.to_string()))
 }
 
 /// Runs a compiled program on one workgroup of `workgroup_size` invocations with subgroups of

@@ -7,31 +7,10 @@ use tangle_spirv::Module;
 
 /// Compiles a GLSL compute shader to a module (Vulkan 1.3, SPIR-V 1.6).
 pub fn compile(src: &str) -> Module {
-    use glslang::{
-        Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target,
-        VulkanVersion,
-    };
-    let compiler = Compiler::acquire().expect("glslang");
-    let source = ShaderSource::from(src.to_string());
-    let options = CompilerOptions {
-        target: Target::Vulkan {
-            version: VulkanVersion::Vulkan1_3,
-            spirv_version: SpirvVersion::SPIRV1_6,
-        },
-        ..CompilerOptions::default()
-    };
-    let input = ShaderInput::new(
-        &source,
-        ShaderStage::Compute,
-        &options,
-        None::<&[(&str, Option<&str>)]>,
-        None,
-    )
-    .expect("input");
-    let shader = compiler
-        .create_shader(input)
-        .unwrap_or_else(|e| panic!("GLSL does not compile: {e:?}\n{src}"));
-    let words = shader.compile().expect("compile");
+    // One GLSL front end for the whole project: the Amber runner's (glslang, Vulkan 1.3).
+    let env = tangle_spirv::TargetEnv::parse("vulkan1.3").expect("known environment");
+    let words = tangle_amber::compile::glsl(src, env)
+        .unwrap_or_else(|e| panic!("GLSL does not compile: {e}\n{src}"));
     tangle_spirv::binary::read(&words).expect("read")
 }
 
