@@ -16,14 +16,14 @@ fuzz_target!(|bytes: &[u8]| {
     let Some(env) = TargetEnv::parse("vulkan1.3") else {
         return;
     };
-    if validate(&module, env, &ValidateOptions::default()).is_err() {
+    let Ok(valid) = validate(&module, env, &ValidateOptions::default()) else {
         return;
-    }
+    };
     let Some(profile) = Profile::default().with_subgroup_size(8) else {
         return;
     };
     let device = Device::new(profile);
-    let Ok(pipeline) = device.compute_pipeline(&module, "main", &SpecConstants::new()) else {
+    let Ok(pipeline) = device.compute_pipeline(&valid, "main", &SpecConstants::new()) else {
         return;
     };
     let mut resources = Resources::default();

@@ -17,11 +17,14 @@ const SAXPY: &str = include_str!(concat!(
     "/../../../shared/bench/saxpy.comp"
 ));
 
-fn compile(src: &str) -> tangle_spirv::Module {
+fn compile(src: &str) -> tangle_validate::Validated<'static> {
     // The project's one GLSL front end (glslang, Vulkan 1.3), shared with the Amber runner.
     let env = tangle_spirv::TargetEnv::parse("vulkan1.3").expect("known environment");
     let words = tangle_amber::compile::glsl(src, env).unwrap_or_else(|e| panic!("GLSL: {e}"));
-    tangle_spirv::binary::read(&words).expect("read")
+    let module = tangle_spirv::binary::read(&words).expect("read");
+    tangle_validate::validate(&module, env, &Default::default())
+        .map(tangle_validate::Validated::into_owned)
+        .unwrap_or_else(|e| panic!("invalid benchmark shader: {e:?}"))
 }
 
 /// Peak resident set size in KiB (Linux `VmHWM`), if known.

@@ -18,11 +18,14 @@ const DOT_GEMV: &str = include_str!(concat!(
     "/../../../shared/bench/dot_gemv.comp"
 ));
 
-fn compile(src: &str) -> tangle_spirv::Module {
+fn compile(src: &str) -> tangle_validate::Validated<'static> {
     // The project's one GLSL front end (glslang, Vulkan 1.3), shared with the Amber runner.
     let env = tangle_spirv::TargetEnv::parse("vulkan1.3").expect("known environment");
     let words = tangle_amber::compile::glsl(src, env).unwrap_or_else(|e| panic!("GLSL: {e}"));
-    tangle_spirv::binary::read(&words).expect("read")
+    let module = tangle_spirv::binary::read(&words).expect("read");
+    tangle_validate::validate(&module, env, &Default::default())
+        .map(tangle_validate::Validated::into_owned)
+        .unwrap_or_else(|e| panic!("invalid benchmark shader: {e:?}"))
 }
 
 fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {

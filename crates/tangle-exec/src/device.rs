@@ -34,14 +34,18 @@ impl Device {
         &self.profile
     }
 
-    /// Lowers `entry_point` of a (validated) module with the given specialization into a pipeline.
+    /// Lowers `entry_point` of a validated module with the given specialization into a pipeline.
+    ///
+    /// The executor runs only what `tangle_validate::validate` accepted (DESIGN.md: "the
+    /// executor trusts only validated modules"), so the type asks for its proof, not a bare
+    /// `Module`.
     pub fn compute_pipeline(
         &self,
-        module: &tangle_spirv::Module,
+        module: &tangle_validate::Validated<'_>,
         entry_point: &str,
         spec: &SpecConstants,
     ) -> Result<Pipeline, ExecError> {
-        let program = crate::lower::lower(module, entry_point, spec)?;
+        let program = crate::lower::lower(module.module(), entry_point, spec)?;
         crate::run::group::check_supported(&program, &self.profile)?;
         let [x, y, z] = program.local_size;
         let invocations = u64::from(x) * u64::from(y) * u64::from(z);

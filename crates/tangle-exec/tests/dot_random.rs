@@ -115,27 +115,38 @@ fn record(c: &Config) -> usize {
 /// A shader in which invocation i reads its operands from words `i*R..` of a buffer of u64,
 /// runs the dot product and writes the result (zero-extended) to the record's last word.
 fn shader(c: &Config) -> String {
-    let (sa, _, sr) = c.kind.signs();
+    let (sa, sb, sr) = c.kind.signs();
     let r = record(c);
+    // 8- and 16-component vectors need Vector16, which implies Kernel, and "The Signedness in
+    // OpTypeInt must always be 0 when Kernel capability is used": those shaders use unsigned
+    // types only. The instruction, not the type, says how a dot product treats its inputs.
+    let kernel = !c.packed && c.count > 4;
+    let sign = |s: bool| s && !kernel;
     let mut types: Vec<(u32, bool)> = vec![(32, false), (64, false)];
-    let comp = if c.packed { (32, false) } else { (c.cb, sa) };
-    // Vector 2 of OpSUDot is unsigned; both vectors use one type here (signedness of the types
-    // does not change the instruction's meaning).
-    let res = (c.rb, sr);
-    for t in [comp, res] {
+    // OpSUDot: "the components of Vector 2 must have a Signedness of 0".
+    let (comp_a, comp_b) = if c.packed {
+        ((32, false), (32, false))
+    } else {
+        ((c.cb, sign(sa)), (c.cb, sign(sb)))
+    };
+    let res = (c.rb, sign(sr));
+    for t in [comp_a, comp_b, res] {
         if !types.contains(&t) {
             types.push(t);
         }
     }
     let tname = |(bits, s): (u32, bool)| format!("%{}{bits}", if s { "i" } else { "u" });
     let mut s = String::from(
-        "OpCapability Shader\nOpCapability Int8\nOpCapability Int16\nOpCapability Int64\nOpCapability Vector16\n\
-         OpCapability DotProduct\nOpCapability DotProductInputAll\nOpCapability DotProductInput4x8BitPacked\n\
-         OpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main \"main\" %gid %buf\nOpExecutionMode %main LocalSize 32 1 1\n\
+        "OpCapability Shader\nOpCapability Int8\nOpCapability Int16\nOpCapability Int64\n\
+         OpCapability DotProduct\nOpCapability DotProductInputAll\nOpCapability DotProductInput4x8BitPacked\n",
+    );
+    if kernel {
+        s += "OpCapability Vector16\n";
+    }
+    s += "OpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main \"main\" %gid %buf\nOpExecutionMode %main LocalSize 32 1 1\n\
          OpDecorate %gid BuiltIn GlobalInvocationId\nOpDecorate %arr ArrayStride 8\nOpMemberDecorate %blk 0 Offset 0\n\
          OpDecorate %blk Block\nOpDecorate %buf DescriptorSet 0\nOpDecorate %buf Binding 0\n\
-         %void = OpTypeVoid\n%fn = OpTypeFunction %void\n",
-    );
+         %void = OpTypeVoid\n%fn = OpTypeFunction %void\n";
     for &(bits, signed) in &types {
         s += &format!(
             "{} = OpTypeInt {bits} {}\n",
@@ -146,8 +157,15 @@ fn shader(c: &Config) -> String {
     s += "%v3u32 = OpTypeVector %u32 3\n%pin = OpTypePointer Input %v3u32\n%gid = OpVariable %pin Input\n\
           %arr = OpTypeRuntimeArray %u64\n%blk = OpTypeStruct %arr\n%pbuf = OpTypePointer StorageBuffer %blk\n\
           %buf = OpVariable %pbuf StorageBuffer\n%pu64 = OpTypePointer StorageBuffer %u64\n";
+    // One vector type per component type and count: duplicate non-aggregate types are invalid.
+    let vname = |t: (u32, bool)| format!("%v{}{}", c.count, &tname(t)[1..]);
     if !c.packed {
-        s += &format!("%vec = OpTypeVector {} {}\n", tname(comp), c.count);
+        for t in [comp_a, comp_b] {
+            let name = vname(t);
+            if !s.contains(&format!("{name} = OpTypeVector")) {
+                s += &format!("{name} = OpTypeVector {} {}\n", tname(t), c.count);
+            }
+        }
     }
     for k in 0..=r {
         s += &format!("%c{k} = OpConstant %u32 {k}\n");
@@ -165,7 +183,14 @@ fn shader(c: &Config) -> String {
     };
     for k in 0..r - 1 {
         s += &format!("%ix{k} = OpIAdd %u32 %base %c{k}\n%p{k} = OpAccessChain %pu64 %buf %c0 %ix{k}\n%l{k} = OpLoad %u64 %p{k}\n");
-        let t = if k == r - 2 { res } else { comp };
+        let n = if c.packed { 1 } else { c.count as usize };
+        let t = if k == r - 2 {
+            res
+        } else if k < n {
+            comp_a
+        } else {
+            comp_b
+        };
         s += &conv(k, t);
     }
     let (va, vb) = if c.packed {
@@ -175,8 +200,10 @@ fn shader(c: &Config) -> String {
         let a: Vec<String> = (0..n).map(|k| format!("%x{k}")).collect();
         let b: Vec<String> = (n..2 * n).map(|k| format!("%x{k}")).collect();
         s += &format!(
-            "%va = OpCompositeConstruct %vec {}\n%vb = OpCompositeConstruct %vec {}\n",
+            "%va = OpCompositeConstruct {} {}\n%vb = OpCompositeConstruct {} {}\n",
+            vname(comp_a),
             a.join(" "),
+            vname(comp_b),
             b.join(" ")
         );
         ("%va".to_string(), "%vb".to_string())
@@ -212,6 +239,7 @@ fn run(c: &Config, inputs: &[(Vec<u64>, Vec<u64>, u64)]) -> (Vec<u64>, Report) {
     let text = shader(c);
     let (module, _) = assemble(&text, &AssembleOptions::default())
         .unwrap_or_else(|e| panic!("{c:?}: {e}\n{text}"));
+    let module = common::validated_in(module, "spv1.6");
     let r = record(c);
     let mut words = vec![0u64; inputs.len().div_ceil(32) * 32 * r];
     for (i, (a, b, acc)) in inputs.iter().enumerate() {

@@ -321,6 +321,8 @@ fn workgroup_scope_rotate_follows_local_invocation_index() {
     for cluster in [None, Some(8u32)] {
         let (module, _) =
             assemble(&workgroup_shader(cluster), &AssembleOptions::default()).expect("assembles");
+        // Vulkan allows only Subgroup scope for rotates: validate for SPIR-V 1.6.
+        let module = common::validated_in(module, "spv1.6");
         for s in [4u32, 32, 64] {
             for delta in [3u32, 37] {
                 let mut words = vec![0u32; 97];

@@ -5,11 +5,11 @@ mod common;
 
 use common::{compile, to_u32s, u32s};
 use tangle_exec::{Device, Policy, Profile, Report, Resources, RunOptions};
-use tangle_spirv::Module;
+use tangle_validate::Validated;
 
 /// Runs `module` with one zeroed buffer of `words` words at (0, 0).
 fn run(
-    module: &Module,
+    module: &Validated<'_>,
     words: usize,
     groups: u32,
     subgroup: u32,

@@ -4,11 +4,15 @@
 mod common;
 use common::*;
 
-fn assemble(src: &str) -> tangle_spirv::Module {
-    let options = tangle_spirv::text::AssembleOptions::default();
-    tangle_spirv::text::assemble(src, &options)
+/// Assembles for Vulkan 1.3 and validates (tangle and spirv-val).
+fn assemble(src: &str) -> tangle_validate::Validated<'static> {
+    let options = tangle_spirv::text::AssembleOptions {
+        target_env: tangle_spirv::TargetEnv::parse(ENV).expect("known environment"),
+    };
+    let module = tangle_spirv::text::assemble(src, &options)
         .map(|(m, _)| m)
-        .unwrap_or_else(|e| panic!("assemble: {e:?}"))
+        .unwrap_or_else(|e| panic!("assemble: {e:?}"));
+    validated(module)
 }
 
 #[test]

@@ -28,6 +28,8 @@ pub enum Failure {
     Compile(String),
     /// The module did not parse.
     Read(String),
+    /// tangle's validator rejected the module glslang produced.
+    Invalid(String),
     /// tangle-exec refused the pipeline or the dispatch.
     Exec(String),
     /// The simulator failed (a generator bug).
@@ -120,8 +122,17 @@ pub fn execute(
     let profile = Profile::default()
         .with_subgroup_size(subgroup_size)
         .ok_or_else(|| Failure::Exec("subgroup size".to_string()))?;
+    let env = tangle_spirv::TargetEnv::parse("vulkan1.3")
+        .ok_or_else(|| Failure::Invalid("unknown environment".to_string()))?;
+    let valid = tangle_validate::validate(module, env, &Default::default()).map_err(|found| {
+        let text: Vec<String> = found
+            .iter()
+            .map(|d| d.render(module, "<oracle>", None))
+            .collect();
+        Failure::Invalid(text.join("\n"))
+    })?;
     let pipeline = Device::new(profile)
-        .compute_pipeline(module, "main", &SpecConstants::new())
+        .compute_pipeline(&valid, "main", &SpecConstants::new())
         .map_err(|e| Failure::Exec(e.to_string()))?;
     let n = workgroup_size as usize;
     let mut res = Resources::default();

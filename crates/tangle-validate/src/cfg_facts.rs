@@ -79,73 +79,28 @@ impl Function {
     }
 
     /// Immediate dominators by block index (the entry block is its own; unreachable blocks
-    /// `None`), by the iterative algorithm of Cooper, Harvey and Kennedy.
+    /// `None`), by [`immediate_dominators`] over the branch edges from the entry block.
     pub fn immediate_dominators(&self) -> Vec<Option<usize>> {
         let n = self.blocks.len();
-        let index = self.block_index();
-        // Reverse post-order from the entry block.
-        let mut order = Vec::with_capacity(n);
-        let mut visited = vec![false; n];
-        let mut stack: Vec<(usize, usize)> = Vec::new();
-        if n > 0 {
-            visited[0] = true;
-            stack.push((0, 0));
-        }
-        while let Some((b, next)) = stack.pop() {
-            let succs = &self.blocks[b].successors;
-            if let Some(s) = succs.get(next) {
-                stack.push((b, next + 1));
-                if let Some(&t) = index.get(s) {
-                    if !visited[t] {
-                        visited[t] = true;
-                        stack.push((t, 0));
-                    }
-                }
-            } else {
-                order.push(b);
-            }
-        }
-        order.reverse();
-        let mut rpo_number = vec![usize::MAX; n];
-        for (i, &b) in order.iter().enumerate() {
-            rpo_number[b] = i;
-        }
-        let preds = self.predecessors();
-        let mut idom: Vec<Option<usize>> = vec![None; n];
         if n == 0 {
-            return idom;
+            return Vec::new();
         }
-        idom[0] = Some(0);
-        let intersect = |idom: &[Option<usize>], mut a: usize, mut b: usize| {
-            while a != b {
-                while rpo_number[a] > rpo_number[b] {
-                    a = idom[a].unwrap_or(0);
-                }
-                while rpo_number[b] > rpo_number[a] {
-                    b = idom[b].unwrap_or(0);
-                }
-            }
-            a
-        };
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &b in order.iter().skip(1) {
-                let mut new_idom: Option<usize> = None;
-                for &p in &preds[b] {
-                    if idom[p].is_none() {
-                        continue;
-                    }
-                    new_idom = Some(match new_idom {
-                        None => p,
-                        Some(cur) => intersect(&idom, p, cur),
-                    });
-                }
-                if new_idom.is_some() && idom[b] != new_idom {
-                    idom[b] = new_idom;
-                    changed = true;
-                }
-            }
+        let index = self.block_index();
+        let succ: Vec<Vec<usize>> = self
+            .blocks
+            .iter()
+            .map(|b| {
+                b.successors
+                    .iter()
+                    .filter_map(|s| index.get(s).copied())
+                    .collect()
+            })
+            .collect();
+        let pred = reverse_edges(&succ);
+        let order = depth_first(&succ, 0, |_, _| {});
+        let mut idom = immediate_dominators(n, &order, &pred);
+        if let Some(entry) = idom.first_mut() {
+            *entry = Some(0);
         }
         idom
     }
@@ -163,6 +118,441 @@ pub fn dominates(idom: &[Option<usize>], a: usize, b: usize) -> bool {
             _ => return false,
         }
     }
+}
+
+/// The edges of `succ` turned around: for each node, the nodes with an edge to it, in the order
+/// of the source nodes (one entry per edge, duplicates kept).
+pub fn reverse_edges(succ: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let mut pred = vec![Vec::new(); succ.len()];
+    for (from, targets) in succ.iter().enumerate() {
+        for &to in targets {
+            if let Some(list) = pred.get_mut(to) {
+                list.push(from);
+            }
+        }
+    }
+    pred
+}
+
+/// Depth-first traversal of the graph `next` (adjacency lists by node index) from `entry`, in
+/// SPIRV-Tools' order (`CFA::DepthFirstTraversal`): neighbours in list order, each node entered
+/// once. Returns the nodes in post-order; `back_edge(from, to)` is called for every list entry
+/// that leads to a node on the current path (the entry itself included), before that entry is
+/// otherwise considered.
+///
+/// Run over successors it computes dominators' order; over predecessors, post-dominators'.
+pub fn depth_first(
+    next: &[Vec<usize>],
+    entry: usize,
+    back_edge: impl FnMut(usize, usize),
+) -> Vec<usize> {
+    let mut entered = vec![false; next.len()];
+    let mut on_path = vec![false; next.len()];
+    depth_first_from(next, entry, &mut entered, &mut on_path, back_edge)
+}
+
+/// [`depth_first`] that skips (and marks) nodes already `entered`, so that traversals from
+/// several roots cost one pass in all; `on_path` is scratch space, all false before and after.
+fn depth_first_from(
+    next: &[Vec<usize>],
+    entry: usize,
+    entered: &mut [bool],
+    on_path: &mut [bool],
+    mut back_edge: impl FnMut(usize, usize),
+) -> Vec<usize> {
+    let n = next.len().min(entered.len()).min(on_path.len());
+    let mut order = Vec::new();
+    if entry >= n || entered[entry] {
+        return order;
+    }
+    let mut stack: Vec<(usize, usize)> = vec![(entry, 0)];
+    entered[entry] = true;
+    on_path[entry] = true;
+    while let Some(top) = stack.last_mut() {
+        let (node, i) = *top;
+        let child = next.get(node).and_then(|list| list.get(i)).copied();
+        match child {
+            None => {
+                order.push(node);
+                on_path[node] = false;
+                stack.pop();
+            }
+            Some(child) => {
+                top.1 += 1;
+                if child >= n {
+                    continue;
+                }
+                if on_path[child] {
+                    back_edge(node, child);
+                }
+                if !entered[child] {
+                    entered[child] = true;
+                    on_path[child] = true;
+                    stack.push((child, 0));
+                }
+            }
+        }
+    }
+    order
+}
+
+/// Immediate dominators of the `n` nodes of a graph, by the iterative algorithm of Cooper,
+/// Harvey and Kennedy, run as SPIRV-Tools runs it (`CFA::CalculateDominators`): `postorder` is
+/// a [`depth_first`] order (its root last) and `pred` the edges into each node, in the same
+/// direction as the traversal. Post-dominators are the same computation on the reversed graph
+/// (a traversal over predecessors, with successors as `pred`).
+///
+/// `None` for the root, for nodes the traversal did not reach, and for reached nodes whose
+/// dominator never settled (SPIRV-Tools makes those their own dominator).
+pub fn immediate_dominators(
+    n: usize,
+    postorder: &[usize],
+    pred: &[Vec<usize>],
+) -> Vec<Option<usize>> {
+    let mut result = vec![None; n];
+    let len = postorder.len();
+    let Some(&root) = postorder.last() else {
+        return result;
+    };
+    let undefined = len;
+    let mut number = vec![usize::MAX; n];
+    for (i, &b) in postorder.iter().enumerate() {
+        if let Some(slot) = number.get_mut(b) {
+            *slot = i;
+        }
+    }
+    let known = |b: usize| number.get(b).copied().filter(|&i| i != usize::MAX);
+    // dom[i]: the post-order number of the dominator of the node numbered i.
+    let mut dom = vec![undefined; len];
+    if let Some(d) = dom.last_mut() {
+        *d = len - 1;
+    }
+    let _ = root;
+    // Converges in a few passes on any graph a traversal produced; the bound only guards
+    // against predecessor lists that disagree with the traversal.
+    let mut passes = 0;
+    let mut changed = true;
+    while changed && passes <= len + 2 {
+        changed = false;
+        passes += 1;
+        for (bi, &b) in postorder.iter().enumerate().rev().skip(1) {
+            let preds = pred.get(b).map_or(&[][..], Vec::as_slice);
+            let Some(first) = preds
+                .iter()
+                .copied()
+                .find(|&p| known(p).is_some_and(|pi| dom.get(pi) != Some(&undefined)))
+            else {
+                continue;
+            };
+            let Some(mut idom) = known(first) else {
+                continue;
+            };
+            for &p in preds {
+                if p == first {
+                    continue;
+                }
+                let Some(pi) = known(p) else { continue };
+                if dom.get(pi) == Some(&undefined) {
+                    continue;
+                }
+                idom = intersect(&dom, pi, idom);
+            }
+            if let Some(slot) = dom.get_mut(bi) {
+                if *slot != idom {
+                    *slot = idom;
+                    changed = true;
+                }
+            }
+        }
+    }
+    for (i, &b) in postorder.iter().enumerate() {
+        let d = dom.get(i).copied().unwrap_or(undefined);
+        if d != undefined && d != i {
+            if let (Some(slot), Some(&db)) = (result.get_mut(b), postorder.get(d)) {
+                *slot = Some(db);
+            }
+        }
+    }
+    result
+}
+
+/// The two-finger walk of Cooper, Harvey and Kennedy over post-order numbers. A finger that
+/// stops climbing (only possible when the predecessor lists disagree with the traversal) ends
+/// the walk where it is.
+fn intersect(dom: &[usize], a: usize, b: usize) -> usize {
+    let (mut f1, mut f2) = (a, b);
+    while f1 != f2 {
+        while f1 < f2 {
+            match dom.get(f1) {
+                Some(&next) if next > f1 && next < dom.len() => f1 = next,
+                _ => return f2,
+            }
+        }
+        while f2 < f1 {
+            match dom.get(f2) {
+                Some(&next) if next > f2 && next < dom.len() => f2 = next,
+                _ => return f1,
+            }
+        }
+    }
+    f1
+}
+
+/// A dominator tree numbered for constant-time queries: `a` dominates `b` when `b`'s interval
+/// lies in `a`'s.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DomTree {
+    /// Entry and exit numbers of each node in a traversal of the tree (`u32::MAX` when the
+    /// node is in no tree: only when the immediate dominators form a cycle).
+    enter: Vec<u32>,
+    exit: Vec<u32>,
+}
+
+impl DomTree {
+    /// Numbers the forest given by immediate dominators (`None` marks a root).
+    pub fn new(idom: &[Option<usize>]) -> DomTree {
+        let n = idom.len();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut roots = Vec::new();
+        for (b, d) in idom.iter().enumerate() {
+            match d {
+                Some(d) if *d != b && *d < n => children[*d].push(b),
+                _ => roots.push(b),
+            }
+        }
+        let mut enter = vec![u32::MAX; n];
+        let mut exit = vec![u32::MAX; n];
+        let mut clock: u32 = 0;
+        for root in roots {
+            let mut stack: Vec<(usize, usize)> = vec![(root, 0)];
+            enter[root] = clock;
+            clock += 1;
+            while let Some(top) = stack.last_mut() {
+                let (node, i) = *top;
+                match children[node].get(i).copied() {
+                    Some(child) => {
+                        top.1 += 1;
+                        enter[child] = clock;
+                        clock += 1;
+                        stack.push((child, 0));
+                    }
+                    None => {
+                        exit[node] = clock;
+                        clock += 1;
+                        stack.pop();
+                    }
+                }
+            }
+        }
+        DomTree { enter, exit }
+    }
+
+    /// Whether `a` dominates `b` (every node dominates itself).
+    pub fn dominates(&self, a: usize, b: usize) -> bool {
+        if a == b {
+            return true;
+        }
+        match (
+            self.enter.get(a),
+            self.exit.get(a),
+            self.enter.get(b),
+            self.exit.get(b),
+        ) {
+            (Some(&ea), Some(&xa), Some(&eb), Some(&xb)) => {
+                ea != u32::MAX && eb != u32::MAX && ea <= eb && xb <= xa
+            }
+            _ => false,
+        }
+    }
+}
+
+/// One function's CFG as SPIRV-Tools' structured checks see it (`Function::ComputeAugmentedCFG`
+/// and `PerformCfgChecks`): the branch edges, the *structural* edges (branch edges plus an edge
+/// from each header to its merge block and continue target), a pseudo-entry node before every
+/// source and a pseudo-exit node after every sink of the structural graph, and the dominator
+/// and post-dominator trees, reachability and back edges computed on it.
+///
+/// Nodes are block indices; [`Structure::entry`] and [`Structure::exit`] are the pseudo nodes.
+/// Edges to labels that are not blocks of the function are left out.
+#[derive(Debug, Clone, Default)]
+pub struct Structure {
+    /// Branch successors of each node (one entry per terminator operand, duplicates kept).
+    pub succ: Vec<Vec<usize>>,
+    /// Branch predecessors (one entry per edge).
+    pub pred: Vec<Vec<usize>>,
+    /// Structural successors: merge block and continue target first, then the branch targets.
+    pub ssucc: Vec<Vec<usize>>,
+    /// Structural predecessors.
+    pub spred: Vec<Vec<usize>>,
+    /// Blocks reachable from the entry block through branches.
+    pub reachable: Vec<bool>,
+    /// Blocks reachable from the entry block through structural edges.
+    pub structurally_reachable: Vec<bool>,
+    /// Immediate dominators on the augmented branch graph (the order-of-blocks rule's).
+    pub idom: Vec<Option<usize>>,
+    /// Immediate structural dominators.
+    pub sidom: Vec<Option<usize>>,
+    /// The structural dominator tree.
+    pub sdom: DomTree,
+    /// The structural post-dominator tree.
+    pub spdom: DomTree,
+    /// Post-order of the structural traversal from the entry block (pseudo-exit included).
+    pub postorder: Vec<usize>,
+    /// Back edges `(from, to)` of a traversal from the pseudo-entry: structural-graph edges to
+    /// a node on the current path that are also branch edges, once per branch operand, in the
+    /// order found.
+    pub back_edges: Vec<(usize, usize)>,
+}
+
+impl Structure {
+    /// Builds the augmented graphs and every tree over them.
+    pub fn build(function: &Function) -> Structure {
+        let n = function.blocks.len();
+        let index = function.block_index();
+        let (entry, exit) = (n, n + 1);
+        let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n + 2];
+        let mut ssucc: Vec<Vec<usize>> = vec![Vec::new(); n + 2];
+        for (b, block) in function.blocks.iter().enumerate() {
+            let targets: Vec<usize> = block
+                .successors
+                .iter()
+                .filter_map(|s| index.get(s).copied())
+                .collect();
+            let mut structural = Vec::new();
+            if let Some((merge, _)) = block.merge {
+                structural.extend(index.get(&merge.merge_block()).copied());
+                if let Merge::Loop {
+                    continue_target, ..
+                } = merge
+                {
+                    structural.extend(index.get(&continue_target).copied());
+                }
+            }
+            structural.extend(targets.iter().copied());
+            succ[b] = targets;
+            ssucc[b] = structural;
+        }
+        let pred = reverse_edges(&succ);
+        let spred = reverse_edges(&ssucc);
+        let reachable = reached(n + 2, &depth_first(&succ, 0, |_, _| {}));
+
+        // SPIRV-Tools' TraversalRoots: sources are the blocks without structural predecessors,
+        // then (in block order) one block of each cycle no source reaches; sinks likewise
+        // backwards, in reverse block order.
+        let roots = |next: &[Vec<usize>], prev: &[Vec<usize>], order: &[usize]| {
+            let mut seen = vec![false; n + 2];
+            let mut path = vec![false; n + 2];
+            let mut roots = Vec::new();
+            for &b in order {
+                if prev.get(b).is_some_and(Vec::is_empty) && !seen[b] {
+                    roots.push(b);
+                    depth_first_from(next, b, &mut seen, &mut path, |_, _| {});
+                }
+            }
+            for &b in order {
+                if !seen[b] {
+                    roots.push(b);
+                    depth_first_from(next, b, &mut seen, &mut path, |_, _| {});
+                }
+            }
+            roots
+        };
+        let forward: Vec<usize> = (0..n).collect();
+        let backward: Vec<usize> = (0..n).rev().collect();
+        let sources = roots(&ssucc, &spred, &forward);
+        let sinks = roots(&spred, &ssucc, &backward);
+
+        // The augmented lists replace a node's own lists where SPIRV-Tools' maps have an entry.
+        let mut aug_succ: Vec<Option<Vec<usize>>> = vec![None; n + 2];
+        let mut aug_pred: Vec<Option<Vec<usize>>> = vec![None; n + 2];
+        aug_succ[entry] = Some(sources.clone());
+        for &s in &sources {
+            let mut list = vec![entry];
+            list.extend(spred[s].iter().copied());
+            aug_pred[s] = Some(list);
+        }
+        aug_pred[exit] = Some(sinks.clone());
+        for &s in &sinks {
+            let mut list = vec![exit];
+            list.extend(ssucc[s].iter().copied());
+            aug_succ[s] = Some(list);
+        }
+        let with = |aug: &[Option<Vec<usize>>], own: &[Vec<usize>]| -> Vec<Vec<usize>> {
+            aug.iter()
+                .zip(own)
+                .map(|(a, o)| a.clone().unwrap_or_else(|| o.clone()))
+                .collect()
+        };
+        let (aug_ssucc, aug_spred) = (with(&aug_succ, &ssucc), with(&aug_pred, &spred));
+        let (aug_bsucc, aug_bpred) = (with(&aug_succ, &succ), with(&aug_pred, &pred));
+
+        // Dominators of the augmented branch graph, from the entry block.
+        let order = depth_first(&aug_bsucc, 0, |_, _| {});
+        let idom = immediate_dominators(n + 2, &order, &aug_bpred);
+        // Structural dominators, from the entry block.
+        let postorder = depth_first(&aug_ssucc, 0, |_, _| {});
+        let sidom = immediate_dominators(n + 2, &postorder, &aug_spred);
+        // Structural post-dominators: the same algorithm from the pseudo-exit, edges reversed.
+        let porder = depth_first(&aug_spred, exit, |_, _| {});
+        let spidom = immediate_dominators(n + 2, &porder, &aug_ssucc);
+        // Back edges, from the pseudo-entry; only branch edges count.
+        let mut back_edges = Vec::new();
+        depth_first(&aug_ssucc, entry, |from, to| {
+            if let Some(list) = succ.get(from) {
+                back_edges.extend(list.iter().filter(|&&s| s == to).map(|_| (from, to)));
+            }
+        });
+        Structure {
+            structurally_reachable: reached(n + 2, &postorder),
+            sdom: DomTree::new(&sidom),
+            spdom: DomTree::new(&spidom),
+            succ,
+            pred,
+            ssucc,
+            spred,
+            reachable,
+            idom,
+            sidom,
+            postorder,
+            back_edges,
+        }
+    }
+
+    /// The pseudo-entry node.
+    pub fn entry(&self) -> usize {
+        self.succ.len().saturating_sub(2)
+    }
+
+    /// The pseudo-exit node.
+    pub fn exit(&self) -> usize {
+        self.succ.len().saturating_sub(1)
+    }
+
+    /// Whether `a` structurally dominates `b`.
+    pub fn dominates(&self, a: usize, b: usize) -> bool {
+        self.sdom.dominates(a, b)
+    }
+
+    /// Whether `a` structurally post-dominates `b`.
+    pub fn postdominates(&self, a: usize, b: usize) -> bool {
+        self.spdom.dominates(a, b)
+    }
+
+    /// Whether block `b` is structurally reachable.
+    pub fn is_reachable(&self, b: usize) -> bool {
+        self.structurally_reachable.get(b).copied().unwrap_or(false)
+    }
+}
+
+/// Marks the nodes listed in `order`.
+fn reached(n: usize, order: &[usize]) -> Vec<bool> {
+    let mut seen = vec![false; n];
+    for &b in order {
+        if let Some(s) = seen.get_mut(b) {
+            *s = true;
+        }
+    }
+    seen
 }
 
 /// All functions of a module.

@@ -37,8 +37,9 @@
 //! Where tangle and SPIRV-Tools 2025.5 differ on purpose: rules added to SPIRV-Tools after that
 //! release are implemented (the integer dot product type rules, the cooperative matrix scope
 //! limit, `OpSpecConstantOp CooperativeMatrixLengthKHR`, Subgroup-only scope for non-uniform
-//! operations other than rotate), and in Vulkan environments the MulAdd signedness operands are
-//! rejected on float matrices (`Coopmat::MulAddSignedFlagOnFloat`, tangle's own rule).
+//! operations other than rotate, and the extension's universal rule that the MulAdd signedness
+//! operands are used only on integer matrices (`Coopmat::MulAddSignedFlagOnFloat`), which
+//! SPIRV-Tools does not check).
 //!
 //! The ids family gates the rest: when ids are undefined, used too early or defined twice, the
 //! facts the other families read cannot be trusted, so validation stops after reporting them.
@@ -57,6 +58,7 @@ pub use vuid::Vuid;
 
 use cfg_facts::CfgFacts;
 use facts::Facts;
+use std::borrow::Cow;
 use tangle_spirv::{Module, TargetEnv};
 
 /// Validator options: the `spirv-val` flags that relax or tighten rules.
@@ -109,10 +111,15 @@ impl ValidateOptions {
     }
 }
 
-/// A module that passed validation, with the facts gathered on the way.
+/// A module that passed validation, with the facts gathered on the way. Only [`validate`] makes
+/// one, so a function that takes a `&Validated` (like the executor's `Device::compute_pipeline`)
+/// cannot be handed an unchecked module.
+///
+/// It borrows the module it checked; [`Validated::into_owned`] makes one that owns it, for
+/// callers (the `tangle` facade) that load a module and hand it on.
 #[derive(Debug)]
 pub struct Validated<'m> {
-    module: &'m Module,
+    module: Cow<'m, Module>,
     env: TargetEnv,
     facts: Facts,
     cfg: CfgFacts,
@@ -120,8 +127,18 @@ pub struct Validated<'m> {
 
 impl<'m> Validated<'m> {
     /// The validated module.
-    pub fn module(&self) -> &'m Module {
-        self.module
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+
+    /// The same validated module, owning its instructions (a copy when it was borrowed).
+    pub fn into_owned(self) -> Validated<'static> {
+        Validated {
+            module: Cow::Owned(self.module.into_owned()),
+            env: self.env,
+            facts: self.facts,
+            cfg: self.cfg,
+        }
     }
 
     /// The environment it was validated for.
@@ -159,7 +176,7 @@ pub fn validate<'m>(
     let diagnostics = rules::run(&cx);
     if diagnostics.is_empty() {
         Ok(Validated {
-            module,
+            module: Cow::Borrowed(module),
             env,
             facts,
             cfg,

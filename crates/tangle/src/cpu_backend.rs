@@ -12,6 +12,7 @@ use tangle_amber::{Backend, BackendError, ComputeJob, JobOutput};
 use tangle_exec::profile::subgroup_ops;
 use tangle_exec::{Device, ExecError, Pipeline, Profile, Resources, RunOptions, SpecConstants};
 use tangle_spirv::{Module, TargetEnv};
+use tangle_validate::Validated;
 
 /// Features every profile offers: the executor implements them exactly, independent of the
 /// device description.
@@ -118,7 +119,7 @@ impl CpuBackend {
         }
         let module =
             Module::from_words(&job.spirv).map_err(|e| BackendError::Invalid(e.to_string()))?;
-        validate(&module, job.target_env)?;
+        let module = validate(&module, job.target_env)?;
         let profile = self.profile_for(job)?;
         let subgroup_size = profile.subgroup_size;
         let device = Device::new(profile);
@@ -158,7 +159,7 @@ impl CpuBackend {
 }
 
 /// The Vulkan environment a module of this SPIR-V version runs in (what a Vulkan driver checks).
-fn vulkan_env(env: TargetEnv) -> TargetEnv {
+pub fn vulkan_env(env: TargetEnv) -> TargetEnv {
     if env.is_vulkan() {
         return env;
     }
@@ -173,27 +174,21 @@ fn vulkan_env(env: TargetEnv) -> TargetEnv {
 }
 
 /// Validates the module; the error lists the validator's first errors.
-fn validate(module: &Module, env: TargetEnv) -> Result<(), BackendError> {
+fn validate(module: &Module, env: TargetEnv) -> Result<Validated<'_>, BackendError> {
     let options = tangle_validate::ValidateOptions::default();
-    match tangle_validate::validate(module, vulkan_env(env), &options) {
-        Ok(_) => Ok(()),
-        Err(diagnostics) => {
-            let errors: Vec<String> = diagnostics
-                .iter()
-                .filter(|d| d.severity == tangle_validate::Severity::Error)
-                .take(3)
-                .map(|d| d.render(module, "shader", None).trim_end().to_string())
-                .collect();
-            if errors.is_empty() {
-                Ok(())
-            } else {
-                Err(BackendError::Invalid(format!(
-                    "the module does not validate:\n{}",
-                    errors.join("\n")
-                )))
-            }
-        }
-    }
+    tangle_validate::validate(module, vulkan_env(env), &options).map_err(|diagnostics| {
+        // Warnings count too: they mirror the reference validator's SPV_WARNING findings,
+        // which make a module invalid.
+        let shown: Vec<String> = diagnostics
+            .iter()
+            .take(3)
+            .map(|d| d.render(module, "shader", None).trim_end().to_string())
+            .collect();
+        BackendError::Invalid(format!(
+            "the module does not validate:\n{}",
+            shown.join("\n")
+        ))
+    })
 }
 
 fn exec_error(e: ExecError) -> BackendError {

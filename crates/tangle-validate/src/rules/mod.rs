@@ -27,12 +27,13 @@ pub mod interface;
 pub mod layout;
 pub mod logical;
 pub mod memory;
+pub mod memory_semantics;
 pub mod types;
 pub mod vulkan;
 
 use crate::cfg_facts::CfgFacts;
 use crate::diag::{Diagnostic, InstRef, Severity, ValidationError};
-use crate::facts::Facts;
+use crate::facts::{Facts, IdMap};
 use crate::ValidateOptions;
 use tangle_spirv::{Instruction, Module, TargetEnv};
 
@@ -57,6 +58,40 @@ impl Ctx<'_> {
             .defs
             .get(&id)
             .and_then(|i| self.module.instructions.get(*i))
+    }
+
+    /// For each function in the call tree of an entry point, the execution models of those
+    /// entry points: SPIRV-Tools checks a function's execution-model limitations against each.
+    pub fn entry_models(&self) -> IdMap<Vec<u32>> {
+        let mut models: IdMap<Vec<u32>> = IdMap::default();
+        for entry in &self.facts.entry_points {
+            for function in self.cfg.reachable_functions(&[entry.function]) {
+                let list = models.entry(function).or_default();
+                if !list.contains(&entry.model) {
+                    list.push(entry.model);
+                }
+            }
+        }
+        models
+    }
+
+    /// Calls `visit(index, instruction, models)` for every instruction of every function in the
+    /// call tree of an entry point, with the execution models of those entry points.
+    pub fn visit_with_models(&self, mut visit: impl FnMut(usize, &Instruction, &[u32])) {
+        let models = self.entry_models();
+        for func in &self.cfg.functions {
+            let Some(models) = models.get(&func.id) else {
+                continue;
+            };
+            let body = self
+                .module
+                .instructions
+                .get(func.start..=func.end)
+                .unwrap_or_default();
+            for (offset, inst) in body.iter().enumerate() {
+                visit(func.start + offset, inst, models);
+            }
+        }
     }
 }
 
@@ -104,6 +139,7 @@ pub fn run(cx: &Ctx) -> Vec<Diagnostic> {
     ids::check(cx, &mut sink);
     if sink.len() == before_ids {
         capabilities::check(cx, &mut sink);
+        types::unique(cx, &mut sink);
         cfg::check(cx, &mut sink);
         interface::check(cx, &mut sink);
         vulkan::check(cx, &mut sink);
@@ -126,6 +162,8 @@ pub fn run(cx: &Ctx) -> Vec<Diagnostic> {
             }
         }
         coopmat::check_module(cx, &mut sink);
+        atomic::check_models(cx, &mut sink);
+        group::check_models(cx, &mut sink);
     }
     finish(cx.module, sink.diagnostics)
 }

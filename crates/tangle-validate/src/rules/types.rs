@@ -45,6 +45,15 @@ pub enum TypeError {
     /// Composite constants: one constituent per member, each of the member's type.
     #[error("{op} constituents do not match the Result Type's members")]
     ConstituentsMismatch { op: String },
+    /// OpTypeInt: "Signedness ... 0 indicates unsigned, or no signedness semantics"; with the
+    /// Kernel capability (declared or implied, e.g. by Vector16) integer types carry no
+    /// signedness (SPIRV-Tools `ValidateTypeInt`).
+    #[error("with the Kernel capability, OpTypeInt Signedness must be 0")]
+    SignedIntWithKernel,
+    /// 2.8 "Types": non-aggregate types (all but structs, arrays and pointers) are declared once
+    /// for each distinct set of operands (SPIRV-Tools `ValidateUniqueness`).
+    #[error("%{id} declares the same non-aggregate type as %{first}; declare each once")]
+    DuplicateType { id: Id, first: Id },
 }
 
 /// Capabilities that allow 16-bit types in storage (and so declare the types).
@@ -54,6 +63,43 @@ const SIXTEEN_BIT_STORAGE: [C; 4] = [
     C::StoragePushConstant16,
     C::StorageInputOutput16,
 ];
+
+/// Reports every non-aggregate type declared twice with the same operands. Structs, arrays and
+/// pointers may repeat (their decorations or storage tell them apart).
+pub fn unique(cx: &Ctx, sink: &mut super::Sink) {
+    let mut first: std::collections::HashMap<(u16, &[Operand]), Id> = Default::default();
+    for (index, inst) in cx.module.instructions.iter().enumerate() {
+        let Some(op) = inst.op() else { continue };
+        let declares_type = tangle_spirv::grammar::instruction(inst.opcode)
+            .is_some_and(|d| d.class == "Type-Declaration");
+        let repeatable = matches!(
+            op,
+            Op::TypeArray
+                | Op::TypeRuntimeArray
+                | Op::TypeStruct
+                | Op::TypePointer
+                | Op::TypeUntypedPointerKHR
+                | Op::TypeForwardPointer
+                | Op::TypeNodePayloadArrayAMDX
+        );
+        if repeatable || !declares_type {
+            continue;
+        }
+        let Some(id) = inst.result_id else { continue };
+        match first.entry((inst.opcode, inst.operands.as_slice())) {
+            std::collections::hash_map::Entry::Occupied(e) => sink.error(
+                Some(index),
+                TypeError::DuplicateType {
+                    id,
+                    first: *e.get(),
+                },
+            ),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(id);
+            }
+        }
+    }
+}
 
 /// Checks type declarations and constants.
 pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
@@ -88,6 +134,9 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
             };
             if !ok {
                 return Err(TypeError::IntWidth { width });
+            }
+            if lit(1).unwrap_or(0) != 0 && f.has_capability(C::Kernel) {
+                return Err(TypeError::SignedIntWithKernel);
             }
         }
         Op::TypeFloat => {

@@ -175,6 +175,10 @@ pub fn spirv_val(module: &Module, env: &str, flags: &[&str]) -> bool {
 }
 
 /// One data-driven case file under `tests/cases/<family>/`.
+///
+/// Headers (comment lines at the top): `; expect: valid` or `; expect: Family::Variant`,
+/// `; env: vulkan1.3` (default `spv1.6`), optionally `; flags: --relax-struct-store ...`
+/// (spirv-val options, honoured by both validators) and `; reference: post-2025.5|tangle-only`.
 pub struct CaseFile {
     pub path: PathBuf,
     pub text: String,
@@ -183,6 +187,8 @@ pub struct CaseFile {
     pub env: String,
     /// `post-2025.5` or `tangle-only` when spirv-val 2025.5 is known to disagree.
     pub reference: Option<String>,
+    /// spirv-val options (`; flags: --scalar-block-layout ...`), given to tangle and spirv-val alike.
+    pub flags: Vec<String>,
 }
 
 /// Reads every case file (sorted), filtered by the `TANGLE_CASE` substring when set.
@@ -226,12 +232,16 @@ pub fn case_files() -> Vec<CaseFile> {
                 .unwrap_or_else(|| panic!("{}: no '; expect:' header", path.display()));
             let env = header("env:").unwrap_or_else(|| "spv1.6".to_string());
             let reference = header("reference:");
+            let flags = header("flags:")
+                .map(|f| f.split_whitespace().map(str::to_string).collect())
+                .unwrap_or_default();
             CaseFile {
                 path,
                 text,
                 expect,
                 env,
                 reference,
+                flags,
             }
         })
         .collect()

@@ -1,0 +1,332 @@
+//! Back edges and the selection, loop and continue constructs of SPIR-V 2.11 "Structured
+//! Control Flow", as SPIRV-Tools 2025.5 computes and checks them (`StructuredControlFlowChecks`,
+//! `Construct::blocks`, `Construct::IsStructuredExit`): every construct is the set of blocks its
+//! header structurally dominates up to its merge block (continue constructs: up to the
+//! back-edge block), it is entered only at its header, left only through structured exits, and
+//! it holds the merge block of every header inside it.
+
+use super::{switch, CfgError, ConstructKind, Flow};
+use crate::cfg_facts::Merge;
+use crate::facts::{IdMap, IdSet};
+use crate::rules::Sink;
+use spirv::Op;
+
+/// One construct: its kind, header (for a continue construct, the continue target) and exit
+/// (merge block, or for a continue construct the back-edge block, if there is one).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Construct {
+    pub kind: ConstructKind,
+    pub header: usize,
+    pub exit: Option<usize>,
+    /// The loop header a continue construct belongs to (the header itself otherwise).
+    pub loop_header: usize,
+}
+
+/// Back edges go to loop headers, and each structurally reachable loop header has exactly one
+/// back-edge block. Returns whether both hold.
+pub(super) fn back_edges(flow: &Flow, sink: &mut Sink) -> bool {
+    let mut ok = true;
+    let mut latches: IdMap<IdSet<usize>> = IdMap::default();
+    let mut reported = IdSet::<(usize, usize)>::default();
+    for &(from, to) in &flow.s.back_edges {
+        if !matches!(flow.merge(to), Some(Merge::Loop { .. })) {
+            ok = false;
+            if reported.insert((from, to)) {
+                sink.error(
+                    flow.block(from).map(|b| b.end),
+                    CfgError::BackEdgeNotToLoopHeader {
+                        from: flow.label(from),
+                        to: flow.label(to),
+                    },
+                );
+            }
+            continue;
+        }
+        latches.entry(to as u32).or_default().insert(from);
+    }
+    for h in 0..flow.function.blocks.len() {
+        if !flow.s.is_reachable(h) || flow.continue_target(h).is_none() {
+            continue;
+        }
+        let count = latches.get(&(h as u32)).map_or(0, IdSet::len);
+        if count != 1 {
+            ok = false;
+            sink.error(
+                flow.merge_at(h),
+                CfgError::LoopHeaderBackEdges {
+                    header: flow.label(h),
+                    count,
+                },
+            );
+        }
+    }
+    ok
+}
+
+/// The constructs in module order: one per selection header, a loop and a continue construct
+/// per loop header. A continue construct's exit is the source of the last back edge found to
+/// its loop header.
+pub(super) fn constructs(flow: &Flow) -> Vec<Construct> {
+    let mut latch: IdMap<usize> = IdMap::default();
+    for &(from, to) in &flow.s.back_edges {
+        latch.insert(to as u32, from);
+    }
+    let mut out = Vec::new();
+    for h in 0..flow.function.blocks.len() {
+        let Some(merge) = flow.merge(h) else {
+            continue;
+        };
+        let exit = flow.merge_block(h);
+        match merge {
+            Merge::Selection { .. } => out.push(Construct {
+                kind: ConstructKind::Selection,
+                header: h,
+                exit,
+                loop_header: h,
+            }),
+            Merge::Loop { .. } => {
+                out.push(Construct {
+                    kind: ConstructKind::Loop,
+                    header: h,
+                    exit,
+                    loop_header: h,
+                });
+                if let Some(c) = flow.continue_target(h) {
+                    out.push(Construct {
+                        kind: ConstructKind::Continue,
+                        header: c,
+                        exit: latch.get(&(h as u32)).copied(),
+                        loop_header: h,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The construct rules, on every construct whose header is structurally reachable.
+pub(super) fn check(flow: &Flow, sink: &mut Sink) {
+    let back_edges: IdSet<(usize, usize)> = flow.s.back_edges.iter().copied().collect();
+    for c in constructs(flow) {
+        if !flow.s.is_reachable(c.header) {
+            continue;
+        }
+        if let Err((at, e)) = construct(flow, &c, &back_edges) {
+            sink.error(at, e);
+        }
+    }
+}
+
+/// Where a finding points, and what it is.
+type Finding = (Option<usize>, CfgError);
+
+/// The rules of one construct; the first finding ends its checks.
+fn construct(
+    flow: &Flow,
+    c: &Construct,
+    back_edges: &IdSet<(usize, usize)>,
+) -> Result<(), Finding> {
+    let s = &flow.s;
+    let (h, label) = (c.header, |b: usize| flow.label(b));
+    let at_label = |b: usize| flow.block(b).map(|block| block.start);
+    let at_end = |b: usize| flow.block(b).map(|block| block.end);
+    let Some(exit) = c.exit else {
+        return Err((at_label(h), CfgError::ContinueWithoutBackEdge { target: label(h) }));
+    };
+    if !s.dominates(h, exit) {
+        let e = match c.kind {
+            ConstructKind::Continue => CfgError::ContinueDoesNotDominateBackEdge {
+                target: label(h),
+                back_edge: label(exit),
+            },
+            kind => CfgError::HeaderDoesNotDominateMerge {
+                kind,
+                header: label(h),
+                merge: label(exit),
+            },
+        };
+        return Err((flow.merge_at(c.loop_header), e));
+    }
+    if c.kind != ConstructKind::Continue && h == exit {
+        return Err((
+            flow.merge_at(h),
+            CfgError::HeaderIsOwnMerge {
+                kind: c.kind,
+                header: label(h),
+            },
+        ));
+    }
+    if c.kind == ConstructKind::Continue && !s.postdominates(exit, h) {
+        return Err((
+            at_end(exit),
+            CfgError::BackEdgeDoesNotPostDominate {
+                target: label(h),
+                back_edge: label(exit),
+            },
+        ));
+    }
+    let members = blocks(flow, c, exit);
+    let mut sorted: Vec<usize> = members.iter().copied().collect();
+    sorted.sort_unstable();
+    for &b in &sorted {
+        for &t in s.succ.get(b).into_iter().flatten() {
+            if !members.contains(&t) && !structured_exit(flow, c, t) {
+                return Err((
+                    at_end(b),
+                    CfgError::ConstructExitNotStructured {
+                        kind: c.kind,
+                        block: label(b),
+                        header: label(h),
+                    },
+                ));
+            }
+        }
+        if b == h {
+            continue;
+        }
+        for &p in s.pred.get(b).into_iter().flatten() {
+            if s.is_reachable(p) && !members.contains(&p) {
+                return Err((
+                    at_end(p),
+                    CfgError::ConstructEnteredNotAtHeader {
+                        kind: c.kind,
+                        from: label(p),
+                        header: label(h),
+                    },
+                ));
+            }
+        }
+        if let Some(m) = flow.merge_block(b) {
+            if s.is_reachable(m) && !members.contains(&m) {
+                return Err((
+                    flow.merge_at(b),
+                    CfgError::NestedMergeOutside {
+                        kind: c.kind,
+                        inner: label(b),
+                        header: label(h),
+                        merge: label(m),
+                    },
+                ));
+            }
+        }
+    }
+    if c.kind == ConstructKind::Loop {
+        if let Some(ct) = flow.continue_target(h).filter(|&ct| ct != h) {
+            for &p in s.pred.get(ct).into_iter().flatten() {
+                if s.is_reachable(p) && !back_edges.contains(&(p, ct)) && !members.contains(&p) {
+                    return Err((
+                        at_end(p),
+                        CfgError::ContinueEnteredFromOutsideLoop {
+                            from: label(p),
+                            target: label(ct),
+                            header: label(h),
+                        },
+                    ));
+                }
+            }
+        }
+    }
+    if c.kind == ConstructKind::Selection && flow.terminator(h) == Some(Op::Switch) {
+        switch::check(flow, c, exit)?;
+    }
+    Ok(())
+}
+
+/// The blocks of a construct (SPIRV-Tools `Construct::blocks`): those reached from the header
+/// through structural edges that the header structurally dominates and, for selections and
+/// loops, that the merge block does not (loops: nor the continue target); for continue
+/// constructs, also those the back-edge block post-dominates.
+fn blocks(flow: &Flow, c: &Construct, exit: usize) -> IdSet<usize> {
+    let s = &flow.s;
+    let continue_header = match c.kind {
+        ConstructKind::Loop => flow.continue_target(c.header),
+        _ => None,
+    };
+    let mut members = IdSet::default();
+    let mut stack = vec![c.header];
+    while let Some(b) = stack.pop() {
+        if !s.dominates(c.header, b) {
+            continue;
+        }
+        let include = if c.kind == ConstructKind::Continue && s.postdominates(exit, b) {
+            true
+        } else {
+            !s.dominates(exit, b) && !continue_header.is_some_and(|ch| s.dominates(ch, b))
+        };
+        if include && members.insert(b) {
+            stack.extend(s.ssucc.get(b).into_iter().flatten().copied());
+        }
+    }
+    members
+}
+
+/// Whether a branch from inside construct `c` to `dest` is one of its structured exits
+/// (SPIRV-Tools `Construct::IsStructuredExit`): a loop's merge block or continue target; a
+/// continue construct's loop header or loop merge block; a selection's merge block, or the
+/// merge block or continue target of the nearest enclosing loop, or the merge block of the
+/// nearest enclosing switch (for a selection that is not itself a switch) when no switch lies
+/// between.
+pub(super) fn structured_exit(flow: &Flow, c: &Construct, dest: usize) -> bool {
+    match c.kind {
+        ConstructKind::Loop => {
+            Some(dest) == flow.merge_block(c.header) || Some(dest) == flow.continue_target(c.header)
+        }
+        ConstructKind::Continue => {
+            dest == c.loop_header || Some(dest) == flow.merge_block(c.loop_header)
+        }
+        ConstructKind::Selection => {
+            if Some(dest) == c.exit {
+                return true;
+            }
+            let s = &flow.s;
+            let header = c.header;
+            let header_is_switch = flow.terminator(header) == Some(Op::Switch);
+            let mut seen_switch = false;
+            let mut block = outer(flow, header);
+            // Each step climbs the dominator tree; the bound only guards malformed trees.
+            let mut steps = 0;
+            while let Some(b) = block {
+                steps += 1;
+                if steps > flow.function.blocks.len() + 2 {
+                    break;
+                }
+                let is_loop = matches!(flow.merge(b), Some(Merge::Loop { .. }));
+                let is_switch = flow.terminator(b) == Some(Op::Switch);
+                let selection = matches!(flow.merge(b), Some(Merge::Selection { .. }));
+                if is_loop || (!header_is_switch && selection && is_switch) {
+                    let merge = flow.merge_block(b);
+                    if merge.is_some_and(|m| s.dominates(m, header)) {
+                        block = outer(flow, b);
+                        continue;
+                    }
+                    let breaks = (!seen_switch || is_loop) && Some(dest) == merge;
+                    if breaks || (is_loop && Some(dest) == flow.continue_target(b)) {
+                        return true;
+                    }
+                    if is_switch {
+                        seen_switch = true;
+                    }
+                    if is_loop {
+                        return false;
+                    }
+                }
+                block = outer(flow, b);
+            }
+            false
+        }
+    }
+}
+
+/// The next block out from `b` (SPIRV-Tools' `NextBlock`): the header that names `b` as its
+/// merge block and structurally dominates it, else `b`'s immediate structural dominator.
+fn outer(flow: &Flow, b: usize) -> Option<usize> {
+    let named = flow
+        .merge_headers
+        .get(b)
+        .into_iter()
+        .flatten()
+        .copied()
+        .find(|&h| h != b && flow.s.dominates(h, b));
+    named.or_else(|| flow.s.sidom.get(b).copied().flatten())
+}
