@@ -12,7 +12,7 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tangle_spirv::text::{assemble, AssembleOptions};
 use tangle_spirv::{Module, TargetEnv};
@@ -135,7 +135,7 @@ fn spirv_val_time(words: &[u32], env: &str, runs: usize) -> Option<Duration> {
     let mut times = Vec::new();
     for _ in 0..runs {
         let start = Instant::now();
-        let mut child = Command::new("spirv-val")
+        let mut child = tangle_reference::command("spirv-val")
             .args(["--target-env", env, "-"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())

