@@ -90,11 +90,12 @@ pub fn spirv_val(words: &[u32], env: &str, flags: &[&str]) -> Result<(), String>
     run("spirv-val", &args, &to_bytes(words)).map(|_| ())
 }
 
-/// `spirv-as --target-env ENV FLAGS - -o -`: the words, or `Err` with its message.
-pub fn spirv_as(text: &str, env: &str, flags: &[&str]) -> Result<Vec<u32>, String> {
+/// `spirv-as --target-env ENV FLAGS - -o -` on a text (bytes, so malformed files reach it as
+/// they are): the words, or `Err` with its message.
+pub fn spirv_as(text: impl AsRef<[u8]>, env: &str, flags: &[&str]) -> Result<Vec<u32>, String> {
     let mut args = flags.to_vec();
     args.extend(["--target-env", env, "-o", "-", "-"]);
-    let bytes = run("spirv-as", &args, text.as_bytes())?;
+    let bytes = run("spirv-as", &args, text.as_ref())?;
     if !bytes.len().is_multiple_of(4) {
         return Err("spirv-as wrote a partial word".to_string());
     }

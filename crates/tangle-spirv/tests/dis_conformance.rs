@@ -4,15 +4,13 @@
 //! disassembler prints for them with `--raw-id --no-header --no-indent`. The fragments may use
 //! ids they never define, so the header's bound is set above every word that could be an id.
 
-mod dis_tools;
-
-use dis_tools::{rows, CONFORMANCE};
+use tangle_reference::conformance_rows;
 use tangle_spirv::text::{disassemble, DisassembleOptions};
 use tangle_spirv::{Module, TargetEnv};
 
 #[test]
 fn every_round_trip_case_prints_the_reference_text() {
-    let cases = rows(&format!("{CONFORMANCE}/spirv-asm/cases.tsv"));
+    let cases = conformance_rows("spirv-asm");
     assert!(
         cases.len() >= 100,
         "expected the 112 recorded cases, found {}",

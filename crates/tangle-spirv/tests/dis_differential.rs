@@ -4,9 +4,7 @@
 //! assembles (with the case's `asm_target_env` and `asm_flags`) is disassembled by tangle and by
 //! `spirv-dis` in four flag combinations; the texts must be byte-identical.
 
-mod dis_tools;
-
-use dis_tools::{rows, run, CONFORMANCE};
+use tangle_reference::{conformance_rows, run, CONFORMANCE};
 use tangle_spirv::text::{disassemble, DisassembleOptions};
 use tangle_spirv::Module;
 
@@ -43,7 +41,7 @@ fn first_difference(actual: &str, expected: &str) -> String {
 #[test]
 fn disassembly_matches_spirv_dis_on_the_validator_corpus() {
     let dir = format!("{CONFORMANCE}/spirv-val");
-    let cases = rows(&format!("{dir}/cases.tsv"));
+    let cases = conformance_rows("spirv-val");
     let mut compared = 0;
     let mut failures = Vec::new();
     for case in &cases {
@@ -54,7 +52,7 @@ fn disassembly_matches_spirv_dis_on_the_validator_corpus() {
         args.extend(["-o", "-", "-"]);
         // Cases the reference assembler rejects (text for newer tools, deliberately malformed
         // text) have no binary to compare.
-        let Some(binary) = run("spirv-as", &args, &source) else {
+        let Ok(binary) = run("spirv-as", &args, &source) else {
             continue;
         };
         failures.extend(compare_all_modes(&file, &binary));
@@ -96,7 +94,7 @@ fn compare_all_modes(what: &str, binary: &[u8]) -> Vec<String> {
         let mut dis_args = flags.to_vec();
         dis_args.extend(["--no-color", "-"]);
         let expected = run("spirv-dis", &dis_args, binary)
-            .unwrap_or_else(|| panic!("{what}: spirv-dis fails"));
+            .unwrap_or_else(|e| panic!("{what}: spirv-dis fails: {e}"));
         let expected = String::from_utf8_lossy(&expected);
         let actual = disassemble(&module, &options);
         if actual != expected {
@@ -128,7 +126,7 @@ fn handwritten_cases_match_spirv_dis() {
     {
         let source = std::fs::read(file).expect("readable case");
         let binary = run("spirv-as", &["-o", "-", "-"], &source)
-            .unwrap_or_else(|| panic!("{}: spirv-as fails", file.display()));
+            .unwrap_or_else(|e| panic!("{}: spirv-as fails: {e}", file.display()));
         failures.extend(compare_all_modes(&file.display().to_string(), &binary));
         compared += 1;
     }

@@ -8,7 +8,6 @@
 //!   appearance (as `spirv-as` numbers them; glslang's bound may also leave gaps), and a second
 //!   disassemble → assemble round trip gives identical words.
 
-mod dis_tools;
 
 use glslang::{
     Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target,
@@ -172,7 +171,7 @@ fn round_trip(name: &str, module: &Module, text: &str, env: TargetEnv) -> Vec<St
     let mut failures = Vec::new();
     match assemble(text, &options) {
         Ok((again, _)) => {
-            let reference = dis_tools::run(
+            let reference = tangle_reference::run(
                 "spirv-as",
                 &["--target-env", "vulkan1.3", "-o", "-", "-"],
                 text.as_bytes(),
@@ -237,7 +236,7 @@ fn glslang_shaders_disassemble_like_spirv_dis_and_reassemble_to_the_same_words()
         }
 
         let bytes = tangle_spirv::binary::words_to_bytes(&words);
-        let reference = dis_tools::run("spirv-dis", &["--no-color", "-"], &bytes)
+        let reference = tangle_reference::run("spirv-dis", &["--no-color", "-"], &bytes)
             .expect("spirv-dis reads glslang output");
         if text != String::from_utf8_lossy(&reference) {
             failures.push(format!("{name}: text differs from spirv-dis"));
