@@ -152,8 +152,12 @@ pub fn unescape(field: &str) -> String {
 /// maps from column name to unescaped value.
 pub fn conformance_rows(corpus: &str) -> Vec<HashMap<String, String>> {
     let path = Path::new(CONFORMANCE).join(corpus).join("cases.tsv");
-    let tsv = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (shared/ must sit beside the checkout)", path.display()));
+    let tsv = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e} (shared/ must sit beside the checkout)",
+            path.display()
+        )
+    });
     let mut lines = tsv.lines();
     let header: Vec<String> = lines
         .next()

@@ -8,7 +8,6 @@
 //!   appearance (as `spirv-as` numbers them; glslang's bound may also leave gaps), and a second
 //!   disassemble → assemble round trip gives identical words.
 
-
 use glslang::{
     Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target,
     VulkanVersion,

@@ -166,7 +166,10 @@ fn main() {
     println!("validation of 10k-instruction modules ({env_name}), median of 15 runs");
     println!("module       instructions   tangle     spirv-val (minus start-up)   ratio");
     // About 10 000 instructions each: a loop is 44.
-    for (name, text) in [("straight", straight(10_000)), ("structured", structured(228))] {
+    for (name, text) in [
+        ("straight", straight(10_000)),
+        ("structured", structured(228)),
+    ] {
         let module = build(&text, env);
         if let Err(found) = validate(&module, env, &options) {
             let text: Vec<String> = found

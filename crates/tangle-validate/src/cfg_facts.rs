@@ -384,8 +384,6 @@ pub struct Structure {
     pub ssucc: Vec<Vec<usize>>,
     /// Structural predecessors.
     pub spred: Vec<Vec<usize>>,
-    /// Blocks reachable from the entry block through branches.
-    pub reachable: Vec<bool>,
     /// Blocks reachable from the entry block through structural edges.
     pub structurally_reachable: Vec<bool>,
     /// Immediate dominators on the augmented branch graph (the order-of-blocks rule's).
@@ -434,7 +432,6 @@ impl Structure {
         }
         let pred = reverse_edges(&succ);
         let spred = reverse_edges(&ssucc);
-        let reachable = reached(n + 2, &depth_first(&succ, 0, |_, _| {}));
 
         // SPIRV-Tools' TraversalRoots: sources are the blocks without structural predecessors,
         // then (in block order) one block of each cycle no source reaches; sinks likewise
@@ -510,7 +507,6 @@ impl Structure {
             pred,
             ssucc,
             spred,
-            reachable,
             idom,
             sidom,
             postorder,
@@ -698,6 +694,61 @@ fn successors(op: Op, operands: &[Operand]) -> Vec<Id> {
 mod tests {
     use super::*;
     use crate::rules::test_support::{compute, module};
+
+    /// entry → h; h: loop (merge m, continue c) → body | m; body → c; c → h; m: return.
+    fn loop_function() -> Function {
+        let body =
+            "OpBranch %h\n%h = OpLabel\nOpLoopMerge %m %c None\nOpBranchConditional %t %body %m\n\
+                    %body = OpLabel\nOpBranch %c\n%c = OpLabel\nOpBranch %h\n%m = OpLabel";
+        let decls = "%bool = OpTypeBool\n%t = OpConstantTrue %bool";
+        let m = module(&compute("", decls, body), "vulkan1.3");
+        let cfg = CfgFacts::build(&m);
+        cfg.functions.into_iter().next().expect("one function")
+    }
+
+    #[test]
+    fn structural_dominators_post_dominators_and_back_edges() {
+        let f = loop_function();
+        // Blocks: 0 entry, 1 h, 2 body, 3 c, 4 m; pseudo-entry 5, pseudo-exit 6.
+        let s = Structure::build(&f);
+        assert_eq!((s.entry(), s.exit()), (5, 6));
+        assert_eq!(
+            s.ssucc[1],
+            vec![4, 3, 2, 4],
+            "merge, continue, then branch targets"
+        );
+        assert_eq!(s.back_edges, vec![(3, 1)]);
+        assert!(s.dominates(1, 3) && s.dominates(1, 4) && !s.dominates(2, 3));
+        // The continue edge makes c reachable around the body, so only h dominates it.
+        assert_eq!(s.sidom[3], Some(1));
+        assert!(s.postdominates(3, 2) && s.postdominates(4, 1) && !s.postdominates(3, 1));
+        assert!(s.postdominates(s.exit(), 0));
+        assert_eq!(s.postorder.last(), Some(&0), "the entry block is the root");
+        assert!((0..5).all(|b| s.is_reachable(b)));
+    }
+
+    #[test]
+    fn one_algorithm_both_directions() {
+        // a → b, a → c, b → d, c → d: a dominates everything, d post-dominates everything.
+        let succ = vec![vec![1, 2], vec![3], vec![3], vec![]];
+        let pred = reverse_edges(&succ);
+        let idom = immediate_dominators(4, &depth_first(&succ, 0, |_, _| {}), &pred);
+        assert_eq!(idom, vec![None, Some(0), Some(0), Some(0)]);
+        let ipdom = immediate_dominators(4, &depth_first(&pred, 3, |_, _| {}), &succ);
+        assert_eq!(ipdom, vec![Some(3), Some(3), Some(3), None]);
+        let tree = DomTree::new(&ipdom);
+        assert!(tree.dominates(3, 0) && !tree.dominates(1, 0) && tree.dominates(1, 1));
+    }
+
+    #[test]
+    fn back_edges_follow_the_current_path() {
+        // 0 → 1 → 2 → 1 and 2 → 2: both edges into the path are reported, in order.
+        let succ = vec![vec![1], vec![2], vec![1, 2]];
+        let mut found = Vec::new();
+        let order = depth_first(&succ, 0, |a, b| found.push((a, b)));
+        assert_eq!(order, vec![2, 1, 0]);
+        assert_eq!(found, vec![(2, 1), (2, 2)]);
+    }
 
     #[test]
     fn diamond_dominators_and_predecessors() {

@@ -114,12 +114,12 @@ impl ValidationError {
             ValidationError::Atomic(e) => e.vuid(),
             ValidationError::Group(e) => e.vuid(),
             ValidationError::Coopmat(e) => e.vuid(),
+            ValidationError::BlockLayout(e) => e.vuid(),
             ValidationError::Layout(_)
             | ValidationError::Ids(_)
             | ValidationError::Interface(_)
             | ValidationError::Types(_)
             | ValidationError::Arith(_)
-            | ValidationError::BlockLayout(_)
             | ValidationError::Glsl(_)
             | ValidationError::Vulkan(_)
             | ValidationError::Logical(_)

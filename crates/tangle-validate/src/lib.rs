@@ -24,7 +24,8 @@
 //!   (defined once, defined before use except where forward references are allowed);
 //! * `capabilities` (grammar-driven capability/extension/version checks of every instruction and
 //!   enumerant, with implicitly declared capabilities; Vulkan allow-lists);
-//! * `cfg` (branch targets, merge blocks, back edges, dominance of definitions over uses, and the
+//! * `cfg` (branch targets, merge blocks, block order, dominance of definitions over uses, the
+//!   structured constructs with their exits and switch fallthrough, and the
 //!   SPV_KHR_maximal_reconvergence rules), `interface` (entry points and their interfaces),
 //!   `vulkan` (resource blocks, bindings, offsets, compute built-ins, workgroup size) and
 //!   `block_layout` (std140/std430/relaxed/scalar offsets and strides);

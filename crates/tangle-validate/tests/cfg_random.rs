@@ -19,7 +19,7 @@ use tangle_validate::{validate, ValidateOptions};
 const DEFAULT_COUNT: u64 = 400;
 
 /// Blocks a generated function stops growing at (mutations come on top).
-const MAX_BLOCKS: usize = 40;
+const MAX_BLOCKS: usize = 48;
 
 /// SplitMix64: small, seedable, good enough for shapes.
 struct Rng(u64);
@@ -86,6 +86,9 @@ struct Jumps {
     loop_merge: Option<u32>,
     /// Whether `return` is allowed (not in continue constructs).
     ret: bool,
+    /// The merge block one construct further out than `brk` (a two-level break, which is
+    /// structured only in some nestings).
+    far: Option<u32>,
 }
 
 struct Gen {
@@ -130,7 +133,7 @@ impl Gen {
             if self.full() {
                 break;
             }
-            let kinds = if depth < 3 { 8 } else { 2 };
+            let kinds = if depth < 4 { 8 } else { 2 };
             cur = match self.rng.below(kinds) {
                 0 => self.split(c),
                 1 => self.jump_if(c, jumps),
@@ -158,10 +161,11 @@ impl Gen {
 
     /// A merge-less conditional break or continue (`if (x) break;` as glslang emits it).
     fn jump_if(&mut self, c: usize, jumps: Jumps) -> Option<usize> {
-        let target = if self.rng.chance(50) {
-            jumps.loop_merge
-        } else {
-            jumps.cont
+        let target = match self.rng.below(7) {
+            0 | 1 => jumps.loop_merge,
+            2 | 3 => jumps.cont,
+            4 | 5 => jumps.brk,
+            _ => jumps.far,
         };
         let Some(target) = target else {
             return self.split(c);
@@ -225,6 +229,7 @@ impl Gen {
             cont: Some(cont),
             loop_merge: Some(m),
             ret: jumps.ret,
+            far: jumps.brk,
         };
         if let Some(o) = self.body(bi, depth + 1, inner) {
             self.close(o, None, Term::Branch(cont));
@@ -257,6 +262,9 @@ impl Gen {
             if self.rng.chance(15) {
                 cases.push(l);
             }
+            if self.rng.chance(10) {
+                cases.push(m);
+            }
         }
         let default = match self.rng.below(3) {
             0 => m,
@@ -270,6 +278,7 @@ impl Gen {
         );
         let inner = Jumps {
             brk: Some(m),
+            far: jumps.brk,
             ..jumps
         };
         if default != m && !labels.contains(&default) {
@@ -302,7 +311,10 @@ impl Gen {
             if rng.chance(5) {
                 labels.first().copied().unwrap_or(1)
             } else {
-                labels.get(1 + rng.below(n.saturating_sub(1))).copied().unwrap_or(1)
+                labels
+                    .get(1 + rng.below(n.saturating_sub(1)))
+                    .copied()
+                    .unwrap_or(1)
             }
         };
         let kind = self.rng.below(11);
@@ -317,7 +329,9 @@ impl Gen {
             8 => matches!(b.term, Term::Switch { .. }),
             _ => true,
         };
-        let candidates: Vec<usize> = (0..n).filter(|&i| self.blocks.get(i).is_some_and(fits)).collect();
+        let candidates: Vec<usize> = (0..n)
+            .filter(|&i| self.blocks.get(i).is_some_and(fits))
+            .collect();
         let Some(b) = self.rng.pick(&candidates) else {
             return;
         };
@@ -390,7 +404,8 @@ impl Gen {
             }
             // Give a merge-less divergence a selection merge.
             7 => {
-                if matches!(block.term, Term::Cond(..) | Term::Switch { .. }) && block.merge.is_none()
+                if matches!(block.term, Term::Cond(..) | Term::Switch { .. })
+                    && block.merge.is_none()
                 {
                     block.merge = Some(MergeInst::Selection(any(rng)));
                 }
@@ -409,7 +424,11 @@ impl Gen {
             }
             // End the block early.
             9 => {
-                block.term = Term::Return;
+                block.term = if rng.chance(50) {
+                    Term::Return
+                } else {
+                    Term::Unreachable
+                };
                 block.merge = None;
             }
             // Move a block (never the entry block).
@@ -446,7 +465,7 @@ fn module_text(seed: u64) -> (String, &'static str) {
     if let Some(o) = end {
         g.close(o, None, Term::Return);
     }
-    if g.rng.chance(60) {
+    if g.rng.chance(50) {
         for _ in 0..1 + g.rng.below(2) {
             g.mutate();
         }
@@ -534,7 +553,10 @@ fn run_seed(seed: u64) -> Result<Outcome, String> {
 
 #[test]
 fn random_cfgs_get_the_same_verdict_as_spirv_val() {
-    let seeds: Vec<u64> = match std::env::var("TANGLE_CFG_SEED").ok().and_then(|s| s.parse().ok()) {
+    let seeds: Vec<u64> = match std::env::var("TANGLE_CFG_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+    {
         Some(seed) => {
             let (text, env) = module_text(seed);
             eprintln!("seed {seed} ({env}):\n{text}");
@@ -552,7 +574,9 @@ fn random_cfgs_get_the_same_verdict_as_spirv_val() {
     let outcomes: Vec<Result<Outcome, String>> = std::thread::scope(|scope| {
         let workers: Vec<_> = seeds
             .chunks(seeds.len().div_ceil(4).max(1))
-            .map(|chunk| scope.spawn(move || chunk.iter().map(|&s| run_seed(s)).collect::<Vec<_>>()))
+            .map(|chunk| {
+                scope.spawn(move || chunk.iter().map(|&s| run_seed(s)).collect::<Vec<_>>())
+            })
             .collect();
         workers
             .into_iter()
@@ -572,7 +596,10 @@ fn random_cfgs_get_the_same_verdict_as_spirv_val() {
             }
         };
         if let Err(found) = &o.tangle {
-            let rule = found.first().and_then(|f| f.split(": ").next()).unwrap_or("?");
+            let rule = found
+                .first()
+                .and_then(|f| f.split(": ").next())
+                .unwrap_or("?");
             *rules.entry(rule.to_string()).or_default() += 1;
         }
         if o.reference {
@@ -615,6 +642,55 @@ fn random_cfgs_get_the_same_verdict_as_spirv_val() {
         assert!(
             valid * 5 >= total && invalid * 5 >= total,
             "the generator should give both verdicts often: {valid} valid, {invalid} invalid"
+        );
+    }
+}
+
+/// A function of `depth` nested selections (`if` inside `if`), optionally in a loop.
+fn nested_ifs(depth: usize, in_loop: bool) -> String {
+    let mut t = String::from(
+        "OpCapability Shader\nOpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main \"main\"\n\
+         OpExecutionMode %main LocalSize 1 1 1\n%void = OpTypeVoid\n%fn = OpTypeFunction %void\n\
+         %bool = OpTypeBool\n%cond = OpConstantTrue %bool\n%main = OpFunction %void None %fn\n\
+         %entry = OpLabel\n",
+    );
+    if in_loop {
+        t.push_str("OpBranch %h\n%h = OpLabel\nOpLoopMerge %lm %lc None\nOpBranch %n0\n");
+    } else {
+        t.push_str("OpBranch %n0\n");
+    }
+    for i in 0..depth {
+        t.push_str(&format!(
+            "%n{i} = OpLabel\nOpSelectionMerge %m{i} None\nOpBranchConditional %cond %n{} %m{i}\n",
+            i + 1
+        ));
+    }
+    let after = if in_loop { "%lc" } else { "%end" };
+    t.push_str(&format!("%n{depth} = OpLabel\nOpBranch %m{}\n", depth.saturating_sub(1)));
+    for i in (0..depth).rev() {
+        let next = if i == 0 { after.to_string() } else { format!("%m{}", i - 1) };
+        t.push_str(&format!("%m{i} = OpLabel\nOpBranch {next}\n"));
+    }
+    if in_loop {
+        t.push_str("%lc = OpLabel\nOpBranch %h\n%lm = OpLabel\nOpReturn\n");
+    } else {
+        t.push_str("%end = OpLabel\nOpReturn\n");
+    }
+    t.push_str("OpFunctionEnd\n");
+    t
+}
+
+#[test]
+fn nesting_depth_limit_agrees_with_spirv_val() {
+    for (depth, in_loop) in [(1023, false), (1024, false), (1022, true), (1023, true)] {
+        let text = nested_ifs(depth, in_loop);
+        let module = spirv_as(&text, "vulkan1.3", &[]).expect("spirv-as assembles the nest");
+        let env = TargetEnv::parse("vulkan1.3").expect("env");
+        let tangle = validate(&module, env, &ValidateOptions::default()).is_ok();
+        let reference = spirv_val(&module, "vulkan1.3", &[]);
+        assert_eq!(
+            tangle, reference,
+            "{depth} nested selections (in a loop: {in_loop}): tangle says valid = {tangle}"
         );
     }
 }

@@ -58,13 +58,20 @@ fn spirv_val_agrees_on_every_amber_shader() {
                     path.display(),
                     shader.name,
                     if tangle { "valid" } else { "invalid" },
-                    if reference.is_ok() { "valid" } else { "invalid" },
+                    if reference.is_ok() {
+                        "valid"
+                    } else {
+                        "invalid"
+                    },
                     reference.err().unwrap_or_default()
                 ));
             }
         }
     }
-    eprintln!("{checked} shaders from {} scripts, {invalid} invalid", paths.len());
+    eprintln!(
+        "{checked} shaders from {} scripts, {invalid} invalid",
+        paths.len()
+    );
     assert!(checked > 30, "only {checked} shaders found");
     assert!(disagreements.is_empty(), "{}", disagreements.join("\n"));
 }

@@ -48,7 +48,9 @@ pub enum AtomicError {
     /// Vulkan: "Workgroup execution scope is only for TaskNV, MeshNV, TaskEXT, MeshEXT,
     /// TessellationControl, and GLCompute execution models" (for every entry point whose call
     /// tree holds the instruction).
-    #[error("{op}: in Vulkan a Workgroup Execution scope is not allowed in the {model} execution model")]
+    #[error(
+        "{op}: in Vulkan a Workgroup Execution scope is not allowed in the {model} execution model"
+    )]
     WorkgroupExecutionScopeModel { op: String, model: String },
     /// Vulkan: "OpControlBarrier execution scope must be Subgroup for Fragment, Vertex, Geometry,
     /// TessellationEvaluation, RayGeneration, Intersection, AnyHit, ClosestHit, and Miss".
@@ -131,9 +133,7 @@ impl AtomicError {
             E::ControlBarrierScopeModel { .. } => {
                 Vuid("VUID-StandaloneSpirv-OpControlBarrier-04682")
             }
-            E::WorkgroupMemoryScopeModel { why, .. } if why.is_empty() => {
-                Vuid("VUID-StandaloneSpirv-None-07321")
-            }
+            E::WorkgroupMemoryScopeModel { why: "", .. } => Vuid("VUID-StandaloneSpirv-None-07321"),
             E::WorkgroupMemoryScopeModel { .. } => {
                 Vuid("VUID-StandaloneSpirv-ExecutionModel-07320")
             }
@@ -152,13 +152,9 @@ impl AtomicError {
             E::MakeAvailableNeedsRelease { .. } => {
                 Vuid("VUID-StandaloneSpirv-MemorySemantics-10872")
             }
-            E::MakeVisibleNeedsAcquire { .. } => {
-                Vuid("VUID-StandaloneSpirv-MemorySemantics-10873")
-            }
+            E::MakeVisibleNeedsAcquire { .. } => Vuid("VUID-StandaloneSpirv-MemorySemantics-10873"),
             E::VolatileOnBarrier { .. } => Vuid("VUID-StandaloneSpirv-MemorySemantics-10874"),
-            E::UnequalStronger { .. } => {
-                Vuid("VUID-StandaloneSpirv-UnequalMemorySemantics-10876")
-            }
+            E::UnequalStronger { .. } => Vuid("VUID-StandaloneSpirv-UnequalMemorySemantics-10876"),
             E::InvocationScopeNotRelaxed { .. } => Vuid("VUID-StandaloneSpirv-None-04641"),
             _ => return None,
         })
@@ -352,7 +348,8 @@ fn memory_scope(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<(), Atom
         if value == Scope::CrossDevice as u32 {
             return Err(AtomicError::VulkanMemoryScope { op: op() });
         }
-        let vulkan_1_0 = matches!(cx.env, tangle_spirv::TargetEnv::Vulkan { api, .. } if api.minor == 0);
+        let vulkan_1_0 =
+            matches!(cx.env, tangle_spirv::TargetEnv::Vulkan { api, .. } if api.minor == 0);
         if vulkan_1_0
             && value == Scope::Subgroup as u32
             && !f.has_capability(C::SubgroupBallotKHR)
@@ -392,7 +389,7 @@ fn model_limits(cx: &Ctx, inst: &Instruction, model: u32) -> Option<AtomicError>
         Op::MemoryBarrier => (None, inst.id_operand(0)),
         op => (None, inst.id_operand(shape(op)?.scope)),
     };
-    let name = || model_name(model);
+    let name = || super::model_name(model);
     let is = |m: M| model == m as u32;
     let version = cx.module.header.version;
     if inst.op() == Some(Op::ControlBarrier)
@@ -431,7 +428,7 @@ fn model_limits(cx: &Ctx, inst: &Instruction, model: u32) -> Option<AtomicError>
         {
             return Some(AtomicError::ControlBarrierScopeModel { model: name() });
         }
-        if scope == Scope::Workgroup as u32 && !workgroup_execution_model(model) {
+        if scope == Scope::Workgroup as u32 && !super::workgroup_execution_model(model) {
             return Some(AtomicError::WorkgroupExecutionScopeModel {
                 op: inst.name(),
                 model: name(),
@@ -458,7 +455,7 @@ fn model_limits(cx: &Ctx, inst: &Instruction, model: u32) -> Option<AtomicError>
     }
     if scope == Scope::Workgroup as u32 {
         let glsl450 = cx.facts.memory_model == Some(spirv::MemoryModel::GLSL450 as u32);
-        let why = if !workgroup_execution_model(model) {
+        let why = if !super::workgroup_execution_model(model) {
             ""
         } else if is(M::TessellationControl) && glsl450 {
             " with the GLSL450 memory model"
@@ -472,26 +469,4 @@ fn model_limits(cx: &Ctx, inst: &Instruction, model: u32) -> Option<AtomicError>
         });
     }
     None
-}
-
-/// Vulkan: the execution models that have workgroups (TaskNV, MeshNV, TaskEXT, MeshEXT,
-/// TessellationControl and GLCompute).
-pub(super) fn workgroup_execution_model(model: u32) -> bool {
-    [
-        M::TaskNV,
-        M::MeshNV,
-        M::TaskEXT,
-        M::MeshEXT,
-        M::TessellationControl,
-        M::GLCompute,
-    ]
-    .into_iter()
-    .any(|m| m as u32 == model)
-}
-
-/// The grammar's name of an execution model.
-pub(super) fn model_name(model: u32) -> String {
-    OperandKind::ExecutionModel
-        .enumerant(model)
-        .map_or_else(|| model.to_string(), |e| e.name.to_string())
 }

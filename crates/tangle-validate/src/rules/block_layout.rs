@@ -21,11 +21,12 @@
 
 use super::{Ctx, Sink};
 use crate::facts::{Facts, IdMap, IdSet, Type};
+use crate::vuid::Vuid;
 use spirv::{Capability as C, Decoration as D, Op, StorageClass as SC};
 use tangle_spirv::{Id, Operand};
 
 /// A block layout rule failed.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum BlockLayoutError {
     /// "The Offset decoration of a member must be a multiple of its base alignment" (or, for a
     /// vector under relaxed layout, of its component's size).
@@ -98,6 +99,18 @@ pub enum BlockLayoutError {
     },
 }
 
+impl BlockLayoutError {
+    /// The Vulkan VUID of environment rules.
+    pub fn vuid(&self) -> Option<Vuid> {
+        match self {
+            BlockLayoutError::RuntimeArrayNotLast { .. } => {
+                Some(Vuid("VUID-StandaloneSpirv-OpTypeRuntimeArray-04680"))
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Which rule set applies to one block.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct Rules {
@@ -133,7 +146,8 @@ const OFFSET_PERIOD: u64 = 64;
 /// Checks every block reachable from a buffer variable or a PhysicalStorageBuffer pointer once.
 pub fn check(cx: &Ctx, sink: &mut Sink) {
     let f = cx.facts;
-    let vulkan_relaxed = matches!(cx.env, tangle_spirv::TargetEnv::Vulkan { api, .. } if api.minor > 0);
+    let vulkan_relaxed =
+        matches!(cx.env, tangle_spirv::TargetEnv::Vulkan { api, .. } if api.minor > 0);
     let mut layout = Layout {
         cx,
         relaxed: vulkan_relaxed || cx.options.relax_block_layout,
@@ -141,13 +155,14 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         alignments: Default::default(),
         scalar_alignments: Default::default(),
         reported: Vec::new(),
+        seen: Default::default(),
+        required: Default::default(),
     };
     let workgroup_layout = f.has_capability(C::WorkgroupMemoryExplicitLayoutKHR);
     for inst in &cx.module.instructions {
         if inst.op() == Some(Op::Variable) {
             let storage = inst.literal_operand(0).map(|s| s as u32);
-            let Some(Type::Pointer { pointee, .. }) = inst.result_type.and_then(|t| f.ty(t))
-            else {
+            let Some(Type::Pointer { pointee, .. }) = inst.result_type.and_then(|t| f.ty(t)) else {
                 continue;
             };
             let workgroup = storage == Some(SC::Workgroup as u32) && workgroup_layout;
@@ -204,8 +219,8 @@ fn variable(layout: &mut Layout, block: Id, storage: u32, workgroup: bool) {
             continue;
         }
         let block_rules = uniform && decoration == D::Block;
-        let buffer_rules = (uniform && decoration == D::BufferBlock)
-            || (!uniform && decoration == D::Block);
+        let buffer_rules =
+            (uniform && decoration == D::BufferBlock) || (!uniform && decoration == D::Block);
         if !(block_rules || buffer_rules) {
             continue;
         }
@@ -236,12 +251,16 @@ struct Layout<'a> {
     alignments: std::collections::HashMap<(Id, bool), Option<u64>>,
     scalar_alignments: IdMap<Option<u64>>,
     reported: Vec<(Option<usize>, BlockLayoutError)>,
+    /// The findings so far, to report each once (a struct is checked at several offsets).
+    seen: std::collections::HashSet<(Option<usize>, BlockLayoutError)>,
+    /// Whether a block's required decorations are all there, by block.
+    required: IdMap<bool>,
 }
 
 impl Layout<'_> {
     fn report(&mut self, at: Id, error: BlockLayoutError) {
         let index = self.cx.facts.defs.get(&at).copied();
-        if !self.reported.iter().any(|(i, e)| *i == index && *e == error) {
+        if self.seen.insert((index, error.clone())) {
             self.reported.push((index, error));
         }
     }
@@ -252,6 +271,15 @@ impl Layout<'_> {
     /// whether they all hold. Offsets and ArrayStrides on the block's own members are the
     /// `vulkan` family's findings in Vulkan environments; they are not reported twice.
     fn required_decorations(&mut self, block: Id) -> bool {
+        if let Some(known) = self.required.get(&block) {
+            return *known;
+        }
+        let ok = self.check_required_decorations(block);
+        self.required.insert(block, ok);
+        ok
+    }
+
+    fn check_required_decorations(&mut self, block: Id) -> bool {
         let f = self.cx.facts;
         let own_members_reported_elsewhere = self.cx.vulkan();
         if let Some((st, member)) = missing_offset(f, block) {
@@ -272,15 +300,19 @@ impl Layout<'_> {
             };
             for (member, ty) in members.iter().enumerate() {
                 let has = |d: D| {
-                    f.has_decoration(*ty, d)
-                        || member_decoration(f, st, member, d).is_some()
+                    f.has_decoration(*ty, d) || member_decoration(f, st, member, d).is_some()
                 };
-                if matches!(f.ty(*ty), Some(Type::Array { .. } | Type::RuntimeArray { .. }))
-                    && !has(D::ArrayStride)
+                if matches!(
+                    f.ty(*ty),
+                    Some(Type::Array { .. } | Type::RuntimeArray { .. })
+                ) && !has(D::ArrayStride)
                 {
                     ok = false;
                     if !(own_members_reported_elsewhere && st == block) {
-                        self.report(st, BlockLayoutError::MissingArrayStride { block: st, member });
+                        self.report(
+                            st,
+                            BlockLayoutError::MissingArrayStride { block: st, member },
+                        );
                     }
                 }
                 // Matrix decorations also apply to arrays of matrices.
@@ -301,10 +333,16 @@ impl Layout<'_> {
                     };
                     if !has(D::MatrixStride) {
                         ok = false;
-                        self.report(st, BlockLayoutError::MissingMatrixStride { block: st, member });
+                        self.report(
+                            st,
+                            BlockLayoutError::MissingMatrixStride { block: st, member },
+                        );
                     } else if !has(D::RowMajor) && !has(D::ColMajor) {
                         ok = false;
-                        self.report(st, BlockLayoutError::MissingMatrixOrder { block: st, member });
+                        self.report(
+                            st,
+                            BlockLayoutError::MissingMatrixOrder { block: st, member },
+                        );
                     }
                 }
                 // Only structs that are members themselves (not array elements) are searched.
@@ -319,7 +357,10 @@ impl Layout<'_> {
     /// SPIRV-Tools `checkLayout`: the members of `st` placed at `incoming` bytes into the block
     /// (a type that is not a struct is laid out as a struct's only member at offset 0).
     fn struct_layout(&mut self, st: Id, rules: Rules, incoming: u64, depth: u32) {
-        if depth > MAX_DEPTH || !self.checked.insert((st, incoming % OFFSET_PERIOD, rules.key()))
+        if depth > MAX_DEPTH
+            || !self
+                .checked
+                .insert((st, incoming % OFFSET_PERIOD, rules.key()))
         {
             return;
         }
@@ -330,8 +371,8 @@ impl Layout<'_> {
                 .iter()
                 .enumerate()
                 .map(|(i, ty)| {
-                    let offset = member_decoration(f, st, i, D::Offset)
-                        .map(|o| incoming.saturating_add(o));
+                    let offset =
+                        member_decoration(f, st, i, D::Offset).map(|o| incoming.saturating_add(o));
                     (i, *ty, offset)
                 })
                 .collect(),
@@ -570,9 +611,10 @@ impl Layout<'_> {
         };
         let a = match f.ty(ty)? {
             Type::Int { .. } | Type::Float { .. } | Type::Pointer { .. } => scalar_size(f, ty)?,
-            Type::Vector { component, count } => {
-                vector(self.base_alignment(*component, round_up, inherited, depth + 1)?, *count)
-            }
+            Type::Vector { component, count } => vector(
+                self.base_alignment(*component, round_up, inherited, depth + 1)?,
+                *count,
+            ),
             Type::Matrix { column, count } => {
                 let a = if inherited.row_major {
                     // A row-major matrix of C columns aligns like a vector of C components.
@@ -627,7 +669,9 @@ impl Layout<'_> {
         let f = self.cx.facts;
         match f.ty(ty)? {
             Type::Int { .. } | Type::Float { .. } | Type::Pointer { .. } => scalar_size(f, ty),
-            Type::Vector { component: inner, .. }
+            Type::Vector {
+                component: inner, ..
+            }
             | Type::Matrix { column: inner, .. }
             | Type::Array { element: inner, .. }
             | Type::RuntimeArray { element: inner } => self.scalar_alignment(*inner, depth + 1),
@@ -715,11 +759,7 @@ impl Layout<'_> {
 
 /// Whether `offset` is a multiple of `alignment` (an alignment of 0 allows only offset 0).
 fn aligned(offset: u64, alignment: u64) -> bool {
-    if alignment == 0 {
-        offset == 0
-    } else {
-        offset % alignment == 0
-    }
+    offset.is_multiple_of(alignment)
 }
 
 /// Rounds up to a power-of-two alignment, as the reference's `align` does.
@@ -733,7 +773,7 @@ fn improper_straddle(offset: u64, size: u64) -> bool {
     if size <= 16 {
         offset / 16 != last / 16
     } else {
-        offset % 16 != 0
+        !offset.is_multiple_of(16)
     }
 }
 
@@ -801,7 +841,10 @@ fn missing_offset(f: &Facts, ty: Id) -> Option<(Id, usize)> {
         match f.ty(t) {
             Some(Type::Struct { members }) => {
                 for i in 0..members.len() {
-                    if matches!(member_decoration(f, t, i, D::Offset), None | Some(0xffff_ffff)) {
+                    if matches!(
+                        member_decoration(f, t, i, D::Offset),
+                        None | Some(0xffff_ffff)
+                    ) {
                         return Some((t, i));
                     }
                 }

@@ -167,7 +167,13 @@ fn pointees_logically_match(cx: &Ctx, argument: Id, parameter: Id) -> bool {
 
 /// Whether every decoration of `b` is also one of `a`.
 fn decorations_included(cx: &Ctx, b: Id, a: Id) -> bool {
-    let of = |id| cx.facts.decorations.get(&id).map(Vec::as_slice).unwrap_or_default();
+    let of = |id| {
+        cx.facts
+            .decorations
+            .get(&id)
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    };
     let a = of(a);
     of(b).iter().all(|d| a.contains(d))
 }

@@ -34,7 +34,9 @@ pub enum GroupError {
     /// Vulkan: "Workgroup execution scope is only for TaskNV, MeshNV, TaskEXT, MeshEXT,
     /// TessellationControl, and GLCompute execution models", for every entry point whose call
     /// tree holds the instruction (SPIRV-Tools' execution-model limitation, spirv-val-rules R5).
-    #[error("{op}: in Vulkan a Workgroup Execution scope is not allowed in the {model} execution model")]
+    #[error(
+        "{op}: in Vulkan a Workgroup Execution scope is not allowed in the {model} execution model"
+    )]
     VulkanWorkgroupScopeModel { op: String, model: String },
     /// SPV_KHR_subgroup_rotate: "Execution ... must be either Workgroup or Subgroup."
     #[error("rotate Execution scope must be Subgroup or Workgroup")]
@@ -105,17 +107,19 @@ pub fn check_models(cx: &Ctx, sink: &mut super::Sink) {
         if !is_non_uniform_with_scope(inst) {
             return;
         }
-        let scope = inst.id_operand(0).and_then(|s| cx.facts.int32_if_const(s).1);
+        let scope = inst
+            .id_operand(0)
+            .and_then(|s| cx.facts.int32_if_const(s).1);
         if scope != Some(Scope::Workgroup as u32) {
             return;
         }
         if let Some(model) = models
             .iter()
-            .find(|m| !super::atomic::workgroup_execution_model(**m))
+            .find(|m| !super::workgroup_execution_model(**m))
         {
             let e = GroupError::VulkanWorkgroupScopeModel {
                 op: inst.name().trim_start_matches("Op").to_string(),
-                model: super::atomic::model_name(*model),
+                model: super::model_name(*model),
             };
             sink.error(Some(index), e);
         }
@@ -141,10 +145,11 @@ fn execution_scope(cx: &Ctx, inst: &Instruction, scope: Id) -> Result<(), GroupE
         return Err(GroupError::ScopeNotInt32 { op: op() });
     }
     let Some(value) = value else {
-        if cx.facts.has_capability(spirv::Capability::Shader)
-            && !cx
-                .facts
-                .has_capability(spirv::Capability::CooperativeMatrixNV)
+        // With CooperativeMatrixNV a specialization constant will do, but still a constant.
+        let f = cx.facts;
+        if f.has_capability(spirv::Capability::Shader)
+            && (!f.has_capability(spirv::Capability::CooperativeMatrixNV)
+                || !f.is_constant_instruction(scope))
         {
             return Err(GroupError::ScopeNotConstant);
         }

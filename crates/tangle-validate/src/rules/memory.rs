@@ -163,7 +163,8 @@ fn pointer_variable(cx: &Ctx, storage: u32, pointee: Id) -> Result<(), MemoryErr
 /// SPIRV-Tools `AreLayoutCompatibleStructs`: two structs with as many members, each the same
 /// type or layout-compatible structs, and no member Offset of `a` contradicted by one of `b`.
 fn layout_compatible(f: &crate::facts::Facts, a: Id, b: Id, depth: u32) -> bool {
-    let (Some(Type::Struct { members: ma }), Some(Type::Struct { members: mb })) = (f.ty(a), f.ty(b))
+    let (Some(Type::Struct { members: ma }), Some(Type::Struct { members: mb })) =
+        (f.ty(a), f.ty(b))
     else {
         return false;
     };

@@ -46,8 +46,7 @@ pub fn semantics(
     let f = cx.facts;
     let op = || inst.name();
     let has = |bits: S| value & bits.bits() != 0;
-    let vulkan =
-        cx.vulkan() || f.memory_model == Some(MemoryModel::Vulkan as u32);
+    let vulkan = cx.vulkan() || f.memory_model == Some(MemoryModel::Vulkan as u32);
     let memory_model_capability = f.has_capability(C::VulkanMemoryModel);
     let needs_model = |bit| AtomicError::SemanticsNeedVulkanMemoryModel { op: op(), bit };
     if has(S::UNIFORM_MEMORY) && !f.has_capability(C::Shader) {

@@ -95,6 +95,28 @@ impl Ctx<'_> {
     }
 }
 
+/// Vulkan: the execution models that have workgroups (TaskNV, MeshNV, TaskEXT, MeshEXT,
+/// TessellationControl and GLCompute).
+pub fn workgroup_execution_model(model: u32) -> bool {
+    [
+        spirv::ExecutionModel::TaskNV,
+        spirv::ExecutionModel::MeshNV,
+        spirv::ExecutionModel::TaskEXT,
+        spirv::ExecutionModel::MeshEXT,
+        spirv::ExecutionModel::TessellationControl,
+        spirv::ExecutionModel::GLCompute,
+    ]
+    .into_iter()
+    .any(|m| m as u32 == model)
+}
+
+/// The grammar's name of an execution model.
+pub fn model_name(model: u32) -> String {
+    tangle_spirv::grammar::OperandKind::ExecutionModel
+        .enumerant(model)
+        .map_or_else(|| model.to_string(), |e| e.name.to_string())
+}
+
 /// Collects diagnostics; word offsets are filled in at the end.
 #[derive(Default)]
 pub struct Sink {

@@ -7,7 +7,7 @@
 
 use super::{switch, CfgError, ConstructKind, Flow};
 use crate::cfg_facts::Merge;
-use crate::facts::{IdMap, IdSet};
+use crate::facts::IdSet;
 use crate::rules::Sink;
 use spirv::Op;
 
@@ -23,14 +23,13 @@ pub(super) struct Construct {
 }
 
 /// Back edges go to loop headers, and each structurally reachable loop header has exactly one
-/// back-edge block. Returns whether both hold.
-pub(super) fn back_edges(flow: &Flow, sink: &mut Sink) -> bool {
-    let mut ok = true;
-    let mut latches: IdMap<IdSet<usize>> = IdMap::default();
+/// back-edge block.
+pub(super) fn back_edges(flow: &Flow, sink: &mut Sink) {
+    let is_loop = |b: usize| matches!(flow.merge(b), Some(Merge::Loop { .. }));
+    let mut latches: Vec<IdSet<usize>> = vec![IdSet::default(); flow.function.blocks.len()];
     let mut reported = IdSet::<(usize, usize)>::default();
     for &(from, to) in &flow.s.back_edges {
-        if !matches!(flow.merge(to), Some(Merge::Loop { .. })) {
-            ok = false;
+        if !is_loop(to) {
             if reported.insert((from, to)) {
                 sink.error(
                     flow.block(from).map(|b| b.end),
@@ -40,36 +39,33 @@ pub(super) fn back_edges(flow: &Flow, sink: &mut Sink) -> bool {
                     },
                 );
             }
-            continue;
+        } else if let Some(set) = latches.get_mut(to) {
+            set.insert(from);
         }
-        latches.entry(to as u32).or_default().insert(from);
     }
-    for h in 0..flow.function.blocks.len() {
-        if !flow.s.is_reachable(h) || flow.continue_target(h).is_none() {
-            continue;
-        }
-        let count = latches.get(&(h as u32)).map_or(0, IdSet::len);
-        if count != 1 {
-            ok = false;
+    for (h, set) in latches.iter().enumerate() {
+        if flow.s.is_reachable(h) && is_loop(h) && set.len() != 1 {
             sink.error(
                 flow.merge_at(h),
                 CfgError::LoopHeaderBackEdges {
                     header: flow.label(h),
-                    count,
+                    count: set.len(),
                 },
             );
         }
     }
-    ok
 }
 
 /// The constructs in module order: one per selection header, a loop and a continue construct
 /// per loop header. A continue construct's exit is the source of the last back edge found to
 /// its loop header.
 pub(super) fn constructs(flow: &Flow) -> Vec<Construct> {
-    let mut latch: IdMap<usize> = IdMap::default();
+    // The last back edge into each header wins, as in SPIRV-Tools.
+    let mut latch: Vec<Option<usize>> = vec![None; flow.function.blocks.len()];
     for &(from, to) in &flow.s.back_edges {
-        latch.insert(to as u32, from);
+        if let Some(slot) = latch.get_mut(to) {
+            *slot = Some(from);
+        }
     }
     let mut out = Vec::new();
     for h in 0..flow.function.blocks.len() {
@@ -95,7 +91,7 @@ pub(super) fn constructs(flow: &Flow) -> Vec<Construct> {
                     out.push(Construct {
                         kind: ConstructKind::Continue,
                         header: c,
-                        exit: latch.get(&(h as u32)).copied(),
+                        exit: latch.get(h).copied().flatten(),
                         loop_header: h,
                     });
                 }
@@ -108,13 +104,46 @@ pub(super) fn constructs(flow: &Flow) -> Vec<Construct> {
 /// The construct rules, on every construct whose header is structurally reachable.
 pub(super) fn check(flow: &Flow, sink: &mut Sink) {
     let back_edges: IdSet<(usize, usize)> = flow.s.back_edges.iter().copied().collect();
+    // Membership marks, one stamp per construct: no set to build or clear per construct.
+    let mut marks = Members {
+        stamp: vec![0; flow.function.blocks.len()],
+        current: 0,
+    };
     for c in constructs(flow) {
         if !flow.s.is_reachable(c.header) {
             continue;
         }
-        if let Err((at, e)) = construct(flow, &c, &back_edges) {
+        if let Err((at, e)) = construct(flow, &c, &back_edges, &mut marks) {
             sink.error(at, e);
         }
+    }
+}
+
+/// The blocks of the construct being checked, as marks on a per-function array.
+struct Members {
+    stamp: Vec<u32>,
+    current: u32,
+}
+
+impl Members {
+    /// Starts a new (empty) construct.
+    fn clear(&mut self) {
+        self.current += 1;
+    }
+
+    /// Adds `b`; false when it was already in.
+    fn insert(&mut self, b: usize) -> bool {
+        match self.stamp.get_mut(b) {
+            Some(s) if *s != self.current => {
+                *s = self.current;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn contains(&self, b: usize) -> bool {
+        self.stamp.get(b) == Some(&self.current)
     }
 }
 
@@ -126,13 +155,17 @@ fn construct(
     flow: &Flow,
     c: &Construct,
     back_edges: &IdSet<(usize, usize)>,
+    members: &mut Members,
 ) -> Result<(), Finding> {
     let s = &flow.s;
     let (h, label) = (c.header, |b: usize| flow.label(b));
     let at_label = |b: usize| flow.block(b).map(|block| block.start);
     let at_end = |b: usize| flow.block(b).map(|block| block.end);
     let Some(exit) = c.exit else {
-        return Err((at_label(h), CfgError::ContinueWithoutBackEdge { target: label(h) }));
+        return Err((
+            at_label(h),
+            CfgError::ContinueWithoutBackEdge { target: label(h) },
+        ));
     };
     if !s.dominates(h, exit) {
         let e = match c.kind {
@@ -166,12 +199,10 @@ fn construct(
             },
         ));
     }
-    let members = blocks(flow, c, exit);
-    let mut sorted: Vec<usize> = members.iter().copied().collect();
-    sorted.sort_unstable();
-    for &b in &sorted {
+    let order = blocks(flow, c, exit, members);
+    for &b in &order {
         for &t in s.succ.get(b).into_iter().flatten() {
-            if !members.contains(&t) && !structured_exit(flow, c, t) {
+            if !members.contains(t) && !structured_exit(flow, c, t) {
                 return Err((
                     at_end(b),
                     CfgError::ConstructExitNotStructured {
@@ -186,7 +217,7 @@ fn construct(
             continue;
         }
         for &p in s.pred.get(b).into_iter().flatten() {
-            if s.is_reachable(p) && !members.contains(&p) {
+            if s.is_reachable(p) && !members.contains(p) {
                 return Err((
                     at_end(p),
                     CfgError::ConstructEnteredNotAtHeader {
@@ -198,7 +229,7 @@ fn construct(
             }
         }
         if let Some(m) = flow.merge_block(b) {
-            if s.is_reachable(m) && !members.contains(&m) {
+            if s.is_reachable(m) && !members.contains(m) {
                 return Err((
                     flow.merge_at(b),
                     CfgError::NestedMergeOutside {
@@ -214,7 +245,7 @@ fn construct(
     if c.kind == ConstructKind::Loop {
         if let Some(ct) = flow.continue_target(h).filter(|&ct| ct != h) {
             for &p in s.pred.get(ct).into_iter().flatten() {
-                if s.is_reachable(p) && !back_edges.contains(&(p, ct)) && !members.contains(&p) {
+                if s.is_reachable(p) && !back_edges.contains(&(p, ct)) && !members.contains(p) {
                     return Err((
                         at_end(p),
                         CfgError::ContinueEnteredFromOutsideLoop {
@@ -237,13 +268,14 @@ fn construct(
 /// through structural edges that the header structurally dominates and, for selections and
 /// loops, that the merge block does not (loops: nor the continue target); for continue
 /// constructs, also those the back-edge block post-dominates.
-fn blocks(flow: &Flow, c: &Construct, exit: usize) -> IdSet<usize> {
+fn blocks(flow: &Flow, c: &Construct, exit: usize, members: &mut Members) -> Vec<usize> {
     let s = &flow.s;
     let continue_header = match c.kind {
         ConstructKind::Loop => flow.continue_target(c.header),
         _ => None,
     };
-    let mut members = IdSet::default();
+    members.clear();
+    let mut order = Vec::new();
     let mut stack = vec![c.header];
     while let Some(b) = stack.pop() {
         if !s.dominates(c.header, b) {
@@ -255,10 +287,11 @@ fn blocks(flow: &Flow, c: &Construct, exit: usize) -> IdSet<usize> {
             !s.dominates(exit, b) && !continue_header.is_some_and(|ch| s.dominates(ch, b))
         };
         if include && members.insert(b) {
+            order.push(b);
             stack.extend(s.ssucc.get(b).into_iter().flatten().copied());
         }
     }
-    members
+    order
 }
 
 /// Whether a branch from inside construct `c` to `dest` is one of its structured exits

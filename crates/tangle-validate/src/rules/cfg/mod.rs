@@ -9,7 +9,8 @@
 //! One file per rule family:
 //! * `targets` — branch and merge operands (targets are blocks of the function, the entry block
 //!   is never targeted, merge blocks are not shared, `OpLoopMerge` operands);
-//! * `dominance` — blocks appear after their dominators, definitions dominate their uses;
+//! * `dominance` — blocks appear after their dominators, definitions dominate their uses, and
+//!   control flow nests at most 1023 deep;
 //! * `constructs` — back edges, and the selection, loop and continue constructs with their
 //!   structured exits;
 //! * `switch` — `OpSwitch` case constructs and fallthrough;
@@ -69,7 +70,9 @@ pub enum CfgError {
     MergeBlockShared { merge: Id },
     /// OpBranchConditional: "Starting with version 1.6, True Label and False Label must not be
     /// the same `<id>`."
-    #[error("in SPIR-V 1.6 and later, OpBranchConditional must have different True and False labels")]
+    #[error(
+        "in SPIR-V 1.6 and later, OpBranchConditional must have different True and False labels"
+    )]
     BranchTargetsEqual,
     /// SPIRV-Tools `ValidateLoopMerge`: the Merge Block of an `OpLoopMerge` is not its own block.
     #[error("the merge block of the loop headed by %{header} is the header itself")]
@@ -91,6 +94,10 @@ pub enum CfgError {
     /// all blocks they dominate."
     #[error("block %{block} appears before its dominator %{dominator}")]
     BlockBeforeDominator { block: Id, dominator: Id },
+    /// 2.17 "Universal Limits": "Control-flow nesting depth ... 1023" (SPIRV-Tools measures it
+    /// along the dominator tree).
+    #[error("block %{block} is nested {depth} deep; control flow nests at most 1023 deep")]
+    NestingTooDeep { block: Id, depth: usize },
     /// 2.16.1: "each `<id>` ... must be defined in a block that dominates the use" (OpPhi: the parent).
     #[error("%{id} is used in a block its definition does not dominate")]
     DefinitionDoesNotDominateUse { id: Id },
@@ -204,6 +211,7 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         dominance::block_order(&flow, sink);
         dominance::definitions_dominate_uses(cx, function, sink);
         if shader {
+            dominance::nesting_depth(&flow, sink);
             constructs::back_edges(&flow, sink);
             constructs::check(&flow, sink);
             selections::check(&flow, sink);

@@ -6,7 +6,8 @@
 
 use super::constructs::{structured_exit, Construct};
 use super::{CfgError, Flow};
-use crate::facts::{IdMap, IdSet};
+use crate::facts::{IdBuildHasher, IdSet};
+use std::collections::HashMap;
 
 /// Where a finding points, and what it is.
 type Finding = (Option<usize>, CfgError);
@@ -33,14 +34,14 @@ pub(super) fn check(flow: &Flow, c: &Construct, merge: usize) -> Result<(), Find
     };
     let cases: IdSet<usize> = labels.iter().copied().filter(|&t| t != merge).collect();
     let default_is_case = labels.iter().skip(1).any(|&t| t == default);
-    let mut targeted: IdMap<usize> = IdMap::default();
-    let mut fall_throughs: IdMap<Option<usize>> = IdMap::default();
+    let mut targeted: HashMap<usize, usize, IdBuildHasher> = HashMap::default();
+    let mut fall_throughs: HashMap<usize, Option<usize>, IdBuildHasher> = HashMap::default();
     let mut default_fall_through = None;
     for (k, &target) in labels.iter().enumerate() {
         if target == merge {
             continue;
         }
-        let mut next = match fall_throughs.get(&(target as u32)) {
+        let mut next = match fall_throughs.get(&target) {
             Some(&known) => known,
             None => {
                 if s.is_reachable(header) && s.is_reachable(target) && !s.dominates(header, target)
@@ -55,9 +56,9 @@ pub(super) fn check(flow: &Flow, c: &Construct, merge: usize) -> Result<(), Find
                 }
                 let found = fall_through(flow, c, target, &cases).map_err(|e| (at, e))?;
                 if let Some(f) = found {
-                    *targeted.entry(f as u32).or_default() += 1;
+                    *targeted.entry(f).or_default() += 1;
                 }
-                fall_throughs.insert(target as u32, found);
+                fall_throughs.insert(target, found);
                 found
             }
         };
@@ -91,7 +92,7 @@ pub(super) fn check(flow: &Flow, c: &Construct, merge: usize) -> Result<(), Find
     let mut several: Vec<usize> = targeted
         .iter()
         .filter(|(_, &count)| count > 1)
-        .map(|(&f, _)| f as usize)
+        .map(|(&f, _)| f)
         .collect();
     several.sort_unstable();
     if let Some(&f) = several.first() {

@@ -14,7 +14,9 @@ use tangle_spirv::{Instruction, Operand};
 /// later) and each `OpLoopMerge` is consistent.
 pub(super) fn branches(cx: &Ctx, function: &Function, sink: &mut Sink) {
     let mut label = None;
-    let end = function.end.min(cx.module.instructions.len().saturating_sub(1));
+    let end = function
+        .end
+        .min(cx.module.instructions.len().saturating_sub(1));
     for i in function.start..=end {
         let Some(inst) = cx.module.instructions.get(i) else {
             continue;
