@@ -386,7 +386,8 @@ pub struct Structure {
     pub spred: Vec<Vec<usize>>,
     /// Blocks reachable from the entry block through structural edges.
     pub structurally_reachable: Vec<bool>,
-    /// Immediate dominators on the augmented branch graph (the order-of-blocks rule's).
+    /// Immediate dominators on the augmented branch graph (for the block-order and nesting-depth
+    /// rules).
     pub idom: Vec<Option<usize>>,
     /// Immediate structural dominators.
     pub sidom: Vec<Option<usize>>,

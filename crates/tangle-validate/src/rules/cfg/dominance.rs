@@ -67,7 +67,14 @@ pub(super) fn nesting_depth(flow: &Flow, sink: &mut Sink) {
             if let Some(slot) = memo.get_mut(cur) {
                 *slot = Some(0);
             }
-            let Some(dom) = flow.s.idom.get(cur).copied().flatten().filter(|&d| d != cur) else {
+            let Some(dom) = flow
+                .s
+                .idom
+                .get(cur)
+                .copied()
+                .flatten()
+                .filter(|&d| d != cur)
+            else {
                 break 0;
             };
             let step = match (
