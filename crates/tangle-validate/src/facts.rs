@@ -477,6 +477,123 @@ impl Facts {
     }
 }
 
+/// Type predicates with the exact meaning of SPIRV-Tools' `ValidationState_t` helpers of the
+/// same names, which the instruction rules mirror (`validate_arithmetics.cpp` and friends).
+impl Facts {
+    /// `GetDimension`: 1 for a scalar, the count of a vector or the columns of a matrix, and
+    /// 0 for anything else (cooperative matrices, arrays, structs, pointers, non-types).
+    pub fn dimension(&self, ty: Id) -> u32 {
+        match self.ty(ty) {
+            Some(Type::Bool | Type::Int { .. } | Type::Float { .. }) => 1,
+            Some(Type::Vector { count, .. } | Type::Matrix { count, .. }) => *count,
+            _ => 0,
+        }
+    }
+
+    /// `GetComponentType`: a scalar itself, the component of a vector, the component of a
+    /// matrix's columns, or the element (not recursing) of an array or cooperative matrix.
+    pub fn component_type(&self, ty: Id) -> Option<Id> {
+        match self.ty(ty)? {
+            Type::Bool | Type::Int { .. } | Type::Float { .. } => Some(ty),
+            Type::Vector { component, .. } => Some(*component),
+            Type::Array { element, .. } => Some(*element),
+            Type::CoopMat { component, .. } => Some(*component),
+            Type::Matrix { column, .. } => match self.ty(*column)? {
+                Type::Vector { component, .. } => Some(*component),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// `GetBitWidth`: the width of the [`Facts::component_type`] (1 for booleans), 0 when that
+    /// is not a scalar.
+    pub fn width(&self, ty: Id) -> u32 {
+        match self.component_type(ty).and_then(|c| self.ty(c)) {
+            Some(Type::Int { width, .. } | Type::Float { width, .. }) => *width,
+            Some(Type::Bool) => 1,
+            _ => 0,
+        }
+    }
+
+    /// `IsIntVectorType`.
+    pub fn is_int_vector(&self, ty: Id) -> bool {
+        matches!(self.ty(ty), Some(Type::Vector { component, .. }) if self.is_int_scalar(*component))
+    }
+
+    /// `IsUnsignedIntVectorType`.
+    pub fn is_unsigned_int_vector(&self, ty: Id) -> bool {
+        matches!(self.ty(ty), Some(Type::Vector { component, .. }) if self.is_unsigned_int_scalar(*component))
+    }
+
+    /// `IsFloatVectorType`.
+    pub fn is_float_vector(&self, ty: Id) -> bool {
+        matches!(self.ty(ty), Some(Type::Vector { component, .. }) if self.is_float_scalar(*component))
+    }
+
+    /// `IsBoolVectorType`.
+    pub fn is_bool_vector(&self, ty: Id) -> bool {
+        matches!(self.ty(ty), Some(Type::Vector { component, .. }) if self.is_bool_scalar(*component))
+    }
+
+    /// `IsIntScalarOrVectorType`.
+    pub fn is_int_scalar_or_vector(&self, ty: Id) -> bool {
+        self.is_int_scalar(ty) || self.is_int_vector(ty)
+    }
+
+    /// `IsUnsignedIntScalarOrVectorType`.
+    pub fn is_unsigned_int_scalar_or_vector(&self, ty: Id) -> bool {
+        self.is_unsigned_int_scalar(ty) || self.is_unsigned_int_vector(ty)
+    }
+
+    /// `IsFloatScalarOrVectorType`.
+    pub fn is_float_scalar_or_vector(&self, ty: Id) -> bool {
+        self.is_float_scalar(ty) || self.is_float_vector(ty)
+    }
+
+    /// `IsBoolScalarOrVectorType`.
+    pub fn is_bool_scalar_or_vector(&self, ty: Id) -> bool {
+        self.is_bool_scalar(ty) || self.is_bool_vector(ty)
+    }
+
+    /// `GetMatrixTypeInfo`: `(rows, columns, column type, component type)` of a matrix type.
+    pub fn matrix_info(&self, ty: Id) -> Option<(u32, u32, Id, Id)> {
+        let Type::Matrix { column, count } = self.ty(ty)? else {
+            return None;
+        };
+        let Type::Vector {
+            component,
+            count: rows,
+        } = self.ty(*column)?
+        else {
+            return None;
+        };
+        Some((*rows, *count, *column, *component))
+    }
+
+    /// `IsFloatMatrixType`: a matrix whose columns are float vectors.
+    pub fn is_float_matrix(&self, ty: Id) -> bool {
+        self.matrix_info(ty)
+            .is_some_and(|(_, _, _, c)| self.is_float_scalar(c))
+    }
+
+    /// `GetPointerTypeInfo` of a typed pointer: `(pointee, storage class)`.
+    pub fn pointer_info(&self, ty: Id) -> Option<(Id, u32)> {
+        match self.ty(ty)? {
+            Type::Pointer { storage, pointee } => Some((*pointee, *storage)),
+            _ => None,
+        }
+    }
+
+    /// `GetStructMemberTypes`: the member types of a struct type.
+    pub fn struct_members(&self, ty: Id) -> Option<&[Id]> {
+        match self.ty(ty)? {
+            Type::Struct { members } => Some(members),
+            _ => None,
+        }
+    }
+}
+
 /// A cooperative matrix type's operands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CoopMatType {

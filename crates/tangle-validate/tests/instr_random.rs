@@ -266,11 +266,28 @@ fn inst(op: &'static str, result: Option<Ty>, args: Vec<Arg>) -> Inst {
 }
 
 const FLOAT_ARITH: &[&str] = &[
-    "OpFAdd", "OpFSub", "OpFMul", "OpFDiv", "OpFRem", "OpFMod", "OpFNegate",
+    "OpFAdd",
+    "OpFSub",
+    "OpFMul",
+    "OpFDiv",
+    "OpFRem",
+    "OpFMod",
+    "OpFNegate",
 ];
 const INT_ARITH: &[&str] = &[
-    "OpIAdd", "OpISub", "OpIMul", "OpSDiv", "OpSRem", "OpSMod", "OpSNegate", "OpUDiv", "OpUMod",
-    "OpIAddCarry", "OpISubBorrow", "OpUMulExtended", "OpSMulExtended",
+    "OpIAdd",
+    "OpISub",
+    "OpIMul",
+    "OpSDiv",
+    "OpSRem",
+    "OpSMod",
+    "OpSNegate",
+    "OpUDiv",
+    "OpUMod",
+    "OpIAddCarry",
+    "OpISubBorrow",
+    "OpUMulExtended",
+    "OpSMulExtended",
 ];
 const MATRIX: &[&str] = &[
     "OpDot",
@@ -767,8 +784,7 @@ impl Gen {
                 let id = self.ty(t);
                 let name = format!("ld_{}", t.name());
                 if self.declared.insert(name.clone()) {
-                    self.prelude
-                        .push(format!("%{name} = OpLoad {id} {var}"));
+                    self.prelude.push(format!("%{name} = OpLoad {id} {var}"));
                 }
                 format!("%{name}")
             }
@@ -841,7 +857,9 @@ impl Gen {
                 Struct(vec![a, b])
             }
             9 | 10 => {
-                let sc = self.rng.pick(&[Sc::Function, Sc::Workgroup, Sc::StorageBuffer]);
+                let sc = self
+                    .rng
+                    .pick(&[Sc::Function, Sc::Workgroup, Sc::StorageBuffer]);
                 let t = if sc == Sc::StorageBuffer {
                     self.rng.pick(&block_members()).0
                 } else {
@@ -923,7 +941,10 @@ impl Gen {
             Ptr(sc, p) => match self.rng.below(3) {
                 0 => {
                     let other = self.rng.pick(&[Sc::Function, Sc::Private, Sc::Workgroup]);
-                    ptr(if other == *sc { Sc::Workgroup } else { other }, (**p).clone())
+                    ptr(
+                        if other == *sc { Sc::Workgroup } else { other },
+                        (**p).clone(),
+                    )
                 }
                 1 => {
                     let p = self.near(p);
@@ -1057,9 +1078,11 @@ impl Gen {
         let v = |t: Ty| Arg::Val(t);
         match op {
             "OpDot" => inst(op, Some(f.clone()), vec![v(vec(f.clone(), r)); 2]),
-            "OpVectorTimesScalar" => {
-                inst(op, Some(vec(f.clone(), r)), vec![v(vec(f.clone(), r)), v(f)])
-            }
+            "OpVectorTimesScalar" => inst(
+                op,
+                Some(vec(f.clone(), r)),
+                vec![v(vec(f.clone(), r)), v(f)],
+            ),
             "OpMatrixTimesScalar" => {
                 let m = mat(f.clone(), r, c);
                 inst(op, Some(m.clone()), vec![v(m), v(f)])
@@ -1120,11 +1143,9 @@ impl Gen {
                         Some(base.clone()),
                         vec![v(base.clone()), v(base), v(offset), v(count)],
                     ),
-                    "OpBitFieldSExtract" | "OpBitFieldUExtract" => inst(
-                        op,
-                        Some(base.clone()),
-                        vec![v(base), v(offset), v(count)],
-                    ),
+                    "OpBitFieldSExtract" | "OpBitFieldUExtract" => {
+                        inst(op, Some(base.clone()), vec![v(base), v(offset), v(count)])
+                    }
                     "OpBitReverse" => inst(op, Some(base.clone()), vec![v(base)]),
                     _ => inst(op, Some(t), vec![v(base)]),
                 }
@@ -1192,7 +1213,11 @@ impl Gen {
             }
             "OpFConvert" => {
                 let other = self.rng.pick(&[16, 32, 64]);
-                let other = if other == fw { 32 + 32 * u32::from(fw == 32) } else { other };
+                let other = if other == fw {
+                    32 + 32 * u32::from(fw == 32)
+                } else {
+                    other
+                };
                 (Float(fw), Float(other))
             }
             "OpQuantizeToF16" => (f32t(), f32t()),
@@ -1225,7 +1250,8 @@ impl Gen {
 
     fn composite_op(&mut self, op: &'static str) -> Inst {
         let v = |t: Ty| Arg::Val(t);
-        let lits = |path: &[u32]| -> Vec<Arg> { path.iter().map(|i| Arg::Lit(i.to_string())).collect() };
+        let lits =
+            |path: &[u32]| -> Vec<Arg> { path.iter().map(|i| Arg::Lit(i.to_string())).collect() };
         match op {
             "OpCompositeExtract" => {
                 let c = self.composite();
@@ -1468,11 +1494,7 @@ impl Gen {
             }
             "OpGroupNonUniformBallotBitCount" => {
                 let o = self.rng.pick(&["Reduce", "InclusiveScan", "ExclusiveScan"]);
-                inst(
-                    op,
-                    Some(u32t()),
-                    vec![scope, Arg::Lit(o.into()), v(ballot)],
-                )
+                inst(op, Some(u32t()), vec![scope, Arg::Lit(o.into()), v(ballot)])
             }
             "OpGroupNonUniformBallotFindLSB" | "OpGroupNonUniformBallotFindMSB" => {
                 inst(op, Some(u32t()), vec![scope, v(ballot)])
@@ -1595,7 +1617,11 @@ impl Gen {
             | "Exp2" | "Log2" => {
                 // These are defined on 16- and 32-bit floats only.
                 let t = vec(Float(self.rng.pick(&[16, 32, 32])), n);
-                let arity = if matches!(name, "Atan2" | "Pow") { 2 } else { 1 };
+                let arity = if matches!(name, "Atan2" | "Pow") {
+                    2
+                } else {
+                    1
+                };
                 (t.clone(), vec![v(t); arity])
             }
             "Determinant" | "MatrixInverse" => {
