@@ -115,11 +115,11 @@ impl ValidationError {
             ValidationError::Group(e) => e.vuid(),
             ValidationError::Coopmat(e) => e.vuid(),
             ValidationError::BlockLayout(e) => e.vuid(),
+            ValidationError::Arith(e) => e.vuid(),
             ValidationError::Layout(_)
             | ValidationError::Ids(_)
             | ValidationError::Interface(_)
             | ValidationError::Types(_)
-            | ValidationError::Arith(_)
             | ValidationError::Glsl(_)
             | ValidationError::Vulkan(_)
             | ValidationError::Logical(_)

@@ -585,6 +585,50 @@ impl Facts {
         }
     }
 
+    /// `ContainsSizedIntOrFloatType`: whether the type is, or contains (through vectors,
+    /// matrices, arrays, structs, pointers, cooperative matrices and function types), an
+    /// integer (`float` false) or float type of this width.
+    pub fn contains_sized(&self, ty: Id, float: bool, width: u32) -> bool {
+        let mut stack = vec![ty];
+        let mut seen = IdSet::default();
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t) {
+                continue;
+            }
+            match self.ty(t) {
+                Some(Type::Int { width: w, .. }) if !float && *w == width => return true,
+                Some(Type::Float { width: w, .. }) if float && *w == width => return true,
+                Some(
+                    Type::Vector { component: e, .. }
+                    | Type::Matrix { column: e, .. }
+                    | Type::Array { element: e, .. }
+                    | Type::RuntimeArray { element: e }
+                    | Type::CoopMat { component: e, .. },
+                ) => stack.push(*e),
+                Some(Type::Pointer { pointee, .. }) if !self.forward_pointers.contains(&t) => {
+                    stack.push(*pointee)
+                }
+                Some(Type::Struct { members }) => stack.extend(members.iter().copied()),
+                Some(Type::Function { ret, params }) => {
+                    stack.push(*ret);
+                    stack.extend(params.iter().copied());
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// `ContainsLimitedUseIntOrFloatType`: whether the type contains an 8-bit integer without
+    /// the Int8 capability, a 16-bit integer without Int16, or a 16-bit float without Float16
+    /// (types that only the 8- and 16-bit storage capabilities declare).
+    pub fn contains_limited_use(&self, ty: Id) -> bool {
+        use spirv::Capability as C;
+        (!self.has_capability(C::Int16) && self.contains_sized(ty, false, 16))
+            || (!self.has_capability(C::Int8) && self.contains_sized(ty, false, 8))
+            || (!self.has_capability(C::Float16) && self.contains_sized(ty, true, 16))
+    }
+
     /// `GetStructMemberTypes`: the member types of a struct type.
     pub fn struct_members(&self, ty: Id) -> Option<&[Id]> {
         match self.ty(ty)? {

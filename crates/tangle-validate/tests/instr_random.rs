@@ -142,9 +142,21 @@ fn block_members() -> Vec<(Ty, u32)> {
         (vec(f32t(), 4), 32),
         (Int(64, false), 48),
         (Int(64, true), 56),
-        (RtArr(Box::new(u32t())), 64),
+        (Int(8, false), 64),
+        (Int(8, true), 65),
+        (Int(16, false), 66),
+        (Int(16, true), 68),
+        (Float(16), 70),
+        (vec(Int(16, false), 2), 72),
+        (vec(Float(16), 2), 76),
+        (vec(Int(8, false), 4), 80),
+        (Float(64), 88),
+        (RtArr(Box::new(u32t())), 96),
     ]
 }
+
+/// The index of the block's runtime array.
+const BLOCK_RTA: i64 = 16;
 
 impl Ty {
     fn name(&self) -> String {
@@ -183,23 +195,8 @@ impl Ty {
         }
     }
 
-    fn width(&self) -> u32 {
-        match self.component() {
-            Int(w, _) | Float(w) => *w,
-            _ => 0,
-        }
-    }
-
     fn is_scalar(&self) -> bool {
         matches!(self, Bool | Int(..) | Float(_))
-    }
-
-    fn is_int(&self) -> bool {
-        matches!(self.component(), Int(..))
-    }
-
-    fn is_float(&self) -> bool {
-        matches!(self.component(), Float(_))
     }
 
     /// Whether a Function variable of this type can be declared (and so a value loaded).
@@ -391,6 +388,9 @@ const ATOMIC: &[&str] = &[
     "OpAtomicAnd",
     "OpAtomicOr",
     "OpAtomicXor",
+    "OpAtomicFAddEXT",
+    "OpAtomicFMinEXT",
+    "OpAtomicFMaxEXT",
 ];
 const GROUP: &[&str] = &[
     "OpGroupNonUniformElect",
@@ -541,8 +541,24 @@ const FAMILIES: &[(&[&str], usize)] = &[
 /// One module being generated.
 struct Gen {
     rng: Rng,
+    /// The target environment (`vulkan1.3` mostly; `spv1.6`, and a few older ones whose
+    /// version-dependent rules differ).
+    env: &'static str,
     vulkan: bool,
-    variable_pointers: bool,
+    /// The SPIR-V version the environment assembles to.
+    version: (u32, u32),
+    /// `VariablePointers` (2), `VariablePointersStorageBuffer` (1) or neither (0).
+    variable_pointers: u8,
+    /// Whether Int8, Int16 and Float16 are declared; without them those types come from the
+    /// storage capabilities only, and their uses are restricted.
+    int8: bool,
+    int16: bool,
+    float16: bool,
+    /// Whether the float atomics' capabilities and extensions are declared.
+    atomic_float: bool,
+    /// Whether StorageBuffer pointer types are decorated with ArrayStride (as OpPtrAccessChain
+    /// bases need).
+    pointer_stride: bool,
     annotations: Vec<String>,
     /// Types and constants, in dependency order.
     decls: Vec<String>,
@@ -561,12 +577,37 @@ struct Gen {
 impl Gen {
     fn new(seed: u64) -> Gen {
         let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ 0x1234_5678);
-        let vulkan = !rng.chance(25);
-        let variable_pointers = rng.chance(30);
+        let (env, version) = match rng.below(20) {
+            0..=13 => ("vulkan1.3", (1, 6)),
+            14..=16 => ("spv1.6", (1, 6)),
+            17 => ("spv1.5", (1, 5)),
+            18 => ("spv1.3", (1, 3)),
+            _ => ("vulkan1.1", (1, 3)),
+        };
+        let vulkan = env.starts_with("vulkan");
+        let variable_pointers = match rng.below(10) {
+            0..=1 => 2,
+            2 => 1,
+            _ => 0,
+        };
+        // One module in five restricts the small types.
+        let small = rng.chance(20);
+        let int8 = !small || rng.chance(50);
+        let int16 = !small || rng.chance(50);
+        let float16 = !small || rng.chance(50);
+        let atomic_float = rng.chance(50);
+        let pointer_stride = rng.chance(50);
         Gen {
             rng,
+            env,
             vulkan,
+            version,
             variable_pointers,
+            int8,
+            int16,
+            float16,
+            atomic_float,
+            pointer_stride,
             annotations: Vec::new(),
             decls: Vec::new(),
             declared: HashSet::new(),
@@ -581,11 +622,7 @@ impl Gen {
     }
 
     fn env(&self) -> &'static str {
-        if self.vulkan {
-            "vulkan1.3"
-        } else {
-            "spv1.6"
-        }
+        self.env
     }
 
     fn fresh(&mut self) -> String {
@@ -640,7 +677,13 @@ impl Gen {
                 self.annotations.push("OpDecorate %Block Block".into());
                 format!("OpTypeStruct {}", ids.join(" "))
             }
-            Ptr(sc, p) => format!("OpTypePointer {} {}", sc.word(), self.ty(p)),
+            Ptr(sc, p) => {
+                if *sc == Sc::StorageBuffer && self.pointer_stride {
+                    self.annotations
+                        .push(format!("OpDecorate %{name} ArrayStride 16"));
+                }
+                format!("OpTypePointer {} {}", sc.word(), self.ty(p))
+            }
         };
         self.declare(name.clone(), format!("%{name} = {line}"));
         format!("%{name}")
@@ -740,8 +783,8 @@ impl Gen {
             let index = members.iter().position(|(m, _)| m == t);
             // The runtime array's element, or a member.
             let (name, indexes) = match index {
+                _ if *t == u32t() && self.rng.chance(30) => ("sbe".to_string(), vec![BLOCK_RTA, 1]),
                 Some(i) => (format!("sbm{i}"), vec![i as i64]),
-                None if *t == u32t() => ("sbe".to_string(), vec![7, 1]),
                 // Other types live in Workgroup memory instead.
                 None => return self.pointer(Sc::Workgroup, t),
             };
@@ -756,7 +799,8 @@ impl Gen {
             }
             return format!("%{name}");
         }
-        if !t.storable() {
+        // Variables may hold pointers (with variable pointers), but not blocks.
+        if !t.storable() && !matches!(t, Ptr(..)) {
             return self.variable(Sc::StorageBuffer, &Block);
         }
         self.variable(sc, t)
@@ -765,6 +809,9 @@ impl Gen {
     /// A value of type `t`: an earlier result, a load from a Function variable, or a constant.
     fn value(&mut self, t: &Ty) -> String {
         if let Ptr(sc, p) = t {
+            if self.rng.chance(8) {
+                return self.null(t);
+            }
             return self.pointer(*sc, p);
         }
         if !t.storable() {
@@ -777,6 +824,18 @@ impl Gen {
             .filter(|(_, rt)| rt == t)
             .map(|(n, _)| n.clone())
             .collect();
+        // Restricted small types are loaded from the storage buffer (their only valid source);
+        // other block member types sometimes are.
+        let member = block_members().iter().any(|(m, _)| m == t);
+        if member && (self.restricted(t) || self.rng.chance(15)) {
+            let p = self.pointer(Sc::StorageBuffer, t);
+            let id = self.ty(t);
+            let name = format!("sbl_{}", t.name());
+            if self.declared.insert(name.clone()) {
+                self.prelude.push(format!("%{name} = OpLoad {id} {p}"));
+            }
+            return format!("%{name}");
+        }
         match self.rng.below(100) {
             0..=24 if !earlier.is_empty() => self.rng.pick(&earlier),
             0..=54 => {
@@ -790,6 +849,19 @@ impl Gen {
             }
             55..=94 => self.constant_of(t),
             _ => self.null(t),
+        }
+    }
+
+    /// Whether the type holds a small type this module declares through a storage capability
+    /// only.
+    fn restricted(&self, t: &Ty) -> bool {
+        match t {
+            Int(8, _) => !self.int8,
+            Int(16, _) => !self.int16,
+            Float(16) => !self.float16,
+            Vector(c, _) | Mat(c, _) | Arr(c, _) | RtArr(c) | Ptr(_, c) => self.restricted(c),
+            Struct(ms) => ms.iter().any(|m| self.restricted(m)),
+            _ => false,
         }
     }
 
@@ -1172,7 +1244,23 @@ impl Gen {
             "OpSelect" => {
                 let t = match self.rng.below(10) {
                     0 => self.composite(),
-                    1 => ptr(Sc::Function, u32t()),
+                    1 | 2 => {
+                        let sc = self
+                            .rng
+                            .pick(&[Sc::Workgroup, Sc::StorageBuffer, Sc::Function]);
+                        let p = if sc == Sc::StorageBuffer {
+                            self.rng.pick(&block_members()).0
+                        } else if self.rng.chance(40) {
+                            self.composite()
+                        } else {
+                            self.scalar_or_vector()
+                        };
+                        if matches!(p, RtArr(_)) {
+                            ptr(sc, u32t())
+                        } else {
+                            ptr(sc, p)
+                        }
+                    }
                     _ => self.scalar_or_vector(),
                 };
                 let c = if t.count() > 1 && self.rng.chance(70) {
@@ -1345,7 +1433,16 @@ impl Gen {
             Sc::StorageBuffer,
         ]);
         let pointee = |g: &mut Gen| -> Ty {
-            if sc == Sc::StorageBuffer {
+            if sc == Sc::Function && g.rng.chance(10) {
+                // A variable holding a pointer (variable pointers allow some).
+                let inner = g.rng.pick(&[Sc::StorageBuffer, Sc::Workgroup]);
+                let t = if inner == Sc::StorageBuffer {
+                    u32t()
+                } else {
+                    g.scalar_or_vector()
+                };
+                ptr(inner, t)
+            } else if sc == Sc::StorageBuffer {
                 let m = g.rng.pick(&block_members()).0;
                 if matches!(m, RtArr(_)) {
                     u32t()
@@ -1406,7 +1503,9 @@ impl Gen {
     fn atomic(&mut self, op: &'static str) -> Inst {
         let v = |t: Ty| Arg::Val(t);
         let float_ok = matches!(op, "OpAtomicLoad" | "OpAtomicStore" | "OpAtomicExchange");
+        let float_only = op.ends_with("EXT");
         let t = match self.rng.below(10) {
+            _ if float_only => f32t(),
             0..=3 => u32t(),
             4..=6 => i32t(),
             7 => Int(64, false),
@@ -1790,12 +1889,11 @@ impl Gen {
         }
         let mut caps = vec![
             "Shader",
-            "Int8",
-            "Int16",
             "Int64",
-            "Float16",
             "Float64",
             "Int64Atomics",
+            "StorageBuffer8BitAccess",
+            "StorageBuffer16BitAccess",
             "GroupNonUniform",
             "GroupNonUniformVote",
             "GroupNonUniformArithmetic",
@@ -1807,23 +1905,54 @@ impl Gen {
             "GroupNonUniformRotateKHR",
             "DotProduct",
             "DotProductInputAll",
-            "DotProductInput4x8Bit",
             "DotProductInput4x8BitPacked",
         ];
-        if self.variable_pointers {
-            caps.push("VariablePointers");
+        let mut extensions = vec!["SPV_KHR_subgroup_rotate"];
+        // What became core after the oldest versions generated.
+        if self.version < (1, 6) {
+            extensions.push("SPV_KHR_integer_dot_product");
+        }
+        if self.version < (1, 5) {
+            extensions.push("SPV_KHR_8bit_storage");
+        }
+        // DotProductInput4x8Bit implies Int8.
+        if self.int8 {
+            caps.extend(["Int8", "DotProductInput4x8Bit"]);
+        }
+        if self.int16 {
+            caps.push("Int16");
+        }
+        if self.float16 {
+            caps.push("Float16");
+        }
+        match self.variable_pointers {
+            2 => caps.push("VariablePointers"),
+            1 => caps.push("VariablePointersStorageBuffer"),
+            _ => {}
+        }
+        if self.atomic_float {
+            caps.extend(["AtomicFloat32AddEXT", "AtomicFloat32MinMaxEXT"]);
+            extensions.extend([
+                "SPV_EXT_shader_atomic_float_add",
+                "SPV_EXT_shader_atomic_float_min_max",
+            ]);
         }
         let mut out = String::new();
         for c in caps {
             out += &format!("OpCapability {c}\n");
         }
-        out += "OpExtension \"SPV_KHR_subgroup_rotate\"\n";
+        for e in extensions {
+            out += &format!("OpExtension \"{e}\"\n");
+        }
         out += "%glsl = OpExtInstImport \"GLSL.std.450\"\n";
         out += "OpMemoryModel Logical GLSL450\n";
-        out += &format!(
-            "OpEntryPoint GLCompute %main \"main\" {}\n",
+        // Before SPIR-V 1.4 the interface lists Input and Output variables only.
+        let interface = if self.version >= (1, 4) {
             self.interface.join(" ")
-        );
+        } else {
+            String::new()
+        };
+        out += &format!("OpEntryPoint GLCompute %main \"main\" {interface}\n");
         out += "OpExecutionMode %main LocalSize 4 1 1\n";
         for a in &self.annotations {
             out += a;
@@ -1849,36 +1978,33 @@ impl Gen {
 
 /// What one seed gave.
 enum Outcome {
-    /// Both validators gave this verdict.
-    Agree,
+    /// Both validators gave the same verdict: valid, or invalid with tangle's first rule.
+    Agree(Option<String>),
     /// Neither assembler takes the text (a mutation broke the grammar).
     Unassembled,
     /// A disagreement, described.
     Disagree(String),
 }
 
-fn check(seed: u64) -> (Outcome, bool) {
+fn check(seed: u64) -> Outcome {
     let (text, env) = Gen::new(seed).module();
     let target = TargetEnv::parse(env).expect("known env");
     let module = match assemble(&text, &AssembleOptions { target_env: target }) {
         Ok((m, _)) => m,
         Err(e) => {
-            return match spirv_as(&text, env, &[]) {
-                Ok(_) => (
-                    Outcome::Disagree(format!(
-                        "seed {seed} ({env}): tangle's assembler refuses what spirv-as takes: {e}\n{text}"
-                    )),
-                    false,
-                ),
-                Err(_) => (Outcome::Unassembled, false),
+            // A mutation may break the grammar; then spirv-as must refuse the text too.
+            if spirv_as(&text, env, &[]).is_err() {
+                return Outcome::Unassembled;
             }
+            let why = format!("tangle's assembler refuses what spirv-as takes: {e}");
+            return Outcome::Disagree(format!("seed {seed} ({env}): {why}\n{text}"));
         }
     };
     let reference = spirv_val(&module.to_words(), env, &[]);
     let tangle = validate(&module, target, &ValidateOptions::default());
     match (&reference, &tangle) {
-        (Ok(()), Ok(_)) => (Outcome::Agree, true),
-        (Err(_), Err(_)) => (Outcome::Agree, false),
+        (Ok(()), Ok(_)) => Outcome::Agree(None),
+        (Err(_), Err(d)) => Outcome::Agree(d.first().map(|d| d.error.rule())),
         _ => {
             let ours = match &tangle {
                 Ok(_) => "valid".to_string(),
@@ -1896,13 +2022,10 @@ fn check(seed: u64) -> (Outcome, bool) {
                 .lines()
                 .skip_while(|l| !l.starts_with("%entry"))
                 .collect();
-            (
-                Outcome::Disagree(format!(
-                    "seed {seed} ({env}):\n  spirv-val: {theirs}\n  tangle:    {ours}\n  {}",
-                    body.join("\n  ")
-                )),
-                false,
-            )
+            Outcome::Disagree(format!(
+                "seed {seed} ({env}):\n  spirv-val: {theirs}\n  tangle:    {ours}\n  {}",
+                body.join("\n  ")
+            ))
         }
     }
 }
@@ -1915,7 +2038,7 @@ fn tangle_and_spirv_val_agree_on_random_instructions() {
     {
         let (text, env) = Gen::new(seed).module();
         eprintln!("; env: {env}\n{text}");
-        if let (Outcome::Disagree(d), _) = check(seed) {
+        if let Outcome::Disagree(d) = check(seed) {
             panic!("{d}");
         }
         return;
@@ -1928,12 +2051,19 @@ fn tangle_and_spirv_val_agree_on_random_instructions() {
     let outcomes = par_map(&seeds, |s| check(*s));
     let mut disagreements = Vec::new();
     let (mut valid, mut unassembled) = (0, 0);
-    for (outcome, is_valid) in outcomes {
-        valid += usize::from(is_valid);
+    // How often each rule is the first tangle reports (`TANGLE_INSTR_STATS=1` prints them).
+    let mut rules: std::collections::BTreeMap<String, usize> = Default::default();
+    for outcome in outcomes {
         match outcome {
-            Outcome::Agree => {}
+            Outcome::Agree(None) => valid += 1,
+            Outcome::Agree(Some(rule)) => *rules.entry(rule).or_default() += 1,
             Outcome::Unassembled => unassembled += 1,
             Outcome::Disagree(d) => disagreements.push(d),
+        }
+    }
+    if std::env::var("TANGLE_INSTR_STATS").is_ok() {
+        for (rule, n) in &rules {
+            eprintln!("{n:6} {rule}");
         }
     }
     let show = std::env::var("TANGLE_INSTR_SHOW")

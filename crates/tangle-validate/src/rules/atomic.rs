@@ -19,9 +19,33 @@ pub enum AtomicError {
     /// "Result Type must be an integer type scalar" (floats for load/store/exchange and the float atomics).
     #[error("{op} Result Type must be an integer scalar (or a float scalar for load, store and exchange)")]
     ResultType { op: String },
-    /// "The type of Value must be the same as Result Type" / "Pointer ... pointee ... same as Result Type".
-    #[error("{op} Pointer must point to the Result Type (or the Value's type)")]
+    /// "Pointer is a pointer to" the Result Type (OpAtomicStore: an integer or float scalar).
+    #[error("{op} Pointer must point to the Result Type (or, for a store, to an integer or float scalar)")]
     PointerType { op: String },
+    /// "The type of Value must be the same as Result Type" (OpAtomicStore: as the pointee);
+    /// "The type of Comparator must be the same as Result Type."
+    #[error("{op}: the Value (and Comparator) must have the Result Type")]
+    ValueType { op: String },
+    /// 64-bit integer atomics need the Int64Atomics capability.
+    #[error("{op}: 64-bit integer atomics need the Int64Atomics capability")]
+    Int64NeedsCapability { op: String },
+    /// 2.16.1: atomic pointers are in Uniform, StorageBuffer, Workgroup, CrossWorkgroup,
+    /// Generic, AtomicCounter, Image, Function, PhysicalStorageBuffer or
+    /// TaskPayloadWorkgroupEXT memory, and not Function memory when the Shader capability is
+    /// declared.
+    #[error("{op}: atomics cannot access this storage class{why}")]
+    StorageClassForbidden { op: String, why: &'static str },
+    /// Vulkan: atomics access only Uniform, Workgroup, Image, StorageBuffer,
+    /// PhysicalStorageBuffer or TaskPayloadWorkgroupEXT memory.
+    #[error("{op}: in Vulkan atomics access only Uniform, Workgroup, Image, StorageBuffer, PhysicalStorageBuffer or TaskPayloadWorkgroupEXT memory")]
+    VulkanStorageClass { op: String },
+    /// The float atomics need the capability of their width (AtomicFloat32AddEXT ...).
+    #[error("{op}: {width}-bit float atomics need the {capability} capability")]
+    FloatAtomicNeedsCapability {
+        op: String,
+        width: u32,
+        capability: &'static str,
+    },
     /// Scope and Memory Semantics ids are 32-bit integers, and constants (OpConstant under
     /// Shader; any constant instruction with CooperativeMatrixNV).
     #[error("{op} {what} must be a 32-bit integer OpConstant")]
@@ -156,6 +180,7 @@ impl AtomicError {
             E::VolatileOnBarrier { .. } => Vuid("VUID-StandaloneSpirv-MemorySemantics-10874"),
             E::UnequalStronger { .. } => Vuid("VUID-StandaloneSpirv-UnequalMemorySemantics-10876"),
             E::InvocationScopeNotRelaxed { .. } => Vuid("VUID-StandaloneSpirv-None-04641"),
+            E::VulkanStorageClass { .. } => Vuid("VUID-StandaloneSpirv-None-04686"),
             _ => return None,
         })
     }
@@ -236,36 +261,53 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), AtomicError> {
     }
 }
 
+/// SPIRV-Tools `AtomicsPass`, in its order: the Result Type, the Pointer (its type, 64-bit
+/// capability and storage class), the pointee, the memory scope and semantics, then the Value
+/// and Comparator.
 fn atomic(cx: &Ctx, inst: &Instruction, s: &Shape) -> Result<(), AtomicError> {
     let f = cx.facts;
     let op = || inst.name();
-    let data_type = if s.has_result {
-        inst.result_type
+    let float_only = matches!(
+        inst.op(),
+        Some(Op::AtomicFAddEXT | Op::AtomicFMinEXT | Op::AtomicFMaxEXT)
+    );
+    let result = if s.has_result {
+        let Some(result) = inst.result_type else {
+            return Ok(());
+        };
+        let ok = if float_only {
+            f.is_float_scalar(result)
+        } else {
+            f.is_int_scalar(result) || (s.float_ok && f.is_float_scalar(result))
+        };
+        if !ok {
+            return Err(AtomicError::ResultType { op: op() });
+        }
+        Some(result)
     } else {
-        s.value
-            .and_then(|v| inst.id_operand(v))
-            .and_then(|v| f.type_of(v))
+        None
     };
-    let Some(data_type) = data_type else {
-        return Ok(());
-    };
-    let ok = f.is_int_scalar(data_type) || (s.float_ok && f.is_float_scalar(data_type));
-    if !ok {
-        return Err(AtomicError::ResultType { op: op() });
-    }
-    let pointee = match inst.id_operand(0).and_then(|p| f.value_type(p)) {
-        Some(Type::Pointer { pointee, .. }) => Some(*pointee),
-        Some(Type::UntypedPointer { .. }) => None,
+    // Untyped pointers have no pointee to compare.
+    let (pointee, storage) = match inst.id_operand(0).and_then(|p| f.value_type(p)) {
+        Some(Type::Pointer { pointee, storage }) => (Some(*pointee), *storage),
+        Some(Type::UntypedPointer { storage }) => (None, *storage),
         _ => return Err(AtomicError::PointerType { op: op() }),
     };
-    let value_type = s
-        .value
-        .and_then(|v| inst.id_operand(v))
-        .and_then(|v| f.type_of(v));
-    if pointee.is_some_and(|p| p != data_type)
-        || (s.value.is_some() && value_type != Some(data_type))
+    if pointee.is_some_and(|p| f.is_int_scalar(p) && f.width(p) == 64)
+        && !f.has_capability(C::Int64Atomics)
     {
-        return Err(AtomicError::PointerType { op: op() });
+        return Err(AtomicError::Int64NeedsCapability { op: op() });
+    }
+    storage_class(cx, inst, storage)?;
+    if let (true, Some(result)) = (float_only, result) {
+        float_capability(cx, inst, result)?;
+    }
+    match (result, pointee) {
+        (None, Some(p)) if !f.is_int_scalar(p) && !f.is_float_scalar(p) => {
+            return Err(AtomicError::PointerType { op: op() });
+        }
+        (Some(r), Some(p)) if r != p => return Err(AtomicError::PointerType { op: op() }),
+        _ => {}
     }
     let scope = inst.id_operand(s.scope);
     memory_scope(cx, inst, scope)?;
@@ -278,6 +320,90 @@ fn atomic(cx: &Ctx, inst: &Instruction, s: &Shape) -> Result<(), AtomicError> {
             unequal_of: (n == 1).then_some(equal),
         };
         semantics(cx, inst, &operand)?;
+    }
+    // The Value (the pointee's type for a store), then a compare-exchange's Comparator.
+    let data = result.or(pointee);
+    let value_at = s.value.into_iter();
+    let comparator_at = s.value.filter(|_| s.semantics.len() == 2).map(|v| v + 1);
+    for at in value_at.chain(comparator_at) {
+        let ty = inst.id_operand(at).and_then(|v| f.type_of(v));
+        if data.is_some() && ty != data {
+            return Err(AtomicError::ValueType { op: op() });
+        }
+    }
+    Ok(())
+}
+
+/// The storage classes atomics may access: the universal list, then the Shader rules (Vulkan's
+/// list, or no Function memory).
+fn storage_class(cx: &Ctx, inst: &Instruction, storage: u32) -> Result<(), AtomicError> {
+    use spirv::StorageClass as S;
+    let is = |list: &[S]| list.iter().any(|sc| *sc as u32 == storage);
+    let universal = [
+        S::Uniform,
+        S::StorageBuffer,
+        S::Workgroup,
+        S::CrossWorkgroup,
+        S::Generic,
+        S::AtomicCounter,
+        S::Image,
+        S::Function,
+        S::PhysicalStorageBuffer,
+        S::TaskPayloadWorkgroupEXT,
+    ];
+    if !is(&universal) {
+        return Err(AtomicError::StorageClassForbidden {
+            op: inst.name(),
+            why: "",
+        });
+    }
+    if !cx.facts.has_capability(C::Shader) {
+        return Ok(());
+    }
+    if cx.vulkan() {
+        let vulkan = [
+            S::Uniform,
+            S::StorageBuffer,
+            S::Workgroup,
+            S::Image,
+            S::PhysicalStorageBuffer,
+            S::TaskPayloadWorkgroupEXT,
+        ];
+        if !is(&vulkan) {
+            return Err(AtomicError::VulkanStorageClass { op: inst.name() });
+        }
+    } else if storage == S::Function as u32 {
+        return Err(AtomicError::StorageClassForbidden {
+            op: inst.name(),
+            why: " (Function memory, with the Shader capability)",
+        });
+    }
+    Ok(())
+}
+
+/// The float atomics (with the Shader capability) need the capability of their width.
+fn float_capability(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), AtomicError> {
+    let f = cx.facts;
+    if !f.has_capability(C::Shader) {
+        return Ok(());
+    }
+    let width = f.width(result);
+    let add = inst.op() == Some(Op::AtomicFAddEXT);
+    let (capability, name) = match (add, width) {
+        (true, 16) => (C::AtomicFloat16AddEXT, "AtomicFloat16AddEXT"),
+        (true, 32) => (C::AtomicFloat32AddEXT, "AtomicFloat32AddEXT"),
+        (true, 64) => (C::AtomicFloat64AddEXT, "AtomicFloat64AddEXT"),
+        (false, 16) => (C::AtomicFloat16MinMaxEXT, "AtomicFloat16MinMaxEXT"),
+        (false, 32) => (C::AtomicFloat32MinMaxEXT, "AtomicFloat32MinMaxEXT"),
+        (false, 64) => (C::AtomicFloat64MinMaxEXT, "AtomicFloat64MinMaxEXT"),
+        _ => return Ok(()),
+    };
+    if !f.has_capability(capability) {
+        return Err(AtomicError::FloatAtomicNeedsCapability {
+            op: inst.name(),
+            width,
+            capability: name,
+        });
     }
     Ok(())
 }

@@ -1,10 +1,10 @@
 //! `OpExtInst` and the GLSL.std.450 extended instructions (the GLSL.std.450 specification;
 //! SPIRV-Tools `validate_extensions.cpp`): the set is an `OpExtInstImport`, the instruction
-//! exists in it with its operand count, and the float, integer and geometric functions get
-//! operands of the types they are defined on.
+//! exists in it with its operand count, and each instruction gets the result and operand types
+//! it is defined on.
 
 use super::Ctx;
-use spirv::Op;
+use spirv::{Capability, Op, StorageClass};
 use tangle_spirv::grammar::{self, Quantifier};
 use tangle_spirv::{Id, Instruction, Operand};
 
@@ -24,36 +24,24 @@ pub enum GlslError {
         expected: usize,
         found: usize,
     },
-    /// "Result Type must be a scalar or vector of floating-point type" (or integer, per function).
+    /// "Result Type must be a scalar or vector of floating-point type" (or what the function
+    /// is defined on).
     #[error("{name} Result Type must be {expected}")]
     ResultType {
         name: &'static str,
         expected: &'static str,
     },
-    /// "The type of each operand must be the same as Result Type" (or its component type).
+    /// "The type of each operand must be the same as Result Type" (or what the function's
+    /// operand is defined as).
     #[error("{name} operand {index} has the wrong type")]
     OperandType { name: &'static str, index: usize },
-}
-
-/// What a GLSL.std.450 function is defined on.
-enum Shape {
-    /// Float scalar/vector result; every operand has the Result Type.
-    FloatSame,
-    /// Integer scalar/vector result; operands integer with the result's width and component count.
-    IntSame,
-    /// Float scalar result from float vectors whose component type is the result (Length, Distance).
-    FloatLength,
-    /// Not checked beyond the operand count.
-    Other,
-}
-
-fn shape(number: u32) -> Shape {
-    match number {
-        1..=4 | 6 | 8..=32 | 37 | 40 | 43 | 46 | 48..=50 | 69 | 71 | 79..=81 => Shape::FloatSame,
-        5 | 7 | 38 | 39 | 41 | 42 | 44 | 45 | 73..=75 => Shape::IntSame,
-        66 | 67 => Shape::FloatLength,
-        _ => Shape::Other,
-    }
+    /// IMix (number 47) was removed from GLSL.std.450; SPIRV-Tools rejects it.
+    #[error("GLSL.std.450 IMix is not supported")]
+    IMixNotSupported,
+    /// "InterpolateAtCentroid ... requires capability InterpolationFunction" (and the other
+    /// interpolation functions).
+    #[error("{name} needs the InterpolationFunction capability")]
+    NeedsInterpolationFunction { name: &'static str },
 }
 
 /// Checks `OpExtInst`.
@@ -102,67 +90,341 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), GlslError> {
     let Some(result) = inst.result_type else {
         return Ok(());
     };
-    let f = cx.facts;
-    let is_float = |t: Id| {
-        f.scalar_or_vector_component(t)
-            .is_some_and(|c| f.is_float_scalar(c))
+    let g = Glsl {
+        cx,
+        name: ext.name,
+        result,
+        types: operands.iter().map(|v| cx.facts.type_of(*v)).collect(),
     };
-    let is_int = |t: Id| {
-        f.scalar_or_vector_component(t)
-            .is_some_and(|c| f.is_int_scalar(c))
-    };
-    let name = ext.name;
-    match shape(number) {
-        Shape::FloatSame => {
-            if !is_float(result) {
-                return Err(GlslError::ResultType {
-                    name,
-                    expected: "a float scalar or vector",
-                });
-            }
-            for (index, v) in operands.iter().enumerate() {
-                if f.type_of(*v) != Some(result) {
-                    return Err(GlslError::OperandType { name, index });
-                }
-            }
-        }
-        Shape::IntSame => {
-            if !is_int(result) {
-                return Err(GlslError::ResultType {
-                    name,
-                    expected: "an integer scalar or vector",
-                });
-            }
-            let shape_of = |t: Id| (f.component_count(t), f.bit_width(t));
-            for (index, v) in operands.iter().enumerate() {
-                let ok = f
-                    .type_of(*v)
-                    .is_some_and(|t| is_int(t) && shape_of(t) == shape_of(result));
-                if !ok {
-                    return Err(GlslError::OperandType { name, index });
-                }
-            }
-        }
-        Shape::FloatLength => {
-            if !f.is_float_scalar(result) {
-                return Err(GlslError::ResultType {
-                    name,
-                    expected: "a float scalar",
-                });
-            }
-            let first = operands.first().and_then(|v| f.type_of(*v));
-            for (index, v) in operands.iter().enumerate() {
-                let t = f.type_of(*v);
-                let ok =
-                    t == first && t.and_then(|t| f.scalar_or_vector_component(t)) == Some(result);
-                if !ok {
-                    return Err(GlslError::OperandType { name, index });
-                }
-            }
-        }
-        Shape::Other => {}
+    g.check()
+}
+
+/// One GLSL.std.450 instruction being checked: its name, Result Type and operand types.
+struct Glsl<'a> {
+    cx: &'a Ctx<'a>,
+    name: &'static str,
+    result: Id,
+    types: Vec<Option<Id>>,
+}
+
+impl Glsl<'_> {
+    fn result_err(&self, expected: &'static str) -> Result<(), GlslError> {
+        Err(GlslError::ResultType {
+            name: self.name,
+            expected,
+        })
     }
-    Ok(())
+
+    fn operand_err(&self, index: usize) -> Result<(), GlslError> {
+        Err(GlslError::OperandType {
+            name: self.name,
+            index,
+        })
+    }
+
+    fn ty(&self, index: usize) -> Option<Id> {
+        self.types.get(index).copied().flatten()
+    }
+
+    /// Every operand has the Result Type.
+    fn all_result_type(&self) -> Result<(), GlslError> {
+        match self.types.iter().position(|t| *t != Some(self.result)) {
+            Some(index) => self.operand_err(index),
+            None => Ok(()),
+        }
+    }
+
+    /// Operand `index` has the Result Type.
+    fn same(&self, index: usize) -> Result<(), GlslError> {
+        if self.ty(index) == Some(self.result) {
+            Ok(())
+        } else {
+            self.operand_err(index)
+        }
+    }
+
+    /// The pointee of operand `index`, if it is a typed pointer.
+    fn pointee(&self, index: usize) -> Option<(Id, u32)> {
+        self.ty(index).and_then(|t| self.cx.facts.pointer_info(t))
+    }
+
+    /// The checks of SPIRV-Tools `ValidateExtInst` for GLSL.std.450, in its order.
+    fn check(&self) -> Result<(), GlslError> {
+        let f = self.cx.facts;
+        let result = self.result;
+        match self.name {
+            "Round" | "RoundEven" | "FAbs" | "Trunc" | "FSign" | "Floor" | "Ceil" | "Fract"
+            | "Sqrt" | "InverseSqrt" | "FMin" | "FMax" | "FClamp" | "FMix" | "Step"
+            | "SmoothStep" | "Fma" | "Normalize" | "FaceForward" | "Reflect" | "NMin" | "NMax"
+            | "NClamp" => {
+                if !f.is_float_scalar_or_vector(result) {
+                    return self.result_err("a float scalar or vector");
+                }
+                self.all_result_type()
+            }
+            "SAbs" | "SSign" | "UMin" | "SMin" | "UMax" | "SMax" | "UClamp" | "SClamp"
+            | "FindILsb" | "FindUMsb" | "FindSMsb" => {
+                if !f.is_int_scalar_or_vector(result) {
+                    return self.result_err("an integer scalar or vector");
+                }
+                let msb = matches!(self.name, "FindUMsb" | "FindSMsb");
+                for (index, t) in self.types.iter().enumerate() {
+                    let ok = t.is_some_and(|t| {
+                        f.is_int_scalar_or_vector(t)
+                            && f.dimension(t) == f.dimension(result)
+                            && f.width(t) == f.width(result)
+                    });
+                    if !ok {
+                        return self.operand_err(index);
+                    }
+                    // "this instruction is currently limited to 32-bit width components".
+                    if msb && f.width(result) != 32 {
+                        return self.result_err("a 32-bit integer scalar or vector");
+                    }
+                }
+                Ok(())
+            }
+            "Radians" | "Degrees" | "Sin" | "Cos" | "Tan" | "Asin" | "Acos" | "Atan" | "Sinh"
+            | "Cosh" | "Tanh" | "Asinh" | "Acosh" | "Atanh" | "Exp" | "Exp2" | "Log" | "Log2"
+            | "Atan2" | "Pow" => {
+                // "Result Type and the type of x must be 16-bit or 32-bit floating-point".
+                if !f.is_float_scalar_or_vector(result) || !matches!(f.width(result), 16 | 32) {
+                    return self.result_err("a 16- or 32-bit float scalar or vector");
+                }
+                self.all_result_type()
+            }
+            "Determinant" => {
+                match self.ty(0).and_then(|t| f.matrix_info(t)) {
+                    Some((rows, cols, _, _)) if rows == cols => {}
+                    _ => return self.operand_err(0),
+                }
+                if self.ty(0).and_then(|t| f.component_type(t)) != Some(result) {
+                    return self.operand_err(0);
+                }
+                Ok(())
+            }
+            "MatrixInverse" => {
+                match f.matrix_info(result) {
+                    Some((rows, cols, _, _)) if rows == cols => {}
+                    _ => return self.result_err("a square matrix"),
+                }
+                self.same(0)
+            }
+            "Modf" => {
+                if !f.is_float_scalar_or_vector(result) {
+                    return self.result_err("a float scalar or vector");
+                }
+                self.same(0)?;
+                match self.pointee(1) {
+                    Some((pointee, _)) if pointee == result => Ok(()),
+                    _ => self.operand_err(1),
+                }
+            }
+            "ModfStruct" => {
+                let members = f.struct_members(result).unwrap_or_default();
+                let [first, second] = members else {
+                    return self
+                        .result_err("a struct of two identical float scalar or vector members");
+                };
+                if !f.is_float_scalar_or_vector(*first) || second != first {
+                    return self
+                        .result_err("a struct of two identical float scalar or vector members");
+                }
+                if self.ty(0) != Some(*first) {
+                    return self.operand_err(0);
+                }
+                Ok(())
+            }
+            "Frexp" => {
+                if !f.is_float_scalar_or_vector(result) {
+                    return self.result_err("a float scalar or vector");
+                }
+                self.same(0)?;
+                let exp_ok = self.pointee(1).is_some_and(|(e, _)| {
+                    f.is_int_scalar_or_vector(e)
+                        && self.exp_width_ok(e)
+                        && f.dimension(e) == f.dimension(result)
+                });
+                if !exp_ok {
+                    return self.operand_err(1);
+                }
+                Ok(())
+            }
+            "Ldexp" => {
+                if !f.is_float_scalar_or_vector(result) {
+                    return self.result_err("a float scalar or vector");
+                }
+                self.same(0)?;
+                let exp_ok = self.ty(1).is_some_and(|e| {
+                    f.is_int_scalar_or_vector(e) && f.dimension(e) == f.dimension(result)
+                });
+                if !exp_ok {
+                    return self.operand_err(1);
+                }
+                Ok(())
+            }
+            "FrexpStruct" => {
+                let members = f.struct_members(result).unwrap_or_default();
+                let ok = match members {
+                    [value, exp] => {
+                        f.is_float_scalar_or_vector(*value)
+                            && f.is_int_scalar_or_vector(*exp)
+                            && self.exp_width_ok(*exp)
+                            && f.dimension(*value) == f.dimension(*exp)
+                    }
+                    _ => false,
+                };
+                if !ok {
+                    return self.result_err("a struct of a float scalar or vector and a 32-bit integer scalar or vector of its component count");
+                }
+                if self.ty(0) != members.first().copied() {
+                    return self.operand_err(0);
+                }
+                Ok(())
+            }
+            "PackSnorm4x8" | "PackUnorm4x8" | "PackSnorm2x16" | "PackUnorm2x16"
+            | "PackHalf2x16" => {
+                if !f.is_int_scalar(result) || f.width(result) != 32 {
+                    return self.result_err("a 32-bit integer scalar");
+                }
+                let count = if self.name.ends_with("4x8") { 4 } else { 2 };
+                let ok = self.ty(0).is_some_and(|v| {
+                    f.is_float_vector(v) && f.dimension(v) == count && f.width(v) == 32
+                });
+                if !ok {
+                    return self.operand_err(0);
+                }
+                Ok(())
+            }
+            "PackDouble2x32" => {
+                if !f.is_float_scalar(result) || f.width(result) != 64 {
+                    return self.result_err("a 64-bit float scalar");
+                }
+                let ok = self
+                    .ty(0)
+                    .is_some_and(|v| f.is_int_vector(v) && f.dimension(v) == 2 && f.width(v) == 32);
+                if !ok {
+                    return self.operand_err(0);
+                }
+                Ok(())
+            }
+            "UnpackSnorm4x8" | "UnpackUnorm4x8" | "UnpackSnorm2x16" | "UnpackUnorm2x16"
+            | "UnpackHalf2x16" => {
+                let count = if self.name.ends_with("4x8") { 4 } else { 2 };
+                if !f.is_float_vector(result)
+                    || f.dimension(result) != count
+                    || f.width(result) != 32
+                {
+                    return self.result_err("a 32-bit float vector of the unpacked size");
+                }
+                if !self
+                    .ty(0)
+                    .is_some_and(|p| f.is_int_scalar(p) && f.width(p) == 32)
+                {
+                    return self.operand_err(0);
+                }
+                Ok(())
+            }
+            "UnpackDouble2x32" => {
+                if !f.is_int_vector(result) || f.dimension(result) != 2 || f.width(result) != 32 {
+                    return self.result_err("a 2-component 32-bit integer vector");
+                }
+                if !self
+                    .ty(0)
+                    .is_some_and(|v| f.is_float_scalar(v) && f.width(v) == 64)
+                {
+                    return self.operand_err(0);
+                }
+                Ok(())
+            }
+            "Length" | "Distance" => {
+                if !f.is_float_scalar(result) {
+                    return self.result_err("a float scalar");
+                }
+                for (index, t) in self.types.iter().enumerate() {
+                    let ok = t.is_some_and(|t| {
+                        f.is_float_scalar_or_vector(t) && f.component_type(t) == Some(result)
+                    });
+                    if !ok {
+                        return self.operand_err(index);
+                    }
+                }
+                let dims: Vec<u32> = self
+                    .types
+                    .iter()
+                    .flatten()
+                    .map(|t| f.dimension(*t))
+                    .collect();
+                if dims.windows(2).any(|w| w[0] != w[1]) {
+                    return self.operand_err(1);
+                }
+                Ok(())
+            }
+            "Cross" => {
+                if !f.is_float_vector(result) || f.dimension(result) != 3 {
+                    return self.result_err("a 3-component float vector");
+                }
+                self.all_result_type()
+            }
+            "Refract" => {
+                if !f.is_float_scalar_or_vector(result) {
+                    return self.result_err("a float scalar or vector");
+                }
+                self.same(0)?;
+                self.same(1)?;
+                if !self.ty(2).is_some_and(|t| f.is_float_scalar(t)) {
+                    return self.operand_err(2);
+                }
+                Ok(())
+            }
+            "InterpolateAtCentroid" | "InterpolateAtSample" | "InterpolateAtOffset" => {
+                self.interpolate()
+            }
+            "IMix" => Err(GlslError::IMixNotSupported),
+            _ => Ok(()),
+        }
+    }
+
+    /// Frexp's exponent: 32 bits (16 too with SPV_AMD_gpu_shader_int16).
+    fn exp_width_ok(&self, exp: Id) -> bool {
+        let f = self.cx.facts;
+        match f.width(exp) {
+            32 => true,
+            16 => f.has_extension("SPV_AMD_gpu_shader_int16"),
+            _ => false,
+        }
+    }
+
+    /// InterpolateAtCentroid / AtSample / AtOffset: the capability, a 32-bit float result, an
+    /// Input pointer to it, a 32-bit integer sample or a 2-component 32-bit float offset. (The
+    /// Fragment execution model they need is not checked here.)
+    fn interpolate(&self) -> Result<(), GlslError> {
+        let f = self.cx.facts;
+        if !f.has_capability(Capability::InterpolationFunction) {
+            return Err(GlslError::NeedsInterpolationFunction { name: self.name });
+        }
+        if !f.is_float_scalar_or_vector(self.result) || f.width(self.result) != 32 {
+            return self.result_err("a 32-bit float scalar or vector");
+        }
+        match self.pointee(0) {
+            Some((pointee, storage))
+                if pointee == self.result && storage == StorageClass::Input as u32 => {}
+            _ => return self.operand_err(0),
+        }
+        let ok = match self.name {
+            "InterpolateAtSample" => self
+                .ty(1)
+                .is_some_and(|t| f.is_int_scalar(t) && f.width(t) == 32),
+            "InterpolateAtOffset" => self
+                .ty(1)
+                .is_some_and(|t| f.is_float_vector(t) && f.dimension(t) == 2 && f.width(t) == 32),
+            _ => true,
+        };
+        if !ok {
+            return self.operand_err(1);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -65,6 +65,40 @@ pub enum GroupError {
     /// The invalid-type pass: no BFloat16 / FP8 / microscaling values in rotate.
     #[error("{op} does not support floating-point types with an FP encoding (BFloat16, FP8)")]
     EncodedFloatNotSupported { op: String },
+    /// The Result Type each non-uniform operation is defined with: a boolean scalar (Elect,
+    /// All, Any, AllEqual, InverseBallot, BallotBitExtract), a 4-component unsigned integer
+    /// vector (Ballot), an unsigned integer scalar (BallotBitCount, BallotFind*), or a scalar or
+    /// vector of the kind the operation works on.
+    #[error("{op} Result Type must be {expected}")]
+    ResultType { op: String, expected: &'static str },
+    /// "The type of Value must be the same as Result Type" (AllEqual: a scalar or vector of
+    /// integer, floating-point or Boolean type).
+    #[error("{op}: the type of Value must match the Result Type")]
+    ValueType { op: String },
+    /// "Predicate must be a Boolean type."
+    #[error("{op}: Predicate must be a boolean scalar")]
+    PredicateNotBool { op: String },
+    /// "Value must be a vector of four components of integer type scalar, whose Signedness
+    /// operand is 0."
+    #[error("{op}: Value must be a 4-component unsigned integer vector")]
+    BallotNotUvec4 { op: String },
+    /// Id, Mask, Delta, Index, Direction: "must be a scalar of integer type, whose Signedness
+    /// operand is 0."
+    #[error("{op}: {operand} must be an unsigned integer scalar")]
+    OperandNotUnsigned { op: String, operand: &'static str },
+    /// QuadSwap's Direction (and, before SPIR-V 1.5, Broadcast's Id and QuadBroadcast's Index)
+    /// "must come from a constant instruction".
+    #[error("{op}: {operand} must come from a constant instruction")]
+    OperandNotConstant { op: String, operand: &'static str },
+    /// Vulkan: "The OpGroupNonUniformBallotBitCount group operation must be only: Reduce,
+    /// InclusiveScan, or ExclusiveScan."
+    #[error("OpGroupNonUniformBallotBitCount: in Vulkan the group operation must be Reduce, InclusiveScan or ExclusiveScan")]
+    BallotBitCountOperation,
+    /// Arithmetic operations: "ClusterSize ... must be present when Operation is
+    /// ClusteredReduce", "must be a scalar of integer type, whose Signedness operand is 0",
+    /// and "must come from a constant instruction".
+    #[error("{op}: ClusterSize {what}")]
+    ClusterSize { op: String, what: &'static str },
 }
 
 impl GroupError {
@@ -78,6 +112,9 @@ impl GroupError {
             GroupError::VulkanWorkgroupScopeModel { .. } => {
                 Some(Vuid::WORKGROUP_EXECUTION_SCOPE_MODEL)
             }
+            GroupError::BallotBitCountOperation => Some(Vuid(
+                "VUID-StandaloneSpirv-OpGroupNonUniformBallotBitCount-04685",
+            )),
             _ => None,
         }
     }
@@ -93,6 +130,8 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), GroupError> {
     }
     if inst.op() == Some(Op::GroupNonUniformRotateKHR) {
         rotate(cx, inst)?;
+    } else {
+        operation(cx, inst)?;
     }
     Ok(())
 }
@@ -176,6 +215,243 @@ fn execution_scope(cx: &Ctx, inst: &Instruction, scope: Id) -> Result<(), GroupE
         return Err(GroupError::ScopeNotSubgroup { op: op() });
     }
     Ok(())
+}
+
+/// The operand rules of the non-uniform operations other than rotate (SPIRV-Tools
+/// `validate_non_uniform.cpp`), after the execution scope.
+fn operation(cx: &Ctx, inst: &Instruction) -> Result<(), GroupError> {
+    let f = cx.facts;
+    let (Some(op), Some(result)) = (inst.op(), inst.result_type) else {
+        return Ok(());
+    };
+    let name = || inst.name();
+    let ty = |i: usize| inst.id_operand(i).and_then(|v| f.type_of(v));
+    let result_err = |expected| {
+        Err(GroupError::ResultType {
+            op: name(),
+            expected,
+        })
+    };
+    let uvec4 =
+        |t: Option<Id>| t.is_some_and(|t| f.is_unsigned_int_vector(t) && f.dimension(t) == 4);
+    let scalar_or_vector = |t: Id| {
+        f.is_float_scalar_or_vector(t)
+            || f.is_int_scalar_or_vector(t)
+            || f.is_bool_scalar_or_vector(t)
+    };
+    match op {
+        Op::GroupNonUniformElect if !f.is_bool_scalar(result) => result_err("a boolean scalar"),
+        Op::GroupNonUniformAny | Op::GroupNonUniformAll => {
+            if !f.is_bool_scalar(result) {
+                return result_err("a boolean scalar");
+            }
+            if !ty(1).is_some_and(|t| f.is_bool_scalar(t)) {
+                return Err(GroupError::PredicateNotBool { op: name() });
+            }
+            Ok(())
+        }
+        Op::GroupNonUniformAllEqual => {
+            if !f.is_bool_scalar(result) {
+                return result_err("a boolean scalar");
+            }
+            if !ty(1).is_some_and(scalar_or_vector) {
+                return Err(GroupError::ValueType { op: name() });
+            }
+            Ok(())
+        }
+        Op::GroupNonUniformBroadcast
+        | Op::GroupNonUniformShuffle
+        | Op::GroupNonUniformShuffleXor
+        | Op::GroupNonUniformShuffleUp
+        | Op::GroupNonUniformShuffleDown
+        | Op::GroupNonUniformQuadBroadcast
+        | Op::GroupNonUniformQuadSwap => {
+            if !scalar_or_vector(result) {
+                return result_err("a scalar or vector of integer, float or boolean type");
+            }
+            if ty(1) != Some(result) {
+                return Err(GroupError::ValueType { op: name() });
+            }
+            let operand = match op {
+                Op::GroupNonUniformBroadcast | Op::GroupNonUniformShuffle => "Id",
+                Op::GroupNonUniformShuffleXor => "Mask",
+                Op::GroupNonUniformQuadBroadcast => "Index",
+                Op::GroupNonUniformQuadSwap => "Direction",
+                _ => "Delta",
+            };
+            if !ty(2).is_some_and(|t| f.is_unsigned_int_scalar(t)) {
+                return Err(GroupError::OperandNotUnsigned {
+                    op: name(),
+                    operand,
+                });
+            }
+            let before_1_5 = cx.module.header.version < (1, 5);
+            let constant = op == Op::GroupNonUniformQuadSwap
+                || (before_1_5
+                    && matches!(
+                        op,
+                        Op::GroupNonUniformBroadcast | Op::GroupNonUniformQuadBroadcast
+                    ));
+            if constant
+                && !inst
+                    .id_operand(2)
+                    .is_some_and(|v| f.is_constant_instruction(v))
+            {
+                return Err(GroupError::OperandNotConstant {
+                    op: name(),
+                    operand,
+                });
+            }
+            Ok(())
+        }
+        Op::GroupNonUniformBroadcastFirst => {
+            if !scalar_or_vector(result) {
+                return result_err("a scalar or vector of integer, float or boolean type");
+            }
+            if ty(1) != Some(result) {
+                return Err(GroupError::ValueType { op: name() });
+            }
+            Ok(())
+        }
+        Op::GroupNonUniformBallot => {
+            if !uvec4(Some(result)) {
+                return result_err("a 4-component unsigned integer vector");
+            }
+            if !ty(1).is_some_and(|t| f.is_bool_scalar(t)) {
+                return Err(GroupError::PredicateNotBool { op: name() });
+            }
+            Ok(())
+        }
+        Op::GroupNonUniformInverseBallot | Op::GroupNonUniformBallotBitExtract => {
+            if !f.is_bool_scalar(result) {
+                return result_err("a boolean scalar");
+            }
+            if !uvec4(ty(1)) {
+                return Err(GroupError::BallotNotUvec4 { op: name() });
+            }
+            if op == Op::GroupNonUniformBallotBitExtract
+                && !ty(2).is_some_and(|t| f.is_unsigned_int_scalar(t))
+            {
+                return Err(GroupError::OperandNotUnsigned {
+                    op: name(),
+                    operand: "Id",
+                });
+            }
+            Ok(())
+        }
+        Op::GroupNonUniformBallotBitCount => {
+            if !f.is_unsigned_int_scalar(result) {
+                return result_err("an unsigned integer scalar");
+            }
+            if !uvec4(ty(2)) {
+                return Err(GroupError::BallotNotUvec4 { op: name() });
+            }
+            let operation = inst.literal_operand(1).map(|v| v as u32);
+            let scan = [
+                spirv::GroupOperation::Reduce as u32,
+                spirv::GroupOperation::InclusiveScan as u32,
+                spirv::GroupOperation::ExclusiveScan as u32,
+            ];
+            if cx.vulkan() && !operation.is_some_and(|o| scan.contains(&o)) {
+                return Err(GroupError::BallotBitCountOperation);
+            }
+            Ok(())
+        }
+        Op::GroupNonUniformBallotFindLSB | Op::GroupNonUniformBallotFindMSB => {
+            if !f.is_unsigned_int_scalar(result) {
+                return result_err("an unsigned integer scalar");
+            }
+            if !uvec4(ty(1)) {
+                return Err(GroupError::BallotNotUvec4 { op: name() });
+            }
+            Ok(())
+        }
+        Op::GroupNonUniformIAdd
+        | Op::GroupNonUniformFAdd
+        | Op::GroupNonUniformIMul
+        | Op::GroupNonUniformFMul
+        | Op::GroupNonUniformSMin
+        | Op::GroupNonUniformUMin
+        | Op::GroupNonUniformFMin
+        | Op::GroupNonUniformSMax
+        | Op::GroupNonUniformUMax
+        | Op::GroupNonUniformFMax
+        | Op::GroupNonUniformBitwiseAnd
+        | Op::GroupNonUniformBitwiseOr
+        | Op::GroupNonUniformBitwiseXor
+        | Op::GroupNonUniformLogicalAnd
+        | Op::GroupNonUniformLogicalOr
+        | Op::GroupNonUniformLogicalXor => arithmetic(cx, inst, op, result),
+        _ => Ok(()),
+    }
+}
+
+/// The reductions and scans: the Result Type of the operation's kind, Value of the Result
+/// Type, and a constant unsigned ClusterSize exactly when the operation is ClusteredReduce.
+fn arithmetic(cx: &Ctx, inst: &Instruction, op: Op, result: Id) -> Result<(), GroupError> {
+    let f = cx.facts;
+    let name = || inst.name();
+    let (ok, expected) = match op {
+        Op::GroupNonUniformFAdd
+        | Op::GroupNonUniformFMul
+        | Op::GroupNonUniformFMin
+        | Op::GroupNonUniformFMax => (
+            f.is_float_scalar_or_vector(result),
+            "a float scalar or vector",
+        ),
+        Op::GroupNonUniformLogicalAnd
+        | Op::GroupNonUniformLogicalOr
+        | Op::GroupNonUniformLogicalXor => (
+            f.is_bool_scalar_or_vector(result),
+            "a boolean scalar or vector",
+        ),
+        Op::GroupNonUniformUMin | Op::GroupNonUniformUMax => (
+            f.is_unsigned_int_scalar_or_vector(result),
+            "an unsigned integer scalar or vector",
+        ),
+        _ => (
+            f.is_int_scalar_or_vector(result),
+            "an integer scalar or vector",
+        ),
+    };
+    if !ok {
+        return Err(GroupError::ResultType {
+            op: name(),
+            expected,
+        });
+    }
+    if inst.id_operand(2).and_then(|v| f.type_of(v)) != Some(result) {
+        return Err(GroupError::ValueType { op: name() });
+    }
+    let clustered = inst.literal_operand(1) == Some(spirv::GroupOperation::ClusteredReduce as u64);
+    let partitioned = inst.literal_operand(1).is_some_and(|o| {
+        [
+            spirv::GroupOperation::PartitionedReduceNV as u64,
+            spirv::GroupOperation::PartitionedInclusiveScanNV as u64,
+            spirv::GroupOperation::PartitionedExclusiveScanNV as u64,
+        ]
+        .contains(&o)
+    });
+    let err = |what| Err(GroupError::ClusterSize { op: name(), what });
+    match inst.operands.get(3) {
+        None if clustered => err("must be present for ClusteredReduce"),
+        None => Ok(()),
+        // The NV partitioned operations take a ballot there (not checked here).
+        Some(_) if partitioned => Ok(()),
+        Some(operand) => {
+            let id = operand.id();
+            if !id
+                .and_then(|v| f.type_of(v))
+                .is_some_and(|t| f.is_unsigned_int_scalar(t))
+            {
+                return err("must be an unsigned integer scalar");
+            }
+            if !id.is_some_and(|v| f.is_constant_instruction(v)) {
+                return err("must come from a constant instruction");
+            }
+            Ok(())
+        }
+    }
 }
 
 /// `OpGroupNonUniformRotateKHR %ty %scope %value %delta [%cluster]`.

@@ -184,6 +184,7 @@ pub fn run(cx: &Ctx) -> Vec<Diagnostic> {
             }
         }
         coopmat::check_module(cx, &mut sink);
+        memory::check_logical_pointers(cx, &mut sink);
         atomic::check_models(cx, &mut sink);
         group::check_models(cx, &mut sink);
     }

@@ -50,6 +50,17 @@ pub enum TypeError {
     /// signedness (SPIRV-Tools `ValidateTypeInt`).
     #[error("with the Kernel capability, OpTypeInt Signedness must be 0")]
     SignedIntWithKernel,
+    /// With the Shader capability, constants cannot have (or contain) an 8- or 16-bit type that
+    /// only a storage capability declares (an 8-bit integer without Int8, a 16-bit integer
+    /// without Int16, a 16-bit float without Float16; SPIRV-Tools `ValidateConstant`).
+    #[error("{op}: constants of 8- or 16-bit types need the Int8, Int16 or Float16 capability")]
+    SmallTypeConstant { op: String },
+    /// With the Shader capability, a value of (or containing) an 8- or 16-bit type that only a
+    /// storage capability declares can only be stored, copied (OpCopyObject), decorated or
+    /// converted to another width (OpUConvert, OpSConvert, OpFConvert) (SPIRV-Tools
+    /// `ValidateSmallTypeUses`).
+    #[error("{op} cannot use the 8- or 16-bit value %{value} (it can only be stored, copied, decorated or converted to another width)")]
+    SmallTypeUse { op: String, value: Id },
     /// 2.8 "Types": non-aggregate types (all but structs, arrays and pointers) are declared once
     /// for each distinct set of operands (SPIRV-Tools `ValidateUniqueness`).
     #[error("%{id} declares the same non-aggregate type as %{first}; declare each once")]
@@ -101,8 +112,72 @@ pub fn unique(cx: &Ctx, sink: &mut super::Sink) {
     }
 }
 
-/// Checks type declarations and constants.
+/// Checks type declarations and constants, and the uses of 8- and 16-bit values.
 pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
+    declaration(cx, inst)?;
+    small_type_constant(cx, inst)?;
+    small_type_use(cx, inst)
+}
+
+/// Whether the module restricts 8- and 16-bit values ([`crate::facts::Facts::contains_limited_use`]
+/// of a non-pointer type, under the Shader capability).
+fn limited_value_type(cx: &Ctx, ty: Id) -> bool {
+    let f = cx.facts;
+    f.has_capability(C::Shader)
+        && !matches!(
+            f.ty(ty),
+            Some(Type::Pointer { .. } | Type::UntypedPointer { .. })
+        )
+        && f.contains_limited_use(ty)
+}
+
+/// SPIRV-Tools `ValidateConstant`'s last rule: no constants of restricted 8- or 16-bit types.
+fn small_type_constant(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
+    let (Some(result), Some(ty)) = (inst.result_id, inst.result_type) else {
+        return Ok(());
+    };
+    if cx.facts.is_constant_instruction(result) && limited_value_type(cx, ty) {
+        return Err(TypeError::SmallTypeConstant { op: inst.name() });
+    }
+    Ok(())
+}
+
+/// SPIRV-Tools `ValidateSmallTypeUses`, seen from the user: an instruction other than
+/// OpDecorate, OpDecorateId, OpCopyObject, OpStore, OpFConvert, OpUConvert and OpSConvert that
+/// takes a value of a restricted 8- or 16-bit type (debug instructions such as OpName count).
+fn small_type_use(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
+    let allowed = matches!(
+        inst.op(),
+        Some(
+            Op::Decorate
+                | Op::DecorateId
+                | Op::CopyObject
+                | Op::Store
+                | Op::FConvert
+                | Op::UConvert
+                | Op::SConvert
+        )
+    );
+    if allowed || !cx.facts.has_capability(C::Shader) {
+        return Ok(());
+    }
+    for value in inst.operands.iter().filter_map(Operand::id) {
+        if cx
+            .facts
+            .type_of(value)
+            .is_some_and(|t| limited_value_type(cx, t))
+        {
+            return Err(TypeError::SmallTypeUse {
+                op: inst.name(),
+                value,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Checks type declarations and constants.
+fn declaration(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
     let f = cx.facts;
     let Some(op) = inst.op() else { return Ok(()) };
     let lit = |i: usize| inst.literal_operand(i).map(|v| v as u32);
