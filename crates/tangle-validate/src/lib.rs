@@ -29,11 +29,14 @@
 //!   SPV_KHR_maximal_reconvergence rules), `interface` (entry points and their interfaces),
 //!   `vulkan` (resource blocks, bindings, offsets, compute built-ins, workgroup size) and
 //!   `block_layout` (std140/std430/relaxed/scalar offsets and strides);
-//! * per instruction: `types`, `coopmat` (types, constants), `memory`, `coopmat` (loads, stores,
-//!   variables), `composite` (composites, conversions), `arith`, `coopmat` (arithmetic,
-//!   conversions, MulAdd), `logical`, `atomic` (atomics, barriers, scopes, semantics), `glsl`
-//!   (GLSL.std.450), `group` (execution scopes, rotate), `dot` (integer dot product), and
-//!   `function` (signatures, calls, returns, branch conditions, OpPhi).
+//! * per instruction: `types` (with the restricted uses of 8- and 16-bit values), `coopmat`
+//!   (types, constants), `memory`, `coopmat` (loads, stores, variables), `composite`
+//!   (composites, conversions), `arith` (arithmetic and bit instructions), `coopmat`
+//!   (arithmetic, conversions, MulAdd), `logical`, `atomic` (atomics, barriers, scopes,
+//!   semantics), `glsl` (GLSL.std.450), `group` (non-uniform operations, rotate), `dot`
+//!   (integer dot product), and `function` (signatures, calls, returns, branch conditions,
+//!   OpPhi); then `memory`'s logical-pointer rules (which instructions take and return
+//!   pointers, and where variable pointers may point) over the whole module.
 //!
 //! Where tangle and SPIRV-Tools 2025.5 differ on purpose: rules added to SPIRV-Tools after that
 //! release are implemented (the integer dot product type rules, the cooperative matrix scope

@@ -71,6 +71,12 @@ pub enum MemoryError {
     /// checks that it is an integer scalar.
     #[error("OpPtrAccessChain Element must be an integer scalar")]
     ElementNotInt,
+    /// OpPtrAccessChain on a pointer to a Block- or BufferBlock-decorated struct: a constant
+    /// Element must be 0 (SPIRV-Tools 2025.5; there is no array of blocks to step through).
+    #[error(
+        "OpPtrAccessChain into a Block or BufferBlock struct must have a constant Element of 0"
+    )]
+    BlockElementNotZero,
     /// Access chains: an index that is a signed integer OpConstant must not be negative
     /// (SPIRV-Tools 2025.5: "Index at word N may not have a negative value").
     #[error("{op} index {index} is a negative constant")]
@@ -258,6 +264,23 @@ fn ptr_access_chain(cx: &Ctx, inst: &Instruction) -> Result<(), MemoryError> {
         .is_some_and(|t| f.is_int_scalar(t))
     {
         return Err(MemoryError::ElementNotInt);
+    }
+    let block = inst
+        .id_operand(0)
+        .and_then(|b| f.type_of(b))
+        .and_then(|t| f.pointer_info(t))
+        .is_some_and(|(pointee, _)| {
+            f.has_decoration(pointee, spirv::Decoration::Block)
+                || f.has_decoration(pointee, spirv::Decoration::BufferBlock)
+        });
+    // A specialization constant is not evaluated.
+    if block
+        && inst
+            .id_operand(1)
+            .and_then(|e| f.eval_int(e))
+            .is_some_and(|e| e != 0)
+    {
+        return Err(MemoryError::BlockElementNotZero);
     }
     let Some(base_type) = inst.id_operand(0).and_then(|b| f.type_of(b)) else {
         return Ok(());

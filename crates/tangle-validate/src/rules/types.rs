@@ -55,6 +55,10 @@ pub enum TypeError {
     /// without Int16, a 16-bit float without Float16; SPIRV-Tools `ValidateConstant`).
     #[error("{op}: constants of 8- or 16-bit types need the Int8, Int16 or Float16 capability")]
     SmallTypeConstant { op: String },
+    /// With the Shader capability, OpUndef cannot have (or contain) such a type either
+    /// (SPIRV-Tools `ValidateUndef`).
+    #[error("OpUndef of 8- or 16-bit types needs the Int8, Int16 or Float16 capability")]
+    SmallTypeUndef,
     /// With the Shader capability, a value of (or containing) an 8- or 16-bit type that only a
     /// storage capability declares can only be stored, copied (OpCopyObject), decorated or
     /// converted to another width (OpUConvert, OpSConvert, OpFConvert) (SPIRV-Tools
@@ -131,13 +135,20 @@ fn limited_value_type(cx: &Ctx, ty: Id) -> bool {
         && f.contains_limited_use(ty)
 }
 
-/// SPIRV-Tools `ValidateConstant`'s last rule: no constants of restricted 8- or 16-bit types.
+/// SPIRV-Tools `ValidateConstant`'s last rule and `ValidateUndef`: no constants or undefined
+/// values of restricted 8- or 16-bit types.
 fn small_type_constant(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
     let (Some(result), Some(ty)) = (inst.result_id, inst.result_type) else {
         return Ok(());
     };
-    if cx.facts.is_constant_instruction(result) && limited_value_type(cx, ty) {
+    if !limited_value_type(cx, ty) {
+        return Ok(());
+    }
+    if cx.facts.is_constant_instruction(result) {
         return Err(TypeError::SmallTypeConstant { op: inst.name() });
+    }
+    if inst.op() == Some(Op::Undef) {
+        return Err(TypeError::SmallTypeUndef);
     }
     Ok(())
 }
