@@ -26,9 +26,8 @@
 //! (seeds from `TANGLE_INSTR_FIRST`, 0); `TANGLE_INSTR_SEED=n` runs the one module of seed `n`
 //! and prints it; `TANGLE_INSTR_SHOW=n`
 //! lists up to `n` disagreements (30); `TANGLE_INSTR_STATS=1` counts the first rule tangle
-//! reports for invalid modules; `TANGLE_INSTR_ASM=1` also assembles every text with `spirv-as`
-//! and requires the same binary (tangle's assembler accepts surplus `OpExtInst` operands that
-//! `spirv-as` refuses, so this is off by default).
+//! reports for invalid modules. Every text is also assembled by `spirv-as`, which must make the
+//! same binary: the generator doubles as a differential test of tangle's assembler.
 
 use std::collections::HashSet;
 use tangle_reference::{par_map, spirv_as, spirv_val};
@@ -2044,25 +2043,23 @@ fn check(seed: u64) -> Outcome {
         }
     };
     let words = module.to_words();
-    // `TANGLE_INSTR_ASM=1`: spirv-as must take the text too, and make the same binary.
-    if std::env::var("TANGLE_INSTR_ASM").is_ok() {
-        match spirv_as(&text, env, &[]) {
-            // The header's generator word (2) names the assembler.
-            Ok(theirs)
-                if theirs.len() == words.len()
-                    && theirs
-                        .iter()
-                        .zip(&words)
-                        .enumerate()
-                        .all(|(i, (a, b))| i == 2 || a == b) => {}
-            Ok(_) => {
-                let why = "tangle's assembler and spirv-as make different binaries";
-                return Outcome::Disagree(format!("seed {seed} ({env}): {why}\n{text}"));
-            }
-            Err(e) => {
-                let why = format!("spirv-as refuses what tangle's assembler takes: {e}");
-                return Outcome::Disagree(format!("seed {seed} ({env}): {why}\n{text}"));
-            }
+    // spirv-as must take the text too, and make the same binary.
+    match spirv_as(&text, env, &[]) {
+        // The header's generator word (2) names the assembler.
+        Ok(theirs)
+            if theirs.len() == words.len()
+                && theirs
+                    .iter()
+                    .zip(&words)
+                    .enumerate()
+                    .all(|(i, (a, b))| i == 2 || a == b) => {}
+        Ok(_) => {
+            let why = "tangle's assembler and spirv-as make different binaries";
+            return Outcome::Disagree(format!("seed {seed} ({env}): {why}\n{text}"));
+        }
+        Err(e) => {
+            let why = format!("spirv-as refuses what tangle's assembler takes: {e}");
+            return Outcome::Disagree(format!("seed {seed} ({env}): {why}\n{text}"));
         }
     }
     let reference = spirv_val(&words, env, &[]);

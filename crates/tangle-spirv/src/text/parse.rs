@@ -510,6 +510,10 @@ impl<'a> Assembler<'a> {
                     )
                 })?;
                 inst.words.push(ext.opcode);
+                // The extended instruction's own operands replace OpExtInst's open-ended
+                // "Operand 1, …": a known instruction takes exactly what its grammar lists
+                // (spirv-as refuses an operand too many).
+                queue.clear();
                 prepend(queue, ext.operands);
             }
             ExtSet::Opaque => {
@@ -831,6 +835,12 @@ mod tests {
                 .2
                 .contains("unknown extended")
         );
+        // FMix takes three operands, no more: `%7` starts a new instruction, which lacks its `=`
+        // (spirv-as: "Expected '=', found end of stream").
+        let (line, column, _) = fails_at(
+            "%1 = OpExtInstImport \"GLSL.std.450\"\n%2 = OpExtInst %3 %1 FMix %4 %5 %6 %7",
+        );
+        assert_eq!((line, column), (2, 38));
         assert!(words_for("%1 = OpCopyLogical %2 %3", "spv1.0").is_err());
         assert!(words_for("%1 = OpCopyLogical %2 %3", "spv1.4").is_ok());
     }
