@@ -174,6 +174,10 @@ pub struct Facts {
     pub memory_model: Option<u32>,
     /// Ids named by `OpTypeForwardPointer` (they may be used before their definition).
     pub forward_pointers: IdSet,
+    /// Whether some 8- or 16-bit type is declared without the capability that makes it a full
+    /// arithmetic type (only a storage capability): then [`Facts::contains_limited_use`] must
+    /// look at types, else it is false for every type, and most modules skip the walk.
+    pub limited_small_types: bool,
 }
 
 impl Facts {
@@ -189,6 +193,12 @@ impl Facts {
             f.record(index, inst);
         }
         f.capabilities = implied_closure(&f.declared_capabilities);
+        f.limited_small_types = f.types.values().any(|t| match t {
+            Type::Int { width: 8, .. } => !f.has_capability(spirv::Capability::Int8),
+            Type::Int { width: 16, .. } => !f.has_capability(spirv::Capability::Int16),
+            Type::Float { width: 16, .. } => !f.has_capability(spirv::Capability::Float16),
+            _ => false,
+        });
         f
     }
 
@@ -624,9 +634,10 @@ impl Facts {
     /// (types that only the 8- and 16-bit storage capabilities declare).
     pub fn contains_limited_use(&self, ty: Id) -> bool {
         use spirv::Capability as C;
-        (!self.has_capability(C::Int16) && self.contains_sized(ty, false, 16))
-            || (!self.has_capability(C::Int8) && self.contains_sized(ty, false, 8))
-            || (!self.has_capability(C::Float16) && self.contains_sized(ty, true, 16))
+        self.limited_small_types
+            && ((!self.has_capability(C::Int16) && self.contains_sized(ty, false, 16))
+                || (!self.has_capability(C::Int8) && self.contains_sized(ty, false, 8))
+                || (!self.has_capability(C::Float16) && self.contains_sized(ty, true, 16)))
     }
 
     /// `GetStructMemberTypes`: the member types of a struct type.
