@@ -43,7 +43,11 @@
 //! limit, `OpSpecConstantOp CooperativeMatrixLengthKHR`, Subgroup-only scope for non-uniform
 //! operations other than rotate, and the extension's universal rule that the MulAdd signedness
 //! operands are used only on integer matrices (`Coopmat::MulAddSignedFlagOnFloat`), which
-//! SPIRV-Tools does not check).
+//! SPIRV-Tools does not check). Also beyond SPIRV-Tools 2025.5: VUID-StandaloneSpirv-
+//! PhysicalStorageBuffer64-04708 ("all instructions that support memory access operands and
+//! that use a physical pointer must include the Aligned operand") applied to cooperative matrix
+//! loads and stores without memory operands (`Coopmat::PhysicalStorageBufferNotAligned`), which
+//! SPIRV-Tools checks only when some memory operand is present.
 //!
 //! The ids family gates the rest: when ids are undefined, used too early or defined twice, the
 //! facts the other families read cannot be trusted, so validation stops after reporting them.
