@@ -42,6 +42,49 @@ pub enum GlslError {
     /// interpolation functions).
     #[error("{name} needs the InterpolationFunction capability")]
     NeedsInterpolationFunction { name: &'static str },
+    /// The interpolation functions are "only valid in the Fragment Execution Model"
+    /// (SPIRV-Tools registers an execution-model limitation: "requires Fragment execution
+    /// model", in every environment).
+    #[error("{name} is used in a function called from a {model} entry point; it needs the Fragment execution model")]
+    InterpolateOutsideFragment { name: &'static str, model: String },
+}
+
+/// The interpolation functions used in the call tree of an entry point whose execution model
+/// is not Fragment.
+pub fn check_models(cx: &Ctx, sink: &mut super::Sink) {
+    cx.visit_with_models(|index, inst, models| {
+        let Some(name) = interpolation_function(cx, inst) else {
+            return;
+        };
+        if let Some(model) = models
+            .iter()
+            .find(|m| **m != spirv::ExecutionModel::Fragment as u32)
+        {
+            let e = GlslError::InterpolateOutsideFragment {
+                name,
+                model: super::model_name(*model),
+            };
+            sink.error(Some(index), e);
+        }
+    });
+}
+
+/// The name of the GLSL.std.450 interpolation function `inst` calls, if it calls one.
+fn interpolation_function(cx: &Ctx, inst: &Instruction) -> Option<&'static str> {
+    if inst.op() != Some(Op::ExtInst) {
+        return None;
+    }
+    let name = cx.facts.ext_inst_imports.get(&inst.id_operand(0)?)?;
+    if name != "GLSL.std.450" {
+        return None;
+    }
+    let number = u32::try_from(inst.literal_operand(1)?).ok()?;
+    let ext = grammar::ext_inst_set(name)?.instruction(number)?;
+    matches!(
+        ext.name,
+        "InterpolateAtCentroid" | "InterpolateAtSample" | "InterpolateAtOffset"
+    )
+    .then_some(ext.name)
 }
 
 /// Checks `OpExtInst`.
@@ -397,7 +440,7 @@ impl Glsl<'_> {
 
     /// InterpolateAtCentroid / AtSample / AtOffset: the capability, a 32-bit float result, an
     /// Input pointer to it, a 32-bit integer sample or a 2-component 32-bit float offset. (The
-    /// Fragment execution model they need is not checked here.)
+    /// Fragment execution model they need is [`check_models`]' rule.)
     fn interpolate(&self) -> Result<(), GlslError> {
         let f = self.cx.facts;
         if !f.has_capability(Capability::InterpolationFunction) {

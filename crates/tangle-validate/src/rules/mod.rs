@@ -187,6 +187,7 @@ pub fn run(cx: &Ctx) -> Vec<Diagnostic> {
         memory::check_logical_pointers(cx, &mut sink);
         atomic::check_models(cx, &mut sink);
         group::check_models(cx, &mut sink);
+        glsl::check_models(cx, &mut sink);
     }
     finish(cx.module, sink.diagnostics)
 }

@@ -27,6 +27,7 @@ use tangle_spirv::{Id, Operand};
 
 mod decorations;
 mod offsets;
+mod placement;
 mod sizes;
 
 /// A block layout rule failed.
@@ -101,6 +102,16 @@ pub enum BlockLayoutError {
         member: usize,
         offset: u64,
     },
+    /// VUID-StandaloneSpirv-None-10684: a variable in a storage class that does not allow
+    /// explicit layout (Function, Private, and Workgroup without WorkgroupMemoryExplicitLayoutKHR)
+    /// must not have a type with explicit layout decorations (SPIRV-Tools: "Invalid explicit
+    /// layout decorations on type").
+    #[error("variable in storage class {} has a type with explicit layout: %{ty} is decorated with {}", enumerant_name(tangle_spirv::grammar::OperandKind::StorageClass, *storage), enumerant_name(tangle_spirv::grammar::OperandKind::Decoration, *decoration))]
+    ExplicitLayoutInStorageClass {
+        storage: u32,
+        ty: Id,
+        decoration: u32,
+    },
 }
 
 impl BlockLayoutError {
@@ -110,9 +121,18 @@ impl BlockLayoutError {
             BlockLayoutError::RuntimeArrayNotLast { .. } => {
                 Some(Vuid("VUID-StandaloneSpirv-OpTypeRuntimeArray-04680"))
             }
+            BlockLayoutError::ExplicitLayoutInStorageClass { .. } => {
+                Some(Vuid("VUID-StandaloneSpirv-None-10684"))
+            }
             _ => None,
         }
     }
+}
+
+/// The grammar's name of an enumerant (its number when unknown).
+fn enumerant_name(kind: tangle_spirv::grammar::OperandKind, value: u32) -> String {
+    kind.enumerant(value)
+        .map_or_else(|| value.to_string(), |e| e.name.to_string())
 }
 
 /// Which rule set applies to one block.
@@ -207,6 +227,7 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
     for (at, error) in layout.reported {
         sink.error(at, error);
     }
+    placement::check(cx, sink);
 }
 
 /// The checks of one buffer variable whose block (after descriptor arraying) is `block`.
