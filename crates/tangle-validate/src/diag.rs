@@ -116,12 +116,12 @@ impl ValidationError {
             ValidationError::Coopmat(e) => e.vuid(),
             ValidationError::BlockLayout(e) => e.vuid(),
             ValidationError::Arith(e) => e.vuid(),
+            ValidationError::Vulkan(e) => e.vuid(),
             ValidationError::Layout(_)
             | ValidationError::Ids(_)
             | ValidationError::Interface(_)
             | ValidationError::Types(_)
             | ValidationError::Glsl(_)
-            | ValidationError::Vulkan(_)
             | ValidationError::Logical(_)
             | ValidationError::Function(_)
             | ValidationError::Composite(_)

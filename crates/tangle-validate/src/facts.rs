@@ -414,20 +414,26 @@ impl Facts {
         }
     }
 
-    /// Whether the type is, or contains (through arrays and structs), a cooperative matrix.
-    pub fn contains_coopmat(&self, ty: Id) -> bool {
+    /// Whether `ty` is, or contains (through vector components, matrix columns, array elements
+    /// and struct members, as SPIRV-Tools' `ContainsType` walks them), a type for which `pred`
+    /// (given the type's id and what it is) holds.
+    pub fn contains(&self, ty: Id, pred: impl Fn(Id, &Type) -> bool) -> bool {
         let mut stack = vec![ty];
         let mut seen = IdSet::default();
         while let Some(t) = stack.pop() {
             if !seen.insert(t) {
                 continue;
             }
-            match self.ty(t) {
-                Some(Type::CoopMat { .. }) => return true,
-                Some(Type::Array { element, .. } | Type::RuntimeArray { element }) => {
-                    stack.push(*element)
-                }
-                Some(Type::Struct { members }) => stack.extend(members.iter().copied()),
+            let Some(found) = self.ty(t) else { continue };
+            if pred(t, found) {
+                return true;
+            }
+            match found {
+                Type::Vector { component: e, .. }
+                | Type::Matrix { column: e, .. }
+                | Type::Array { element: e, .. }
+                | Type::RuntimeArray { element: e } => stack.push(*e),
+                Type::Struct { members } => stack.extend(members.iter().copied()),
                 _ => {}
             }
         }

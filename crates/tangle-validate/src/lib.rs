@@ -46,7 +46,7 @@
 //! SPIRV-Tools does not check). Also beyond SPIRV-Tools 2025.5: VUID-StandaloneSpirv-
 //! PhysicalStorageBuffer64-04708 ("all instructions that support memory access operands and
 //! that use a physical pointer must include the Aligned operand") applied to cooperative matrix
-//! loads and stores without memory operands (`Coopmat::PhysicalStorageBufferNotAligned`), which
+//! loads and stores without memory operands (`Memory::PhysicalStorageBufferNotAligned`), which
 //! SPIRV-Tools checks only when some memory operand is present.
 //!
 //! The ids family gates the rest: when ids are undefined, used too early or defined twice, the

@@ -39,13 +39,17 @@ fn expected_family(message: &str) -> Option<&'static str> {
     {
         return Some("Dot");
     }
+    // The memory operand rules are shared by OpLoad/OpStore and the cooperative matrix
+    // loads and stores.
+    if has("MakePointer") || has("NonPrivatePointer") || has("must use Aligned") {
+        return Some("Memory");
+    }
     if has("ooperative")
         || has("MemoryLayout")
         || has("Stride")
         || has("Matrix")
         || has("component type")
         || has("Constituent")
-        || has("MakePointer")
     {
         return Some("Coopmat");
     }

@@ -573,6 +573,9 @@ struct Gen {
     /// Whether StorageBuffer pointer types are decorated with ArrayStride (as OpPtrAccessChain
     /// bases need).
     pointer_stride: bool,
+    /// Whether the module uses the Vulkan memory model (so loads and stores may make their
+    /// pointers available or visible).
+    vulkan_memory_model: bool,
     annotations: Vec<String>,
     /// Types and constants, in dependency order.
     decls: Vec<String>,
@@ -611,6 +614,7 @@ impl Gen {
         let float16 = !small || rng.chance(50);
         let atomic_float = rng.chance(50);
         let pointer_stride = rng.chance(50);
+        let vulkan_memory_model = rng.chance(30);
         Gen {
             rng,
             env,
@@ -622,6 +626,7 @@ impl Gen {
             float16,
             atomic_float,
             pointer_stride,
+            vulkan_memory_model,
             annotations: Vec::new(),
             decls: Vec::new(),
             declared: HashSet::new(),
@@ -1465,6 +1470,54 @@ impl Gen {
         }
     }
 
+    /// Memory operands for a load, store or copy, often none: a mask, its Aligned literal and
+    /// the scopes of MakePointerAvailable/Visible (mostly valid ones; any scope value, or a
+    /// non-constant scope, sometimes). The make-available/visible flags need the Vulkan memory
+    /// model's capability, so without it they are capability errors.
+    fn memory_operands(&mut self) -> Vec<Arg> {
+        if self.rng.chance(50) {
+            return Vec::new();
+        }
+        const FLAGS: [&str; 6] = [
+            "Volatile",
+            "Aligned",
+            "Nontemporal",
+            "MakePointerAvailable",
+            "MakePointerVisible",
+            "NonPrivatePointer",
+        ];
+        let chosen: Vec<&str> = FLAGS
+            .iter()
+            .copied()
+            .filter(|_| self.rng.chance(30))
+            .collect();
+        if chosen.is_empty() {
+            return vec![Arg::Lit("None".into())];
+        }
+        let mut args = vec![Arg::Lit(chosen.join("|"))];
+        if chosen.contains(&"Aligned") {
+            let alignment = self.rng.pick(&[1, 4, 16, 3]);
+            args.push(Arg::Lit(alignment.to_string()));
+        }
+        for flag in ["MakePointerAvailable", "MakePointerVisible"] {
+            if chosen.contains(&flag) {
+                let scope = if self.rng.chance(10) {
+                    Arg::Val(u32t())
+                } else {
+                    // Workgroup, Subgroup and QueueFamily mostly; any scope value sometimes.
+                    let value = if self.rng.chance(75) {
+                        self.rng.pick(&[2, 3, 5])
+                    } else {
+                        self.rng.pick(&[0, 1, 4, 6, 9])
+                    };
+                    Arg::Const(u32t(), value)
+                };
+                args.push(scope);
+            }
+        }
+        args
+    }
+
     fn memory(&mut self, op: &'static str) -> Inst {
         let v = |t: Ty| Arg::Val(t);
         let sc = self.rng.pick(&[
@@ -1500,11 +1553,15 @@ impl Gen {
         match op {
             "OpLoad" => {
                 let t = pointee(self);
-                inst(op, Some(t.clone()), vec![v(ptr(sc, t))])
+                let mut args = vec![v(ptr(sc, t.clone()))];
+                args.extend(self.memory_operands());
+                inst(op, Some(t), args)
             }
             "OpStore" => {
                 let t = pointee(self);
-                inst(op, None, vec![v(ptr(sc, t.clone())), v(t)])
+                let mut args = vec![v(ptr(sc, t.clone())), v(t)];
+                args.extend(self.memory_operands());
+                inst(op, None, args)
             }
             "OpCopyMemory" => {
                 let t = pointee(self);
@@ -1513,7 +1570,12 @@ impl Gen {
                 } else {
                     self.rng.pick(&[Sc::Function, Sc::Private, Sc::Workgroup])
                 };
-                inst(op, None, vec![v(ptr(other, t.clone())), v(ptr(sc, t))])
+                let mut args = vec![v(ptr(other, t.clone())), v(ptr(sc, t))];
+                args.extend(self.memory_operands());
+                if self.rng.chance(30) {
+                    args.extend(self.memory_operands());
+                }
+                inst(op, None, args)
             }
             _ => {
                 let base = if sc == Sc::StorageBuffer {
@@ -1979,6 +2041,12 @@ impl Gen {
                 "SPV_EXT_shader_atomic_float_min_max",
             ]);
         }
+        if self.vulkan_memory_model {
+            caps.push("VulkanMemoryModel");
+            if self.version < (1, 5) {
+                extensions.push("SPV_KHR_vulkan_memory_model");
+            }
+        }
         let mut out = String::new();
         for c in caps {
             out += &format!("OpCapability {c}\n");
@@ -1987,7 +2055,11 @@ impl Gen {
             out += &format!("OpExtension \"{e}\"\n");
         }
         out += "%glsl = OpExtInstImport \"GLSL.std.450\"\n";
-        out += "OpMemoryModel Logical GLSL450\n";
+        out += if self.vulkan_memory_model {
+            "OpMemoryModel Logical Vulkan\n"
+        } else {
+            "OpMemoryModel Logical GLSL450\n"
+        };
         // Before SPIR-V 1.4 the interface lists Input and Output variables only.
         let interface = if self.version >= (1, 4) {
             self.interface.join(" ")

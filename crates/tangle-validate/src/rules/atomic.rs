@@ -455,7 +455,11 @@ fn valid_scope(
 }
 
 /// SPIRV-Tools `ValidateMemoryScope` (the execution-model limits are in [`check_models`]).
-fn memory_scope(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<(), AtomicError> {
+pub(crate) fn memory_scope(
+    cx: &Ctx,
+    inst: &Instruction,
+    id: Option<Id>,
+) -> Result<(), AtomicError> {
     let Some(value) = valid_scope(cx, inst, id, "Memory scope")? else {
         return Ok(());
     };

@@ -88,18 +88,6 @@ pub enum CoopmatError {
         dimension: &'static str,
         multiple: u32,
     },
-    /// MakePointerAvailable is "Not valid with OpLoad or OpCooperativeMatrixLoadKHR" (Visible: Store).
-    #[error("the {flag} memory operand is not valid on {op}")]
-    MemoryOperandNotAllowed {
-        flag: &'static str,
-        op: &'static str,
-    },
-    /// MakePointerAvailable/Visible need NonPrivatePointer.
-    #[error("NonPrivatePointer must be given with {flag}")]
-    MemoryOperandNeedsNonPrivate { flag: &'static str },
-    /// Vulkan: PhysicalStorageBuffer accesses must be Aligned.
-    #[error("memory accesses through PhysicalStorageBuffer pointers must use Aligned")]
-    PhysicalStorageBufferNotAligned,
     /// Length: "Result Type must be an OpTypeInt with 32-bit Width and 0 Signedness."
     #[error("the result of OpCooperativeMatrixLengthKHR must be a 32-bit unsigned integer")]
     LengthResultNotU32,
@@ -155,9 +143,6 @@ impl CoopmatError {
         match self {
             CoopmatError::PointerStorageClass => Some(Vuid::COOPMAT_POINTER_STORAGE),
             CoopmatError::ScopeNotWorkgroupOrSubgroup => Some(Vuid::COOPMAT_SCOPE),
-            CoopmatError::PhysicalStorageBufferNotAligned => {
-                Some(Vuid::PHYSICAL_STORAGE_BUFFER_ALIGNED)
-            }
             _ => None,
         }
     }
@@ -313,8 +298,10 @@ pub fn check_memory(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
             });
             let storage = inst.literal_operand(0).map(|s| s as u32);
             let allowed = [SC::Function as u32, SC::Private as u32];
-            if pointee.is_some_and(|p| cx.facts.contains_coopmat(p))
-                && !storage.is_some_and(|s| allowed.contains(&s))
+            if pointee.is_some_and(|p| {
+                cx.facts
+                    .contains(p, |_, t| matches!(t, crate::facts::Type::CoopMat { .. }))
+            }) && !storage.is_some_and(|s| allowed.contains(&s))
             {
                 return Err(CoopmatError::VariableStorageClass);
             }
@@ -330,7 +317,7 @@ pub fn check_memory(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
                 });
             }
             let m = inst.result_type.and_then(|t| cx.facts.coopmat(t));
-            load_store(cx, inst, 0, 1, m, true)
+            load_store(cx, inst, 0, 1, m)
         }
         Some(Op::CooperativeMatrixStoreKHR) => {
             let m = inst
@@ -342,7 +329,7 @@ pub fn check_memory(cx: &Ctx, inst: &Instruction) -> Result<(), CoopmatError> {
                     what: "the Object of OpCooperativeMatrixStoreKHR",
                 });
             }
-            load_store(cx, inst, 0, 2, m, false)
+            load_store(cx, inst, 0, 2, m)
         }
         Some(Op::CooperativeMatrixLengthKHR) => length(cx, inst.result_type, inst.id_operand(0)),
         _ => Ok(()),
@@ -357,7 +344,6 @@ fn load_store(
     pointer_at: usize,
     layout_at: usize,
     m: Option<CoopMatType>,
-    load: bool,
 ) -> Result<(), CoopmatError> {
     let f = cx.facts;
     let pointer_type = inst.id_operand(pointer_at).and_then(|p| f.value_type(p));
@@ -407,12 +393,8 @@ fn load_store(
             arm_layout(cx, layout, s, m)?;
         }
     }
-    let memory_at = layout_at + 1 + usize::from(stride.is_some());
-    let memory = match inst.operands.get(memory_at) {
-        Some(Operand::Enum(_, v)) => Some(*v),
-        _ => None,
-    };
-    memory_access(memory, load, storage == psb && cx.vulkan())
+    // The memory operands are checked with OpLoad's and OpStore's (`memory::operands`).
+    Ok(())
 }
 
 /// The ARM blocked-interleaved layouts: Stride 1, 2 or 4, and a blocked dimension that is a
@@ -448,44 +430,6 @@ fn arm_layout(
         }),
         _ => Ok(()),
     }
-}
-
-/// The memory-access operand rules shared with OpLoad/OpStore.
-fn memory_access(mask: Option<u32>, load: bool, psb: bool) -> Result<(), CoopmatError> {
-    const ALIGNED: u32 = 0x2;
-    const AVAILABLE: u32 = 0x8;
-    const VISIBLE: u32 = 0x10;
-    const NON_PRIVATE: u32 = 0x20;
-    let m = mask.unwrap_or(0);
-    let op = if load {
-        "OpCooperativeMatrixLoadKHR"
-    } else {
-        "OpCooperativeMatrixStoreKHR"
-    };
-    if load && m & AVAILABLE != 0 {
-        return Err(CoopmatError::MemoryOperandNotAllowed {
-            flag: "MakePointerAvailable",
-            op,
-        });
-    }
-    if !load && m & VISIBLE != 0 {
-        return Err(CoopmatError::MemoryOperandNotAllowed {
-            flag: "MakePointerVisible",
-            op,
-        });
-    }
-    for (bit, flag) in [
-        (AVAILABLE, "MakePointerAvailable"),
-        (VISIBLE, "MakePointerVisible"),
-    ] {
-        if m & bit != 0 && m & NON_PRIVATE == 0 {
-            return Err(CoopmatError::MemoryOperandNeedsNonPrivate { flag });
-        }
-    }
-    if psb && m & ALIGNED == 0 {
-        return Err(CoopmatError::PhysicalStorageBufferNotAligned);
-    }
-    Ok(())
 }
 
 /// Element-wise arithmetic, conversions, bitcasts, MulAdd, MatrixTimesScalar and

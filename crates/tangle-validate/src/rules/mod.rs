@@ -199,6 +199,7 @@ fn instruction(cx: &Ctx, index: usize, inst: &Instruction, sink: &mut Sink) {
     sink.check(index, coopmat::check_constant(cx, inst));
     sink.check(index, memory::check(cx, inst));
     sink.check(index, coopmat::check_memory(cx, inst));
+    sink.check(index, memory::operands::check(cx, inst));
     sink.check(index, composite::check(cx, inst));
     sink.check(index, arith::check(cx, inst));
     sink.check(index, logical::check(cx, inst));

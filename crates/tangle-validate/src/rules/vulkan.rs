@@ -5,6 +5,7 @@
 
 use super::{Ctx, Sink};
 use crate::facts::Type;
+use crate::vuid::Vuid;
 use spirv::{BuiltIn, Decoration as D, Op, StorageClass as SC};
 use tangle_spirv::{Id, Instruction, Operand};
 
@@ -34,12 +35,34 @@ pub enum VulkanError {
     /// `ValidateExecutionMode`: "LocalSizeId mode is not allowed by the current environment").
     #[error("the LocalSizeId execution mode needs Vulkan 1.3 (or the maintenance4 feature)")]
     LocalSizeIdNotAllowed,
+    /// Vulkan (VUID 04655): UniformConstant variables are handles to opaque resources: "typed as
+    /// OpTypeImage, OpTypeSampler, OpTypeSampledImage, OpTypeAccelerationStructureKHR, or an
+    /// array of one of these types".
+    #[error("UniformConstant variable %{variable} must be an image, sampler, sampled image or acceleration structure (or an array of them)")]
+    UniformConstantType { variable: Id },
     /// Compute built-ins are Input variables of the type the built-in declares.
     #[error("built-in {builtin} must be declared as {expected}")]
     BuiltInType {
         builtin: &'static str,
         expected: &'static str,
     },
+}
+
+impl VulkanError {
+    /// The Vulkan VUID of the rule, where the Vulkan specification names one.
+    pub fn vuid(&self) -> Option<Vuid> {
+        Some(Vuid(match self {
+            VulkanError::NotABlock {
+                storage: "PushConstant",
+                ..
+            } => "VUID-StandaloneSpirv-PushConstant-06808",
+            VulkanError::NotABlock { .. } => "VUID-StandaloneSpirv-Uniform-06807",
+            VulkanError::MissingBinding { .. } => "VUID-StandaloneSpirv-UniformConstant-06677",
+            VulkanError::UniformConstantType { .. } => "VUID-StandaloneSpirv-UniformConstant-04655",
+            VulkanError::ComputeWithoutLocalSize { .. } => "VUID-StandaloneSpirv-None-10685",
+            _ => return None,
+        }))
+    }
 }
 
 /// Runs the Vulkan environment rules (nothing outside Vulkan environments).
@@ -165,7 +188,18 @@ fn resource(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
     {
         element = *e;
     }
-    if name != "UniformConstant" {
+    if name == "UniformConstant" {
+        let opaque = [
+            Op::TypeImage,
+            Op::TypeSampler,
+            Op::TypeSampledImage,
+            Op::TypeAccelerationStructureKHR,
+        ];
+        if !matches!(f.ty(element), Some(Type::Other(op)) if opaque.iter().any(|o| *o as u16 == *op))
+        {
+            return Err(VulkanError::UniformConstantType { variable });
+        }
+    } else {
         let block = f.has_decoration(element, D::Block)
             || (name == "Uniform" && f.has_decoration(element, D::BufferBlock));
         if !matches!(f.ty(element), Some(Type::Struct { .. })) || !block {

@@ -5,7 +5,8 @@
 //! later, an `OpVariable` in the Function or Private storage class, or in Workgroup unless the
 //! module declares `WorkgroupMemoryExplicitLayoutKHR`, is rejected when its pointee type, or any
 //! struct member or array element type in it (not through pointers), is decorated with Offset,
-//! ArrayStride, MatrixStride, Block or BufferBlock (on the type or on one of its members).
+//! ArrayStride, MatrixStride, Block or BufferBlock (on the type or on one of its members); a
+//! pointer type's ArrayStride does not count.
 //! Input, Output and the buffer storage classes are not checked. Untyped variables are not
 //! either: Vulkan rejects untyped pointers in these storage classes before this rule applies.
 
@@ -62,6 +63,11 @@ fn explicit_layout(f: &Facts, ty: Id) -> Option<(Id, u32)> {
     let mut seen = IdSet::default();
     while let Some((t, depth)) = stack.pop() {
         if depth > MAX_DEPTH || !seen.insert(t) {
+            continue;
+        }
+        // A pointer's ArrayStride is the stride of OpPtrAccessChain through it, not a layout of
+        // the memory the variable holds (SPIRV-Tools accepts it).
+        if matches!(f.ty(t), Some(Type::Pointer { .. })) {
             continue;
         }
         let found = f.decorations.get(&t).and_then(|ds| {
