@@ -208,4 +208,8 @@ impl Module {
 pub struct SourceMap {
     /// `(line, column)`, 1-based, of each instruction, by instruction index.
     pub positions: Vec<(u32, u32)>,
+    /// The name each id had in the text (without the `%`), so that messages about the module
+    /// can speak the author's names: `%buf`, or `%10` where the text wrote `%10` (which need
+    /// not be id 10, since the assembler numbers names in order of first use).
+    pub names: std::collections::HashMap<Id, String>,
 }

@@ -10,8 +10,10 @@ use crate::rules::{
     types::TypeError, vulkan::VulkanError,
 };
 use crate::vuid::Vuid;
-use tangle_spirv::text::{disassemble, DisassembleOptions};
-use tangle_spirv::{Module, Operand, SourceMap};
+use std::borrow::Cow;
+use std::collections::HashMap;
+use tangle_spirv::text::{disassemble, DisassembleOptions, FriendlyNames};
+use tangle_spirv::{Id, Module, Operand, SourceMap};
 
 /// A failed rule, by family.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -160,7 +162,19 @@ impl Diagnostic {
     /// Renders the diagnostic as
     /// `error[Group::RotateDeltaNotUnsigned]: MESSAGE` / `  --> file:line:col` / `   | INSTRUCTION` /
     /// `   = VUID-...`. Without a source map the location is the instruction index and word offset.
+    /// Ids are shown by name (see [`IdNames`]); [`render_all`] names them once for many.
     pub fn render(&self, module: &Module, file: &str, source: Option<&SourceMap>) -> String {
+        self.render_with(module, file, source, &IdNames::new(module, source))
+    }
+
+    /// [`Diagnostic::render`] with names chosen once for the module.
+    pub fn render_with(
+        &self,
+        module: &Module,
+        file: &str,
+        source: Option<&SourceMap>,
+        names: &IdNames,
+    ) -> String {
         let level = match self.severity {
             Severity::Error => "error",
             Severity::Warning => "warning",
@@ -181,9 +195,69 @@ impl Diagnostic {
         if let Some(inst) = self.at.index.and_then(|i| module.instructions.get(i)) {
             out.push_str(&format!("   | {}\n", instruction_text(module, inst)));
         }
+        let mut out = names.apply(&out);
         if let Some(vuid) = self.error.vuid() {
             out.push_str(&format!("   = {vuid}\n"));
         }
+        out
+    }
+}
+
+/// Renders every diagnostic (see [`Diagnostic::render`]), naming the module's ids once.
+pub fn render_all(
+    diagnostics: &[Diagnostic],
+    module: &Module,
+    file: &str,
+    source: Option<&SourceMap>,
+) -> String {
+    let names = IdNames::new(module, source);
+    diagnostics
+        .iter()
+        .map(|d| d.render_with(module, file, source, &names))
+        .collect()
+}
+
+/// How rendered diagnostics show ids: by the names the text the module was assembled from gave
+/// them (`%buf`), or for a binary by the friendly names `spirv-dis` would print
+/// (`%_ptr_StorageBuffer_uint`, an OpName, or the number).
+pub enum IdNames<'a> {
+    Source(&'a HashMap<Id, String>),
+    Friendly(FriendlyNames),
+}
+
+impl<'a> IdNames<'a> {
+    /// The names for `module`, from its source text where there is one.
+    pub fn new(module: &Module, source: Option<&'a SourceMap>) -> IdNames<'a> {
+        match source {
+            Some(map) if !map.names.is_empty() => IdNames::Source(&map.names),
+            _ => IdNames::Friendly(FriendlyNames::new(module)),
+        }
+    }
+
+    fn name(&self, id: Id) -> Cow<'_, str> {
+        match self {
+            IdNames::Source(names) => names
+                .get(&id)
+                .map_or_else(|| Cow::Owned(id.to_string()), |n| Cow::Borrowed(n.as_str())),
+            IdNames::Friendly(names) => names.name(id),
+        }
+    }
+
+    /// `text` with every `%<number>` replaced by `%<name>`.
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(at) = rest.find('%') {
+            out.push_str(&rest[..=at]);
+            rest = &rest[at + 1..];
+            let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+            match rest[..digits].parse::<Id>() {
+                Ok(id) => out.push_str(&self.name(id)),
+                Err(_) => out.push_str(&rest[..digits]),
+            }
+            rest = &rest[digits..];
+        }
+        out.push_str(rest);
         out
     }
 }
@@ -231,6 +305,16 @@ pub fn instruction_text(module: &Module, inst: &tangle_spirv::Instruction) -> St
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn id_names_replace_numbers_only_after_a_percent_sign() {
+        let names: HashMap<Id, String> = [(3, "buf".to_string()), (12, "x".to_string())].into();
+        let n = IdNames::Source(&names);
+        assert_eq!(
+            n.apply("%12 = OpLoad %3 %7 at 12% of %"),
+            "%x = OpLoad %buf %7 at 12% of %"
+        );
+    }
     use crate::rules::test_support::{compute, module};
 
     #[test]
@@ -279,12 +363,21 @@ mod tests {
             with_map.contains(&format!("k.spvasm:{line}:")),
             "{with_map}"
         );
-        assert!(with_map.contains("OpGroupNonUniformIAdd"), "{with_map}");
+        // The instruction is shown with the text's own names ...
+        assert!(
+            with_map.contains("%r = OpGroupNonUniformIAdd %u32 %u32_1 Reduce %u32_1"),
+            "{with_map}"
+        );
         assert!(
             with_map.contains("VUID-StandaloneSpirv-None-04642"),
             "{with_map}"
         );
         let without = d.render(&m, "k.spv", None);
+        // ... and, for a binary, with the names spirv-dis would give.
+        assert!(
+            without.contains("OpGroupNonUniformIAdd %uint %uint_1 Reduce %uint_1"),
+            "{without}"
+        );
         assert!(
             without.contains(&format!("word offset {}", d.at.word_offset)),
             "{without}"

@@ -61,7 +61,7 @@ pub mod facts;
 pub mod rules;
 pub mod vuid;
 
-pub use diag::{Diagnostic, InstRef, Severity, ValidationError};
+pub use diag::{render_all, Diagnostic, IdNames, InstRef, Severity, ValidationError};
 pub use vuid::Vuid;
 
 use cfg_facts::CfgFacts;

@@ -68,12 +68,15 @@ pub fn load_module(source: Source<'_>, env: TargetEnv) -> Result<Validated<'stat
         Ok(valid) => Ok(valid.into_owned()),
         // Warnings fail too: they mirror the reference validator's SPV_WARNING findings, which
         // make a module invalid.
-        Err(found) => Err(LoadError::Invalid {
-            env,
-            diagnostics: found
-                .iter()
-                .map(|d| d.render(&module, "<module>", source_map.as_ref()))
-                .collect(),
-        }),
+        Err(found) => {
+            let names = tangle_validate::IdNames::new(&module, source_map.as_ref());
+            Err(LoadError::Invalid {
+                env,
+                diagnostics: found
+                    .iter()
+                    .map(|d| d.render_with(&module, "<module>", source_map.as_ref(), &names))
+                    .collect(),
+            })
+        }
     }
 }

@@ -35,14 +35,10 @@ pub fn validated_in(module: Module, env_name: &str) -> Validated<'static> {
     let checked = match validate(&module, env, &ValidateOptions::default()) {
         Ok(v) => v.into_owned(),
         Err(found) => {
-            let text: Vec<String> = found
-                .iter()
-                .map(|d| d.render(&module, "<test>", None))
-                .collect();
             panic!(
                 "tangle rejects a test module (spirv-val: {}):\n{}",
                 reference.as_ref().err().map_or("accepts", String::as_str),
-                text.join("\n")
+                tangle_validate::render_all(&found, &module, "<test>", None)
             )
         }
     };

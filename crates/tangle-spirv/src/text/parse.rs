@@ -135,6 +135,7 @@ pub fn assemble(source: &str, options: &AssembleOptions) -> Result<(Module, Sour
             .map(|inst| at(inst.offset))
             .map(|p| (p.line, p.column))
             .collect(),
+        names: asm.syms.names(),
     };
     Ok((module, map))
 }

@@ -68,6 +68,14 @@ impl Default for Symbols<'_> {
 }
 
 impl<'a> Symbols<'a> {
+    /// The text name of every id.
+    pub fn names(&self) -> HashMap<Id, String> {
+        self.ids
+            .iter()
+            .map(|(name, id)| (*id, (*name).to_string()))
+            .collect()
+    }
+
     /// The number of `%name` (without the `%`): names are numbered 1, 2, ... in order of first
     /// use, numeric names included, as `spirv-as` does without `--preserve-numeric-ids`.
     pub fn id(&mut self, name: &'a str) -> Result<Id, String> {

@@ -517,6 +517,12 @@ fn model_limits(cx: &Ctx, inst: &Instruction, model: u32) -> Option<AtomicError>
     let (execution, memory) = match inst.op()? {
         Op::ControlBarrier => (inst.id_operand(0), inst.id_operand(1)),
         Op::MemoryBarrier => (None, inst.id_operand(0)),
+        // The scopes of MakePointerAvailable/Visible on loads, stores and copies.
+        _ if super::memory::operands::accesses_memory(inst) => {
+            return super::memory::operands::scopes(inst)
+                .into_iter()
+                .find_map(|scope| memory_scope_limits(cx, inst, model, scope));
+        }
         op => (None, inst.id_operand(shape(op)?.scope)),
     };
     let name = || super::model_name(model);
@@ -565,7 +571,22 @@ fn model_limits(cx: &Ctx, inst: &Instruction, model: u32) -> Option<AtomicError>
             });
         }
     }
-    let scope = constant(memory)?;
+    memory_scope_limits(cx, inst, model, memory?)
+}
+
+/// The Vulkan execution-model limits of a memory scope (SPIRV-Tools `ValidateMemoryScope`).
+fn memory_scope_limits(
+    cx: &Ctx,
+    inst: &Instruction,
+    model: u32,
+    memory: Id,
+) -> Option<AtomicError> {
+    if !cx.vulkan() {
+        return None;
+    }
+    let name = || super::model_name(model);
+    let is = |m: M| model == m as u32;
+    let scope = cx.facts.int32_if_const(memory).1?;
     if scope == Scope::ShaderCallKHR as u32
         && ![
             M::RayGenerationKHR,

@@ -112,9 +112,10 @@ pub fn run(args: &Args) -> Exit {
     match validate(&module, env, &args.options()) {
         Ok(_) => Exit::Success,
         Err(diagnostics) => {
-            for d in &diagnostics {
-                eprint!("{}", d.render(&module, name, source.as_ref()));
-            }
+            eprint!(
+                "{}",
+                tangle_validate::render_all(&diagnostics, &module, name, source.as_ref())
+            );
             io::report(&format!(
                 "{name}: {} problem(s) found; the module is not valid for {env}",
                 diagnostics.len()

@@ -30,15 +30,45 @@ enum Access {
     Copy,
 }
 
+/// What `inst` does to memory through how many pointers, and whether it is a cooperative
+/// matrix access; `None` for instructions without memory operands.
+fn kind(inst: &Instruction) -> Option<(Access, usize, bool)> {
+    Some(match inst.op()? {
+        Op::Load => (Access::Read, 1, false),
+        Op::Store => (Access::Write, 1, false),
+        Op::CooperativeMatrixLoadKHR => (Access::Read, 1, true),
+        Op::CooperativeMatrixStoreKHR => (Access::Write, 1, true),
+        Op::CopyMemory | Op::CopyMemorySized => (Access::Copy, 2, false),
+        _ => return None,
+    })
+}
+
+/// Whether `inst` may have memory operands.
+pub fn accesses_memory(inst: &Instruction) -> bool {
+    kind(inst).is_some()
+}
+
+/// The MakePointerAvailable/Visible scopes of every mask of `inst`.
+pub fn scopes(inst: &Instruction) -> Vec<Id> {
+    let mut found = Vec::new();
+    for (at, operand) in inst.operands.iter().enumerate() {
+        let Operand::Enum(OperandKind::MemoryAccess, mask) = operand else {
+            continue;
+        };
+        let aligned = usize::from(mask & ALIGNED != 0);
+        let available = usize::from(mask & AVAILABLE != 0);
+        let visible = usize::from(mask & VISIBLE != 0);
+        for skip in aligned..aligned + available + visible {
+            found.extend(inst.operands.get(at + 1 + skip).and_then(Operand::id));
+        }
+    }
+    found
+}
+
 /// Checks the memory operands of a memory instruction (nothing for other instructions).
 pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), ValidationError> {
-    let (access, pointers, cooperative) = match inst.op() {
-        Some(Op::Load) => (Access::Read, 1, false),
-        Some(Op::Store) => (Access::Write, 1, false),
-        Some(Op::CooperativeMatrixLoadKHR) => (Access::Read, 1, true),
-        Some(Op::CooperativeMatrixStoreKHR) => (Access::Write, 1, true),
-        Some(Op::CopyMemory | Op::CopyMemorySized) => (Access::Copy, 2, false),
-        _ => return Ok(()),
+    let Some((access, pointers, cooperative)) = kind(inst) else {
+        return Ok(());
     };
     let storage: Vec<u32> = inst
         .operands
