@@ -45,6 +45,9 @@ pub enum VulkanError {
     BuiltInType {
         builtin: &'static str,
         expected: &'static str,
+        /// The VUID of the broken half: "must be declared using the Input Storage Class", or
+        /// the type.
+        vuid: &'static str,
     },
 }
 
@@ -60,6 +63,7 @@ impl VulkanError {
             VulkanError::MissingBinding { .. } => "VUID-StandaloneSpirv-UniformConstant-06677",
             VulkanError::UniformConstantType { .. } => "VUID-StandaloneSpirv-UniformConstant-04655",
             VulkanError::ComputeWithoutLocalSize { .. } => "VUID-StandaloneSpirv-None-10685",
+            VulkanError::BuiltInType { vuid, .. } => vuid,
             _ => return None,
         }))
     }
@@ -266,17 +270,70 @@ fn builtin(cx: &Ctx, id: Id, inst: &Instruction) -> Result<(), VulkanError> {
     else {
         return Ok(());
     };
-    let (name, vector3) = match b {
-        BuiltIn::GlobalInvocationId => ("GlobalInvocationId", true),
-        BuiltIn::LocalInvocationId => ("LocalInvocationId", true),
-        BuiltIn::WorkgroupId => ("WorkgroupId", true),
-        BuiltIn::NumWorkgroups => ("NumWorkgroups", true),
-        BuiltIn::WorkgroupSize => ("WorkgroupSize", true),
-        BuiltIn::LocalInvocationIndex => ("LocalInvocationIndex", false),
-        BuiltIn::SubgroupSize => ("SubgroupSize", false),
-        BuiltIn::SubgroupLocalInvocationId => ("SubgroupLocalInvocationId", false),
-        BuiltIn::NumSubgroups => ("NumSubgroups", false),
-        BuiltIn::SubgroupId => ("SubgroupId", false),
+    // The Vulkan VUIDs of each built-in's Input storage class and type rules.
+    let (name, vector3, input_vuid, type_vuid) = match b {
+        BuiltIn::GlobalInvocationId => (
+            "GlobalInvocationId",
+            true,
+            "VUID-GlobalInvocationId-GlobalInvocationId-04237",
+            "VUID-GlobalInvocationId-GlobalInvocationId-04238",
+        ),
+        BuiltIn::LocalInvocationId => (
+            "LocalInvocationId",
+            true,
+            "VUID-LocalInvocationId-LocalInvocationId-04282",
+            "VUID-LocalInvocationId-LocalInvocationId-04283",
+        ),
+        BuiltIn::WorkgroupId => (
+            "WorkgroupId",
+            true,
+            "VUID-WorkgroupId-WorkgroupId-04423",
+            "VUID-WorkgroupId-WorkgroupId-04424",
+        ),
+        BuiltIn::NumWorkgroups => (
+            "NumWorkgroups",
+            true,
+            "VUID-NumWorkgroups-NumWorkgroups-04297",
+            "VUID-NumWorkgroups-NumWorkgroups-04298",
+        ),
+        BuiltIn::WorkgroupSize => (
+            "WorkgroupSize",
+            true,
+            // 04426: "must be a specialization constant or a constant" (an Input variable
+            // decorated WorkgroupSize is still accepted, as before).
+            "VUID-WorkgroupSize-WorkgroupSize-04426",
+            "VUID-WorkgroupSize-WorkgroupSize-04427",
+        ),
+        BuiltIn::LocalInvocationIndex => (
+            "LocalInvocationIndex",
+            false,
+            "VUID-LocalInvocationIndex-LocalInvocationIndex-04285",
+            "VUID-LocalInvocationIndex-LocalInvocationIndex-04286",
+        ),
+        BuiltIn::SubgroupSize => (
+            "SubgroupSize",
+            false,
+            "VUID-SubgroupSize-SubgroupSize-04382",
+            "VUID-SubgroupSize-SubgroupSize-04383",
+        ),
+        BuiltIn::SubgroupLocalInvocationId => (
+            "SubgroupLocalInvocationId",
+            false,
+            "VUID-SubgroupLocalInvocationId-SubgroupLocalInvocationId-04380",
+            "VUID-SubgroupLocalInvocationId-SubgroupLocalInvocationId-04381",
+        ),
+        BuiltIn::NumSubgroups => (
+            "NumSubgroups",
+            false,
+            "VUID-NumSubgroups-NumSubgroups-04294",
+            "VUID-NumSubgroups-NumSubgroups-04295",
+        ),
+        BuiltIn::SubgroupId => (
+            "SubgroupId",
+            false,
+            "VUID-SubgroupId-SubgroupId-04368",
+            "VUID-SubgroupId-SubgroupId-04369",
+        ),
         _ => return Ok(()),
     };
     let is_int32 = |t: Id| matches!(f.int_scalar(t), Some((32, _)));
@@ -292,21 +349,28 @@ fn builtin(cx: &Ctx, id: Id, inst: &Instruction) -> Result<(), VulkanError> {
     } else {
         "a 32-bit integer scalar"
     };
-    let err = || VulkanError::BuiltInType {
+    let err = |vuid| VulkanError::BuiltInType {
         builtin: name,
-        expected,
+        expected: if vuid == input_vuid {
+            "an Input variable"
+        } else {
+            expected
+        },
+        vuid,
     };
     if b == BuiltIn::WorkgroupSize && inst.op() != Some(Op::Variable) {
         // WorkgroupSize decorates a constant.
         return if inst.result_type.is_some_and(type_ok) {
             Ok(())
         } else {
-            Err(err())
+            Err(err(type_vuid))
         };
     }
     match pointer_of(cx, inst) {
-        Some((storage, pointee)) if storage == SC::Input as u32 && type_ok(pointee) => Ok(()),
-        _ if inst.op() == Some(Op::Variable) => Err(err()),
-        _ => Ok(()),
+        Some((storage, _)) if storage != SC::Input as u32 => Err(err(input_vuid)),
+        Some((_, pointee)) if !type_ok(pointee) => Err(err(type_vuid)),
+        Some(_) => Ok(()),
+        None if inst.op() == Some(Op::Variable) => Err(err(type_vuid)),
+        None => Ok(()),
     }
 }

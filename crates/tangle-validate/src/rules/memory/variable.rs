@@ -1,6 +1,7 @@
 //! OpVariable (SPIRV-Tools `ValidateVariable`): the pointer type and storage class, the
 //! initializer, what a variable may hold in each storage class (pointers in Logical addressing,
-//! booleans, runtime arrays, 8- and 16-bit types) and the Vulkan limits on initializers.
+//! booleans, 8- and 16-bit types), PhysicalStorageBuffer (never a variable) and the Vulkan
+//! limits on initializers. Runtime arrays and explicit layouts are `block_layout`'s.
 
 use super::MemoryError;
 use crate::facts::Type;
