@@ -7,6 +7,7 @@ use super::{Ctx, Sink};
 use crate::facts::Type;
 use crate::vuid::Vuid;
 use spirv::{BuiltIn, Decoration as D, Op, StorageClass as SC};
+use tangle_spirv::grammar::OperandKind;
 use tangle_spirv::{Id, Instruction, Operand};
 
 /// A Vulkan environment rule failed.
@@ -40,6 +41,10 @@ pub enum VulkanError {
     /// array of one of these types".
     #[error("UniformConstant variable %{variable} must be an image, sampler, sampled image or acceleration structure (or an array of them)")]
     UniformConstantType { variable: Id },
+    /// Vulkan (VUID 04643): pointers and variables use only the storage classes Vulkan has
+    /// (not CrossWorkgroup, Generic, AtomicCounter, CodeSectionINTEL ...).
+    #[error("storage class {storage} does not exist in Vulkan")]
+    StorageClass { storage: String },
     /// Compute built-ins are Input variables of the type the built-in declares.
     #[error("built-in {builtin} must be declared as {expected}")]
     BuiltInType {
@@ -64,6 +69,7 @@ impl VulkanError {
             VulkanError::UniformConstantType { .. } => "VUID-StandaloneSpirv-UniformConstant-04655",
             VulkanError::ComputeWithoutLocalSize { .. } => "VUID-StandaloneSpirv-None-10685",
             VulkanError::BuiltInType { vuid, .. } => vuid,
+            VulkanError::StorageClass { .. } => "VUID-StandaloneSpirv-None-04643",
             _ => return None,
         }))
     }
@@ -94,6 +100,7 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
             Some(Op::TypeStruct) => sink.check(index, block_offsets(cx, inst)),
             _ => {}
         }
+        sink.check(index, storage_class(inst));
         if let Some(id) = inst.result_id {
             sink.check(index, builtin(cx, id, inst));
         }
@@ -170,6 +177,44 @@ fn pointer_of(cx: &Ctx, inst: &Instruction) -> Option<(u32, Id)> {
         Type::Pointer { storage, pointee } => Some((*storage, *pointee)),
         _ => None,
     }
+}
+
+/// The storage class operand of a pointer type or variable is one Vulkan has (SPIRV-Tools
+/// `IsValidStorageClass`).
+fn storage_class(inst: &Instruction) -> Result<(), VulkanError> {
+    use SC as S;
+    const VULKAN: [SC; 19] = [
+        S::UniformConstant,
+        S::Uniform,
+        S::StorageBuffer,
+        S::Input,
+        S::Output,
+        S::Image,
+        S::Workgroup,
+        S::Private,
+        S::Function,
+        S::PushConstant,
+        S::PhysicalStorageBuffer,
+        S::RayPayloadKHR,
+        S::IncomingRayPayloadKHR,
+        S::HitAttributeKHR,
+        S::CallableDataKHR,
+        S::IncomingCallableDataKHR,
+        S::ShaderRecordBufferKHR,
+        S::TaskPayloadWorkgroupEXT,
+        S::HitObjectAttributeNV,
+    ];
+    for operand in &inst.operands {
+        if let Operand::Enum(OperandKind::StorageClass, value) = operand {
+            if !VULKAN.iter().any(|s| *s as u32 == *value) {
+                let storage = OperandKind::StorageClass
+                    .enumerant(*value)
+                    .map_or_else(|| value.to_string(), |e| e.name.to_string());
+                return Err(VulkanError::StorageClass { storage });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Resource variables: Block structs with DescriptorSet and Binding.
