@@ -119,9 +119,9 @@ impl ValidationError {
             ValidationError::BlockLayout(e) => e.vuid(),
             ValidationError::Arith(e) => e.vuid(),
             ValidationError::Vulkan(e) => e.vuid(),
+            ValidationError::Interface(e) => e.vuid(),
             ValidationError::Layout(_)
             | ValidationError::Ids(_)
-            | ValidationError::Interface(_)
             | ValidationError::Types(_)
             | ValidationError::Glsl(_)
             | ValidationError::Logical(_)

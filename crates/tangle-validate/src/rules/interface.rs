@@ -6,8 +6,9 @@
 
 use super::{Ctx, Sink};
 use crate::facts::IdSet;
+use crate::vuid::Vuid;
 use spirv::{Capability, Op, StorageClass};
-use tangle_spirv::{Id, Operand};
+use tangle_spirv::Id;
 
 /// An entry-point interface rule failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -28,6 +29,33 @@ pub enum InterfaceError {
     /// Interface ids must be variables in Input, Output or (1.4+) any global storage class.
     #[error("interface id %{id} of entry point '{entry}' is not a global variable")]
     NotAVariable { id: Id, entry: String },
+    /// Vulkan: "there must be no more than one push constant block statically used per shader
+    /// entry point" (and, from SPIR-V 1.4, no more than one PushConstant variable in its
+    /// interface).
+    #[error(
+        "entry point '{entry}' {how} more than one PushConstant variable (%{first} and %{second})"
+    )]
+    SeveralPushConstants {
+        entry: String,
+        how: &'static str,
+        first: Id,
+        second: Id,
+    },
+}
+
+impl InterfaceError {
+    /// The Vulkan VUID of environment rules.
+    pub fn vuid(&self) -> Option<Vuid> {
+        match self {
+            InterfaceError::SeveralPushConstants { how: "lists", .. } => {
+                Some(Vuid("VUID-StandaloneSpirv-OpVariable-06673"))
+            }
+            InterfaceError::SeveralPushConstants { .. } => {
+                Some(Vuid("VUID-StandaloneSpirv-OpEntryPoint-06674"))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// Runs the entry point and interface checks.
@@ -73,32 +101,57 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
                 );
             }
         }
+        if cx.vulkan() {
+            push_constants(cx, entry, sink);
+        }
         if !since_1_4 {
             continue;
         }
         let listed: IdSet = entry.interface.iter().copied().collect();
-        let mut reported = IdSet::default();
-        for function in cx.cfg.reachable_functions(&[entry.function]) {
-            let Some(func) = cx.cfg.function(function) else {
-                continue;
-            };
-            let body = cx
-                .module
-                .instructions
-                .get(func.start..=func.end)
-                .unwrap_or_default();
-            for id in body
-                .iter()
-                .flat_map(|i| i.operands.iter().filter_map(Operand::id))
-            {
-                if globals.contains(&id) && !listed.contains(&id) && reported.insert(id) {
-                    let e = InterfaceError::MissingFromInterface {
-                        variable: id,
-                        entry: entry.name.clone(),
-                    };
-                    sink.error(Some(entry.index), e);
-                }
+        for id in cx.ids_used_by(&[entry.function]) {
+            if globals.contains(&id) && !listed.contains(&id) {
+                let e = InterfaceError::MissingFromInterface {
+                    variable: id,
+                    entry: entry.name.clone(),
+                };
+                sink.error(Some(entry.index), e);
             }
+        }
+    }
+}
+
+/// Vulkan: one push constant block per entry point, in its interface (SPIR-V 1.4+) and in what
+/// its call tree uses.
+fn push_constants(cx: &Ctx, entry: &crate::facts::EntryPoint, sink: &mut Sink) {
+    let is_push_constant = |id: &Id| {
+        cx.def(*id).is_some_and(|d| {
+            d.op() == Some(Op::Variable)
+                && d.literal_operand(0) == Some(StorageClass::PushConstant as u64)
+        })
+    };
+    let listed: Vec<Id> = entry
+        .interface
+        .iter()
+        .copied()
+        .filter(is_push_constant)
+        .collect();
+    let used: Vec<Id> = cx
+        .ids_used_by(&[entry.function])
+        .into_iter()
+        .filter(is_push_constant)
+        .collect();
+    for (how, found) in [("lists", listed), ("uses", used)] {
+        if let [first, second, ..] = found[..] {
+            sink.error(
+                Some(entry.index),
+                InterfaceError::SeveralPushConstants {
+                    entry: entry.name.clone(),
+                    how,
+                    first,
+                    second,
+                },
+            );
+            return;
         }
     }
 }

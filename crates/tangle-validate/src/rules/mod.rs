@@ -60,6 +60,35 @@ impl Ctx<'_> {
             .and_then(|i| self.module.instructions.get(*i))
     }
 
+    /// The ids the instructions of the functions in the call trees of `roots` refer to, once
+    /// each, in module order (SPIRV-Tools' `EntryPointReferences`, inverted).
+    pub fn ids_used_by(&self, roots: &[tangle_spirv::Id]) -> Vec<tangle_spirv::Id> {
+        let reachable = self.cfg.reachable_functions(roots);
+        let mut seen = crate::facts::IdSet::default();
+        let mut used = Vec::new();
+        for func in self
+            .cfg
+            .functions
+            .iter()
+            .filter(|f| reachable.contains(&f.id))
+        {
+            let body = self
+                .module
+                .instructions
+                .get(func.start..=func.end)
+                .unwrap_or_default();
+            for id in body
+                .iter()
+                .flat_map(|i| i.operands.iter().filter_map(tangle_spirv::Operand::id))
+            {
+                if seen.insert(id) {
+                    used.push(id);
+                }
+            }
+        }
+        used
+    }
+
     /// For each function in the call tree of an entry point, the execution models of those
     /// entry points: SPIRV-Tools checks a function's execution-model limitations against each.
     pub fn entry_models(&self) -> IdMap<Vec<u32>> {

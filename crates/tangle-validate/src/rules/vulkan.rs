@@ -45,6 +45,10 @@ pub enum VulkanError {
     /// (not CrossWorkgroup, Generic, AtomicCounter, CodeSectionINTEL ...).
     #[error("storage class {storage} does not exist in Vulkan")]
     StorageClass { storage: String },
+    /// Vulkan (VUID 04677): "Variables decorated with Invariant ... must only be identified with
+    /// the Input or Output storage class" (also through the members of its struct type).
+    #[error("only Input and Output variables may be decorated Invariant (%{variable})")]
+    InvariantStorage { variable: Id },
     /// Compute built-ins are Input variables of the type the built-in declares.
     #[error("built-in {builtin} must be declared as {expected}")]
     BuiltInType {
@@ -70,6 +74,7 @@ impl VulkanError {
             VulkanError::ComputeWithoutLocalSize { .. } => "VUID-StandaloneSpirv-None-10685",
             VulkanError::BuiltInType { vuid, .. } => vuid,
             VulkanError::StorageClass { .. } => "VUID-StandaloneSpirv-None-04643",
+            VulkanError::InvariantStorage { .. } => "VUID-StandaloneSpirv-Invariant-04677",
             _ => return None,
         }))
     }
@@ -82,10 +87,12 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
     }
     local_size(cx, sink);
     // `--before-hlsl-legalization`: resource variables no entry point uses need no bindings.
-    let used = cx
-        .options
-        .before_hlsl_legalization
-        .then(|| used_by_entry_points(cx));
+    let used = cx.options.before_hlsl_legalization.then(|| {
+        let roots: Vec<Id> = cx.facts.entry_points.iter().map(|e| e.function).collect();
+        cx.ids_used_by(&roots)
+            .into_iter()
+            .collect::<crate::facts::IdSet>()
+    });
     for (index, inst) in cx.module.instructions.iter().enumerate() {
         match inst.op() {
             Some(Op::Variable) => {
@@ -96,6 +103,7 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
                 if !unused {
                     sink.check(index, resource(cx, inst));
                 }
+                sink.check(index, invariant(cx, inst));
             }
             Some(Op::TypeStruct) => sink.check(index, block_offsets(cx, inst)),
             _ => {}
@@ -105,28 +113,6 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
             sink.check(index, builtin(cx, id, inst));
         }
     }
-}
-
-/// The ids used by instructions of the functions in entry points' call trees (SPIRV-Tools'
-/// `EntryPointReferences` is not empty for them).
-fn used_by_entry_points(cx: &Ctx) -> crate::facts::IdSet {
-    let roots: Vec<Id> = cx.facts.entry_points.iter().map(|e| e.function).collect();
-    let mut used = crate::facts::IdSet::default();
-    for function in cx.cfg.reachable_functions(&roots) {
-        let Some(func) = cx.cfg.function(function) else {
-            continue;
-        };
-        let body = cx
-            .module
-            .instructions
-            .get(func.start..=func.end)
-            .unwrap_or_default();
-        used.extend(
-            body.iter()
-                .flat_map(|i| i.operands.iter().filter_map(Operand::id)),
-        );
-    }
-    used
 }
 
 /// Every GLCompute entry point has a workgroup size; LocalSizeId only where the environment
@@ -213,6 +199,28 @@ fn storage_class(inst: &Instruction) -> Result<(), VulkanError> {
                 return Err(VulkanError::StorageClass { storage });
             }
         }
+    }
+    Ok(())
+}
+
+/// Only Input and Output variables (or the members of their struct types) are Invariant.
+fn invariant(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
+    let (Some(variable), Some((storage, pointee))) = (inst.result_id, pointer_of(cx, inst)) else {
+        return Ok(());
+    };
+    if storage == SC::Input as u32 || storage == SC::Output as u32 {
+        return Ok(());
+    }
+    let invariant = |id: Id| {
+        cx.facts
+            .decorations
+            .get(&id)
+            .is_some_and(|ds| ds.iter().any(|d| d.decoration == D::Invariant as u32))
+    };
+    let member_invariant =
+        matches!(cx.facts.ty(pointee), Some(Type::Struct { .. })) && invariant(pointee);
+    if invariant(variable) || member_invariant {
+        return Err(VulkanError::InvariantStorage { variable });
     }
     Ok(())
 }
