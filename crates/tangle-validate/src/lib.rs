@@ -27,10 +27,12 @@
 //! * `cfg` (branch targets, merge blocks, block order, dominance of definitions over uses, the
 //!   structured constructs with their exits and switch fallthrough, and the
 //!   SPV_KHR_maximal_reconvergence rules), `interface` (entry points and their interfaces),
-//!   `vulkan` (resource blocks, bindings, offsets, compute built-ins, workgroup size) and
+//!   `vulkan` (storage classes, resource blocks, bindings, offsets, Invariant, compute
+//!   built-ins, workgroup size) and
 //!   `block_layout` (std140/std430/relaxed/scalar offsets and strides);
 //! * per instruction: `types` (with the restricted uses of 8- and 16-bit values), `coopmat`
-//!   (types, constants), `memory`, `coopmat` (loads, stores, variables), `composite`
+//!   (types, constants), `memory` (variables, loads, stores, copies, access chains), `coopmat`
+//!   (loads, stores, variables), `memory::operands` (the memory operands of both), `composite`
 //!   (composites, conversions), `arith` (arithmetic and bit instructions), `coopmat`
 //!   (arithmetic, conversions, MulAdd), `logical`, `atomic` (atomics, barriers, scopes,
 //!   semantics), `glsl` (GLSL.std.450), `group` (non-uniform operations, rotate), `dot`

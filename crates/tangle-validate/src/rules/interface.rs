@@ -2,7 +2,8 @@
 //! `validate_entry_point` checks): a module has an entry point unless it is a library (Linkage),
 //! and from SPIR-V 1.4 on an entry point's interface lists every global variable its static call
 //! tree references ("The Interface is a list of ... all global variables referenced by the entry
-//! point's call tree").
+//! point's call tree"). In Vulkan an entry point lists and uses at most one push constant
+//! block.
 
 use super::{Ctx, Sink};
 use crate::facts::IdSet;

@@ -1,6 +1,7 @@
 //! Vulkan environment rules for compute modules (Vulkan "SPIR-V Environment" appendix,
 //! "Standalone SPIR-V Validation" and "Built-In Variables"; SPIRV-Tools `validate_decorations.cpp`,
-//! `validate_builtins.cpp`): resource variables are Block structs with descriptor bindings, block
+//! `validate_builtins.cpp`): only Vulkan storage classes; resource variables are Block structs
+//! (UniformConstant ones opaque handles) with descriptor bindings, block
 //! members carry offsets, and compute built-ins have their declared types and storage classes.
 
 use super::{Ctx, Sink};
