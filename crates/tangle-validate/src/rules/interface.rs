@@ -102,14 +102,18 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
                 );
             }
         }
+        if !since_1_4 && !cx.vulkan() {
+            continue;
+        }
+        let used = cx.ids_used_by(&[entry.function]);
         if cx.vulkan() {
-            push_constants(cx, entry, sink);
+            push_constants(cx, entry, &used, sink);
         }
         if !since_1_4 {
             continue;
         }
         let listed: IdSet = entry.interface.iter().copied().collect();
-        for id in cx.ids_used_by(&[entry.function]) {
+        for &id in &used {
             if globals.contains(&id) && !listed.contains(&id) {
                 let e = InterfaceError::MissingFromInterface {
                     variable: id,
@@ -123,7 +127,7 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
 
 /// Vulkan: one push constant block per entry point, in its interface (SPIR-V 1.4+) and in what
 /// its call tree uses.
-fn push_constants(cx: &Ctx, entry: &crate::facts::EntryPoint, sink: &mut Sink) {
+fn push_constants(cx: &Ctx, entry: &crate::facts::EntryPoint, used: &[Id], sink: &mut Sink) {
     let is_push_constant = |id: &Id| {
         cx.def(*id).is_some_and(|d| {
             d.op() == Some(Op::Variable)
@@ -136,11 +140,7 @@ fn push_constants(cx: &Ctx, entry: &crate::facts::EntryPoint, sink: &mut Sink) {
         .copied()
         .filter(is_push_constant)
         .collect();
-    let used: Vec<Id> = cx
-        .ids_used_by(&[entry.function])
-        .into_iter()
-        .filter(is_push_constant)
-        .collect();
+    let used: Vec<Id> = used.iter().copied().filter(is_push_constant).collect();
     for (how, found) in [("lists", listed), ("uses", used)] {
         if let [first, second, ..] = found[..] {
             sink.error(
