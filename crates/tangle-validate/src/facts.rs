@@ -484,6 +484,14 @@ impl Facts {
         })
     }
 
+    /// Whether the id, or one of its members, has a decoration with this value (SPIRV-Tools'
+    /// `HasDecoration`, whose decoration list of a struct includes its members').
+    pub fn has_decoration_or_member(&self, id: Id, decoration: spirv::Decoration) -> bool {
+        self.decorations
+            .get(&id)
+            .is_some_and(|ds| ds.iter().any(|d| d.decoration == decoration as u32))
+    }
+
     /// The `%name` to show for an id: its `OpName` if any, else its number.
     pub fn friendly(&self, id: Id) -> String {
         match self.names.get(&id) {

@@ -212,12 +212,7 @@ fn invariant(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
     if storage == SC::Input as u32 || storage == SC::Output as u32 {
         return Ok(());
     }
-    let invariant = |id: Id| {
-        cx.facts
-            .decorations
-            .get(&id)
-            .is_some_and(|ds| ds.iter().any(|d| d.decoration == D::Invariant as u32))
-    };
+    let invariant = |id: Id| cx.facts.has_decoration_or_member(id, D::Invariant);
     let member_invariant =
         matches!(cx.facts.ty(pointee), Some(Type::Struct { .. })) && invariant(pointee);
     if invariant(variable) || member_invariant {

@@ -98,12 +98,7 @@ fn boolean(cx: &Ctx, inst: &Instruction, storage: u32, pointee: Id) -> Result<()
         return Ok(());
     }
     let interface = storage == S::Input as u32 || storage == S::Output as u32;
-    let builtin = |id: Id| {
-        f.decorations.get(&id).is_some_and(|ds| {
-            ds.iter()
-                .any(|d| d.decoration == spirv::Decoration::BuiltIn as u32)
-        })
-    };
+    let builtin = |id: Id| f.has_decoration_or_member(id, spirv::Decoration::BuiltIn);
     if interface && inst.result_id.is_some_and(builtin) {
         return Ok(());
     }
