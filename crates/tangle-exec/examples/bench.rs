@@ -1,5 +1,5 @@
 //! Benchmark: the ALU-bound `alu_hash.comp` and the memory-bound `saxpy.comp` from
-//! `shared/bench/` at their standard sizes, each against the same computation in plain Rust
+//! `bench/` at their standard sizes, each against the same computation in plain Rust
 //! measured in the same run. Results are checked before any time is printed.
 //!
 //! `cargo run --release -p tangle-exec --example bench [-- --threads N] [--quick]`
@@ -10,11 +10,11 @@ use tangle_exec::{Device, Profile, Resources, RunOptions, SpecConstants};
 
 const ALU: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/bench/alu_hash.comp"
+    "/../../bench/alu_hash.comp"
 ));
 const SAXPY: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/bench/saxpy.comp"
+    "/../../bench/saxpy.comp"
 ));
 
 fn compile(src: &str) -> tangle_validate::Validated<'static> {

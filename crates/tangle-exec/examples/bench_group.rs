@@ -1,5 +1,5 @@
 //! Benchmark: the subgroup-heavy `rotate_conv.comp` (clustered rotate, 16 taps) and the packed
-//! int8 GEMV `dot_gemv.comp` (dotPacked4x8AccSatEXT) from `shared/bench/` at their standard
+//! int8 GEMV `dot_gemv.comp` (dotPacked4x8AccSatEXT) from `bench/` at their standard
 //! sizes (1,048,576 invocations; 16384 rows × 4096 int8), each against the same computation in
 //! plain Rust measured in the same run. Results are checked before any time is printed.
 //!
@@ -11,11 +11,11 @@ use tangle_exec::{Device, Profile, Resources, RunOptions, SpecConstants};
 
 const ROTATE_CONV: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/bench/rotate_conv.comp"
+    "/../../bench/rotate_conv.comp"
 ));
 const DOT_GEMV: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/bench/dot_gemv.comp"
+    "/../../bench/dot_gemv.comp"
 ));
 
 fn compile(src: &str) -> tangle_validate::Validated<'static> {

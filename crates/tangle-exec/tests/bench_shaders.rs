@@ -1,15 +1,15 @@
-//! The benchmark shaders (`shared/bench/`) at small sizes, against plain Rust.
+//! The benchmark shaders (`bench/`) at small sizes, against plain Rust.
 
 mod common;
 use common::*;
 
 const ALU: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/bench/alu_hash.comp"
+    "/../../bench/alu_hash.comp"
 ));
 const SAXPY: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/../../../shared/bench/saxpy.comp"
+    "/../../bench/saxpy.comp"
 ));
 
 fn alu_reference(i: u32, iters: u32) -> u32 {

@@ -523,13 +523,13 @@ fn acc_sat_overflow_is_reported_and_its_twin_is_clean() {
     assert!(report.diagnostics.is_empty());
 }
 
-/// `shared/bench/dot_gemv.comp` (dotPacked4x8AccSatEXT over K = 4·words int8) at a small size
+/// `bench/dot_gemv.comp` (dotPacked4x8AccSatEXT over K = 4·words int8) at a small size
 /// against plain Rust (the shader's sums stay inside int32; saturation is tested above).
 #[test]
 fn bench_dot_gemv_matches_rust() {
     let src = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/bench/dot_gemv.comp"
+        "/../../bench/dot_gemv.comp"
     ));
     let mut rng = Rng(0x0d07_9e37);
     let (rows, words) = (100usize, 64usize);

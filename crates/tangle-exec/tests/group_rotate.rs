@@ -363,13 +363,13 @@ fn workgroup_scope_rotate_follows_local_invocation_index() {
     }
 }
 
-/// `shared/bench/rotate_conv.comp` (16 clustered rotates per invocation) at a small size against
+/// `bench/rotate_conv.comp` (16 clustered rotates per invocation) at a small size against
 /// plain Rust: lane L of each cluster of 8 reads lane (L + t) mod 8.
 #[test]
 fn bench_rotate_conv_matches_rust() {
     let src = include_str!(concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../../../shared/bench/rotate_conv.comp"
+        "/../../bench/rotate_conv.comp"
     ));
     let mut rng = Rng(0x0c0f_fee5);
     let n = 256;

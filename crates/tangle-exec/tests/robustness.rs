@@ -14,6 +14,10 @@ const CASES: &str = concat!(
 );
 
 #[test]
+#[cfg_attr(
+    not(conformance),
+    ignore = "needs ../shared/conformance beside the checkout"
+)]
 fn conformance_modules_never_panic() {
     let mut entries: Vec<_> = std::fs::read_dir(CASES)
         .expect("conformance cases")

@@ -13,8 +13,47 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 
-/// The directory holding the shared conformance corpora (`spirv-val/`, `spirv-asm/`).
+/// The directory holding the shared conformance corpora (`spirv-val/`, `spirv-asm/`): the
+/// `shared/` folder that sits beside a developer's or CI's checkout. A plain clone has none.
 pub const CONFORMANCE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/conformance");
+
+/// The variable that makes an absent [`CONFORMANCE`] folder a build failure (`.ci/run` sets it),
+/// so that CI can never pass without running the conformance tests.
+pub const REQUIRE_CONFORMANCE: &str = "TANGLE_REQUIRE_CONFORMANCE";
+
+/// The corpora the conformance tests read.
+const CORPORA: [&str; 2] = ["spirv-val", "spirv-asm"];
+
+/// For a crate's `build.rs`: sets `cfg(conformance)` when the shared corpora are present.
+///
+/// Tests over the corpora carry
+/// `#[cfg_attr(not(conformance), ignore = "needs ../shared/conformance beside the checkout")]`:
+/// without the corpora they are reported as *ignored* (a count, never a pass). With
+/// `TANGLE_REQUIRE_CONFORMANCE=1` their absence fails the build instead.
+pub fn emit_conformance_cfg() {
+    println!("cargo::rustc-check-cfg=cfg(conformance)");
+    println!("cargo::rerun-if-env-changed={REQUIRE_CONFORMANCE}");
+    for corpus in CORPORA {
+        println!("cargo::rerun-if-changed={CONFORMANCE}/{corpus}/cases.tsv");
+    }
+    let missing: Vec<String> = CORPORA
+        .iter()
+        .map(|c| Path::new(CONFORMANCE).join(c).join("cases.tsv"))
+        .filter(|p| !p.is_file())
+        .map(|p| p.display().to_string())
+        .collect();
+    let required = std::env::var(REQUIRE_CONFORMANCE).is_ok_and(|v| !v.is_empty() && v != "0");
+    // No cargo warning when they are absent: it would show on every `cargo run` of a plain
+    // clone; `cargo test` names each ignored test with the reason instead.
+    if missing.is_empty() {
+        println!("cargo::rustc-cfg=conformance");
+    } else if required {
+        panic!(
+            "{REQUIRE_CONFORMANCE} is set but the conformance corpora are missing: {}",
+            missing.join(", ")
+        );
+    }
+}
 
 /// The executable to run for a SPIRV-Tools program name.
 fn executable(name: &str) -> PathBuf {

@@ -11,6 +11,10 @@ const DIR: &str = concat!(
 );
 
 #[test]
+#[cfg_attr(
+    not(conformance),
+    ignore = "needs ../shared/conformance beside the checkout"
+)]
 fn spirv_asm_cases_assemble_to_the_recorded_words() {
     let table = std::fs::read_to_string(format!("{DIR}/cases.tsv"))
         .expect("shared/conformance/spirv-asm/cases.tsv");

@@ -93,6 +93,10 @@ fn fixture_env(path: &Path) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(conformance),
+    ignore = "needs ../shared/conformance beside the checkout"
+)]
 fn spirv_val_corpus_assembles_like_spirv_as() {
     let table =
         std::fs::read_to_string(format!("{VAL_DIR}/cases.tsv")).expect("spirv-val/cases.tsv");

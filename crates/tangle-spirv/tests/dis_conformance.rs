@@ -9,6 +9,10 @@ use tangle_spirv::text::{disassemble, DisassembleOptions};
 use tangle_spirv::{Module, TargetEnv};
 
 #[test]
+#[cfg_attr(
+    not(conformance),
+    ignore = "needs ../shared/conformance beside the checkout"
+)]
 fn every_round_trip_case_prints_the_reference_text() {
     let cases = conformance_rows("spirv-asm");
     assert!(

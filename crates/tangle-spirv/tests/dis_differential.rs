@@ -39,6 +39,10 @@ fn first_difference(actual: &str, expected: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(conformance),
+    ignore = "needs ../shared/conformance beside the checkout"
+)]
 fn disassembly_matches_spirv_dis_on_the_validator_corpus() {
     let dir = format!("{CONFORMANCE}/spirv-val");
     let cases = conformance_rows("spirv-val");
