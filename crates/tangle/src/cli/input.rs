@@ -49,11 +49,27 @@ pub fn identify(bytes: &[u8]) -> Content<'_> {
     if bytes.get(..4).is_some_and(|m| MAGIC.iter().any(|x| x == m)) {
         return Content::Binary(bytes);
     }
-    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    match std::str::from_utf8(bytes) {
-        Ok(text) => Content::Text(text),
-        Err(_) => Content::Other(describe_binary(bytes)),
+    let unmarked = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    // NUL is valid UTF-8 but no text file holds one; many binary headers are otherwise ASCII.
+    let has_nul = unmarked.contains(&0);
+    match std::str::from_utf8(unmarked) {
+        Ok(text) if !has_nul => Content::Text(text),
+        Err(e) if !has_nul && e.valid_up_to() > 0 => Content::Other(not_utf8(unmarked, e)),
+        _ => Content::Other(describe_binary(bytes)),
     }
+}
+
+/// Names text in another encoding by its first byte that is not UTF-8, with its place.
+fn not_utf8(bytes: &[u8], e: std::str::Utf8Error) -> String {
+    let good = bytes.get(..e.valid_up_to()).unwrap_or_default();
+    let line = good.iter().filter(|&&b| b == b'\n').count() + 1;
+    let line_start = good.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let col = good
+        .get(line_start..)
+        .and_then(|l| std::str::from_utf8(l).ok())
+        .map_or(1, |l| l.chars().count() + 1);
+    let byte = bytes.get(e.valid_up_to()).copied().unwrap_or_default();
+    format!("text that is not UTF-8 (byte {byte:02x} at {line}:{col}; tangle reads UTF-8 only)")
 }
 
 /// Names binary data that is not SPIR-V by its first bytes.
@@ -191,6 +207,25 @@ mod tests {
         assert_eq!(
             identify(&[0xff, 0xfe, b'O', 0]),
             Content::Other("binary data that is not SPIR-V (first bytes ff fe 4f 00: UTF-16 text (little-endian); tangle reads UTF-8)".into())
+        );
+        assert_eq!(
+            identify(b"\x7fELF\x02\x01\x01\0"),
+            Content::Other(
+                "binary data that is not SPIR-V (first bytes 7f 45 4c 46: an ELF file)".into()
+            ),
+            "ASCII with a NUL is not text"
+        );
+        assert_eq!(
+            identify(b"; caf\xe9\nOpNop\n"),
+            Content::Other(
+                "text that is not UTF-8 (byte e9 at 1:6; tangle reads UTF-8 only)".into()
+            )
+        );
+        assert_eq!(
+            identify(b"OpNop\n\xc3\xa9\xe9"),
+            Content::Other(
+                "text that is not UTF-8 (byte e9 at 2:2; tangle reads UTF-8 only)".into()
+            )
         );
         assert_eq!(
             identify(&[0x80, 0x81]),
