@@ -235,6 +235,10 @@ fn a_script_that_runs_and_checks_nothing_is_exit_2() {
     }
 }
 
+/// `run --json` arguments, the error kind, words of the message (or script name), line and
+/// column.
+type ErrorCase<'a> = (Vec<&'a str>, &'a str, &'a str, Option<(u64, u64)>);
+
 #[test]
 fn json_prints_one_report_on_stdout_for_every_error() {
     let dir = Scratch::new("json");
@@ -246,8 +250,7 @@ fn json_prints_one_report_on_stdout_for_every_error() {
     let _ = std::fs::remove_file(&missing);
     let trace = dir.0.join("no-such-dir/trace.json");
     let trace = trace.to_string_lossy();
-    // (arguments, error kind, words of the message, line and column)
-    let cases: Vec<(Vec<&str>, &str, &str, Option<(u64, u64)>)> = vec![
+    let cases: Vec<ErrorCase> = vec![
         (vec![&missing], "io", "gone.amber", None),
         (
             vec![&not_utf8],
@@ -357,6 +360,10 @@ fn a_run_that_stops_says_how_many_expects_it_did_not_reach() {
     assert_eq!(one_json(&stdout)["report"]["unreached"], 0);
 }
 
+/// Arguments, stdin, exit code, what stdout holds (nothing when empty), and whether stderr has a
+/// diagnostic.
+type StreamCase<'a> = (Vec<&'a str>, &'a [u8], i32, &'a str, bool);
+
 #[test]
 fn verdicts_go_to_stdout_and_diagnostics_to_stderr() {
     let dir = Scratch::new("streams");
@@ -374,8 +381,7 @@ fn verdicts_go_to_stdout_and_diagnostics_to_stderr() {
         amber("unusable/parse_error.amber"),
     );
     let binary = compute_binary();
-    // (arguments, stdin, exit, what stdout holds, whether stderr has a diagnostic)
-    let cases: Vec<(Vec<&str>, &[u8], i32, &str, bool)> = vec![
+    let cases: Vec<StreamCase> = vec![
         (
             vec!["as", "-", "-o", "-"],
             COMPUTE.as_bytes(),
