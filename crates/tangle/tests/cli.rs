@@ -16,7 +16,10 @@ fn tangle(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
         .spawn()
         .expect("the tangle binary starts");
     if let Some(mut input) = child.stdin.take() {
-        input.write_all(stdin).expect("stdin is writable");
+        // A command that fails before reading its input closes the pipe early.
+        if let Err(e) = input.write_all(stdin) {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "stdin: {e}");
+        }
     }
     let out = child
         .wait_with_output()

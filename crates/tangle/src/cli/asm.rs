@@ -16,6 +16,7 @@ pub struct Args {
     target_env: Option<String>,
 }
 
+/// Assembles the input; text is told from a binary by content ([`input::identify`]).
 pub fn run(args: &Args) -> Result<Exit, Unusable> {
     let target_env = io::target_env(args.target_env.as_deref())?;
     let bytes = io::read_input(&args.input)?;

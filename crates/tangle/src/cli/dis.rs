@@ -23,6 +23,7 @@ pub struct Args {
     no_indent: bool,
 }
 
+/// Disassembles the input; text is told from a binary by content ([`input::identify`]).
 pub fn run(args: &Args) -> Result<Exit, Unusable> {
     let bytes = io::read_input(&args.input)?;
     let name = io::display_name(&args.input);

@@ -28,6 +28,7 @@ fn operation_names(bits: u32) -> Vec<&'static str> {
     .collect()
 }
 
+/// Prints every profile on stdout.
 pub fn run(_: &Args) -> Result<Exit, Unusable> {
     for p in Profile::all() {
         let [x, y, z] = p.max_workgroup_size;

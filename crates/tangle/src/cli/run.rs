@@ -115,6 +115,7 @@ pub fn exit_for(status: Status) -> Exit {
     }
 }
 
+/// Runs the script; with `--json`, an error is also printed as the JSON report on stdout.
 pub fn run(args: &Args) -> Result<Exit, Unusable> {
     let name = io::display_name(&args.input);
     let result = execute(args, name);
@@ -193,6 +194,8 @@ pub fn expectations(report: &RunReport) -> String {
     }
 }
 
+/// Prints the report on stdout: failed `EXPECT`s with their first mismatches, findings, notes,
+/// and the verdict line.
 fn print_text(name: &str, report: &RunReport) {
     for e in report.expects.iter().filter(|e| !e.passed) {
         println!("{name}:{}: EXPECT failed: {}", e.line, e.message);

@@ -60,6 +60,7 @@ impl Args {
     }
 }
 
+/// Validates the input: the verdict on stdout, the findings on stderr.
 pub fn run(args: &Args) -> Result<Exit, Unusable> {
     let env = io::target_env(args.target_env.as_deref())?;
     let bytes = io::read_input(&args.input)?;
