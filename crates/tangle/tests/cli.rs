@@ -329,6 +329,28 @@ fn json_prints_one_report_on_stdout_for_every_error() {
             "{args:?}: {stderr}"
         );
     }
+    // Options clap rejects before `run` starts still give a report, without a script name.
+    for (args, words) in [
+        (
+            vec!["--threads", "many"],
+            "invalid value 'many' for '--threads",
+        ),
+        (vec!["--bogus-flag"], "unexpected argument '--bogus-flag'"),
+    ] {
+        let mut argv = vec!["run", &script, "--json"];
+        argv.extend(args);
+        let (code, stdout, stderr) = tangle(&argv, b"");
+        assert_eq!(code, 2, "{stderr}");
+        let report = one_json(&stdout);
+        assert_eq!(report["status"], "Error", "{report}");
+        assert_eq!(report["error"]["kind"], "usage", "{report}");
+        assert!(report["script"].is_null(), "{report}");
+        let message = report["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(words), "{report}");
+        assert!(stderr.contains(words), "{stderr}");
+    }
+    let (code, stdout, _) = tangle(&["run", &script, "--threads", "many"], b"");
+    assert_eq!((code, stdout.len()), (2, 0), "no JSON without --json");
     // Success and failure reports share the top-level fields.
     let (code, stdout, _) = tangle(&["run", "--json", &script], b"");
     assert_eq!(code, 0);

@@ -75,11 +75,12 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             // --help and --version are successes; everything else is a usage error.
-            return if e.use_stderr() {
-                ExitCode::from(Exit::Unusable as u8)
-            } else {
-                ExitCode::SUCCESS
-            };
+            if !e.use_stderr() {
+                return ExitCode::SUCCESS;
+            }
+            let words: Vec<String> = std::env::args().skip(1).collect();
+            run::print_command_line_error(&words, &e);
+            return ExitCode::from(Exit::Unusable as u8);
         }
     };
     let result = match cli.command {

@@ -183,6 +183,31 @@ fn print_json_error(name: &str, e: &Unusable) {
     print_json(&serde_json::json!({ "script": name, "status": Status::Error, "error": e.json() }));
 }
 
+/// For `tangle run … --json` whose command line clap rejected (an unknown flag, a value that is
+/// not a number): the JSON error report, so that stdout still holds one. The script is `null`,
+/// since the words cannot be told apart reliably once the command line does not parse.
+pub fn print_command_line_error(words: &[String], e: &clap::Error) {
+    let is_run = words
+        .iter()
+        .find(|w| !w.starts_with('-'))
+        .map(String::as_str)
+        == Some("run");
+    if !is_run || !words.iter().any(|w| w == "--json") {
+        return;
+    }
+    // clap's first paragraph is the error; the rest is usage help.
+    let rendered = e.render().to_string();
+    let paragraph: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let text = paragraph.join(" ");
+    let message = text.strip_prefix("error: ").unwrap_or(&text);
+    let error = Unusable::new(Kind::Usage, message).json();
+    print_json(&serde_json::json!({ "script": null, "status": Status::Error, "error": error }));
+}
+
 /// How many `EXPECT`s held, of how many, and how many the run stopped before reaching:
 /// "1/3 expectations held, 2 not reached".
 pub fn expectations(report: &RunReport) -> String {
