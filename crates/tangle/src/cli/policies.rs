@@ -51,7 +51,7 @@ pub fn run_all(
             "script": name,
             "status": status,
             "policies": runs,
-            "policy_dependent": exit == Exit::No && outcomes.iter().any(|o| o.report.status == Status::Pass),
+            "policy_dependent": status == Status::Fail && outcomes.iter().any(|o| o.report.status == Status::Pass),
             "verdict": verdict,
         }));
     } else {

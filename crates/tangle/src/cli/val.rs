@@ -10,7 +10,7 @@ use tangle_validate::{validate, ValidateOptions};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input module (.spv binary or .spvasm text), or - for standard input.
+    /// Input module (a SPIR-V binary or SPIR-V text, whatever its name), or - for standard input.
     input: String,
     /// Environment to validate for (default spv1.6), spelled as for spirv-val.
     #[arg(long = "target-env")]
