@@ -60,6 +60,10 @@ pub struct RunReport {
     pub message: Option<String>,
     /// Every `EXPECT` evaluated, in execution order (a `REPEAT` body's once per iteration).
     pub expects: Vec<ExpectResult>,
+    /// `EXPECT`s the run stopped before reaching (counted as [`RunReport::expects`] counts
+    /// them), because a requirement, a shader or a `RUN` failed first: 0 when the run went to
+    /// the end.
+    pub unreached: usize,
     /// Dispatches completed.
     pub runs: usize,
     /// Undefined behaviour the backend found, with the script line of the `RUN`.
@@ -75,6 +79,7 @@ impl RunReport {
             status: Status::Pass,
             message: None,
             expects: Vec::new(),
+            unreached: 0,
             runs: 0,
             undefined_behaviour: Vec::new(),
             notes: Vec::new(),
@@ -91,6 +96,18 @@ impl RunReport {
         if replace {
             self.status = status;
             self.message = Some(message);
+        }
+    }
+}
+
+impl Status {
+    /// The verdict as a word: `PASS`, `FAIL`, `UNSUPPORTED` or `ERROR`.
+    pub fn word(self) -> &'static str {
+        match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::Unsupported => "UNSUPPORTED",
+            Status::Error => "ERROR",
         }
     }
 }

@@ -2,7 +2,9 @@
 //! against a [`Backend`], keeping buffer contents across `RUN`s and pipelines.
 //!
 //! A failed `EXPECT` is recorded and execution goes on (every expectation gets a result); a
-//! backend error, an unsupported job or a compile error stops the run.
+//! backend error, an unsupported job or a compile error stops the run, and the report counts the
+//! `EXPECT`s it did not reach. A script with no `RUN` and no `EXPECT` is an error: it would pass
+//! while testing nothing.
 
 use crate::backend::{Backend, BackendError, ComputeJob, JobBinding};
 use crate::compile::{compile, job_env};
@@ -12,7 +14,23 @@ use crate::verify::verify;
 
 /// Runs `script` on `backend`.
 pub fn run(script: &Script, backend: &mut dyn Backend) -> RunReport {
+    let (runs, expects) = tally(&script.commands);
+    let mut report = execute(script, backend, runs == 0 && expects == 0);
+    report.unreached = expects.saturating_sub(report.expects.len());
+    report
+}
+
+/// Checks the requirements, compiles the shaders and runs the commands; `idle` says the script
+/// has nothing to run or check.
+fn execute(script: &Script, backend: &mut dyn Backend, idle: bool) -> RunReport {
     let mut report = RunReport::new();
+    if idle {
+        report.set(
+            Status::Error,
+            "the script has no RUN and no EXPECT: it runs nothing and checks nothing".into(),
+        );
+        return report;
+    }
     for requirement in &script.requirements {
         if let Err(why) = backend.supports(requirement) {
             report.set(Status::Unsupported, format!("{requirement}: {why}"));
@@ -39,6 +57,26 @@ pub fn run(script: &Script, backend: &mut dyn Backend) -> RunReport {
     // A stop (Err) has already been recorded in the report.
     let _ = runner.commands(&script.commands);
     runner.report
+}
+
+/// How many `RUN`s and `EXPECT`s the commands execute when nothing stops them, counting a
+/// `REPEAT` body once per iteration (saturating: a count only needs to be compared).
+fn tally(commands: &[Command]) -> (usize, usize) {
+    commands
+        .iter()
+        .fold((0usize, 0usize), |(runs, expects), command| match command {
+            Command::Run { .. } => (runs.saturating_add(1), expects),
+            Command::Expect(_) => (runs, expects.saturating_add(1)),
+            Command::Copy { .. } => (runs, expects),
+            Command::Repeat { count, body, .. } => {
+                let (r, e) = tally(body);
+                let n = *count as usize;
+                (
+                    runs.saturating_add(r.saturating_mul(n)),
+                    expects.saturating_add(e.saturating_mul(n)),
+                )
+            }
+        })
 }
 
 struct Runner<'s, 'b> {

@@ -55,9 +55,13 @@ pub enum ExecError {
     /// A resource the shader declares is missing or too small.
     #[error("resource error: {0}")]
     Resource(String),
-    /// The dispatch exceeds a device limit or an internal limit.
+    /// The dispatch exceeds a device limit or an internal limit: another device could run it.
     #[error("limit exceeded: {0}")]
     Limit(String),
+    /// The module, as specialized, is invalid on every device (a workgroup dimension of zero):
+    /// unlike [`ExecError::Limit`], no profile could run it.
+    #[error("invalid on every device: {0}")]
+    InvalidEverywhere(String),
     /// A dispatch stopped for a reason the shader caused.
     #[error(transparent)]
     Trap(#[from] Trap),

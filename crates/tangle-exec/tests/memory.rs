@@ -373,3 +373,25 @@ fn oversized_memory_is_a_limit_error() {
         Device::new(Profile::default()).compute_pipeline(&module, "main", &SpecConstants::new());
     assert!(matches!(err, Err(ExecError::Limit(_))), "{err:?}");
 }
+
+#[test]
+fn a_zero_workgroup_dimension_is_invalid_on_every_device_not_a_limit() {
+    // local_size_y_id = 1: glslang (Vulkan 1.3) makes the y operand of LocalSizeId SpecId 1,
+    // default 1.
+    let module = compile("#version 450\nlayout(local_size_x = 4, local_size_y_id = 1) in;\nlayout(std430, binding = 0) buffer R { uint r[]; };\nvoid main() { r[gl_LocalInvocationIndex] = 1u; }");
+    let device = Device::new(Profile::default());
+    let zero: SpecConstants = [(1, 0)].into_iter().collect();
+    match device.compute_pipeline(&module, "main", &zero) {
+        Err(ExecError::InvalidEverywhere(message)) => {
+            assert!(message.contains("4x0x1"), "{message}");
+            assert!(message.contains("y comes from"), "{message}");
+            assert!(message.contains("(SpecId 1)"), "{message}");
+            assert!(message.contains("LocalSizeId"), "{message}");
+        }
+        other => panic!("expected InvalidEverywhere, got {other:?}"),
+    }
+    let default = device
+        .compute_pipeline(&module, "main", &SpecConstants::new())
+        .map(|p| p.local_size());
+    assert_eq!(default, Ok([4, 1, 1]));
+}

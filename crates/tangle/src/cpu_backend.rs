@@ -191,14 +191,18 @@ fn validate(module: &Module, env: TargetEnv) -> Result<Validated<'_>, BackendErr
     })
 }
 
+/// What an executor error means for the script: a device limit or a missing feature is
+/// "unsupported" (another device could run it, exit 77); a job invalid on every device, such as
+/// a zero workgroup dimension from a specialization constant, is an invalid shader (exit 1).
 fn exec_error(e: ExecError) -> BackendError {
     match e {
         ExecError::Unsupported { .. } | ExecError::Limit(_) => {
             BackendError::Unsupported(e.to_string())
         }
-        ExecError::NoEntryPoint(_) | ExecError::Malformed { .. } | ExecError::Resource(_) => {
-            BackendError::Invalid(e.to_string())
-        }
+        ExecError::NoEntryPoint(_)
+        | ExecError::Malformed { .. }
+        | ExecError::Resource(_)
+        | ExecError::InvalidEverywhere(_) => BackendError::Invalid(e.to_string()),
         ExecError::Trap(_) => BackendError::Failed(e.to_string()),
     }
 }

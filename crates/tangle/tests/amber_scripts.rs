@@ -125,6 +125,14 @@ fn unusable_scripts_exit_2() {
         .find(|(p, ..)| p.ends_with("compile_error.amber"))
         .expect("compile_error.amber");
     assert!(stdout.contains("line 6: 'undeclared_variable'"), "{stdout}");
+    let (_, stdout, _) = outputs
+        .iter()
+        .find(|(p, ..)| p.ends_with("nothing_to_run.amber"))
+        .expect("nothing_to_run.amber");
+    assert!(
+        stdout.contains("ERROR") && stdout.contains("no RUN and no EXPECT"),
+        "{stdout}"
+    );
 }
 
 #[test]

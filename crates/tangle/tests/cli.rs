@@ -1,5 +1,7 @@
-//! The `tangle` binary's small subcommands and exit codes: `as`/`dis` on good and bad input,
-//! `val` verdicts, and `profiles`.
+//! The `tangle` binary's subcommands and exit codes: `as`/`dis` on good and bad input, `val`
+//! verdicts, and `profiles`; and the reports of every subcommand (issue 11, part 5): which
+//! stream carries what, inputs told apart by content, `run --json` on errors, and the exit codes
+//! of scripts that cannot run anywhere, run nothing, or stop before their `EXPECT`s.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -14,7 +16,10 @@ fn tangle(args: &[&str], stdin: &[u8]) -> (i32, Vec<u8>, String) {
         .spawn()
         .expect("the tangle binary starts");
     if let Some(mut input) = child.stdin.take() {
-        input.write_all(stdin).expect("stdin is writable");
+        // A command that fails before reading its input closes the pipe early.
+        if let Err(e) = input.write_all(stdin) {
+            assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "stdin: {e}");
+        }
     }
     let out = child
         .wait_with_output()
@@ -108,4 +113,436 @@ fn profiles_lists_the_default_device() {
         out.contains("lavapipe:") && out.contains("subgroup size 8"),
         "{out}"
     );
+}
+
+/// A scratch directory for one test's files, removed when dropped.
+struct Scratch(std::path::PathBuf);
+
+impl Scratch {
+    fn new(test: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("tangle-cli-{test}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        Scratch(dir)
+    }
+
+    /// Writes `bytes` to `name` in the directory; the path as a string.
+    fn file(&self, name: &str, bytes: &[u8]) -> String {
+        let path = self.0.join(name);
+        std::fs::write(&path, bytes).expect("write");
+        path.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A script of `tests/amber/`.
+fn amber(path: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/amber")
+        .join(path)
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A valid compute module as text.
+const COMPUTE: &str =
+    "OpCapability Shader\nOpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main \"main\"\n\
+    OpExecutionMode %main LocalSize 1 1 1\n%void = OpTypeVoid\n%f = OpTypeFunction %void\n\
+    %main = OpFunction %void None %f\n%l = OpLabel\nOpReturn\nOpFunctionEnd\n";
+
+/// `COMPUTE` assembled, little-endian.
+fn compute_binary() -> Vec<u8> {
+    let (code, binary, err) = tangle(&["as", "-", "-o", "-"], COMPUTE.as_bytes());
+    assert_eq!(code, 0, "{err}");
+    binary
+}
+
+/// Parses standard output as exactly one JSON value (trailing text would fail).
+fn one_json(stdout: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON value ({e}):\n{}",
+            String::from_utf8_lossy(stdout)
+        )
+    })
+}
+
+#[test]
+fn a_zero_workgroup_dimension_is_exit_1_naming_it() {
+    // The shader is valid and fits every device's limits but for the zero, so no profile could
+    // run it: a "no" (1), not "unsupported" (77).
+    for (script, names) in [
+        (
+            "fail/zero_workgroup_size.amber",
+            [
+                "0x1x1",
+                "x comes from",
+                "(SpecId 0) in the WorkgroupSize built-in",
+            ],
+        ),
+        (
+            "fail/zero_local_size_id.amber",
+            [
+                "1x0x1",
+                "y comes from",
+                "the LocalSizeId operand %3 (SpecId 3)",
+            ],
+        ),
+    ] {
+        for profile in ["default", "lavapipe"] {
+            let (code, stdout, stderr) =
+                tangle(&["run", &amber(script), "--profile", profile], b"");
+            let stdout = String::from_utf8_lossy(&stdout);
+            assert_eq!(code, 1, "{script}: {stdout}{stderr}");
+            assert!(stdout.starts_with("FAIL "), "{stdout}");
+            assert!(stdout.contains("invalid on every device"), "{stdout}");
+            for name in names {
+                assert!(stdout.contains(name), "{script}: {name}: {stdout}");
+            }
+            assert!(!stdout.contains("UNSUPPORTED"), "{stdout}");
+            assert_eq!(stderr, "", "the verdict is not a diagnostic");
+        }
+    }
+}
+
+#[test]
+fn a_script_that_runs_and_checks_nothing_is_exit_2() {
+    let dir = Scratch::new("idle");
+    let definitions = dir.file(
+        "definitions.amber",
+        b"#!amber\nSHADER compute s GLSL\n#version 450\nvoid main() {}\nEND\nBUFFER b DATA_TYPE uint32 DATA 1 2 END\n",
+    );
+    let empty = dir.file("empty.amber", b"");
+    for script in [definitions.as_str(), empty.as_str(), "-"] {
+        let (code, stdout, stderr) = tangle(&["run", script], b"");
+        let stdout = String::from_utf8_lossy(&stdout);
+        assert_eq!(code, 2, "{script}: {stdout}{stderr}");
+        assert!(stdout.starts_with("ERROR "), "{stdout}");
+        assert!(
+            stdout.contains("no RUN and no EXPECT: it runs nothing and checks nothing"),
+            "{stdout}"
+        );
+        let (code, stdout, _) = tangle(&["run", script, "--json"], b"");
+        assert_eq!(code, 2);
+        let report = one_json(&stdout);
+        assert_eq!(report["status"], "Error");
+        assert_eq!(report["report"]["runs"], 0);
+        let message = report["report"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("runs nothing"), "{message}");
+        let (code, stdout, _) = tangle(&["run", script, "--policy", "all"], b"");
+        assert_eq!(code, 2, "{}", String::from_utf8_lossy(&stdout));
+    }
+}
+
+/// `run --json` arguments, the error kind, words of the message (or script name), line and
+/// column.
+type ErrorCase<'a> = (Vec<&'a str>, &'a str, &'a str, Option<(u64, u64)>);
+
+#[test]
+fn json_prints_one_report_on_stdout_for_every_error() {
+    let dir = Scratch::new("json");
+    let script = amber("double.amber");
+    let parse_error = amber("unusable/parse_error.amber");
+    let not_utf8 = dir.file("latin1.amber", b"# caf\xe9\nRUN p 1 1 1\n");
+    let binary = dir.file("shader.amber", &compute_binary());
+    let missing = dir.file("gone.amber", b"");
+    let _ = std::fs::remove_file(&missing);
+    let trace = dir.0.join("no-such-dir/trace.json");
+    let trace = trace.to_string_lossy();
+    let cases: Vec<ErrorCase> = vec![
+        (vec![&missing], "io", "gone.amber", None),
+        (
+            vec![&not_utf8],
+            "content",
+            "text that is not UTF-8 (byte e9 at 1:6",
+            None,
+        ),
+        (
+            vec![&binary],
+            "content",
+            "a SPIR-V binary, not an Amber script",
+            None,
+        ),
+        (
+            vec![&parse_error],
+            "parse",
+            "unknown or unsupported type 'uint33'",
+            Some((3, 23)),
+        ),
+        (
+            vec![&script, "--profile", "gpu9000"],
+            "usage",
+            "unknown profile 'gpu9000'",
+            None,
+        ),
+        (
+            vec![&script, "--policy", "sideways"],
+            "usage",
+            "--policy sideways",
+            None,
+        ),
+        (
+            vec![&script, "--subgroup-size", "3"],
+            "usage",
+            "power of two",
+            None,
+        ),
+        (
+            vec![&script, "--policy", "all", "--trace", "t.json"],
+            "usage",
+            "--trace",
+            None,
+        ),
+        (
+            vec![&script, "--trace", &trace],
+            "io",
+            "cannot write the trace",
+            None,
+        ),
+    ];
+    for (args, kind, words, at) in cases {
+        let mut argv = vec!["run", "--json"];
+        argv.extend(&args);
+        let (code, stdout, stderr) = tangle(&argv, b"");
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        let report = one_json(&stdout);
+        assert_eq!(report["status"], "Error", "{args:?}: {report}");
+        assert_eq!(report["error"]["kind"], kind, "{args:?}: {report}");
+        let message = report["error"]["message"].as_str().unwrap_or_default();
+        let shown = format!("{message} {}", report["script"]);
+        assert!(shown.contains(words), "{args:?}: {report}");
+        assert!(report.get("report").is_none(), "{report}");
+        match at {
+            Some((line, col)) => {
+                assert_eq!(report["error"]["line"], line, "{report}");
+                assert_eq!(report["error"]["col"], col, "{report}");
+            }
+            None => assert!(report["error"]["line"].is_null(), "{report}"),
+        }
+        // The same error, for people, on stderr.
+        assert!(
+            stderr.starts_with("tangle: ") && stderr.contains(message),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Options clap rejects before `run` starts still give a report, without a script name.
+    for (args, words) in [
+        (
+            vec!["--threads", "many"],
+            "invalid value 'many' for '--threads",
+        ),
+        (vec!["--bogus-flag"], "unexpected argument '--bogus-flag'"),
+    ] {
+        let mut argv = vec!["run", &script, "--json"];
+        argv.extend(args);
+        let (code, stdout, stderr) = tangle(&argv, b"");
+        assert_eq!(code, 2, "{stderr}");
+        let report = one_json(&stdout);
+        assert_eq!(report["status"], "Error", "{report}");
+        assert_eq!(report["error"]["kind"], "usage", "{report}");
+        assert!(report["script"].is_null(), "{report}");
+        let message = report["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(words), "{report}");
+        assert!(stderr.contains(words), "{stderr}");
+    }
+    let (code, stdout, _) = tangle(&["run", &script, "--threads", "many"], b"");
+    assert_eq!((code, stdout.len()), (2, 0), "no JSON without --json");
+    // Success and failure reports share the top-level fields.
+    let (code, stdout, _) = tangle(&["run", "--json", &script], b"");
+    assert_eq!(code, 0);
+    let report = one_json(&stdout);
+    assert_eq!(report["status"], "Pass");
+    assert_eq!(report["report"]["status"], "Pass");
+    assert!(report["script"]
+        .as_str()
+        .unwrap_or_default()
+        .ends_with("double.amber"));
+}
+
+#[test]
+fn a_run_that_stops_says_how_many_expects_it_did_not_reach() {
+    let script = amber("fail/zero_workgroup_size.amber");
+    let (code, stdout, _) = tangle(&["run", &script], b"");
+    let stdout = String::from_utf8_lossy(&stdout);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains(": 0/1 expectations held, 1 not reached, 0 dispatches: line 20: RUN p"),
+        "{stdout}"
+    );
+    let (_, stdout, _) = tangle(&["run", &script, "--json"], b"");
+    let report = one_json(&stdout);
+    assert_eq!(report["report"]["unreached"], 1, "{report}");
+    assert_eq!(
+        report["report"]["expects"].as_array().map(Vec::len),
+        Some(0)
+    );
+    // A run that goes to the end reaches everything.
+    let (_, stdout, _) = tangle(&["run", &amber("double.amber"), "--json"], b"");
+    assert_eq!(one_json(&stdout)["report"]["unreached"], 0);
+}
+
+/// Arguments, stdin, exit code, what stdout holds (nothing when empty), and whether stderr has a
+/// diagnostic.
+type StreamCase<'a> = (Vec<&'a str>, &'a [u8], i32, &'a str, bool);
+
+#[test]
+fn verdicts_go_to_stdout_and_diagnostics_to_stderr() {
+    let dir = Scratch::new("streams");
+    let valid = dir.file("valid.spvasm", COMPUTE.as_bytes());
+    // An addition whose result type is void.
+    let invalid = dir.file(
+        "invalid.spvasm",
+        COMPUTE
+            .replace("%l = OpLabel\n", "%l = OpLabel\n%x = OpIAdd %void %l %l\n")
+            .as_bytes(),
+    );
+    let (pass, fail, unusable) = (
+        amber("double.amber"),
+        amber("fail/expect_mismatch.amber"),
+        amber("unusable/parse_error.amber"),
+    );
+    let binary = compute_binary();
+    let cases: Vec<StreamCase> = vec![
+        (
+            vec!["as", "-", "-o", "-"],
+            COMPUTE.as_bytes(),
+            0,
+            "\x03\x02\x23\x07",
+            false,
+        ),
+        (vec!["as", "-", "-o", "-"], b"OpBogus\n", 2, "", true),
+        (
+            vec!["dis", "-"],
+            &binary,
+            0,
+            "OpEntryPoint GLCompute",
+            false,
+        ),
+        (vec!["dis", "-"], b"\x07\x23", 2, "", true),
+        (
+            vec!["val", &valid],
+            b"",
+            0,
+            "valid.spvasm: valid for spv1.6\n",
+            false,
+        ),
+        (
+            vec!["val", &invalid],
+            b"",
+            1,
+            "invalid.spvasm: not valid for spv1.6: ",
+            true,
+        ),
+        (vec!["val", "-", "--target-env", "nope"], b"", 2, "", true),
+        (vec!["run", &pass], b"", 0, "PASS ", false),
+        (vec!["run", &fail], b"", 1, "EXPECT failed", false),
+        (vec!["run", &unusable], b"", 2, "", true),
+        (vec!["profiles"], b"", 0, "default:", false),
+    ];
+    for (args, stdin, code, out, diagnostic) in cases {
+        let (got, stdout, stderr) = tangle(&args, stdin);
+        assert_eq!(got, code, "{args:?}: {stderr}");
+        if out.is_empty() {
+            assert!(
+                stdout.is_empty(),
+                "{args:?}: {}",
+                String::from_utf8_lossy(&stdout)
+            );
+        } else {
+            let found = stdout.windows(out.len()).any(|w| w == out.as_bytes());
+            assert!(found, "{args:?}: {}", String::from_utf8_lossy(&stdout));
+        }
+        assert_eq!(!stderr.is_empty(), diagnostic, "{args:?}: {stderr}");
+        if code == 2 {
+            assert!(stderr.starts_with("tangle: "), "{args:?}: {stderr}");
+            assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        }
+    }
+}
+
+#[test]
+fn inputs_are_told_apart_by_content_not_by_name() {
+    let dir = Scratch::new("content");
+    let binary = compute_binary();
+    let big_endian: Vec<u8> = binary
+        .chunks_exact(4)
+        .flat_map(|w| [w[3], w[2], w[1], w[0]])
+        .collect();
+    let binary_named_text = dir.file("binary.spvasm", &binary);
+    let big_endian_named_text = dir.file("big.spvasm", &big_endian);
+    let text_named_binary = dir.file("text.spv", COMPUTE.as_bytes());
+    for module in [
+        &binary_named_text,
+        &big_endian_named_text,
+        &text_named_binary,
+    ] {
+        let (code, stdout, stderr) = tangle(&["val", module], b"");
+        assert_eq!(code, 0, "{module}: {stderr}");
+        assert!(String::from_utf8_lossy(&stdout).contains(": valid for"));
+    }
+    let (code, text, stderr) = tangle(&["dis", &binary_named_text, "--raw-id"], b"");
+    assert_eq!(code, 0, "{stderr}");
+    assert!(String::from_utf8_lossy(&text).contains("OpEntryPoint GLCompute %1 \"main\""));
+    let (code, _, stderr) = tangle(&["as", &text_named_binary, "-o", "-"], b"");
+    assert_eq!(code, 0, "{stderr}");
+    // What was found instead, named.
+    let elf = dir.file("a.spv", b"\x7fELF\x02\x01\x01\0\0\0\0\0");
+    let empty = dir.file("empty.spv", b"");
+    let glsl = dir.file("shader.spvasm", b"#version 450\nvoid main() {}\n");
+    let prose = dir.file("notes.spvasm", b"hello world\n");
+    let junk = dir.file("junk.spv", &[0x80, 0x81, 0x82, 0x83]);
+    let cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (
+            vec!["dis", &text_named_binary],
+            vec!["SPIR-V assembly text, not a SPIR-V binary", "`tangle as`"],
+        ),
+        (
+            vec!["as", &binary_named_text, "-o", "-"],
+            vec!["already a SPIR-V binary", "`tangle dis`"],
+        ),
+        (
+            vec!["val", &elf],
+            vec!["first bytes 7f 45 4c 46: an ELF file"],
+        ),
+        (
+            vec!["dis", &elf],
+            vec!["binary data that is not SPIR-V", "an ELF file"],
+        ),
+        (vec!["val", &empty], vec!["empty.spv: an empty file"]),
+        (vec!["dis", &empty], vec!["an empty file"]),
+        (vec!["as", &empty, "-o", "-"], vec!["an empty file"]),
+        (
+            vec!["val", &glsl],
+            vec!["GLSL source, not SPIR-V assembly", "glslangValidator"],
+        ),
+        (
+            vec!["as", &prose, "-o", "-"],
+            vec!["UTF-8 text that is not SPIR-V assembly", "1:1"],
+        ),
+        (vec!["dis", &prose], vec!["UTF-8 text, not a SPIR-V binary"]),
+        (
+            vec!["val", &junk],
+            vec!["neither SPIR-V nor UTF-8 text (first bytes 80 81 82 83)"],
+        ),
+        (
+            vec!["run", &binary_named_text],
+            vec!["a SPIR-V binary, not an Amber script"],
+        ),
+        (
+            vec!["run", &text_named_binary],
+            vec!["SPIR-V assembly text, not an Amber script"],
+        ),
+    ];
+    for (args, words) in cases {
+        let (code, stdout, stderr) = tangle(&args, b"");
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stdout.is_empty(), "{args:?}");
+        for w in words {
+            assert!(stderr.contains(w), "{args:?}: {w}: {stderr}");
+        }
+    }
 }

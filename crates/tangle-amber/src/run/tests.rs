@@ -191,9 +191,9 @@ fn backend_errors_and_findings_decide_the_status() {
         let r = run_text(text, &mut b);
         assert_eq!(r.status, status, "{error}");
         assert_eq!(
-            (r.runs, b.jobs.len(), r.expects.len()),
-            (0, 1, 0),
-            "a backend error stops the run"
+            (r.runs, b.jobs.len(), r.expects.len(), r.unreached),
+            (0, 1, 0, 1),
+            "a backend error stops the run before its EXPECT"
         );
         assert!(r
             .message
@@ -233,10 +233,13 @@ fn probes_past_the_end_fail() {
 
 #[test]
 fn compile_errors_are_unusable_input() {
-    let script =
-        parse("SHADER compute g GLSL\n#version 450\nvoid main() { nope(); }\nEND\n").unwrap();
+    let script = parse(
+        "SHADER compute g GLSL\n#version 450\nvoid main() { nope(); }\nEND\n\
+BUFFER a DATA_TYPE uint32 DATA 1 END\nEXPECT a IDX 0 EQ 1\n",
+    )
+    .unwrap();
     let r = run(&script, &mut Doubler::default());
-    assert_eq!(r.status, Status::Error);
+    assert_eq!((r.status, r.unreached), (Status::Error, 1));
     assert!(
         r.message.as_deref().unwrap_or("").contains("shader 'g'"),
         "{:?}",
@@ -324,6 +327,14 @@ BIND BUFFER c AS push_constant\nEND\n";
         let text = format!("{PRELUDE}{declarations}{commands}");
         let script = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         let r = run(&script, &mut Doubler::default());
+        // Every EXPECT is either evaluated or counted as not reached; the REPEAT fragment's runs
+        // twice.
+        let repeats = commands.matches("REPEAT").count();
+        let expects = commands.matches("EXPECT").count() + repeats;
+        assert_eq!(r.expects.len() + r.unreached, expects, "{text}\n{r:?}");
+        if r.status != Status::Error {
+            assert_eq!(r.unreached, 0, "only a stop leaves EXPECTs unreached");
+        }
         // A non-passing status always says why, and every failed EXPECT makes the script fail.
         assert_eq!(
             r.status == Status::Pass,
@@ -336,4 +347,63 @@ BIND BUFFER c AS push_constant\nEND\n";
         ran += r.runs;
     }
     assert!(ran > 400, "{ran} dispatches");
+}
+
+#[test]
+fn a_script_that_runs_and_checks_nothing_is_an_error() {
+    let pipeline = "PIPELINE compute p\nATTACH s\nBIND BUFFER a AS storage BINDING 0\nEND\n";
+    let buffer = "BUFFER a DATA_TYPE uint32 DATA 1 END\n";
+    for text in [
+        String::new(),
+        "# only a comment\n".to_string(),
+        format!("{PRELUDE}{buffer}{pipeline}"),
+        format!("{PRELUDE}{buffer}BUFFER b DATA_TYPE uint32 DATA 2 END\nCOPY a TO b\n"),
+        format!("{PRELUDE}{buffer}{pipeline}REPEAT 0\nRUN p 1 1 1\nEND\n"),
+    ] {
+        let script = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let mut b = Doubler::default();
+        let r = run(&script, &mut b);
+        assert_eq!(r.status, Status::Error, "{text}");
+        let message = r.message.unwrap_or_default();
+        assert!(
+            message.contains("no RUN and no EXPECT"),
+            "{text}: {message}"
+        );
+        assert!(b.jobs.is_empty());
+    }
+    // A RUN alone still checks something (the sanitizer's findings); an EXPECT alone checks the
+    // initial contents.
+    for commands in ["RUN p 1 1 1\n", "EXPECT a IDX 0 EQ 1\n"] {
+        let r = run_text(
+            &format!("{buffer}{pipeline}{commands}"),
+            &mut Doubler::default(),
+        );
+        assert_eq!(r.status, Status::Pass, "{commands}: {r:?}");
+    }
+}
+
+#[test]
+fn a_stopped_run_counts_the_expects_it_did_not_reach() {
+    let text = "BUFFER a DATA_TYPE uint32 DATA 1 END\nPIPELINE compute p\nATTACH s\nBIND BUFFER a AS storage BINDING 0\nEND\n\
+EXPECT a IDX 0 EQ 1\nRUN p 1 1 1\nEXPECT a IDX 0 EQ 2\nREPEAT 3\nEXPECT a IDX 0 GT 0\nEND\n";
+    let mut b = Doubler {
+        fail_with: Some(BackendError::Failed("step limit".into())),
+        ..Doubler::default()
+    };
+    let r = run_text(text, &mut b);
+    assert_eq!(r.status, Status::Fail);
+    assert_eq!((r.expects.len(), r.unreached), (1, 4), "{r:?}");
+    // A missing requirement stops the run before anything: every EXPECT is unreached.
+    let r = run_text(&format!("DEVICE_FEATURE shaderInt64\n{text}"), &mut b);
+    assert_eq!(
+        (r.status, r.expects.len(), r.unreached),
+        (Status::Unsupported, 0, 5)
+    );
+    // A run that goes to the end reaches every EXPECT.
+    let r = run_text(text, &mut Doubler::default());
+    assert_eq!(
+        (r.status, r.expects.len(), r.unreached),
+        (Status::Pass, 5, 0),
+        "{r:?}"
+    );
 }

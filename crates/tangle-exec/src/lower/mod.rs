@@ -71,6 +71,20 @@ pub(crate) struct Lowerer<'m> {
     pub alias_loads: std::collections::HashSet<u32>,
 }
 
+/// Rejects a workgroup size with a zero dimension, naming where it came from (`sources`, by
+/// axis): no device can run it, so it is not a device limit.
+fn nonzero_size(size: [u32; 3], sources: &[String; 3]) -> Result<(), ExecError> {
+    let Some(axis) = size.iter().position(|&s| s == 0) else {
+        return Ok(());
+    };
+    let [x, y, z] = size;
+    let name = ["x", "y", "z"].get(axis).copied().unwrap_or("?");
+    let from = sources.get(axis).map_or("", String::as_str);
+    Err(ExecError::InvalidEverywhere(format!(
+        "the workgroup size {x}x{y}x{z} has a zero dimension: {name} comes from {from}"
+    )))
+}
+
 /// Lowers `entry_point` of `module`.
 pub fn lower(
     module: &Module,
@@ -367,6 +381,8 @@ impl<'m> Lowerer<'m> {
     /// takes precedence over any LocalSize or LocalSizeId execution mode").
     fn local_size(&mut self, entry: u32) -> Result<(), ExecError> {
         let mut size = [1u32, 1, 1];
+        // Where each dimension came from, to name a zero one.
+        let mut sources: [String; 3] = Default::default();
         for inst in &self.module.instructions {
             self.at = InstRef::of(inst);
             let is_mode = inst.op() == Some(SpvOp::ExecutionMode);
@@ -380,6 +396,7 @@ impl<'m> Lowerer<'m> {
             } else if is_mode && mode == Some(spirv::ExecutionMode::LocalSize as u64) {
                 for (i, s) in size.iter_mut().enumerate() {
                     *s = inst.literal_operand(2 + i).unwrap_or(1) as u32;
+                    sources[i] = "the LocalSize execution mode".to_string();
                 }
             } else if is_mode_id && mode == Some(spirv::ExecutionMode::LocalSizeId as u64) {
                 for (i, s) in size.iter_mut().enumerate() {
@@ -388,6 +405,10 @@ impl<'m> Lowerer<'m> {
                         .const_value(v.slot)
                         .ok_or_else(|| self.malformed("LocalSizeId operand is not a constant"))?
                         as u32;
+                    sources[i] = format!(
+                        "the LocalSizeId operand {}",
+                        self.constant_name(inst.id_operand(2 + i))
+                    );
                 }
             }
         }
@@ -399,20 +420,57 @@ impl<'m> Lowerer<'m> {
                 })
                 .then_some(*id)
         });
-        if let Some(v) = wg.and_then(|id| self.values.get(&id).copied()) {
+        if let Some((id, v)) = wg.and_then(|id| Some((id, self.values.get(&id).copied()?))) {
+            let parts = self.constituents(id);
             for (i, s) in size.iter_mut().enumerate() {
                 if let Some(c) = self.const_value(v.slot + i as u32) {
                     *s = c as u32;
+                    let part = parts.as_ref().and_then(|p| p.get(i).copied());
+                    sources[i] = match part {
+                        Some(_) => format!(
+                            "{} in the WorkgroupSize built-in %{id}",
+                            self.constant_name(part)
+                        ),
+                        None => format!(
+                            "the WorkgroupSize built-in {}",
+                            self.constant_name(Some(id))
+                        ),
+                    };
                 }
             }
         }
-        if size.contains(&0) {
-            return Err(ExecError::Limit(format!(
-                "workgroup size {size:?} has a zero dimension"
-            )));
-        }
+        nonzero_size(size, &sources)?;
         self.program.local_size = size;
         Ok(())
+    }
+
+    /// Names a workgroup dimension's constant (`%5`), with its `SpecId` when it is a
+    /// specialization constant, the usual way a zero gets in (`%5 (SpecId 0)`).
+    fn constant_name(&self, id: Option<u32>) -> String {
+        let Some(id) = id else {
+            return "an operand".to_string();
+        };
+        match self
+            .decoration(id, spirv::Decoration::SpecId)
+            .and_then(|p| p.first())
+        {
+            Some(spec_id) => format!("%{id} (SpecId {spec_id})"),
+            None => format!("%{id}"),
+        }
+    }
+
+    /// The constituent ids of a composite constant, when `id` is one.
+    fn constituents(&self, id: u32) -> Option<Vec<u32>> {
+        let inst = self
+            .module
+            .instructions
+            .iter()
+            .find(|i| i.result_id == Some(id))?;
+        matches!(
+            inst.op(),
+            Some(SpvOp::ConstantComposite | SpvOp::SpecConstantComposite)
+        )
+        .then(|| inst.operands.iter().filter_map(|o| o.id()).collect())
     }
 
     /// Pushes an op at the current location.

@@ -1,7 +1,8 @@
 //! `tangle as IN [-o OUT] [--target-env ENV]`: SPIR-V text → binary, like `spirv-as`.
 
+use super::input::{self, Content};
+use super::unusable::{Kind, Unusable};
 use super::{io, Exit};
-use tangle_spirv::text::{assemble, AssembleOptions};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -15,40 +16,25 @@ pub struct Args {
     target_env: Option<String>,
 }
 
-pub fn run(args: &Args) -> Exit {
-    let target_env = match io::target_env(args.target_env.as_deref()) {
-        Ok(env) => env,
-        Err(e) => {
-            io::report(&e);
-            return Exit::Unusable;
-        }
-    };
-    let bytes = match io::read_input(&args.input) {
-        Ok(b) => b,
-        Err(e) => {
-            io::report(&e);
-            return Exit::Unusable;
-        }
-    };
+/// Assembles the input; text is told from a binary by content ([`input::identify`]).
+pub fn run(args: &Args) -> Result<Exit, Unusable> {
+    let target_env = io::target_env(args.target_env.as_deref())?;
+    let bytes = io::read_input(&args.input)?;
     let name = io::display_name(&args.input);
-    let Ok(text) = String::from_utf8(bytes) else {
-        io::report(&format!("{name}: the input is not UTF-8 text"));
-        return Exit::Unusable;
+    let text = match input::identify(&bytes) {
+        Content::Text(text) => text,
+        Content::Binary(_) => {
+            let what = input::instead_of(
+                "already a SPIR-V binary",
+                "SPIR-V assembly text",
+                Some(input::BINARY_HINT),
+            );
+            return Err(Unusable::in_file(Kind::Content, name, what));
+        }
+        Content::Other(what) => return Err(Unusable::in_file(Kind::Content, name, what)),
     };
-    match assemble(&text, &AssembleOptions { target_env }) {
-        Ok((module, _)) => {
-            let bytes = tangle_spirv::binary::words_to_bytes(&module.to_words());
-            match io::write_output(&args.output, &bytes) {
-                Ok(()) => Exit::Success,
-                Err(e) => {
-                    io::report(&e);
-                    Exit::Unusable
-                }
-            }
-        }
-        Err(e) => {
-            io::report(&format!("{name}:{e}"));
-            Exit::Unusable
-        }
-    }
+    let (module, _) = input::assemble(name, text, target_env)?;
+    let bytes = tangle_spirv::binary::words_to_bytes(&module.to_words());
+    io::write_output(&args.output, &bytes)?;
+    Ok(Exit::Success)
 }

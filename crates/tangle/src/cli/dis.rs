@@ -1,8 +1,9 @@
 //! `tangle dis IN [-o OUT] [--raw-id] [--no-header] [--no-indent]`: binary → text, like `spirv-dis`.
 
+use super::input::{self, Content, TextKind};
+use super::unusable::{Kind, Unusable};
 use super::{io, Exit};
 use tangle_spirv::text::{disassemble, DisassembleOptions};
-use tangle_spirv::Module;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -22,20 +23,17 @@ pub struct Args {
     no_indent: bool,
 }
 
-pub fn run(args: &Args) -> Exit {
-    let bytes = match io::read_input(&args.input) {
-        Ok(b) => b,
-        Err(e) => {
-            io::report(&e);
-            return Exit::Unusable;
+/// Disassembles the input; text is told from a binary by content ([`input::identify`]).
+pub fn run(args: &Args) -> Result<Exit, Unusable> {
+    let bytes = io::read_input(&args.input)?;
+    let name = io::display_name(&args.input);
+    let module = match input::identify(&bytes) {
+        Content::Binary(bytes) => input::read_binary(name, bytes)?,
+        Content::Text(text) => {
+            let what = TextKind::of(text).instead_of("a SPIR-V binary");
+            return Err(Unusable::in_file(Kind::Content, name, what));
         }
-    };
-    let module = match Module::from_bytes(&bytes) {
-        Ok(m) => m,
-        Err(e) => {
-            io::report(&format!("{}: {e}", io::display_name(&args.input)));
-            return Exit::Unusable;
-        }
+        Content::Other(what) => return Err(Unusable::in_file(Kind::Content, name, what)),
     };
     let options = DisassembleOptions {
         raw_id: args.raw_id,
@@ -43,11 +41,6 @@ pub fn run(args: &Args) -> Exit {
         indent: !args.no_indent,
     };
     let text = disassemble(&module, &options);
-    match io::write_output(&args.output, text.as_bytes()) {
-        Ok(()) => Exit::Success,
-        Err(e) => {
-            io::report(&e);
-            Exit::Unusable
-        }
-    }
+    io::write_output(&args.output, text.as_bytes())?;
+    Ok(Exit::Success)
 }

@@ -3,13 +3,29 @@
 //! Exit codes (DESIGN.md): 0 success; 1 the verdict is "no" (invalid module, failed EXPECT, UB
 //! found); 2 the input could not be used (I/O, parse, usage); 77 the script needs a feature the
 //! device profile lacks.
+//!
+//! # Standard output and standard error
+//! Every subcommand follows one convention, so that scripts can pipe stdout and people can
+//! read stderr:
+//! * **stdout carries what the command produces**: the output file when it is `-` (`as`, `dis`),
+//!   the verdict (`val`: one `NAME: valid for ENV` or `NAME: not valid for ENV: N problem(s)
+//!   found` line; `run`: the report, its findings and its `PASS`/`FAIL`/`UNSUPPORTED`/`ERROR`
+//!   line, or with `--json` exactly one JSON object), and listings (`profiles`).
+//! * **stderr carries diagnostics**: the validator's findings behind a "no" (`val`), and why an
+//!   input could not be used (exit 2), as one `tangle: FILE[:LINE:COL]: MESSAGE` line. A command
+//!   that exits 2 prints nothing else on stdout, except `run --json`, whose JSON report then
+//!   holds the same error.
+//!
+//! Inputs are told apart by content, never by file name ([`input`]).
 
 mod asm;
 mod dis;
+mod input;
 mod io;
 mod policies;
 mod profiles;
 mod run;
+mod unusable;
 mod val;
 
 use clap::{Parser, Subcommand};
@@ -44,7 +60,7 @@ enum Command {
     As(asm::Args),
     /// Disassemble a binary into SPIR-V text (SPIRV-Tools syntax).
     Dis(dis::Args),
-    /// Validate a module (.spv or .spvasm).
+    /// Validate a module (a SPIR-V binary or SPIR-V text, told apart by content).
     Val(val::Args),
     /// Run an Amber script's compute tests.
     Run(run::Args),
@@ -59,19 +75,24 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let _ = e.print();
             // --help and --version are successes; everything else is a usage error.
-            return if e.use_stderr() {
-                ExitCode::from(Exit::Unusable as u8)
-            } else {
-                ExitCode::SUCCESS
-            };
+            if !e.use_stderr() {
+                return ExitCode::SUCCESS;
+            }
+            let words: Vec<String> = std::env::args().skip(1).collect();
+            run::print_command_line_error(&words, &e);
+            return ExitCode::from(Exit::Unusable as u8);
         }
     };
-    let exit = match cli.command {
+    let result = match cli.command {
         Command::As(args) => asm::run(&args),
         Command::Dis(args) => dis::run(&args),
         Command::Val(args) => val::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Profiles(args) => profiles::run(&args),
     };
+    let exit = result.unwrap_or_else(|e| {
+        io::report(&e.to_string());
+        Exit::Unusable
+    });
     ExitCode::from(exit as u8)
 }

@@ -3,7 +3,8 @@
 //! implementation-defined behaviour (where tangles rejoin, which side of a branch runs first,
 //! how a switch groups invocations), so it fails as a whole.
 
-use super::{io, Exit};
+use super::run::{exit_for, expectations, print_json};
+use super::Exit;
 use tangle::cpu_backend::CpuBackend;
 use tangle_amber::{RunReport, Script, Status};
 use tangle_exec::{Policy, Profile, Reconvergence, RunOptions};
@@ -39,35 +40,27 @@ pub fn run_all(
             }
         })
         .collect();
-    let (exit, verdict) = verdict(&outcomes);
+    let (status, verdict) = verdict(&outcomes);
+    let exit = exit_for(status);
     if json {
         let runs: Vec<serde_json::Value> = outcomes
             .iter()
             .map(|o| serde_json::json!({ "policy": o.policy.to_string(), "report": o.report }))
             .collect();
-        let value = serde_json::json!({
+        print_json(&serde_json::json!({
             "script": name,
+            "status": status,
             "policies": runs,
-            "policy_dependent": exit == Exit::No && outcomes.iter().any(|o| o.report.status == Status::Pass),
+            "policy_dependent": status == Status::Fail && outcomes.iter().any(|o| o.report.status == Status::Pass),
             "verdict": verdict,
-        });
-        match serde_json::to_string_pretty(&value) {
-            Ok(s) => println!("{s}"),
-            Err(e) => io::report(&format!("cannot print the report: {e}")),
-        }
+        }));
     } else {
         for o in &outcomes {
-            let held = o.report.expects.iter().filter(|e| e.passed).count();
-            let status = match o.report.status {
-                Status::Pass => "PASS",
-                Status::Fail => "FAIL",
-                Status::Unsupported => "UNSUPPORTED",
-                Status::Error => "ERROR",
-            };
             println!(
-                "{status} {name} under --policy {}: {held}/{} expectations held",
+                "{} {name} under --policy {}: {}",
+                o.report.status.word(),
                 o.policy,
-                o.report.expects.len()
+                expectations(&o.report)
             );
             for e in o.report.expects.iter().filter(|e| !e.passed) {
                 println!("  {name}:{}: EXPECT failed: {}", e.line, e.message);
@@ -86,8 +79,8 @@ pub fn run_all(
     exit
 }
 
-/// The exit code and verdict line of a run under every policy.
-fn verdict(outcomes: &[Outcome]) -> (Exit, String) {
+/// The status and verdict line of a run under every policy.
+fn verdict(outcomes: &[Outcome]) -> (Status, String) {
     let with = |s: Status| -> Vec<String> {
         outcomes
             .iter()
@@ -97,20 +90,20 @@ fn verdict(outcomes: &[Outcome]) -> (Exit, String) {
     };
     let (pass, fail) = (with(Status::Pass), with(Status::Fail));
     if !with(Status::Error).is_empty() {
-        return (Exit::Unusable, "ERROR: the script could not be run".into());
+        return (Status::Error, "ERROR: the script could not be run".into());
     }
     if !with(Status::Unsupported).is_empty() {
         return (
-            Exit::Unsupported,
+            Status::Unsupported,
             "UNSUPPORTED: the script needs something the profile lacks".into(),
         );
     }
     match (pass.is_empty(), fail.is_empty()) {
         (_, true) => (
-            Exit::Success,
+            Status::Pass,
             format!("PASS under all {} policies", outcomes.len()),
         ),
-        (true, false) => (Exit::No, "FAIL under every policy".into()),
+        (true, false) => (Status::Fail, "FAIL under every policy".into()),
         (false, false) => {
             // Every maximal policy passes: what differs is only where tangles rejoin.
             let reconvergence = outcomes.iter().all(|o| {
@@ -122,7 +115,7 @@ fn verdict(outcomes: &[Outcome]) -> (Exit, String) {
                 "it relies on the order of divergent branches or the grouping of switch cases"
             };
             (
-                Exit::No,
+                Status::Fail,
                 format!(
                     "FAIL: the results depend on the scheduling policy (pass under {}; fail under \
                      {}): the shader relies on implementation-defined behaviour: {why}",

@@ -1,5 +1,6 @@
 //! `tangle profiles`: lists the device profiles a run can target (`--profile NAME`).
 
+use super::unusable::Unusable;
 use super::Exit;
 use tangle_exec::profile::subgroup_ops;
 use tangle_exec::Profile;
@@ -27,7 +28,8 @@ fn operation_names(bits: u32) -> Vec<&'static str> {
     .collect()
 }
 
-pub fn run(_: &Args) -> Exit {
+/// Prints every profile on stdout.
+pub fn run(_: &Args) -> Result<Exit, Unusable> {
     for p in Profile::all() {
         let [x, y, z] = p.max_workgroup_size;
         println!("{}: {}", p.name, p.description);
@@ -38,5 +40,5 @@ pub fn run(_: &Args) -> Exit {
             operation_names(p.subgroup_operations).join(", ")
         );
     }
-    Exit::Success
+    Ok(Exit::Success)
 }

@@ -3,8 +3,15 @@
 //! compute tests on the CPU executor.
 //!
 //! Exit codes: 0 every `EXPECT` held; 1 one failed (or the shader is invalid, or undefined
-//! behaviour was found); 2 the script could not be used; 77 it needs something the profile lacks.
+//! behaviour was found); 2 the script could not be used (including a script with no `RUN` and no
+//! `EXPECT`); 77 it needs something the profile lacks.
+//!
+//! With `--json`, standard output holds exactly one JSON object whatever happens, with the
+//! script's name and a `status` (`Pass`, `Fail`, `Unsupported`, `Error`): a run's `report`, or,
+//! when the script could not be used before it ran, an `error` (README, "JSON reports").
 
+use super::input::{self, Content, TextKind};
+use super::unusable::{Kind, Unusable};
 use super::{io, Exit};
 use tangle::cpu_backend::{run_options, CpuBackend};
 use tangle_amber::{RunReport, Status};
@@ -47,7 +54,7 @@ pub struct Args {
 }
 
 /// The profile the options ask for, or why there is none.
-fn profile(args: &Args) -> Result<Profile, String> {
+fn profile(args: &Args) -> Result<Profile, Unusable> {
     let names = || {
         Profile::all()
             .into_iter()
@@ -55,78 +62,52 @@ fn profile(args: &Args) -> Result<Profile, String> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let profile = Profile::by_name(&args.profile)
-        .ok_or_else(|| format!("unknown profile '{}' (known: {})", args.profile, names()))?;
+    let usage = |message: String| Unusable::new(Kind::Usage, message);
+    let profile = Profile::by_name(&args.profile).ok_or_else(|| {
+        usage(format!(
+            "unknown profile '{}' (known: {})",
+            args.profile,
+            names()
+        ))
+    })?;
     match args.subgroup_size {
         None => Ok(profile),
-        Some(n) => profile
-            .with_subgroup_size(n)
-            .ok_or_else(|| format!("--subgroup-size {n}: must be a power of two from 1 to 128")),
+        Some(n) => profile.with_subgroup_size(n).ok_or_else(|| {
+            usage(format!(
+                "--subgroup-size {n}: must be a power of two from 1 to 128"
+            ))
+        }),
     }
 }
 
-pub fn run(args: &Args) -> Exit {
-    let name = io::display_name(&args.input);
-    let profile = match profile(args) {
-        Ok(p) => p,
-        Err(e) => {
-            io::report(&e);
-            return Exit::Unusable;
+/// The script's text, or what the input is instead. An empty file is an empty script, which
+/// the runner reports as running and checking nothing.
+fn script_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, Unusable> {
+    const SCRIPT: &str = "an Amber script";
+    let what = match input::identify(bytes) {
+        Content::Text(text) => return Ok(text),
+        Content::Other(_) if bytes.is_empty() => return Ok(""),
+        Content::Binary(_) => {
+            input::instead_of("a SPIR-V binary", SCRIPT, Some(input::BINARY_HINT))
         }
+        Content::Other(what) => input::instead_of(&what, SCRIPT, None),
     };
-    let text = match io::read_input(&args.input).map(String::from_utf8) {
-        Ok(Ok(text)) => text,
-        Ok(Err(_)) => {
-            io::report(&format!("{name}: the script is not UTF-8 text"));
-            return Exit::Unusable;
+    Err(Unusable::in_file(Kind::Content, name, what))
+}
+
+/// Parses the script; an error on SPIR-V assembly or GLSL says what the text is instead.
+fn parse(name: &str, text: &str) -> Result<tangle_amber::Script, Unusable> {
+    tangle_amber::parse(text).map_err(|e| match TextKind::of(text) {
+        kind @ (TextKind::Assembly | TextKind::Glsl) => {
+            Unusable::in_file(Kind::Content, name, kind.instead_of("an Amber script"))
         }
-        Err(e) => {
-            io::report(&e);
-            return Exit::Unusable;
-        }
-    };
-    let script = match tangle_amber::parse(&text) {
-        Ok(s) => s,
-        Err(e) => {
-            io::report(&format!("{name}:{e}"));
-            return Exit::Unusable;
-        }
-    };
-    let mut options = run_options(args.threads, args.step_limit, args.time_limit);
-    options.checks = !args.no_checks;
-    match args.policy.as_deref() {
-        Some("all") if args.trace.is_some() => {
-            io::report("--trace records one run: name one policy instead of --policy all");
-            return Exit::Unusable;
-        }
-        Some("all") => {
-            return super::policies::run_all(name, &script, &profile, &options, args.json)
-        }
-        Some(p) => match p.parse() {
-            Ok(policy) => options.policy = policy,
-            Err(e) => {
-                io::report(&format!("--policy {p}: {e}"));
-                return Exit::Unusable;
-            }
-        },
-        None => {}
-    }
-    options.trace = args.trace.is_some();
-    let mut backend = CpuBackend::new(profile, options);
-    let report = tangle_amber::run(&script, &mut backend);
-    if let Some(path) = &args.trace {
-        let json = tangle_exec::trace::file_json(&backend.take_traces());
-        if let Err(e) = std::fs::write(path, json) {
-            io::report(&format!("cannot write the trace to {path}: {e}"));
-            return Exit::Unusable;
-        }
-    }
-    if args.json {
-        print_json(name, &report);
-    } else {
-        print_text(name, &report);
-    }
-    match report.status {
+        TextKind::Amber | TextKind::Other => Unusable::parse(name, e.at.line, e.at.col, e.message),
+    })
+}
+
+/// What the script's verdict means as an exit code.
+pub fn exit_for(status: Status) -> Exit {
+    match status {
         Status::Pass => Exit::Success,
         Status::Fail => Exit::No,
         Status::Unsupported => Exit::Unsupported,
@@ -134,14 +115,112 @@ pub fn run(args: &Args) -> Exit {
     }
 }
 
-fn print_json(name: &str, report: &RunReport) {
-    let value = serde_json::json!({ "script": name, "report": report });
-    match serde_json::to_string_pretty(&value) {
+/// Runs the script; with `--json`, an error is also printed as the JSON report on stdout.
+pub fn run(args: &Args) -> Result<Exit, Unusable> {
+    let name = io::display_name(&args.input);
+    let result = execute(args, name);
+    if let (true, Err(e)) = (args.json, &result) {
+        print_json_error(name, e);
+    }
+    result
+}
+
+/// Runs the script and prints its report; an error is the caller's to print.
+fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
+    let profile = profile(args)?;
+    let bytes = io::read_input(&args.input)?;
+    let script = parse(name, script_text(name, &bytes)?)?;
+    let mut options = run_options(args.threads, args.step_limit, args.time_limit);
+    options.checks = !args.no_checks;
+    match args.policy.as_deref() {
+        Some("all") if args.trace.is_some() => {
+            return Err(Unusable::new(
+                Kind::Usage,
+                "--trace records one run: name one policy instead of --policy all",
+            ));
+        }
+        Some("all") => {
+            return Ok(super::policies::run_all(
+                name, &script, &profile, &options, args.json,
+            ))
+        }
+        Some(p) => {
+            options.policy = p
+                .parse()
+                .map_err(|e| Unusable::new(Kind::Usage, format!("--policy {p}: {e}")))?;
+        }
+        None => {}
+    }
+    options.trace = args.trace.is_some();
+    let mut backend = CpuBackend::new(profile, options);
+    let report = tangle_amber::run(&script, &mut backend);
+    if let Some(path) = &args.trace {
+        let json = tangle_exec::trace::file_json(&backend.take_traces());
+        std::fs::write(path, json).map_err(|e| {
+            Unusable::new(Kind::Io, format!("cannot write the trace to {path}: {e}"))
+        })?;
+    }
+    if args.json {
+        print_json(
+            &serde_json::json!({ "script": name, "status": report.status, "report": report }),
+        );
+    } else {
+        print_text(name, &report);
+    }
+    Ok(exit_for(report.status))
+}
+
+/// Prints a JSON value on standard output.
+pub fn print_json(value: &serde_json::Value) {
+    match serde_json::to_string_pretty(value) {
         Ok(s) => println!("{s}"),
         Err(e) => io::report(&format!("cannot print the report: {e}")),
     }
 }
 
+/// The JSON report of a script that could not be used: `status` is `Error`, and `error` says why.
+fn print_json_error(name: &str, e: &Unusable) {
+    print_json(&serde_json::json!({ "script": name, "status": Status::Error, "error": e.json() }));
+}
+
+/// For `tangle run … --json` whose command line clap rejected (an unknown flag, a value that is
+/// not a number): the JSON error report, so that stdout still holds one. The script is `null`,
+/// since the words cannot be told apart reliably once the command line does not parse.
+pub fn print_command_line_error(words: &[String], e: &clap::Error) {
+    let is_run = words
+        .iter()
+        .find(|w| !w.starts_with('-'))
+        .map(String::as_str)
+        == Some("run");
+    if !is_run || !words.iter().any(|w| w == "--json") {
+        return;
+    }
+    // clap's first paragraph is the error; the rest is usage help.
+    let rendered = e.render().to_string();
+    let paragraph: Vec<&str> = rendered
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let text = paragraph.join(" ");
+    let message = text.strip_prefix("error: ").unwrap_or(&text);
+    let error = Unusable::new(Kind::Usage, message).json();
+    print_json(&serde_json::json!({ "script": null, "status": Status::Error, "error": error }));
+}
+
+/// How many `EXPECT`s held, of how many, and how many the run stopped before reaching:
+/// "1/3 expectations held, 2 not reached".
+pub fn expectations(report: &RunReport) -> String {
+    let held = report.expects.iter().filter(|e| e.passed).count();
+    let total = report.expects.len().saturating_add(report.unreached);
+    match report.unreached {
+        0 => format!("{held}/{total} expectations held"),
+        n => format!("{held}/{total} expectations held, {n} not reached"),
+    }
+}
+
+/// Prints the report on stdout: failed `EXPECT`s with their first mismatches, findings, notes,
+/// and the verdict line.
 fn print_text(name: &str, report: &RunReport) {
     for e in report.expects.iter().filter(|e| !e.passed) {
         println!("{name}:{}: EXPECT failed: {}", e.line, e.message);
@@ -161,21 +240,15 @@ fn print_text(name: &str, report: &RunReport) {
     for note in &report.notes {
         println!("{name}: note: {note}");
     }
-    let passed = report.expects.iter().filter(|e| e.passed).count();
-    let verdict = match report.status {
-        Status::Pass => "PASS",
-        Status::Fail => "FAIL",
-        Status::Unsupported => "UNSUPPORTED",
-        Status::Error => "ERROR",
-    };
     let why = report
         .message
         .as_deref()
         .map(|m| format!(": {m}"))
         .unwrap_or_default();
     println!(
-        "{verdict} {name}: {passed}/{} expectations held, {} dispatches{why}",
-        report.expects.len(),
+        "{} {name}: {}, {} dispatches{why}",
+        report.status.word(),
+        expectations(report),
         report.runs
     );
 }

@@ -1,16 +1,16 @@
 //! `tangle val IN [--target-env ENV] [spirv-val relaxation flags]`: validate a module, like
-//! `spirv-val`. `IN` is a binary (`.spv`) or SPIR-V text (`.spvasm`, assembled for the same
-//! environment); other names are recognised by the SPIR-V magic number. Exit 0 valid, 1 invalid
-//! (every diagnostic on standard error), 2 unusable input.
+//! `spirv-val`. `IN` is a SPIR-V binary or SPIR-V text (assembled for the same environment),
+//! told apart by content, whatever its name. Exit 0 valid, 1 invalid, 2 unusable input; the
+//! verdict is one line on standard output, every diagnostic goes to standard error.
 
+use super::input::{self, Content};
+use super::unusable::{Kind, Unusable};
 use super::{io, Exit};
-use tangle_spirv::text::{assemble, AssembleOptions};
-use tangle_spirv::{Module, SourceMap};
 use tangle_validate::{validate, ValidateOptions};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Input module (.spv binary or .spvasm text), or - for standard input.
+    /// Input module (a SPIR-V binary or SPIR-V text, whatever its name), or - for standard input.
     input: String,
     /// Environment to validate for (default spv1.6), spelled as for spirv-val.
     #[arg(long = "target-env")]
@@ -60,67 +60,34 @@ impl Args {
     }
 }
 
-/// Whether the bytes start with the SPIR-V magic number in either byte order.
-fn looks_binary(bytes: &[u8]) -> bool {
-    matches!(
-        bytes.get(..4),
-        Some([0x03, 0x02, 0x23, 0x07] | [0x07, 0x23, 0x02, 0x03])
-    )
-}
-
-pub fn run(args: &Args) -> Exit {
-    let env = match io::target_env(args.target_env.as_deref()) {
-        Ok(env) => env,
-        Err(e) => {
-            io::report(&e);
-            return Exit::Unusable;
-        }
-    };
-    let bytes = match io::read_input(&args.input) {
-        Ok(b) => b,
-        Err(e) => {
-            io::report(&e);
-            return Exit::Unusable;
-        }
-    };
+/// Validates the input: the verdict on stdout, the findings on stderr.
+pub fn run(args: &Args) -> Result<Exit, Unusable> {
+    let env = io::target_env(args.target_env.as_deref())?;
+    let bytes = io::read_input(&args.input)?;
     let name = io::display_name(&args.input);
-    let text_input =
-        args.input.ends_with(".spvasm") || !(args.input.ends_with(".spv") || looks_binary(&bytes));
-    let (module, source): (Module, Option<SourceMap>) = if text_input {
-        let Ok(text) = String::from_utf8(bytes) else {
-            io::report(&format!(
-                "{name}: the input is neither a SPIR-V binary nor UTF-8 text"
-            ));
-            return Exit::Unusable;
-        };
-        match assemble(&text, &AssembleOptions { target_env: env }) {
-            Ok((m, map)) => (m, Some(map)),
-            Err(e) => {
-                io::report(&format!("{name}:{e}"));
-                return Exit::Unusable;
-            }
+    let (module, source) = match input::identify(&bytes) {
+        Content::Binary(bytes) => (input::read_binary(name, bytes)?, None),
+        Content::Text(text) => {
+            let (module, map) = input::assemble(name, text, env)?;
+            (module, Some(map))
         }
-    } else {
-        match Module::from_bytes(&bytes) {
-            Ok(m) => (m, None),
-            Err(e) => {
-                io::report(&format!("{name}: {e}"));
-                return Exit::Unusable;
-            }
-        }
+        Content::Other(what) => return Err(Unusable::in_file(Kind::Content, name, what)),
     };
     match validate(&module, env, &args.options()) {
-        Ok(_) => Exit::Success,
+        Ok(_) => {
+            println!("{name}: valid for {env}");
+            Ok(Exit::Success)
+        }
         Err(diagnostics) => {
             eprint!(
                 "{}",
                 tangle_validate::render_all(&diagnostics, &module, name, source.as_ref())
             );
-            io::report(&format!(
-                "{name}: {} problem(s) found; the module is not valid for {env}",
+            println!(
+                "{name}: not valid for {env}: {} problem(s) found",
                 diagnostics.len()
-            ));
-            Exit::No
+            );
+            Ok(Exit::No)
         }
     }
 }
@@ -128,14 +95,6 @@ pub fn run(args: &Args) -> Exit {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn binaries_are_recognised_in_either_byte_order() {
-        assert!(looks_binary(&[0x03, 0x02, 0x23, 0x07, 0, 0]));
-        assert!(looks_binary(&[0x07, 0x23, 0x02, 0x03]));
-        assert!(!looks_binary(b"OpCapability Shader"));
-        assert!(!looks_binary(&[0x03, 0x02]));
-    }
 
     #[test]
     fn hlsl_legalization_implies_relaxed_logical_pointers() {
