@@ -48,7 +48,10 @@ impl Device {
         let program = crate::lower::lower(module.module(), entry_point, spec)?;
         crate::run::group::check_supported(&program, &self.profile)?;
         let [x, y, z] = program.local_size;
-        let invocations = u64::from(x) * u64::from(y) * u64::from(z);
+        // Three u32 factors can exceed u64 (fuzzing found 2^31 x 2^31 x 2^31).
+        let invocations = u64::from(x)
+            .saturating_mul(u64::from(y))
+            .saturating_mul(u64::from(z));
         let max = self.profile.max_workgroup_size;
         if x > max[0]
             || y > max[1]

@@ -33,12 +33,16 @@ const CORPORA: [&str; 2] = ["spirv-val", "spirv-asm"];
 pub fn emit_conformance_cfg() {
     println!("cargo::rustc-check-cfg=cfg(conformance)");
     println!("cargo::rerun-if-env-changed={REQUIRE_CONFORMANCE}");
-    for corpus in CORPORA {
-        println!("cargo::rerun-if-changed={CONFORMANCE}/{corpus}/cases.tsv");
-    }
+    // The checkout being built, read when the build script runs: cargo reuses this crate's
+    // compiled code across checkouts of the same source, so the `CONFORMANCE` baked into it may
+    // name another checkout.
+    let root = std::env::var("CARGO_MANIFEST_DIR")
+        .map(|dir| Path::new(&dir).join("../../../shared/conformance"))
+        .unwrap_or_else(|_| PathBuf::from(CONFORMANCE));
     let missing: Vec<String> = CORPORA
         .iter()
-        .map(|c| Path::new(CONFORMANCE).join(c).join("cases.tsv"))
+        .map(|c| root.join(c).join("cases.tsv"))
+        .inspect(|p| println!("cargo::rerun-if-changed={}", p.display()))
         .filter(|p| !p.is_file())
         .map(|p| p.display().to_string())
         .collect();

@@ -403,7 +403,18 @@ fn decode_ext_inst(
                     number,
                 })
             })?;
-            decode_operands(cur, ext.operands, inst, tracker)
+            decode_operands(cur, ext.operands, inst, tracker)?;
+            // The known instruction's operands end the instruction: OpExtInst's own trailing
+            // `IdRef*` is only for sets tangle does not know. spirv-dis refuses the extra words
+            // too ("expected no more operands"), though spirv-as writes them from `!N` words.
+            if cur.done() {
+                Ok(())
+            } else {
+                Err(cur.err(E::ExtraWords {
+                    instruction: ext.name,
+                    extra: cur.words.len() - cur.pos,
+                }))
+            }
         }
         None => {
             while !cur.done() {
