@@ -395,3 +395,19 @@ fn a_zero_workgroup_dimension_is_invalid_on_every_device_not_a_limit() {
         .map(|p| p.local_size());
     assert_eq!(default, Ok([4, 1, 1]));
 }
+
+/// A 64-bit `LocalSizeId` constant past `u32::MAX` (spirv-val accepts it) is a size no device
+/// offers, never wrapped to a small one that runs (2^32 + 1 used to become 1).
+#[test]
+fn a_64_bit_workgroup_dimension_is_not_wrapped() {
+    let text = "OpCapability Shader\nOpCapability Int64\nOpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main \"main\"\nOpExecutionModeId %main LocalSizeId %big %one %one\n%void = OpTypeVoid\n%fn = OpTypeFunction %void\n%ulong = OpTypeInt 64 0\n%uint = OpTypeInt 32 0\n%big = OpConstant %ulong 4294967297\n%one = OpConstant %uint 1\n%main = OpFunction %void None %fn\n%entry = OpLabel\nOpReturn\nOpFunctionEnd\n";
+    let env = tangle_spirv::TargetEnv::parse("vulkan1.3").expect("known environment");
+    let options = tangle_spirv::text::AssembleOptions { target_env: env };
+    let (module, _) = tangle_spirv::text::assemble(text, &options).expect("assembles");
+    let valid = tangle_validate::validate(&module, env, &Default::default()).expect("valid");
+    let device = Device::new(Profile::default());
+    match device.compute_pipeline(&valid, "main", &SpecConstants::new()) {
+        Err(ExecError::Limit(message)) => assert!(message.contains("4294967295x1x1"), "{message}"),
+        other => panic!("expected a limit error, got {other:?}"),
+    }
+}

@@ -401,10 +401,10 @@ impl<'m> Lowerer<'m> {
             } else if is_mode_id && mode == Some(spirv::ExecutionMode::LocalSizeId as u64) {
                 for (i, s) in size.iter_mut().enumerate() {
                     let v = self.operand(inst, 2 + i)?;
-                    *s = self
+                    let c = self
                         .const_value(v.slot)
-                        .ok_or_else(|| self.malformed("LocalSizeId operand is not a constant"))?
-                        as u32;
+                        .ok_or_else(|| self.malformed("LocalSizeId operand is not a constant"))?;
+                    *s = size_dimension(c);
                     sources[i] = format!(
                         "the LocalSizeId operand {}",
                         self.constant_name(inst.id_operand(2 + i))
@@ -424,7 +424,7 @@ impl<'m> Lowerer<'m> {
             let parts = self.constituents(id);
             for (i, s) in size.iter_mut().enumerate() {
                 if let Some(c) = self.const_value(v.slot + i as u32) {
-                    *s = c as u32;
+                    *s = size_dimension(c);
                     let part = parts.as_ref().and_then(|p| p.get(i).copied());
                     sources[i] = match part {
                         Some(_) => format!(
@@ -494,4 +494,10 @@ impl<'m> Lowerer<'m> {
 pub(crate) struct Out {
     pub ops: Vec<Op>,
     pub locs: Vec<u32>,
+}
+
+/// A workgroup size dimension from a (possibly 64-bit) constant. A value past `u32::MAX` becomes
+/// `u32::MAX`, which every device limit rejects, rather than wrapping to a small size that runs.
+fn size_dimension(c: u64) -> u32 {
+    u32::try_from(c).unwrap_or(u32::MAX)
 }
