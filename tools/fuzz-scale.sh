@@ -4,7 +4,8 @@
 # each target reached. Used on a many-core machine with binaries built here:
 #   RUSTC_BOOTSTRAP=1 cargo fuzz build -O -a -s none
 #   tools/fuzz-scale.sh BIN_DIR CORPUS_DIR OUT_DIR SECONDS target...
-# Crash inputs land in OUT_DIR/<target>-crash-*; the summary in OUT_DIR/summary.txt.
+# Crash, out-of-memory (over 2 GiB) and timeout (over 10 s) inputs land in
+# OUT_DIR/<target>-{crash,oom,timeout}-*; the summary in OUT_DIR/summary.txt.
 set -uo pipefail
 bin=$1 corpus=$2 out=$3 seconds=$4
 shift 4
@@ -18,6 +19,8 @@ for target in "$@"; do
         -artifact_prefix="$out/$target-" "$corpus/$target" >"$log" 2>&1
     # Fork mode prints "#N: cov: ... exec/s: ..." lines; N is the executions so far.
     runs=$(grep -oE '^#[0-9]+' "$log" | tail -1 | tr -d '#')
-    crashes=$(find "$out" -maxdepth 1 -name "$target-crash-*" | wc -l)
-    echo "$target: ${runs:-0} executions in ${seconds}s on $jobs cores, $crashes crash inputs" | tee -a "$out/summary.txt"
+    count() { find "$out" -maxdepth 1 -name "$target-$1-*" | wc -l; }
+    echo "$target: ${runs:-0} executions in ${seconds}s on $jobs cores," \
+        "$(count crash) crash, $(count oom) out-of-memory, $(count timeout) timeout inputs" |
+        tee -a "$out/summary.txt"
 done
