@@ -69,3 +69,64 @@ fn extra_words_after_an_extended_instruction_are_refused() {
     let text = err.to_string();
     assert!(text.starts_with("2:1") && text.contains("FMix"), "{text}");
 }
+
+/// `%1 = OpExtInstImport !3`: a raw word where the set's name goes imports the set "\x03", which
+/// spirv-as refuses to write by name and spirv-dis refuses to read ("Invalid extended instruction
+/// import"). tangle's reader accepted it and printed `OpExtInstImport "\x03"`, which its own
+/// assembler rejected. Now the reader refuses the import, so the assembler does too.
+#[test]
+fn an_import_of_a_set_spirv_dis_does_not_know_is_refused() {
+    let err = assemble("%1 = OpExtInstImport !3\n", &AssembleOptions::default())
+        .expect_err("the reader refuses the import");
+    assert!(
+        err.to_string()
+            .contains("invalid extended instruction import"),
+        "{err}"
+    );
+    // The binary alone: header, then `OpExtInstImport %1 "foo"`.
+    let words = [
+        0x0723_0203,
+        0x0001_0600,
+        0,
+        2,
+        0,
+        (3 << 16) | 11,
+        1,
+        0x006f_6f66,
+    ];
+    let err = Module::from_words(&words).expect_err("spirv-dis refuses it too");
+    assert!(err.to_string().contains("'foo'"), "{err}");
+    // Sets spirv-as knows by name, and any NonSemantic one, are read as before.
+    for name in [
+        "GLSL.std.450",
+        "NonSemantic.Shader.DebugInfo.100",
+        "DebugInfo",
+    ] {
+        let source = format!("%1 = OpExtInstImport \"{name}\"\n");
+        assert!(
+            assemble(&source, &AssembleOptions::default()).is_ok(),
+            "{name}"
+        );
+    }
+}
+
+/// `OpSource … %file` (id 1, never defined, so shown as `%1`) then `OpName %w "1"` (id 2): the
+/// friendly disassembly printed both as `%1`, which assembles to other words. A name of digits
+/// alone now goes only to the id of that number; id 2 is printed `%1_0`.
+#[test]
+fn a_numeric_name_never_takes_another_ids_label() {
+    let source = "OpSource GLSL 450 %file\nOpName %w \"1\"\nOpName %v \"3\"\n%v = OpTypeVoid\n";
+    let (module, _) = assemble(source, &AssembleOptions::default()).expect("assembles");
+    let options = DisassembleOptions {
+        raw_id: false,
+        header: false,
+        indent: false,
+    };
+    let text = disassemble(&module, &options);
+    assert!(
+        text.contains("OpName %1_0 \"1\"") && text.contains("OpName %3 \"3\""),
+        "{text}"
+    );
+    let (again, _) = assemble(&text, &AssembleOptions::default()).expect("assembles again");
+    assert_eq!(again.to_words(), module.to_words(), "{text}");
+}

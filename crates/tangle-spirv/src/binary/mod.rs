@@ -50,6 +50,10 @@ pub enum BinaryErrorKind {
     StringNotUtf8,
     #[error("invalid {kind} operand value {value}")]
     UnknownEnumerant { kind: &'static str, value: u32 },
+    #[error(
+        "invalid extended instruction import '{0}' (a set spirv-as and spirv-dis do not know)"
+    )]
+    UnknownExtInstImport(String),
     #[error("unknown extended instruction {number} of {set}")]
     UnknownExtInst { set: &'static str, number: u32 },
     #[error("literal numbers of {0} bits are not supported")]

@@ -87,6 +87,9 @@ pub fn read(words: &[u32]) -> Result<Module, BinaryError> {
     })
 }
 
+/// `OpExtInstImport`.
+const OP_EXT_INST_IMPORT: u16 = 11;
+
 /// Facts about earlier instructions that decide how later operands are read.
 #[derive(Default)]
 struct Tracker {
@@ -108,8 +111,7 @@ impl Tracker {
                     self.scalar_width.insert(id, w as u32);
                 }
             }
-            // OpExtInstImport
-            11 => {
+            OP_EXT_INST_IMPORT => {
                 let set = inst.string_operand(0).and_then(grammar::ext_inst_set);
                 self.ext_sets.insert(id, set);
             }
@@ -205,6 +207,16 @@ fn decode_instruction(
         offset: at,
     };
     decode_operands(&mut cur, desc.operands, &mut inst, tracker)?;
+    // OpExtInstImport of a set spirv-as would not write: spirv-dis refuses the binary ("Invalid
+    // extended instruction import"), and its OpExtInsts could not be read by name.
+    if opcode == OP_EXT_INST_IMPORT {
+        if let Some(name) = inst
+            .string_operand(0)
+            .filter(|n| grammar::ext_set(n).is_none())
+        {
+            return Err(cur.err(E::UnknownExtInstImport(name.to_string())));
+        }
+    }
     if !cur.done() {
         return Err(cur.err(E::ExtraWords {
             instruction: desc.name,

@@ -193,6 +193,36 @@ pub fn ext_inst_set(name: &str) -> Option<&'static ExtInstSetDesc> {
         .find(|set| set.name == name)
 }
 
+/// An extended instruction set imported by `OpExtInstImport`.
+#[derive(Debug, Clone, Copy)]
+pub enum ExtSet {
+    /// A set whose grammar tangle has: instructions are written by name.
+    Known(&'static ExtInstSetDesc),
+    /// A set `spirv-as` accepts but tangle has no grammar for (`NonSemantic.*`, ...):
+    /// instructions are written by number, operands are ids.
+    Opaque,
+}
+
+/// Sets `spirv-as` recognises beyond `GLSL.std.450` and `OpenCL.std` (its
+/// `spvExtInstImportTypeGet`); any `NonSemantic.` name is accepted too.
+const OTHER_KNOWN_SETS: &[&str] = &[
+    "SPV_AMD_shader_explicit_vertex_parameter",
+    "SPV_AMD_shader_trinary_minmax",
+    "SPV_AMD_gcn_shader",
+    "SPV_AMD_shader_ballot",
+    "DebugInfo",
+    "OpenCL.DebugInfo.100",
+];
+
+/// The set imported under `name`, or `None` if `spirv-as` would reject the import (and `spirv-dis`
+/// the binary: "Invalid extended instruction import").
+pub fn ext_set(name: &str) -> Option<ExtSet> {
+    if let Some(set) = ext_inst_set(name) {
+        return Some(ExtSet::Known(set));
+    }
+    (name.starts_with("NonSemantic.") || OTHER_KNOWN_SETS.contains(&name)).then_some(ExtSet::Opaque)
+}
+
 impl ExtInstSetDesc {
     /// The instruction with this number.
     pub fn instruction(&self, opcode: u32) -> Option<&'static ExtInstDesc> {

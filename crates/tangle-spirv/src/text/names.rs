@@ -8,7 +8,8 @@
 //! * constants: `true`, `false`, `uint_0`, `int_n1` (a minus sign becomes `n`), `float_0_5`;
 //! * every other result id: its number.
 //!
-//! A name already taken gets `_0`, `_1`, ... appended. Type names refer to the names their
+//! A name already taken gets `_0`, `_1`, ... appended, and so does a name of digits alone that is
+//! the label of another, unnamed id (spirv-dis prints both as `%1`, which assembles to other words). Type names refer to the names their
 //! operands have *at that point*, so a forward reference shows as a number (`mat4` + `28`).
 
 use super::print::number::{self, NumberTypes};
@@ -34,7 +35,32 @@ impl FriendlyNames {
             names.suggest(inst, &numbers);
             numbers.record(inst);
         }
+        names.unclash_numeric_names(module.header.bound);
         names
+    }
+
+    /// An id with no friendly name prints as its number, so a name of digits alone on another
+    /// id (`OpName %2 "1"`) would print both as `%1`, and that text assembles to other words.
+    /// spirv-dis keeps the clash; tangle renames the named id as for any duplicate (`%1_0`).
+    fn unclash_numeric_names(&mut self, bound: u32) {
+        let mut clashes: Vec<(Id, String)> = self
+            .names
+            .iter()
+            .filter(|(&id, name)| {
+                name.parse::<Id>().is_ok_and(|other| {
+                    other != id
+                        && other < bound
+                        && *name == &other.to_string()
+                        && !self.names.contains_key(&other)
+                })
+            })
+            .map(|(&id, name)| (id, name.clone()))
+            .collect();
+        clashes.sort();
+        for (id, name) in clashes {
+            self.names.remove(&id);
+            self.save(id, &name);
+        }
     }
 
     /// The name of `id` (without `%`); ids the module never defines are shown as their number.

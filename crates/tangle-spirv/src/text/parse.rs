@@ -19,11 +19,12 @@
 
 use super::lex::{looks_numeric, unquote, Lexer, Pos, Word};
 use super::number::{self, NumberError, NumberType};
-use super::symbols::{ext_set_named, type_class, ExtSet, Symbols, TypeClass};
+use super::symbols::{type_class, Symbols, TypeClass};
 use super::{AssembleOptions, TextError};
 use crate::grammar::{
     self, Category, InstructionDesc, OperandDesc, OperandKind, Quantifier, Version,
 };
+use crate::grammar::{ext_set, ExtSet};
 use crate::module::{encode_string, Header, Module, SourceMap, GENERATOR, MAGIC};
 use std::collections::VecDeque;
 
@@ -350,7 +351,7 @@ impl<'a> Assembler<'a> {
                     ));
                 };
                 if opcode == OP_EXT_INST_IMPORT {
-                    let set = ext_set_named(&s).ok_or_else(|| {
+                    let set = ext_set(&s).ok_or_else(|| {
                         error(
                             word.pos,
                             format!("unknown extended instruction set \"{s}\""),

@@ -3,7 +3,7 @@
 //! `OpExtInstImport` imported (for `OpExtInst` instruction names).
 
 use super::number::{FloatEncoding, NumberType};
-use crate::grammar::{self, ExtInstSetDesc};
+use crate::grammar::ExtSet;
 use crate::module::Id;
 use std::collections::HashMap;
 
@@ -14,35 +14,6 @@ pub enum TypeClass {
     Scalar(NumberType),
     /// Any other type.
     Other,
-}
-
-/// An extended instruction set imported by `OpExtInstImport`.
-#[derive(Debug, Clone, Copy)]
-pub enum ExtSet {
-    /// A set whose grammar tangle has: instructions are written by name.
-    Known(&'static ExtInstSetDesc),
-    /// A set `spirv-as` accepts but tangle has no grammar for (`NonSemantic.*`, ...):
-    /// instructions are written by number, operands are ids.
-    Opaque,
-}
-
-/// Sets `spirv-as` recognises beyond `GLSL.std.450` and `OpenCL.std` (its
-/// `spvExtInstImportTypeGet`); any `NonSemantic.` name is accepted too.
-const OTHER_KNOWN_SETS: &[&str] = &[
-    "SPV_AMD_shader_explicit_vertex_parameter",
-    "SPV_AMD_shader_trinary_minmax",
-    "SPV_AMD_gcn_shader",
-    "SPV_AMD_shader_ballot",
-    "DebugInfo",
-    "OpenCL.DebugInfo.100",
-];
-
-/// The set imported under `name`, or `None` if `spirv-as` would reject the import.
-pub fn ext_set_named(name: &str) -> Option<ExtSet> {
-    if let Some(set) = grammar::ext_inst_set(name) {
-        return Some(ExtSet::Known(set));
-    }
-    (name.starts_with("NonSemantic.") || OTHER_KNOWN_SETS.contains(&name)).then_some(ExtSet::Opaque)
 }
 
 /// The symbol tables of one assembly.
@@ -196,13 +167,13 @@ mod tests {
             })
         );
         assert!(matches!(
-            ext_set_named("GLSL.std.450"),
+            crate::grammar::ext_set("GLSL.std.450"),
             Some(ExtSet::Known(_))
         ));
         assert!(matches!(
-            ext_set_named("NonSemantic.Foo"),
+            crate::grammar::ext_set("NonSemantic.Foo"),
             Some(ExtSet::Opaque)
         ));
-        assert!(ext_set_named("Foo.bar").is_none());
+        assert!(crate::grammar::ext_set("Foo.bar").is_none());
     }
 }
