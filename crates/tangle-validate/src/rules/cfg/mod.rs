@@ -210,8 +210,9 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         let flow = Flow::new(cx, function);
         dominance::block_order(&flow, sink);
         dominance::definitions_dominate_uses(cx, function, sink);
-        if shader {
-            dominance::nesting_depth(&flow, sink);
+        // SPIRV-Tools stops at the nesting limit too; past it, the construct walks below would
+        // cost the square of the depth on a module that is already refused.
+        if shader && dominance::nesting_depth(&flow, sink) {
             constructs::back_edges(&flow, sink);
             constructs::check(&flow, sink);
             selections::check(&flow, sink);
