@@ -42,10 +42,15 @@ pub enum InterfaceError {
         first: Id,
         second: Id,
     },
-    /// Vulkan: "Recursion: The static function-call graph for an entry point must not contain
-    /// cycles" (SPIRV-Tools `ValidateEntryPoints`; other environments allow recursion).
+    /// Vulkan (VUID-StandaloneSpirv-None-04634): "The static function-call graph for an entry
+    /// point must not contain cycles; that is, static recursion is not allowed" (SPIRV-Tools
+    /// `ValidateEntryPoints`; other environments allow recursion).
     #[error("the call graph of entry point '{entry}' has a cycle (recursion)")]
     RecursiveCallGraph { entry: String },
+    /// SPIRV-Tools `ValidateFunction`, in every environment: "A function may not be targeted by
+    /// both an OpEntryPoint instruction and an OpFunctionCall instruction."
+    #[error("entry point '{entry}' is also called with OpFunctionCall")]
+    EntryPointCalled { entry: String },
 }
 
 impl InterfaceError {
@@ -81,6 +86,7 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         .filter(|i| i.literal_operand(0) != Some(StorageClass::Function as u64))
         .filter_map(|i| i.result_id)
         .collect();
+    called_entry_points(cx, sink);
     if cx.vulkan() {
         recursion(cx, sink);
     }
@@ -176,6 +182,28 @@ fn recursion(cx: &Ctx, sink: &mut Sink) {
             sink.error(
                 cx.facts.defs.get(&entry.function).copied(),
                 InterfaceError::RecursiveCallGraph {
+                    entry: entry.name.clone(),
+                },
+            );
+        }
+    }
+}
+
+/// No function is both an entry point and called; reported once per function, at its
+/// `OpFunction`, as SPIRV-Tools does.
+fn called_entry_points(cx: &Ctx, sink: &mut Sink) {
+    let called: IdSet = cx
+        .cfg
+        .functions
+        .iter()
+        .flat_map(|f| f.callees.iter().copied())
+        .collect();
+    let mut reported = IdSet::default();
+    for entry in &cx.facts.entry_points {
+        if called.contains(&entry.function) && reported.insert(entry.function) {
+            sink.error(
+                cx.facts.defs.get(&entry.function).copied(),
+                InterfaceError::EntryPointCalled {
                     entry: entry.name.clone(),
                 },
             );

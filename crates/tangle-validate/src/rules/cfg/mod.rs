@@ -234,6 +234,8 @@ struct Flow<'a> {
     /// For each block, the headers whose merge instruction names it as Merge Block, in module
     /// order.
     merge_headers: Vec<Vec<usize>>,
+    /// The structured-exit climb, precomputed.
+    climb: constructs::Climb,
 }
 
 impl<'a> Flow<'a> {
@@ -251,13 +253,16 @@ impl<'a> Flow<'a> {
                 }
             }
         }
-        Flow {
+        let mut flow = Flow {
             cx,
             function,
             index,
             s,
             merge_headers,
-        }
+            climb: constructs::Climb::default(),
+        };
+        flow.climb = constructs::Climb::new(&flow);
+        flow
     }
 
     fn block(&self, b: usize) -> Option<&'a Block> {
