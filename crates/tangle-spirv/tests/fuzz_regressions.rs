@@ -93,7 +93,10 @@ fn spec_constant_op_opcodes_outside_the_list_are_refused() {
         assert_eq!(assembled.is_ok(), accepted, "{name}");
         if let Ok((module, _)) = assembled {
             let text = disassemble(&module, &DisassembleOptions::default());
-            assert!(text.contains(&format!("OpSpecConstantOp %int {name} ")), "{text}");
+            assert!(
+                text.contains(&format!("OpSpecConstantOp %int {name} ")),
+                "{text}"
+            );
         }
     }
 }

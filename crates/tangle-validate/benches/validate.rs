@@ -139,12 +139,28 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 /// Median wall time of `spirv-val` on `words`, or `None` when it is not installed or rejects it.
 fn spirv_val_time(words: &[u32], env: &str, runs: usize) -> Option<Duration> {
-    spirv_val_verdict_time(words, env, runs).and_then(|(t, valid)| valid.then_some(t))
+    match spirv_val_verdict_time(words, env, runs, None)? {
+        Reference::Done(t, true) => Some(t),
+        _ => None,
+    }
+}
+
+/// What timing `spirv-val` gave.
+enum Reference {
+    /// The median wall time, and whether it accepted the module.
+    Done(Duration, bool),
+    /// It ran past the limit and was stopped.
+    TooLong(Duration),
 }
 
 /// Median wall time of `spirv-val` on `words` and whether it accepted them, or `None` when it
-/// is not installed.
-fn spirv_val_verdict_time(words: &[u32], env: &str, runs: usize) -> Option<(Duration, bool)> {
+/// is not installed. A run past `limit` is stopped and ends the measurement.
+fn spirv_val_verdict_time(
+    words: &[u32],
+    env: &str,
+    runs: usize,
+    limit: Option<Duration>,
+) -> Option<Reference> {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut times = Vec::new();
     let mut valid = false;
@@ -158,10 +174,21 @@ fn spirv_val_verdict_time(words: &[u32], env: &str, runs: usize) -> Option<(Dura
             .spawn()
             .ok()?;
         child.stdin.take()?.write_all(&bytes).ok()?;
-        valid = child.wait().ok()?.success();
+        let status = loop {
+            if let Some(status) = child.try_wait().ok()? {
+                break status;
+            }
+            if let Some(limit) = limit.filter(|l| start.elapsed() > *l) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Some(Reference::TooLong(limit));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        valid = status.success();
         times.push(start.elapsed());
     }
-    Some((median(times), valid))
+    Some(Reference::Done(median(times), valid))
 }
 
 fn build(text: &str, env: TargetEnv) -> Module {
@@ -222,9 +249,15 @@ fn main() {
     scaling(env_name, env, startup);
 }
 
-/// Validation time against module size, for each shape at 10k and 100k (median of 3 runs).
+/// How long one `spirv-val` run of the scaling table may take (it is quadratic on some shapes).
+const SPIRV_VAL_LIMIT_S: u64 = 120;
+
+/// Validation time against module size, for each shape at 10k and 100k.
 fn scaling(env_name: &str, env: TargetEnv, startup: Option<Duration>) {
-    println!("\nscaling ({env_name}), median of 3 runs; spirv-val minus start-up");
+    println!(
+        "\nscaling ({env_name}): tangle median of 3 runs, spirv-val one run minus start-up \
+         (stopped after {SPIRV_VAL_LIMIT_S} s)"
+    );
     println!("module          blocks   tangle (verdict)         spirv-val (verdict)");
     let verdict = |valid: bool| if valid { "valid" } else { "invalid" };
     for n in [10_000, 100_000] {
@@ -249,14 +282,19 @@ fn scaling(env_name: &str, env: TargetEnv, startup: Option<Duration>) {
                 .iter()
                 .filter(|i| i.op() == Some(spirv::Op::Label))
                 .count();
-            let reference = match spirv_val_verdict_time(&module.to_words(), env_name, 3) {
-                Some((t, ok)) => format!(
-                    "{:>9.1} ms ({})",
-                    t.saturating_sub(startup.unwrap_or_default()).as_secs_f64() * 1e3,
-                    verdict(ok)
-                ),
-                None => "not installed".to_string(),
-            };
+            let limit = Duration::from_secs(SPIRV_VAL_LIMIT_S);
+            let reference =
+                match spirv_val_verdict_time(&module.to_words(), env_name, 1, Some(limit)) {
+                    Some(Reference::Done(t, ok)) => format!(
+                        "{:>9.1} ms ({})",
+                        t.saturating_sub(startup.unwrap_or_default()).as_secs_f64() * 1e3,
+                        verdict(ok)
+                    ),
+                    Some(Reference::TooLong(limit)) => {
+                        format!("stopped after {} s", limit.as_secs())
+                    }
+                    None => "not installed".to_string(),
+                };
             println!(
                 "{:<14} {blocks:>7}   {:>9.1} ms ({:<7})   {reference}",
                 format!("{shape} {n}"),

@@ -648,19 +648,16 @@ impl CfgFacts {
         seen
     }
 
-    /// The functions from which a cycle of calls can be reached (those on a cycle included),
-    /// in O(functions + calls): Tarjan's strongly connected components, which come out callees
-    /// first, so each component learns from the components it calls, already finished.
-    /// Calls to ids that are not functions of the module are left out.
-    pub fn reaching_recursion(&self) -> IdSet {
+    /// The call graph by function index: the callees of each function that are functions of
+    /// the module, one entry per call.
+    pub fn call_graph(&self) -> Vec<Vec<usize>> {
         let by_id: IdMap<usize> = self
             .functions
             .iter()
             .enumerate()
             .map(|(i, f)| (f.id, i))
             .collect();
-        let calls: Vec<Vec<usize>> = self
-            .functions
+        self.functions
             .iter()
             .map(|f| {
                 f.callees
@@ -668,7 +665,15 @@ impl CfgFacts {
                     .filter_map(|c| by_id.get(c).copied())
                     .collect()
             })
-            .collect();
+            .collect()
+    }
+
+    /// The functions from which a cycle of calls can be reached (those on a cycle included),
+    /// in O(functions + calls): Tarjan's strongly connected components, which come out callees
+    /// first, so each component learns from the components it calls, already finished.
+    /// Calls to ids that are not functions of the module are left out.
+    pub fn reaching_recursion(&self) -> IdSet {
+        let calls = self.call_graph();
         let components = strongly_connected(&calls);
         let n = calls.len();
         let mut component_of = vec![usize::MAX; n];

@@ -18,7 +18,9 @@
 //! * `maximal` — SPV_KHR_maximal_reconvergence.
 //!
 //! The structured rules (constructs, switch, selections) apply only to modules with the
-//! `Shader` capability, as in SPIRV-Tools. They run on [`Structure`], SPIRV-Tools' augmented CFG: branch
+//! `Shader` capability, as in SPIRV-Tools, and only to functions within the nesting limit (the
+//! reference stops there too). Every walk is linear in the blocks of the function, or, for the
+//! construct and case walks, in the blocks times the nesting depth, which the limit bounds. They run on [`Structure`], SPIRV-Tools' augmented CFG: branch
 //! edges plus merge and continue edges, with a pseudo-entry and a pseudo-exit, on which
 //! "structural" dominance and post-dominance are defined.
 
