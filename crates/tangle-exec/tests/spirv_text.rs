@@ -25,3 +25,63 @@ fn ptr_access_chain_copy_memory_and_64_bit_switch() {
     // dst = src + 4 elements; add 1 for x = 2 and 100 for x = 3.
     assert_eq!(to_u32s(&out[0]), vec![10, 11, 12, 13, 10, 11, 13, 113]);
 }
+
+/// `OpSpecConstantOp` folds the opcode it wraps (only those of the spec's list reach the
+/// executor: the reader and the validator refuse the others, OpNop included).
+#[test]
+fn spec_constant_ops_fold_the_wrapped_instruction() {
+    let src = r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %buf
+               OpExecutionMode %main LocalSize 1 1 1
+               OpDecorate %arr ArrayStride 4
+               OpMemberDecorate %Buf 0 Offset 0
+               OpDecorate %Buf Block
+               OpDecorate %buf DescriptorSet 0
+               OpDecorate %buf Binding 0
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %bool = OpTypeBool
+       %uint = OpTypeInt 32 0
+        %v2u = OpTypeVector %uint 2
+       %arr = OpTypeRuntimeArray %uint
+        %Buf = OpTypeStruct %arr
+     %ptr_b = OpTypePointer StorageBuffer %Buf
+     %ptr_u = OpTypePointer StorageBuffer %uint
+       %buf = OpVariable %ptr_b StorageBuffer
+          %a = OpSpecConstant %uint 7
+          %b = OpSpecConstant %uint 0xfffffff0
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_2 = OpConstant %uint 2
+     %uint_3 = OpConstant %uint 3
+     %uint_4 = OpConstant %uint 4
+        %sum = OpSpecConstantOp %uint IAdd %a %b
+      %shift = OpSpecConstantOp %uint ShiftLeftLogical %a %uint_4
+       %pair = OpSpecConstantComposite %v2u %a %b
+     %second = OpSpecConstantOp %uint CompositeExtract %pair 1
+       %less = OpSpecConstantOp %bool ULessThan %a %b
+     %chosen = OpSpecConstantOp %uint Select %less %sum %shift
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+         %p0 = OpAccessChain %ptr_u %buf %uint_0 %uint_0
+               OpStore %p0 %sum
+         %p1 = OpAccessChain %ptr_u %buf %uint_0 %uint_1
+               OpStore %p1 %shift
+         %p2 = OpAccessChain %ptr_u %buf %uint_0 %uint_2
+               OpStore %p2 %second
+         %p3 = OpAccessChain %ptr_u %buf %uint_0 %uint_3
+               OpStore %p3 %chosen
+               OpReturn
+               OpFunctionEnd
+"#;
+    let module = assemble(src);
+    let job = Job::new(vec![u32s(&[0; 4])], [1, 1, 1]);
+    let (out, report) = run_module(&module, &job);
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let (a, b) = (7u32, 0xffff_fff0u32);
+    let sum = a.wrapping_add(b);
+    let chosen = if a < b { sum } else { a << 4 };
+    assert_eq!(to_u32s(&out[0]), vec![sum, a << 4, b, chosen]);
+}

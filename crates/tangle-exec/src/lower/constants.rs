@@ -110,8 +110,15 @@ impl<'m> Lowerer<'m> {
         let opcode = inst
             .literal_operand(0)
             .ok_or_else(|| self.malformed("OpSpecConstantOp without an opcode"))?;
+        // The validator refuses opcodes outside the spec's list; were one to get here, running
+        // it (OpNop folds to nothing, leaving a zero) would be silently wrong.
+        let opcode = u32::try_from(opcode)
+            .ok()
+            .filter(|&op| tangle_spirv::grammar::spec_constant_op(op).is_some())
+            .and_then(|op| u16::try_from(op).ok())
+            .ok_or_else(|| self.malformed(format!("OpSpecConstantOp opcode {opcode}")))?;
         let inner = Instruction {
-            opcode: opcode as u16,
+            opcode,
             result_type: inst.result_type,
             result_id: inst.result_id,
             operands: inst.operands.iter().skip(1).cloned().collect(),

@@ -32,6 +32,10 @@ pub enum BinaryErrorKind {
     Truncated { count: usize, available: usize },
     #[error("unknown opcode {0}")]
     UnknownOpcode(u16),
+    /// SPIR-V `OpSpecConstantOp`: the opcode "must equal one of the following opcodes"; spirv-dis
+    /// refuses the others too ("Invalid OpSpecConstantOp opcode: N").
+    #[error("OpSpecConstantOp cannot wrap opcode {0}")]
+    InvalidSpecConstantOp(u32),
     #[error("{instruction} is missing its {operand} operand")]
     MissingOperand {
         instruction: &'static str,

@@ -379,15 +379,19 @@ fn decode_enum(
     Ok(())
 }
 
-/// `OpSpecConstantOp`: the operands after the opcode are those of the named instruction.
+/// `OpSpecConstantOp`: the operands after the opcode are those of the named instruction, one of
+/// those [`grammar::spec_constant_op`] lists.
 fn decode_spec_constant_op(
     cur: &mut Cursor,
     opcode: u32,
     inst: &mut Instruction,
     tracker: &Tracker,
 ) -> Result<(), BinaryError> {
-    let target = u16::try_from(opcode).ok().and_then(grammar::instruction);
-    let target = target.ok_or_else(|| cur.err(E::UnknownOpcode(opcode as u16)))?;
+    let target = u16::try_from(opcode)
+        .ok()
+        .filter(|_| grammar::spec_constant_op(opcode).is_some())
+        .and_then(grammar::instruction);
+    let target = target.ok_or_else(|| cur.err(E::InvalidSpecConstantOp(opcode)))?;
     let rest: Vec<OperandDesc> = target
         .operands
         .iter()

@@ -9,8 +9,10 @@
 // Generated tables are kept exactly as the generator prints them (CI diffs them), so rustfmt skips them.
 #[rustfmt::skip]
 mod generated;
+mod spec_constant_op;
 
 pub use generated::{OperandKind, GLSL_STD_450, INSTRUCTIONS, OPENCL_STD, OPERAND_KINDS};
+pub use spec_constant_op::{spec_constant_op, SpecConstantOpNeeds};
 
 use std::collections::HashMap;
 use std::sync::OnceLock;

@@ -28,20 +28,6 @@ use crate::grammar::{ext_set, ExtSet};
 use crate::module::{encode_string, Header, Module, SourceMap, GENERATOR, MAGIC};
 use std::collections::VecDeque;
 
-/// The opcodes `OpSpecConstantOp` accepts, by name without `Op` (SPIRV-Tools 2025.5).
-#[rustfmt::skip]
-const SPEC_CONSTANT_OPS: &[&str] = &[
-    "AccessChain", "Bitcast", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "CompositeExtract", "CompositeInsert",
-    "ConvertFToS", "ConvertFToU", "ConvertPtrToU", "ConvertSToF", "ConvertUToF", "ConvertUToPtr",
-    "CooperativeMatrixLengthKHR", "CooperativeMatrixLengthNV", "FAdd", "FConvert", "FDiv", "FMod", "FMul",
-    "FNegate", "FRem", "FSub", "GenericCastToPtr", "IAdd", "IEqual", "IMul", "INotEqual", "ISub",
-    "InBoundsAccessChain", "InBoundsPtrAccessChain", "LogicalAnd", "LogicalEqual", "LogicalNot",
-    "LogicalNotEqual", "LogicalOr", "Not", "PtrAccessChain", "PtrCastToGeneric", "QuantizeToF16", "SConvert",
-    "SDiv", "SGreaterThan", "SGreaterThanEqual", "SLessThan", "SLessThanEqual", "SMod", "SNegate", "SRem",
-    "Select", "ShiftLeftLogical", "ShiftRightArithmetic", "ShiftRightLogical", "UConvert", "UDiv",
-    "UGreaterThan", "UGreaterThanEqual", "ULessThan", "ULessThanEqual", "UMod", "VectorShuffle",
-];
-
 const OP_EXT_INST_IMPORT: u16 = 11;
 const OP_CONSTANT: u16 = 43;
 const OP_SPEC_CONSTANT: u16 = 50;
@@ -426,10 +412,8 @@ impl<'a> Assembler<'a> {
             }
             OperandKind::LiteralExtInstInteger => self.ext_inst(inst, word, queue)?,
             OperandKind::LiteralSpecConstantOpInteger => {
-                let target = SPEC_CONSTANT_OPS
-                    .contains(&word.text)
-                    .then(|| grammar::instruction_by_name(&format!("Op{}", word.text)))
-                    .flatten()
+                let target = grammar::instruction_by_name(&format!("Op{}", word.text))
+                    .filter(|t| grammar::spec_constant_op(u32::from(t.opcode)).is_some())
                     .ok_or_else(|| {
                         error(
                             word.pos,

@@ -184,6 +184,9 @@ impl Printer {
                 set.instruction(value).map(|e| e.name)
             }
             (Op::SpecConstantOp, 0) => {
+                // Only the opcodes the assembler reads back (the reader refuses the others, as
+                // spirv-dis does, so only a module built in code can hold one).
+                grammar::spec_constant_op(value)?;
                 let target = grammar::instruction(u16::try_from(value).ok()?)?;
                 Some(target.name.strip_prefix("Op").unwrap_or(target.name))
             }

@@ -3,7 +3,7 @@
 //! and from SPIR-V 1.4 on an entry point's interface lists every global variable its static call
 //! tree references ("The Interface is a list of ... all global variables referenced by the entry
 //! point's call tree"). In Vulkan an entry point lists and uses at most one push constant
-//! block.
+//! block, and its static call tree has no cycles.
 
 use super::{Ctx, Sink};
 use crate::facts::IdSet;
@@ -42,6 +42,15 @@ pub enum InterfaceError {
         first: Id,
         second: Id,
     },
+    /// Vulkan (VUID-StandaloneSpirv-None-04634): "The static function-call graph for an entry
+    /// point must not contain cycles; that is, static recursion is not allowed" (SPIRV-Tools
+    /// `ValidateEntryPoints`; other environments allow recursion).
+    #[error("the call graph of entry point '{entry}' has a cycle (recursion)")]
+    RecursiveCallGraph { entry: String },
+    /// SPIRV-Tools `ValidateFunction`, in every environment: "A function may not be targeted by
+    /// both an OpEntryPoint instruction and an OpFunctionCall instruction."
+    #[error("entry point '{entry}' is also called with OpFunctionCall")]
+    EntryPointCalled { entry: String },
 }
 
 impl InterfaceError {
@@ -53,6 +62,9 @@ impl InterfaceError {
             }
             InterfaceError::SeveralPushConstants { .. } => {
                 Some(Vuid("VUID-StandaloneSpirv-OpEntryPoint-06674"))
+            }
+            InterfaceError::RecursiveCallGraph { .. } => {
+                Some(Vuid("VUID-StandaloneSpirv-None-04634"))
             }
             _ => None,
         }
@@ -74,6 +86,10 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         .filter(|i| i.literal_operand(0) != Some(StorageClass::Function as u64))
         .filter_map(|i| i.result_id)
         .collect();
+    called_entry_points(cx, sink);
+    if cx.vulkan() {
+        recursion(cx, sink);
+    }
     let since_1_4 = cx.module.header.version >= (1, 4);
     let input_output = [
         Some(StorageClass::Input as u64),
@@ -153,6 +169,44 @@ fn push_constants(cx: &Ctx, entry: &crate::facts::EntryPoint, used: &[Id], sink:
                 },
             );
             return;
+        }
+    }
+}
+
+/// Vulkan: no entry point reaches a cycle of calls; reported at the entry point's `OpFunction`,
+/// as SPIRV-Tools does.
+fn recursion(cx: &Ctx, sink: &mut Sink) {
+    let recursive = cx.cfg.reaching_recursion();
+    for entry in &cx.facts.entry_points {
+        if recursive.contains(&entry.function) {
+            sink.error(
+                cx.facts.defs.get(&entry.function).copied(),
+                InterfaceError::RecursiveCallGraph {
+                    entry: entry.name.clone(),
+                },
+            );
+        }
+    }
+}
+
+/// No function is both an entry point and called; reported once per function, at its
+/// `OpFunction`, as SPIRV-Tools does.
+fn called_entry_points(cx: &Ctx, sink: &mut Sink) {
+    let called: IdSet = cx
+        .cfg
+        .functions
+        .iter()
+        .flat_map(|f| f.callees.iter().copied())
+        .collect();
+    let mut reported = IdSet::default();
+    for entry in &cx.facts.entry_points {
+        if called.contains(&entry.function) && reported.insert(entry.function) {
+            sink.error(
+                cx.facts.defs.get(&entry.function).copied(),
+                InterfaceError::EntryPointCalled {
+                    entry: entry.name.clone(),
+                },
+            );
         }
     }
 }

@@ -14,6 +14,10 @@ pub enum LayoutError {
     /// 2.4: instructions must be in the order of the module's sections.
     #[error("{op} is out of order: it belongs in the {section} section, which comes earlier")]
     OutOfOrder { op: String, section: &'static str },
+    /// 2.17 "Universal Limits": "Result `<id>` bound ... 4,194,303" (SPIRV-Tools checks the
+    /// header's bound against it in every environment, `--max-id-bound`).
+    #[error("the id bound {bound} is larger than {max}, the universal limit", max = MAX_ID_BOUND)]
+    IdBoundTooLarge { bound: u32 },
     /// The environment accepts modules up to its SPIR-V version.
     #[error("SPIR-V version {module} is newer than {env} accepts (up to {max})")]
     VersionTooNew {
@@ -159,8 +163,15 @@ enum InFunction {
     BetweenBlocks,
 }
 
-/// Checks section order and function/block structure.
+/// The largest id bound of 2.17 "Universal Limits".
+pub const MAX_ID_BOUND: u32 = 4_194_303;
+
+/// Checks the id bound, the version, section order and function/block structure.
 pub fn check(cx: &Ctx, sink: &mut Sink) {
+    let bound = cx.module.header.bound;
+    if bound > MAX_ID_BOUND {
+        sink.error(None, LayoutError::IdBoundTooLarge { bound });
+    }
     let max = cx.env.spirv_version();
     let (major, minor) = cx.module.header.version;
     if (major, minor) > (max.major, max.minor) {
@@ -328,6 +339,31 @@ fn merge_adjacency(op: Op, next: Option<&Instruction>, index: usize, sink: &mut 
 
 #[cfg(test)]
 mod tests {
+    /// The header's bound is checked in every environment; spirv-val: "The id bound is larger
+    /// than the max id bound 4194303."
+    #[test]
+    fn id_bound_past_the_universal_limit() {
+        for env in ["vulkan1.3", "spv1.6"] {
+            let mut m = module(&compute("", "", ""), env);
+            let env = TargetEnv::parse(env).expect("env");
+            let mut verdicts = Vec::new();
+            for bound in [super::MAX_ID_BOUND, super::MAX_ID_BOUND + 1, u32::MAX] {
+                m.header.bound = bound;
+                let found = crate::validate(&m, env, &crate::ValidateOptions::default())
+                    .err()
+                    .unwrap_or_default();
+                verdicts.push(found.iter().map(|d| d.error.rule()).collect::<Vec<_>>());
+            }
+            assert_eq!(
+                verdicts,
+                [
+                    vec![],
+                    vec!["Layout::IdBoundTooLarge".to_string()],
+                    vec!["Layout::IdBoundTooLarge".to_string()]
+                ]
+            );
+        }
+    }
     use crate::rules::test_support::{compute, module, rules};
     use tangle_spirv::TargetEnv;
 

@@ -90,16 +90,78 @@ impl Ctx<'_> {
     }
 
     /// For each function in the call tree of an entry point, the execution models of those
-    /// entry points: SPIRV-Tools checks a function's execution-model limitations against each.
+    /// entry points, in the order of the first entry point of each that reaches the function:
+    /// SPIRV-Tools checks a function's execution-model limitations against each.
+    ///
+    /// One pass over the call graph for all entry points together (components of mutually
+    /// recursive functions first merged), rather than a walk per entry point.
     pub fn entry_models(&self) -> IdMap<Vec<u32>> {
-        let mut models: IdMap<Vec<u32>> = IdMap::default();
-        for entry in &self.facts.entry_points {
-            for function in self.cfg.reachable_functions(&[entry.function]) {
-                let list = models.entry(function).or_default();
-                if !list.contains(&entry.model) {
-                    list.push(entry.model);
+        let entries = &self.facts.entry_points;
+        let mut distinct: Vec<u32> = Vec::new();
+        for e in entries {
+            if !distinct.contains(&e.model) {
+                distinct.push(e.model);
+            }
+        }
+        let calls = self.cfg.call_graph();
+        let n = calls.len();
+        let m = distinct.len();
+        let index: IdMap<usize> = self
+            .cfg
+            .functions
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.id, i))
+            .collect();
+        // first[f * m + k]: the first entry point of the k-th model whose call tree holds f.
+        let mut first = vec![usize::MAX; n * m];
+        for (i, e) in entries.iter().enumerate() {
+            let k = distinct.iter().position(|d| *d == e.model).unwrap_or(0);
+            if let Some(slot) = index
+                .get(&e.function)
+                .and_then(|f| first.get_mut(f * m + k))
+            {
+                *slot = (*slot).min(i);
+            }
+        }
+        // Components come callees first, so going backwards every caller is done before its
+        // callees; the members of a component reach each other.
+        for members in crate::cfg_facts::strongly_connected(&calls).iter().rev() {
+            let mut merged = vec![usize::MAX; m];
+            for &f in members {
+                for (k, slot) in merged.iter_mut().enumerate() {
+                    *slot = (*slot).min(first.get(f * m + k).copied().unwrap_or(usize::MAX));
                 }
             }
+            for &f in members {
+                for (k, &v) in merged.iter().enumerate() {
+                    if let Some(slot) = first.get_mut(f * m + k) {
+                        *slot = v;
+                    }
+                    for &g in calls.get(f).into_iter().flatten() {
+                        if let Some(slot) = first.get_mut(g * m + k) {
+                            *slot = (*slot).min(v);
+                        }
+                    }
+                }
+            }
+        }
+        let mut models: IdMap<Vec<u32>> = IdMap::default();
+        for (f, function) in self.cfg.functions.iter().enumerate() {
+            let mut reached: Vec<(usize, u32)> = (0..m)
+                .filter_map(|k| {
+                    let by = first.get(f * m + k).copied().unwrap_or(usize::MAX);
+                    (by != usize::MAX).then(|| (by, distinct.get(k).copied().unwrap_or(0)))
+                })
+                .collect();
+            if reached.is_empty() {
+                continue;
+            }
+            reached.sort_unstable();
+            models.insert(
+                function.id,
+                reached.into_iter().map(|(_, model)| model).collect(),
+            );
         }
         models
     }
@@ -341,5 +403,77 @@ mod tests {
             rules(&compute("", "", body), "vulkan1.3"),
             ["Ids::Undefined"]
         );
+    }
+}
+
+#[cfg(test)]
+mod entry_model_tests {
+    use super::test_support::module;
+    use super::Ctx;
+    use crate::cfg_facts::CfgFacts;
+    use crate::facts::{Facts, IdMap};
+    use std::fmt::Write as _;
+    use tangle_spirv::TargetEnv;
+
+    /// The models of the entry points reaching each function, entry point by entry point.
+    fn naive(cx: &Ctx) -> IdMap<Vec<u32>> {
+        let mut models: IdMap<Vec<u32>> = IdMap::default();
+        for entry in &cx.facts.entry_points {
+            for function in cx.cfg.reachable_functions(&[entry.function]) {
+                if cx.cfg.functions.iter().any(|f| f.id == function) {
+                    let list = models.entry(function).or_default();
+                    if !list.contains(&entry.model) {
+                        list.push(entry.model);
+                    }
+                }
+            }
+        }
+        models
+    }
+
+    #[test]
+    fn entry_models_match_a_walk_per_entry_point() {
+        let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+        let mut random = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..50 {
+            let functions = 2 + random(10);
+            let models = ["GLCompute", "Vertex", "Fragment"];
+            let mut text = String::from("OpCapability Shader\nOpMemoryModel Logical GLSL450\n");
+            for e in 0..1 + random(4) {
+                let model = models[random(models.len())];
+                let _ = writeln!(
+                    text,
+                    "OpEntryPoint {model} %f{} \"e{e}\"",
+                    random(functions)
+                );
+            }
+            text.push_str("%void = OpTypeVoid\n%fn = OpTypeFunction %void\n");
+            for f in 0..functions {
+                let _ = writeln!(text, "%f{f} = OpFunction %void None %fn\n%l{f} = OpLabel");
+                for c in 0..random(3) {
+                    let _ = writeln!(
+                        text,
+                        "%c{f}_{c} = OpFunctionCall %void %f{}",
+                        random(functions)
+                    );
+                }
+                text.push_str("OpReturn\nOpFunctionEnd\n");
+            }
+            let m = module(&text, "spv1.6");
+            let (facts, cfg) = (Facts::gather(&m), CfgFacts::build(&m));
+            let cx = Ctx {
+                module: &m,
+                facts: &facts,
+                cfg: &cfg,
+                env: TargetEnv::parse("spv1.6").expect("env"),
+                options: &Default::default(),
+            };
+            assert_eq!(cx.entry_models(), naive(&cx), "{text}");
+        }
     }
 }

@@ -69,6 +69,21 @@ pub enum TypeError {
     /// for each distinct set of operands (SPIRV-Tools `ValidateUniqueness`).
     #[error("%{id} declares the same non-aggregate type as %{first}; declare each once")]
     DuplicateType { id: Id, first: Id },
+    /// OpSpecConstantOp: "Opcode ... must equal one of the following opcodes" (the reader
+    /// refuses the others, so only a module built in code reaches this).
+    #[error("OpSpecConstantOp cannot wrap opcode {opcode}")]
+    SpecConstantOpOpcode { opcode: u64 },
+    /// OpSpecConstantOp: "If the Shader capability was declared, the following opcodes can be
+    /// used: …" / "If the Kernel capability was declared, …" (SPIRV-Tools `ValidateSpecConstantOp`).
+    #[error("OpSpecConstantOp {op} needs the {capability} capability")]
+    SpecConstantOpCapability {
+        op: &'static str,
+        capability: &'static str,
+    },
+    /// OpUConvert joined the Shader list in SPIR-V 1.4 (SPIRV-Tools also takes
+    /// SPV_AMD_gpu_shader_int16 for it).
+    #[error("before SPIR-V 1.4, OpSpecConstantOp UConvert needs the Kernel capability")]
+    SpecConstantOpUConvertBefore1_4,
 }
 
 /// Capabilities that allow 16-bit types in storage (and so declare the types).
@@ -325,9 +340,44 @@ fn declaration(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
             });
         }
         Op::ConstantComposite | Op::SpecConstantComposite => composite_constant(cx, inst)?,
+        Op::SpecConstantOp => spec_constant_op(cx, inst)?,
         _ => {}
     }
     Ok(())
+}
+
+/// The opcode an OpSpecConstantOp wraps is on the spec's list, under the capability it needs.
+fn spec_constant_op(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
+    use tangle_spirv::grammar::{self, SpecConstantOpNeeds as Needs};
+    let Some(opcode) = inst.literal_operand(0) else {
+        return Ok(());
+    };
+    let needs = u32::try_from(opcode)
+        .ok()
+        .and_then(grammar::spec_constant_op)
+        .ok_or(TypeError::SpecConstantOpOpcode { opcode })?;
+    let name = u16::try_from(opcode)
+        .ok()
+        .and_then(grammar::instruction)
+        .map_or("", |d| d.name.strip_prefix("Op").unwrap_or(d.name));
+    let f = cx.facts;
+    let missing = |capability: &'static str| TypeError::SpecConstantOpCapability {
+        op: name,
+        capability,
+    };
+    match needs {
+        Needs::Either => Ok(()),
+        Needs::Shader if !f.has_capability(C::Shader) => Err(missing("Shader")),
+        Needs::Kernel if !f.has_capability(C::Kernel) => Err(missing("Kernel")),
+        Needs::KernelBefore1_4
+            if cx.module.header.version < (1, 4)
+                && !f.has_capability(C::Kernel)
+                && !f.has_extension("SPV_AMD_gpu_shader_int16") =>
+        {
+            Err(TypeError::SpecConstantOpUConvertBefore1_4)
+        }
+        Needs::Shader | Needs::Kernel | Needs::KernelBefore1_4 => Ok(()),
+    }
 }
 
 /// A composite constant has one constituent of the right type per member (cooperative matrices
@@ -369,4 +419,33 @@ fn composite_constant(cx: &Ctx, inst: &Instruction) -> Result<(), TypeError> {
         return Err(TypeError::ConstituentsMismatch { op: inst.name() });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rules::test_support::{compute, module};
+    use tangle_spirv::{Operand, TargetEnv};
+
+    /// The reader refuses an OpSpecConstantOp opcode outside the spec's list, so only a module
+    /// built in code can hold one; the validator refuses it too, so the executor never sees it.
+    #[test]
+    fn spec_constant_op_opcode_outside_the_list() {
+        let decls = "%s = OpSpecConstant %u32 1\n%x = OpSpecConstantOp %u32 IAdd %s %s";
+        let mut m = module(&compute("", decls, ""), "vulkan1.3");
+        let env = TargetEnv::parse("vulkan1.3").expect("env");
+        let rules = |m: &tangle_spirv::Module| match crate::validate(m, env, &Default::default()) {
+            Ok(_) => Vec::new(),
+            Err(found) => found.iter().map(|d| d.error.rule()).collect(),
+        };
+        assert_eq!(rules(&m), Vec::<String>::new());
+        let at = m
+            .instructions
+            .iter()
+            .position(|i| i.op() == Some(spirv::Op::SpecConstantOp))
+            .expect("the OpSpecConstantOp");
+        for opcode in [0, spirv::Op::Load as u32, spirv::Op::IAdd as u32 | 0x1_0000] {
+            m.instructions[at].operands = vec![Operand::Int(opcode)];
+            assert_eq!(rules(&m), ["Types::SpecConstantOpOpcode"], "{opcode}");
+        }
+    }
 }

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod shapes;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use tangle_spirv::text::{assemble, AssembleOptions};

@@ -5,7 +5,7 @@
 //! `Function::GetBlockDepth` measures it.
 
 use super::{CfgError, Flow};
-use crate::cfg_facts::{dominates, Function};
+use crate::cfg_facts::{DomTree, Function};
 use crate::facts::IdMap;
 use crate::rules::{Ctx, Sink};
 use spirv::Op;
@@ -38,7 +38,10 @@ const MAX_NESTING_DEPTH: usize = 1023;
 /// No block is nested more deeply than [`MAX_NESTING_DEPTH`]. A block's depth is that of its
 /// immediate dominator, plus one when that is a header; a merge block has its header's depth;
 /// a continue target is one deeper than its loop header (SPIRV-Tools `GetBlockDepth`).
-pub(super) fn nesting_depth(flow: &Flow, sink: &mut Sink) {
+///
+/// Linear in the number of blocks: each depth is computed once, and the walk stops at the first
+/// block past the limit, which it reports. Returns false then.
+pub(super) fn nesting_depth(flow: &Flow, sink: &mut Sink) -> bool {
     let n = flow.function.blocks.len();
     // The last header naming each block as merge block or continue target (SPIRV-Tools' maps
     // keep the last registration).
@@ -104,14 +107,17 @@ pub(super) fn nesting_depth(flow: &Flow, sink: &mut Sink) {
                     depth,
                 },
             );
-            return;
+            return false;
         }
     }
+    true
 }
 
 /// Every id defined in a block of the function is used only where its block dominates.
 pub(super) fn definitions_dominate_uses(cx: &Ctx, function: &Function, sink: &mut Sink) {
     let idom = function.immediate_dominators();
+    // Numbered once, so each use is checked in constant time, however deep the tree.
+    let tree = DomTree::new(&idom);
     // id → (block index, instruction index) of definitions inside blocks.
     let mut def_block: IdMap<(usize, usize)> = IdMap::default();
     for (b, block) in function.blocks.iter().enumerate() {
@@ -150,7 +156,7 @@ pub(super) fn definitions_dominate_uses(cx: &Ctx, function: &Function, sink: &mu
                         continue;
                     };
                     let parent_reachable = idom.get(pb).copied().flatten().is_some();
-                    if parent_reachable && !dominates(&idom, db, pb) {
+                    if parent_reachable && !tree.dominates(db, pb) {
                         sink.error(
                             Some(i),
                             CfgError::DefinitionDoesNotDominateUse { id: value },
@@ -170,7 +176,7 @@ pub(super) fn definitions_dominate_uses(cx: &Ctx, function: &Function, sink: &mu
                 let ok = if db == b {
                     di < i
                 } else {
-                    dominates(&idom, db, b)
+                    tree.dominates(db, b)
                 };
                 if !ok {
                     sink.error(Some(i), CfgError::DefinitionDoesNotDominateUse { id });

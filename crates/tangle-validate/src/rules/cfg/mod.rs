@@ -18,7 +18,9 @@
 //! * `maximal` — SPV_KHR_maximal_reconvergence.
 //!
 //! The structured rules (constructs, switch, selections) apply only to modules with the
-//! `Shader` capability, as in SPIRV-Tools. They run on [`Structure`], SPIRV-Tools' augmented CFG: branch
+//! `Shader` capability, as in SPIRV-Tools, and only to functions within the nesting limit (the
+//! reference stops there too). Every walk is linear in the blocks of the function, or, for the
+//! construct and case walks, in the blocks times the nesting depth, which the limit bounds. They run on [`Structure`], SPIRV-Tools' augmented CFG: branch
 //! edges plus merge and continue edges, with a pseudo-entry and a pseudo-exit, on which
 //! "structural" dominance and post-dominance are defined.
 
@@ -210,8 +212,9 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         let flow = Flow::new(cx, function);
         dominance::block_order(&flow, sink);
         dominance::definitions_dominate_uses(cx, function, sink);
-        if shader {
-            dominance::nesting_depth(&flow, sink);
+        // SPIRV-Tools stops at the nesting limit too; past it, the construct walks below would
+        // cost the square of the depth on a module that is already refused.
+        if shader && dominance::nesting_depth(&flow, sink) {
             constructs::back_edges(&flow, sink);
             constructs::check(&flow, sink);
             selections::check(&flow, sink);
@@ -233,6 +236,8 @@ struct Flow<'a> {
     /// For each block, the headers whose merge instruction names it as Merge Block, in module
     /// order.
     merge_headers: Vec<Vec<usize>>,
+    /// The structured-exit climb, precomputed.
+    climb: constructs::Climb,
 }
 
 impl<'a> Flow<'a> {
@@ -250,13 +255,16 @@ impl<'a> Flow<'a> {
                 }
             }
         }
-        Flow {
+        let mut flow = Flow {
             cx,
             function,
             index,
             s,
             merge_headers,
-        }
+            climb: constructs::Climb::default(),
+        };
+        flow.climb = constructs::Climb::new(&flow);
+        flow
     }
 
     fn block(&self, b: usize) -> Option<&'a Block> {
