@@ -118,6 +118,27 @@ impl<'m> Lowerer<'m> {
             self.emit(out, Op::Copy { dst: dst.slot, src });
             return Ok(true);
         }
+        match op {
+            SpvOp::AccessChain | SpvOp::InBoundsAccessChain => {
+                self.note_element_pointer(inst)?;
+                return Ok(false);
+            }
+            SpvOp::Load => {
+                let element = inst
+                    .id_operand(0)
+                    .and_then(|p| self.coopmat_elements.get(&p).copied());
+                if let Some((rows, cols, length, index)) = element {
+                    let owned = CoopmatInst::Owned {
+                        rows,
+                        cols,
+                        length,
+                        index,
+                    };
+                    self.emit(out, coop(owned));
+                }
+            }
+            _ => {}
+        }
         if !self.has_coopmat_object(inst) {
             return Ok(false);
         }
@@ -175,26 +196,54 @@ impl<'m> Lowerer<'m> {
             }
             SpvOp::CompositeExtract => {
                 let c = self.operand(inst, 0)?;
-                if let (Some(index), Ok(s)) = (inst.literal_operand(1), self.shape(c.ty)) {
-                    if u64::from(s.rows) * u64::from(s.cols)
-                        < u64::from(s.length) * u64::from(self.subgroup_size)
-                    {
-                        self.emit(
-                            out,
-                            coop(CoopmatInst::Owned {
-                                rows: s.rows,
-                                cols: s.cols,
-                                length: s.length,
-                                index: index as u32,
-                            }),
-                        );
-                    }
+                if let Some(index) = inst.literal_operand(1) {
+                    let index = self.constant(index)?;
+                    self.owned(c.ty, index, out)?;
                 }
                 return Ok(false);
             }
             _ => return Ok(false),
         }
         Ok(true)
+    }
+
+    /// Whether a matrix of type `t` has positions that hold no element.
+    fn has_padding(&self, t: TypeIdx) -> Option<Shape> {
+        let s = self.shape(t).ok()?;
+        (u64::from(s.rows) * u64::from(s.cols)
+            < u64::from(s.length) * u64::from(self.subgroup_size))
+        .then_some(s)
+    }
+
+    /// The ownership check of a read of composite index `index` (a slot) of a matrix of type
+    /// `t`, where some positions hold no element.
+    fn owned(&mut self, t: TypeIdx, index: u32, out: &mut Out) -> Result<(), ExecError> {
+        if let Some(s) = self.has_padding(t) {
+            let owned = CoopmatInst::Owned {
+                rows: s.rows,
+                cols: s.cols,
+                length: s.length,
+                index,
+            };
+            self.emit(out, coop(owned));
+        }
+        Ok(())
+    }
+
+    /// Records an access chain that selects one component of a matrix held in a variable
+    /// (`m[i]` on a local matrix in GLSL), so a load through it gets the ownership check.
+    fn note_element_pointer(&mut self, inst: &Instruction) -> Result<(), ExecError> {
+        let (Some(id), [_, index]) = (inst.result_id, inst.operands.as_slice()) else {
+            return Ok(());
+        };
+        let Ok(base) = self.pointee_of_value(inst.id_operand(0)) else {
+            return Ok(());
+        };
+        if let (Some(s), Ok(index)) = (self.has_padding(base), self.value(index.id())) {
+            self.coopmat_elements
+                .insert(id, (s.rows, s.cols, s.length, index.slot));
+        }
+        Ok(())
     }
 
     /// A check that `v` is the same in every active invocation, unless it is a constant.

@@ -70,6 +70,9 @@ pub(crate) struct Lowerer<'m> {
     pub unsupported_ids: HashMap<u32, String>,
     /// Loads from promoted variables that share the variable's slots ([`promote`]).
     pub alias_loads: std::collections::HashSet<u32>,
+    /// Pointers to one component of a cooperative matrix in a variable, by id: the matrix's
+    /// rows, columns, length and the slot of the index (for the ownership check on loads).
+    pub coopmat_elements: HashMap<u32, (u32, u32, u32, Slot)>,
     /// Invocations per subgroup: a cooperative matrix holds ⌈elements / this⌉ per invocation.
     pub subgroup_size: u32,
 }
@@ -114,6 +117,7 @@ pub fn lower(
         unsupported_ids: HashMap::new(),
         single_use: Default::default(),
         subgroup_size,
+        coopmat_elements: HashMap::new(),
     };
     l.collect_facts();
     let entry_id = l.find_entry(entry_point)?;

@@ -99,8 +99,14 @@ pub enum CoopmatInst {
     Active,
     /// Check: `slot` holds the same value in every active invocation.
     Uniform { slot: Slot, operand: &'static str },
-    /// Check: composite index `index` of a matrix of `shape` holds an element.
-    Owned { rows: u32, cols: u32, length: u32, index: u32 },
+    /// Check: the composite index in slot `index` of a `rows`×`cols` matrix holds an element
+    /// in each active invocation.
+    Owned {
+        rows: u32,
+        cols: u32,
+        length: u32,
+        index: Slot,
+    },
 }
 
 /// The positions of one matrix shape's elements under a layout.
@@ -257,8 +263,11 @@ pub fn exec_coopmat(
         } => {
             if let Some(map) = cx.layouts.get(*rows, *cols) {
                 for l in bits_of(mask, n) {
-                    if index < length && map.elem(l, *index).is_none() {
-                        let finding = CF::UnownedElement { index: *index };
+                    let i = rd(regs, n, *index, l);
+                    let i = u32::try_from(i).unwrap_or(u32::MAX);
+                    // An index past the length is the access code's out-of-bounds case.
+                    if i < *length && map.elem(l, i).is_none() {
+                        let finding = CF::UnownedElement { index: i };
                         found.push((l, Finding::Coopmat(finding)));
                     }
                 }

@@ -1,0 +1,525 @@
+//! SPV_KHR_cooperative_matrix executed through GLSL shaders (`GL_KHR_cooperative_matrix`), each
+//! under every layout policy, against plain-Rust references on random inputs: MulAdd for
+//! integer (plain, wrapping, saturating, mixed signedness) and float component types; element-wise
+//! arithmetic, scalar multiply, constants, length and composite access, function parameters and
+//! conversions; loads and stores through scalar and vector pointers in StorageBuffer and
+//! Workgroup memory, row- and column-major with odd strides. The ML-style kernels (tiled GEMM,
+//! attention) are in `coopmat_kernels.rs`, the sanitizer findings in `coopmat_sanitizer.rs`.
+
+mod common;
+
+use common::{compile, Rng};
+use half::f16;
+use tangle_exec::{
+    CoopmatLayout, Device, Profile, Report, Resources, RunOptions, SpecConstants,
+};
+use tangle_validate::Validated;
+
+/// Runs `module` on one workgroup grid with buffers at set 0, bindings 0.., under `layout`.
+pub fn run_layout(
+    module: &Validated<'_>,
+    buffers: &[Vec<u8>],
+    groups: [u32; 3],
+    subgroup: u32,
+    layout: CoopmatLayout,
+) -> (Vec<Vec<u8>>, Report) {
+    let profile = Profile::default()
+        .with_subgroup_size(subgroup)
+        .expect("subgroup size");
+    let pipeline = Device::new(profile)
+        .compute_pipeline(module, "main", &SpecConstants::new())
+        .unwrap_or_else(|e| panic!("pipeline: {e}"));
+    let mut res = Resources::default();
+    for (i, b) in buffers.iter().enumerate() {
+        res.buffers.insert((0, i as u32), b.clone());
+    }
+    let options = RunOptions {
+        threads: 1,
+        coopmat_layout: layout,
+        ..RunOptions::default()
+    };
+    let report = pipeline
+        .dispatch(&mut res, groups, &options)
+        .unwrap_or_else(|e| panic!("dispatch: {e}"));
+    (res.buffers.into_values().collect(), report)
+}
+
+const HEADER: &str = "#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+";
+
+/// A scalar component type as GLSL names it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Ty {
+    glsl: &'static str,
+    bits: u32,
+    signed: bool,
+    float: bool,
+}
+
+const fn int(glsl: &'static str, bits: u32, signed: bool) -> Ty {
+    Ty {
+        glsl,
+        bits,
+        signed,
+        float: false,
+    }
+}
+const fn float(glsl: &'static str, bits: u32) -> Ty {
+    Ty {
+        glsl,
+        bits,
+        signed: true,
+        float: true,
+    }
+}
+
+const I8: Ty = int("int8_t", 8, true);
+const U8: Ty = int("uint8_t", 8, false);
+const I16: Ty = int("int16_t", 16, true);
+const U16: Ty = int("uint16_t", 16, false);
+const I32: Ty = int("int", 32, true);
+const U32: Ty = int("uint", 32, false);
+const I64: Ty = int("int64_t", 64, true);
+const U64: Ty = int("uint64_t", 64, false);
+const F16: Ty = float("float16_t", 16);
+const F32: Ty = float("float", 32);
+const F64: Ty = float("double", 64);
+
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+impl Ty {
+    fn bytes(self) -> usize {
+        self.bits as usize / 8
+    }
+    /// A value as the i128 it stands for (integers) or its f64 (floats, as bits of f64).
+    fn int_value(self, v: u64) -> i128 {
+        let v = v & mask(self.bits);
+        if self.signed && self.bits < 128 && (v >> (self.bits - 1)) & 1 == 1 {
+            i128::from(v) - (1i128 << self.bits)
+        } else {
+            i128::from(v)
+        }
+    }
+    fn to_f64(self, v: u64) -> f64 {
+        match self.bits {
+            16 => f16::from_bits(v as u16).to_f64(),
+            32 => f64::from(f32::from_bits(v as u32)),
+            _ => f64::from_bits(v),
+        }
+    }
+    fn from_f64(self, x: f64) -> u64 {
+        match self.bits {
+            16 => u64::from(f16::from_f64(x).to_bits()),
+            32 => u64::from((x as f32).to_bits()),
+            _ => x.to_bits(),
+        }
+    }
+    /// A random value: small floats; integers over their whole range or small (`small`).
+    fn random(self, rng: &mut Rng, small: bool) -> u64 {
+        if self.float {
+            let x = ((rng.next() % 2001) as f64 - 1000.0) / 250.0;
+            return self.from_f64(x);
+        }
+        let v = rng.next() & mask(self.bits);
+        if small {
+            v & 0x7
+        } else {
+            v
+        }
+    }
+    fn pack(self, vals: &[u64]) -> Vec<u8> {
+        vals.iter()
+            .flat_map(|v| v.to_le_bytes()[..self.bytes()].to_vec())
+            .collect()
+    }
+    fn unpack(self, bytes: &[u8]) -> Vec<u64> {
+        bytes
+            .chunks_exact(self.bytes())
+            .map(|c| {
+                let mut b = [0u8; 8];
+                b[..c.len()].copy_from_slice(c);
+                u64::from_le_bytes(b)
+            })
+            .collect()
+    }
+}
+
+/// Plain-Rust MulAdd of one element: `None` where the spec leaves it undefined (saturating
+/// with an intermediate overflow).
+#[allow(clippy::too_many_arguments)]
+fn reference_int(
+    (ta, tb, tr): (Ty, Ty, Ty),
+    a: &[u64],
+    b: &[u64],
+    c: u64,
+    saturating: bool,
+) -> Option<u64> {
+    let n = tr.bits;
+    let (lo, hi) = if tr.signed {
+        (-(1i128 << (n - 1)), (1i128 << (n - 1)) - 1)
+    } else {
+        (0, (1i128 << n) - 1)
+    };
+    let mut exact = 0i128;
+    let mut wrapped = 0u128;
+    let mut undefined = false;
+    for (&x, &y) in a.iter().zip(b) {
+        let p = ta.int_value(x) * tb.int_value(y);
+        wrapped = wrapped.wrapping_add(p as u128);
+        exact += p;
+        undefined |= !(lo..=hi).contains(&p) || !(lo..=hi).contains(&exact);
+    }
+    let cv = tr.int_value(c);
+    if saturating {
+        (!undefined).then(|| ((exact + cv).clamp(lo, hi) as u128 as u64) & mask(n))
+    } else {
+        Some((wrapped.wrapping_add(cv as u128) as u64) & mask(n))
+    }
+}
+
+/// One MulAdd shader: `R = A (m×k) × B (k×n) + C`, C of the result type.
+fn mul_add_shader(ta: Ty, tb: Ty, tr: Ty, (m, n, k): (u32, u32, u32), saturating: bool) -> String {
+    let sat = if saturating {
+        ", gl_MatrixOperandsSaturatingAccumulation"
+    } else {
+        ""
+    };
+    let (a, b, r) = (ta.glsl, tb.glsl, tr.glsl);
+    format!(
+        "{HEADER}
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0) buffer A {{ {a} a[]; }};
+layout(set = 0, binding = 1) buffer B {{ {b} b[]; }};
+layout(set = 0, binding = 2) buffer C {{ {r} c[]; }};
+layout(set = 0, binding = 3) buffer R {{ {r} r[]; }};
+void main() {{
+  coopmat<{a}, gl_ScopeSubgroup, {m}, {k}, gl_MatrixUseA> ma;
+  coopmat<{b}, gl_ScopeSubgroup, {k}, {n}, gl_MatrixUseB> mb;
+  coopmat<{r}, gl_ScopeSubgroup, {m}, {n}, gl_MatrixUseAccumulator> mc;
+  coopMatLoad(ma, a, 0, {k}, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatLoad(mb, b, 0, {n}, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatLoad(mc, c, 0, {n}, gl_CooperativeMatrixLayoutRowMajor);
+  coopmat<{r}, gl_ScopeSubgroup, {m}, {n}, gl_MatrixUseAccumulator> mr = coopMatMulAdd(ma, mb, mc{sat});
+  coopMatStore(mr, r, 0, {n}, gl_CooperativeMatrixLayoutRowMajor);
+}}
+"
+    )
+}
+
+/// Runs one integer MulAdd configuration on random inputs under every layout.
+fn check_int_mul_add(ta: Ty, tb: Ty, tr: Ty, saturating: bool, small: bool, seed: u64) {
+    let (m, n, k) = (16u32, 16u32, 16u32);
+    let module = compile(&mul_add_shader(ta, tb, tr, (m, n, k), saturating));
+    let mut rng = Rng(seed);
+    let a: Vec<u64> = (0..m * k).map(|_| ta.random(&mut rng, small)).collect();
+    let b: Vec<u64> = (0..k * n).map(|_| tb.random(&mut rng, small)).collect();
+    let c: Vec<u64> = (0..m * n).map(|_| tr.random(&mut rng, small)).collect();
+    let (m, n, k) = (m as usize, n as usize, k as usize);
+    let want: Vec<Option<u64>> = (0..m * n)
+        .map(|e| {
+            let (i, j) = (e / n, e % n);
+            let row = &a[i * k..i * k + k];
+            let col: Vec<u64> = (0..k).map(|p| b[p * n + j]).collect();
+            reference_int((ta, tb, tr), row, &col, c[e], saturating)
+        })
+        .collect();
+    let undefined = want.iter().filter(|w| w.is_none()).count();
+    for layout in CoopmatLayout::all() {
+        let bufs = vec![
+            ta.pack(&a),
+            tb.pack(&b),
+            tr.pack(&c),
+            vec![0; m * n * tr.bytes()],
+        ];
+        let (out, report) = run_layout(&module, &bufs, [1, 1, 1], 32, layout);
+        let got = tr.unpack(&out[3]);
+        for (e, w) in want.iter().enumerate() {
+            if let Some(w) = w {
+                assert_eq!(
+                    got[e], *w,
+                    "{} x {} -> {} sat={saturating} {layout}: element {e}",
+                    ta.glsl, tb.glsl, tr.glsl
+                );
+            }
+        }
+        assert_eq!(
+            report.diagnostics.len(),
+            undefined,
+            "{layout}: {:?}",
+            report.diagnostics.first().map(|d| d.to_string())
+        );
+    }
+}
+
+#[test]
+fn int_mul_add_wrapping_every_width_and_signedness() {
+    let combos = [
+        (I8, I8, I32),
+        (U8, U8, U32),
+        (I8, U8, I32),
+        (U8, I8, I32),
+        (I8, I8, I16),
+        (U16, U16, U16),
+        (I16, I16, I64),
+        (I32, I32, I32),
+        (U32, U32, U64),
+        (I64, I64, I64),
+        (U8, U8, U8),
+    ];
+    for (i, (a, b, r)) in combos.into_iter().enumerate() {
+        check_int_mul_add(a, b, r, false, false, 100 + i as u64);
+    }
+}
+
+#[test]
+fn int_mul_add_saturating() {
+    // Small inputs: the saturating sum of C is exact; large ones: some products overflow and
+    // are reported (the reference says which).
+    for (i, (a, b, r)) in [(I8, I8, I8), (U8, U8, U8), (I8, U8, I16), (I32, I32, I32)]
+        .into_iter()
+        .enumerate()
+    {
+        check_int_mul_add(a, b, r, true, true, 200 + i as u64);
+        check_int_mul_add(a, b, r, true, false, 300 + i as u64);
+    }
+}
+
+#[test]
+fn float_mul_add() {
+    for (i, (ta, tr)) in [(F16, F32), (F16, F16), (F32, F32), (F64, F64)]
+        .into_iter()
+        .enumerate()
+    {
+        let (m, n, k) = (16usize, 16usize, 16usize);
+        let module = compile(&mul_add_shader(
+            ta,
+            ta,
+            tr,
+            (m as u32, n as u32, k as u32),
+            false,
+        ));
+        let mut rng = Rng(400 + i as u64);
+        let a: Vec<u64> = (0..m * k).map(|_| ta.random(&mut rng, false)).collect();
+        let b: Vec<u64> = (0..k * n).map(|_| ta.random(&mut rng, false)).collect();
+        let c: Vec<u64> = (0..m * n).map(|_| tr.random(&mut rng, false)).collect();
+        let want: Vec<f64> = (0..m * n)
+            .map(|e| {
+                let (r, j) = (e / n, e % n);
+                (0..k).fold(tr.to_f64(c[e]), |s, p| {
+                    s + ta.to_f64(a[r * k + p]) * ta.to_f64(b[p * n + j])
+                })
+            })
+            .collect();
+        // Inputs are multiples of 1/250 below 4, so sums stay below 300: the tolerance is a few
+        // units in the last place of the result precision.
+        let tol = match tr.bits {
+            16 => 0.5,
+            32 => 1e-3,
+            _ => 1e-9,
+        };
+        for layout in CoopmatLayout::all() {
+            let bufs = vec![
+                ta.pack(&a),
+                ta.pack(&b),
+                tr.pack(&c),
+                vec![0; m * n * tr.bytes()],
+            ];
+            let (out, report) = run_layout(&module, &bufs, [1, 1, 1], 32, layout);
+            assert!(report.diagnostics.is_empty());
+            let got = tr.unpack(&out[3]);
+            for (e, w) in want.iter().enumerate() {
+                let g = tr.to_f64(got[e]);
+                assert!(
+                    (g - w).abs() <= tol,
+                    "{} -> {} {layout}: element {e}: {g} vs {w}",
+                    ta.glsl,
+                    tr.glsl
+                );
+            }
+        }
+    }
+}
+
+/// Element-wise operations, scalar multiply, a splat constant, length and composite access,
+/// a function taking and returning matrices, and conversions, on one 16x16 matrix pair.
+#[test]
+fn element_wise_constants_composite_access_functions_and_conversions() {
+    let src = format!(
+        "{HEADER}
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0) buffer X {{ float x[]; }};
+layout(set = 0, binding = 1) buffer Y {{ float y[]; }};
+layout(set = 0, binding = 2) buffer O {{ float o[]; }};
+layout(set = 0, binding = 3) buffer H {{ float16_t h[]; }};
+layout(set = 0, binding = 4) buffer I {{ int i32[]; }};
+layout(set = 0, binding = 5) buffer J {{ int16_t i16[]; }};
+layout(set = 0, binding = 6) buffer U {{ uint u32[]; }};
+#define M coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+M twice_plus(M m, float s) {{ return m + m * s; }}
+void main() {{
+  M mx; M my;
+  coopMatLoad(mx, x, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatLoad(my, y, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(mx + my, o, 0 * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(mx - my, o, 1 * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(mx * my, o, 2 * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(mx / my, o, 3 * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(-mx, o, 4 * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(mx * 3.0, o, 5 * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+  M z = M(7.0);
+  for (int k = 0; k < z.length(); ++k) {{ z[k] = z[k] + 2.0 * mx[k]; }}
+  coopMatStore(z, o, 6 * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(twice_plus(my, 0.5), o, 7 * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> mh =
+      coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(mx);
+  coopMatStore(mh, h, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> mi =
+      coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(mx);
+  coopMatStore(mi, i32, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopmat<int16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> ms =
+      coopmat<int16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(mi);
+  coopMatStore(ms, i16, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopmat<uint, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> mu =
+      coopmat<uint, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(mx * mx);
+  coopMatStore(mu, u32, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+  M back = M(mi) + M(mu);
+  coopMatStore(back, o, 8 * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}
+"
+    );
+    let module = compile(&src);
+    let mut rng = Rng(7);
+    let x: Vec<f32> = (0..256).map(|_| rng.f32() / 10.0).collect();
+    let y: Vec<f32> = (0..256)
+        .map(|_| {
+            let v = rng.f32() / 10.0;
+            if v == 0.0 {
+                1.0
+            } else {
+                v
+            }
+        })
+        .collect();
+    let ops: Vec<Box<dyn Fn(f32, f32) -> f32>> = vec![
+        Box::new(|a, b| a + b),
+        Box::new(|a, b| a - b),
+        Box::new(|a, b| a * b),
+        Box::new(|a, b| a / b),
+        Box::new(|a, _| -a),
+        Box::new(|a, _| a * 3.0),
+        Box::new(|a, _| 7.0 + 2.0 * a),
+        Box::new(|_, b| b + b * 0.5),
+        Box::new(|a, _| (a as i32) as f32 + ((a * a) as u32) as f32),
+    ];
+    for layout in CoopmatLayout::all() {
+        let bufs = vec![
+            common::f32s(&x),
+            common::f32s(&y),
+            vec![0; 9 * 256 * 4],
+            vec![0; 256 * 2],
+            vec![0; 256 * 4],
+            vec![0; 256 * 2],
+            vec![0; 256 * 4],
+        ];
+        let (out, report) = run_layout(&module, &bufs, [1, 1, 1], 32, layout);
+        assert!(report.diagnostics.is_empty(), "{layout}");
+        let o = common::to_f32s(&out[2]);
+        for (k, f) in ops.iter().enumerate() {
+            for e in 0..256 {
+                assert_eq!(o[k * 256 + e], f(x[e], y[e]), "{layout} op {k} element {e}");
+            }
+        }
+        let h = F16.unpack(&out[3]);
+        let i32s = common::to_u32s(&out[4]);
+        let i16s = I16.unpack(&out[5]);
+        let u32s = common::to_u32s(&out[6]);
+        for e in 0..256 {
+            assert_eq!(h[e] as u16, f16::from_f32(x[e]).to_bits(), "{layout} f16 {e}");
+            assert_eq!(i32s[e] as i32, x[e] as i32, "{layout} int {e}");
+            assert_eq!(i16s[e] as u16 as i16, x[e] as i32 as i16, "{layout} int16 {e}");
+            assert_eq!(u32s[e], (x[e] * x[e]) as u32, "{layout} uint {e}");
+        }
+    }
+}
+
+/// Loads and stores: f16 data through `uvec4` pointers (stride in uvec4 units), column-major
+/// with an odd stride, and staging through Workgroup memory.
+#[test]
+fn loads_and_stores_through_vectors_columns_odd_strides_and_shared_memory() {
+    let src = format!(
+        "{HEADER}
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0) buffer V {{ uvec4 v[]; }};
+layout(set = 0, binding = 1) buffer S {{ float s[]; }};
+layout(set = 0, binding = 2) buffer O {{ float16_t o[]; }};
+layout(set = 0, binding = 3) buffer P {{ float p[]; }};
+shared float tile[16 * 19];
+#define H coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define F coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+void main() {{
+  // 16 f16 per row = 2 uvec4; rows 3 uvec4 apart, starting at uvec4 1.
+  H mh;
+  coopMatLoad(mh, v, 1, 3, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(mh, o, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+  // Column-major, stride 19 floats.
+  F mf;
+  coopMatLoad(mf, s, 5, 19, gl_CooperativeMatrixLayoutColumnMajor);
+  coopMatStore(mf, p, 0, 16, gl_CooperativeMatrixLayoutRowMajor);
+  // Stored column-major with stride 17.
+  coopMatStore(mf, p, 256, 17, gl_CooperativeMatrixLayoutColumnMajor);
+  // Through shared memory: stage the row-major copy with stride 19, read it back.
+  coopMatStore(mf, tile, 0, 19, gl_CooperativeMatrixLayoutRowMajor);
+  barrier();
+  F back;
+  coopMatLoad(back, tile, 0, 19, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(back * 2.0, p, 256 + 17 * 16, 16, gl_CooperativeMatrixLayoutRowMajor);
+}}
+"
+    );
+    let module = compile(&src);
+    let mut rng = Rng(11);
+    let halves: Vec<u16> = (0..16 * 3 * 8 + 8)
+        .map(|_| f16::from_f32(rng.f32() / 100.0).to_bits())
+        .collect();
+    let vbytes: Vec<u8> = halves.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let s: Vec<f32> = (0..5 + 16 * 19).map(|_| rng.f32()).collect();
+    // Element (r, c) of the uvec4 load: half at uvec4 (1 + 3r), half c of 16 after it.
+    let want_h: Vec<u16> = (0..256)
+        .map(|e| halves[(1 + 3 * (e / 16)) * 8 + e % 16])
+        .collect();
+    // Column-major: (r, c) at s[5 + c*19 + r].
+    let want_f: Vec<f32> = (0..256).map(|e| s[5 + (e % 16) * 19 + e / 16]).collect();
+    for layout in CoopmatLayout::all() {
+        let plen = 256 + 17 * 16 + 256;
+        let bufs = vec![
+            vbytes.clone(),
+            common::f32s(&s),
+            vec![0; 256 * 2],
+            common::f32s(&vec![-1.0; plen]),
+        ];
+        let (out, report) = run_layout(&module, &bufs, [1, 1, 1], 32, layout);
+        assert!(report.diagnostics.is_empty(), "{layout}");
+        let o: Vec<u16> = F16.unpack(&out[2]).iter().map(|&v| v as u16).collect();
+        assert_eq!(o, want_h, "{layout}");
+        let p = common::to_f32s(&out[3]);
+        assert_eq!(&p[..256], &want_f[..], "{layout}");
+        for e in 0..256 {
+            let (r, c) = (e / 16, e % 16);
+            assert_eq!(p[256 + c * 17 + r], want_f[e], "{layout} column-major store {e}");
+            assert_eq!(p[256 + 17 * 16 + e], want_f[e] * 2.0, "{layout} shared {e}");
+        }
+        // The store with stride 17 leaves the 17th element of each column alone.
+        for c in 0..16 {
+            assert_eq!(p[256 + c * 17 + 16], -1.0, "{layout} gap {c}");
+        }
+    }
+}
