@@ -10,9 +10,8 @@ mod common;
 
 use common::{compile, Rng};
 use half::f16;
-use tangle_exec::{
-    CoopmatLayout, Device, Profile, Report, Resources, RunOptions, SpecConstants,
-};
+use tangle_exec::{CoopmatLayout, Device, Profile, Report, Resources, RunOptions, SpecConstants};
+use tangle_spirv::text::{assemble, AssembleOptions};
 use tangle_validate::Validated;
 
 /// Runs `module` on one workgroup grid with buffers at set 0, bindings 0.., under `layout`.
@@ -157,7 +156,7 @@ impl Ty {
 /// with an intermediate overflow).
 #[allow(clippy::too_many_arguments)]
 fn reference_int(
-    (ta, tb, tr): (Ty, Ty, Ty),
+    [ta, tb, tc, tr]: [Ty; 4],
     a: &[u64],
     b: &[u64],
     c: u64,
@@ -175,10 +174,12 @@ fn reference_int(
     for (&x, &y) in a.iter().zip(b) {
         let p = ta.int_value(x) * tb.int_value(y);
         wrapped = wrapped.wrapping_add(p as u128);
-        exact += p;
+        // |p| < 2^127 and each partial sum stays in range while defined: no i128 overflow
+        // before `undefined` is set.
+        exact = exact.wrapping_add(p);
         undefined |= !(lo..=hi).contains(&p) || !(lo..=hi).contains(&exact);
     }
-    let cv = tr.int_value(c);
+    let cv = tc.int_value(c);
     if saturating {
         (!undefined).then(|| ((exact + cv).clamp(lo, hi) as u128 as u64) & mask(n))
     } else {
@@ -186,50 +187,138 @@ fn reference_int(
     }
 }
 
-/// One MulAdd shader: `R = A (m×k) × B (k×n) + C`, C of the result type.
-fn mul_add_shader(ta: Ty, tb: Ty, tr: Ty, (m, n, k): (u32, u32, u32), saturating: bool) -> String {
-    let sat = if saturating {
-        ", gl_MatrixOperandsSaturatingAccumulation"
+/// The SPIR-V name and declaration of a component type (integers unsigned: the MulAdd operand
+/// flags, not the type, say how they are read).
+fn spirv_type(t: Ty) -> (String, String) {
+    if t.float {
+        (format!("%f{}", t.bits), format!("OpTypeFloat {}", t.bits))
     } else {
-        ""
+        (format!("%u{}", t.bits), format!("OpTypeInt {} 0", t.bits))
+    }
+}
+
+/// One MulAdd module in SPIR-V assembly: `R = A (m×k) × B (k×n) + C` with buffers A, B, C, R at
+/// bindings 0..3, the Signed flags from the types' signedness, and SaturatingAccumulation.
+fn mul_add_module(
+    [ta, tb, tc, tr]: [Ty; 4],
+    (m, n, k): (u32, u32, u32),
+    saturating: bool,
+) -> Validated<'static> {
+    let mut text = String::from(
+        "OpCapability Shader\nOpCapability VulkanMemoryModel\nOpCapability CooperativeMatrixKHR\n\
+         OpCapability Int8\nOpCapability Int16\nOpCapability Int64\nOpCapability Float16\n\
+         OpCapability Float64\nOpCapability StorageBuffer8BitAccess\n\
+         OpCapability StorageBuffer16BitAccess\nOpExtension \"SPV_KHR_cooperative_matrix\"\n\
+         OpMemoryModel Logical Vulkan\n\
+         OpEntryPoint GLCompute %main \"main\" %b0 %b1 %b2 %b3\n\
+         OpExecutionMode %main LocalSize 32 1 1\n",
+    );
+    let tys = [ta, tb, tc, tr];
+    for (i, t) in tys.iter().enumerate() {
+        text += &format!(
+            "OpDecorate %arr{i} ArrayStride {}\nOpDecorate %s{i} Block\n\
+             OpMemberDecorate %s{i} 0 Offset 0\nOpDecorate %b{i} DescriptorSet 0\n\
+             OpDecorate %b{i} Binding {i}\n",
+            t.bytes()
+        );
+    }
+    text += "%void = OpTypeVoid\n%fn = OpTypeFunction %void\n";
+    let mut declared: Vec<String> = Vec::new();
+    for t in tys.iter().chain([&U32]) {
+        let (name, decl) = spirv_type(*t);
+        if !declared.contains(&name) {
+            text += &format!(
+                "{name} = {decl}\n%p{} = OpTypePointer StorageBuffer {name}\n",
+                &name[1..]
+            );
+            declared.push(name);
+        }
+    }
+    text += &format!(
+        "%c0 = OpConstant %u32 0\n%c1 = OpConstant %u32 1\n%c2 = OpConstant %u32 2\n\
+         %c3 = OpConstant %u32 3\n%cm = OpConstant %u32 {m}\n%cn = OpConstant %u32 {n}\n\
+         %ck = OpConstant %u32 {k}\n"
+    );
+    let name = |t: Ty| spirv_type(t).0;
+    text += &format!(
+        "%mA = OpTypeCooperativeMatrixKHR {} %c3 %cm %ck %c0\n\
+         %mB = OpTypeCooperativeMatrixKHR {} %c3 %ck %cn %c1\n\
+         %mC = OpTypeCooperativeMatrixKHR {} %c3 %cm %cn %c2\n",
+        name(ta),
+        name(tb),
+        name(tc)
+    );
+    let mr = if name(tr) == name(tc) {
+        "%mC".to_string()
+    } else {
+        text += &format!(
+            "%mR = OpTypeCooperativeMatrixKHR {} %c3 %cm %cn %c2\n",
+            name(tr)
+        );
+        "%mR".to_string()
     };
-    let (a, b, r) = (ta.glsl, tb.glsl, tr.glsl);
-    format!(
-        "{HEADER}
-layout(local_size_x = 32) in;
-layout(set = 0, binding = 0) buffer A {{ {a} a[]; }};
-layout(set = 0, binding = 1) buffer B {{ {b} b[]; }};
-layout(set = 0, binding = 2) buffer C {{ {r} c[]; }};
-layout(set = 0, binding = 3) buffer R {{ {r} r[]; }};
-void main() {{
-  coopmat<{a}, gl_ScopeSubgroup, {m}, {k}, gl_MatrixUseA> ma;
-  coopmat<{b}, gl_ScopeSubgroup, {k}, {n}, gl_MatrixUseB> mb;
-  coopmat<{r}, gl_ScopeSubgroup, {m}, {n}, gl_MatrixUseAccumulator> mc;
-  coopMatLoad(ma, a, 0, {k}, gl_CooperativeMatrixLayoutRowMajor);
-  coopMatLoad(mb, b, 0, {n}, gl_CooperativeMatrixLayoutRowMajor);
-  coopMatLoad(mc, c, 0, {n}, gl_CooperativeMatrixLayoutRowMajor);
-  coopmat<{r}, gl_ScopeSubgroup, {m}, {n}, gl_MatrixUseAccumulator> mr = coopMatMulAdd(ma, mb, mc{sat});
-  coopMatStore(mr, r, 0, {n}, gl_CooperativeMatrixLayoutRowMajor);
-}}
-"
-    )
+    for (i, t) in tys.iter().enumerate() {
+        let n = name(*t);
+        text += &format!(
+            "%arr{i} = OpTypeRuntimeArray {n}\n%s{i} = OpTypeStruct %arr{i}\n\
+             %ps{i} = OpTypePointer StorageBuffer %s{i}\n%b{i} = OpVariable %ps{i} StorageBuffer\n"
+        );
+    }
+    let mut flags: Vec<&str> = Vec::new();
+    for (t, f) in tys.iter().zip([
+        "MatrixASignedComponentsKHR",
+        "MatrixBSignedComponentsKHR",
+        "MatrixCSignedComponentsKHR",
+        "MatrixResultSignedComponentsKHR",
+    ]) {
+        if !t.float && t.signed {
+            flags.push(f);
+        }
+    }
+    if saturating {
+        flags.push("SaturatingAccumulationKHR");
+    }
+    let flags = if flags.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", flags.join("|"))
+    };
+    let ptr = |i: usize| format!("%p{}", &name(tys[i])[1..]);
+    text += &format!(
+        "%main = OpFunction %void None %fn\n%entry = OpLabel\n\
+         %pa = OpAccessChain {} %b0 %c0 %c0\n%pb = OpAccessChain {} %b1 %c0 %c0\n\
+         %pc = OpAccessChain {} %b2 %c0 %c0\n%pr = OpAccessChain {} %b3 %c0 %c0\n\
+         %a = OpCooperativeMatrixLoadKHR %mA %pa %c0 %ck\n\
+         %b = OpCooperativeMatrixLoadKHR %mB %pb %c0 %cn\n\
+         %c = OpCooperativeMatrixLoadKHR %mC %pc %c0 %cn\n\
+         %r = OpCooperativeMatrixMulAddKHR {mr} %a %b %c{flags}\n\
+         OpCooperativeMatrixStoreKHR %pr %r %c0 %cn\nOpReturn\nOpFunctionEnd\n",
+        ptr(0),
+        ptr(1),
+        ptr(2),
+        ptr(3)
+    );
+    let (module, _) =
+        assemble(&text, &AssembleOptions::default()).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    common::validated(module)
 }
 
 /// Runs one integer MulAdd configuration on random inputs under every layout.
-fn check_int_mul_add(ta: Ty, tb: Ty, tr: Ty, saturating: bool, small: bool, seed: u64) {
-    let (m, n, k) = (16u32, 16u32, 16u32);
-    let module = compile(&mul_add_shader(ta, tb, tr, (m, n, k), saturating));
+fn check_int_mul_add(tys: [Ty; 4], saturating: bool, small: bool, seed: u64) {
+    let [ta, tb, tc, tr] = tys;
+    let (m, n, k) = (16u32, 8u32, 32u32);
+    let module = mul_add_module(tys, (m, n, k), saturating);
     let mut rng = Rng(seed);
     let a: Vec<u64> = (0..m * k).map(|_| ta.random(&mut rng, small)).collect();
     let b: Vec<u64> = (0..k * n).map(|_| tb.random(&mut rng, small)).collect();
-    let c: Vec<u64> = (0..m * n).map(|_| tr.random(&mut rng, small)).collect();
+    let c: Vec<u64> = (0..m * n).map(|_| tc.random(&mut rng, small)).collect();
     let (m, n, k) = (m as usize, n as usize, k as usize);
     let want: Vec<Option<u64>> = (0..m * n)
         .map(|e| {
             let (i, j) = (e / n, e % n);
             let row = &a[i * k..i * k + k];
             let col: Vec<u64> = (0..k).map(|p| b[p * n + j]).collect();
-            reference_int((ta, tb, tr), row, &col, c[e], saturating)
+            reference_int(tys, row, &col, c[e], saturating)
         })
         .collect();
     let undefined = want.iter().filter(|w| w.is_none()).count();
@@ -237,89 +326,90 @@ fn check_int_mul_add(ta: Ty, tb: Ty, tr: Ty, saturating: bool, small: bool, seed
         let bufs = vec![
             ta.pack(&a),
             tb.pack(&b),
-            tr.pack(&c),
+            tc.pack(&c),
             vec![0; m * n * tr.bytes()],
         ];
         let (out, report) = run_layout(&module, &bufs, [1, 1, 1], 32, layout);
         let got = tr.unpack(&out[3]);
         for (e, w) in want.iter().enumerate() {
-            if let Some(w) = w {
-                assert_eq!(
-                    got[e], *w,
-                    "{} x {} -> {} sat={saturating} {layout}: element {e}",
-                    ta.glsl, tb.glsl, tr.glsl
-                );
+            match w {
+                Some(w) => assert_eq!(got[e], *w, "{tys:?} sat={saturating} {layout}: element {e}"),
+                None => assert_eq!(got[e], 0xdead_beef_dead_beef & mask(tr.bits), "poison"),
             }
         }
-        assert_eq!(
-            report.diagnostics.len(),
-            undefined,
-            "{layout}: {:?}",
-            report.diagnostics.first().map(|d| d.to_string())
-        );
+        let reported = report.diagnostics.len() + report.stats.dropped_diagnostics as usize;
+        assert_eq!(reported, undefined, "{layout}");
     }
 }
 
 #[test]
 fn int_mul_add_wrapping_every_width_and_signedness() {
     let combos = [
-        (I8, I8, I32),
-        (U8, U8, U32),
-        (I8, U8, I32),
-        (U8, I8, I32),
-        (I8, I8, I16),
-        (U16, U16, U16),
-        (I16, I16, I64),
-        (I32, I32, I32),
-        (U32, U32, U64),
-        (I64, I64, I64),
-        (U8, U8, U8),
+        [I8, I8, I32, I32],
+        [U8, U8, U32, U32],
+        [I8, U8, I32, I32],
+        [U8, I8, U32, I32],
+        [I8, I8, I16, I16],
+        [U16, U16, U16, U16],
+        [I16, I16, I64, I64],
+        [I32, I32, I32, I32],
+        [U32, U32, U64, U64],
+        [I64, I64, I64, I64],
+        [U8, U8, U8, U8],
+        [I8, I8, I8, I32],
+        [U8, U8, U16, U32],
     ];
-    for (i, (a, b, r)) in combos.into_iter().enumerate() {
-        check_int_mul_add(a, b, r, false, false, 100 + i as u64);
+    for (i, tys) in combos.into_iter().enumerate() {
+        check_int_mul_add(tys, false, false, 100 + i as u64);
     }
 }
 
 #[test]
 fn int_mul_add_saturating() {
-    // Small inputs: the saturating sum of C is exact; large ones: some products overflow and
-    // are reported (the reference says which).
-    for (i, (a, b, r)) in [(I8, I8, I8), (U8, U8, U8), (I8, U8, I16), (I32, I32, I32)]
-        .into_iter()
-        .enumerate()
+    // Small inputs: A x B fits and the sum with C saturates at most; large ones: some
+    // products overflow, and exactly those elements are reported and poisoned.
+    for (i, tys) in [
+        [I8, I8, I8, I8],
+        [U8, U8, U8, U8],
+        [I8, U8, I16, I16],
+        [I32, I32, I32, I32],
+        [U8, U8, U32, I32],
+    ]
+    .into_iter()
+    .enumerate()
     {
-        check_int_mul_add(a, b, r, true, true, 200 + i as u64);
-        check_int_mul_add(a, b, r, true, false, 300 + i as u64);
+        check_int_mul_add(tys, true, true, 200 + i as u64);
+        check_int_mul_add(tys, true, false, 300 + i as u64);
     }
 }
 
 #[test]
 fn float_mul_add() {
-    for (i, (ta, tr)) in [(F16, F32), (F16, F16), (F32, F32), (F64, F64)]
-        .into_iter()
-        .enumerate()
+    for (i, tys) in [
+        [F16, F16, F32, F32],
+        [F16, F16, F16, F16],
+        [F32, F32, F32, F32],
+        [F64, F64, F64, F64],
+    ]
+    .into_iter()
+    .enumerate()
     {
+        let [ta, _, tc, tr] = tys;
         let (m, n, k) = (16usize, 16usize, 16usize);
-        let module = compile(&mul_add_shader(
-            ta,
-            ta,
-            tr,
-            (m as u32, n as u32, k as u32),
-            false,
-        ));
+        let module = mul_add_module(tys, (m as u32, n as u32, k as u32), false);
         let mut rng = Rng(400 + i as u64);
         let a: Vec<u64> = (0..m * k).map(|_| ta.random(&mut rng, false)).collect();
         let b: Vec<u64> = (0..k * n).map(|_| ta.random(&mut rng, false)).collect();
-        let c: Vec<u64> = (0..m * n).map(|_| tr.random(&mut rng, false)).collect();
+        let c: Vec<u64> = (0..m * n).map(|_| tc.random(&mut rng, false)).collect();
         let want: Vec<f64> = (0..m * n)
             .map(|e| {
                 let (r, j) = (e / n, e % n);
-                (0..k).fold(tr.to_f64(c[e]), |s, p| {
+                (0..k).fold(tc.to_f64(c[e]), |s, p| {
                     s + ta.to_f64(a[r * k + p]) * ta.to_f64(b[p * n + j])
                 })
             })
             .collect();
-        // Inputs are multiples of 1/250 below 4, so sums stay below 300: the tolerance is a few
+        // Inputs are below 4 in magnitude, so sums stay below 300: the tolerance is a few
         // units in the last place of the result precision.
         let tol = match tr.bits {
             16 => 0.5,
@@ -330,7 +420,7 @@ fn float_mul_add() {
             let bufs = vec![
                 ta.pack(&a),
                 ta.pack(&b),
-                tr.pack(&c),
+                tc.pack(&c),
                 vec![0; m * n * tr.bytes()],
             ];
             let (out, report) = run_layout(&module, &bufs, [1, 1, 1], 32, layout);
@@ -340,9 +430,7 @@ fn float_mul_add() {
                 let g = tr.to_f64(got[e]);
                 assert!(
                     (g - w).abs() <= tol,
-                    "{} -> {} {layout}: element {e}: {g} vs {w}",
-                    ta.glsl,
-                    tr.glsl
+                    "{tys:?} {layout}: element {e}: {g} vs {w}"
                 );
             }
         }
@@ -443,9 +531,16 @@ void main() {{
         let i16s = I16.unpack(&out[5]);
         let u32s = common::to_u32s(&out[6]);
         for e in 0..256 {
-            assert_eq!(h[e] as u16, f16::from_f32(x[e]).to_bits(), "{layout} f16 {e}");
+            assert_eq!(
+                h[e] as u16,
+                f16::from_f32(x[e]).to_bits(),
+                "{layout} f16 {e}"
+            );
             assert_eq!(i32s[e] as i32, x[e] as i32, "{layout} int {e}");
-            assert_eq!(i16s[e] as u16 as i16, x[e] as i32 as i16, "{layout} int16 {e}");
+            assert_eq!(
+                i16s[e] as u16 as i16, x[e] as i32 as i16,
+                "{layout} int16 {e}"
+            );
             assert_eq!(u32s[e], (x[e] * x[e]) as u32, "{layout} uint {e}");
         }
     }
@@ -514,7 +609,11 @@ void main() {{
         assert_eq!(&p[..256], &want_f[..], "{layout}");
         for e in 0..256 {
             let (r, c) = (e / 16, e % 16);
-            assert_eq!(p[256 + c * 17 + r], want_f[e], "{layout} column-major store {e}");
+            assert_eq!(
+                p[256 + c * 17 + r],
+                want_f[e],
+                "{layout} column-major store {e}"
+            );
             assert_eq!(p[256 + 17 * 16 + e], want_f[e] * 2.0, "{layout} shared {e}");
         }
         // The store with stride 17 leaves the 17th element of each column alone.

@@ -104,7 +104,11 @@ fn tiled_gemm_with_shared_memory_staging() {
     for layout in CoopmatLayout::all() {
         let bufs = vec![half_bytes(&a), half_bytes(&b), vec![0xff; m * n * 4]];
         let (out, report) = run(&module, &bufs, [2, 2, 1], layout);
-        assert!(report.diagnostics.is_empty(), "{layout}: {:?}", report.diagnostics);
+        assert!(
+            report.diagnostics.is_empty(),
+            "{layout}: {:?}",
+            report.diagnostics
+        );
         let c = common::to_f32s(&out[2]);
         for (e, w) in want.iter().enumerate() {
             assert!(
@@ -180,7 +184,12 @@ fn attention_block_qkt_softmax_v() {
     let mut want = vec![0f64; 256];
     for i in 0..16 {
         let scores: Vec<f64> = (0..16)
-            .map(|j| (0..16).map(|d| q[i * 16 + d].to_f64() * k[j * 16 + d].to_f64()).sum::<f64>() * 0.25)
+            .map(|j| {
+                (0..16)
+                    .map(|d| q[i * 16 + d].to_f64() * k[j * 16 + d].to_f64())
+                    .sum::<f64>()
+                    * 0.25
+            })
             .collect();
         let mx = scores.iter().cloned().fold(f64::MIN, f64::max);
         let exps: Vec<f64> = scores.iter().map(|s| (s - mx).exp()).collect();
@@ -194,9 +203,18 @@ fn attention_block_qkt_softmax_v() {
         }
     }
     for layout in CoopmatLayout::all() {
-        let bufs = vec![half_bytes(&q), half_bytes(&k), half_bytes(&v), vec![0; 1024]];
+        let bufs = vec![
+            half_bytes(&q),
+            half_bytes(&k),
+            half_bytes(&v),
+            vec![0; 1024],
+        ];
         let (out, report) = run(&module, &bufs, [1, 1, 1], layout);
-        assert!(report.diagnostics.is_empty(), "{layout}: {:?}", report.diagnostics);
+        assert!(
+            report.diagnostics.is_empty(),
+            "{layout}: {:?}",
+            report.diagnostics
+        );
         let o = common::to_f32s(&out[3]);
         for e in 0..256 {
             // f32 softmax against f64 may move a probability by one f16 step (2^-11 relative).

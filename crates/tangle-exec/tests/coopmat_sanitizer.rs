@@ -23,7 +23,9 @@ const HEADER: &str = "#version 450
 
 fn pipeline(src: &str, subgroup: u32) -> Result<tangle_exec::Pipeline, ExecError> {
     let module = compile(src);
-    let profile = Profile::default().with_subgroup_size(subgroup).expect("size");
+    let profile = Profile::default()
+        .with_subgroup_size(subgroup)
+        .expect("size");
     Device::new(profile).compute_pipeline(&module, "main", &SpecConstants::new())
 }
 
@@ -185,7 +187,11 @@ fn reading_an_index_that_holds_no_element() {
         assert!(report.diagnostics.is_empty(), "{layout}");
         let mut got = common::to_f32s(&out[1]);
         got.sort_by(f32::total_cmp);
-        assert_eq!(got, (0..128).map(|i| i as f32).collect::<Vec<_>>(), "{layout}");
+        assert_eq!(
+            got,
+            (0..128).map(|i| i as f32).collect::<Vec<_>>(),
+            "{layout}"
+        );
     }
 }
 
@@ -258,7 +264,10 @@ void main() {{
     };
     let a = results(&assuming);
     assert_eq!(a[0], (0..256).map(|i| i as f32).collect::<Vec<_>>());
-    assert!(a[1..].iter().all(|r| *r != a[0]), "every other layout differs");
+    assert!(
+        a[1..].iter().all(|r| *r != a[0]),
+        "every other layout differs"
+    );
     let c = results(&correct);
     assert!(c.iter().all(|r| *r == c[0]), "the correct shader agrees");
 }
@@ -284,7 +293,10 @@ void main() {{
     let partial = copy_shader("true", "16").replace("local_size_x = 32", "local_size_x = 48");
     match pipeline(&partial, 32) {
         Err(ExecError::Unsupported { what, .. }) => {
-            assert!(what.contains("not a multiple of the subgroup size"), "{what}")
+            assert!(
+                what.contains("not a multiple of the subgroup size"),
+                "{what}"
+            )
         }
         other => panic!("{other:?}"),
     }

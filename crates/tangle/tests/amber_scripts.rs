@@ -78,7 +78,12 @@ fn failing_scripts_exit_1() {
 #[test]
 fn examples_pass() {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    for name in ["saxpy.amber", "rotate.amber", "dot.amber", "coopmat_gemm.amber"] {
+    for name in [
+        "saxpy.amber",
+        "rotate.amber",
+        "dot.amber",
+        "coopmat_gemm.amber",
+    ] {
         let (code, stdout, stderr) = tangle_run(&examples.join(name), &[]);
         assert_eq!(code, 0, "examples/{name}: {stdout}{stderr}");
     }

@@ -38,7 +38,7 @@ impl<'m> Lowerer<'m> {
     /// specialized via specialization constants"), folded by now.
     pub fn coopmat_type(&mut self, inst: &Instruction) -> Result<Type, ExecError> {
         let elem = self.lower_type(inst.id_operand(0))?;
-        let mut lit = |i: usize| -> Result<u64, ExecError> {
+        let lit = |i: usize| -> Result<u64, ExecError> {
             let v = self.operand(inst, i)?;
             self.const_value(v.slot)
                 .ok_or_else(|| self.malformed("cooperative matrix operand is not a constant"))
@@ -114,7 +114,10 @@ impl<'m> Lowerer<'m> {
         if op == SpvOp::CooperativeMatrixLengthKHR {
             let ty = self.lower_type(inst.id_operand(0))?;
             let length = self.shape(ty)?.length;
-            let (dst, src) = (self.value(inst.result_id)?, self.constant(u64::from(length))?);
+            let (dst, src) = (
+                self.value(inst.result_id)?,
+                self.constant(u64::from(length))?,
+            );
             self.emit(out, Op::Copy { dst: dst.slot, src });
             return Ok(true);
         }
@@ -147,7 +150,12 @@ impl<'m> Lowerer<'m> {
             SpvOp::CooperativeMatrixLoadKHR => self.coopmat_load(inst, out)?,
             SpvOp::CooperativeMatrixStoreKHR => self.coopmat_store(inst, out)?,
             SpvOp::CooperativeMatrixMulAddKHR => self.coopmat_mul_add(inst, out)?,
-            SpvOp::CompositeConstruct => {
+            SpvOp::CompositeConstruct
+                if inst
+                    .result_type
+                    .and_then(|t| self.type_memo.get(&(t, None)))
+                    .is_some_and(|&t| self.is_coopmat(t)) =>
+            {
                 // "there must be only one Constituent and it is used to initialize all members.
                 // The Constituent must be dynamically uniform within the Scope".
                 let (d, v) = (self.value(inst.result_id)?, self.operand(inst, 0)?);

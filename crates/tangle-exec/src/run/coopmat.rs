@@ -129,9 +129,9 @@ impl Map {
         let positions = length.saturating_mul(lanes.max(1));
         let pos_of: Vec<u32> = match layout {
             CoopmatLayout::RowStriped => (0..elems).collect(),
-            CoopmatLayout::ColumnStriped => (0..elems)
-                .map(|e| (e % cols) * rows + e / cols)
-                .collect(),
+            CoopmatLayout::ColumnStriped => {
+                (0..elems).map(|e| (e % cols) * rows + e / cols).collect()
+            }
             CoopmatLayout::Shuffled(seed) => {
                 let mut perm: Vec<u32> = (0..positions).collect();
                 let mut rng = Rng::new(seed, &[u64::from(rows), u64::from(cols)]);
