@@ -390,7 +390,11 @@ pub fn check_full_subgroups(program: &Program, subgroup_size: u32) -> Result<(),
         .types
         .iter()
         .any(|t| matches!(t.ty, Type::CoopMatrix { .. }));
-    let invocations: u64 = program.local_size.iter().map(|&s| u64::from(s)).product();
+    // Three u32 factors can exceed u64 (the pipeline's limit check reports that size).
+    let invocations = program
+        .local_size
+        .iter()
+        .fold(1u64, |p, &s| p.saturating_mul(u64::from(s)));
     if uses && !invocations.is_multiple_of(u64::from(subgroup_size.max(1))) {
         return Err(unsupported(
             &InstRef::default(),
