@@ -622,3 +622,124 @@ void main() {{
         }
     }
 }
+
+/// The composite forms GLSL does not produce: rows and columns from specialization constants,
+/// `OpSpecConstantComposite`, `OpConstantNull`, a Private variable holding a matrix, `OpPhi`
+/// after a branch, `OpSelect` on matrices, `OpBitcast`, and a load with memory operands.
+const FORMS: &str = "OpCapability Shader
+OpCapability VulkanMemoryModel
+OpCapability CooperativeMatrixKHR
+OpExtension \"SPV_KHR_cooperative_matrix\"
+OpMemoryModel Logical Vulkan
+OpEntryPoint GLCompute %main \"main\" %bx %bo %priv
+OpExecutionMode %main LocalSize 32 1 1
+OpDecorate %rows SpecId 0
+OpDecorate %cols SpecId 1
+OpDecorate %five SpecId 2
+OpDecorate %arr ArrayStride 4
+OpDecorate %blk Block
+OpMemberDecorate %blk 0 Offset 0
+OpDecorate %bx DescriptorSet 0
+OpDecorate %bx Binding 0
+OpDecorate %bo DescriptorSet 0
+OpDecorate %bo Binding 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%bool = OpTypeBool
+%u32 = OpTypeInt 32 0
+%i32 = OpTypeInt 32 1
+%c0 = OpConstant %u32 0
+%c2 = OpConstant %u32 2
+%c3 = OpConstant %u32 3
+%c256 = OpConstant %u32 256
+%c512 = OpConstant %u32 512
+%c768 = OpConstant %u32 768
+%rows = OpSpecConstant %u32 8
+%cols = OpSpecConstant %u32 8
+%five = OpSpecConstant %u32 5
+%mat = OpTypeCooperativeMatrixKHR %u32 %c3 %rows %cols %c2
+%imat = OpTypeCooperativeMatrixKHR %i32 %c3 %rows %cols %c2
+%splat = OpSpecConstantComposite %mat %five
+%null = OpConstantNull %mat
+%arr = OpTypeRuntimeArray %u32
+%blk = OpTypeStruct %arr
+%pblk = OpTypePointer StorageBuffer %blk
+%pu32 = OpTypePointer StorageBuffer %u32
+%pi32 = OpTypePointer StorageBuffer %i32
+%pmat = OpTypePointer Private %mat
+%bx = OpVariable %pblk StorageBuffer
+%bo = OpVariable %pblk StorageBuffer
+%priv = OpVariable %pmat Private
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%px = OpAccessChain %pu32 %bx %c0 %c0
+%x = OpCooperativeMatrixLoadKHR %mat %px %c0 %cols Aligned|MakePointerVisible|NonPrivatePointer 4 %c2
+OpStore %priv %x
+%y = OpLoad %mat %priv
+%pflag = OpAccessChain %pu32 %bx %c0 %c512
+%flag = OpLoad %u32 %pflag
+%cond = OpIEqual %bool %flag %c0
+OpSelectionMerge %merge None
+OpBranchConditional %cond %then %else
+%then = OpLabel
+%t = OpIAdd %mat %y %splat
+OpBranch %merge
+%else = OpLabel
+%e = OpISub %mat %y %splat
+OpBranch %merge
+%merge = OpLabel
+%phi = OpPhi %mat %t %then %e %else
+%sel = OpSelect %mat %cond %phi %null
+%bc = OpBitcast %imat %sel
+%po = OpAccessChain %pi32 %bo %c0 %c0
+OpCooperativeMatrixStoreKHR %po %bc %c0 %cols
+%pn = OpAccessChain %pu32 %bo %c0 %c256
+OpCooperativeMatrixStoreKHR %pn %null %c0 %cols Aligned|MakePointerAvailable|NonPrivatePointer 4 %c2
+%pz = OpAccessChain %pu32 %bo %c0 %c512
+%neg = OpSNegate %imat %bc
+OpCooperativeMatrixStoreKHR %pz %neg %c0 %cols
+OpReturn
+OpFunctionEnd
+";
+
+#[test]
+fn spec_constant_shapes_null_phi_select_bitcast_private_and_memory_operands() {
+    let (module, _) = assemble(FORMS, &AssembleOptions::default()).expect("assembles");
+    let module = common::validated(module);
+    for (rows, cols, flag) in [(16u32, 16u32, 0u32), (8, 4, 1), (16, 8, 0)] {
+        let mut spec = SpecConstants::new();
+        spec.insert(0, u64::from(rows));
+        spec.insert(1, u64::from(cols));
+        spec.insert(2, 7);
+        let elems = (rows * cols) as usize;
+        let mut x: Vec<u32> = (0..513).map(|i| i * 3 + 1).collect();
+        x[512] = flag;
+        for layout in CoopmatLayout::all() {
+            let profile = Profile::default().with_subgroup_size(32).expect("size");
+            let pipeline = Device::new(profile)
+                .compute_pipeline(&module, "main", &spec)
+                .unwrap_or_else(|e| panic!("pipeline: {e}"));
+            let mut res = Resources::default();
+            res.buffers.insert((0, 0), common::u32s(&x));
+            res.buffers.insert((0, 1), common::u32s(&vec![9; 768]));
+            let options = RunOptions {
+                threads: 1,
+                coopmat_layout: layout,
+                ..RunOptions::default()
+            };
+            let report = pipeline
+                .dispatch(&mut res, [1, 1, 1], &options)
+                .unwrap_or_else(|e| panic!("dispatch: {e}"));
+            assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+            let o = common::to_u32s(&res.buffers[&(0, 1)]);
+            for e in 0..elems {
+                let want = if flag == 0 { x[e] + 7 } else { 0 };
+                assert_eq!(o[e], want, "{rows}x{cols} {layout} element {e}");
+                assert_eq!(o[256 + e], 0, "null {e}");
+                assert_eq!(o[512 + e], want.wrapping_neg(), "negated {e}");
+            }
+            // Nothing past the matrix is written.
+            assert_eq!(o[elems], 9);
+        }
+    }
+}
