@@ -750,3 +750,69 @@ fn spec_constant_shapes_null_phi_bitcast_private_and_memory_operands() {
         }
     }
 }
+
+/// Loads and stores through PhysicalStorageBuffer pointers (`GL_EXT_buffer_reference`), and an
+/// out-of-bounds one through them reported like any other.
+#[test]
+fn loads_and_stores_through_physical_storage_buffer_pointers() {
+    let src = format!(
+        "{HEADER}
+#extension GL_EXT_buffer_reference : require
+layout(local_size_x = 32) in;
+layout(buffer_reference, std430) buffer Mat {{ float d[]; }};
+layout(set = 0, binding = 0) buffer Addr {{ Mat src; Mat dst; uint offset; }};
+void main() {{
+  coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m;
+  coopMatLoad(m, src.d, offset, 16, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(m * 2.0, dst.d, 0, 16, gl_CooperativeMatrixLayoutColumnMajor);
+}}
+"
+    );
+    let module = compile(&src);
+    let x: Vec<f32> = (0..256).map(|i| i as f32).collect();
+    for (offset, oob) in [(0u32, false), (8, true)] {
+        for layout in CoopmatLayout::all() {
+            let profile = Profile::default().with_subgroup_size(32).expect("size");
+            let pipeline = Device::new(profile)
+                .compute_pipeline(&module, "main", &SpecConstants::new())
+                .unwrap_or_else(|e| panic!("pipeline: {e}"));
+            let mut res = Resources::default();
+            res.buffers.insert((0, 0), vec![0; 24]);
+            res.buffers.insert((0, 1), common::f32s(&x));
+            res.buffers.insert((0, 2), vec![0; 1024]);
+            let (a1, a2) = (
+                res.device_address(0, 1).expect("bound"),
+                res.device_address(0, 2).expect("bound"),
+            );
+            let mut addr = Vec::new();
+            addr.extend(a1.to_le_bytes());
+            addr.extend(a2.to_le_bytes());
+            addr.extend(offset.to_le_bytes());
+            addr.extend([0; 4]);
+            res.buffers.insert((0, 0), addr);
+            let options = RunOptions {
+                threads: 1,
+                coopmat_layout: layout,
+                ..RunOptions::default()
+            };
+            let report = pipeline
+                .dispatch(&mut res, [1, 1, 1], &options)
+                .unwrap_or_else(|e| panic!("dispatch: {e}"));
+            let found_oob = report
+                .diagnostics
+                .iter()
+                .all(|d| matches!(d.finding, tangle_exec::Finding::OutOfBounds { .. }));
+            assert!(
+                found_oob && report.diagnostics.is_empty() != oob,
+                "{layout}"
+            );
+            let o = common::to_f32s(&res.buffers[&(0, 2)]);
+            for e in 0..256 {
+                let (r, c) = (e / 16, e % 16);
+                let s = offset as usize + e;
+                let want = if s < 256 { 2.0 * s as f32 } else { 0.0 };
+                assert_eq!(o[c * 16 + r], want, "{layout} offset {offset} element {e}");
+            }
+        }
+    }
+}
