@@ -115,7 +115,7 @@ impl Ty {
             _ => f64::from_bits(v),
         }
     }
-    fn from_f64(self, x: f64) -> u64 {
+    fn encode(self, x: f64) -> u64 {
         match self.bits {
             16 => u64::from(f16::from_f64(x).to_bits()),
             32 => u64::from((x as f32).to_bits()),
@@ -126,7 +126,7 @@ impl Ty {
     fn random(self, rng: &mut Rng, small: bool) -> u64 {
         if self.float {
             let x = ((rng.next() % 2001) as f64 - 1000.0) / 250.0;
-            return self.from_f64(x);
+            return self.encode(x);
         }
         let v = rng.next() & mask(self.bits);
         if small {

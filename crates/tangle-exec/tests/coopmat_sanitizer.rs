@@ -301,3 +301,42 @@ void main() {{
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn division_by_zero_is_found_in_elements_only() {
+    // 8x8 over 128 invocations: half the positions hold no element (and zeros); only a zero
+    // element of the divisor is a finding.
+    let src = format!(
+        "{HEADER}
+layout(local_size_x = 128) in;
+layout(set = 0, binding = 0) buffer X {{ int x[]; }};
+layout(set = 0, binding = 1) buffer Y {{ int y[]; }};
+layout(set = 0, binding = 2) buffer O {{ int o[]; }};
+void main() {{
+  coopmat<int, gl_ScopeSubgroup, 8, 8, gl_MatrixUseAccumulator> a;
+  coopmat<int, gl_ScopeSubgroup, 8, 8, gl_MatrixUseAccumulator> b;
+  coopMatLoad(a, x, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatLoad(b, y, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(a / b, o, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+}}
+"
+    );
+    let x: Vec<u32> = (0..64).map(|i| (i * 7) as u32).collect();
+    for layout in CoopmatLayout::all() {
+        let mut y: Vec<u32> = (0..64).map(|i| (i % 5 + 1) as u32).collect();
+        let bufs = [common::u32s(&x), common::u32s(&y), vec![0; 256]];
+        let (out, report) = run(&src, 128, &bufs, layout);
+        assert!(
+            report.diagnostics.is_empty(),
+            "{layout}: {:?}",
+            report.diagnostics
+        );
+        let o = common::to_u32s(&out[2]);
+        assert!((0..64).all(|i| o[i] == x[i] / y[i]), "{layout}");
+        y[13] = 0;
+        let bufs = [common::u32s(&x), common::u32s(&y), vec![0; 256]];
+        let (_, report) = run(&src, 128, &bufs, layout);
+        let found: Vec<&Finding> = report.diagnostics.iter().map(|d| &d.finding).collect();
+        assert_eq!(found, vec![&Finding::DivisionByZero], "{layout}");
+    }
+}

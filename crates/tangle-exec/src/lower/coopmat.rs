@@ -170,6 +170,45 @@ impl<'m> Lowerer<'m> {
                     );
                 }
             }
+            SpvOp::SDiv | SpvOp::UDiv => {
+                let (a, b, d) = (
+                    self.operand(inst, 0)?,
+                    self.operand(inst, 1)?,
+                    self.value(inst.result_id)?,
+                );
+                let Some(s) = self.has_padding(d.ty) else {
+                    return Ok(false);
+                };
+                let bits = self.scalar(d.ty).map_or(32, |s| s.bits);
+                let (signed, op) = if op == SpvOp::SDiv {
+                    (true, IntBin::SDiv)
+                } else {
+                    (false, IntBin::UDiv)
+                };
+                for i in 0..s.length {
+                    let (a, b, dst) = (a.slot + i, b.slot + i, d.slot + i);
+                    let check = CoopmatInst::CheckDivision {
+                        rows: s.rows,
+                        cols: s.cols,
+                        index: i,
+                        bits,
+                        signed,
+                        a,
+                        b,
+                    };
+                    self.emit(out, coop(check));
+                    self.emit(
+                        out,
+                        Op::IntBin {
+                            op,
+                            bits,
+                            dst,
+                            a,
+                            b,
+                        },
+                    );
+                }
+            }
             SpvOp::MatrixTimesScalar => {
                 let (a, s, d) = (
                     self.operand(inst, 0)?,

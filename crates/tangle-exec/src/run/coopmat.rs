@@ -21,7 +21,7 @@ use crate::program::{Op, Program, Slot, Type};
 use crate::report::Finding;
 use crate::semantics::coopmat::{mul_add_float_element, IntMulAdd};
 use crate::semantics::coopmat_types::{Component, MulAddTypes};
-use crate::semantics::{mask as mask_of, sign_extend};
+use crate::semantics::{int, mask as mask_of, sign_extend};
 
 /// A position that holds no element, or an element at no position.
 const NONE: u32 = u32::MAX;
@@ -99,6 +99,18 @@ pub enum CoopmatInst {
     Active,
     /// Check: `slot` holds the same value in every active invocation.
     Uniform { slot: Slot, operand: &'static str },
+    /// Check of `OpSDiv`/`OpUDiv` component `index` (slots `a`, `b`) where some positions hold
+    /// no element: only the invocations holding one are checked, so the zeros at the others
+    /// are no division by zero.
+    CheckDivision {
+        rows: u32,
+        cols: u32,
+        index: u32,
+        bits: u32,
+        signed: bool,
+        a: Slot,
+        b: Slot,
+    },
     /// Check: the composite index in slot `index` of a `rows`×`cols` matrix holds an element
     /// in each active invocation.
     Owned {
@@ -270,6 +282,27 @@ pub fn exec_coopmat(
                         let finding = CF::UnownedElement { index: i };
                         found.push((l, Finding::Coopmat(finding)));
                     }
+                }
+            }
+        }
+        CoopmatInst::CheckDivision {
+            rows,
+            cols,
+            index,
+            bits,
+            signed,
+            a,
+            b,
+        } => {
+            let Some(map) = cx.layouts.get(*rows, *cols) else {
+                return true;
+            };
+            for l in bits_of(mask, n).filter(|&l| map.elem(l, *index).is_some()) {
+                let (x, y) = (rd(regs, n, *a, l), rd(regs, n, *b, l));
+                if int::unsigned_division_is_undefined(y) {
+                    found.push((l, Finding::DivisionByZero));
+                } else if *signed && int::signed_division_is_undefined(*bits, x, y) {
+                    found.push((l, Finding::DivisionOverflow));
                 }
             }
         }
