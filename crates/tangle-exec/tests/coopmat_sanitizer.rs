@@ -340,3 +340,125 @@ void main() {{
         assert_eq!(found, vec![&Finding::DivisionByZero], "{layout}");
     }
 }
+
+#[test]
+fn huge_load_stride_and_zero_store_stride() {
+    let src = format!(
+        "{HEADER}
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0) buffer X {{ int load_stride; uint store_stride; float x[]; }};
+layout(set = 0, binding = 1) buffer O {{ float o[]; }};
+void main() {{
+  coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> m;
+  coopMatLoad(m, x, 240, load_stride, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatStore(m, o, 0, store_stride, gl_CooperativeMatrixLayoutRowMajor);
+}}
+"
+    );
+    let words = |load: i32, store: u32| -> Vec<u8> {
+        let mut v = load.to_le_bytes().to_vec();
+        v.extend(store.to_le_bytes());
+        v.extend(floats(256));
+        v
+    };
+    // GLSL passes Stride as a uint: -16 reads as 2^32 - 16, far out of bounds, never wrapped
+    // back into the buffer. (A signed Stride type makes it a negative Stride: `BadStride`.)
+    let (out, report) = run(&src, 32, &[words(-16, 16), floats(256)], Default::default());
+    assert!(!report.diagnostics.is_empty());
+    assert!(report
+        .diagnostics
+        .iter()
+        .all(|d| matches!(d.finding, Finding::OutOfBounds { .. })));
+    // Row 0 is in bounds; row 1 is not and reads 0.
+    let o = common::to_f32s(&out[1]);
+    assert_eq!((o[0], o[16]), (240.0, 0.0));
+    let (_, report) = run(&src, 32, &[words(16, 0), floats(256)], Default::default());
+    let found: Vec<CoopmatFinding> = report
+        .diagnostics
+        .iter()
+        .filter_map(|d| match &d.finding {
+            Finding::Coopmat(c) => Some(c.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(found.len(), 32);
+    assert!(found.iter().all(|f| *f
+        == CoopmatFinding::BadStride {
+            stride: 0,
+            store: true
+        }));
+    let (_, report) = run(&src, 32, &[words(0, 16), vec![0; 1024]], Default::default());
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+}
+
+/// A load whose Stride has a signed type and a negative value: reported, and the rows are read
+/// backwards from Pointer (in bounds here).
+const NEGATIVE_STRIDE: &str = "OpCapability Shader
+OpCapability VulkanMemoryModel
+OpCapability CooperativeMatrixKHR
+OpExtension \"SPV_KHR_cooperative_matrix\"
+OpMemoryModel Logical Vulkan
+OpEntryPoint GLCompute %main \"main\" %bx %bo
+OpExecutionMode %main LocalSize 32 1 1
+OpDecorate %arr ArrayStride 4
+OpDecorate %blk Block
+OpMemberDecorate %blk 0 Offset 0
+OpDecorate %bx DescriptorSet 0
+OpDecorate %bx Binding 0
+OpDecorate %bo DescriptorSet 0
+OpDecorate %bo Binding 1
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%u32 = OpTypeInt 32 0
+%i32 = OpTypeInt 32 1
+%c0 = OpConstant %u32 0
+%c2 = OpConstant %u32 2
+%c3 = OpConstant %u32 3
+%c16 = OpConstant %u32 16
+%c240 = OpConstant %u32 240
+%stride = OpConstant %i32 -16
+%mat = OpTypeCooperativeMatrixKHR %u32 %c3 %c16 %c16 %c2
+%arr = OpTypeRuntimeArray %u32
+%blk = OpTypeStruct %arr
+%pblk = OpTypePointer StorageBuffer %blk
+%pu32 = OpTypePointer StorageBuffer %u32
+%bx = OpVariable %pblk StorageBuffer
+%bo = OpVariable %pblk StorageBuffer
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%px = OpAccessChain %pu32 %bx %c0 %c240
+%m = OpCooperativeMatrixLoadKHR %mat %px %c0 %stride
+%po = OpAccessChain %pu32 %bo %c0 %c0
+OpCooperativeMatrixStoreKHR %po %m %c0 %c16
+OpReturn
+OpFunctionEnd
+";
+
+#[test]
+fn negative_signed_load_stride() {
+    use tangle_spirv::text::{assemble, AssembleOptions};
+    let (module, _) = assemble(NEGATIVE_STRIDE, &AssembleOptions::default()).expect("assembles");
+    let module = common::validated(module);
+    let p = Device::new(Profile::default())
+        .compute_pipeline(&module, "main", &SpecConstants::new())
+        .unwrap_or_else(|e| panic!("pipeline: {e}"));
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), floats(256));
+    res.buffers.insert((0, 1), vec![0; 1024]);
+    let report = p
+        .dispatch(&mut res, [1, 1, 1], &RunOptions::default())
+        .unwrap_or_else(|e| panic!("dispatch: {e}"));
+    let found = coopmat_findings(&report);
+    assert_eq!(found.len(), 32);
+    assert!(found.iter().all(|f| *f
+        == CoopmatFinding::BadStride {
+            stride: -16,
+            store: false
+        }));
+    let o = common::to_u32s(&res.buffers[&(0, 1)]);
+    // Row r from word 240 - 16 r: 240, then 224, ...
+    assert_eq!(
+        (o[0], o[16], o[255]),
+        (240f32.to_bits(), 224f32.to_bits(), 15f32.to_bits())
+    );
+}

@@ -1,7 +1,7 @@
 //! Sanitizer findings of SPV_KHR_cooperative_matrix, detected by [`crate::run::coopmat`]:
 //! an instruction on a matrix executed by part of its scope instance, an operand that must be
 //! dynamically uniform and is not, a saturating MulAdd whose A × B overflows, a composite read
-//! of a position no element is held at, and a store with stride 0. Out-of-bounds loads and
+//! of a position no element is held at, and a negative Stride (or 0 for a store). Out-of-bounds loads and
 //! stores are the ordinary [`crate::Finding::OutOfBounds`].
 
 use std::fmt;
@@ -41,8 +41,14 @@ pub enum CoopmatFinding {
         index: u32,
     },
     /// ColumnMajorKHR/RowMajorKHR: "Stride must be greater than 0 when passed to
-    /// OpCooperativeMatrixStoreKHR".
-    StoreStrideZero,
+    /// OpCooperativeMatrixStoreKHR and must be greater than or equal to 0 when passed to
+    /// OpCooperativeMatrixLoadKHR."
+    BadStride {
+        /// The Stride operand, as its integer type reads it.
+        stride: i128,
+        /// A store (else a load).
+        store: bool,
+    },
 }
 
 impl fmt::Display for CoopmatFinding {
@@ -67,8 +73,13 @@ impl fmt::Display for CoopmatFinding {
                 f,
                 "cooperative-matrix index {index} holds no element of the matrix in this invocation under the run's layout"
             ),
-            CoopmatFinding::StoreStrideZero => {
-                write!(f, "OpCooperativeMatrixStoreKHR with Stride 0")
+            CoopmatFinding::BadStride { stride, store } => {
+                let (op, rule) = if *store {
+                    ("OpCooperativeMatrixStoreKHR", "greater than 0")
+                } else {
+                    ("OpCooperativeMatrixLoadKHR", "at least 0")
+                };
+                write!(f, "{op} with Stride {stride} (it must be {rule})")
             }
         }
     }

@@ -401,6 +401,14 @@ fn load(
     };
     for l in bits_of(mask, n) {
         let mut reported = false;
+        let stride = at.stride.read(regs, n, l);
+        if stride < 0 {
+            let finding = CF::BadStride {
+                stride,
+                store: false,
+            };
+            found.push((l, Finding::Coopmat(finding)));
+        }
         for i in 0..at.shape.length {
             let v = match map.elem(l, i) {
                 Some(e) => {
@@ -437,8 +445,13 @@ fn store(
     };
     for l in bits_of(mask, n) {
         let mut reported = false;
-        if at.stride.read(regs, n, l) == 0 && at.shape.rows.max(at.shape.cols) > 1 {
-            found.push((l, Finding::Coopmat(CF::StoreStrideZero)));
+        let stride = at.stride.read(regs, n, l);
+        if stride <= 0 {
+            let finding = CF::BadStride {
+                stride,
+                store: true,
+            };
+            found.push((l, Finding::Coopmat(finding)));
         }
         for i in 0..at.shape.length {
             let Some(e) = map.elem(l, i) else {
