@@ -45,7 +45,12 @@ impl Device {
         entry_point: &str,
         spec: &SpecConstants,
     ) -> Result<Pipeline, ExecError> {
-        let program = crate::lower::lower(module.module(), entry_point, spec)?;
+        let program = crate::lower::lower(
+            module.module(),
+            entry_point,
+            spec,
+            self.profile.subgroup_size,
+        )?;
         crate::run::group::check_supported(&program, &self.profile)?;
         let [x, y, z] = program.local_size;
         // Three u32 factors can exceed u64 (fuzzing found 2^31 x 2^31 x 2^31).
@@ -155,6 +160,8 @@ pub struct RunOptions {
     /// Out-of-bounds accesses and bad pointers are reported either way: they are memory errors
     /// of the shader, not values the spec leaves undefined.
     pub checks: bool,
+    /// Which invocation holds which cooperative-matrix element ([`crate::policy::CoopmatLayout`]).
+    pub coopmat_layout: crate::policy::CoopmatLayout,
 }
 
 impl Default for RunOptions {
@@ -166,6 +173,7 @@ impl Default for RunOptions {
             policy: crate::policy::Policy::default(),
             trace: false,
             checks: true,
+            coopmat_layout: crate::policy::CoopmatLayout::default(),
         }
     }
 }

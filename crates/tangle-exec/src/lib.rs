@@ -37,7 +37,7 @@ pub mod trace;
 
 pub use device::{Device, Pipeline, Resources, RunOptions, SpecConstants};
 pub use error::{ExecError, InstRef, Trap};
-pub use policy::{BranchOrder, Policy, Reconvergence, SwitchGrouping};
+pub use policy::{BranchOrder, CoopmatLayout, Policy, Reconvergence, SwitchGrouping};
 pub use profile::Profile;
 pub use report::{Diagnostic, Finding, Report, Stats};
 pub use trace::Trace;

@@ -22,6 +22,11 @@
 //!   Divergence): `by-case` runs them together, `by-selector` in one tangle per selector value
 //!   until the switch's merge block.
 //!
+//! * [`CoopmatLayout`]: "The mapping of components to invocations and indexes is
+//!   implementation-dependent" (SPV_KHR_cooperative_matrix, 2.2 Terms): which invocation holds
+//!   which element of a cooperative matrix, and at which index of its composite view. Chosen per
+//!   run (`--coopmat-layout`), not per scheduling policy, since it changes no schedule.
+//!
 //! Every choice is deterministic for a given policy: random choices come from a generator seeded
 //! by the policy's seed, the workgroup and the subgroup, never from the thread that runs it.
 
@@ -177,6 +182,65 @@ impl fmt::Display for Policy {
     }
 }
 
+/// How the elements of a cooperative matrix are spread over the invocations of its scope: the
+/// (invocation, index) of its composite view that holds element (row, column). With `L` =
+/// `OpCooperativeMatrixLengthKHR` = ⌈rows × columns / invocations⌉, element number `e` of the
+/// chosen order lives at invocation `e / L`, index `e % L`; positions past the last element are
+/// owned by no element (reading them is a sanitizer finding).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum CoopmatLayout {
+    /// Elements numbered in row-major order: each invocation holds a run of one row.
+    #[default]
+    RowStriped,
+    /// Elements numbered in column-major order: each invocation holds a run of one column.
+    ColumnStriped,
+    /// Every element at a position drawn from a seeded permutation of all positions.
+    Shuffled(u64),
+}
+
+impl CoopmatLayout {
+    /// The layouts a test runs a shader under to catch one that assumes a layout.
+    pub fn all() -> [CoopmatLayout; 4] {
+        [
+            CoopmatLayout::RowStriped,
+            CoopmatLayout::ColumnStriped,
+            CoopmatLayout::Shuffled(1),
+            CoopmatLayout::Shuffled(2),
+        ]
+    }
+}
+
+/// A `--coopmat-layout` value that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown cooperative-matrix layout '{0}' (expected row-striped, column-striped or shuffled:SEED)")]
+pub struct CoopmatLayoutError(pub String);
+
+impl FromStr for CoopmatLayout {
+    type Err = CoopmatLayoutError;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.trim() {
+            "row-striped" => Ok(CoopmatLayout::RowStriped),
+            "column-striped" => Ok(CoopmatLayout::ColumnStriped),
+            t => t
+                .strip_prefix("shuffled:")
+                .and_then(|n| n.parse().ok())
+                .map(CoopmatLayout::Shuffled)
+                .ok_or_else(|| CoopmatLayoutError(s.to_string())),
+        }
+    }
+}
+
+impl fmt::Display for CoopmatLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CoopmatLayout::RowStriped => write!(f, "row-striped"),
+            CoopmatLayout::ColumnStriped => write!(f, "column-striped"),
+            CoopmatLayout::Shuffled(s) => write!(f, "shuffled:{s}"),
+        }
+    }
+}
+
 /// A small seeded generator (SplitMix64): deterministic, no state shared between threads.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);
@@ -282,6 +346,17 @@ mod tests {
         assert_eq!(p.branch_order, BranchOrder::Random(3));
         for bad in ["", "fast", "random:x", "random:-1", "maximal,,weak"] {
             assert!(bad.parse::<Policy>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn coopmat_layouts_print_and_parse_back() {
+        for l in CoopmatLayout::all() {
+            assert_eq!(l.to_string().parse::<CoopmatLayout>(), Ok(l), "{l}");
+        }
+        assert_eq!(CoopmatLayout::default(), CoopmatLayout::RowStriped);
+        for bad in ["", "rows", "shuffled:", "shuffled:x", "shuffled:-1"] {
+            assert!(bad.parse::<CoopmatLayout>().is_err(), "{bad}");
         }
     }
 

@@ -31,6 +31,8 @@ pub enum Finding {
     Group(crate::check::group::GroupFinding),
     /// An AccSat dot product's intermediate overflow ([`crate::check::dot`]).
     DotAccSatOverflow(crate::check::dot::DotOverflow),
+    /// A cooperative-matrix rule broken ([`crate::check::coopmat`]).
+    Coopmat(crate::check::coopmat::CoopmatFinding),
 }
 
 impl Finding {
@@ -65,6 +67,7 @@ impl fmt::Display for Finding {
             }
             Finding::Group(g) => write!(f, "{g}"),
             Finding::DotAccSatOverflow(d) => write!(f, "{d}"),
+            Finding::Coopmat(c) => write!(f, "{c}"),
         }
     }
 }

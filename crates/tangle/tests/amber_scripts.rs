@@ -78,10 +78,27 @@ fn failing_scripts_exit_1() {
 #[test]
 fn examples_pass() {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    for name in ["saxpy.amber", "rotate.amber", "dot.amber"] {
+    for name in [
+        "saxpy.amber",
+        "rotate.amber",
+        "dot.amber",
+        "coopmat_gemm.amber",
+    ] {
         let (code, stdout, stderr) = tangle_run(&examples.join(name), &[]);
         assert_eq!(code, 0, "examples/{name}: {stdout}{stderr}");
     }
+}
+
+#[test]
+fn the_coopmat_example_passes_under_every_element_layout_and_a_bad_layout_is_a_usage_error() {
+    let gemm = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/coopmat_gemm.amber");
+    for layout in ["row-striped", "column-striped", "shuffled:7"] {
+        let (code, stdout, stderr) = tangle_run(&gemm, &["--coopmat-layout", layout]);
+        assert_eq!(code, 0, "{layout}: {stdout}{stderr}");
+    }
+    let (code, _, stderr) = tangle_run(&gemm, &["--coopmat-layout", "diagonal"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--coopmat-layout diagonal"), "{stderr}");
 }
 
 #[test]

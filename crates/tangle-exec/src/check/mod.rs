@@ -1,9 +1,10 @@
 //! Sanitizer hooks. Out-of-bounds accesses are found by [`crate::run::access`] (every access
 //! is bounds-checked against its region) and reported as [`crate::Finding::OutOfBounds`]; the
 //! step limit and the time limit are [`crate::Trap`]s raised by the interpreter loop. The group
-//! instructions' findings are in [`group`], the AccSat dot products' in [`dot`]; later issues
-//! add the cooperative-matrix rules here.
+//! instructions' findings are in [`group`], the AccSat dot products' in [`dot`], the
+//! cooperative-matrix rules in [`coopmat`].
 
 pub mod arith;
+pub mod coopmat;
 pub mod dot;
 pub mod group;

@@ -625,6 +625,15 @@ impl<'m> Lowerer<'m> {
                     }
                     (*elem, l * self.program.ty(*elem).slots)
                 }
+                Type::CoopMatrix { elem, length, .. } => {
+                    if l >= *length {
+                        return Err(self.malformed(format!(
+                            "index {l} into a cooperative matrix of {length} components per \
+                             invocation (OpCooperativeMatrixLengthKHR)"
+                        )));
+                    }
+                    (*elem, l)
+                }
                 Type::Struct { members } => {
                     let m = members
                         .get(l as usize)

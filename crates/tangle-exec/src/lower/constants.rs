@@ -63,6 +63,20 @@ impl<'m> Lowerer<'m> {
                 vec![mask_bits(v, bits)]
             }
             SpvOp::ConstantNull => return self.const_composite(id, ty, None),
+            SpvOp::ConstantComposite | SpvOp::SpecConstantComposite
+                if matches!(
+                    self.program.ty(ty).ty,
+                    crate::program::Type::CoopMatrix { .. }
+                ) =>
+            {
+                // "If the Result Type is a cooperative matrix type, then there must be only one
+                // Constituent and it is used to initialize all members."
+                let v = self.value(inst.id_operand(0))?;
+                let c = self
+                    .const_value(v.slot)
+                    .ok_or_else(|| self.malformed("constituent is not a constant"))?;
+                vec![c; self.program.ty(ty).slots as usize]
+            }
             SpvOp::ConstantComposite | SpvOp::SpecConstantComposite => {
                 let mut vals = Vec::new();
                 for o in &inst.operands {

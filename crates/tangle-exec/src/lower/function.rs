@@ -324,6 +324,9 @@ impl<'m> Lowerer<'m> {
         let Some(op) = inst.op() else {
             return Err(self.unsupported(format!("opcode {}", inst.opcode)));
         };
+        if self.lower_coopmat(inst, op, out)? {
+            return Ok(());
+        }
         match op {
             SpvOp::Nop
             | SpvOp::Line

@@ -325,6 +325,7 @@ impl<'m> Lowerer<'m> {
                     (elem, u64::from(stride))
                 }
                 Type::Vector { elem, stride, .. } => (elem, u64::from(stride)),
+                Type::CoopMatrix { elem, .. } => (elem, self.program.ty(elem).size),
                 Type::Matrix { column, stride, .. } => (column, u64::from(stride)),
                 _ => return Err(self.malformed("access chain indexes into a scalar")),
             };

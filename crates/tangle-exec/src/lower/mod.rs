@@ -9,6 +9,7 @@
 pub mod arith;
 pub mod cfg;
 pub mod constants;
+pub mod coopmat;
 pub mod dot;
 pub mod function;
 pub mod group;
@@ -69,6 +70,11 @@ pub(crate) struct Lowerer<'m> {
     pub unsupported_ids: HashMap<u32, String>,
     /// Loads from promoted variables that share the variable's slots ([`promote`]).
     pub alias_loads: std::collections::HashSet<u32>,
+    /// Pointers to one component of a cooperative matrix in a variable, by id: the matrix's
+    /// rows, columns, length and the slot of the index (for the ownership check on loads).
+    pub coopmat_elements: HashMap<u32, (u32, u32, u32, Slot)>,
+    /// Invocations per subgroup: a cooperative matrix holds ⌈elements / this⌉ per invocation.
+    pub subgroup_size: u32,
 }
 
 /// Rejects a workgroup size with a zero dimension, naming where it came from (`sources`, by
@@ -85,11 +91,12 @@ fn nonzero_size(size: [u32; 3], sources: &[String; 3]) -> Result<(), ExecError> 
     )))
 }
 
-/// Lowers `entry_point` of `module`.
+/// Lowers `entry_point` of `module` for subgroups of `subgroup_size` invocations.
 pub fn lower(
     module: &Module,
     entry_point: &str,
     spec: &SpecConstants,
+    subgroup_size: u32,
 ) -> Result<Program, ExecError> {
     let mut l = Lowerer {
         module,
@@ -109,6 +116,8 @@ pub fn lower(
         alias_loads: Default::default(),
         unsupported_ids: HashMap::new(),
         single_use: Default::default(),
+        subgroup_size,
+        coopmat_elements: HashMap::new(),
     };
     l.collect_facts();
     let entry_id = l.find_entry(entry_point)?;
@@ -117,6 +126,7 @@ pub fn lower(
     l.functions(entry_id)?;
     // The last slot is the executor's scratch for ops that read their own destination.
     l.alloc(1)?;
+    coopmat::check_full_subgroups(&l.program, subgroup_size)?;
     l.program.compute_leaves();
     Ok(l.program)
 }

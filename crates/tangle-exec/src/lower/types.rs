@@ -65,6 +65,10 @@ impl<'m> Lowerer<'m> {
                 (count.saturating_mul(c.slots), size)
             }
             Type::RuntimeArray { .. } => (0, 0),
+            Type::CoopMatrix { elem, length, .. } => {
+                let e = p.ty(*elem);
+                (*length, u64::from(*length).saturating_mul(e.size))
+            }
             Type::Struct { members } => {
                 let slots = members
                     .iter()
@@ -88,7 +92,7 @@ impl<'m> Lowerer<'m> {
             Type::Bool => 4,
             Type::Int { bits, .. } | Type::Float { bits } => u64::from(*bits / 8).max(1),
             Type::Pointer { .. } => 8,
-            Type::Vector { elem, .. } => self.alignment(*elem),
+            Type::Vector { elem, .. } | Type::CoopMatrix { elem, .. } => self.alignment(*elem),
             Type::Matrix { column, .. } => self.alignment(*column),
             Type::Array { elem, .. } | Type::RuntimeArray { elem, .. } => self.alignment(*elem),
             Type::Struct { members } => self.alignment_of_members(members),
@@ -259,6 +263,7 @@ impl<'m> Lowerer<'m> {
                 }
                 return Ok(idx);
             }
+            Some(SpvOp::TypeCooperativeMatrixKHR) => self.coopmat_type(inst)?,
             Some(SpvOp::TypeForwardPointer) => {
                 return Err(self.malformed("forward pointer used as a type"))
             }
@@ -310,7 +315,7 @@ impl<'m> Lowerer<'m> {
                 signed: false,
                 float: false,
             }),
-            Type::Vector { elem, .. } => self.scalar(*elem),
+            Type::Vector { elem, .. } | Type::CoopMatrix { elem, .. } => self.scalar(*elem),
             Type::Matrix { column, .. } => self.scalar(*column),
             _ => None,
         }

@@ -56,6 +56,18 @@ pub enum Type {
     Struct { members: Vec<(TypeIdx, u32)> },
     /// `OpTypePointer` / `OpTypeForwardPointer`d pointers (8 bytes in memory).
     Pointer { class: u32, pointee: TypeIdx },
+    /// `OpTypeCooperativeMatrixKHR` of Subgroup scope, held as its composite view: `length`
+    /// (`OpCooperativeMatrixLengthKHR`) components per invocation, like a vector of `elem`;
+    /// the run's [`crate::policy::CoopmatLayout`] says which (row, column) each (invocation,
+    /// index) holds ([`crate::run::coopmat`]).
+    CoopMatrix {
+        elem: TypeIdx,
+        rows: u32,
+        cols: u32,
+        /// Cooperative Matrix Use (0 A, 1 B, 2 Accumulator).
+        usage: u32,
+        length: u32,
+    },
     /// Types the executor holds no values of (functions, opaque types).
     Opaque,
 }
@@ -233,6 +245,16 @@ impl Program {
                 bytes: info.size as u32,
                 boolean: false,
             }),
+            Type::CoopMatrix {
+                elem,
+                length: count,
+                ..
+            } => {
+                let stride = self.ty(*elem).size;
+                for i in 0..u64::from(*count) {
+                    self.push_leaves(*elem, base + i * stride, out);
+                }
+            }
             Type::Vector {
                 elem,
                 count,

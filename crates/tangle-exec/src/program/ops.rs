@@ -370,6 +370,9 @@ pub enum Op {
     Group(Box<crate::run::group::GroupInst>),
     /// An integer dot product (`OpSDot`, …, `OpSUDotAccSat`): [`crate::run::dot`].
     Dot(Box<crate::run::dot::DotInst>),
+    /// A cooperative-matrix operation or check (load, store, MulAdd, scope checks):
+    /// [`crate::run::coopmat`].
+    Coopmat(Box<crate::run::coopmat::CoopmatInst>),
 }
 
 /// How a block ends.

@@ -4,6 +4,7 @@
 pub mod access;
 pub mod alu;
 pub mod builtins;
+pub mod coopmat;
 pub mod dot;
 pub mod group;
 pub mod memory;
@@ -47,6 +48,8 @@ struct Shared<'a> {
     sched: Schedule<'a>,
     /// Trace events by workgroup, when tracing.
     events: Mutex<Collector>,
+    /// Cooperative-matrix element positions under the run's layout.
+    layouts: coopmat::Layouts,
 }
 
 /// Runs a dispatch.
@@ -112,6 +115,7 @@ pub fn dispatch(
         found: Mutex::new((Vec::new(), Stats::default())),
         sched: Schedule::new(prog, options.policy),
         events: Mutex::new(Collector::default()),
+        layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
     };
     let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
     let threads = if options.threads == 0 {
@@ -200,6 +204,8 @@ struct Workgroup {
     produced: u64,
     /// Masks of the tangles the last pick merged.
     joined: Vec<u128>,
+    /// Buffers of cooperative-matrix MulAdd.
+    coopmat: coopmat::Scratch,
 }
 
 impl Workgroup {
@@ -233,6 +239,7 @@ impl Workgroup {
             events: Vec::new(),
             produced: 0,
             joined: Vec::new(),
+            coopmat: coopmat::Scratch::default(),
         }
     }
 
@@ -486,6 +493,19 @@ impl Workgroup {
                             &mut self.found,
                         )
                         && !dot::exec_dot(op, &mut sg.regs, n, t.mask, &mut self.found)
+                        && !coopmat::exec_coopmat(
+                            op,
+                            &mut sg.regs,
+                            n,
+                            t.mask,
+                            &coopmat::Ctx {
+                                layouts: &s.layouts,
+                                mem: &mem,
+                                lanes: sg.lanes,
+                            },
+                            &mut self.coopmat,
+                            &mut self.found,
+                        )
                     {
                         return Err(crate::error::malformed(
                             &prog.location(block.locs.get(j).copied().unwrap_or(0)),

@@ -1,5 +1,6 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
-//! [--time-limit S] [--json] [--policy P|all] [--trace FILE.json] [--no-checks]`: runs an Amber script's
+//! [--time-limit S] [--json] [--policy P|all] [--trace FILE.json] [--no-checks]
+//! [--coopmat-layout L]`: runs an Amber script's
 //! compute tests on the CPU executor.
 //!
 //! Exit codes: 0 every `EXPECT` held; 1 one failed (or the shader is invalid, or undefined
@@ -51,6 +52,10 @@ pub struct Args {
     /// reported).
     #[arg(long = "no-checks")]
     no_checks: bool,
+    /// Which invocation holds which cooperative-matrix element: row-striped (the default),
+    /// column-striped or shuffled:SEED. A shader that assumes one layout fails under another.
+    #[arg(long = "coopmat-layout", value_name = "LAYOUT")]
+    coopmat_layout: Option<String>,
 }
 
 /// The profile the options ask for, or why there is none.
@@ -132,6 +137,11 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
     let script = parse(name, script_text(name, &bytes)?)?;
     let mut options = run_options(args.threads, args.step_limit, args.time_limit);
     options.checks = !args.no_checks;
+    if let Some(l) = args.coopmat_layout.as_deref() {
+        options.coopmat_layout = l
+            .parse()
+            .map_err(|e| Unusable::new(Kind::Usage, format!("--coopmat-layout {l}: {e}")))?;
+    }
     match args.policy.as_deref() {
         Some("all") if args.trace.is_some() => {
             return Err(Unusable::new(

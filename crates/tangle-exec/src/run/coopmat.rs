@@ -1,0 +1,650 @@
+//! Executing SPV_KHR_cooperative_matrix ops over a subgroup: the layout maps (which invocation
+//! holds which element under the run's [`CoopmatLayout`]), `OpCooperativeMatrixLoadKHR` and
+//! `StoreKHR` through the bounds-checked access code, `OpCooperativeMatrixMulAddKHR`, and the
+//! sanitizer checks of [`crate::check::coopmat`].
+//!
+//! # Representation
+//! A matrix value is held once per subgroup, spread over its invocations as the composite view
+//! the spec describes: an SSA value of matrix type takes `L` = `OpCooperativeMatrixLengthKHR`
+//! register slots, and position (lane, index) = slot `index` of `lane`. Everything that treats a
+//! matrix as a composite (copies, `OpPhi`, `OpSelect`, calls, element-wise arithmetic,
+//! conversions, variables) is then the ordinary per-lane code; only the ops here need the map
+//! between positions and (row, column), which depends on the run, not on the program.
+
+use super::access::{LaneFinding, Mem};
+use super::alu::{bits_of, full_mask, rd, wr};
+use super::memory::{make_pointer, split_pointer, OFFSET_BITS};
+use crate::check::coopmat::CoopmatFinding as CF;
+use crate::check::group::poison;
+use crate::policy::{CoopmatLayout, Rng};
+use crate::program::{Op, Program, Slot, Type};
+use crate::report::Finding;
+use crate::semantics::coopmat::{mul_add_float_element, IntMulAdd};
+use crate::semantics::coopmat_types::{Component, MulAddTypes};
+use crate::semantics::{int, mask as mask_of, sign_extend};
+
+/// A position that holds no element, or an element at no position.
+const NONE: u32 = u32::MAX;
+
+/// The shape of one matrix operand as an op sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Rows.
+    pub rows: u32,
+    /// Columns.
+    pub cols: u32,
+    /// Components per invocation (`OpCooperativeMatrixLengthKHR`).
+    pub length: u32,
+    /// Bytes of one component.
+    pub bytes: u32,
+}
+
+/// The Stride operand of a load or store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stride {
+    /// Its slot.
+    pub slot: Slot,
+    /// Its integer width.
+    pub bits: u32,
+    /// Its integer type's signedness.
+    pub signed: bool,
+}
+
+impl Stride {
+    fn read(&self, regs: &[u64], n: usize, l: usize) -> i128 {
+        let v = rd(regs, n, self.slot, l) & mask_of(self.bits);
+        if self.signed {
+            i128::from(sign_extend(self.bits, v))
+        } else {
+            i128::from(v)
+        }
+    }
+}
+
+/// Where a load or store finds its elements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Access {
+    /// The Pointer operand.
+    pub ptr: Slot,
+    /// The Stride operand.
+    pub stride: Stride,
+    /// ColumnMajorKHR (else RowMajorKHR).
+    pub column_major: bool,
+    /// Bytes of the pointer's pointee type: the unit of Stride ("Stride is in elements of the
+    /// pointee type (which can be different than the matrix component type)").
+    pub pointee: u64,
+    /// The matrix.
+    pub shape: Shape,
+}
+
+/// One lowered cooperative-matrix op.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoopmatInst {
+    /// `OpCooperativeMatrixLoadKHR` into `dst`.
+    Load { dst: Slot, at: Access },
+    /// `OpCooperativeMatrixStoreKHR` of `src`.
+    Store { src: Slot, at: Access },
+    /// `OpCooperativeMatrixMulAddKHR`: `dst` = `a` (m×k) × `b` (k×n) + `c` (m×n).
+    MulAdd {
+        dst: Slot,
+        a: Slot,
+        b: Slot,
+        c: Slot,
+        types: MulAddTypes,
+        m: u32,
+        n: u32,
+        k: u32,
+    },
+    /// Check: every invocation of the subgroup executes this instruction.
+    Active,
+    /// Check: `slot` holds the same value in every active invocation.
+    Uniform { slot: Slot, operand: &'static str },
+    /// Check of `OpSDiv`/`OpUDiv` component `index` (slots `a`, `b`) where some positions hold
+    /// no element: only the invocations holding one are checked, so the zeros at the others
+    /// are no division by zero.
+    CheckDivision {
+        rows: u32,
+        cols: u32,
+        index: u32,
+        bits: u32,
+        signed: bool,
+        a: Slot,
+        b: Slot,
+    },
+    /// Check: the composite index in slot `index` of a `rows`×`cols` matrix holds an element
+    /// in each active invocation.
+    Owned {
+        rows: u32,
+        cols: u32,
+        length: u32,
+        index: Slot,
+    },
+}
+
+/// The positions of one matrix shape's elements under a layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Map {
+    rows: u32,
+    cols: u32,
+    length: u32,
+    /// Position (`lane * length + index`) → element (`row * cols + col`), [`NONE`] if unowned.
+    elem_at: Vec<u32>,
+    /// Element → position.
+    pos_of: Vec<u32>,
+}
+
+impl Map {
+    /// The map of a `rows`×`cols` matrix over `lanes` invocations.
+    pub fn new(rows: u32, cols: u32, lanes: u32, layout: CoopmatLayout) -> Map {
+        let elems = rows.saturating_mul(cols);
+        let length = elems.div_ceil(lanes.max(1));
+        let positions = length.saturating_mul(lanes.max(1));
+        let pos_of: Vec<u32> = match layout {
+            CoopmatLayout::RowStriped => (0..elems).collect(),
+            CoopmatLayout::ColumnStriped => {
+                (0..elems).map(|e| (e % cols) * rows + e / cols).collect()
+            }
+            CoopmatLayout::Shuffled(seed) => {
+                let mut perm: Vec<u32> = (0..positions).collect();
+                let mut rng = Rng::new(seed, &[u64::from(rows), u64::from(cols)]);
+                for i in (1..perm.len()).rev() {
+                    perm.swap(i, (rng.next_u64() % (i as u64 + 1)) as usize);
+                }
+                perm.truncate(elems as usize);
+                perm
+            }
+        };
+        let mut elem_at = vec![NONE; positions as usize];
+        for (e, &p) in pos_of.iter().enumerate() {
+            if let Some(slot) = elem_at.get_mut(p as usize) {
+                *slot = e as u32;
+            }
+        }
+        Map {
+            rows,
+            cols,
+            length,
+            elem_at,
+            pos_of,
+        }
+    }
+
+    /// The element at (lane, index), if any.
+    fn elem(&self, lane: usize, index: u32) -> Option<u32> {
+        let p = lane * self.length as usize + index as usize;
+        self.elem_at.get(p).copied().filter(|&e| e != NONE)
+    }
+
+    /// The (lane, index) of element `e`.
+    fn position(&self, e: usize) -> (usize, u32) {
+        let p = self.pos_of.get(e).copied().unwrap_or(0);
+        let len = self.length.max(1);
+        ((p / len) as usize, p % len)
+    }
+
+    /// Reads the matrix in `first..` into `out` in row-major order.
+    fn gather(&self, regs: &[u64], n: usize, first: Slot, out: &mut Vec<u64>) {
+        out.clear();
+        out.extend((0..self.pos_of.len()).map(|e| {
+            let (l, i) = self.position(e);
+            rd(regs, n, first + i, l)
+        }));
+    }
+}
+
+/// The layout maps of every matrix shape a program uses, for one dispatch.
+#[derive(Debug, Clone, Default)]
+pub struct Layouts {
+    maps: Vec<Map>,
+}
+
+impl Layouts {
+    /// The maps of `prog`'s matrix types for subgroups of `lanes` under `layout`.
+    pub fn new(prog: &Program, lanes: usize, layout: CoopmatLayout) -> Layouts {
+        let mut maps: Vec<Map> = Vec::new();
+        for t in &prog.types {
+            if let Type::CoopMatrix { rows, cols, .. } = t.ty {
+                if !maps.iter().any(|m| (m.rows, m.cols) == (rows, cols)) {
+                    maps.push(Map::new(rows, cols, lanes as u32, layout));
+                }
+            }
+        }
+        Layouts { maps }
+    }
+
+    fn get(&self, rows: u32, cols: u32) -> Option<&Map> {
+        self.maps.iter().find(|m| (m.rows, m.cols) == (rows, cols))
+    }
+}
+
+/// Reused buffers of MulAdd.
+#[derive(Debug, Default)]
+pub struct Scratch {
+    a: Vec<u64>,
+    b: Vec<u64>,
+    c: Vec<u64>,
+    out: Vec<u64>,
+}
+
+/// What a cooperative-matrix op sees besides the registers.
+pub struct Ctx<'a, 'm> {
+    /// The dispatch's layout maps.
+    pub layouts: &'a Layouts,
+    /// The subgroup's memory.
+    pub mem: &'a Mem<'m>,
+    /// Invocations in the subgroup.
+    pub lanes: usize,
+}
+
+/// Executes a cooperative-matrix op for the lanes in `mask`. Returns `false` for other ops.
+pub fn exec_coopmat(
+    op: &Op,
+    regs: &mut [u64],
+    n: usize,
+    mask: u128,
+    cx: &Ctx<'_, '_>,
+    scratch: &mut Scratch,
+    found: &mut Vec<LaneFinding>,
+) -> bool {
+    let Op::Coopmat(inst) = op else {
+        return false;
+    };
+    let first = mask.trailing_zeros() as usize;
+    match &**inst {
+        CoopmatInst::Active => {
+            let all = full_mask(cx.lanes);
+            if mask & all != all {
+                let finding = CF::NotAllActive {
+                    active: (mask & all).count_ones(),
+                    invocations: cx.lanes as u32,
+                };
+                found.push((first, Finding::Coopmat(finding)));
+            }
+        }
+        CoopmatInst::Uniform { slot, operand } => {
+            let v0 = rd(regs, n, *slot, first);
+            for l in bits_of(mask, n).filter(|&l| rd(regs, n, *slot, l) != v0) {
+                found.push((l, Finding::Coopmat(CF::NotUniform { operand })));
+            }
+        }
+        CoopmatInst::Owned {
+            rows,
+            cols,
+            length,
+            index,
+        } => {
+            if let Some(map) = cx.layouts.get(*rows, *cols) {
+                for l in bits_of(mask, n) {
+                    let i = rd(regs, n, *index, l);
+                    let i = u32::try_from(i).unwrap_or(u32::MAX);
+                    // An index past the length is the access code's out-of-bounds case.
+                    if i < *length && map.elem(l, i).is_none() {
+                        let finding = CF::UnownedElement { index: i };
+                        found.push((l, Finding::Coopmat(finding)));
+                    }
+                }
+            }
+        }
+        CoopmatInst::CheckDivision {
+            rows,
+            cols,
+            index,
+            bits,
+            signed,
+            a,
+            b,
+        } => {
+            let Some(map) = cx.layouts.get(*rows, *cols) else {
+                return true;
+            };
+            for l in bits_of(mask, n).filter(|&l| map.elem(l, *index).is_some()) {
+                let (x, y) = (rd(regs, n, *a, l), rd(regs, n, *b, l));
+                if int::unsigned_division_is_undefined(y) {
+                    found.push((l, Finding::DivisionByZero));
+                } else if *signed && int::signed_division_is_undefined(*bits, x, y) {
+                    found.push((l, Finding::DivisionOverflow));
+                }
+            }
+        }
+        CoopmatInst::Load { dst, at } => load(*dst, at, regs, n, mask, cx, found),
+        CoopmatInst::Store { src, at } => store(*src, at, regs, n, mask, cx, found),
+        CoopmatInst::MulAdd {
+            dst,
+            a,
+            b,
+            c,
+            types,
+            m,
+            n: cols,
+            k,
+        } => {
+            let (Some(ma), Some(mb), Some(mc)) = (
+                cx.layouts.get(*m, *k),
+                cx.layouts.get(*k, *cols),
+                cx.layouts.get(*m, *cols),
+            ) else {
+                return true;
+            };
+            let (m, nn, k) = (*m as usize, *cols as usize, *k as usize);
+            ma.gather(regs, n, *a, &mut scratch.a);
+            mb.gather(regs, n, *b, &mut scratch.b);
+            mc.gather(regs, n, *c, &mut scratch.c);
+            scratch.out.clear();
+            scratch.out.resize(m * nn, 0);
+            mul_add(
+                types,
+                m,
+                nn,
+                k,
+                &scratch.a,
+                &scratch.b,
+                &scratch.c,
+                &mut scratch.out,
+            );
+            if let Some(im) = int_mul_add(types).filter(|im| im.saturating) {
+                for e in undefined_elements(&im, m, nn, k, &scratch.a, &scratch.b) {
+                    if let Some(v) = scratch.out.get_mut(e) {
+                        *v = poison(im.result_bits);
+                    }
+                    let (row, col) = ((e / nn) as u32, (e % nn) as u32);
+                    let finding = CF::SaturatingOverflow { row, col };
+                    found.push((mc.position(e).0, Finding::Coopmat(finding)));
+                }
+            }
+            for l in bits_of(mask, n) {
+                for i in 0..mc.length {
+                    let v = mc
+                        .elem(l, i)
+                        .and_then(|e| scratch.out.get(e as usize).copied())
+                        .unwrap_or(0);
+                    wr(regs, n, dst + i, l, v);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The address of element `e` of a load or store by lane `l`, or the finding if it lies outside
+/// every addressable offset.
+fn element_address(at: &Access, regs: &[u64], n: usize, l: usize, e: u32) -> u64 {
+    let s = at.shape;
+    let (row, col) = (e / s.cols.max(1), e % s.cols.max(1));
+    // RowMajorKHR: "Elements (row,*) ... are taken in order from contiguous locations starting
+    // at Pointer[row*Stride]"; ColumnMajorKHR the same with (*,col) and Pointer[col*Stride].
+    let (major, minor) = if at.column_major {
+        (col, row)
+    } else {
+        (row, col)
+    };
+    let (region, off) = split_pointer(rd(regs, n, at.ptr, l));
+    let byte = i128::from(off)
+        + i128::from(major) * at.stride.read(regs, n, l) * i128::from(at.pointee)
+        + i128::from(minor) * i128::from(s.bytes);
+    // An offset outside the pointer's range is out of bounds of any region: the last
+    // addressable byte stands for it, so the access code reports it and touches nothing.
+    let last = (1i128 << OFFSET_BITS) - 1;
+    make_pointer(region, byte.clamp(0, last) as u64)
+}
+
+fn load(
+    dst: Slot,
+    at: &Access,
+    regs: &mut [u64],
+    n: usize,
+    mask: u128,
+    cx: &Ctx<'_, '_>,
+    found: &mut Vec<LaneFinding>,
+) {
+    let Some(map) = cx.layouts.get(at.shape.rows, at.shape.cols) else {
+        return;
+    };
+    for l in bits_of(mask, n) {
+        let mut reported = false;
+        let stride = at.stride.read(regs, n, l);
+        if stride < 0 {
+            let finding = CF::BadStride {
+                stride,
+                store: false,
+            };
+            found.push((l, Finding::Coopmat(finding)));
+        }
+        for i in 0..at.shape.length {
+            let v = match map.elem(l, i) {
+                Some(e) => {
+                    let ptr = element_address(at, regs, n, l, e);
+                    match cx.mem.resolve(ptr, l, u64::from(at.shape.bytes)) {
+                        Ok((w, off)) => w.read(off, at.shape.bytes),
+                        Err(f) => {
+                            if !reported {
+                                found.push((l, f));
+                                reported = true;
+                            }
+                            0
+                        }
+                    }
+                }
+                None => 0,
+            };
+            wr(regs, n, dst + i, l, v);
+        }
+    }
+}
+
+fn store(
+    src: Slot,
+    at: &Access,
+    regs: &[u64],
+    n: usize,
+    mask: u128,
+    cx: &Ctx<'_, '_>,
+    found: &mut Vec<LaneFinding>,
+) {
+    let Some(map) = cx.layouts.get(at.shape.rows, at.shape.cols) else {
+        return;
+    };
+    for l in bits_of(mask, n) {
+        let mut reported = false;
+        let stride = at.stride.read(regs, n, l);
+        if stride <= 0 {
+            let finding = CF::BadStride {
+                stride,
+                store: true,
+            };
+            found.push((l, Finding::Coopmat(finding)));
+        }
+        for i in 0..at.shape.length {
+            let Some(e) = map.elem(l, i) else {
+                continue;
+            };
+            let ptr = element_address(at, regs, n, l, e);
+            match cx.mem.resolve(ptr, l, u64::from(at.shape.bytes)) {
+                Ok((w, off)) => w.write(off, at.shape.bytes, rd(regs, n, src + i, l)),
+                Err(f) => {
+                    if !reported {
+                        found.push((l, f));
+                        reported = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The integer form of a MulAdd's types, when every operand is an integer matrix.
+fn int_mul_add(t: &MulAddTypes) -> Option<IntMulAdd> {
+    let int = |c: Component| match c {
+        Component::Int { bits, signed } => Some((bits, signed)),
+        _ => None,
+    };
+    let ((a_bits, a_signed), (b_bits, b_signed)) = (int(t.a)?, int(t.b)?);
+    let ((c_bits, c_signed), (result_bits, result_signed)) = (int(t.c)?, int(t.result)?);
+    Some(IntMulAdd {
+        a_bits,
+        a_signed,
+        b_bits,
+        b_signed,
+        c_bits,
+        c_signed,
+        result_bits,
+        result_signed,
+        saturating: t.saturating,
+    })
+}
+
+/// The IEEE width of a float component (lowering refuses bfloat16 and mixed operands).
+fn float_bits(c: Component) -> Option<u32> {
+    match c {
+        Component::Float(bits) => Some(bits),
+        _ => None,
+    }
+}
+
+/// B's columns as rows (`bt[j * k + p]` = `b[p * n + j]`).
+fn transpose(b: &[u64], k: usize, n: usize) -> Vec<u64> {
+    let mut bt = vec![0; k * n];
+    for (p, row) in b.chunks(n.max(1)).enumerate().take(k) {
+        for (j, &v) in row.iter().enumerate() {
+            if let Some(t) = bt.get_mut(j * k + p) {
+                *t = v;
+            }
+        }
+    }
+    bt
+}
+
+/// `out` = `a` (m×k) × `b` (k×n) + `c` (m×n), row-major raw component bits, element by element
+/// through the reference functions of [`crate::semantics::coopmat`]. The one place MulAdd's
+/// arithmetic happens, so a faster kernel with the same contract can replace it.
+#[allow(clippy::too_many_arguments)]
+pub fn mul_add(
+    op: &MulAddTypes,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[u64],
+    b: &[u64],
+    c: &[u64],
+    out: &mut [u64],
+) {
+    let bt = transpose(b, k, n);
+    let int = int_mul_add(op);
+    let floats = (
+        float_bits(op.a),
+        float_bits(op.b),
+        float_bits(op.c),
+        float_bits(op.result),
+    );
+    for (e, o) in out.iter_mut().enumerate().take(m * n) {
+        let (i, j) = (e / n, e % n);
+        let (Some(row), Some(col)) = (a.get(i * k..i * k + k), bt.get(j * k..j * k + k)) else {
+            continue;
+        };
+        let cv = c.get(e).copied().unwrap_or(0);
+        *o = match (int, floats) {
+            (Some(im), _) => im.element(row, col, cv),
+            (None, (Some(ab), Some(bb), Some(cb), Some(rb))) => {
+                mul_add_float_element((ab, row), (bb, col), (cb, cv), rb)
+            }
+            _ => 0,
+        };
+    }
+}
+
+/// The result elements of a saturating integer MulAdd that the spec leaves undefined.
+fn undefined_elements(
+    im: &IntMulAdd,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[u64],
+    b: &[u64],
+) -> Vec<usize> {
+    let bt = transpose(b, k, n);
+    (0..m * n)
+        .filter(|&e| {
+            let (i, j) = (e / n, e % n);
+            match (a.get(i * k..i * k + k), bt.get(j * k..j * k + k)) {
+                (Some(row), Some(col)) => im.element_is_undefined(row, col),
+                _ => false,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maps_are_bijections_onto_their_positions() {
+        for layout in CoopmatLayout::all() {
+            for (rows, cols, lanes) in [(16, 16, 32), (8, 8, 128), (16, 8, 64), (3, 5, 4)] {
+                let map = Map::new(rows, cols, lanes, layout);
+                let elems = (rows * cols) as usize;
+                assert_eq!(map.length, (rows * cols).div_ceil(lanes));
+                let mut seen = vec![false; elems];
+                for l in 0..lanes as usize {
+                    for i in 0..map.length {
+                        if let Some(e) = map.elem(l, i) {
+                            assert!(!seen[e as usize], "{layout} element {e} twice");
+                            seen[e as usize] = true;
+                            assert_eq!(map.position(e as usize), (l, i));
+                        }
+                    }
+                }
+                assert!(seen.iter().all(|&s| s), "{layout} {rows}x{cols}/{lanes}");
+            }
+        }
+    }
+
+    #[test]
+    fn striped_layouts_put_a_run_of_a_row_or_column_in_one_invocation() {
+        let row = Map::new(4, 4, 2, CoopmatLayout::RowStriped);
+        // Lane 0 holds rows 0 and 1, lane 1 rows 2 and 3.
+        assert_eq!(row.elem(0, 5), Some(5));
+        assert_eq!(row.elem(1, 0), Some(8));
+        let col = Map::new(4, 4, 2, CoopmatLayout::ColumnStriped);
+        // Lane 0 index 1 is (row 1, column 0): element 4.
+        assert_eq!(col.elem(0, 1), Some(4));
+        assert_eq!(col.elem(1, 0), Some(2));
+        assert_ne!(
+            Map::new(16, 16, 32, CoopmatLayout::Shuffled(1)),
+            Map::new(16, 16, 32, CoopmatLayout::Shuffled(2))
+        );
+    }
+
+    #[test]
+    fn mul_add_matches_a_plain_product() {
+        let t = MulAddTypes {
+            a: Component::Int {
+                bits: 8,
+                signed: true,
+            },
+            b: Component::Int {
+                bits: 8,
+                signed: false,
+            },
+            c: Component::Int {
+                bits: 32,
+                signed: true,
+            },
+            result: Component::Int {
+                bits: 32,
+                signed: true,
+            },
+            saturating: false,
+        };
+        // A = [[-1, 2], [3, 4]] (signed 8-bit), B = [[255, 0], [1, 2]] (unsigned), C = 1.
+        let a = [0xff, 2, 3, 4];
+        let b = [255, 0, 1, 2];
+        let c = [1, 1, 1, 1];
+        let mut out = [0; 4];
+        mul_add(&t, 2, 2, 2, &a, &b, &c, &mut out);
+        let want: Vec<u64> = [-255 + 2 + 1, 4 + 1, 765 + 4 + 1, 8 + 1]
+            .iter()
+            .map(|&v: &i64| (v as u64) & 0xffff_ffff)
+            .collect();
+        assert_eq!(out.to_vec(), want);
+    }
+}
