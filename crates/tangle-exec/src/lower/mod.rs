@@ -9,6 +9,7 @@
 pub mod arith;
 pub mod cfg;
 pub mod constants;
+pub mod coopmat_support;
 pub mod dot;
 pub mod function;
 pub mod group;
@@ -18,6 +19,7 @@ pub mod types;
 
 use crate::device::SpecConstants;
 use crate::error::{malformed, unsupported, ExecError, InstRef};
+use crate::profile::Profile;
 use crate::program::{Op, Program, RegionKind, Slot, TypeIdx, Variable};
 use spirv::Op as SpvOp;
 use std::collections::HashMap;
@@ -85,11 +87,12 @@ fn nonzero_size(size: [u32; 3], sources: &[String; 3]) -> Result<(), ExecError> 
     )))
 }
 
-/// Lowers `entry_point` of `module`.
+/// Lowers `entry_point` of `module` for a device with `profile`.
 pub fn lower(
     module: &Module,
     entry_point: &str,
     spec: &SpecConstants,
+    profile: &Profile,
 ) -> Result<Program, ExecError> {
     let mut l = Lowerer {
         module,
@@ -114,6 +117,7 @@ pub fn lower(
     let entry_id = l.find_entry(entry_point)?;
     l.globals()?;
     l.local_size(entry_id)?;
+    coopmat_support::check(&l, profile)?;
     l.functions(entry_id)?;
     // The last slot is the executor's scratch for ops that read their own destination.
     l.alloc(1)?;
