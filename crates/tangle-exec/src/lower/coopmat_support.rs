@@ -336,3 +336,194 @@ fn listed(profile: &Profile) -> String {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tangle_spirv::text::{assemble, AssembleOptions};
+
+    /// The SPIR-V type instruction of a component type.
+    fn ty(c: ComponentType) -> String {
+        match c {
+            ComponentType::Float16 => "OpTypeFloat 16".into(),
+            ComponentType::Float32 => "OpTypeFloat 32".into(),
+            ComponentType::Float64 => "OpTypeFloat 64".into(),
+            ComponentType::BFloat16 => "OpTypeFloat 16 BFloat16KHR".into(),
+            ComponentType::Sint(b) => format!("OpTypeInt {b} 1"),
+            ComponentType::Uint(b) => format!("OpTypeInt {b} 0"),
+        }
+    }
+
+    /// A module with A, B, C, Result types of `e` (scope `scope`) and one MulAdd using them,
+    /// its signedness operands set from the entry.
+    fn module(e: &CooperativeMatrixProperties, scope: u32) -> Module {
+        let mut flags = Vec::new();
+        for (t, name) in [
+            (e.a, "MatrixASignedComponentsKHR"),
+            (e.b, "MatrixBSignedComponentsKHR"),
+            (e.c, "MatrixCSignedComponentsKHR"),
+            (e.result, "MatrixResultSignedComponentsKHR"),
+        ] {
+            if t.is_signed_int() {
+                flags.push(name);
+            }
+        }
+        if e.saturating {
+            flags.push("SaturatingAccumulationKHR");
+        }
+        let text = format!(
+            "%u32 = OpTypeInt 32 0
+             %scope = OpConstant %u32 {scope}
+             %m = OpConstant %u32 {m}
+             %n = OpConstant %u32 {n}
+             %k = OpConstant %u32 {k}
+             %use_a = OpConstant %u32 0
+             %use_b = OpConstant %u32 1
+             %use_acc = OpConstant %u32 2
+             %ca = {ca}
+             %cb = {cb}
+             %cc = {cc}
+             %cr = {cr}
+             %ta = OpTypeCooperativeMatrixKHR %ca %scope %m %k %use_a
+             %tb = OpTypeCooperativeMatrixKHR %cb %scope %k %n %use_b
+             %tc = OpTypeCooperativeMatrixKHR %cc %scope %m %n %use_acc
+             %tr = OpTypeCooperativeMatrixKHR %cr %scope %m %n %use_acc
+             %void = OpTypeVoid
+             %fn = OpTypeFunction %void
+             %a = OpUndef %ta
+             %b = OpUndef %tb
+             %c = OpUndef %tc
+             %main = OpFunction %void None %fn
+             %l = OpLabel
+             %r = OpCooperativeMatrixMulAddKHR %tr %a %b %c {flags}
+             OpReturn
+             OpFunctionEnd",
+            m = e.m,
+            n = e.n,
+            k = e.k,
+            ca = ty(e.a),
+            cb = ty(e.b),
+            cc = ty(e.c),
+            cr = ty(e.result),
+            flags = flags.join("|"),
+        );
+        assemble(&text, &AssembleOptions::default())
+            .map(|(m, _)| m)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+    }
+
+    /// `OpConstant` literals: what lowering's folding gives for these modules.
+    fn run(module: &Module, local_x: u32, profile: &Profile) -> Result<(), ExecError> {
+        let constants: HashMap<u32, u64> = module
+            .instructions
+            .iter()
+            .filter(|i| i.op() == Some(SpvOp::Constant))
+            .filter_map(|i| Some((i.result_id?, i.literal_operand(0)?)))
+            .collect();
+        check_module(
+            module,
+            &|id| constants.get(&id).copied(),
+            [local_x, 1, 1],
+            profile,
+        )
+    }
+
+    fn refusal(r: Result<(), ExecError>) -> String {
+        match r {
+            Err(e @ ExecError::ProfileLacks { .. }) => e.to_string(),
+            other => panic!("expected a profile refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_entry_of_every_profile_passes() {
+        for p in Profile::all() {
+            for e in &p.cooperative_matrix {
+                let r = run(&module(e, 3), p.subgroup_size, &p);
+                assert_eq!(r, Ok(()), "{} {e}", p.name);
+            }
+        }
+    }
+
+    #[test]
+    fn a_lacking_combination_is_refused_naming_it_and_the_profile() {
+        let entry = |m, n, k, a, r, saturating| CooperativeMatrixProperties {
+            m,
+            n,
+            k,
+            a,
+            b: a,
+            c: r,
+            result: r,
+            saturating,
+            scope: MatrixScope::Subgroup,
+        };
+        use ComponentType::*;
+        // Per profile: a type none of its entries has (10163), and a MulAdd whose types each
+        // appear but not together (10060).
+        let cases = [
+            ("default", entry(16, 16, 16, Float16, Float32, false), "16x16 FLOAT16 MatrixA"),
+            ("nvidia", entry(8, 8, 8, Float16, Float32, false), "8x8 FLOAT16 MatrixA"),
+            ("lavapipe", entry(16, 16, 16, Float16, Float32, false), "16x16 FLOAT16 MatrixA"),
+            ("amd", entry(16, 16, 16, BFloat16, Float32, false), "16x16 BFLOAT16 MatrixA"),
+            ("intel", entry(8, 16, 16, Float64, Float64, false), "8x16 FLOAT64 MatrixA"),
+        ];
+        for (name, e, combination) in cases {
+            let p = Profile::by_name(name).expect("named profile");
+            let msg = refusal(run(&module(&e, 3), p.subgroup_size, &p));
+            assert!(msg.contains(&format!("'{name}' profile")), "{msg}");
+            assert!(msg.contains(combination), "{msg}");
+            assert!(msg.contains("OpTypeCooperativeMatrixKHR-10163"), "{msg}");
+        }
+        // Types each listed, the MulAdd not: saturating into UINT32 on amd and default, mixed
+        // signedness on the others, f16 -> f16 accumulate on nvidia at 16x8x8 with an f32 C.
+        let sat_u32 = entry(16, 16, 16, Uint(8), Uint(32), true);
+        let mixed = |m, n, k| CooperativeMatrixProperties {
+            b: Sint(8),
+            ..entry(m, n, k, Uint(8), Sint(32), false)
+        };
+        let cases = [
+            ("default", CooperativeMatrixProperties { m: 8, n: 8, k: 8, ..sat_u32 }),
+            ("amd", sat_u32),
+            ("nvidia", mixed(16, 16, 32)),
+            ("lavapipe", mixed(8, 8, 8)),
+            ("intel", mixed(8, 16, 32)),
+        ];
+        for (name, e) in cases {
+            let p = Profile::by_name(name).expect("named profile");
+            let msg = refusal(run(&module(&e, 3), p.subgroup_size, &p));
+            assert!(msg.contains(&format!("'{name}' profile")), "{msg}");
+            assert!(msg.contains(&e.to_string()), "{msg} lacks {e}");
+            assert!(msg.contains("OpCooperativeMatrixMulAddKHR-10060"), "{msg}");
+        }
+    }
+
+    #[test]
+    fn scope_and_workgroup_size_rules() {
+        let p = Profile::default();
+        let e = p.cooperative_matrix[0];
+        // Workgroup scope without a workgroup-scope entry (10164).
+        let msg = refusal(run(&module(&e, 2), 32, &p));
+        assert!(msg.contains("cooperativeMatrixWorkgroupScope-10164"), "{msg}");
+        // ... accepted by a profile that lists it.
+        let wg = Profile {
+            cooperative_matrix: vec![CooperativeMatrixProperties {
+                scope: MatrixScope::Workgroup,
+                ..e
+            }],
+            ..Profile::default()
+        };
+        assert_eq!(run(&module(&e, 2), 32, &wg), Ok(()));
+        // Subgroup scope needs whole subgroups in x (08987).
+        let msg = refusal(run(&module(&e, 3), 16, &p));
+        assert!(msg.contains("module-08987") && msg.contains("16 in x"), "{msg}");
+        assert_eq!(run(&module(&e, 3), 64, &p), Ok(()));
+        // A profile without cooperative matrices says so.
+        let none = Profile {
+            cooperative_matrix: Vec::new(),
+            ..Profile::default()
+        };
+        let msg = refusal(run(&module(&e, 3), 32, &none));
+        assert!(msg.contains("has no cooperative matrices"), "{msg}");
+    }
+}
