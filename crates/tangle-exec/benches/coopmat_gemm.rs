@@ -230,7 +230,10 @@ fn main() {
     let want = sgemm(n, &af, &bf);
     let got = tiled(n, &a, &b);
     let err = rel_error(&got, &want);
-    assert!(err <= 1e-2, "tiled kernel result differs: relative error {err}");
+    assert!(
+        err <= 1e-2,
+        "tiled kernel result differs: relative error {err}"
+    );
     let flops = 2.0 * (n * n * n) as f64;
     let t_tiled = best(3, || {
         std::hint::black_box(tiled(n, &a, &b));
@@ -253,7 +256,10 @@ fn main() {
         "  matrixmultiply sgemm {n}^3, all cores:   {g_gemm:8.2} GFLOP/s ({:.1} ms)",
         t_gemm.as_secs_f64() * 1e3
     );
-    println!("  ratio kernel / sgemm:                     {:8.3}", g_tiled / g_gemm);
+    println!(
+        "  ratio kernel / sgemm:                     {:8.3}",
+        g_tiled / g_gemm
+    );
 
     // 4. The shader through tangle.
     match shader(n, &a, &b) {

@@ -290,7 +290,8 @@ fn check_mul_add(
     let name = |t: &MatrixType, c: Option<ComponentType>| {
         c.map_or_else(|| t.component_name.to_string(), |c| c.to_string())
     };
-    let scope = MatrixScope::from_spirv(a.scope).map_or_else(|| format!("Scope {}", a.scope), |s| s.to_string());
+    let scope = MatrixScope::from_spirv(a.scope)
+        .map_or_else(|| format!("Scope {}", a.scope), |s| s.to_string());
     let mut combination = format!(
         "{}x{}x{} {} x {} + {} -> {}, {scope}",
         a.rows,
@@ -462,11 +463,31 @@ mod tests {
         // Per profile: a type none of its entries has (10163), and a MulAdd whose types each
         // appear but not together (10060).
         let cases = [
-            ("default", entry(16, 16, 16, Float16, Float32, false), "16x16 FLOAT16 MatrixA"),
-            ("nvidia", entry(8, 8, 8, Float16, Float32, false), "8x8 FLOAT16 MatrixA"),
-            ("lavapipe", entry(16, 16, 16, Float16, Float32, false), "16x16 FLOAT16 MatrixA"),
-            ("amd", entry(16, 16, 16, BFloat16, Float32, false), "16x16 BFLOAT16 MatrixA"),
-            ("intel", entry(8, 16, 16, Float64, Float64, false), "8x16 FLOAT64 MatrixA"),
+            (
+                "default",
+                entry(16, 16, 16, Float16, Float32, false),
+                "16x16 FLOAT16 MatrixA",
+            ),
+            (
+                "nvidia",
+                entry(8, 8, 8, Float16, Float32, false),
+                "8x8 FLOAT16 MatrixA",
+            ),
+            (
+                "lavapipe",
+                entry(16, 16, 16, Float16, Float32, false),
+                "16x16 FLOAT16 MatrixA",
+            ),
+            (
+                "amd",
+                entry(16, 16, 16, BFloat16, Float32, false),
+                "16x16 BFLOAT16 MatrixA",
+            ),
+            (
+                "intel",
+                entry(8, 16, 16, Float64, Float64, false),
+                "8x16 FLOAT64 MatrixA",
+            ),
         ];
         for (name, e, combination) in cases {
             let p = Profile::by_name(name).expect("named profile");
@@ -483,7 +504,15 @@ mod tests {
             ..entry(m, n, k, Uint(8), Sint(32), false)
         };
         let cases = [
-            ("default", CooperativeMatrixProperties { m: 8, n: 8, k: 8, ..sat_u32 }),
+            (
+                "default",
+                CooperativeMatrixProperties {
+                    m: 8,
+                    n: 8,
+                    k: 8,
+                    ..sat_u32
+                },
+            ),
             ("amd", sat_u32),
             ("nvidia", mixed(16, 16, 32)),
             ("lavapipe", mixed(8, 8, 8)),
@@ -504,7 +533,10 @@ mod tests {
         let e = p.cooperative_matrix[0];
         // Workgroup scope without a workgroup-scope entry (10164).
         let msg = refusal(run(&module(&e, 2), 32, &p));
-        assert!(msg.contains("cooperativeMatrixWorkgroupScope-10164"), "{msg}");
+        assert!(
+            msg.contains("cooperativeMatrixWorkgroupScope-10164"),
+            "{msg}"
+        );
         // ... accepted by a profile that lists it.
         let wg = Profile {
             cooperative_matrix: vec![CooperativeMatrixProperties {
@@ -516,7 +548,10 @@ mod tests {
         assert_eq!(run(&module(&e, 2), 32, &wg), Ok(()));
         // Subgroup scope needs whole subgroups in x (08987).
         let msg = refusal(run(&module(&e, 3), 16, &p));
-        assert!(msg.contains("module-08987") && msg.contains("16 in x"), "{msg}");
+        assert!(
+            msg.contains("module-08987") && msg.contains("16 in x"),
+            "{msg}"
+        );
         assert_eq!(run(&module(&e, 3), 64, &p), Ok(()));
         // A profile without cooperative matrices says so.
         let none = Profile {

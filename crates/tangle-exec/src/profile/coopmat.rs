@@ -277,7 +277,13 @@ mod tests {
         {
             assert!(default.iter().any(|e| e.a == t && e.result == t), "{t}");
         }
-        for list in [default, nvidia_list(), lavapipe_list(), amd_list(), intel_list()] {
+        for list in [
+            default,
+            nvidia_list(),
+            lavapipe_list(),
+            amd_list(),
+            intel_list(),
+        ] {
             assert!(list.iter().all(|e| e.scope == MatrixScope::Subgroup));
         }
         assert_eq!(

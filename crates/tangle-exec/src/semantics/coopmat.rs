@@ -258,7 +258,10 @@ pub fn mul_add_element(
                 result_signed,
                 saturating: op.saturating,
             };
-            Some((m.element(a_row, b_col, c), m.element_is_undefined(a_row, b_col)))
+            Some((
+                m.element(a_row, b_col, c),
+                m.element_is_undefined(a_row, b_col),
+            ))
         }
         _ => float_element((op.a, a_row), (op.b, b_col), (op.c, c), op.result).map(|v| (v, false)),
     }
@@ -436,7 +439,10 @@ mod tests {
             Component::BFloat16,
         );
         assert_eq!(r.map(bf16_to_f64), Some(1.0), "ties to even each step");
-        let int = Component::Int { bits: 8, signed: true };
+        let int = Component::Int {
+            bits: 8,
+            signed: true,
+        };
         assert_eq!(float_element((int, &[1]), (int, &[1]), (int, 0), int), None);
     }
 
@@ -473,7 +479,11 @@ mod tests {
         }
         let lo = table[i - 1];
         let (dl, dh) = (n - lo.0, hi.0 - n);
-        let pick = if dl < dh || (dl == dh && lo.1 & 1 == 0) { lo } else { hi };
+        let pick = if dl < dh || (dl == dh && lo.1 & 1 == 0) {
+            lo
+        } else {
+            hi
+        };
         if pick.0 == 0 {
             // A result rounding to zero keeps the sign of the exact value.
             return if n < 0 { 0x8000 } else { 0 };

@@ -164,7 +164,9 @@ fn float(op: &MulAddTypes, d: Dims, a: &[u64], b: &[u64], c: &[u64], out: &mut [
             // C rounded to the Result, as the reference starts.
             let round = |x: f64| float_bits(result, x).map_or(0.0, |r| value(result, r));
             let mut acc: Vec<f64> = c.iter().map(|&v| round(value(op.c, v))).collect();
-            blocked(d, &a, &b, &mut acc, |s, x, y| fused_step(result, (x, y, s), wide));
+            blocked(d, &a, &b, &mut acc, |s, x, y| {
+                fused_step(result, (x, y, s), wide)
+            });
             for (o, s) in out.iter_mut().zip(acc) {
                 *o = float_bits(result, s).unwrap_or(0);
             }
@@ -194,14 +196,18 @@ fn int_wrapping(op: &MulAddTypes, d: Dims, a: &[u64], b: &[u64], c: &[u64], out:
         let narrow = |v: Vec<u64>| -> Vec<u32> { v.into_iter().map(|x| x as u32).collect() };
         let (a, b) = (narrow(wide(op.a, a)), narrow(wide(op.b, b)));
         let mut acc = narrow(wide(op.c, c));
-        blocked(d, &a, &b, &mut acc, |s, x, y| s.wrapping_add(x.wrapping_mul(y)));
+        blocked(d, &a, &b, &mut acc, |s, x, y| {
+            s.wrapping_add(x.wrapping_mul(y))
+        });
         for (o, s) in out.iter_mut().zip(acc) {
             *o = u64::from(s) & mask(bits);
         }
     } else {
         let (a, b) = (wide(op.a, a), wide(op.b, b));
         let mut acc = wide(op.c, c);
-        blocked(d, &a, &b, &mut acc, |s, x, y| s.wrapping_add(x.wrapping_mul(y)));
+        blocked(d, &a, &b, &mut acc, |s, x, y| {
+            s.wrapping_add(x.wrapping_mul(y))
+        });
         for (o, s) in out.iter_mut().zip(acc) {
             *o = s & mask(bits);
         }
@@ -303,7 +309,11 @@ mod tests {
         ((1usize..7, 1usize..7, 1usize..9), any::<bool>()).prop_flat_map(|(dims, small)| {
             let (m, n, k) = dims;
             let len = m * k + k * n + m * n;
-            (Just(dims), proptest::collection::vec(any::<u64>(), len), Just(small))
+            (
+                Just(dims),
+                proptest::collection::vec(any::<u64>(), len),
+                Just(small),
+            )
         })
     }
 
@@ -315,7 +325,8 @@ mod tests {
     ) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
         let (ra, rest) = raw.split_at(m * k);
         let (rb, rc) = rest.split_at(k * n);
-        let f = |t, v: &[u64]| -> Vec<u64> { v.iter().map(|&x| component_bits(t, x, small)).collect() };
+        let f =
+            |t, v: &[u64]| -> Vec<u64> { v.iter().map(|&x| component_bits(t, x, small)).collect() };
         (f(op.a, ra), f(op.b, rb), f(op.c, rc))
     }
 
@@ -368,10 +379,22 @@ mod tests {
         check(&op, (m, n, k), &a, &b, &c);
         // Saturating int8 → SINT32 across blocks, with overflow provoked.
         let sat = MulAddTypes {
-            a: Component::Int { bits: 8, signed: true },
-            b: Component::Int { bits: 8, signed: true },
-            c: Component::Int { bits: 32, signed: true },
-            result: Component::Int { bits: 8, signed: true },
+            a: Component::Int {
+                bits: 8,
+                signed: true,
+            },
+            b: Component::Int {
+                bits: 8,
+                signed: true,
+            },
+            c: Component::Int {
+                bits: 32,
+                signed: true,
+            },
+            result: Component::Int {
+                bits: 8,
+                signed: true,
+            },
             saturating: true,
         };
         let a8: Vec<u64> = (0..m * k).map(|_| next(0xff)).collect();
@@ -385,8 +408,17 @@ mod tests {
     #[test]
     fn bad_shapes_and_mixed_kinds_are_errors() {
         let f = Component::Float(32);
-        let i = Component::Int { bits: 32, signed: true };
-        let op = MulAddTypes { a: f, b: f, c: f, result: f, saturating: false };
+        let i = Component::Int {
+            bits: 32,
+            signed: true,
+        };
+        let op = MulAddTypes {
+            a: f,
+            b: f,
+            c: f,
+            result: f,
+            saturating: false,
+        };
         let mut out = vec![0; 4];
         assert!(matches!(
             mul_add(&op, 2, 2, 2, &[0; 3], &[0; 4], &[0; 4], &mut out),

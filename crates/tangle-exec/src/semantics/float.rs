@@ -507,7 +507,10 @@ mod tests {
         assert_eq!(r(65520.0), f64::INFINITY);
         assert_eq!(r(-1e300), f64::NEG_INFINITY);
         // bf16: 1 + 2^-8 + 2^-40 is above the midpoint; through f32 it would tie down to 1.0.
-        assert_eq!(bf16_bits_from_f64(1.0 + 2f64.powi(-8) + 2f64.powi(-40)), 0x3f81);
+        assert_eq!(
+            bf16_bits_from_f64(1.0 + 2f64.powi(-8) + 2f64.powi(-40)),
+            0x3f81
+        );
         assert_eq!(bf16_bits_from_f64(1.0 + 2f64.powi(-8)), 0x3f80);
         assert_eq!(bf16_bits_from_f64(f64::INFINITY), 0x7f80);
         assert_eq!(bf16_bits_from_f64(3.4e38), 0x7f80);
