@@ -45,12 +45,7 @@ impl Device {
         entry_point: &str,
         spec: &SpecConstants,
     ) -> Result<Pipeline, ExecError> {
-        let program = crate::lower::lower(
-            module.module(),
-            entry_point,
-            spec,
-            self.profile.subgroup_size,
-        )?;
+        let program = crate::lower::lower(module.module(), entry_point, spec, &self.profile)?;
         crate::run::group::check_supported(&program, &self.profile)?;
         let [x, y, z] = program.local_size;
         // Three u32 factors can exceed u64 (fuzzing found 2^31 x 2^31 x 2^31).

@@ -49,6 +49,14 @@ pub enum ExecError {
     /// An instruction, type or capability outside what the executor implements.
     #[error("{at}: {what} is not supported by tangle's executor")]
     Unsupported { at: InstRef, what: String },
+    /// The module uses something the device profile does not offer (a cooperative-matrix type or
+    /// MulAdd combination it does not list): another device could run it.
+    #[error("{at}: the '{profile}' profile does not support {what}")]
+    ProfileLacks {
+        at: InstRef,
+        profile: String,
+        what: String,
+    },
     /// The module is inconsistent in a way validation should have caught.
     #[error("{at}: {message}")]
     Malformed { at: InstRef, message: String },

@@ -1,7 +1,12 @@
 //! Device profiles: the limits and properties a real device would report, which a dispatch runs
-//! against (subgroup size, supported subgroup operations, workgroup limits).
+//! against (subgroup size, supported subgroup operations, workgroup limits, cooperative-matrix
+//! properties in [`coopmat`]).
 //!
 //! Values for the named profiles come from `shared/notes/device-properties.md`.
+
+pub mod coopmat;
+
+pub use coopmat::{ComponentType, CooperativeMatrixProperties, MatrixScope};
 
 /// Subgroup operation classes (Vulkan `VkSubgroupFeatureFlagBits`), as a bit set.
 pub mod subgroup_ops {
@@ -57,10 +62,15 @@ pub struct Profile {
     pub max_workgroup_count: [u32; 3],
     /// `maxComputeSharedMemorySize` in bytes.
     pub max_shared_memory: u32,
+    /// `vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`, in driver order; empty when the
+    /// device has no VK_KHR_cooperative_matrix.
+    pub cooperative_matrix: Vec<CooperativeMatrixProperties>,
 }
 
 impl Default for Profile {
-    /// The `default` profile: subgroup size 32 and every operation tangle implements.
+    /// The `default` profile: subgroup size 32, every operation tangle implements, and
+    /// cooperative matrices of every component type at small shapes
+    /// ([`coopmat::default_list`]).
     fn default() -> Self {
         Profile {
             name: "default".to_string(),
@@ -73,6 +83,7 @@ impl Default for Profile {
             // As NVIDIA reports; Vulkan's minimum is 65535 in each dimension.
             max_workgroup_count: [2_147_483_647, 65535, 65535],
             max_shared_memory: 49152,
+            cooperative_matrix: coopmat::default_list(),
         }
     }
 }
@@ -88,6 +99,7 @@ impl Profile {
             subgroup_size: 8,
             max_workgroup_count: [65535, 65535, 65535],
             max_shared_memory: 32768,
+            cooperative_matrix: coopmat::lavapipe_list(),
             ..default.clone()
         };
         let nvidia = Profile {
@@ -95,6 +107,7 @@ impl Profile {
             description: "NVIDIA H200, driver 580.159.04 (subgroup size 32; queried)".to_string(),
             subgroup_size: 32,
             max_workgroup_count: [2_147_483_647, 65535, 65535],
+            cooperative_matrix: coopmat::nvidia_list(),
             ..default.clone()
         };
         let amd = Profile {
@@ -102,14 +115,17 @@ impl Profile {
             description: "AMD RDNA3 with RADV (subgroup size 64; from driver source)".to_string(),
             subgroup_size: 64,
             max_shared_memory: 65536,
+            cooperative_matrix: coopmat::amd_list(),
             ..default.clone()
         };
         let intel = Profile {
             name: "intel".to_string(),
-            description: "Intel Arc (DG2) with ANV (subgroup size 32; from driver source)"
-                .to_string(),
+            description:
+                "Intel Xe2 (Lunar Lake, Battlemage) with ANV (subgroup size 32; from driver source)"
+                    .to_string(),
             subgroup_size: 32,
             max_shared_memory: 65536,
+            cooperative_matrix: coopmat::intel_list(),
             ..default.clone()
         };
         vec![default, lavapipe, nvidia, amd, intel]

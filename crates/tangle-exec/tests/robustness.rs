@@ -53,7 +53,14 @@ fn conformance_modules_never_panic() {
         let valid = TargetEnv::parse("spv1.6")
             .and_then(|env| validate(&module, env, &ValidateOptions::default()).ok());
         for name in names {
-            if tangle_exec::lower::lower(&module, &name, &SpecConstants::new(), 32).is_ok() {
+            if tangle_exec::lower::lower(
+                &module,
+                &name,
+                &SpecConstants::new(),
+                &tangle_exec::Profile::default(),
+            )
+            .is_ok()
+            {
                 lowered += 1;
             }
             let Some(valid) = valid.as_ref() else {

@@ -3,7 +3,8 @@
 //!
 //! Requirements (`DEVICE_FEATURE`, `DEVICE_EXTENSION`, ...) are answered from the device
 //! [`Profile`]: its subgroup operations for `SubgroupSupportedOperations.*` and the rotate
-//! features/extension, and a fixed list of what the executor implements for the rest.
+//! features/extension, its cooperative-matrix list for VK_KHR_cooperative_matrix and its
+//! `cooperativeMatrix` feature, and a fixed list of what the executor implements for the rest.
 
 use std::collections::HashMap;
 use std::time::Duration;
@@ -40,13 +41,11 @@ const FEATURES: &[&str] = &[
     "BufferDeviceAddressFeatures.bufferDeviceAddress",
     "ShaderIntegerDotProductFeatures.shaderIntegerDotProduct",
     "ShaderMaximalReconvergenceFeatures.shaderMaximalReconvergence",
-    "CooperativeMatrixFeaturesKHR.cooperativeMatrix",
 ];
 
 /// Device extensions the executor implements (rotate is checked against the profile).
 const EXTENSIONS: &[&str] = &[
     "VK_KHR_shader_maximal_reconvergence",
-    "VK_KHR_cooperative_matrix",
     "VK_KHR_shader_integer_dot_product",
     "VK_KHR_shader_float16_int8",
     "VK_KHR_16bit_storage",
@@ -196,7 +195,7 @@ fn validate(module: &Module, env: TargetEnv) -> Result<Validated<'_>, BackendErr
 /// a zero workgroup dimension from a specialization constant, is an invalid shader (exit 1).
 fn exec_error(e: ExecError) -> BackendError {
     match e {
-        ExecError::Unsupported { .. } | ExecError::Limit(_) => {
+        ExecError::Unsupported { .. } | ExecError::ProfileLacks { .. } | ExecError::Limit(_) => {
             BackendError::Unsupported(e.to_string())
         }
         ExecError::NoEntryPoint(_)
@@ -211,8 +210,12 @@ impl Backend for CpuBackend {
     fn supports(&self, requirement: &Requirement) -> Result<(), String> {
         let ops = self.profile.subgroup_operations;
         let has = |bit: u32| ops & bit != 0;
+        // A driver exposes VK_KHR_cooperative_matrix and its feature only with a non-empty
+        // property list (lavapipe on 128-bit hosts has neither).
+        let coopmat = !self.profile.cooperative_matrix.is_empty();
         let ok = match requirement {
             Requirement::Feature(name) => match name.as_str() {
+                "CooperativeMatrixFeaturesKHR.cooperativeMatrix" => coopmat,
                 "ShaderSubgroupRotateFeatures.shaderSubgroupRotate" => has(subgroup_ops::ROTATE),
                 "ShaderSubgroupRotateFeatures.shaderSubgroupRotateClustered" => {
                     has(subgroup_ops::ROTATE_CLUSTERED)
@@ -236,6 +239,7 @@ impl Backend for CpuBackend {
             },
             Requirement::Extension(name) => match name.as_str() {
                 "VK_KHR_shader_subgroup_rotate" => has(subgroup_ops::ROTATE),
+                "VK_KHR_cooperative_matrix" => coopmat,
                 n => EXTENSIONS.contains(&n),
             },
             Requirement::Property(name) => PROPERTY_PREFIXES.iter().any(|p| name.starts_with(p)),
@@ -327,6 +331,13 @@ mod tests {
         };
         let full = CpuBackend::new(Profile::default(), RunOptions::default());
         let lacking = CpuBackend::new(no_rotate, RunOptions::default());
+        let no_coopmat = CpuBackend::new(
+            Profile {
+                cooperative_matrix: Vec::new(),
+                ..Profile::default()
+            },
+            RunOptions::default(),
+        );
         let feature = |n: &str| Requirement::Feature(n.to_string());
         for r in [
             feature("ShaderSubgroupRotateFeatures.shaderSubgroupRotate"),
@@ -344,6 +355,18 @@ mod tests {
             Requirement::Property("FloatControlsProperties.shaderDenormPreserveFloat32".into()),
         ] {
             assert_eq!(lacking.supports(&r), Ok(()), "{r}");
+        }
+        for r in [
+            feature("CooperativeMatrixFeaturesKHR.cooperativeMatrix"),
+            Requirement::Extension("VK_KHR_cooperative_matrix".into()),
+        ] {
+            assert_eq!(full.supports(&r), Ok(()), "{r}");
+            let err = no_coopmat.supports(&r).expect_err("no coopmat entries");
+            assert!(err.contains("'default' profile"), "{err}");
+            for p in Profile::all() {
+                let named = CpuBackend::new(p.clone(), RunOptions::default());
+                assert_eq!(named.supports(&r), Ok(()), "{} {r}", p.name);
+            }
         }
         for r in [
             feature("geometryShader"),

@@ -115,6 +115,102 @@ fn profiles_lists_the_default_device() {
     );
 }
 
+#[test]
+fn profiles_list_cooperative_matrix_entries() {
+    let (code, out, _) = tangle(&["profiles"], b"");
+    assert_eq!(code, 0);
+    let out = String::from_utf8_lossy(&out);
+    // Each profile's list, in driver order, one entry a line (notes §1.5, §2.4, §3.1, §4.1).
+    for (profile, count, entry) in [
+        (
+            "nvidia:",
+            11,
+            "16x16x16 FLOAT16 x FLOAT16 + FLOAT32 -> FLOAT32, subgroup",
+        ),
+        (
+            "lavapipe:",
+            4,
+            "8x8x8 SINT8 x SINT8 + SINT32 -> SINT32, subgroup",
+        ),
+        (
+            "amd:",
+            14,
+            "16x16x16 SINT8 x UINT8 + SINT32 -> SINT32, subgroup, saturating",
+        ),
+        (
+            "intel:",
+            6,
+            "8x16x16 BFLOAT16 x BFLOAT16 + BFLOAT16 -> BFLOAT16, subgroup",
+        ),
+        (
+            "default:",
+            70,
+            "8x8x8 FLOAT64 x FLOAT64 + FLOAT64 -> FLOAT64, subgroup",
+        ),
+    ] {
+        let section: String = out
+            .split_inclusive('\n')
+            .skip_while(|l| !l.starts_with(profile))
+            .skip(1)
+            .take_while(|l| l.starts_with(' '))
+            .collect();
+        assert!(
+            section.contains(&format!("{count} entries:")),
+            "{profile} {count}\n{section}"
+        );
+        assert!(
+            section.contains(&format!("    {entry}\n")),
+            "{profile}\n{section}"
+        );
+    }
+    assert!(out.contains("Intel Xe2"), "{out}");
+}
+
+/// A 16x16 f16 MatrixA type: on the `nvidia` list, not on lavapipe's (8x8x8 only).
+const COOPMAT_16X16_A: &[u8] = b"#!amber
+SHADER compute s SPIRV-ASM TARGET_ENV spv1.6
+               OpCapability Shader
+               OpCapability Float16
+               OpCapability VulkanMemoryModel
+               OpCapability CooperativeMatrixKHR
+               OpExtension \"SPV_KHR_cooperative_matrix\"
+               OpMemoryModel Logical Vulkan
+               OpEntryPoint GLCompute %main \"main\"
+               OpExecutionMode %main LocalSize 32 1 1
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+        %f16 = OpTypeFloat 16
+       %uint = OpTypeInt 32 0
+   %subgroup = OpConstant %uint 3
+        %c16 = OpConstant %uint 16
+      %use_a = OpConstant %uint 0
+         %ta = OpTypeCooperativeMatrixKHR %f16 %subgroup %c16 %c16 %use_a
+       %main = OpFunction %void None %fn
+          %l = OpLabel
+               OpReturn
+               OpFunctionEnd
+END
+PIPELINE compute p
+  ATTACH s
+END
+RUN p 1 1 1
+";
+
+#[test]
+fn a_cooperative_matrix_the_profile_lacks_is_unsupported() {
+    let dir = Scratch::new("coopmat-profile");
+    let script = dir.file("coopmat.amber", COOPMAT_16X16_A);
+    let (code, out, err) = tangle(&["run", &script, "--profile", "lavapipe"], b"");
+    let out = String::from_utf8_lossy(&out);
+    assert_eq!(code, 77, "{out}{err}");
+    assert!(
+        out.contains("'lavapipe' profile does not support a 16x16 FLOAT16 MatrixA"),
+        "{out}{err}"
+    );
+    let (code, out, err) = tangle(&["run", &script, "--profile", "nvidia"], b"");
+    assert_eq!(code, 0, "{}{err}", String::from_utf8_lossy(&out));
+}
+
 /// A scratch directory for one test's files, removed when dropped.
 struct Scratch(std::path::PathBuf);
 

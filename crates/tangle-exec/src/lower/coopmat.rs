@@ -7,8 +7,8 @@
 //! ordinary per-component lowering.
 
 use super::{Lowerer, Out, Value};
-use crate::error::{unsupported, ExecError, InstRef};
-use crate::program::{FloatBin, IntBin, Op, Program, Type, TypeIdx};
+use crate::error::ExecError;
+use crate::program::{FloatBin, IntBin, Op, Type, TypeIdx};
 use crate::run::coopmat::{Access, CoopmatInst, Shape, Stride};
 use crate::semantics::coopmat_types::{Component, MulAddTypes};
 use spirv::Op as SpvOp;
@@ -420,27 +420,4 @@ impl<'m> Lowerer<'m> {
         );
         Ok(())
     }
-}
-
-/// Refuses a program with matrices whose workgroup size is not a multiple of the subgroup
-/// size: a partial subgroup could not hold a matrix spread over a full one.
-pub fn check_full_subgroups(program: &Program, subgroup_size: u32) -> Result<(), ExecError> {
-    let uses = program
-        .types
-        .iter()
-        .any(|t| matches!(t.ty, Type::CoopMatrix { .. }));
-    // Three u32 factors can exceed u64 (the pipeline's limit check reports that size).
-    let invocations = program
-        .local_size
-        .iter()
-        .fold(1u64, |p, &s| p.saturating_mul(u64::from(s)));
-    if uses && !invocations.is_multiple_of(u64::from(subgroup_size.max(1))) {
-        return Err(unsupported(
-            &InstRef::default(),
-            format!(
-                "cooperative matrices in a workgroup of {invocations} invocations, not a multiple of the subgroup size {subgroup_size}"
-            ),
-        ));
-    }
-    Ok(())
 }

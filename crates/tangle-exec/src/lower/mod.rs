@@ -10,6 +10,7 @@ pub mod arith;
 pub mod cfg;
 pub mod constants;
 pub mod coopmat;
+pub mod coopmat_support;
 pub mod dot;
 pub mod function;
 pub mod group;
@@ -19,6 +20,7 @@ pub mod types;
 
 use crate::device::SpecConstants;
 use crate::error::{malformed, unsupported, ExecError, InstRef};
+use crate::profile::Profile;
 use crate::program::{Op, Program, RegionKind, Slot, TypeIdx, Variable};
 use spirv::Op as SpvOp;
 use std::collections::HashMap;
@@ -91,12 +93,12 @@ fn nonzero_size(size: [u32; 3], sources: &[String; 3]) -> Result<(), ExecError> 
     )))
 }
 
-/// Lowers `entry_point` of `module` for subgroups of `subgroup_size` invocations.
+/// Lowers `entry_point` of `module` for a device with `profile`.
 pub fn lower(
     module: &Module,
     entry_point: &str,
     spec: &SpecConstants,
-    subgroup_size: u32,
+    profile: &Profile,
 ) -> Result<Program, ExecError> {
     let mut l = Lowerer {
         module,
@@ -116,17 +118,17 @@ pub fn lower(
         alias_loads: Default::default(),
         unsupported_ids: HashMap::new(),
         single_use: Default::default(),
-        subgroup_size,
+        subgroup_size: profile.subgroup_size,
         coopmat_elements: HashMap::new(),
     };
     l.collect_facts();
     let entry_id = l.find_entry(entry_point)?;
     l.globals()?;
     l.local_size(entry_id)?;
+    coopmat_support::check(&l, profile)?;
     l.functions(entry_id)?;
     // The last slot is the executor's scratch for ops that read their own destination.
     l.alloc(1)?;
-    coopmat::check_full_subgroups(&l.program, subgroup_size)?;
     l.program.compute_leaves();
     Ok(l.program)
 }

@@ -19,7 +19,8 @@ use crate::check::group::poison;
 use crate::policy::{CoopmatLayout, Rng};
 use crate::program::{Op, Program, Slot, Type};
 use crate::report::Finding;
-use crate::semantics::coopmat::{mul_add_float_element, IntMulAdd};
+use crate::semantics::coopmat::IntMulAdd;
+use crate::semantics::coopmat_kernel as kernel;
 use crate::semantics::coopmat_types::{Component, MulAddTypes};
 use crate::semantics::{int, mask as mask_of, sign_extend};
 
@@ -331,7 +332,7 @@ pub fn exec_coopmat(
             mc.gather(regs, n, *c, &mut scratch.c);
             scratch.out.clear();
             scratch.out.resize(m * nn, 0);
-            mul_add(
+            let undefined = mul_add(
                 types,
                 m,
                 nn,
@@ -341,7 +342,7 @@ pub fn exec_coopmat(
                 &scratch.c,
                 &mut scratch.out,
             );
-            if let Some(im) = int_mul_add(types).filter(|im| im.saturating) {
+            if let Some(im) = int_mul_add(types).filter(|im| undefined && im.saturating) {
                 for e in undefined_elements(&im, m, nn, k, &scratch.a, &scratch.b) {
                     if let Some(v) = scratch.out.get_mut(e) {
                         *v = poison(im.result_bits);
@@ -492,14 +493,6 @@ fn int_mul_add(t: &MulAddTypes) -> Option<IntMulAdd> {
     })
 }
 
-/// The IEEE width of a float component (lowering refuses bfloat16 and mixed operands).
-fn float_bits(c: Component) -> Option<u32> {
-    match c {
-        Component::Float(bits) => Some(bits),
-        _ => None,
-    }
-}
-
 /// B's columns as rows (`bt[j * k + p]` = `b[p * n + j]`).
 fn transpose(b: &[u64], k: usize, n: usize) -> Vec<u64> {
     let mut bt = vec![0; k * n];
@@ -513,9 +506,11 @@ fn transpose(b: &[u64], k: usize, n: usize) -> Vec<u64> {
     bt
 }
 
-/// `out` = `a` (m×k) × `b` (k×n) + `c` (m×n), row-major raw component bits, element by element
-/// through the reference functions of [`crate::semantics::coopmat`]. The one place MulAdd's
-/// arithmetic happens, so a faster kernel with the same contract can replace it.
+/// `out` = `a` (m×k) × `b` (k×n) + `c` (m×n), row-major raw component bits, by the blocked kernel
+/// ([`crate::semantics::coopmat_kernel`], bit-identical to the element reference). Returns whether
+/// a saturating element was undefined. The gathers size every matrix and lowering refuses
+/// operands that mix float and integer components, so the kernel's errors cannot happen here; if
+/// one did, the result is all zeros rather than stale values.
 #[allow(clippy::too_many_arguments)]
 pub fn mul_add(
     op: &MulAddTypes,
@@ -526,29 +521,12 @@ pub fn mul_add(
     b: &[u64],
     c: &[u64],
     out: &mut [u64],
-) {
-    let bt = transpose(b, k, n);
-    let int = int_mul_add(op);
-    let floats = (
-        float_bits(op.a),
-        float_bits(op.b),
-        float_bits(op.c),
-        float_bits(op.result),
-    );
-    for (e, o) in out.iter_mut().enumerate().take(m * n) {
-        let (i, j) = (e / n, e % n);
-        let (Some(row), Some(col)) = (a.get(i * k..i * k + k), bt.get(j * k..j * k + k)) else {
-            continue;
-        };
-        let cv = c.get(e).copied().unwrap_or(0);
-        *o = match (int, floats) {
-            (Some(im), _) => im.element(row, col, cv),
-            (None, (Some(ab), Some(bb), Some(cb), Some(rb))) => {
-                mul_add_float_element((ab, row), (bb, col), (cb, cv), rb)
-            }
-            _ => 0,
-        };
-    }
+) -> bool {
+    kernel::mul_add(op, m, n, k, a, b, c, out).unwrap_or_else(|e| {
+        debug_assert!(false, "MulAdd kernel: {e}");
+        out.fill(0);
+        false
+    })
 }
 
 /// The result elements of a saturating integer MulAdd that the spec leaves undefined.

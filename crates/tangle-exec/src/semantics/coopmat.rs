@@ -3,10 +3,13 @@
 //!
 //! Element (i, j) of the result is row i of A times column j of B, plus C(i, j). How elements
 //! are distributed over invocations (the layout policy) is the executor's business; this file
-//! only gives each element its value, so a blocked GEMM kernel can be checked against it.
+//! only gives each element its value ([`mul_add_element`]), the reference the blocked kernel
+//! ([`super::coopmat_kernel`]) is checked against bit for bit. Floats accumulate at the Result's
+//! precision, one rounding per step in index order ([`float_element`]).
 
+use super::coopmat_types::{Component, MulAddTypes};
 use super::dot::{dot_overflows, exact_dot, range, saturate, widen, wrapped_dot, Factors};
-use super::float::{from_f64, to_f64};
+use super::float::{bf16_bits_from_f64, bf16_to_f64, from_f64, to_f64};
 use super::mask;
 
 /// The integer component types of an OpCooperativeMatrixMulAddKHR and its SaturatingAccumulation
@@ -93,23 +96,175 @@ impl IntMulAdd {
     }
 }
 
-/// One floating-point result element: row i of A (`a_bits` floats), column j of B, C(i, j),
-/// rounded to `result_bits`.
+/// The exact value of a float component (f16, bf16, f32 or f64 bits) as f64; `None` for an
+/// integer component.
+pub fn float_value(component: Component, v: u64) -> Option<f64> {
+    match component {
+        Component::BFloat16 => Some(bf16_to_f64(v)),
+        Component::Float(bits) => Some(to_f64(bits, v)),
+        Component::Int { .. } => None,
+    }
+}
+
+/// `x` rounded once (to nearest, ties to even) to a float component, as bits; a NaN becomes the
+/// format's canonical quiet NaN (see [`float_element`]). `None` for an integer component.
+pub fn float_bits(component: Component, x: f64) -> Option<u64> {
+    let canonical = x.is_nan();
+    Some(match component {
+        Component::BFloat16 if canonical => 0x7fc0,
+        Component::BFloat16 => u64::from(bf16_bits_from_f64(x)),
+        Component::Float(16) if canonical => 0x7e00,
+        Component::Float(64) if canonical => 0x7ff8_0000_0000_0000,
+        Component::Float(_) if canonical => 0x7fc0_0000,
+        Component::Float(bits) => from_f64(bits, x),
+        Component::Int { .. } => return None,
+    })
+}
+
+/// `x` rounded to the Result component and read back: the accumulator after one step.
+fn round_to(result: Component, x: f64) -> f64 {
+    match result {
+        Component::Float(64) => x,
+        Component::Float(32) => f64::from(x as f32),
+        _ => float_bits(result, x)
+            .and_then(|b| float_value(result, b))
+            .unwrap_or(x),
+    }
+}
+
+/// `p + acc` rounded to odd in f64: the exact sum when f64 holds it, else whichever of its two
+/// f64 neighbours has an odd significand. Rounding that once more to a format of at most 51
+/// significand bits gives the correctly rounded sum (Boldo and Melquiond, "When double rounding
+/// is odd", 2005), so the two roundings act as one.
+pub fn add_round_to_odd(p: f64, acc: f64) -> f64 {
+    let s = p + acc;
+    // TwoSum (Knuth): the exact error of the rounded sum, for finite operands.
+    let t = s - p;
+    let err = (p - (s - t)) + (acc - t);
+    if !s.is_finite() || err == 0.0 || s.to_bits() & 1 == 1 {
+        return s;
+    }
+    // s is even and inexact (never zero: the exact sum is not 0): move one unit toward the
+    // exact sum, the other neighbour.
+    let bits = if (err > 0.0) == (s > 0.0) {
+        s.to_bits() + 1
+    } else {
+        s.to_bits() - 1
+    };
+    f64::from_bits(bits)
+}
+
+/// One accumulation step `acc ← x·y + acc`, rounded once to the Result component (a fused
+/// multiply-add at the Result's precision); `x`, `y` are the exact input values and `acc` the
+/// exact value of a Result-typed accumulator. `wide_inputs` says that an input is f64.
 ///
-/// "The internal precision of floating-point operations is defined by the client API": tangle
-/// sums the exact f64 products of f16/f32 inputs in index order in f64 and rounds once at the
-/// end; f64 inputs accumulate with one fused multiply-add per step, starting from C.
+/// * Result f64: `x·y + acc` with one rounding (the product of narrower inputs is exact in
+///   f64; for f64 inputs, [`f64::mul_add`]).
+/// * Result f32, f16 or bf16, inputs f16, bf16 or f32: the product (at most 48 significand bits,
+///   exponent within f64's normal range) is exact in f64, the sum is rounded to odd
+///   ([`add_round_to_odd`]) and then to the Result: one correct rounding overall.
+/// * Result narrower than f64 with an f64 input — a combination no profile lists: one f64
+///   fused multiply-add, then rounded to the Result. This is the one double rounding: it
+///   differs from a single rounding (by one unit in the last place) exactly when the f64 result
+///   lies halfway between two Result values while the exact value does not.
+pub fn fused_step(result: Component, (x, y, acc): (f64, f64, f64), wide_inputs: bool) -> f64 {
+    match (result, wide_inputs) {
+        (Component::Float(64), false) => x * y + acc,
+        (Component::Float(64), true) => x.mul_add(y, acc),
+        (_, false) => round_to(result, add_round_to_odd(x * y, acc)),
+        (_, true) => round_to(result, x.mul_add(y, acc)),
+    }
+}
+
+/// One floating-point result element from row i of A, column j of B and C(i, j), as the
+/// Result's bits; `None` unless every component is a float (f16, bf16, f32, f64).
+///
+/// # Spec
+/// "The internal precision of floating-point operations is defined by the client API." Vulkan
+/// leaves it to the device; tangle defines it as accumulation at the Result's precision: the
+/// accumulator starts as C rounded to the Result type, then for k = 0, 1, … in index order,
+/// `acc ← round(A(i,k)·B(k,j) + acc)`, one rounding per step ([`fused_step`]). For f16 (or
+/// bf16) inputs with an f32 Result, the ML case, the f16 product is exact in f32, so a fused
+/// step and a separate multiply then add agree. A NaN result is the Result format's canonical
+/// quiet NaN: Rust and the hardware leave NaN payloads unspecified, and Vulkan does not
+/// preserve them through arithmetic, so fixing one keeps every evaluation order bit-identical.
+pub fn float_element(
+    (a, a_row): (Component, &[u64]),
+    (b, b_col): (Component, &[u64]),
+    (c, c_value): (Component, u64),
+    result: Component,
+) -> Option<u64> {
+    let wide = a == Component::Float(64) || b == Component::Float(64);
+    let mut acc = round_to(result, float_value(c, c_value)?);
+    for (&x, &y) in a_row.iter().zip(b_col) {
+        let (x, y) = (float_value(a, x)?, float_value(b, y)?);
+        acc = fused_step(result, (x, y, acc), wide);
+    }
+    float_bits(result, acc)
+}
+
+/// [`float_element`] for IEEE components given by width (16, 32, 64).
 pub fn mul_add_float_element(
     (a_bits, a_row): (u32, &[u64]),
     (b_bits, b_col): (u32, &[u64]),
     (c_bits, c): (u32, u64),
     result_bits: u32,
 ) -> u64 {
-    let c = to_f64(c_bits, c);
-    let sum = a_row.iter().zip(b_col).fold(c, |acc, (&x, &y)| {
-        to_f64(a_bits, x).mul_add(to_f64(b_bits, y), acc)
-    });
-    from_f64(result_bits, sum)
+    float_element(
+        (Component::Float(a_bits), a_row),
+        (Component::Float(b_bits), b_col),
+        (Component::Float(c_bits), c),
+        Component::Float(result_bits),
+    )
+    .unwrap_or(0)
+}
+
+/// One result element of any MulAdd: `(value, undefined)` from row i of A, column j of B and
+/// C(i, j), `undefined` being [`IntMulAdd::element_is_undefined`] (always false for floats).
+/// `None` when the operands mix float and integer components (no client API defines that).
+pub fn mul_add_element(
+    op: &MulAddTypes,
+    a_row: &[u64],
+    b_col: &[u64],
+    c: u64,
+) -> Option<(u64, bool)> {
+    match (op.a, op.b, op.c, op.result) {
+        (
+            Component::Int {
+                bits: a_bits,
+                signed: a_signed,
+            },
+            Component::Int {
+                bits: b_bits,
+                signed: b_signed,
+            },
+            Component::Int {
+                bits: c_bits,
+                signed: c_signed,
+            },
+            Component::Int {
+                bits: result_bits,
+                signed: result_signed,
+            },
+        ) => {
+            let m = IntMulAdd {
+                a_bits,
+                a_signed,
+                b_bits,
+                b_signed,
+                c_bits,
+                c_signed,
+                result_bits,
+                result_signed,
+                saturating: op.saturating,
+            };
+            Some((
+                m.element(a_row, b_col, c),
+                m.element_is_undefined(a_row, b_col),
+            ))
+        }
+        _ => float_element((op.a, a_row), (op.b, b_col), (op.c, c), op.result).map(|v| (v, false)),
+    }
 }
 
 #[cfg(test)]
@@ -214,7 +369,7 @@ mod tests {
     }
 
     #[test]
-    fn float_element() {
+    fn float_element_examples() {
         let f = |bits, x: f64| from_f64(bits, x);
         let a: Vec<u64> = [1.5, -2.0, 0.25].iter().map(|&x| f(16, x)).collect();
         let b: Vec<u64> = [4.0, 0.5, 8.0].iter().map(|&x| f(16, x)).collect();
@@ -243,8 +398,134 @@ mod tests {
         assert_eq!(to_f64(32, r), -(e * e));
     }
 
+    #[test]
+    fn floats_accumulate_at_the_result_precision() {
+        let h = |x: f64| from_f64(16, x);
+        // Each step rounds to f16: 1 + 2^-11 ties back to 1 twice; summing in f64 first and
+        // rounding once would give 1 + 2^-10.
+        let half_ulp = h(2f64.powi(-11));
+        let r = mul_add_float_element((16, &[half_ulp; 2]), (16, &[h(1.0); 2]), (16, h(1.0)), 16);
+        assert_eq!(to_f64(16, r), 1.0);
+        // The same at f32 keeps both halves.
+        let r = mul_add_float_element((16, &[half_ulp; 2]), (16, &[h(1.0); 2]), (16, h(1.0)), 32);
+        assert_eq!(to_f64(32, r), 1.0 + 2f64.powi(-10));
+        // One rounding per fused step, never two: (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 is halfway
+        // between two f32 values, and C = 2^-149 puts the exact sum just above it. A plain f64
+        // sum would round to the midpoint and then tie down to even.
+        let f = |x: f64| from_f64(32, x);
+        let x = f(1.0 + 2f64.powi(-12));
+        let r = mul_add_float_element((32, &[x]), (32, &[x]), (32, f(2f64.powi(-149))), 32);
+        assert_eq!(to_f64(32, r), 1.0 + 2f64.powi(-11) + 2f64.powi(-23));
+        let r = mul_add_float_element((32, &[x]), (32, &[x]), (32, 0), 32);
+        assert_eq!(to_f64(32, r), 1.0 + 2f64.powi(-11));
+        // NaN results are canonical quiet NaNs.
+        let r = mul_add_float_element((32, &[f(f64::INFINITY)]), (32, &[0]), (32, 0), 32);
+        assert_eq!(r, 0x7fc0_0000);
+        let r = mul_add_float_element((16, &[0xfe01]), (16, &[h(1.0)]), (16, 0), 16);
+        assert_eq!(r, 0x7e00);
+        // bfloat16 components.
+        let bf = |x: f64| u64::from(bf16_bits_from_f64(x));
+        let r = float_element(
+            (Component::BFloat16, &[bf(1.5), bf(-2.0)]),
+            (Component::BFloat16, &[bf(4.0), bf(0.5)]),
+            (Component::Float(32), f(0.25)),
+            Component::Float(32),
+        );
+        assert_eq!(r.map(|r| to_f64(32, r)), Some(5.25));
+        let r = float_element(
+            (Component::BFloat16, &[bf(1.0); 2]),
+            (Component::BFloat16, &[bf(2f64.powi(-8)); 2]),
+            (Component::BFloat16, bf(1.0)),
+            Component::BFloat16,
+        );
+        assert_eq!(r.map(bf16_to_f64), Some(1.0), "ties to even each step");
+        let int = Component::Int {
+            bits: 8,
+            signed: true,
+        };
+        assert_eq!(float_element((int, &[1]), (int, &[1]), (int, 0), int), None);
+    }
+
+    /// Every finite f16 value times 2^48 (an exact integer), ascending.
+    fn f16_scaled() -> Vec<(i128, u64)> {
+        let mut v: Vec<(i128, u64)> = (0u64..0x7c00)
+            .flat_map(|b| [b, b | 0x8000])
+            .map(|b| ((to_f64(16, b) * 2f64.powi(48)) as i128, b))
+            .collect();
+        v.sort();
+        v.dedup_by_key(|p| p.0);
+        v
+    }
+
+    /// An exact value N·2^-48 rounded to f16 (nearest, ties to even), by search: an
+    /// independent reference for the f16 accumulator.
+    /// `negative_zero` gives the sign of an exact zero (IEEE's rules for x·y + acc).
+    fn round_scaled_f16(table: &[(i128, u64)], n: i128, negative_zero: bool) -> u64 {
+        let max = table[table.len() - 1].0;
+        let top = 65520i128 << 48;
+        if n >= top {
+            return 0x7c00;
+        }
+        if n <= -top {
+            return 0xfc00;
+        }
+        let i = table.partition_point(|p| p.0 < n);
+        let hi = table.get(i).copied().unwrap_or((max, 0x7bff));
+        if n == 0 {
+            return if negative_zero { 0x8000 } else { 0 };
+        }
+        if hi.0 == n {
+            return hi.1;
+        }
+        let lo = table[i - 1];
+        let (dl, dh) = (n - lo.0, hi.0 - n);
+        let pick = if dl < dh || (dl == dh && lo.1 & 1 == 0) {
+            lo
+        } else {
+            hi
+        };
+        if pick.0 == 0 {
+            // A result rounding to zero keeps the sign of the exact value.
+            return if n < 0 { 0x8000 } else { 0 };
+        }
+        pick.1
+    }
+
     proptest! {
         #![proptest_config(proptest_config())]
+
+        #[test]
+        fn f16_accumulation_random(
+            pairs in proptest::collection::vec((0u64..0x7c00, 0u64..0x7c00, any::<bool>()), 1..17),
+            c in 0u64..0x7c00,
+            scale in 0u64..3,
+        ) {
+            // Finite inputs of moderate size (the exponent field capped) so no step overflows.
+            let cap = |v: u64| (v & 0x83ff) | ((v & 0x7c00).min((12 + scale * 2) << 10));
+            let a: Vec<u64> = pairs.iter().map(|p| cap(p.0) | if p.2 { 0x8000 } else { 0 }).collect();
+            let b: Vec<u64> = pairs.iter().map(|p| cap(p.1)).collect();
+            let c = cap(c);
+            // f16 → f32: a plain f32 multiply and add is exact-product, one rounding per step.
+            let mut acc = f32::from_bits(from_f64(32, to_f64(16, c)) as u32);
+            for (&x, &y) in a.iter().zip(&b) {
+                acc += (to_f64(16, x) as f32) * (to_f64(16, y) as f32);
+            }
+            let got = mul_add_float_element((16, &a), (16, &b), (16, c), 32);
+            prop_assert_eq!(got, u64::from(acc.to_bits()));
+            // f16 → f16: exact integer arithmetic in units of 2^-48, rounded by search.
+            let table = f16_scaled();
+            let scaled = |v: u64| (to_f64(16, v) * 2f64.powi(24)) as i128;
+            let mut acc = c;
+            for (&x, &y) in a.iter().zip(&b) {
+                let exact = scaled(x) * scaled(y) + (to_f64(16, acc) * 2f64.powi(48)) as i128;
+                // The sign of an exact zero: f64 holds these products and sums exactly.
+                let zero = to_f64(16, x) * to_f64(16, y) + to_f64(16, acc);
+                acc = round_scaled_f16(&table, exact, zero.is_sign_negative());
+            }
+            let got = mul_add_float_element((16, &a), (16, &b), (16, c), 16);
+            prop_assert_eq!(got, acc, "{:x?} {:x?} {:#x}", a, b, c);
+        }
+
         #[test]
         fn int_elements_random(
             pairs in proptest::collection::vec((any::<u64>(), any::<u64>()), 1..17),

@@ -6,7 +6,8 @@
 //! 2·p + 2 significand bits for p = 11 and p = 24, so one rounding of the f64 result of an add,
 //! subtract, multiply, divide or square root gives the correctly rounded narrow result
 //! (Figueroa, "When is double rounding innocuous?"). Widths other than 16 and 64 are read as
-//! 32 (lowering only produces the three IEEE widths).
+//! 32 (lowering only produces the three IEEE widths). bfloat16, a storage and cooperative-matrix
+//! component format, has its two conversions ([`bf16_to_f64`], [`bf16_bits_from_f64`]).
 
 use half::f16;
 
@@ -34,27 +35,49 @@ pub fn from_f64(bits: u32, x: f64) -> u64 {
 /// rounding) and otherwise drops the low 32 bits of the significand before rounding (losing the
 /// sticky bit), so `1 + 2^-11 + 2^-40` would become 1.0 instead of `1 + 2^-10`.
 pub fn f16_bits_from_f64(x: f64) -> u16 {
+    small_float_bits(x, 10, -14)
+}
+
+/// The value of a bfloat16 bit pattern (`OpTypeFloat 16 BFloat16KHR`): the high half of an
+/// f32, so widening is exact.
+pub fn bf16_to_f64(v: u64) -> f64 {
+    f64::from(f32::from_bits((v as u32 & 0xffff) << 16))
+}
+
+/// `x` rounded once, to nearest with ties to even, to bfloat16 bits (8 significand bits, the
+/// exponent range of f32). Not through f32: that would round twice.
+pub fn bf16_bits_from_f64(x: f64) -> u16 {
+    small_float_bits(x, 7, -126)
+}
+
+/// `x` rounded once (to nearest, ties to even) to a 16-bit IEEE-style format with `frac`
+/// stored significand bits and smallest normal exponent `emin` (f16: 10, -14; bf16: 7, -126).
+fn small_float_bits(x: f64, frac: u32, emin: i32) -> u16 {
     let sign = ((x.to_bits() >> 48) & 0x8000) as u16;
+    let exponent_field = ((1u16 << (15 - frac)) - 1) << frac;
     if x.is_nan() {
         // A quiet NaN keeping the top payload bits.
-        return sign | 0x7e00 | ((x.to_bits() >> 42) & 0x1ff) as u16;
+        let payload = ((x.to_bits() >> (52 - frac)) as u16) & ((1 << (frac - 1)) - 1);
+        return sign | exponent_field | (1 << (frac - 1)) | payload;
     }
     let a = x.abs();
-    // 65520 is halfway between the largest f16 (65504, odd significand) and 2^16: ties to even
-    // go up, to infinity.
-    if a >= 65520.0 {
-        return sign | 0x7c00;
+    let emax = 1 - emin;
+    // Halfway between the largest finite value (odd significand) and 2^(emax+1): ties to even
+    // go up, to infinity (65520 for f16).
+    if a >= (2.0 - 2f64.powi(-(frac as i32) - 1)) * 2f64.powi(emax) {
+        return sign | exponent_field;
     }
-    if a < 2f64.powi(-14) {
-        // Subnormal range: count units of 2^-24 (an exact scaling) and round that once. A
-        // result of 1024 units is the smallest normal, whose bit pattern is exactly 0x400.
-        return sign | (a * 2f64.powi(24)).round_ties_even() as u16;
+    if a < 2f64.powi(emin) {
+        // Subnormal range: count units of the smallest subnormal (an exact scaling) and round
+        // that once. A result of 2^frac units is the smallest normal, whose bit pattern is
+        // exactly 1 << frac.
+        return sign | (a * 2f64.powi(frac as i32 - emin)).round_ties_even() as u16;
     }
-    // Normal range: exponent e in [-14, 15]; scale the significand to [1024, 2048) exactly and
-    // round once. A carry to 2048 moves into the exponent field by plain addition.
+    // Normal range: scale the significand to [2^frac, 2^(frac+1)) exactly and round once. A
+    // carry to 2^(frac+1) moves into the exponent field by plain addition.
     let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
-    let q = (a * 2f64.powi(10 - e)).round_ties_even() as u16;
-    sign | ((((e + 15) as u16) << 10) + (q - 1024))
+    let q = (a * 2f64.powi(frac as i32 - e)).round_ties_even() as u16;
+    sign | ((((e - emin + 1) as u16) << frac) + (q - (1 << frac)))
 }
 
 /// Applies an f64 function to one operand and rounds once to `bits`.
@@ -483,6 +506,16 @@ mod tests {
         assert_eq!(r(65519.99), 65504.0);
         assert_eq!(r(65520.0), f64::INFINITY);
         assert_eq!(r(-1e300), f64::NEG_INFINITY);
+        // bf16: 1 + 2^-8 + 2^-40 is above the midpoint; through f32 it would tie down to 1.0.
+        assert_eq!(
+            bf16_bits_from_f64(1.0 + 2f64.powi(-8) + 2f64.powi(-40)),
+            0x3f81
+        );
+        assert_eq!(bf16_bits_from_f64(1.0 + 2f64.powi(-8)), 0x3f80);
+        assert_eq!(bf16_bits_from_f64(f64::INFINITY), 0x7f80);
+        assert_eq!(bf16_bits_from_f64(3.4e38), 0x7f80);
+        assert_eq!(bf16_bits_from_f64(-2f64.powi(-133)), 0x8001);
+        assert_eq!(bf16_to_f64(0x3f80), 1.0);
         assert_eq!(f16_bits_from_f64(-0.0), 0x8000);
         assert_eq!(f16_bits_from_f64(-1e-300), 0x8000);
         assert!(r(f64::NAN).is_nan());
@@ -561,6 +594,31 @@ mod tests {
                 let (dl, dh) = (y - lo.to_f64(), hi.to_f64() - y);
                 let want = if dl < dh || (dl == dh && lo.to_bits() % 2 == 0) { lo } else { hi };
                 prop_assert_eq!(got.to_bits(), want.to_bits(), "{}", y);
+            }
+        }
+
+        #[test]
+        fn bf16_rounding_random(a: u32, m: u64, e in -140i32..130) {
+            // f32 inputs: the classic integer rounding of the low 16 bits is a single rounding.
+            let x = f32::from_bits(a);
+            let got = bf16_bits_from_f64(f64::from(x));
+            if x.is_nan() {
+                prop_assert!(bf16_to_f64(u64::from(got)).is_nan());
+            } else {
+                let want = ((a + 0x7fff + ((a >> 16) & 1)) >> 16) as u16;
+                prop_assert_eq!(got, want, "{:#x}", a);
+                prop_assert_eq!(bf16_to_f64(u64::from(want)).to_bits() >> 63, u64::from(a >> 31));
+            }
+            // Any f64: the nearer bf16 neighbour, ties to even (finite normal range).
+            let y = f64::from_bits((m & 0x000f_ffff_ffff_ffff) | (1023u64 << 52)) * 2f64.powi(e);
+            if (2f64.powi(-126)..3.3e38).contains(&y) {
+                let g = bf16_bits_from_f64(y);
+                let v = |b: u16| bf16_to_f64(u64::from(b));
+                let (lo, hi) = if v(g) <= y { (g, g + 1) } else { (g - 1, g) };
+                prop_assert!(v(lo) <= y && y <= v(hi));
+                let (dl, dh) = (y - v(lo), v(hi) - y);
+                let want = if dl < dh || (dl == dh && lo % 2 == 0) { lo } else { hi };
+                prop_assert_eq!(g, want, "{}", y);
             }
         }
 

@@ -42,12 +42,14 @@
 //! | [`convert`]   | ConvertFToU/FToS/SToF/UToF, UConvert, SConvert, FConvert, Bitcast (component regrouping) |
 //! | [`glsl`]      | GLSL.std.450: `glsl/mod.rs` the component-wise dispatcher [`glsl::eval_componentwise`] and its domain rules; `parts.rs` Modf/Frexp/Ldexp; `pack.rs` Pack*/Unpack*; `vector.rs` Length…Refract; `matrix.rs` Determinant, MatrixInverse |
 //! | [`dot`]       | SPV_KHR_integer_dot_product: SDot/UDot/SUDot (+AccSat), packed 4x8 unpacking, overflow predicate |
-//! | [`coopmat`]   | SPV_KHR_cooperative_matrix: the value of one OpCooperativeMatrixMulAddKHR element (integer signedness, wrapping, saturation; floats) |
+//! | [`coopmat`]   | SPV_KHR_cooperative_matrix: the value of one OpCooperativeMatrixMulAddKHR element (integer signedness, wrapping, saturation; floats accumulated at the Result's precision, bf16 included) |
+//! | [`coopmat_kernel`] | the blocked, vectorizable OpCooperativeMatrixMulAddKHR over whole matrices ([`coopmat_kernel::mul_add`]), bit-identical to [`coopmat::mul_add_element`] |
 //! | [`coopmat_types`] | the component types of one OpCooperativeMatrixMulAddKHR ([`coopmat_types::MulAddTypes`]), shared by the element reference and the MulAdd kernel |
 //! | [`group`]     | SPV_KHR_subgroup_rotate source lane, shuffle/quad source lanes, ballot bit helpers, reduction/scan operators ([`group::GroupOp`]) and identities |
 
 pub mod convert;
 pub mod coopmat;
+pub mod coopmat_kernel;
 pub mod coopmat_types;
 pub mod dot;
 pub mod float;

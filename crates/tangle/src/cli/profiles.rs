@@ -39,6 +39,18 @@ pub fn run(_: &Args) -> Result<Exit, Unusable> {
             "  subgroup operations: {}",
             operation_names(p.subgroup_operations).join(", ")
         );
+        // One VkCooperativeMatrixPropertiesKHR entry a line, in driver order: MxNxK, A x B + C -> Result.
+        if p.cooperative_matrix.is_empty() {
+            println!("  cooperative matrices: none (no VK_KHR_cooperative_matrix)");
+        } else {
+            println!(
+                "  cooperative matrices (MxNxK A x B + C -> Result, scope), {} entries:",
+                p.cooperative_matrix.len()
+            );
+            for e in &p.cooperative_matrix {
+                println!("    {e}");
+            }
+        }
     }
     Ok(Exit::Success)
 }
