@@ -69,6 +69,10 @@ pub(crate) struct Lowerer<'m> {
     pub unsupported_ids: HashMap<u32, String>,
     /// Loads from promoted variables that share the variable's slots ([`promote`]).
     pub alias_loads: std::collections::HashSet<u32>,
+    /// `OpString` texts by id (the files `OpLine` names).
+    pub strings: HashMap<u32, String>,
+    /// The source line of the instructions being lowered, from the last `OpLine`.
+    pub line: Option<crate::error::SourceLine>,
 }
 
 /// Rejects a workgroup size with a zero dimension, naming where it came from (`sources`, by
@@ -109,6 +113,8 @@ pub fn lower(
         alias_loads: Default::default(),
         unsupported_ids: HashMap::new(),
         single_use: Default::default(),
+        strings: HashMap::new(),
+        line: None,
     };
     l.collect_facts();
     let entry_id = l.find_entry(entry_point)?;
@@ -126,6 +132,11 @@ impl<'m> Lowerer<'m> {
     fn collect_facts(&mut self) {
         for inst in &self.module.instructions {
             match inst.op() {
+                Some(SpvOp::String) => {
+                    if let (Some(id), Some(text)) = (inst.result_id, inst.string_operand(0)) {
+                        self.strings.insert(id, text.to_string());
+                    }
+                }
                 Some(SpvOp::Decorate) | Some(SpvOp::DecorateId) => {
                     if let (Some(target), Some(dec)) = (inst.id_operand(0), inst.literal_operand(1))
                     {
