@@ -106,13 +106,12 @@ pub enum Trap {
     /// The run took longer than `RunOptions::time_limit`; `at` is an instruction a stopped
     /// invocation was at (none when every worker was between workgroups).
     #[error("time limit of {limit_ms} ms exceeded{}", .at.as_ref().map(|a| format!(" at {a}")).unwrap_or_default())]
-    TimeLimit {
-        limit_ms: u128,
-        at: Option<InstRef>,
-    },
+    TimeLimit { limit_ms: u128, at: Option<InstRef> },
     /// The dispatch needs more memory than `RunOptions::memory_limit`, even on one thread;
     /// refused before allocating.
-    #[error("the dispatch needs {needed} bytes ({what}), more than the memory limit of {limit} bytes")]
+    #[error(
+        "the dispatch needs {needed} bytes ({what}), more than the memory limit of {limit} bytes"
+    )]
     MemoryLimit {
         limit: u64,
         needed: u64,

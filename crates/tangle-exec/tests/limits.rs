@@ -118,13 +118,17 @@ fn progress_counts_up_to_the_total() {
         progress: Some(hook),
         ..RunOptions::default()
     };
-    p.dispatch(&mut res, [300, 1, 1], &options).expect("dispatch");
+    p.dispatch(&mut res, [300, 1, 1], &options)
+        .expect("dispatch");
     let calls = calls.lock().expect("log");
     assert_eq!(calls.first(), Some(&(0, 300)), "{calls:?}");
     assert_eq!(calls.last(), Some(&(300, 300)), "{calls:?}");
     assert!(calls.windows(2).all(|w| w[0].0 <= w[1].0), "{calls:?}");
     assert!(calls.iter().all(|c| c.1 == 300));
-    assert_eq!(to_u32s(&res.buffers[&(0, 0)])[1], 19900u32.wrapping_mul(64 * 300));
+    assert_eq!(
+        to_u32s(&res.buffers[&(0, 0)])[1],
+        19900u32.wrapping_mul(64 * 300)
+    );
 }
 
 #[test]
@@ -173,7 +177,9 @@ fn the_memory_limit_refuses_before_allocating() {
         memory_limit: 8 << 10,
         ..RunOptions::default()
     };
-    let e = p.dispatch(&mut res, [1, 1, 1], &options).expect_err("too small");
+    let e = p
+        .dispatch(&mut res, [1, 1, 1], &options)
+        .expect_err("too small");
     assert!(e.to_string().contains("memory limit of 8192 bytes"), "{e}");
 }
 
@@ -192,8 +198,12 @@ fn a_tight_memory_limit_runs_on_fewer_threads() {
         memory_limit: 4 + regs + worker + worker / 2,
         ..RunOptions::default()
     };
-    p.dispatch(&mut res, [8, 1, 1], &options).expect("one worker fits");
-    assert_eq!(to_u32s(&res.buffers[&(0, 0)])[0], 8 * 4095 + (0..8).sum::<u32>());
+    p.dispatch(&mut res, [8, 1, 1], &options)
+        .expect("one worker fits");
+    assert_eq!(
+        to_u32s(&res.buffers[&(0, 0)])[0],
+        8 * 4095 + (0..8).sum::<u32>()
+    );
 }
 
 /// An endless loop whose blocks carry `OpLine`s of `loop.comp`.
@@ -252,7 +262,10 @@ fn the_step_limit_names_the_source_line() {
             );
             assert!(at.name.starts_with("OpBranch"), "{at}");
             let text = e.to_string();
-            assert!(text.contains(&format!("loop.comp:{}:", source.line)), "{text}");
+            assert!(
+                text.contains(&format!("loop.comp:{}:", source.line)),
+                "{text}"
+            );
         }
         other => panic!("expected the step limit, got {other:?}"),
     }

@@ -649,7 +649,10 @@ fn a_dispatch_past_the_memory_limit_is_refused() {
     );
     let stdout = String::from_utf8_lossy(&stdout);
     assert_eq!(code, 1, "{stdout}{stderr}");
-    assert!(stdout.contains("more than the memory limit of 1024 bytes"), "{stdout}");
+    assert!(
+        stdout.contains("more than the memory limit of 1024 bytes"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -682,5 +685,8 @@ fn a_terminal_gets_a_progress_bar_for_a_long_dispatch() {
         .output()
         .expect("script runs");
     let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(!shown.contains("workgroups ["), "a bar under --json:\n{shown}");
+    assert!(
+        !shown.contains("workgroups ["),
+        "a bar under --json:\n{shown}"
+    );
 }

@@ -417,7 +417,9 @@ REPEAT 3\nREPEAT 2\nRUN p 1 1 1\nEND\nEND\nREPEAT 2\nRUN p 1 1 1\nEND\n"
     .unwrap_or_else(|e| panic!("{e}"));
     let mut calls = Vec::new();
     let mut b = Doubler::default();
-    let r = super::run_observed(&script, &mut b, &mut |done, total| calls.push((done, total)));
+    let r = super::run_observed(&script, &mut b, &mut |done, total| {
+        calls.push((done, total))
+    });
     assert_eq!(r.status, Status::Pass, "{r:?}");
     assert_eq!(r.runs, 8);
     // The inner REPEAT 2 is not reported; each outermost one counts from 0 to its count.
@@ -431,6 +433,8 @@ REPEAT 3\nREPEAT 2\nRUN p 1 1 1\nEND\nEND\nREPEAT 2\nRUN p 1 1 1\nEND\n"
         fail_with: Some(BackendError::Failed("stop".into())),
         ..Doubler::default()
     };
-    super::run_observed(&script, &mut b, &mut |done, total| calls.push((done, total)));
+    super::run_observed(&script, &mut b, &mut |done, total| {
+        calls.push((done, total))
+    });
     assert_eq!(calls, vec![(0, 3)]);
 }

@@ -8,9 +8,15 @@ use crate::program::Program;
 /// Bytes one worker thread holds: the register file and the Function/Private memory of every
 /// subgroup of a workgroup, and the workgroup's Workgroup memory.
 pub(super) fn per_worker(prog: &Program, sg: usize) -> u64 {
-    let invocations = prog.local_size.iter().map(|&x| u64::from(x)).product::<u64>();
+    let invocations = prog
+        .local_size
+        .iter()
+        .map(|&x| u64::from(x))
+        .product::<u64>();
     let subgroups = invocations.div_ceil(sg.max(1) as u64);
-    let regs = u64::from(prog.slots).saturating_mul(sg as u64).saturating_mul(8);
+    let regs = u64::from(prog.slots)
+        .saturating_mul(sg as u64)
+        .saturating_mul(8);
     let invocation = prog.invocation_bytes.saturating_mul(sg as u64);
     subgroups
         .saturating_mul(regs.saturating_add(invocation))
@@ -33,14 +39,18 @@ pub(super) fn threads(
         0 => cores,
         n => n.min(cores),
     };
-    let wanted = asked.min(usize::try_from(total).unwrap_or(usize::MAX)).max(1);
+    let wanted = asked
+        .min(usize::try_from(total).unwrap_or(usize::MAX))
+        .max(1);
     let buffers = res
         .buffers
         .values()
         .map(|b| b.len() as u64)
         .sum::<u64>()
         .saturating_add(res.push_constants.len() as u64);
-    let template = u64::from(prog.slots).saturating_mul(sg as u64).saturating_mul(8);
+    let template = u64::from(prog.slots)
+        .saturating_mul(sg as u64)
+        .saturating_mul(8);
     let fixed = buffers.saturating_add(template);
     let worker = per_worker(prog, sg);
     let room = options.memory_limit.saturating_sub(fixed);

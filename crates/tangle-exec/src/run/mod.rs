@@ -3,12 +3,12 @@
 
 pub mod access;
 pub mod alu;
+mod budget;
 pub mod builtins;
 pub mod dot;
 pub mod group;
 pub mod memory;
 pub mod tangle;
-mod budget;
 mod workers;
 
 use crate::device::{Pipeline, Resources, RunOptions};

@@ -49,9 +49,7 @@ pub(super) fn run_all(s: &Shared<'_>, total: u64, threads: usize) -> Result<(), 
         spawned
     });
     if spawned == 0 {
-        return Err(ExecError::Limit(
-            "cannot start a worker thread".to_string(),
-        ));
+        return Err(ExecError::Limit("cannot start a worker thread".to_string()));
     }
     if let Some((_, e)) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
         return Err(e);

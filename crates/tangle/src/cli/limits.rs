@@ -54,14 +54,18 @@ fn threads(v: &str) -> Result<usize, String> {
 
 /// A whole number of instructions, at least 1.
 fn step_limit(v: &str) -> Result<u64, String> {
-    digits(v)
-        .filter(|&n| n >= 1)
-        .ok_or_else(|| format!("must be a whole number of instructions from 1 to {}", u64::MAX))
+    digits(v).filter(|&n| n >= 1).ok_or_else(|| {
+        format!(
+            "must be a whole number of instructions from 1 to {}",
+            u64::MAX
+        )
+    })
 }
 
 /// Seconds: a finite number greater than 0 and at most [`MAX_TIME_LIMIT_S`].
 fn time_limit(v: &str) -> Result<Duration, String> {
-    let why = || format!("must be a number of seconds greater than 0 and at most {MAX_TIME_LIMIT_S}");
+    let why =
+        || format!("must be a number of seconds greater than 0 and at most {MAX_TIME_LIMIT_S}");
     let s: f64 = v.parse().map_err(|_| why())?;
     if !(s > 0.0 && s <= MAX_TIME_LIMIT_S) {
         return Err(why());
@@ -122,13 +126,25 @@ mod tests {
 
     #[test]
     fn bad_values_are_refused_not_defaulted() {
-        for v in ["nan", "NaN", "inf", "-1", "0", "-0", "1e19", "1e30", "", "5s", " 5"] {
+        for v in [
+            "nan", "NaN", "inf", "-1", "0", "-0", "1e19", "1e30", "", "5s", " 5",
+        ] {
             assert!(time_limit(v).is_err(), "--time-limit {v}");
         }
         for v in ["0", "-1", "+5", "1.5", "18446744073709551616", "1e3", ""] {
             assert!(step_limit(v).is_err(), "--step-limit {v}");
         }
-        for v in ["0", "0G", "-1", "1.5G", "2X", "G", "", "99999999999T", "16777216T"] {
+        for v in [
+            "0",
+            "0G",
+            "-1",
+            "1.5G",
+            "2X",
+            "G",
+            "",
+            "99999999999T",
+            "16777216T",
+        ] {
             assert!(bytes(v).is_err(), "--memory-limit {v}");
         }
         for v in ["-1", "many", "1.5", "99999999999999999999999"] {

@@ -46,7 +46,11 @@ pub struct Args {
     /// The most memory the script's buffers may take together, and one dispatch (its buffers
     /// plus each worker thread's registers and shader memory): bytes, or with K, M, G or T
     /// (powers of 1024); default 4G.
-    #[arg(long = "memory-limit", value_name = "BYTES", allow_negative_numbers = true)]
+    #[arg(
+        long = "memory-limit",
+        value_name = "BYTES",
+        allow_negative_numbers = true
+    )]
     memory_limit: Option<String>,
     /// Print the report as JSON on standard output.
     #[arg(long)]
