@@ -22,8 +22,11 @@ fn one_buffer(bytes: Vec<u8>) -> Resources {
     res
 }
 
+/// Every (done, total) a progress hook was called with.
+type Calls = Arc<Mutex<Vec<(u64, u64)>>>;
+
 /// A progress hook recording every call.
-fn recorder() -> (Progress, Arc<Mutex<Vec<(u64, u64)>>>) {
+fn recorder() -> (Progress, Calls) {
     let calls = Arc::new(Mutex::new(Vec::new()));
     let log = Arc::clone(&calls);
     let hook = Progress::new(move |done, total| log.lock().expect("log").push((done, total)));
