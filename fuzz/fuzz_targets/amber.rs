@@ -10,13 +10,15 @@ use tangle::cpu_backend::CpuBackend;
 use tangle_exec::{Profile, RunOptions};
 
 fuzz_target!(|text: &str| {
-    let Ok(script) = tangle_amber::parse(text) else {
+    // Buffers and dispatches are held to 64 MiB, far below libFuzzer's 2 GB RSS limit.
+    let Ok(script) = tangle_amber::parse_limited(text, 64 << 20) else {
         return;
     };
     let options = RunOptions {
         threads: 1,
         step_limit: 10_000,
         time_limit: Duration::from_millis(200),
+        memory_limit: 64 << 20,
         ..RunOptions::default()
     };
     let mut backend = CpuBackend::new(Profile::default(), options);

@@ -35,6 +35,7 @@ fuzz_target!(|bytes: &[u8]| {
         threads: 1,
         step_limit: 10_000,
         time_limit: Duration::from_millis(200),
+        memory_limit: 64 << 20,
         ..RunOptions::default()
     };
     let _ = pipeline.dispatch(&mut resources, [1, 1, 1], &options);

@@ -14,15 +14,30 @@ use crate::verify::verify;
 
 /// Runs `script` on `backend`.
 pub fn run(script: &Script, backend: &mut dyn Backend) -> RunReport {
+    run_observed(script, backend, &mut |_, _| {})
+}
+
+/// [`run()`], calling `on_repeat(done, count)` as an outermost `REPEAT` goes: with 0 before its
+/// first iteration and after each one (a progress display's hook; the runner draws nothing).
+pub fn run_observed(
+    script: &Script,
+    backend: &mut dyn Backend,
+    on_repeat: &mut dyn FnMut(u64, u64),
+) -> RunReport {
     let (runs, expects) = tally(&script.commands);
-    let mut report = execute(script, backend, runs == 0 && expects == 0);
+    let mut report = execute(script, backend, runs == 0 && expects == 0, on_repeat);
     report.unreached = expects.saturating_sub(report.expects.len());
     report
 }
 
 /// Checks the requirements, compiles the shaders and runs the commands; `idle` says the script
 /// has nothing to run or check.
-fn execute(script: &Script, backend: &mut dyn Backend, idle: bool) -> RunReport {
+fn execute(
+    script: &Script,
+    backend: &mut dyn Backend,
+    idle: bool,
+    on_repeat: &mut dyn FnMut(u64, u64),
+) -> RunReport {
     let mut report = RunReport::new();
     if idle {
         report.set(
@@ -53,6 +68,8 @@ fn execute(script: &Script, backend: &mut dyn Backend, idle: bool) -> RunReport 
         buffers: script.buffers.iter().map(|b| b.bytes.clone()).collect(),
         backend,
         report,
+        on_repeat,
+        depth: 0,
     };
     // A stop (Err) has already been recorded in the report.
     let _ = runner.commands(&script.commands);
@@ -85,6 +102,9 @@ struct Runner<'s, 'b> {
     buffers: Vec<Vec<u8>>,
     backend: &'b mut dyn Backend,
     report: RunReport,
+    on_repeat: &'b mut dyn FnMut(u64, u64),
+    /// How many `REPEAT`s the current command is inside.
+    depth: usize,
 }
 
 /// The run stopped; the reason is in the report.
@@ -125,9 +145,23 @@ impl Runner<'_, '_> {
                     }
                 }
                 Command::Repeat { count, body, .. } => {
-                    for _ in 0..*count {
-                        self.commands(body)?;
+                    let count = u64::from(*count);
+                    let outermost = self.depth == 0;
+                    if outermost {
+                        (self.on_repeat)(0, count);
                     }
+                    self.depth += 1;
+                    for i in 0..count {
+                        let done = self.commands(body);
+                        if outermost && done.is_ok() {
+                            (self.on_repeat)(i + 1, count);
+                        }
+                        if done.is_err() {
+                            self.depth -= 1;
+                            return done;
+                        }
+                    }
+                    self.depth -= 1;
                 }
             }
         }

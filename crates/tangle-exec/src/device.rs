@@ -137,15 +137,58 @@ impl Resources {
     }
 }
 
+/// The default [`RunOptions::memory_limit`]: 4 GiB.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
+
+/// A dispatch's progress hook: called with (workgroups finished, workgroups in the dispatch),
+/// from the thread that called [`Pipeline::dispatch`]: with 0 when the workers start, about ten
+/// times a second while they run, and once when they have ended; the count never decreases. The executor draws nothing itself: the caller decides how
+/// to show it (the CLI draws a progress bar on a terminal).
+#[derive(Clone)]
+pub struct Progress(pub Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+impl Progress {
+    /// A hook calling `f`.
+    pub fn new(f: impl Fn(u64, u64) + Send + Sync + 'static) -> Self {
+        Progress(Arc::new(f))
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Progress(..)")
+    }
+}
+
+impl PartialEq for Progress {
+    /// The same hook (the same allocation), since closures cannot be compared.
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Progress {}
+
 /// Options of a dispatch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RunOptions {
-    /// Worker threads; 0 uses every core.
+    /// Worker threads; 0 uses every core, and more than the machine's cores
+    /// (`std::thread::available_parallelism`) or than the dispatch's workgroups are capped to
+    /// those.
     pub threads: usize,
     /// The most instructions one invocation may execute.
     pub step_limit: u64,
-    /// The most wall-clock time a dispatch may take.
+    /// The most wall-clock time a dispatch may take. The dispatch stops within about a tenth of
+    /// a second past it, however many workgroups remain; a limit too large to add to the clock
+    /// means no limit.
     pub time_limit: Duration,
+    /// The most bytes a dispatch may hold: the executor's copy of the bound buffers and push
+    /// constants, plus each worker thread's state (register files, workgroup memory, Function
+    /// and Private variables). Fewer threads are used when all would not fit; a dispatch that
+    /// does not fit with one is refused with [`crate::Trap::MemoryLimit`] before allocating.
+    pub memory_limit: u64,
+    /// Called with the dispatch's progress ([`Progress`]).
+    pub progress: Option<Progress>,
     /// The scheduling policy ([`crate::policy`]). The default, `maximal`, is what an entry point
     /// declaring `MaximallyReconvergesKHR` requires, and a legal choice for any other.
     pub policy: crate::policy::Policy,
@@ -165,6 +208,8 @@ impl Default for RunOptions {
             threads: 0,
             step_limit: 100_000_000,
             time_limit: Duration::from_secs(60),
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+            progress: None,
             policy: crate::policy::Policy::default(),
             trace: false,
             checks: true,

@@ -14,6 +14,29 @@ pub struct InstRef {
     pub result_id: Option<u32>,
     /// Word offset of the instruction in the binary it was read from (0 when built in memory).
     pub offset: usize,
+    /// The source line the module's debug information (`OpLine`) gives the instruction.
+    pub source: Option<Box<SourceLine>>,
+}
+
+/// A place in the source a module was compiled from, as an `OpLine` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceLine {
+    /// The `OpString` the `OpLine`'s File operand names (`loop.comp`).
+    pub file: String,
+    /// The line (the spec leaves its base to the source language; glslang counts from 1).
+    pub line: u32,
+    /// The column (0 when the compiler gives none).
+    pub column: u32,
+}
+
+impl fmt::Display for SourceLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)?;
+        if self.column != 0 {
+            write!(f, ":{}", self.column)?;
+        }
+        Ok(())
+    }
 }
 
 impl InstRef {
@@ -23,6 +46,7 @@ impl InstRef {
             name: inst.name(),
             result_id: inst.result_id,
             offset: inst.offset,
+            source: None,
         }
     }
 }
@@ -33,10 +57,12 @@ impl fmt::Display for InstRef {
             Some(id) => write!(f, "%{id} = {}", self.name)?,
             None => write!(f, "{}", self.name)?,
         }
-        if self.offset != 0 {
-            write!(f, " (word {})", self.offset)?;
+        match (self.offset, &self.source) {
+            (0, None) => Ok(()),
+            (0, Some(line)) => write!(f, " ({line})"),
+            (word, None) => write!(f, " (word {word})"),
+            (word, Some(line)) => write!(f, " (word {word}, {line})"),
         }
-        Ok(())
     }
 }
 
@@ -85,9 +111,20 @@ pub enum Trap {
         at: InstRef,
         invocation: [u32; 3],
     },
-    /// The run took longer than `RunOptions::time_limit`.
-    #[error("time limit of {limit_ms} ms exceeded at {at}")]
-    TimeLimit { limit_ms: u128, at: InstRef },
+    /// The run took longer than `RunOptions::time_limit`; `at` is an instruction a stopped
+    /// invocation was at (none when every worker was between workgroups).
+    #[error("time limit of {limit_ms} ms exceeded{}", .at.as_ref().map(|a| format!(" at {a}")).unwrap_or_default())]
+    TimeLimit { limit_ms: u128, at: Option<InstRef> },
+    /// The dispatch needs more memory than `RunOptions::memory_limit`, even on one thread;
+    /// refused before allocating.
+    #[error(
+        "the dispatch needs {needed} bytes ({what}), more than the memory limit of {limit} bytes"
+    )]
+    MemoryLimit {
+        limit: u64,
+        needed: u64,
+        what: String,
+    },
     /// `OpUnreachable` was executed.
     #[error("{at} executed by invocation {invocation:?}")]
     Unreachable { at: InstRef, invocation: [u32; 3] },

@@ -13,8 +13,9 @@
 //! bits zero (also when negative), floats are f16/f32/f64 bit patterns, booleans 0 or 1, and
 //! pointers are `(region << 48) | byte offset` (see [`run::memory`]).
 //!
-//! [`Pipeline::dispatch`] runs workgroups in parallel (rayon). Inside a workgroup, each subgroup
-//! holds a register file of `slots × subgroup size` values (lane arrays) and a set of *tangles*:
+//! [`Pipeline::dispatch`] runs workgroups in parallel on worker threads that take workgroup
+//! numbers from one shared counter (so a stopped dispatch stops at once, [`run`]'s `workers`).
+//! Inside a workgroup, each subgroup holds a register file of `slots × subgroup size` values (lane arrays) and a set of *tangles*:
 //! groups of invocations that execute together. An op runs once per tangle over its active-lane
 //! mask. Divergent branches split a tangle; tangles rejoin where the maximal-reconvergence rules
 //! say ([`run::tangle`]), or where the dispatch's [`policy`] lets them. Subgroups yield to each
@@ -35,7 +36,7 @@ pub mod run;
 pub mod semantics;
 pub mod trace;
 
-pub use device::{Device, Pipeline, Resources, RunOptions, SpecConstants};
+pub use device::{Device, Pipeline, Progress, Resources, RunOptions, SpecConstants};
 pub use error::{ExecError, InstRef, Trap};
 pub use policy::{BranchOrder, CoopmatLayout, Policy, Reconvergence, SwitchGrouping};
 pub use profile::Profile;

@@ -10,8 +10,7 @@ mod common;
 
 use common::{compile, Rng};
 use half::f16;
-use tangle_exec::profile::{ComponentType, CooperativeMatrixProperties, MatrixScope};
-use tangle_exec::{CoopmatLayout, Device, Profile, Report, Resources, RunOptions, SpecConstants};
+use tangle_exec::{CoopmatLayout, Device, Report, Resources, RunOptions, SpecConstants};
 use tangle_spirv::text::{assemble, AssembleOptions};
 use tangle_validate::Validated;
 
@@ -23,7 +22,7 @@ pub fn run_layout(
     subgroup: u32,
     layout: CoopmatLayout,
 ) -> (Vec<Vec<u8>>, Report) {
-    let pipeline = Device::new(test_profile(subgroup))
+    let pipeline = Device::new(common::coopmat_profile(subgroup))
         .compute_pipeline(module, "main", &SpecConstants::new())
         .unwrap_or_else(|e| panic!("pipeline: {e}"));
     let mut res = Resources::default();
@@ -46,55 +45,6 @@ const HEADER: &str = "#version 450
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_EXT_shader_explicit_arithmetic_types : require
 ";
-
-/// The profile these tests run on: `default` with `subgroup` invocations per subgroup, plus an
-/// entry for every combination of [`TESTED`] types at every shape the tests use. Many of those
-/// (64-bit and mixed-width integers, 16x8x32 floats) are on no device's list: the subject here is
-/// the arithmetic, and the refusal of what a profile lacks has its own tests
-/// (`lower/coopmat_support.rs`, `tests/coopmat_profiles.rs`).
-fn test_profile(subgroup: u32) -> Profile {
-    let mut profile = Profile::default()
-        .with_subgroup_size(subgroup)
-        .expect("subgroup size");
-    let component = |t: Ty| match (t.float, t.signed) {
-        (true, _) => match t.bits {
-            16 => ComponentType::Float16,
-            32 => ComponentType::Float32,
-            _ => ComponentType::Float64,
-        },
-        (false, true) => ComponentType::Sint(t.bits),
-        (false, false) => ComponentType::Uint(t.bits),
-    };
-    for (m, n, k) in [(16, 8, 32), (16, 16, 16), (8, 4, 16), (16, 8, 16)] {
-        for a in TESTED {
-            for b in TESTED.into_iter().filter(|b| b.float == a.float) {
-                for c in TESTED.into_iter().filter(|c| c.float == a.float) {
-                    for r in TESTED.into_iter().filter(|r| r.float == a.float) {
-                        for saturating in [false, true].into_iter().filter(|s| !*s || !a.float) {
-                            profile
-                                .cooperative_matrix
-                                .push(CooperativeMatrixProperties {
-                                    m,
-                                    n,
-                                    k,
-                                    a: component(a),
-                                    b: component(b),
-                                    c: component(c),
-                                    result: component(r),
-                                    saturating,
-                                    scope: MatrixScope::Subgroup,
-                                });
-                        }
-                    }
-                }
-            }
-        }
-    }
-    profile
-}
-
-/// Every component type the tests execute.
-const TESTED: [Ty; 11] = [I8, U8, I16, U16, I32, U32, I64, U64, F16, F32, F64];
 
 /// A scalar component type as GLSL names it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -762,7 +712,7 @@ fn spec_constant_shapes_null_phi_bitcast_private_and_memory_operands() {
         let mut x: Vec<u32> = (0..513).map(|i| i * 3 + 1).collect();
         x[512] = flag;
         for layout in CoopmatLayout::all() {
-            let pipeline = Device::new(test_profile(32))
+            let pipeline = Device::new(common::coopmat_profile(32))
                 .compute_pipeline(&module, "main", &spec)
                 .unwrap_or_else(|e| panic!("pipeline: {e}"));
             let mut res = Resources::default();
@@ -818,7 +768,7 @@ void main() {{
     let x: Vec<f32> = (0..256).map(|i| i as f32).collect();
     for (offset, oob) in [(0u32, false), (8, true)] {
         for layout in CoopmatLayout::all() {
-            let pipeline = Device::new(test_profile(32))
+            let pipeline = Device::new(common::coopmat_profile(32))
                 .compute_pipeline(&module, "main", &SpecConstants::new())
                 .unwrap_or_else(|e| panic!("pipeline: {e}"));
             let mut res = Resources::default();

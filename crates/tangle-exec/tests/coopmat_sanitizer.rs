@@ -23,10 +23,11 @@ const HEADER: &str = "#version 450
 
 fn pipeline(src: &str, subgroup: u32) -> Result<tangle_exec::Pipeline, ExecError> {
     let module = compile(src);
-    let profile = Profile::default()
-        .with_subgroup_size(subgroup)
-        .expect("size");
-    Device::new(profile).compute_pipeline(&module, "main", &SpecConstants::new())
+    Device::new(common::coopmat_profile(subgroup)).compute_pipeline(
+        &module,
+        "main",
+        &SpecConstants::new(),
+    )
 }
 
 fn run(
@@ -286,16 +287,37 @@ void main() {{
 }}
 "
     );
+    // A profile without workgroup-scope entries refuses it at pipeline creation (VUID 10164)...
     match pipeline(&workgroup, 32) {
+        Err(e @ ExecError::ProfileLacks { .. }) => {
+            assert!(
+                e.to_string().contains("cooperativeMatrixWorkgroupScope"),
+                "{e}"
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    // ...and one that lists it still does not run it: tangle holds matrices per subgroup.
+    let mut profile = common::coopmat_profile(32);
+    let mut entry = *profile
+        .cooperative_matrix
+        .iter()
+        .find(|e| (e.m, e.n, e.result) == (16, 16, tangle_exec::profile::ComponentType::Float32))
+        .expect("a 16x16 f32 accumulator entry");
+    entry.scope = tangle_exec::profile::MatrixScope::Workgroup;
+    profile.cooperative_matrix.push(entry);
+    let module = compile(&workgroup);
+    match Device::new(profile).compute_pipeline(&module, "main", &SpecConstants::new()) {
         Err(ExecError::Unsupported { what, .. }) => assert!(what.contains("scope 2"), "{what}"),
         other => panic!("{other:?}"),
     }
     let partial = copy_shader("true", "16").replace("local_size_x = 32", "local_size_x = 48");
     match pipeline(&partial, 32) {
-        Err(ExecError::Unsupported { what, .. }) => {
+        Err(e @ ExecError::ProfileLacks { .. }) => {
             assert!(
-                what.contains("not a multiple of the subgroup size"),
-                "{what}"
+                e.to_string()
+                    .contains("not a multiple of its subgroup size"),
+                "{e}"
             )
         }
         other => panic!("{other:?}"),

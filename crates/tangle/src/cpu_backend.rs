@@ -7,7 +7,6 @@
 //! `cooperativeMatrix` feature, and a fixed list of what the executor implements for the rest.
 
 use std::collections::HashMap;
-use std::time::Duration;
 use tangle_amber::backend::{RequiredSize, Requirement, SubgroupControl};
 use tangle_amber::{Backend, BackendError, ComputeJob, JobOutput};
 use tangle_exec::profile::subgroup_ops;
@@ -301,23 +300,6 @@ impl Backend for CpuBackend {
     }
 }
 
-/// Dispatch options from the command line's limits.
-pub fn run_options(
-    threads: usize,
-    step_limit: Option<u64>,
-    time_limit_s: Option<f64>,
-) -> RunOptions {
-    let defaults = RunOptions::default();
-    RunOptions {
-        threads,
-        step_limit: step_limit.unwrap_or(defaults.step_limit),
-        time_limit: time_limit_s
-            .and_then(|t| Duration::try_from_secs_f64(t).ok())
-            .unwrap_or(defaults.time_limit),
-        ..defaults
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,21 +375,5 @@ mod tests {
             let env = TargetEnv::parse(env).expect("known env");
             assert_eq!(vulkan_env(env).to_string(), vk);
         }
-    }
-
-    #[test]
-    fn time_limits_never_panic() {
-        assert_eq!(
-            run_options(2, Some(5), Some(1.5)).time_limit,
-            Duration::from_millis(1500)
-        );
-        let d = RunOptions::default();
-        assert_eq!(
-            run_options(0, None, Some(f64::NAN)).time_limit,
-            d.time_limit
-        );
-        assert_eq!(run_options(0, None, Some(-1.0)).time_limit, d.time_limit);
-        assert_eq!(run_options(0, None, Some(1e300)).time_limit, d.time_limit);
-        assert_eq!(run_options(0, None, None).step_limit, d.step_limit);
     }
 }

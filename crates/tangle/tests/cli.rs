@@ -399,6 +399,54 @@ fn json_prints_one_report_on_stdout_for_every_error() {
             "cannot write the trace",
             None,
         ),
+        (
+            vec![&script, "--time-limit", "nan"],
+            "usage",
+            "--time-limit nan: must be a number of seconds",
+            None,
+        ),
+        (
+            vec![&script, "--time-limit", "-1"],
+            "usage",
+            "--time-limit -1: must be",
+            None,
+        ),
+        (
+            vec![&script, "--time-limit", "1e19"],
+            "usage",
+            "--time-limit 1e19: must be",
+            None,
+        ),
+        (
+            vec![&script, "--step-limit", "0"],
+            "usage",
+            "--step-limit 0: must be a whole number",
+            None,
+        ),
+        (
+            vec![&script, "--step-limit", "99999999999999999999"],
+            "usage",
+            "--step-limit 99999999999999999999: must be",
+            None,
+        ),
+        (
+            vec![&script, "--memory-limit", "2X"],
+            "usage",
+            "--memory-limit 2X: must be a whole number of bytes",
+            None,
+        ),
+        (
+            vec![&script, "--threads", "many"],
+            "usage",
+            "--threads many: must be auto or a whole number",
+            None,
+        ),
+        (
+            vec![&script, "--memory-limit", "100"],
+            "parse",
+            "does not fit in the memory limit",
+            Some((11, 34)),
+        ),
     ];
     for (args, kind, words, at) in cases {
         let mut argv = vec!["run", "--json"];
@@ -428,8 +476,8 @@ fn json_prints_one_report_on_stdout_for_every_error() {
     // Options clap rejects before `run` starts still give a report, without a script name.
     for (args, words) in [
         (
-            vec!["--threads", "many"],
-            "invalid value 'many' for '--threads",
+            vec!["--subgroup-size", "many"],
+            "invalid value 'many' for '--subgroup-size",
         ),
         (vec!["--bogus-flag"], "unexpected argument '--bogus-flag'"),
     ] {
@@ -445,7 +493,7 @@ fn json_prints_one_report_on_stdout_for_every_error() {
         assert!(message.starts_with(words), "{report}");
         assert!(stderr.contains(words), "{stderr}");
     }
-    let (code, stdout, _) = tangle(&["run", &script, "--threads", "many"], b"");
+    let (code, stdout, _) = tangle(&["run", &script, "--subgroup-size", "many"], b"");
     assert_eq!((code, stdout.len()), (2, 0), "no JSON without --json");
     // Success and failure reports share the top-level fields.
     let (code, stdout, _) = tangle(&["run", "--json", &script], b"");
@@ -641,4 +689,100 @@ fn inputs_are_told_apart_by_content_not_by_name() {
             assert!(stderr.contains(w), "{args:?}: {w}: {stderr}");
         }
     }
+}
+
+/// A script whose one `RUN` has far more workgroups than can run: 65535 x 65535 x 1, each
+/// looping a while.
+const HUGE_RUN: &str = "#!amber
+SHADER compute spin GLSL
+#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) buffer R { uint r[]; };
+void main() { uint k = 0u; for (uint i = 0u; i < 200u; i++) { k += i * r[0]; } atomicAdd(r[1], k); }
+END
+BUFFER r DATA_TYPE uint32 DATA 1 0 END
+PIPELINE compute p
+  ATTACH spin
+  BIND BUFFER r AS storage DESCRIPTOR_SET 0 BINDING 0
+END
+RUN p 65535 65535 1
+EXPECT r IDX 0 EQ 1
+";
+
+#[test]
+fn the_time_limit_stops_a_huge_dispatch_and_prints_nothing_else_off_a_terminal() {
+    let dir = Scratch::new("huge");
+    let script = dir.file("huge.amber", HUGE_RUN.as_bytes());
+    let start = std::time::Instant::now();
+    let (code, stdout, stderr) = tangle(&["run", &script, "--time-limit", "1.5"], b"");
+    let took = start.elapsed();
+    println!("--time-limit 1.5 on 65535 x 65535 workgroups: stopped after {took:?}");
+    let stdout = String::from_utf8_lossy(&stdout);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("time limit of 1500 ms exceeded"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("1 not reached"), "{stdout}");
+    // Standard error is a pipe here: no progress bar, nothing at all.
+    assert_eq!(stderr, "");
+    // A hang guard, not a speed claim: the old executor ran on for minutes.
+    assert!(took < std::time::Duration::from_secs(12), "{took:?}");
+    // Many threads are capped to the machine's cores, not started.
+    let (code, stdout, stderr) = tangle(
+        &["run", &amber("double.amber"), "--threads", "1000000"],
+        b"",
+    );
+    assert_eq!(code, 0, "{}{stderr}", String::from_utf8_lossy(&stdout));
+}
+
+#[test]
+fn a_dispatch_past_the_memory_limit_is_refused() {
+    // The script's 128 bytes of buffers fit in 1K; the executor's register file does not.
+    let (code, stdout, stderr) = tangle(
+        &["run", &amber("double.amber"), "--memory-limit", "1K"],
+        b"",
+    );
+    let stdout = String::from_utf8_lossy(&stdout);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("more than the memory limit of 1024 bytes"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_terminal_gets_a_progress_bar_for_a_long_dispatch() {
+    // `script` (util-linux) runs tangle on a pseudo-terminal.
+    let found = Command::new("script").arg("--version").output();
+    if found.map_or(true, |o| !o.status.success()) {
+        println!("skipped: `script` (util-linux) is not installed, so no terminal to test on");
+        return;
+    }
+    let dir = Scratch::new("pty");
+    let script = dir.file("huge.amber", HUGE_RUN.as_bytes());
+    let command = format!(
+        "{} run {script} --time-limit 3",
+        env!("CARGO_BIN_EXE_tangle")
+    );
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script runs");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("workgroups ["), "no bar drawn:\n{shown}");
+    assert!(shown.contains("time limit of 3000 ms exceeded"), "{shown}");
+    // Under --json the terminal gets the report only.
+    let out = Command::new("script")
+        .args(["-q", "-e", "-c", &format!("{command} --json"), "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("script runs");
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        !shown.contains("workgroups ["),
+        "a bar under --json:\n{shown}"
+    );
 }

@@ -8,9 +8,6 @@ use crate::script::Buffer;
 use crate::types::DataType;
 use crate::value::Number;
 
-/// The largest buffer a script may declare; keeps hostile scripts from exhausting memory.
-pub(crate) const MAX_BUFFER_BYTES: usize = 1 << 26;
-
 /// Refuses a decimal literal for an integer component (amber rejects it too); `i` counts
 /// components across elements.
 pub(super) fn check_literal(
@@ -31,20 +28,35 @@ pub(super) fn check_literal(
     }
 }
 
-/// Checks a buffer size in elements and returns it in bytes.
-fn checked_size(element: &ElementLayout, count: usize, at: Location) -> Result<usize, AmberError> {
-    count
-        .checked_mul(element.stride)
-        .filter(|b| *b <= MAX_BUFFER_BYTES)
-        .ok_or_else(|| {
-            AmberError::new(
-                at,
-                format!("the buffer is larger than {MAX_BUFFER_BYTES} bytes"),
-            )
-        })
-}
-
 impl Parser<'_> {
+    /// Checks a buffer size in elements against what is left of the script's buffer limit,
+    /// counts it, and returns it in bytes.
+    fn checked_size(
+        &mut self,
+        element: &ElementLayout,
+        count: usize,
+        at: Location,
+    ) -> Result<usize, AmberError> {
+        let total = count
+            .checked_mul(element.stride)
+            .and_then(|b| u64::try_from(b).ok())
+            .and_then(|b| b.checked_add(self.buffer_bytes))
+            .filter(|t| *t <= self.buffer_limit);
+        match (total, count.checked_mul(element.stride)) {
+            (Some(total), Some(bytes)) => {
+                self.buffer_bytes = total;
+                Ok(bytes)
+            }
+            _ => Err(AmberError::new(
+                at,
+                format!(
+                    "the buffer does not fit in the memory limit: the script's buffers may hold {} bytes in all",
+                    self.buffer_limit
+                ),
+            )),
+        }
+    }
+
     pub(super) fn buffer(&mut self, at: Location) -> Result<(), AmberError> {
         let name = self.cursor.expect("a buffer name")?;
         let kind = self.cursor.expect("DATA_TYPE or FORMAT")?;
@@ -132,7 +144,7 @@ impl Parser<'_> {
             places.push(tok.at);
         }
         let count = values.len().div_ceil(element.components().max(1));
-        checked_size(element, count, at)?;
+        self.checked_size(element, count, at)?;
         element
             .encode(&values, count)
             .map_err(|(i, e)| AmberError::new(places.get(i).copied().unwrap_or(at), e))
@@ -142,7 +154,7 @@ impl Parser<'_> {
     fn sized(&mut self, element: &ElementLayout) -> Result<Vec<u8>, AmberError> {
         let size_tok = self.cursor.expect("the number of elements")?;
         let count: usize = uint(size_tok, "SIZE")?;
-        let mut bytes = vec![0u8; checked_size(element, count, size_tok.at)?];
+        let mut bytes = vec![0u8; self.checked_size(element, count, size_tok.at)?];
         let init = self.cursor.expect("FILL or SERIES_FROM")?;
         let components = count * element.components();
         match init.text {

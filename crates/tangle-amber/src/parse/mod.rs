@@ -16,13 +16,25 @@ use cursor::{Cursor, Tok};
 use std::collections::HashMap;
 use tangle_spirv::TargetEnv;
 
-/// Parses a script.
+/// The default limit on the bytes of a script's buffers, all together: 4 GiB, the default of
+/// `tangle run --memory-limit`.
+pub const DEFAULT_BUFFER_LIMIT: u64 = 4 << 30;
+
+/// Parses a script, allowing its buffers [`DEFAULT_BUFFER_LIMIT`] bytes in all.
 pub fn parse(text: &str) -> Result<Script, AmberError> {
+    parse_limited(text, DEFAULT_BUFFER_LIMIT)
+}
+
+/// Parses a script whose buffers may hold at most `buffer_limit` bytes in all: a `BUFFER`
+/// that would pass it is an error at its size, refused before its bytes are allocated.
+pub fn parse_limited(text: &str, buffer_limit: u64) -> Result<Script, AmberError> {
     let mut p = Parser {
         cursor: Cursor::new(text),
         script: Script::default(),
         names: Names::default(),
         structs: HashMap::new(),
+        buffer_limit,
+        buffer_bytes: 0,
     };
     while p.cursor.next_statement() {
         p.statement()?;
@@ -44,6 +56,10 @@ struct Parser<'a> {
     names: Names,
     /// `STRUCT` declarations by name.
     structs: HashMap<String, structs::StructDecl>,
+    /// The most bytes the script's buffers may hold together.
+    buffer_limit: u64,
+    /// The bytes of the buffers declared so far.
+    buffer_bytes: u64,
 }
 
 /// Declares `name` in `map` as the next index, refusing duplicates.

@@ -1,6 +1,6 @@
 //! Parser tests: the model a script produces, and errors with their positions.
 
-use super::parse;
+use super::{parse, parse_limited};
 use crate::error::Location;
 use crate::layout::Layout;
 use crate::script::{
@@ -210,7 +210,7 @@ fn errors_have_positions() {
         ("BUFFER b DATA_TYPE uint32 DATA 1 2", 1, 27, "DATA has no END"),
         ("BUFFER b DATA_TYPE uint32 SIZE 2", 1, 33, "expected FILL or SERIES_FROM"),
         ("BUFFER b DATA_TYPE vec2<float> SIZE 2 SERIES_FROM 1 INC_BY 1", 1, 39, "scalar"),
-        ("BUFFER b DATA_TYPE uint32 SIZE 99999999999 FILL 0", 1, 32, "larger than"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 99999999999 FILL 0", 1, 32, "memory limit"),
         ("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0 extra", 1, 41, "unexpected 'extra'"),
         ("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0\nBUFFER b DATA_TYPE uint32 SIZE 1 FILL 0", 2, 8, "declared twice"),
         ("RUN nope 1 1 1", 1, 5, "unknown pipeline 'nope'"),
@@ -403,4 +403,26 @@ fn random_text_never_panics() {
             assert!(e.at.line >= 1 && e.at.col >= 1, "{e:?}");
         }
     }
+}
+
+#[test]
+fn buffers_together_are_held_to_the_limit_before_allocating() {
+    // 8 GB in one buffer passes the default 4 GiB: refused at its SIZE, before allocating.
+    let e = parse("BUFFER b DATA_TYPE uint32 SIZE 2000000000 FILL 0").expect_err("8 GB");
+    assert_eq!((e.at.line, e.at.col), (1, 32), "{}", e.message);
+    assert!(e.message.contains("4294967296 bytes"), "{}", e.message);
+    // 80 buffers of 64 KiB under a 4 MiB limit: the 65th is refused (the 80 x 64 MiB,
+    // scaled down so the test allocates little).
+    let script: String = (0..80)
+        .map(|i| format!("BUFFER b{i} DATA_TYPE uint32 SIZE 16384 FILL 0\n"))
+        .collect();
+    let e = parse_limited(&script, 4 << 20).expect_err("over the limit");
+    assert_eq!((e.at.line, e.at.col), (65, 34), "{}", e.message);
+    assert!(e.message.contains("memory limit"), "{}", e.message);
+    // Every buffer counts, DATA ones included.
+    let two = "BUFFER a DATA_TYPE uint32 SIZE 4 FILL 0\nBUFFER b DATA_TYPE uint32 DATA 1 2 END";
+    assert!(parse_limited(two, 24).is_ok());
+    let e = parse_limited(two, 23).expect_err("24 bytes over 23");
+    assert_eq!(e.at.line, 2, "{}", e.message);
+    assert!(e.message.contains("23 bytes"), "{}", e.message);
 }

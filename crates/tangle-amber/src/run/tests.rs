@@ -407,3 +407,34 @@ EXPECT a IDX 0 EQ 1\nRUN p 1 1 1\nEXPECT a IDX 0 EQ 2\nREPEAT 3\nEXPECT a IDX 0 
         "{r:?}"
     );
 }
+
+#[test]
+fn repeat_progress_counts_the_outermost_repeat() {
+    let script = parse(&format!(
+        "{PRELUDE}BUFFER a DATA_TYPE uint32 DATA 1 END\nPIPELINE compute p\nATTACH s\nBIND BUFFER a AS storage DESCRIPTOR_SET 0 BINDING 0\nEND\n\
+REPEAT 3\nREPEAT 2\nRUN p 1 1 1\nEND\nEND\nREPEAT 2\nRUN p 1 1 1\nEND\n"
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    let mut calls = Vec::new();
+    let mut b = Doubler::default();
+    let r = super::run_observed(&script, &mut b, &mut |done, total| {
+        calls.push((done, total))
+    });
+    assert_eq!(r.status, Status::Pass, "{r:?}");
+    assert_eq!(r.runs, 8);
+    // The inner REPEAT 2 is not reported; each outermost one counts from 0 to its count.
+    assert_eq!(
+        calls,
+        vec![(0, 3), (1, 3), (2, 3), (3, 3), (0, 2), (1, 2), (2, 2)]
+    );
+    // A run that stops inside a REPEAT reports no iteration it did not finish.
+    let mut calls = Vec::new();
+    let mut b = Doubler {
+        fail_with: Some(BackendError::Failed("stop".into())),
+        ..Doubler::default()
+    };
+    super::run_observed(&script, &mut b, &mut |done, total| {
+        calls.push((done, total))
+    });
+    assert_eq!(calls, vec![(0, 3)]);
+}

@@ -248,7 +248,7 @@ fn check_type(
         )));
     }
     let subgroup = profile.subgroup_size;
-    if scope == Some(MatrixScope::Subgroup) && local_size[0] % subgroup.max(1) != 0 {
+    if scope == Some(MatrixScope::Subgroup) && !local_size[0].is_multiple_of(subgroup.max(1)) {
         return Err(lacks(format!(
             "a subgroup-scope cooperative matrix with a workgroup size of {} in x, which is not a multiple of its subgroup size {subgroup} (VUID-VkPipelineShaderStageCreateInfo-module-08987)",
             local_size[0]

@@ -183,8 +183,15 @@ impl<'m> Lowerer<'m> {
             let mut out = Out::default();
             let mut phis = Vec::new();
             let mut targets = Vec::new();
+            // SPIR-V 2.4 OpLine: "This location information applies to the instructions
+            // physically following this instruction, up to the first occurrence of any of the
+            // following: the next end of block, the next OpLine instruction, or the next
+            // OpNoLine instruction."
+            self.line = None;
             for inst in insts {
+                self.track_line(inst);
                 self.at = InstRef::of(inst);
+                self.at.source = self.line.clone();
                 let op = inst.op();
                 match op {
                     Some(SpvOp::Phi) => {
@@ -317,6 +324,25 @@ impl<'m> Lowerer<'m> {
             params,
             blocks,
         })
+    }
+
+    /// Follows `OpLine` / `OpNoLine`: the source line later instructions get in their
+    /// locations ([`InstRef::source`]).
+    fn track_line(&mut self, inst: &Instruction) {
+        match inst.op() {
+            Some(SpvOp::Line) => {
+                let file = inst.id_operand(0).and_then(|id| self.strings.get(&id));
+                self.line = file.map(|file| {
+                    Box::new(crate::error::SourceLine {
+                        file: file.clone(),
+                        line: inst.literal_operand(1).map_or(0, |l| l as u32),
+                        column: inst.literal_operand(2).map_or(0, |c| c as u32),
+                    })
+                });
+            }
+            Some(SpvOp::NoLine) => self.line = None,
+            _ => {}
+        }
     }
 
     /// Lowers one non-terminator instruction into ops.

@@ -77,6 +77,10 @@ pub(crate) struct Lowerer<'m> {
     pub coopmat_elements: HashMap<u32, (u32, u32, u32, Slot)>,
     /// Invocations per subgroup: a cooperative matrix holds ⌈elements / this⌉ per invocation.
     pub subgroup_size: u32,
+    /// `OpString` texts by id (the files `OpLine` names).
+    pub strings: HashMap<u32, String>,
+    /// The source line of the instructions being lowered, from the last `OpLine`.
+    pub line: Option<Box<crate::error::SourceLine>>,
 }
 
 /// Rejects a workgroup size with a zero dimension, naming where it came from (`sources`, by
@@ -120,6 +124,8 @@ pub fn lower(
         single_use: Default::default(),
         subgroup_size: profile.subgroup_size,
         coopmat_elements: HashMap::new(),
+        strings: HashMap::new(),
+        line: None,
     };
     l.collect_facts();
     let entry_id = l.find_entry(entry_point)?;
@@ -138,6 +144,11 @@ impl<'m> Lowerer<'m> {
     fn collect_facts(&mut self) {
         for inst in &self.module.instructions {
             match inst.op() {
+                Some(SpvOp::String) => {
+                    if let (Some(id), Some(text)) = (inst.result_id, inst.string_operand(0)) {
+                        self.strings.insert(id, text.to_string());
+                    }
+                }
                 Some(SpvOp::Decorate) | Some(SpvOp::DecorateId) => {
                     if let (Some(target), Some(dec)) = (inst.id_operand(0), inst.literal_operand(1))
                     {

@@ -3,12 +3,14 @@
 
 pub mod access;
 pub mod alu;
+mod budget;
 pub mod builtins;
 pub mod coopmat;
 pub mod dot;
 pub mod group;
 pub mod memory;
 pub mod tangle;
+mod workers;
 
 use crate::device::{Pipeline, Resources, RunOptions};
 use crate::error::{ExecError, Trap};
@@ -20,11 +22,9 @@ use access::{LaneFinding, Mem};
 use alu::{bits_of, full_mask, rd, wr};
 use builtins::Place;
 use memory::Words;
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Instant;
 use tangle::{Apart, Frame, Schedule, Tangle};
 
 /// A diagnostic with its sort key (workgroup, order found).
@@ -40,8 +40,12 @@ struct Shared<'a> {
     sg: usize,
     groups: [u32; 3],
     options: &'a RunOptions,
-    deadline: Instant,
+    /// Set when the dispatch must end: an error, or the time limit ([`Shared::timed_out`]).
+    /// Workers take no workgroup after it, and running workgroups leave at their next
+    /// terminator or barrier.
     stop: AtomicBool,
+    /// Set, with `stop`, when the time limit passed.
+    timed_out: AtomicBool,
     /// Diagnostics, each with its sort key (workgroup, order found).
     found: Mutex<(Vec<Keyed>, Stats)>,
     /// Scheduling under the dispatch's policy.
@@ -67,12 +71,6 @@ pub fn dispatch(
         )));
     }
     let sg = p.profile.subgroup_size.clamp(1, 128) as usize;
-    let keys: Vec<(u32, u32)> = res.buffers.keys().copied().collect();
-    let buffers: Vec<(Words, (u32, u32))> = res
-        .buffers
-        .iter()
-        .map(|(k, v)| (Words::from_bytes(v), *k))
-        .collect();
     let invocations = prog
         .local_size
         .iter()
@@ -86,6 +84,15 @@ pub fn dispatch(
             per_subgroup * subgroups
         )));
     }
+    let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
+    // Before anything is allocated.
+    let threads = budget::threads(prog, sg, res, options, total)?;
+    let keys: Vec<(u32, u32)> = res.buffers.keys().copied().collect();
+    let buffers: Vec<(Words, (u32, u32))> = res
+        .buffers
+        .iter()
+        .map(|(k, v)| (Words::from_bytes(v), *k))
+        .collect();
     let mut template = vec![0u64; per_subgroup];
     for &(slot, v) in &prog.constants {
         for l in 0..sg {
@@ -110,45 +117,14 @@ pub fn dispatch(
         sg,
         groups,
         options,
-        deadline: Instant::now() + options.time_limit,
         stop: AtomicBool::new(false),
+        timed_out: AtomicBool::new(false),
         found: Mutex::new((Vec::new(), Stats::default())),
         sched: Schedule::new(prog, options.policy),
         events: Mutex::new(Collector::default()),
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
     };
-    let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
-    let threads = if options.threads == 0 {
-        rayon::current_num_threads().max(1)
-    } else {
-        options.threads
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|e| ExecError::Limit(format!("cannot start {threads} threads: {e}")))?;
-    let first_error: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);
-    pool.install(|| {
-        (0..total).into_par_iter().for_each_init(
-            || Workgroup::new(&shared),
-            |wg, i| {
-                if shared.stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                if let Err(e) = wg.run(&shared, i) {
-                    shared.stop.store(true, Ordering::Relaxed);
-                    let mut fe = first_error.lock().unwrap_or_else(|e| e.into_inner());
-                    if fe.as_ref().is_none_or(|(j, _)| i < *j) {
-                        *fe = Some((i, e));
-                    }
-                }
-                wg.flush(&shared, i);
-            },
-        )
-    });
-    if let Some((_, e)) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
-        return Err(e);
-    }
+    workers::run_all(&shared, total, threads)?;
     for ((words, key), _) in shared.buffers.iter().zip(0..) {
         if let Some(b) = res.buffers.get_mut(key) {
             *b = words.to_bytes();
@@ -196,7 +172,6 @@ struct Workgroup {
     found: Vec<LaneFinding>,
     scratch: Vec<u64>,
     id: [u32; 3],
-    ticks: u32,
     const_map: HashMap<Slot, u64>,
     /// Trace events of the workgroup being run (at most [`crate::trace::MAX_EVENTS`]).
     events: Vec<Event>,
@@ -234,7 +209,6 @@ impl Workgroup {
             found: Vec::new(),
             scratch: Vec::new(),
             id: [0; 3],
-            ticks: 0,
             const_map: s.prog.constants.iter().copied().collect(),
             events: Vec::new(),
             produced: 0,
@@ -357,6 +331,11 @@ impl Workgroup {
         }
         self.stats.workgroups += 1;
         loop {
+            // Without this, a stopped workgroup whose subgroups still hold tangles would release
+            // barriers forever.
+            if s.stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
             let mut waiting = false;
             for k in 0..self.subgroups.len() {
                 self.run_subgroup(s, k)?;
@@ -583,14 +562,17 @@ impl Workgroup {
                 }
                 .into());
             }
-            self.ticks = self.ticks.wrapping_add(1);
-            if self.ticks.is_multiple_of(1024) && Instant::now() > s.deadline {
-                s.stop.store(true, Ordering::Relaxed);
-                return Err(Trap::TimeLimit {
-                    limit_ms: s.options.time_limit.as_millis(),
-                    at: prog.location(block.term_loc),
+            // One relaxed load per terminator bounds how long a stopped dispatch keeps running:
+            // at most one block (or one barrier wait) per worker.
+            if s.stop.load(Ordering::Relaxed) {
+                if s.timed_out.load(Ordering::Relaxed) {
+                    return Err(Trap::TimeLimit {
+                        limit_ms: s.options.time_limit.as_millis(),
+                        at: Some(prog.location(block.term_loc)),
+                    }
+                    .into());
                 }
-                .into());
+                return Ok(());
             }
             let b = frame.block;
             match &block.terminator {

@@ -48,6 +48,8 @@ pub enum KernelError {
 /// `out = A·B + C` for an M×K `a`, K×N `b`, M×N `c` and `out`, row-major, components as raw bits
 /// (zero-extended). Returns whether any element was undefined (SaturatingAccumulation with an
 /// intermediate out of the Result's range), whose value is then the reference's fallback.
+// The shape and the four matrices are the instruction's operands, named as the spec names them.
+#[allow(clippy::too_many_arguments)]
 pub fn mul_add(
     op: &MulAddTypes,
     m: usize,

@@ -149,3 +149,50 @@ impl Rng {
         ((self.next() % 2_000_001) as f32 - 1_000_000.0) / 1000.0
     }
 }
+
+/// The profile the cooperative-matrix tests run on: `default` with `subgroup` invocations per
+/// subgroup, plus an entry for every combination of component types (floats with floats,
+/// integers with integers, saturating or not) at every shape those tests use. Most of these are
+/// on no device's list (64-bit and mixed-width integers, 16x8x32 floats): the subject there is
+/// the arithmetic, and the refusal of what a profile lacks has its own tests
+/// (`lower/coopmat_support.rs`, `tests/coopmat_profiles.rs`).
+#[allow(dead_code)]
+pub fn coopmat_profile(subgroup: u32) -> Profile {
+    use tangle_exec::profile::{ComponentType as C, CooperativeMatrixProperties, MatrixScope};
+    let mut profile = Profile::default()
+        .with_subgroup_size(subgroup)
+        .expect("subgroup size");
+    let ints: Vec<C> = [8, 16, 32, 64]
+        .into_iter()
+        .flat_map(|bits| [C::Sint(bits), C::Uint(bits)])
+        .collect();
+    let floats = vec![C::Float16, C::Float32, C::Float64];
+    for (m, n, k) in [(16, 8, 32), (16, 16, 16), (8, 4, 16), (16, 8, 16)] {
+        for (types, saturations) in [(&ints, &[false, true][..]), (&floats, &[false][..])] {
+            for &a in types {
+                for &b in types {
+                    for &c in types {
+                        for &result in types {
+                            for &saturating in saturations {
+                                profile
+                                    .cooperative_matrix
+                                    .push(CooperativeMatrixProperties {
+                                        m,
+                                        n,
+                                        k,
+                                        a,
+                                        b,
+                                        c,
+                                        result,
+                                        saturating,
+                                        scope: MatrixScope::Subgroup,
+                                    });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    profile
+}

@@ -1,7 +1,7 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
-//! [--time-limit S] [--json] [--policy P|all] [--trace FILE.json] [--no-checks]
-//! [--coopmat-layout L]`: runs an Amber script's
-//! compute tests on the CPU executor.
+//! [--time-limit S] [--memory-limit BYTES] [--json] [--policy P|all] [--trace FILE.json]
+//! [--no-checks] [--coopmat-layout L]`: runs an Amber script's compute tests on the CPU executor, with a progress
+//! bar on a terminal for long dispatches and `REPEAT`s ([`super::progress`]).
 //!
 //! Exit codes: 0 every `EXPECT` held; 1 one failed (or the shader is invalid, or undefined
 //! behaviour was found); 2 the script could not be used (including a script with no `RUN` and no
@@ -12,9 +12,11 @@
 //! when the script could not be used before it ran, an `error` (README, "JSON reports").
 
 use super::input::{self, Content, TextKind};
+use super::limits::Limits;
+use super::progress::Bars;
 use super::unusable::{Kind, Unusable};
 use super::{io, Exit};
-use tangle::cpu_backend::{run_options, CpuBackend};
+use tangle::cpu_backend::CpuBackend;
 use tangle_amber::{RunReport, Status};
 use tangle_exec::Profile;
 
@@ -28,15 +30,28 @@ pub struct Args {
     /// Subgroup size to run with (a power of two up to 128), instead of the profile's.
     #[arg(long = "subgroup-size")]
     subgroup_size: Option<u32>,
-    /// Worker threads for the workgroups of a dispatch; 0 uses every core.
-    #[arg(long, default_value_t = 0)]
-    threads: usize,
-    /// The most instructions one invocation may execute.
-    #[arg(long = "step-limit")]
-    step_limit: Option<u64>,
-    /// The most seconds one dispatch may take.
-    #[arg(long = "time-limit")]
-    time_limit: Option<f64>,
+    /// Worker threads for the workgroups of a dispatch: auto or 0 uses every core; more than the
+    /// machine's cores (or than the memory limit holds) are capped to those.
+    #[arg(long, value_name = "N|auto", allow_negative_numbers = true)]
+    threads: Option<String>,
+    /// The most instructions one invocation may execute (a whole number, at least 1; default
+    /// 100000000). Exceeding it names the instruction, and its source line when the module has
+    /// OpLine debug information.
+    #[arg(long = "step-limit", value_name = "N", allow_negative_numbers = true)]
+    step_limit: Option<String>,
+    /// The most seconds one dispatch may take (greater than 0, at most 4294967295; default 60).
+    /// The dispatch stops within about a tenth of a second past it.
+    #[arg(long = "time-limit", value_name = "S", allow_negative_numbers = true)]
+    time_limit: Option<String>,
+    /// The most memory the script's buffers may take together, and one dispatch (its buffers
+    /// plus each worker thread's registers and shader memory): bytes, or with K, M, G or T
+    /// (powers of 1024); default 4G.
+    #[arg(
+        long = "memory-limit",
+        value_name = "BYTES",
+        allow_negative_numbers = true
+    )]
+    memory_limit: Option<String>,
     /// Print the report as JSON on standard output.
     #[arg(long)]
     json: bool,
@@ -100,9 +115,10 @@ fn script_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, Unusable> {
     Err(Unusable::in_file(Kind::Content, name, what))
 }
 
-/// Parses the script; an error on SPIR-V assembly or GLSL says what the text is instead.
-fn parse(name: &str, text: &str) -> Result<tangle_amber::Script, Unusable> {
-    tangle_amber::parse(text).map_err(|e| match TextKind::of(text) {
+/// Parses the script, its buffers held to `buffer_limit` bytes; an error on SPIR-V assembly or
+/// GLSL says what the text is instead.
+fn parse(name: &str, text: &str, buffer_limit: u64) -> Result<tangle_amber::Script, Unusable> {
+    tangle_amber::parse_limited(text, buffer_limit).map_err(|e| match TextKind::of(text) {
         kind @ (TextKind::Assembly | TextKind::Glsl) => {
             Unusable::in_file(Kind::Content, name, kind.instead_of("an Amber script"))
         }
@@ -133,9 +149,15 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
 /// Runs the script and prints its report; an error is the caller's to print.
 fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
     let profile = profile(args)?;
+    let mut options = Limits {
+        threads: args.threads.as_deref(),
+        step_limit: args.step_limit.as_deref(),
+        time_limit: args.time_limit.as_deref(),
+        memory_limit: args.memory_limit.as_deref(),
+    }
+    .options()?;
     let bytes = io::read_input(&args.input)?;
-    let script = parse(name, script_text(name, &bytes)?)?;
-    let mut options = run_options(args.threads, args.step_limit, args.time_limit);
+    let script = parse(name, script_text(name, &bytes)?, options.memory_limit)?;
     options.checks = !args.no_checks;
     if let Some(l) = args.coopmat_layout.as_deref() {
         options.coopmat_layout = l
@@ -162,8 +184,18 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
         None => {}
     }
     options.trace = args.trace.is_some();
+    let bars = Bars::for_stderr(args.json);
+    options.progress = bars.as_ref().map(|b| b.dispatch_hook());
     let mut backend = CpuBackend::new(profile, options);
-    let report = tangle_amber::run(&script, &mut backend);
+    let report = match &bars {
+        Some(b) => tangle_amber::run_observed(&script, &mut backend, &mut |done, total| {
+            b.repeat(done, total)
+        }),
+        None => tangle_amber::run(&script, &mut backend),
+    };
+    if let Some(b) = &bars {
+        b.clear();
+    }
     if let Some(path) = &args.trace {
         let json = tangle_exec::trace::file_json(&backend.take_traces());
         std::fs::write(path, json).map_err(|e| {

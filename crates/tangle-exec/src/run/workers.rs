@@ -1,0 +1,130 @@
+//! The dispatch's worker threads and their monitor: workers take workgroup numbers from one
+//! shared counter, and the calling thread watches the clock and reports progress.
+//!
+//! A shared counter (rather than a parallel iterator over every workgroup) is what bounds a
+//! stopped dispatch: once `stop` is set no worker takes another workgroup, however many remain,
+//! and a running workgroup leaves at its next terminator or barrier. Time is checked by the
+//! monitor alone, about ten times a second, so workers pay one relaxed load per terminator.
+
+use super::{Shared, Workgroup};
+use crate::error::{ExecError, Trap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How often the monitor looks at the clock and reports progress.
+const TICK: Duration = Duration::from_millis(100);
+
+/// Runs workgroups `0..total` on `threads` workers (at least one), returning the first error
+/// (by workgroup number) or the time limit.
+pub(super) fn run_all(s: &Shared<'_>, total: u64, threads: usize) -> Result<(), ExecError> {
+    // `None`: the limit is too large to add to the clock, so there is none.
+    let deadline = Instant::now().checked_add(s.options.time_limit);
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let first_error: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);
+    let spawned = std::thread::scope(|scope| {
+        // Workers never send; the channel disconnects when the last one ends.
+        let (tx, rx) = mpsc::channel::<()>();
+        let mut spawned = 0usize;
+        for w in 0..threads.max(1) {
+            let tx = tx.clone();
+            let (next, done, first_error) = (&next, &done, &first_error);
+            let worker = std::thread::Builder::new()
+                .name(format!("tangle-worker-{w}"))
+                .spawn_scoped(scope, move || {
+                    work(s, total, next, done, first_error);
+                    drop(tx);
+                });
+            match worker {
+                Ok(_) => spawned += 1,
+                // The workers already started take over the rest.
+                Err(_) => break,
+            }
+        }
+        drop(tx);
+        if spawned > 0 {
+            monitor(s, &rx, deadline, &done, total);
+        }
+        spawned
+    });
+    if spawned == 0 {
+        return Err(ExecError::Limit("cannot start a worker thread".to_string()));
+    }
+    if let Some((_, e)) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        return Err(e);
+    }
+    if done.load(Ordering::Relaxed) < total {
+        // Stopped with no error: only the time limit does that.
+        return Err(Trap::TimeLimit {
+            limit_ms: s.options.time_limit.as_millis(),
+            at: None,
+        }
+        .into());
+    }
+    Ok(())
+}
+
+/// One worker: takes workgroup numbers until they run out or the dispatch stops.
+fn work(
+    s: &Shared<'_>,
+    total: u64,
+    next: &AtomicU64,
+    done: &AtomicU64,
+    first_error: &Mutex<Option<(u64, ExecError)>>,
+) {
+    let mut wg = Workgroup::new(s);
+    while !s.stop.load(Ordering::Relaxed) {
+        let i = next.fetch_add(1, Ordering::Relaxed);
+        if i >= total {
+            break;
+        }
+        match wg.run(s, i) {
+            // A workgroup that saw `stop` may have left early: it is not counted as done.
+            Ok(()) if !s.stop.load(Ordering::Relaxed) => {
+                done.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(()) => {}
+            Err(e) => {
+                s.stop.store(true, Ordering::Relaxed);
+                let mut fe = first_error.lock().unwrap_or_else(|e| e.into_inner());
+                if fe.as_ref().is_none_or(|(j, _)| i < *j) {
+                    *fe = Some((i, e));
+                }
+            }
+        }
+        wg.flush(s, i);
+    }
+}
+
+/// Waits for the workers, stopping them at the deadline and reporting progress every tick.
+fn monitor(
+    s: &Shared<'_>,
+    rx: &mpsc::Receiver<()>,
+    deadline: Option<Instant>,
+    done: &AtomicU64,
+    total: u64,
+) {
+    let report = |n: u64| {
+        if let Some(p) = &s.options.progress {
+            (p.0)(n, total);
+        }
+    };
+    report(0);
+    loop {
+        let now = Instant::now();
+        let wait = deadline.map_or(TICK, |d| d.saturating_duration_since(now).min(TICK));
+        match rx.recv_timeout(wait) {
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            // Every worker has ended (they never send).
+            Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            s.timed_out.store(true, Ordering::Relaxed);
+            s.stop.store(true, Ordering::Relaxed);
+        }
+        // `done` only grows, so the counts reported never decrease.
+        report(done.load(Ordering::Relaxed));
+    }
+    report(done.load(Ordering::Relaxed));
+}
