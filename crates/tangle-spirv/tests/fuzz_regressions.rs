@@ -161,3 +161,19 @@ fn spec_constant_op_opcodes_outside_the_list_are_refused() {
         }
     }
 }
+
+/// `%a = OpExtInst %f32 %gl !5 %x` with `%gl` no import: the assembler checked the set only for
+/// a named instruction, so the raw `!5` assembled, and the disassembly (`… %gl 5 %x`) was refused.
+/// spirv-as refuses both ("Invalid extended instruction import Id"); so does tangle now.
+#[test]
+fn an_ext_inst_of_no_import_is_refused_also_by_raw_number() {
+    for number in ["!5", "5", "Sqrt"] {
+        let source = format!("%f32 = OpTypeFloat 32\n%a = OpExtInst %f32 %gl {number} %x\n");
+        let err = assemble(&source, &AssembleOptions::default()).expect_err("refused");
+        assert!(
+            err.to_string()
+                .contains("not the result of an OpExtInstImport"),
+            "{number}: {err}"
+        );
+    }
+}

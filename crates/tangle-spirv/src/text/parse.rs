@@ -289,6 +289,9 @@ impl<'a> Assembler<'a> {
             }
             let word = self.lx.word();
             if word.text.starts_with('!') {
+                if kind == Some(OperandKind::LiteralExtInstInteger) {
+                    self.imported_set(&inst, word)?;
+                }
                 inst.words.push(immediate(word)?);
                 *queue = after_immediate(queue);
                 continue;
@@ -467,15 +470,12 @@ impl<'a> Assembler<'a> {
         Ok(())
     }
 
-    /// The extended instruction of an `OpExtInst`, by name in the set that was imported.
-    fn ext_inst(
-        &mut self,
-        inst: &mut Inst<'a>,
-        word: Word<'a>,
-        queue: &mut VecDeque<Expect>,
-    ) -> Result<(), TextError> {
+    /// The set an `OpExtInst`'s set operand imported; an error at `word` (its instruction
+    /// operand) if the operand is not an `OpExtInstImport` result, as spirv-as refuses it
+    /// ("Invalid extended instruction import Id"), whether the instruction is named or a raw `!N`.
+    fn imported_set(&self, inst: &Inst<'a>, word: Word<'a>) -> Result<ExtSet, TextError> {
         let set_id = inst.words.get(3).copied().unwrap_or(0);
-        let set = self.syms.ext_set(set_id).ok_or_else(|| {
+        self.syms.ext_set(set_id).ok_or_else(|| {
             error(
                 word.pos,
                 format!(
@@ -483,8 +483,17 @@ impl<'a> Assembler<'a> {
                     inst.desc.name
                 ),
             )
-        })?;
-        match set {
+        })
+    }
+
+    /// The extended instruction of an `OpExtInst`, by name in the set that was imported.
+    fn ext_inst(
+        &mut self,
+        inst: &mut Inst<'a>,
+        word: Word<'a>,
+        queue: &mut VecDeque<Expect>,
+    ) -> Result<(), TextError> {
+        match self.imported_set(inst, word)? {
             ExtSet::Known(set) => {
                 let ext = set.instruction_by_name(word.text).ok_or_else(|| {
                     error(
