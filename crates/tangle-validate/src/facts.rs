@@ -627,10 +627,10 @@ impl Facts {
             }
             match self.ty(t) {
                 Some(Type::Int { width: w, .. }) if !float && *w == width => return true,
-                Some(Type::Float { width: w, encoding }) if float && *w == width => {
-                    if encoded || encoding.is_none() {
-                        return true;
-                    }
+                Some(Type::Float { width: w, encoding })
+                    if float && *w == width && (encoded || encoding.is_none()) =>
+                {
+                    return true
                 }
                 Some(
                     Type::Vector { component: e, .. }
