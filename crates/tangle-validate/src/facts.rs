@@ -613,6 +613,12 @@ impl Facts {
     /// matrices, arrays, structs, pointers, cooperative matrices and function types), an
     /// integer (`float` false) or float type of this width.
     pub fn contains_sized(&self, ty: Id, float: bool, width: u32) -> bool {
+        self.contains_sized_with(ty, float, width, true)
+    }
+
+    /// [`Facts::contains_sized`], counting floats with an FP Encoding (bf16, FP8) only when
+    /// `encoded` is set.
+    fn contains_sized_with(&self, ty: Id, float: bool, width: u32, encoded: bool) -> bool {
         let mut stack = vec![ty];
         let mut seen = IdSet::default();
         while let Some(t) = stack.pop() {
@@ -621,7 +627,11 @@ impl Facts {
             }
             match self.ty(t) {
                 Some(Type::Int { width: w, .. }) if !float && *w == width => return true,
-                Some(Type::Float { width: w, .. }) if float && *w == width => return true,
+                Some(Type::Float { width: w, encoding })
+                    if float && *w == width && (encoded || encoding.is_none()) =>
+                {
+                    return true
+                }
                 Some(
                     Type::Vector { component: e, .. }
                     | Type::Matrix { column: e, .. }
@@ -645,13 +655,16 @@ impl Facts {
 
     /// `ContainsLimitedUseIntOrFloatType`: whether the type contains an 8-bit integer without
     /// the Int8 capability, a 16-bit integer without Int16, or a 16-bit float without Float16
-    /// (types that only the 8- and 16-bit storage capabilities declare).
+    /// (types that only the 8- and 16-bit storage capabilities declare). A bfloat16 is not one:
+    /// SPV_KHR_bfloat16's BFloat16TypeKHR capability declares it for use, and spirv-val accepts
+    /// bf16 cooperative-matrix MulAdds and stores without Float16.
     pub fn contains_limited_use(&self, ty: Id) -> bool {
         use spirv::Capability as C;
         self.limited_small_types
             && ((!self.has_capability(C::Int16) && self.contains_sized(ty, false, 16))
                 || (!self.has_capability(C::Int8) && self.contains_sized(ty, false, 8))
-                || (!self.has_capability(C::Float16) && self.contains_sized(ty, true, 16)))
+                || (!self.has_capability(C::Float16)
+                    && self.contains_sized_with(ty, true, 16, false)))
     }
 
     /// `GetStructMemberTypes`: the member types of a struct type.

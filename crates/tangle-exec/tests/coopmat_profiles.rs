@@ -1,0 +1,577 @@
+//! Every `VkCooperativeMatrixPropertiesKHR` entry of every named profile, executed: per entry one
+//! GLSL module (the profile as is, its own subgroup size) that loads A row-major and B
+//! column-major with odd strides, C through a `uvec4` pointer, runs the entry's MulAdd (plain,
+//! wrapping, saturating where the entry says, with its signedness mix), round-trips the result
+//! through Workgroup memory (scalar and vector pointers), and applies length, splat constants,
+//! composite access, element-wise ops, scalar multiply through a function, and conversions —
+//! under every layout policy, against plain-Rust references on random inputs written here (not
+//! the crate's semantics functions). Not run here: bf16 entries (refused with exit 77, checked
+//! below) and 64-bit entries (GLSL has no 64-bit `coopmat`; their MulAdd is in `coopmat.rs`).
+
+mod common;
+
+use common::{compile, Rng};
+use half::{bf16, f16};
+use tangle_exec::profile::{ComponentType as C, CooperativeMatrixProperties};
+use tangle_exec::{CoopmatLayout, Device, Profile, Resources, RunOptions, SpecConstants};
+
+fn bits(t: C) -> u32 {
+    match t {
+        C::Float16 | C::BFloat16 => 16,
+        C::Float32 => 32,
+        C::Float64 => 64,
+        C::Sint(b) | C::Uint(b) => b,
+    }
+}
+fn bytes(t: C) -> usize {
+    bits(t) as usize / 8
+}
+fn is_float(t: C) -> bool {
+    matches!(t, C::Float16 | C::BFloat16 | C::Float32 | C::Float64)
+}
+fn mask(b: u32) -> u64 {
+    if b >= 64 {
+        u64::MAX
+    } else {
+        (1 << b) - 1
+    }
+}
+fn glsl(t: C) -> String {
+    match t {
+        C::Float16 => "float16_t".into(),
+        C::BFloat16 => "bfloat16_t".into(),
+        C::Float32 => "float".into(),
+        C::Float64 => "double".into(),
+        C::Sint(b) => format!("int{b}_t"),
+        C::Uint(b) => format!("uint{b}_t"),
+    }
+}
+/// An integer component's value.
+fn int(t: C, v: u64) -> i128 {
+    let v = v & mask(bits(t));
+    match t {
+        C::Sint(b) if (v >> (b - 1)) & 1 == 1 => i128::from(v) - (1i128 << b),
+        _ => i128::from(v),
+    }
+}
+/// A float component's value.
+fn float(t: C, v: u64) -> f64 {
+    match t {
+        C::Float16 => f16::from_bits(v as u16).to_f64(),
+        C::BFloat16 => bf16::from_bits(v as u16).to_f64(),
+        C::Float32 => f64::from(f32::from_bits(v as u32)),
+        _ => f64::from_bits(v),
+    }
+}
+/// `x` rounded once to the float type `t` (f64 → f16/bf16 rounds directly).
+fn encode(t: C, x: f64) -> u64 {
+    match t {
+        C::Float16 => u64::from(f16::from_f64(x).to_bits()),
+        C::BFloat16 => u64::from(bf16::from_f64(x).to_bits()),
+        C::Float32 => u64::from((x as f32).to_bits()),
+        _ => x.to_bits(),
+    }
+}
+/// Significand bits of a float type (the tolerance's unit).
+fn precision(t: C) -> i32 {
+    match t {
+        C::Float16 => 11,
+        C::BFloat16 => 8,
+        C::Float32 => 24,
+        _ => 53,
+    }
+}
+fn pack(t: C, vals: &[u64]) -> Vec<u8> {
+    vals.iter()
+        .flat_map(|v| v.to_le_bytes()[..bytes(t)].to_vec())
+        .collect()
+}
+fn unpack(t: C, b: &[u8]) -> Vec<u64> {
+    b.chunks_exact(bytes(t))
+        .map(|c| {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            u64::from_le_bytes(w)
+        })
+        .collect()
+}
+
+/// Random component bits: floats are multiples of 1/4 in [-2, 2] (C: [-8, 8]); integers over
+/// their whole range, or in [-3, 3] (`small`), with C pushed toward the range's ends now and then
+/// so that saturating entries do saturate.
+fn random(t: C, rng: &mut Rng, small: bool, is_c: bool) -> u64 {
+    let span = if is_c { 64 } else { 16 };
+    if is_float(t) {
+        return encode(
+            t,
+            ((rng.next() % (span + 1)) as f64 - (span / 2) as f64) / 4.0,
+        );
+    }
+    let b = bits(t);
+    let v = rng.next() & mask(b);
+    if is_c {
+        let (lo, hi) = if matches!(t, C::Sint(_)) {
+            (1u64 << (b - 1), (1u64 << (b - 1)) - 1)
+        } else {
+            (0, mask(b))
+        };
+        let near = rng.next() % 8;
+        return match rng.next() % 4 {
+            0 => hi.wrapping_sub(near) & mask(b),
+            1 => lo.wrapping_add(near) & mask(b),
+            _ => v,
+        };
+    }
+    match (small, t) {
+        (true, C::Uint(_)) => rng.next() % 4,
+        (true, _) => ((rng.next() % 7) as i64 - 3) as u64 & mask(b),
+        _ => v,
+    }
+}
+
+/// One integer MulAdd element: `None` where a saturating accumulation's intermediate overflows
+/// (undefined: "If SaturatingAccumulationKHR is present and the intermediate results overflow
+/// the Result's range the behavior is undefined" is how tangle reads the spec's note).
+fn mul_add_int(e: &CooperativeMatrixProperties, a: &[u64], b: &[u64], c: u64) -> Option<u64> {
+    let n = bits(e.result);
+    let (lo, hi) = match e.result {
+        C::Sint(_) => (-(1i128 << (n - 1)), (1i128 << (n - 1)) - 1),
+        _ => (0, (1i128 << n) - 1),
+    };
+    let (mut exact, mut wrapped, mut overflow) = (0i128, 0u128, false);
+    for (&x, &y) in a.iter().zip(b) {
+        let p = int(e.a, x) * int(e.b, y);
+        wrapped = wrapped.wrapping_add(p as u128);
+        exact = exact.wrapping_add(p);
+        overflow |= !(lo..=hi).contains(&p) || !(lo..=hi).contains(&exact);
+    }
+    let c = int(e.c, c);
+    if e.saturating {
+        (!overflow).then(|| (exact + c).clamp(lo, hi) as u64 & mask(n))
+    } else {
+        Some(wrapped.wrapping_add(c as u128) as u64 & mask(n))
+    }
+}
+
+/// The GLSL module of one entry on a subgroup of `sg` invocations (see the file's doc).
+/// `targets` are the component types `mc` is converted to.
+fn shader(e: &CooperativeMatrixProperties, sg: u32, targets: &[C]) -> String {
+    let (m, n, k) = (e.m, e.n, e.k);
+    let (ta, tb, tr) = (glsl(e.a), glsl(e.b), glsl(e.result));
+    let cv = c_row_vectors(e);
+    let sat = if e.saturating {
+        ", gl_MatrixOperandsSaturatingAccumulation"
+    } else {
+        ""
+    };
+    let mut conv = String::new();
+    for (i, &t) in targets.iter().enumerate() {
+        // Float to unsigned of a negative value is undefined: convert a square instead.
+        let src = if is_float(e.result) && matches!(t, C::Uint(_)) {
+            "mc * mc"
+        } else {
+            "mc"
+        };
+        conv += &format!(
+            "layout(set = 0, binding = {b}) buffer T{i} {{ {g} t{i}[]; }};
+void convert{i}(MR mc) {{
+  coopmat<{g}, gl_ScopeSubgroup, M, N, gl_MatrixUseAccumulator> x = \
+    coopmat<{g}, gl_ScopeSubgroup, M, N, gl_MatrixUseAccumulator>({src});
+  coopMatStore(x, t{i}, 0, N, gl_CooperativeMatrixLayoutRowMajor);
+}}
+",
+            b = 5 + i,
+            g = glsl(t)
+        );
+    }
+    let calls: String = (0..targets.len())
+        .map(|i| format!("  convert{i}(mc);\n"))
+        .collect();
+    format!(
+        "#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = {sg}) in;
+#define M {m}
+#define N {n}
+#define K {k}
+#define TR {tr}
+#define MA coopmat<{ta}, gl_ScopeSubgroup, M, K, gl_MatrixUseA>
+#define MB coopmat<{tb}, gl_ScopeSubgroup, K, N, gl_MatrixUseB>
+#define MR coopmat<TR, gl_ScopeSubgroup, M, N, gl_MatrixUseAccumulator>
+layout(set = 0, binding = 0) buffer A {{ {ta} a[]; }};
+layout(set = 0, binding = 1) buffer B {{ {tb} b[]; }};
+layout(set = 0, binding = 2) buffer Cv {{ uvec4 c[]; }};
+layout(set = 0, binding = 3) buffer R {{ TR r_out[]; }};
+layout(set = 0, binding = 4) buffer L {{ uint lens[]; }};
+shared TR tile[N * (M + 1)];
+shared uvec4 vtile[M * {cv}];
+{conv}MR scale(MR x, TR s) {{ return x * s; }}
+void store(MR x, uint region) {{
+  coopMatStore(x, r_out, region * M * N, N, gl_CooperativeMatrixLayoutRowMajor);
+}}
+void main() {{
+  MA ma; MB mb; MR mc;
+  coopMatLoad(ma, a, 1, K + 1, gl_CooperativeMatrixLayoutRowMajor);
+  coopMatLoad(mb, b, 0, K + 3, gl_CooperativeMatrixLayoutColumnMajor);
+  coopMatLoad(mc, c, 1, {cv}, gl_CooperativeMatrixLayoutRowMajor);
+  MR r = coopMatMulAdd(ma, mb, mc{sat});
+  coopMatStore(r, tile, 0, M + 1, gl_CooperativeMatrixLayoutColumnMajor);
+  coopMatStore(mc, vtile, 0, {cv}, gl_CooperativeMatrixLayoutRowMajor);
+  barrier();
+  MR back; MR mc2;
+  coopMatLoad(back, tile, 0, M + 1, gl_CooperativeMatrixLayoutColumnMajor);
+  coopMatLoad(mc2, vtile, 0, {cv}, gl_CooperativeMatrixLayoutRowMajor);
+  store(back, 0);
+  store(mc + r, 1);
+  store(mc - r, 2);
+  store(mc * r, 3);
+  store(r / MR(TR(3)), 4);
+  store(-mc, 5);
+  store(scale(mc, TR(3)), 6);
+  MR z = MR(TR(5));
+  for (int i = 0; i < z.length(); ++i) {{ z[i] = z[i] + mc[i] * TR(2); }}
+  store(z, 7);
+  store(mc2, 8);
+  coopMatStore(MR(TR(0)) + mc, r_out, 9 * M * N, M, gl_CooperativeMatrixLayoutColumnMajor);
+  uint inv = gl_LocalInvocationIndex;
+  lens[inv * 3] = uint(ma.length());
+  lens[inv * 3 + 1] = uint(mb.length());
+  lens[inv * 3 + 2] = uint(r.length());
+{calls}}}
+"
+    )
+}
+
+/// `uvec4`s per row of C plus one spare (so the stride is not the row length).
+fn c_row_vectors(e: &CooperativeMatrixProperties) -> usize {
+    (e.n as usize * bytes(e.c)).div_ceil(16) + 1
+}
+
+/// Compares `got` with an exact `want` for an integer type, or within `ulps` units of the last
+/// place (of the larger magnitude, at least one of 1.0) for a float type.
+fn check(t: C, got: u64, want: f64, ulps: f64, what: &str) {
+    if is_float(t) {
+        let g = float(t, got);
+        let unit = 2f64.powi(1 - precision(t)) * want.abs().max(1.0);
+        assert!((g - want).abs() <= ulps * unit, "{what}: {g} vs {want}");
+    } else {
+        assert_eq!(got & mask(bits(t)), want as u64 & mask(bits(t)), "{what}");
+    }
+}
+
+/// Runs one entry of `profile` under every layout; returns the layouts run.
+fn run_entry(profile: &Profile, e: &CooperativeMatrixProperties, seed: u64) -> usize {
+    assert_eq!(e.c, e.result, "GLSL's coopMatMulAdd returns C's type");
+    let sg = profile.subgroup_size;
+    // Conversions go to the other accumulator types the profile lists at this shape (a type
+    // it lacks fails at pipeline creation).
+    let mut targets: Vec<C> = Vec::new();
+    for t in profile
+        .cooperative_matrix
+        .iter()
+        .filter(|f| (f.m, f.n) == (e.m, e.n))
+    {
+        for t in [t.c, t.result] {
+            if t != e.result && t != C::BFloat16 && bits(t) < 64 && !targets.contains(&t) {
+                targets.push(t);
+            }
+        }
+    }
+    let module = compile(&shader(e, sg, &targets));
+    let (m, n, k) = (e.m as usize, e.n as usize, e.k as usize);
+    let mut rng = Rng(seed);
+    let small = e.saturating;
+    // A (m×k) row-major at 1, stride k+1; B (k×n) column-major at 0, stride k+3.
+    let a: Vec<u64> = (0..m * k)
+        .map(|_| random(e.a, &mut rng, small, false))
+        .collect();
+    let b: Vec<u64> = (0..k * n)
+        .map(|_| random(e.b, &mut rng, small, false))
+        .collect();
+    let c: Vec<u64> = (0..m * n)
+        .map(|_| random(e.c, &mut rng, small, true))
+        .collect();
+    let mut abuf = vec![0; 1 + m * (k + 1)];
+    let mut bbuf = vec![0; n * (k + 3)];
+    for i in 0..m {
+        abuf[1 + i * (k + 1)..][..k].copy_from_slice(&a[i * k..][..k]);
+    }
+    for j in 0..n {
+        for p in 0..k {
+            bbuf[j * (k + 3) + p] = b[p * n + j];
+        }
+    }
+    let cv = c_row_vectors(e);
+    let mut cbuf = vec![0u8; 16 * (1 + m * cv)];
+    for i in 0..m {
+        cbuf[16 * (1 + i * cv)..][..n * bytes(e.c)].copy_from_slice(&pack(e.c, &c[i * n..][..n]));
+    }
+    let mn = m * n;
+    let regions = 10;
+    let tr = e.result;
+    let float_r = is_float(tr);
+    let undefined: Vec<bool> = (0..mn)
+        .map(|x| {
+            !float_r && {
+                let (i, j) = (x / n, x % n);
+                let col: Vec<u64> = (0..k).map(|p| b[p * n + j]).collect();
+                mul_add_int(e, &a[i * k..][..k], &col, c[x]).is_none()
+            }
+        })
+        .collect();
+    let mut bufs = vec![
+        pack(e.a, &abuf),
+        pack(e.b, &bbuf),
+        cbuf,
+        vec![0; regions * mn * bytes(tr)],
+        vec![0; 3 * sg as usize * 4],
+    ];
+    bufs.extend(targets.iter().map(|&t| vec![0; mn * bytes(t)]));
+    let pipeline = Device::new(profile.clone())
+        .compute_pipeline(&module, "main", &SpecConstants::new())
+        .unwrap_or_else(|err| panic!("{} {e}: pipeline: {err}", profile.name));
+    for layout in CoopmatLayout::all() {
+        let what = format!("{} [{e}] {layout}", profile.name);
+        let mut res = Resources::default();
+        for (i, buf) in bufs.iter().enumerate() {
+            res.buffers.insert((0, i as u32), buf.clone());
+        }
+        let options = RunOptions {
+            threads: 1,
+            coopmat_layout: layout,
+            ..RunOptions::default()
+        };
+        let report = pipeline
+            .dispatch(&mut res, [1, 1, 1], &options)
+            .unwrap_or_else(|err| panic!("{what}: dispatch: {err}"));
+        let out = |i: u32| &res.buffers[&(0, i)];
+        // Exactly the saturating elements whose intermediate overflows are reported.
+        let reported = report.diagnostics.len() + report.stats.dropped_diagnostics as usize;
+        let want_reports = undefined.iter().filter(|u| **u).count();
+        assert_eq!(
+            reported,
+            want_reports,
+            "{what}: {:?}",
+            report.diagnostics.first()
+        );
+        let r = unpack(tr, out(3));
+        let cval = |x: usize| {
+            if float_r {
+                float(tr, c[x])
+            } else {
+                int(tr, c[x]) as f64
+            }
+        };
+        let ival = |x: usize| int(tr, c[x]);
+        for x in 0..mn {
+            let at = |region: usize| r[region * mn + x];
+            let (i, j) = (x / n, x % n);
+            let w = format!("{what} element ({i}, {j})");
+            // 0: MulAdd, through Workgroup memory column-major with stride m+1.
+            let mad = if float_r {
+                let terms: Vec<f64> = (0..k)
+                    .map(|p| float(e.a, a[i * k + p]) * float(e.b, b[p * n + j]))
+                    .collect();
+                let want = cval(x) + terms.iter().sum::<f64>();
+                let size = cval(x).abs() + terms.iter().map(|t| t.abs()).sum::<f64>();
+                let g = float(tr, at(0));
+                let tol = 2f64.powi(1 - precision(tr)) * size.max(1.0) * 2.0;
+                assert!((g - want).abs() <= tol, "{w} MulAdd: {g} vs {want}");
+                g
+            } else if undefined[x] {
+                0.0
+            } else {
+                let col: Vec<u64> = (0..k).map(|p| b[p * n + j]).collect();
+                let want = mul_add_int(e, &a[i * k..][..k], &col, c[x]).unwrap_or(0);
+                assert_eq!(at(0), want, "{w} MulAdd");
+                0.0
+            };
+            if float_r {
+                let (cx, rx) = (cval(x), mad);
+                for (region, want, ulps) in [
+                    (1, cx + rx, 0.5),
+                    (2, cx - rx, 0.5),
+                    (3, cx * rx, 0.5),
+                    (4, rx / 3.0, 3.0),
+                    (5, -cx, 0.0),
+                    (6, cx * 3.0, 0.5),
+                    (7, 5.0 + cx * 2.0, 0.5),
+                    (8, cx, 0.0),
+                    (9, cx, 0.0),
+                ] {
+                    let g = if region == 9 {
+                        r[9 * mn + j * m + i]
+                    } else {
+                        at(region)
+                    };
+                    check(tr, g, want, ulps, &format!("{w} region {region}"));
+                }
+            } else if !undefined[x] {
+                let (cx, rx) = (ival(x), int(tr, at(0)));
+                for (region, want) in [
+                    (1, cx.wrapping_add(rx)),
+                    (2, cx.wrapping_sub(rx)),
+                    (3, cx.wrapping_mul(rx)),
+                    (4, rx / 3), // truncating, as OpSDiv and OpUDiv
+                    (5, -cx),
+                    (6, cx * 3),
+                    (7, 5 + cx * 2),
+                    (8, cx),
+                ] {
+                    assert_eq!(
+                        at(region),
+                        want as u64 & mask(bits(tr)),
+                        "{w} region {region}"
+                    );
+                }
+                assert_eq!(
+                    r[9 * mn + j * m + i],
+                    c[x] & mask(bits(tr)),
+                    "{w} column-major"
+                );
+            }
+            // Conversions of C (of C squared from a float to an unsigned type).
+            for (ti, &t) in targets.iter().enumerate() {
+                let got = unpack(t, out(5 + ti as u32))[x];
+                let w = format!("{w} to {t}");
+                match (float_r, is_float(t)) {
+                    (true, true) => assert_eq!(got, encode(t, cval(x)), "{w}"),
+                    (false, true) => assert_eq!(got, encode(t, ival(x) as f64), "{w}"),
+                    (true, false) => {
+                        let v = if matches!(t, C::Uint(_)) {
+                            cval(x) * cval(x)
+                        } else {
+                            cval(x)
+                        };
+                        assert_eq!(got, v.trunc() as i64 as u64 & mask(bits(t)), "{w}");
+                    }
+                    (false, false) => assert_eq!(got, ival(x) as u64 & mask(bits(t)), "{w}"),
+                }
+            }
+        }
+        // OpCooperativeMatrixLengthKHR: tangle gives every invocation ⌈rows × columns /
+        // invocations⌉ (policy.rs), so all elements are reachable through composite access.
+        let lens = common::to_u32s(out(4));
+        for (t, (rows, cols)) in [(m, k), (k, n), (m, n)].into_iter().enumerate() {
+            let want = (rows * cols).div_ceil(sg as usize) as u32;
+            for inv in 0..sg as usize {
+                assert_eq!(lens[inv * 3 + t], want, "{what}: length {t} at {inv}");
+            }
+        }
+    }
+    CoopmatLayout::all().len()
+}
+
+#[test]
+fn every_entry_of_every_profile() {
+    let (mut entries, mut runs, mut skipped) = (0, 0, 0);
+    for profile in Profile::all() {
+        for (i, e) in profile.cooperative_matrix.clone().iter().enumerate() {
+            let types = [e.a, e.b, e.c, e.result];
+            // GLSL has no `coopmat` of double or 64-bit integers (glslang: "coopmat invalid
+            // basic type").
+            if types.contains(&C::BFloat16) || types.iter().any(|&t| bits(t) == 64) {
+                skipped += 1;
+                continue;
+            }
+            runs += run_entry(&profile, e, 1000 * entries as u64 + i as u64);
+            entries += 1;
+        }
+    }
+    println!("checked {entries} entries × layouts = {runs} runs ({skipped} not run here: bf16, refused; 64-bit, not in GLSL)");
+    assert!(entries > 50);
+}
+
+/// A MulAdd of one bf16 entry in SPIR-V assembly (GLSL's `bfloat16_t` needs GL_EXT_bfloat16).
+fn bf16_module(e: &CooperativeMatrixProperties) -> String {
+    let ty = |t: C| if t == C::BFloat16 { "%bf16" } else { "%f32" };
+    format!(
+        "OpCapability Shader
+OpCapability VulkanMemoryModel
+OpCapability CooperativeMatrixKHR
+OpCapability BFloat16TypeKHR
+OpCapability BFloat16CooperativeMatrixKHR
+OpExtension \"SPV_KHR_cooperative_matrix\"
+OpExtension \"SPV_KHR_bfloat16\"
+OpMemoryModel Logical Vulkan
+OpEntryPoint GLCompute %main \"main\" %buf
+OpExecutionMode %main LocalSize 32 1 1
+OpDecorate %arr ArrayStride 4
+OpDecorate %blk Block
+OpMemberDecorate %blk 0 Offset 0
+OpDecorate %buf DescriptorSet 0
+OpDecorate %buf Binding 0
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%u32 = OpTypeInt 32 0
+%f32 = OpTypeFloat 32
+%bf16 = OpTypeFloat 16 BFloat16KHR
+%c0 = OpConstant %u32 0
+%c1 = OpConstant %u32 1
+%c2 = OpConstant %u32 2
+%c3 = OpConstant %u32 3
+%cm = OpConstant %u32 {m}
+%cn = OpConstant %u32 {n}
+%ck = OpConstant %u32 {k}
+%mA = OpTypeCooperativeMatrixKHR {a} %c3 %cm %ck %c0
+%mB = OpTypeCooperativeMatrixKHR {b} %c3 %ck %cn %c1
+%mC = OpTypeCooperativeMatrixKHR {c} %c3 %cm %cn %c2
+%arr = OpTypeRuntimeArray %u32
+%blk = OpTypeStruct %arr
+%pblk = OpTypePointer StorageBuffer %blk
+%pu32 = OpTypePointer StorageBuffer %u32
+%buf = OpVariable %pblk StorageBuffer
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%p = OpAccessChain %pu32 %buf %c0 %c0
+%a = OpCooperativeMatrixLoadKHR %mA %p %c0 %ck
+%b = OpCooperativeMatrixLoadKHR %mB %p %c0 %cn
+%c = OpCooperativeMatrixLoadKHR %mC %p %c0 %cn
+%r = OpCooperativeMatrixMulAddKHR %mC %a %b %c
+OpCooperativeMatrixStoreKHR %p %r %c0 %cn
+OpReturn
+OpFunctionEnd
+",
+        m = e.m,
+        n = e.n,
+        k = e.k,
+        a = ty(e.a),
+        b = ty(e.b),
+        c = ty(e.c),
+    )
+}
+
+/// bf16 entries (`default`, `nvidia`, `intel`) are refused at pipeline creation as unsupported
+/// (exit 77 in `tangle run`): the executor's types have no bfloat16 scalar yet, and running one
+/// as IEEE f16 would be silently wrong.
+#[test]
+fn bf16_entries_are_refused_as_unsupported() {
+    use tangle_spirv::text::{assemble, AssembleOptions};
+    let mut refused = 0;
+    for profile in Profile::all() {
+        for e in profile
+            .cooperative_matrix
+            .iter()
+            .filter(|e| e.a == C::BFloat16)
+        {
+            let text = bf16_module(e);
+            let (module, _) =
+                assemble(&text, &AssembleOptions::default()).unwrap_or_else(|err| panic!("{err}"));
+            let module = common::validated(module);
+            let err = Device::new(profile.clone())
+                .compute_pipeline(&module, "main", &SpecConstants::new())
+                .err()
+                .unwrap_or_else(|| panic!("{} [{e}] runs", profile.name));
+            assert!(
+                matches!(err, tangle_exec::ExecError::Unsupported { .. })
+                    && err.to_string().contains("encoding"),
+                "{err}"
+            );
+            refused += 1;
+        }
+    }
+    println!("{refused} bf16 entries refused");
+    assert!(refused >= 5);
+}
