@@ -290,7 +290,7 @@ impl<'a> Assembler<'a> {
             let word = self.lx.word();
             if word.text.starts_with('!') {
                 if kind == Some(OperandKind::LiteralExtInstInteger) {
-                    self.imported_set(&inst, word)?;
+                    self.imported_set(inst, word)?;
                 }
                 inst.words.push(immediate(word)?);
                 *queue = after_immediate(queue);
