@@ -177,3 +177,32 @@ fn an_ext_inst_of_no_import_is_refused_also_by_raw_number() {
         );
     }
 }
+
+/// `OpConstant %i8 !128`: a raw word whose high bits are not the sign extension the spec asks of
+/// an 8-bit signed literal. spirv-dis prints it as `128`, which neither assembler reads back for
+/// an 8-bit signed type; tangle's disassembler printed the same. Now such a literal (integers
+/// and floats narrower than 32 bits) is printed as its raw word, and reads back to the same words.
+#[test]
+fn a_narrow_literal_with_stray_high_bits_prints_as_its_raw_word() {
+    let source = "%i8 = OpTypeInt 8 1\n%c = OpConstant %i8 !128\n%d = OpConstant %i8 -128\n\
+                  %h = OpTypeFloat 16\n%e = OpConstant %h !0xffff3c00\n%f = OpConstant %h 1\n";
+    let (module, _) = assemble(source, &AssembleOptions::default()).expect("assembles");
+    for raw_id in [true, false] {
+        let options = DisassembleOptions {
+            raw_id,
+            header: false,
+            indent: false,
+        };
+        let text = disassemble(&module, &options);
+        assert!(
+            text.contains("!0x00000080") && text.contains("!0xffff3c00"),
+            "{text}"
+        );
+        assert!(
+            text.contains(" -128\n") && text.contains(" 0x1p+0\n"),
+            "{text}"
+        );
+        let (again, _) = assemble(&text, &AssembleOptions::default()).expect("reads back");
+        assert_eq!(again.to_words(), module.to_words(), "{text}");
+    }
+}

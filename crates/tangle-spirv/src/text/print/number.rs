@@ -16,8 +16,10 @@ use std::collections::HashMap;
 /// How the words of a literal of some type read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum NumberType {
-    Unsigned,
-    Signed,
+    /// An unsigned integer of this width.
+    Unsigned(u32),
+    /// A signed integer of this width.
+    Signed(u32),
     Float(FloatFormat),
 }
 
@@ -89,11 +91,14 @@ impl NumberTypes {
         }
         let width = inst.literal_operand(0);
         let declared = match inst.opcode {
-            OP_TYPE_INT => Some(if inst.literal_operand(1) == Some(0) {
-                NumberType::Unsigned
-            } else {
-                NumberType::Signed
-            }),
+            OP_TYPE_INT => {
+                let width = width.map_or(32, |w| w.min(64) as u32);
+                Some(if inst.literal_operand(1) == Some(0) {
+                    NumberType::Unsigned(width)
+                } else {
+                    NumberType::Signed(width)
+                })
+            }
             OP_TYPE_FLOAT => Some(NumberType::Float(match (width, inst.literal_operand(1)) {
                 (_, Some(v)) if v == u64::from(BFLOAT16_KHR) => FloatFormat::BFloat16,
                 (_, Some(v)) if v == u64::from(FLOAT8_E4M3_EXT) => FloatFormat::E4M3,
@@ -123,10 +128,20 @@ impl NumberTypes {
 /// A one-word (`Int`) or two-word (`Wide`) literal printed as a number of type `ty`; other
 /// operands give `None`. As in SPIRV-Tools, the word count, not the declared width, picks between
 /// 32- and 64-bit arithmetic.
+///
+/// A one-word literal of a type narrower than 32 bits whose high bits break the spec's rule ("the
+/// high-order bits must be 0 for a floating-point type, or 0 for an integer type with Signedness
+/// of 0, or sign extended when Signedness is 1") is printed as its raw word (`!0x00000080`):
+/// spirv-dis prints the value (`128` for an 8-bit signed type), which no assembler reads back.
 pub(crate) fn format(ty: NumberType, operand: &Operand) -> Option<String> {
+    if let Operand::Int(w) = *operand {
+        if !high_bits_canonical(ty, w) {
+            return Some(format!("!{w:#010x}"));
+        }
+    }
     Some(match (operand, ty) {
-        (&Operand::Int(w), NumberType::Unsigned) => w.to_string(),
-        (&Operand::Int(w), NumberType::Signed) => (w as i32).to_string(),
+        (&Operand::Int(w), NumberType::Unsigned(_)) => w.to_string(),
+        (&Operand::Int(w), NumberType::Signed(_)) => (w as i32).to_string(),
         (&Operand::Int(w), NumberType::Float(FloatFormat::Half)) => {
             hex_float(u64::from(w & 0xffff), FloatFormat::Half)
         }
@@ -144,8 +159,8 @@ pub(crate) fn format(ty: NumberType, operand: &Operand) -> Option<String> {
                 hex_float(u64::from(w), FloatFormat::Single)
             }
         }
-        (&Operand::Wide(w), NumberType::Unsigned) => w.to_string(),
-        (&Operand::Wide(w), NumberType::Signed) => (w as i64).to_string(),
+        (&Operand::Wide(w), NumberType::Unsigned(_)) => w.to_string(),
+        (&Operand::Wide(w), NumberType::Signed(_)) => (w as i64).to_string(),
         (&Operand::Wide(w), NumberType::Float(_)) => {
             let v = f64::from_bits(w);
             if v == 0.0 || v.is_normal() {
@@ -156,6 +171,25 @@ pub(crate) fn format(ty: NumberType, operand: &Operand) -> Option<String> {
         }
         _ => return None,
     })
+}
+
+/// Whether the bits of word `w` above the width of `ty` are as the spec requires: zero, or
+/// copies of the sign bit for a signed integer.
+fn high_bits_canonical(ty: NumberType, w: u32) -> bool {
+    let width = match ty {
+        NumberType::Unsigned(width) | NumberType::Signed(width) => width,
+        NumberType::Float(FloatFormat::Half | FloatFormat::BFloat16) => 16,
+        NumberType::Float(FloatFormat::E4M3 | FloatFormat::E5M2) => 8,
+        NumberType::Float(_) => 32,
+    };
+    if width >= 32 {
+        return true;
+    }
+    let shift = 32 - width;
+    match ty {
+        NumberType::Signed(_) => ((w << shift) as i32 >> shift) as u32 == w,
+        _ => w >> width == 0,
+    }
 }
 
 /// C's `%.{precision}g`: scientific notation when the decimal exponent is below -4 or at least
@@ -282,22 +316,22 @@ mod tests {
     #[test]
     fn integers_follow_signedness_and_word_count() {
         assert_eq!(
-            format(NumberType::Signed, &Operand::Int(u32::MAX)).as_deref(),
+            format(NumberType::Signed(32), &Operand::Int(u32::MAX)).as_deref(),
             Some("-1")
         );
         assert_eq!(
-            format(NumberType::Unsigned, &Operand::Int(u32::MAX)).as_deref(),
+            format(NumberType::Unsigned(32), &Operand::Int(u32::MAX)).as_deref(),
             Some("4294967295")
         );
         assert_eq!(
-            format(NumberType::Signed, &Operand::Wide(u64::MAX - 1)).as_deref(),
+            format(NumberType::Signed(64), &Operand::Wide(u64::MAX - 1)).as_deref(),
             Some("-2")
         );
         assert_eq!(
-            format(NumberType::Unsigned, &Operand::Wide(u64::MAX)).as_deref(),
+            format(NumberType::Unsigned(64), &Operand::Wide(u64::MAX)).as_deref(),
             Some("18446744073709551615")
         );
-        assert_eq!(format(NumberType::Signed, &Operand::Id(3)), None);
+        assert_eq!(format(NumberType::Signed(32), &Operand::Id(3)), None);
     }
 
     proptest::proptest! {
