@@ -206,3 +206,23 @@ fn a_narrow_literal_with_stray_high_bits_prints_as_its_raw_word() {
         assert_eq!(again.to_words(), module.to_words(), "{text}");
     }
 }
+
+/// `%2 = OpExtInst %3 !4 %5 %6`: a raw word in the set's place; after it the operands are read
+/// without the grammar, so no step checked that id 4 is an import, and the disassembly (`%3 %4 4
+/// %5`) was refused. The set is now checked once the instruction's operands are read, whatever
+/// their form; spirv-as refuses it too.
+#[test]
+fn an_ext_inst_whose_set_is_a_raw_word_of_no_import_is_refused() {
+    let source = "%1 = OpExtInstImport \"GLSL.std.450\"\n%2 = OpExtInst %3 !4 %5 %6\n";
+    let err = assemble(source, &AssembleOptions::default()).expect_err("refused");
+    assert!(
+        err.to_string()
+            .contains("not the result of an OpExtInstImport"),
+        "{err}"
+    );
+    let source = "%1 = OpExtInstImport \"GLSL.std.450\"\n%2 = OpExtInst %3 !1 !31 %5\n";
+    assert!(
+        assemble(source, &AssembleOptions::default()).is_ok(),
+        "a raw word naming the import"
+    );
+}

@@ -29,6 +29,7 @@ use crate::module::{encode_string, Header, Module, SourceMap, GENERATOR, MAGIC};
 use std::collections::VecDeque;
 
 const OP_EXT_INST_IMPORT: u16 = 11;
+const OP_EXT_INST: u16 = 12;
 const OP_CONSTANT: u16 = 43;
 const OP_SPEC_CONSTANT: u16 = 50;
 const OP_SWITCH: u16 = 251;
@@ -236,6 +237,12 @@ impl<'a> Assembler<'a> {
         };
         let mut queue: VecDeque<Expect> = desc.operands.iter().map(expect).collect();
         self.operands(&mut inst, &mut queue)?;
+        // However its operands were written (a raw `!N` word skips the check a named or numbered
+        // instruction gets), an OpExtInst's set must be an import: spirv-as refuses it otherwise
+        // ("Invalid extended instruction import Id").
+        if desc.opcode == OP_EXT_INST && inst.words.len() > 3 {
+            self.imported_set(&inst, start)?;
+        }
         self.record(&inst, start)?;
         self.finish(inst.words, desc.opcode, start)
     }
@@ -289,9 +296,6 @@ impl<'a> Assembler<'a> {
             }
             let word = self.lx.word();
             if word.text.starts_with('!') {
-                if kind == Some(OperandKind::LiteralExtInstInteger) {
-                    self.imported_set(inst, word)?;
-                }
                 inst.words.push(immediate(word)?);
                 *queue = after_immediate(queue);
                 continue;
@@ -470,14 +474,13 @@ impl<'a> Assembler<'a> {
         Ok(())
     }
 
-    /// The set an `OpExtInst`'s set operand imported; an error at `word` (its instruction
-    /// operand) if the operand is not an `OpExtInstImport` result, as spirv-as refuses it
+    /// The set an `OpExtInst`'s set operand imported; an error at `pos` if the operand is not an `OpExtInstImport` result, as spirv-as refuses it
     /// ("Invalid extended instruction import Id"), whether the instruction is named or a raw `!N`.
-    fn imported_set(&self, inst: &Inst<'a>, word: Word<'a>) -> Result<ExtSet, TextError> {
+    fn imported_set(&self, inst: &Inst<'a>, pos: Pos) -> Result<ExtSet, TextError> {
         let set_id = inst.words.get(3).copied().unwrap_or(0);
         self.syms.ext_set(set_id).ok_or_else(|| {
             error(
-                word.pos,
+                pos,
                 format!(
                     "the set operand of {} is not the result of an OpExtInstImport",
                     inst.desc.name
@@ -493,7 +496,7 @@ impl<'a> Assembler<'a> {
         word: Word<'a>,
         queue: &mut VecDeque<Expect>,
     ) -> Result<(), TextError> {
-        match self.imported_set(inst, word)? {
+        match self.imported_set(inst, word.pos)? {
             ExtSet::Known(set) => {
                 let ext = set.instruction_by_name(word.text).ok_or_else(|| {
                     error(

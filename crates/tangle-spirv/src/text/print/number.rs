@@ -182,6 +182,10 @@ fn high_bits_canonical(ty: NumberType, w: u32) -> bool {
         NumberType::Float(FloatFormat::E4M3 | FloatFormat::E5M2) => 8,
         NumberType::Float(_) => 32,
     };
+    // A width of 0 (a module no validator accepts) holds no value an assembler reads back.
+    if width == 0 {
+        return false;
+    }
     if width >= 32 {
         return true;
     }
