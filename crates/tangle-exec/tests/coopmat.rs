@@ -14,30 +14,19 @@ use tangle_exec::{CoopmatLayout, Device, Report, Resources, RunOptions, SpecCons
 use tangle_spirv::text::{assemble, AssembleOptions};
 use tangle_validate::Validated;
 
-/// Runs `module` on one workgroup grid with buffers at set 0, bindings 0.., under `layout`.
-pub fn run_layout(
+/// Runs `module` on one workgroup with buffers at set 0, bindings 0.., on the coopmat test
+/// profile with 32 invocations per subgroup, under `layout`.
+fn run_layout(
     module: &Validated<'_>,
     buffers: &[Vec<u8>],
-    groups: [u32; 3],
-    subgroup: u32,
     layout: CoopmatLayout,
 ) -> (Vec<Vec<u8>>, Report) {
-    let pipeline = Device::new(common::coopmat_profile(subgroup))
-        .compute_pipeline(module, "main", &SpecConstants::new())
-        .unwrap_or_else(|e| panic!("pipeline: {e}"));
-    let mut res = Resources::default();
-    for (i, b) in buffers.iter().enumerate() {
-        res.buffers.insert((0, i as u32), b.clone());
-    }
-    let options = RunOptions {
-        threads: 1,
+    let job = common::Job {
+        profile: Some(common::coopmat_profile(32)),
         coopmat_layout: layout,
-        ..RunOptions::default()
+        ..common::Job::new(buffers.to_vec(), [1, 1, 1])
     };
-    let report = pipeline
-        .dispatch(&mut res, groups, &options)
-        .unwrap_or_else(|e| panic!("dispatch: {e}"));
-    (res.buffers.into_values().collect(), report)
+    common::run_module(module, &job)
 }
 
 const HEADER: &str = "#version 450
@@ -326,7 +315,7 @@ fn check_int_mul_add(tys: [Ty; 4], saturating: bool, small: bool, seed: u64) {
             tc.pack(&c),
             vec![0; m * n * tr.bytes()],
         ];
-        let (out, report) = run_layout(&module, &bufs, [1, 1, 1], 32, layout);
+        let (out, report) = run_layout(&module, &bufs, layout);
         let got = tr.unpack(&out[3]);
         for (e, w) in want.iter().enumerate() {
             match w {
@@ -420,7 +409,7 @@ fn float_mul_add() {
                 tc.pack(&c),
                 vec![0; m * n * tr.bytes()],
             ];
-            let (out, report) = run_layout(&module, &bufs, [1, 1, 1], 32, layout);
+            let (out, report) = run_layout(&module, &bufs, layout);
             assert!(report.diagnostics.is_empty());
             let got = tr.unpack(&out[3]);
             for (e, w) in want.iter().enumerate() {
@@ -515,7 +504,7 @@ void main() {{
             vec![0; 256 * 2],
             vec![0; 256 * 4],
         ];
-        let (out, report) = run_layout(&module, &bufs, [1, 1, 1], 32, layout);
+        let (out, report) = run_layout(&module, &bufs, layout);
         assert!(report.diagnostics.is_empty(), "{layout}");
         let o = common::to_f32s(&out[2]);
         for (k, f) in ops.iter().enumerate() {
@@ -598,7 +587,7 @@ void main() {{
             vec![0; 256 * 2],
             common::f32s(&vec![-1.0; plen]),
         ];
-        let (out, report) = run_layout(&module, &bufs, [1, 1, 1], 32, layout);
+        let (out, report) = run_layout(&module, &bufs, layout);
         assert!(report.diagnostics.is_empty(), "{layout}");
         let o: Vec<u16> = F16.unpack(&out[2]).iter().map(|&v| v as u16).collect();
         assert_eq!(o, want_h, "{layout}");

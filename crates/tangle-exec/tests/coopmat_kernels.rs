@@ -8,32 +8,22 @@ mod common;
 
 use common::{compile, Rng};
 use half::f16;
-use tangle_exec::{CoopmatLayout, Device, Profile, Report, Resources, RunOptions, SpecConstants};
+use tangle_exec::{CoopmatLayout, Report};
 use tangle_validate::Validated;
 
+/// Runs `module` with two threads on the `default` profile under `layout`.
 fn run(
     module: &Validated<'_>,
     buffers: &[Vec<u8>],
     groups: [u32; 3],
     layout: CoopmatLayout,
 ) -> (Vec<Vec<u8>>, Report) {
-    let profile = Profile::default().with_subgroup_size(32).expect("size");
-    let pipeline = Device::new(profile)
-        .compute_pipeline(module, "main", &SpecConstants::new())
-        .unwrap_or_else(|e| panic!("pipeline: {e}"));
-    let mut res = Resources::default();
-    for (i, b) in buffers.iter().enumerate() {
-        res.buffers.insert((0, i as u32), b.clone());
-    }
-    let options = RunOptions {
+    let job = common::Job {
         threads: 2,
         coopmat_layout: layout,
-        ..RunOptions::default()
+        ..common::Job::new(buffers.to_vec(), groups)
     };
-    let report = pipeline
-        .dispatch(&mut res, groups, &options)
-        .unwrap_or_else(|e| panic!("dispatch: {e}"));
-    (res.buffers.into_values().collect(), report)
+    common::run_module(module, &job)
 }
 
 fn halves(rng: &mut Rng, n: usize) -> Vec<f16> {

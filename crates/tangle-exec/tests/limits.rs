@@ -88,10 +88,14 @@ void main() { while (r[0] != 12345u) { barrier(); } }",
         };
         let start = Instant::now();
         match p.dispatch(&mut res, [4, 1, 1], &options) {
-            Err(ExecError::Trap(Trap::TimeLimit { at: Some(at), .. })) => {
-                assert!(at.name.starts_with("Op"), "{at}");
+            // The instruction is named when a workgroup notices the deadline; under load the
+            // dispatch's clock check can stop it first, between instructions.
+            Err(ExecError::Trap(Trap::TimeLimit { at, .. })) => {
+                if let Some(at) = at {
+                    assert!(at.name.starts_with("Op"), "{at}");
+                }
             }
-            other => panic!("expected the time limit at an instruction, got {other:?}"),
+            other => panic!("expected the time limit, got {other:?}"),
         }
         assert!(start.elapsed() < Duration::from_secs(10), "hang guard");
     }

@@ -3,7 +3,7 @@
 //! a fixed-seed random source.
 #![allow(dead_code)]
 
-use tangle_exec::{Device, Profile, Report, Resources, RunOptions, SpecConstants};
+use tangle_exec::{CoopmatLayout, Device, Profile, Report, Resources, RunOptions, SpecConstants};
 use tangle_spirv::{Module, TargetEnv};
 use tangle_validate::{validate, ValidateOptions, Validated};
 
@@ -56,6 +56,9 @@ pub struct Job {
     pub subgroup: u32,
     pub threads: usize,
     pub spec: SpecConstants,
+    /// The device; `None` is the `default` profile with `subgroup` invocations per subgroup.
+    pub profile: Option<Profile>,
+    pub coopmat_layout: CoopmatLayout,
 }
 
 impl Job {
@@ -67,15 +70,19 @@ impl Job {
             subgroup: 32,
             threads: 1,
             spec: SpecConstants::new(),
+            profile: None,
+            coopmat_layout: CoopmatLayout::default(),
         }
     }
 }
 
 /// Runs `module` with buffers at set 0, bindings 0.. ; returns the buffers and the report.
 pub fn run_module(module: &Validated<'_>, job: &Job) -> (Vec<Vec<u8>>, Report) {
-    let profile = Profile::default()
-        .with_subgroup_size(job.subgroup)
-        .expect("subgroup size");
+    let profile = job.profile.clone().unwrap_or_else(|| {
+        Profile::default()
+            .with_subgroup_size(job.subgroup)
+            .expect("subgroup size")
+    });
     let device = Device::new(profile);
     let pipeline = device
         .compute_pipeline(module, "main", &job.spec)
@@ -89,6 +96,7 @@ pub fn run_module(module: &Validated<'_>, job: &Job) -> (Vec<Vec<u8>>, Report) {
     }
     let options = RunOptions {
         threads: job.threads,
+        coopmat_layout: job.coopmat_layout,
         ..RunOptions::default()
     };
     let report = pipeline
