@@ -212,9 +212,17 @@ impl Backend for CpuBackend {
         // A driver exposes VK_KHR_cooperative_matrix and its feature only with a non-empty
         // property list (lavapipe on 128-bit hosts has neither).
         let coopmat = !self.profile.cooperative_matrix.is_empty();
+        // bfloat16 scalars and matrices where the profile lists bfloat16 matrices (as the NVIDIA
+        // and Intel drivers do); its dot product is not offered: tangle refuses it (its
+        // precision is the implementation's).
+        let bf16 = self.profile.cooperative_matrix.iter().any(|e| {
+            [e.a, e.b, e.c, e.result].contains(&tangle_exec::profile::ComponentType::BFloat16)
+        });
         let ok = match requirement {
             Requirement::Feature(name) => match name.as_str() {
                 "CooperativeMatrixFeaturesKHR.cooperativeMatrix" => coopmat,
+                "ShaderBfloat16FeaturesKHR.shaderBFloat16Type"
+                | "ShaderBfloat16FeaturesKHR.shaderBFloat16CooperativeMatrix" => bf16,
                 "ShaderSubgroupRotateFeatures.shaderSubgroupRotate" => has(subgroup_ops::ROTATE),
                 "ShaderSubgroupRotateFeatures.shaderSubgroupRotateClustered" => {
                     has(subgroup_ops::ROTATE_CLUSTERED)
@@ -239,6 +247,7 @@ impl Backend for CpuBackend {
             Requirement::Extension(name) => match name.as_str() {
                 "VK_KHR_shader_subgroup_rotate" => has(subgroup_ops::ROTATE),
                 "VK_KHR_cooperative_matrix" => coopmat,
+                "VK_KHR_shader_bfloat16" => bf16,
                 n => EXTENSIONS.contains(&n),
             },
             Requirement::Property(name) => PROPERTY_PREFIXES.iter().any(|p| name.starts_with(p)),
@@ -350,7 +359,26 @@ mod tests {
                 assert_eq!(named.supports(&r), Ok(()), "{} {r}", p.name);
             }
         }
+        // bfloat16 where the profile lists bfloat16 matrices (nvidia, intel; not lavapipe, amd).
         for r in [
+            feature("ShaderBfloat16FeaturesKHR.shaderBFloat16Type"),
+            feature("ShaderBfloat16FeaturesKHR.shaderBFloat16CooperativeMatrix"),
+            Requirement::Extension("VK_KHR_shader_bfloat16".into()),
+        ] {
+            for (name, offered) in [
+                ("default", true),
+                ("nvidia", true),
+                ("intel", true),
+                ("lavapipe", false),
+                ("amd", false),
+            ] {
+                let profile = Profile::by_name(name).expect("built-in profile");
+                let backend = CpuBackend::new(profile, RunOptions::default());
+                assert_eq!(backend.supports(&r).is_ok(), offered, "{name} {r}");
+            }
+        }
+        for r in [
+            feature("ShaderBfloat16FeaturesKHR.shaderBFloat16DotProduct"),
             feature("geometryShader"),
             feature("SubgroupSupportedOperations.bogus"),
             Requirement::Extension("VK_KHR_ray_query".into()),

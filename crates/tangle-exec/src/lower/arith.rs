@@ -24,6 +24,15 @@ impl<'m> Lowerer<'m> {
             .ok_or_else(|| self.malformed("expected a numeric or boolean operand"))
     }
 
+    /// Whether `inst` reads or makes a bfloat16 value (a scalar, vector or matrix of it).
+    fn touches_bf16(&self, inst: &Instruction) -> bool {
+        inst.result_id
+            .into_iter()
+            .chain(inst.operands.iter().filter_map(|o| o.id()))
+            .filter_map(|id| self.values.get(&id))
+            .any(|v| self.scalar(v.ty).is_some_and(|s| s.bf16))
+    }
+
     /// Emits `f(i)` for every component of the result.
     fn each(&mut self, out: &mut Out, n: u32, mut f: impl FnMut(u32) -> Op) {
         for i in 0..n {
@@ -114,6 +123,25 @@ impl<'m> Lowerer<'m> {
                 _ => return None,
             })
         };
+        let moves_bits = matches!(
+            op,
+            S::Bitcast
+                | S::Select
+                | S::CopyObject
+                | S::CopyLogical
+                | S::CompositeConstruct
+                | S::CompositeExtract
+                | S::CompositeInsert
+                | S::VectorShuffle
+                | S::VectorExtractDynamic
+                | S::VectorInsertDynamic
+                | S::Undef
+        );
+        if !moves_bits && conv(op).is_none() && self.touches_bf16(inst) {
+            // SPV_KHR_bfloat16 gives bfloat16 conversions, dot products and cooperative
+            // matrices, not arithmetic; refused here rather than computed as f16.
+            return Err(self.unsupported(format!("bfloat16 operands of Op{op:?}")));
+        }
         if let Some(o) = ib(op) {
             let (a, b, d) = (
                 self.operand(inst, 0)?,
@@ -185,8 +213,9 @@ impl<'m> Lowerer<'m> {
         }
         if let Some(o) = conv(op) {
             let (a, d) = (self.operand(inst, 0)?, self.value(inst.result_id)?);
-            let from = self.scalar_of(a)?.bits;
-            let to = self.scalar_of(d)?.bits;
+            // Float formats by code, so a bfloat16 side converts as bfloat16.
+            let from = self.scalar_of(a)?.float_format();
+            let to = self.scalar_of(d)?.float_format();
             let n = self.slots_of(d);
             self.each(out, n, |i| Op::Convert {
                 op: o,

@@ -377,7 +377,8 @@ impl<'m> Lowerer<'m> {
                 bits,
                 signed: signed_flag,
             }),
-            Type::Float { bits } => Ok(Component::Float(bits)),
+            Type::Float { bf16: true, .. } => Ok(Component::BFloat16),
+            Type::Float { bits, .. } => Ok(Component::Float(bits)),
             _ => Err(self.unsupported("a MulAdd of this component type")),
         }
     }

@@ -31,7 +31,7 @@ impl<'m> Lowerer<'m> {
         match ty {
             Type::Void | Type::Opaque => (0, 0),
             Type::Bool => (1, 4),
-            Type::Int { bits, .. } | Type::Float { bits } => (1, u64::from(*bits / 8).max(1)),
+            Type::Int { bits, .. } | Type::Float { bits, .. } => (1, u64::from(*bits / 8).max(1)),
             Type::Pointer { .. } => (1, 8),
             Type::Vector {
                 elem,
@@ -90,7 +90,7 @@ impl<'m> Lowerer<'m> {
     pub fn alignment(&self, t: TypeIdx) -> u64 {
         match &self.program.ty(t).ty {
             Type::Bool => 4,
-            Type::Int { bits, .. } | Type::Float { bits } => u64::from(*bits / 8).max(1),
+            Type::Int { bits, .. } | Type::Float { bits, .. } => u64::from(*bits / 8).max(1),
             Type::Pointer { .. } => 8,
             Type::Vector { elem, .. } | Type::CoopMatrix { elem, .. } => self.alignment(*elem),
             Type::Matrix { column, .. } => self.alignment(*column),
@@ -138,13 +138,18 @@ impl<'m> Lowerer<'m> {
             }
             Some(SpvOp::TypeFloat) => {
                 let bits = lit(0);
-                if ![16, 32, 64].contains(&bits) || inst.operands.len() > 1 {
-                    return Err(self.unsupported(format!(
-                        "{bits}-bit float with encoding operand {:?}",
-                        inst.literal_operand(1)
-                    )));
-                }
-                Type::Float { bits }
+                // FP Encoding 0 is BFloat16KHR (SPV_KHR_bfloat16): "equivalent to the IEEE754
+                // binary32 type with the 16 least significant bits of the significand removed".
+                let bf16 = match (bits, inst.literal_operand(1)) {
+                    (16 | 32 | 64, None) => false,
+                    (16, Some(0)) => true,
+                    (_, encoding) => {
+                        return Err(self.unsupported(format!(
+                            "{bits}-bit float with encoding operand {encoding:?}"
+                        )))
+                    }
+                };
+                Type::Float { bits, bf16 }
             }
             Some(SpvOp::TypeVector) => {
                 let elem = self.lower_type(inst.id_operand(0))?;
@@ -299,21 +304,25 @@ impl<'m> Lowerer<'m> {
                 bits: 1,
                 signed: false,
                 float: false,
+                bf16: false,
             }),
             Type::Int { bits, signed } => Some(Scalar {
                 bits: *bits,
                 signed: *signed,
                 float: false,
+                bf16: false,
             }),
-            Type::Float { bits } => Some(Scalar {
+            Type::Float { bits, bf16 } => Some(Scalar {
                 bits: *bits,
                 signed: true,
                 float: true,
+                bf16: *bf16,
             }),
             Type::Pointer { .. } => Some(Scalar {
                 bits: 64,
                 signed: false,
                 float: false,
+                bf16: false,
             }),
             Type::Vector { elem, .. } | Type::CoopMatrix { elem, .. } => self.scalar(*elem),
             Type::Matrix { column, .. } => self.scalar(*column),
@@ -331,4 +340,18 @@ pub struct Scalar {
     pub signed: bool,
     /// Float.
     pub float: bool,
+    /// bfloat16 (a float of 16 bits with the BFloat16KHR encoding).
+    pub bf16: bool,
+}
+
+impl Scalar {
+    /// The format code float operations carry: the width for the IEEE formats,
+    /// [`crate::semantics::float::BFLOAT16`] for bfloat16.
+    pub fn float_format(self) -> u32 {
+        if self.bf16 {
+            crate::semantics::float::BFLOAT16
+        } else {
+            self.bits
+        }
+    }
 }

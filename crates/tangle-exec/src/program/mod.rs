@@ -29,8 +29,9 @@ pub enum Type {
     Bool,
     /// `OpTypeInt`.
     Int { bits: u32, signed: bool },
-    /// `OpTypeFloat`.
-    Float { bits: u32 },
+    /// `OpTypeFloat`; `bf16` for the BFloat16KHR encoding (SPV_KHR_bfloat16), a 16-bit storage,
+    /// conversion and cooperative-matrix format with no arithmetic of its own.
+    Float { bits: u32, bf16: bool },
     /// `OpTypeVector`; `stride` is the byte distance of components in memory (larger than the
     /// component size for a column of a row-major matrix).
     Vector {

@@ -2,10 +2,10 @@
 //! ConvertFToU, ConvertFToS, ConvertSToF, ConvertUToF, UConvert, SConvert, FConvert and the
 //! component regrouping of OpBitcast.
 //!
-//! Every pair of widths is supported (integers 8/16/32/64, floats 16/32/64). Float results are
-//! rounded to nearest, ties to even, once.
+//! Every pair of widths is supported (integers 8/16/32/64, floats 16/32/64 and bfloat16, whose
+//! format code is [`BFLOAT16`]). Float results are rounded to nearest, ties to even, once.
 
-use super::float::{from_f64, to_f64};
+use super::float::{from_f64, to_f64, BFLOAT16};
 use super::{from_signed, mask, sign_extend, signed_max, signed_min, truncate};
 
 /// `x` truncated toward zero, NaN and out-of-range values saturated into `[lo, hi]` (NaN → 0).
@@ -64,14 +64,26 @@ pub fn convert_f_to_s_is_undefined(src_bits: u32, dst_bits: u32, v: u64) -> bool
     !(t >= -half && t < half)
 }
 
-/// Rounds an exact integer once to float width `bits`.
+/// Rounds an exact integer once to float format `bits` (a width, or [`BFLOAT16`]).
 ///
 /// An f64 result is rounded by `as` (round to nearest even). For f32 the `as` conversion from
 /// the integer is also a single rounding. For f16 the integer goes through f64 first: that is
 /// exact below 2^53, and anything at or above 2^53 (even after f64 rounding) is beyond the f16
-/// range and becomes infinity either way, so the result is still rounded once.
+/// range and becomes infinity either way, so the result is still rounded once. bfloat16 reaches
+/// 2^127, so a magnitude of more than 53 bits is first cut to 53 bits rounding to odd (the
+/// dropped bits become a sticky last bit): exact in f64, and with 53 ≥ 8 + 2 bits the second
+/// rounding to bfloat16 then gives the once-rounded result (Boldo & Melquiond, "When double
+/// rounding is odd"); plain f64 rounding could make a false tie (2^60 + 2^52 + 1).
 fn int_to_float(bits: u32, exact_i: Option<i64>, exact_u: u64) -> u64 {
     match (bits, exact_i) {
+        (BFLOAT16, _) => {
+            let (negative, magnitude) = match exact_i {
+                Some(i) => (i < 0, i.unsigned_abs()),
+                None => (false, exact_u),
+            };
+            let value = round_to_odd_53(magnitude);
+            from_f64(BFLOAT16, if negative { -value } else { value })
+        }
         (16, Some(i)) => from_f64(16, i as f64),
         (16, None) => from_f64(16, exact_u as f64),
         (64, Some(i)) => (i as f64).to_bits(),
@@ -79,6 +91,18 @@ fn int_to_float(bits: u32, exact_i: Option<i64>, exact_u: u64) -> u64 {
         (_, Some(i)) => u64::from((i as f32).to_bits()),
         (_, None) => u64::from((exact_u as f32).to_bits()),
     }
+}
+
+/// `m` with its bits below the 53 most significant ones dropped, the last kept bit set when any
+/// dropped bit was (rounding to odd), as an exact f64.
+fn round_to_odd_53(m: u64) -> f64 {
+    let width = 64 - m.leading_zeros();
+    if width <= 53 {
+        return m as f64;
+    }
+    let shift = width - 53;
+    let kept = (m >> shift) | u64::from(m & ((1u64 << shift) - 1) != 0);
+    kept as f64 * 2f64.powi(shift as i32)
 }
 
 /// OpConvertSToF: "Convert value numerically from signed integer to floating point." Rounds to
@@ -151,7 +175,12 @@ mod tests {
     use proptest::prelude::*;
 
     const INTS: [u32; 4] = [8, 16, 32, 64];
-    const FLOATS: [u32; 3] = [16, 32, 64];
+    const FLOATS: [u32; 4] = [16, 32, 64, BFLOAT16];
+
+    /// The storage width of a float format code.
+    fn width(format: u32) -> u32 {
+        format & 0xff
+    }
 
     fn check_f_to_i(fb: u32, ib: u32, v: u64) {
         let x = to_f64(fb, v);
@@ -197,6 +226,7 @@ mod tests {
     fn round_int(fb: u32, v: i128) -> f64 {
         let (p, max_exp) = match fb {
             16 => (11, 15),
+            BFLOAT16 => (8, 127),
             32 => (24, 127),
             _ => (53, 1023),
         };
@@ -252,11 +282,17 @@ mod tests {
         let x = to_f64(a, v);
         // Reference: through the native types, → f16 by half's f32 path where x is an f32
         // number (f64 → f16 rounding of other values is checked in `float`).
+        let exact_f32 = f64::from(x as f32) == x;
         let want = match (a, b) {
             (_, 64) => Some(x.to_bits()),
             (_, 32) => Some(u64::from((x as f32).to_bits())),
-            (16, 16) => Some(v),
-            _ => (f64::from(x as f32) == x).then(|| u64::from(f16::from_f32(x as f32).to_bits())),
+            _ if a == b => Some(v),
+            // bfloat16 is the high half of an f32: round its low 16 bits to nearest even.
+            (_, BFLOAT16) => exact_f32.then(|| {
+                let bits = (x as f32).to_bits();
+                u64::from((bits + 0x7fff + ((bits >> 16) & 1)) >> 16)
+            }),
+            _ => exact_f32.then(|| u64::from(f16::from_f32(x as f32).to_bits())),
         };
         if x.is_nan() {
             assert!(to_f64(b, got).is_nan());
@@ -319,6 +355,7 @@ mod tests {
                 4097,
                 16_777_217,
                 (1 << 53) + 1,
+                (1 << 60) + (1 << 52) + 1,
                 0xffef,
             ] {
                 let v = v & m;
@@ -335,6 +372,14 @@ mod tests {
         assert_eq!(to_f64(16, convert_u_to_f(32, 16, 2051)), 2052.0);
         assert_eq!(to_f64(16, convert_u_to_f(32, 16, 65520)), f64::INFINITY);
         assert_eq!(convert_f_to_s(32, 8, from_f64(32, -200.0)), 0x80);
+        // bfloat16: 2^60 + 2^52 + 1 is just above a tie, which rounding through f64 would lose.
+        let above_tie = (1u64 << 60) + (1 << 52) + 1;
+        assert_eq!(
+            to_f64(BFLOAT16, convert_u_to_f(64, BFLOAT16, above_tie)),
+            2f64.powi(60) + 2f64.powi(53)
+        );
+        assert_eq!(to_f64(BFLOAT16, convert_u_to_f(32, BFLOAT16, 257)), 256.0);
+        assert_eq!(to_f64(BFLOAT16, convert_u_to_f(32, BFLOAT16, 259)), 260.0);
     }
 
     #[test]
@@ -358,15 +403,15 @@ mod tests {
     proptest! {
         #![proptest_config(proptest_config())]
         #[test]
-        fn conversion_random(v: u64, a in 0usize..4, b in 0usize..4, fa in 0usize..3, fb in 0usize..3, scale in -70i32..70) {
+        fn conversion_random(v: u64, a in 0usize..4, b in 0usize..4, fa in 0usize..4, fb in 0usize..4, scale in -70i32..70) {
             let (ia, ib, f1, f2) = (INTS[a], INTS[b], FLOATS[fa], FLOATS[fb]);
             check_int_widths(ia, ib, truncate(ia, v));
             check_i_to_f(ia, f1, truncate(ia, v));
-            check_fconvert(f1, f2, truncate(f1, v));
+            check_fconvert(f1, f2, truncate(width(f1), v));
             // Float inputs around the integer ranges.
             let x = from_f64(f1, (sign_extend(64, v) as f64 / 2f64.powi(63)) * 2f64.powi(scale));
             check_f_to_i(f1, ia, x);
-            check_f_to_i(f1, ia, truncate(f1, v));
+            check_f_to_i(f1, ia, truncate(width(f1), v));
         }
 
         #[test]

@@ -6,24 +6,34 @@
 //! 2·p + 2 significand bits for p = 11 and p = 24, so one rounding of the f64 result of an add,
 //! subtract, multiply, divide or square root gives the correctly rounded narrow result
 //! (Figueroa, "When is double rounding innocuous?"). Widths other than 16 and 64 are read as
-//! 32 (lowering only produces the three IEEE widths). bfloat16, a storage and cooperative-matrix
-//! component format, has its two conversions ([`bf16_to_f64`], [`bf16_bits_from_f64`]).
+//! 32 (lowering only produces the three IEEE widths). bfloat16, a storage, conversion and
+//! cooperative-matrix component format with no arithmetic (SPV_KHR_bfloat16), has its two
+//! conversions ([`bf16_to_f64`], [`bf16_bits_from_f64`]), which [`to_f64`] and [`from_f64`]
+//! reach through the format code [`BFLOAT16`].
 
 use half::f16;
 
-/// The value of a float bit pattern of width `bits`, widened exactly to f64.
+/// The format code of bfloat16 in the `bits` argument of float operations: above every width, so
+/// no IEEE width is taken for it (its storage width, 16, is the low byte).
+pub const BFLOAT16: u32 = 0x100 | 16;
+
+/// The value of a float bit pattern of format `bits` (a width, or [`BFLOAT16`]), widened exactly
+/// to f64.
 pub fn to_f64(bits: u32, v: u64) -> f64 {
     match bits {
         16 => f16::from_bits(v as u16).to_f64(),
+        BFLOAT16 => bf16_to_f64(v),
         64 => f64::from_bits(v),
         _ => f64::from(f32::from_bits(v as u32)),
     }
 }
 
-/// The bit pattern of `x` rounded once (to nearest, ties to even) to width `bits`.
+/// The bit pattern of `x` rounded once (to nearest, ties to even) to format `bits` (a width, or
+/// [`BFLOAT16`]).
 pub fn from_f64(bits: u32, x: f64) -> u64 {
     match bits {
         16 => u64::from(f16_bits_from_f64(x)),
+        BFLOAT16 => u64::from(bf16_bits_from_f64(x)),
         64 => x.to_bits(),
         _ => u64::from((x as f32).to_bits()),
     }
