@@ -6,8 +6,8 @@
 //! composite access, element-wise ops, scalar multiply through a function, and conversions —
 //! under every layout policy, against plain-Rust references on random inputs written here (not
 //! the crate's semantics functions). bfloat16 entries (GL_EXT_bfloat16) run everything but the
-//! arithmetic, which bfloat16 does not have. 64-bit entries are not run here (GLSL has no 64-bit
-//! `coopmat`): `coopmat_64bit.rs` runs them from SPIR-V assembly.
+//! arithmetic, which bfloat16 does not have. 64-bit entries are not in GLSL (it has no 64-bit
+//! `coopmat`): `every_64bit_entry_from_assembly` runs them from SPIR-V assembly.
 
 mod common;
 
@@ -141,10 +141,16 @@ fn mul_add_int(e: &CooperativeMatrixProperties, a: &[u64], b: &[u64], c: u64) ->
     };
     let (mut exact, mut wrapped, mut overflow) = (0i128, 0u128, false);
     for (&x, &y) in a.iter().zip(b) {
-        let p = int(e.a, x) * int(e.b, y);
-        wrapped = wrapped.wrapping_add(p as u128);
-        exact = exact.wrapping_add(p);
-        overflow |= !(lo..=hi).contains(&p) || !(lo..=hi).contains(&exact);
+        let (x, y) = (int(e.a, x), int(e.b, y));
+        // Two 64-bit factors can exceed i128; the wrapped sum needs only the low bits.
+        wrapped = wrapped.wrapping_add((x as u128).wrapping_mul(y as u128));
+        match x.checked_mul(y) {
+            Some(p) => {
+                exact = exact.wrapping_add(p);
+                overflow |= !(lo..=hi).contains(&p) || !(lo..=hi).contains(&exact);
+            }
+            None => overflow = true,
+        }
     }
     let c = int(e.c, c);
     if e.saturating {
@@ -506,6 +512,458 @@ fn every_entry_of_every_profile() {
             entries += 1;
         }
     }
-    println!("checked {entries} entries × layouts = {runs} runs ({skipped} 64-bit entries: in coopmat_64bit.rs)");
+    println!("checked {entries} entries × layouts = {runs} runs ({skipped} 64-bit entries: run from assembly below)");
     assert!(entries > 50);
+}
+
+/// The SPIR-V name of a scalar type.
+fn asm_type(t: C) -> String {
+    match t {
+        C::Float16 => "%f16".into(),
+        C::BFloat16 => "%bf16".into(),
+        C::Float32 => "%f32".into(),
+        C::Float64 => "%f64".into(),
+        C::Sint(b) => format!("%s{b}"),
+        C::Uint(b) => format!("%u{b}"),
+    }
+}
+
+/// The declaration of a scalar type.
+fn asm_declaration(t: C) -> String {
+    let name = asm_type(t);
+    match t {
+        C::BFloat16 => format!("{name} = OpTypeFloat 16 BFloat16KHR"),
+        C::Sint(b) => format!("{name} = OpTypeInt {b} 1"),
+        C::Uint(b) => format!("{name} = OpTypeInt {b} 0"),
+        _ => format!("{name} = OpTypeFloat {}", bits(t)),
+    }
+}
+
+/// The two conversion targets of a 64-bit entry's C: a narrower type of the same kind
+/// (S/UConvert, FConvert) and one across kinds (ConvertSToF/UToF to f64, ConvertFToS to i64).
+fn conversion_targets(t: C) -> [C; 2] {
+    match t {
+        C::Sint(_) => [C::Sint(32), C::Float64],
+        C::Uint(_) => [C::Uint(32), C::Float64],
+        _ => [C::Float32, C::Sint(64)],
+    }
+}
+
+/// Regions of R the 64-bit module writes (see [`asm_module`]).
+const ASM_REGIONS: usize = 13;
+
+/// One 64-bit entry as SPIR-V assembly (GLSL has no 64-bit `coopmat`), on `sg` invocations:
+/// A row-major at element 1 with stride K+1, B column-major with stride K+3, C row-major; the
+/// MulAdd with the entry's signedness and saturation, stored through Workgroup memory
+/// column-major (stride M+1) into region 0 of R; then 1: C+R, 2: C−R, 3: C·R, 4: −C, 5: the
+/// splat constant 5, 6: OpConstantNull, 7: C·3 (OpMatrixTimesScalar for floats), 8: C+C through
+/// a function taking and returning a matrix, 9: 5 + 2·C element by element with
+/// OpCompositeExtract/Insert over the length, 10: OpPhi of C, 11: R/3; region 12 holds C
+/// column-major with stride M. Lengths of A, B and C go to L, conversions of C to T1 and T2.
+fn asm_module(e: &CooperativeMatrixProperties, sg: u32) -> String {
+    let (m, n, k) = (e.m, e.n, e.k);
+    let tc = e.result;
+    let [t1, t2] = conversion_targets(tc);
+    let float = is_float(tc);
+    let op = |f: &str, i: &str| if float { f.to_string() } else { i.to_string() };
+    let div = match tc {
+        C::Sint(_) => "OpSDiv",
+        C::Uint(_) => "OpUDiv",
+        _ => "OpFDiv",
+    };
+    let signed = |t: C| matches!(t, C::Sint(_));
+    let mut operands: Vec<&str> = Vec::new();
+    for (t, flag) in [
+        (e.a, "MatrixASignedComponentsKHR"),
+        (e.b, "MatrixBSignedComponentsKHR"),
+        (e.c, "MatrixCSignedComponentsKHR"),
+        (e.result, "MatrixResultSignedComponentsKHR"),
+    ] {
+        if signed(t) {
+            operands.push(flag);
+        }
+    }
+    if e.saturating {
+        operands.push("SaturatingAccumulationKHR");
+    }
+    let operands = if operands.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", operands.join("|"))
+    };
+    // Scalar types, each once.
+    let mut scalars: Vec<C> = Vec::new();
+    for t in [C::Uint(32), e.a, e.b, tc, t1, t2] {
+        if !scalars.contains(&t) {
+            scalars.push(t);
+        }
+    }
+    let mut caps = vec!["Shader", "VulkanMemoryModel", "CooperativeMatrixKHR"];
+    for t in &scalars {
+        match t {
+            C::Float16 => caps.extend(["Float16", "StorageBuffer16BitAccess"]),
+            C::Float64 => caps.push("Float64"),
+            C::Sint(16) | C::Uint(16) => caps.extend(["Int16", "StorageBuffer16BitAccess"]),
+            C::Sint(64) | C::Uint(64) => caps.push("Int64"),
+            _ => {}
+        }
+    }
+    caps.sort_unstable();
+    caps.dedup();
+    let mut text: String = caps.iter().map(|c| format!("OpCapability {c}\n")).collect();
+    text += "OpExtension \"SPV_KHR_cooperative_matrix\"\nOpMemoryModel Logical Vulkan\n";
+    let buffers = [e.a, e.b, tc, tc, C::Uint(32), t1, t2];
+    let names: Vec<String> = (0..buffers.len()).map(|i| format!("%buf{i}")).collect();
+    text += &format!(
+        "OpEntryPoint GLCompute %main \"main\" {} %tile %lid\nOpExecutionMode %main LocalSize {sg} 1 1\nOpDecorate %lid BuiltIn LocalInvocationIndex\n",
+        names.join(" ")
+    );
+    let blk = |t: C| format!("%blk_{}", &asm_type(t)[1..]);
+    for &t in &scalars {
+        let s = &asm_type(t)[1..];
+        text += &format!(
+            "OpDecorate %rt_{s} ArrayStride {}\nOpDecorate {} Block\nOpMemberDecorate {} 0 Offset 0\n",
+            bytes(t),
+            blk(t),
+            blk(t)
+        );
+    }
+    for (i, name) in names.iter().enumerate() {
+        text += &format!("OpDecorate {name} DescriptorSet 0\nOpDecorate {name} Binding {i}\n");
+    }
+    text += "%void = OpTypeVoid\n%fn = OpTypeFunction %void\n%bool = OpTypeBool\n";
+    for &t in &scalars {
+        let s = &asm_type(t)[1..];
+        text += &format!(
+            "{}\n%rt_{s} = OpTypeRuntimeArray %{s}\n{} = OpTypeStruct %rt_{s}\n%pblk_{s} = OpTypePointer StorageBuffer {}\n%psb_{s} = OpTypePointer StorageBuffer %{s}\n",
+            asm_declaration(t),
+            blk(t),
+            blk(t)
+        );
+    }
+    let (ta, tb, tcs) = (asm_type(e.a), asm_type(e.b), asm_type(tc));
+    let mn = m * n;
+    let mut consts = vec![0, 1, 2, 3, m, n, k + 1, k + 3, m + 1, n * (m + 1), 264];
+    consts.extend((0..ASM_REGIONS as u32).map(|r| r * mn));
+    consts.sort_unstable();
+    consts.dedup();
+    for c in &consts {
+        text += &format!("%c{c} = OpConstant %u32 {c}\n");
+    }
+    let lit = |v: u32| {
+        if float {
+            format!("{v}.0")
+        } else {
+            v.to_string()
+        }
+    };
+    text += &format!(
+        "%t2 = OpConstant {tcs} {}\n%t3 = OpConstant {tcs} {}\n%t5 = OpConstant {tcs} {}\n%true = OpConstantTrue %bool\n",
+        lit(2),
+        lit(3),
+        lit(5)
+    );
+    let mat = |name: &str, t: &str, rows: u32, cols: u32, usage: u32| {
+        format!("{name} = OpTypeCooperativeMatrixKHR {t} %c3 %c{rows} %c{cols} %c{usage}\n")
+    };
+    text += &mat("%mA", &ta, m, k, 0);
+    text += &mat("%mB", &tb, k, n, 1);
+    text += &mat("%mC", &tcs, m, n, 2);
+    text += &mat("%mT1", &asm_type(t1), m, n, 2);
+    text += &mat("%mT2", &asm_type(t2), m, n, 2);
+    // The constants are named by value, so K equal to M or N shares one.
+    text += &format!(
+        "%k3 = OpConstantComposite %mC %t3\n%k5 = OpConstantComposite %mC %t5\n%null = OpConstantNull %mC\n\
+%tilearr = OpTypeArray {tcs} %c{}\n%ptile = OpTypePointer Workgroup %tilearr\n%wp = OpTypePointer Workgroup {tcs}\n\
+%tile = OpVariable %ptile Workgroup\n%pin = OpTypePointer Input %u32\n%lid = OpVariable %pin Input\n%fnM = OpTypeFunction %mC %mC\n",
+        n * (m + 1)
+    );
+    for (&t, name) in buffers.iter().zip(&names) {
+        text += &format!(
+            "{name} = OpVariable %pblk_{} StorageBuffer\n",
+            &asm_type(t)[1..]
+        );
+    }
+    let add = op("OpFAdd", "OpIAdd");
+    text += &format!(
+        "%twice = OpFunction %mC None %fnM\n%x = OpFunctionParameter %mC\n%tl = OpLabel\n%xx = {add} %mC %x %x\nOpReturnValue %xx\nOpFunctionEnd\n"
+    );
+    text += "%main = OpFunction %void None %fn\n%entry = OpLabel\n";
+    let psb = |t: C| format!("%psb_{}", &asm_type(t)[1..]);
+    text += &format!(
+        "%pa = OpAccessChain {} %buf0 %c0 %c1\n%a = OpCooperativeMatrixLoadKHR %mA %pa %c0 %c{}\n\
+%pb = OpAccessChain {} %buf1 %c0 %c0\n%b = OpCooperativeMatrixLoadKHR %mB %pb %c1 %c{}\n\
+%pc = OpAccessChain {} %buf2 %c0 %c0\n%c = OpCooperativeMatrixLoadKHR %mC %pc %c0 %c{n}\n\
+%r = OpCooperativeMatrixMulAddKHR %mC %a %b %c{operands}\n\
+%pt = OpAccessChain %wp %tile %c0\nOpCooperativeMatrixStoreKHR %pt %r %c1 %c{}\n\
+OpControlBarrier %c2 %c2 %c264\n%back = OpCooperativeMatrixLoadKHR %mC %pt %c1 %c{}\n",
+        psb(e.a),
+        k + 1,
+        psb(e.b),
+        k + 3,
+        psb(tc),
+        m + 1,
+        m + 1
+    );
+    let length = (m * n).div_ceil(sg);
+    let mut values = vec!["%back".to_string()];
+    text += &format!(
+        "%v1 = {add} %mC %c %r\n%v2 = {} %mC %c %r\n%v3 = {} %mC %c %r\n%v4 = {} %mC %c\n",
+        op("OpFSub", "OpISub"),
+        op("OpFMul", "OpIMul"),
+        op("OpFNegate", "OpSNegate")
+    );
+    text += &if float {
+        "%v7 = OpMatrixTimesScalar %mC %c %t3\n".to_string()
+    } else {
+        "%v7 = OpIMul %mC %c %k3\n".to_string()
+    };
+    text += "%v8 = OpFunctionCall %mC %twice %c\n";
+    let mut z = "%k5".to_string();
+    for i in 0..length {
+        text += &format!(
+            "%e{i} = OpCompositeExtract {tcs} %c {i}\n%m{i} = {} {tcs} %e{i} %t2\n%s{i} = {add} {tcs} %t5 %m{i}\n%z{i} = OpCompositeInsert %mC %s{i} {z} {i}\n",
+            op("OpFMul", "OpIMul")
+        );
+        z = format!("%z{i}");
+    }
+    // OpSelect does not take matrices; OpPhi does.
+    text += &format!(
+        "OpSelectionMerge %merge None\nOpBranchConditional %true %then %else\n%then = OpLabel\nOpBranch %merge\n\
+%else = OpLabel\nOpBranch %merge\n%merge = OpLabel\n%v10 = OpPhi %mC %c %then %r %else\n%v11 = {div} %mC %r %k3\n"
+    );
+    values.extend(
+        [
+            "%v1", "%v2", "%v3", "%v4", "%k5", "%null", "%v7", "%v8", &z, "%v10", "%v11",
+        ]
+        .map(String::from),
+    );
+    for (region, v) in values.iter().enumerate() {
+        text += &format!(
+            "%pr{region} = OpAccessChain {} %buf3 %c0 %c{}\nOpCooperativeMatrixStoreKHR %pr{region} {v} %c0 %c{n}\n",
+            psb(tc),
+            region as u32 * mn
+        );
+    }
+    text += &format!(
+        "%pr12 = OpAccessChain {} %buf3 %c0 %c{}\nOpCooperativeMatrixStoreKHR %pr12 %c %c1 %c{m}\n",
+        psb(tc),
+        12 * mn
+    );
+    text += "%li = OpLoad %u32 %lid\n%l3 = OpIMul %u32 %li %c3\n";
+    for (t, ty) in ["%mA", "%mB", "%mC"].iter().enumerate() {
+        text += &format!(
+            "%len{t} = OpCooperativeMatrixLengthKHR %u32 {ty}\n%li{t} = OpIAdd %u32 %l3 %c{t}\n%pl{t} = OpAccessChain %psb_u32 %buf4 %c0 %li{t}\nOpStore %pl{t} %len{t}\n"
+        );
+    }
+    let same_kind = match tc {
+        C::Sint(_) => "OpSConvert",
+        C::Uint(_) => "OpUConvert",
+        _ => "OpFConvert",
+    };
+    let across = match tc {
+        C::Sint(_) => "OpConvertSToF",
+        C::Uint(_) => "OpConvertUToF",
+        _ => "OpConvertFToS",
+    };
+    text += &format!(
+        "%cv1 = {same_kind} %mT1 %c\n%pt1 = OpAccessChain {} %buf5 %c0 %c0\nOpCooperativeMatrixStoreKHR %pt1 %cv1 %c0 %c{n}\n\
+%cv2 = {across} %mT2 %c\n%pt2 = OpAccessChain {} %buf6 %c0 %c0\nOpCooperativeMatrixStoreKHR %pt2 %cv2 %c0 %c{n}\n\
+OpReturn\nOpFunctionEnd\n",
+        psb(t1),
+        psb(t2)
+    );
+    text
+}
+
+/// Runs one 64-bit entry from [`asm_module`] on `sg` invocations under every layout, against
+/// the plain-Rust references above.
+fn run_asm_entry(profile: &Profile, e: &CooperativeMatrixProperties, sg: u32, seed: u64) {
+    use tangle_spirv::text::{assemble, AssembleOptions};
+    let text = asm_module(e, sg);
+    let (module, _) = assemble(&text, &AssembleOptions::default())
+        .unwrap_or_else(|err| panic!("[{e}] {err}\n{text}"));
+    let module = common::validated(module);
+    let profile = profile
+        .clone()
+        .with_subgroup_size(sg)
+        .expect("subgroup size");
+    let pipeline = Device::new(profile)
+        .compute_pipeline(&module, "main", &SpecConstants::new())
+        .unwrap_or_else(|err| panic!("[{e}] pipeline: {err}"));
+    let (m, n, k) = (e.m as usize, e.n as usize, e.k as usize);
+    let mn = m * n;
+    let mut rng = Rng(seed);
+    let small = e.saturating;
+    let a: Vec<u64> = (0..m * k)
+        .map(|_| random(e.a, &mut rng, small, false))
+        .collect();
+    let b: Vec<u64> = (0..k * n)
+        .map(|_| random(e.b, &mut rng, small, false))
+        .collect();
+    let c: Vec<u64> = (0..mn)
+        .map(|_| random(e.c, &mut rng, small, true))
+        .collect();
+    let mut abuf = vec![0; 1 + m * (k + 1)];
+    for i in 0..m {
+        abuf[1 + i * (k + 1)..][..k].copy_from_slice(&a[i * k..][..k]);
+    }
+    let mut bbuf = vec![0; n * (k + 3)];
+    for j in 0..n {
+        for p in 0..k {
+            bbuf[j * (k + 3) + p] = b[p * n + j];
+        }
+    }
+    let tr = e.result;
+    let [t1, t2] = conversion_targets(tr);
+    let bufs = [
+        pack(e.a, &abuf),
+        pack(e.b, &bbuf),
+        pack(e.c, &c),
+        vec![0; ASM_REGIONS * mn * bytes(tr)],
+        vec![0; 3 * sg as usize * 4],
+        vec![0; mn * bytes(t1)],
+        vec![0; mn * bytes(t2)],
+    ];
+    let float_r = is_float(tr);
+    let col = |j: usize| -> Vec<u64> { (0..k).map(|p| b[p * n + j]).collect() };
+    let undefined: Vec<bool> = (0..mn)
+        .map(|x| !float_r && mul_add_int(e, &a[x / n * k..][..k], &col(x % n), c[x]).is_none())
+        .collect();
+    for layout in CoopmatLayout::all() {
+        let what = format!("default [{e}] on {sg} invocations, {layout}");
+        let mut res = Resources::default();
+        for (i, buf) in bufs.iter().enumerate() {
+            res.buffers.insert((0, i as u32), buf.clone());
+        }
+        let options = RunOptions {
+            threads: 1,
+            coopmat_layout: layout,
+            ..RunOptions::default()
+        };
+        let report = pipeline
+            .dispatch(&mut res, [1, 1, 1], &options)
+            .unwrap_or_else(|err| panic!("{what}: dispatch: {err}"));
+        let reported = report.diagnostics.len() + report.stats.dropped_diagnostics as usize;
+        let want_reports = undefined.iter().filter(|u| **u).count();
+        assert_eq!(
+            reported,
+            want_reports,
+            "{what}: {:?}",
+            report.diagnostics.first()
+        );
+        let out = |i: u32| &res.buffers[&(0, i)];
+        let r = unpack(tr, out(3));
+        let (conv1, conv2) = (unpack(t1, out(5)), unpack(t2, out(6)));
+        for x in 0..mn {
+            let (i, j) = (x / n, x % n);
+            let w = format!("{what} element ({i}, {j})");
+            let at = |region: usize| r[region * mn + x];
+            assert_eq!(
+                r[12 * mn + j * m + i],
+                c[x] & mask(bits(tr)),
+                "{w} column-major"
+            );
+            assert_eq!(at(6), 0, "{w} OpConstantNull");
+            if float_r {
+                let cx = float(tr, c[x]);
+                let terms: Vec<f64> = (0..k)
+                    .map(|p| float(e.a, a[i * k + p]) * float(e.b, b[p * n + j]))
+                    .collect();
+                let want = cx + terms.iter().sum::<f64>();
+                let size = cx.abs() + terms.iter().map(|t| t.abs()).sum::<f64>();
+                let rx = float(tr, at(0));
+                let tol = 2f64.powi(1 - precision(tr)) * size.max(1.0) * 2.0;
+                assert!((rx - want).abs() <= tol, "{w} MulAdd: {rx} vs {want}");
+                for (region, want, ulps) in [
+                    (1, cx + rx, 0.5),
+                    (2, cx - rx, 0.5),
+                    (3, cx * rx, 0.5),
+                    (4, -cx, 0.0),
+                    (5, 5.0, 0.0),
+                    (7, cx * 3.0, 0.5),
+                    (8, cx + cx, 0.0),
+                    (9, 5.0 + 2.0 * cx, 0.5),
+                    (10, cx, 0.0),
+                    (11, rx / 3.0, 0.5),
+                ] {
+                    check(tr, at(region), want, ulps, &format!("{w} region {region}"));
+                }
+                assert_eq!(conv1[x], encode(t1, cx), "{w} to {t1}");
+                assert_eq!(conv2[x], cx.trunc() as i64 as u64, "{w} to {t2}");
+            } else {
+                let cx = int(tr, c[x]);
+                let fixed = [
+                    (4, -cx),
+                    (5, 5),
+                    (7, cx * 3),
+                    (8, cx * 2),
+                    (9, 5 + 2 * cx),
+                    (10, cx),
+                ];
+                for (region, want) in fixed {
+                    assert_eq!(
+                        at(region),
+                        want as u64 & mask(bits(tr)),
+                        "{w} region {region}"
+                    );
+                }
+                assert_eq!(conv1[x], c[x] & mask(32), "{w} to {t1}");
+                assert_eq!(conv2[x], (cx as f64).to_bits(), "{w} to {t2}");
+                if undefined[x] {
+                    continue;
+                }
+                let want = mul_add_int(e, &a[i * k..][..k], &col(j), c[x]).unwrap_or(0);
+                assert_eq!(at(0), want, "{w} MulAdd");
+                let rx = int(tr, want);
+                let quotient = if matches!(tr, C::Uint(_)) {
+                    i128::from((want & mask(bits(tr))) / 3)
+                } else {
+                    rx / 3
+                };
+                for (region, want) in [
+                    (1, cx.wrapping_add(rx)),
+                    (2, cx.wrapping_sub(rx)),
+                    (3, cx.wrapping_mul(rx)),
+                    (11, quotient),
+                ] {
+                    assert_eq!(
+                        at(region),
+                        want as u64 & mask(bits(tr)),
+                        "{w} region {region}"
+                    );
+                }
+            }
+        }
+        let lens = common::to_u32s(out(4));
+        for (t, (rows, cols)) in [(m, k), (k, n), (m, n)].into_iter().enumerate() {
+            let want = (rows * cols).div_ceil(sg as usize) as u32;
+            for inv in 0..sg as usize {
+                assert_eq!(lens[inv * 3 + t], want, "{what}: length {t} at {inv}");
+            }
+        }
+    }
+}
+
+/// Every 64-bit entry (all in `default`: f64, i64 and u64 accumulators, plain, saturating and
+/// widening), from SPIR-V assembly, on 8, 32 and 64 invocations (lengths 8, 2 and 1).
+#[test]
+fn every_64bit_entry_from_assembly() {
+    let mut runs = 0;
+    for profile in Profile::all() {
+        for (i, e) in profile.cooperative_matrix.iter().enumerate() {
+            if ![e.a, e.b, e.c, e.result].iter().any(|&t| bits(t) == 64) {
+                continue;
+            }
+            for sg in [8, 32, 64] {
+                run_asm_entry(&profile, e, sg, 77 * i as u64 + u64::from(sg));
+                runs += 1;
+            }
+        }
+    }
+    println!(
+        "{runs} runs of 64-bit entries × {} layouts",
+        CoopmatLayout::all().len()
+    );
+    assert!(runs >= 24, "{runs}");
 }
