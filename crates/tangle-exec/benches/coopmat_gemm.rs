@@ -3,7 +3,8 @@
 //! measured in the same run:
 //!
 //! 1. one 16×16×16 tile (the `nvidia` profile's shape), one core;
-//! 2. a full M = N = K = 1024 product done tile by tile with the kernel, on all cores (rayon);
+//! 2. full M = N = K = 1024 and 2048 products done tile by tile with the kernel, on all cores
+//!    (rayon);
 //! 3. the baseline: `matrixmultiply::sgemm` on the f16 inputs widened to f32, split into row
 //!    bands over all cores;
 //! 4. `bench/coopmat_gemm.comp` through tangle on the `nvidia` profile, once the executor lowers
@@ -11,7 +12,7 @@
 //!
 //! Results are checked (relative Frobenius error ≤ 1e-2, the brief's bound for f16 inputs)
 //! before any time is printed. `cargo bench -p tangle-exec --bench coopmat_gemm [-- --quick]`
-//! (`--quick`: 256³ and fewer tile repetitions).
+//! (`--quick`: 256³ and fewer tile repetitions; otherwise 1024³ and 2048³).
 
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
@@ -199,21 +200,14 @@ fn shader(n: usize, a: &[u16], b: &[u16]) -> Result<(Vec<f32>, Duration), String
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    let n = if quick { 256 } else { 1024 };
+    let sizes: &[usize] = if quick { &[256] } else { &[1024, 2048] };
     let threads = rayon::current_num_threads();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let a: Vec<u16> = (0..n * n).map(|_| rng.f16()).collect();
-    let b: Vec<u16> = (0..n * n).map(|_| rng.f16()).collect();
-    let widen = |v: &[u16]| -> Vec<f32> {
-        v.iter()
-            .map(|&x| half::f16::from_bits(x).to_f32())
-            .collect()
-    };
-    let (af, bf) = (widen(&a), widen(&b));
+    println!("coopmat_gemm, f16 x f16 -> f32, {threads} threads");
 
     // 1. One tile, one core.
-    let at: Vec<u64> = a[..T * T].iter().map(|&x| u64::from(x)).collect();
-    let bt: Vec<u64> = b[..T * T].iter().map(|&x| u64::from(x)).collect();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let at: Vec<u64> = (0..T * T).map(|_| u64::from(rng.f16())).collect();
+    let bt: Vec<u64> = (0..T * T).map(|_| u64::from(rng.f16())).collect();
     let c0 = vec![0u64; T * T];
     let mut out = vec![0u64; T * T];
     let reps = if quick { 2_000 } else { 20_000 };
@@ -225,8 +219,27 @@ fn main() {
         }
     });
     let tile_flops = 2.0 * (T * T * T) as f64 * reps as f64;
+    println!(
+        "  kernel, one 16x16x16 tile, 1 core:        {:8.2} GFLOP/s",
+        gflops(tile_flops, t_tile)
+    );
+    for &n in sizes {
+        product(n, &mut rng);
+    }
+    println!("  peak memory: {}", peak_memory());
+}
 
-    // 2 and 3: the full product, checked, then timed.
+/// 2 to 4 for one n×n×n product: the tiled kernel and sgemm (each checked, best of 3), and the
+/// shader through tangle (checked, one run).
+fn product(n: usize, rng: &mut Rng) {
+    let a: Vec<u16> = (0..n * n).map(|_| rng.f16()).collect();
+    let b: Vec<u16> = (0..n * n).map(|_| rng.f16()).collect();
+    let widen = |v: &[u16]| -> Vec<f32> {
+        v.iter()
+            .map(|&x| half::f16::from_bits(x).to_f32())
+            .collect()
+    };
+    let (af, bf) = (widen(&a), widen(&b));
     let want = sgemm(n, &af, &bf);
     let got = tiled(n, &a, &b);
     let err = rel_error(&got, &want);
@@ -241,26 +254,20 @@ fn main() {
     let t_gemm = best(3, || {
         std::hint::black_box(sgemm(n, &af, &bf));
     });
-    let (g_tile, g_tiled, g_gemm) = (
-        gflops(tile_flops, t_tile),
-        gflops(flops, t_tiled),
-        gflops(flops, t_gemm),
-    );
-    println!("coopmat_gemm, f16 x f16 -> f32, {threads} threads (relative error {err:.1e})");
-    println!("  kernel, one 16x16x16 tile, 1 core:        {g_tile:8.2} GFLOP/s");
+    let (g_tiled, g_gemm) = (gflops(flops, t_tiled), gflops(flops, t_gemm));
+    println!("  {n}^3 (relative error of the kernel {err:.1e}):");
     println!(
-        "  kernel, {n}^3 tile by tile, all cores:  {g_tiled:8.2} GFLOP/s ({:.1} ms)",
+        "    kernel tile by tile, all cores:   {g_tiled:8.2} GFLOP/s ({:.1} ms)",
         t_tiled.as_secs_f64() * 1e3
     );
     println!(
-        "  matrixmultiply sgemm {n}^3, all cores:   {g_gemm:8.2} GFLOP/s ({:.1} ms)",
+        "    matrixmultiply sgemm, all cores:  {g_gemm:8.2} GFLOP/s ({:.1} ms)",
         t_gemm.as_secs_f64() * 1e3
     );
     println!(
-        "  ratio kernel / sgemm:                     {:8.3}",
+        "    ratio kernel / sgemm:             {:8.3}",
         g_tiled / g_gemm
     );
-
     // 4. The shader through tangle.
     match shader(n, &a, &b) {
         Ok((c, t)) => {
@@ -268,11 +275,11 @@ fn main() {
             assert!(err <= 1e-2, "shader result differs: relative error {err}");
             let g = gflops(flops, t);
             println!(
-                "  coopmat_gemm.comp through tangle (nvidia): {g:8.2} GFLOP/s, ratio to sgemm {:.3}",
+                "    coopmat_gemm.comp through tangle (nvidia): {g:8.2} GFLOP/s ({:.1} ms), ratio to sgemm {:.3}",
+                t.as_secs_f64() * 1e3,
                 g / g_gemm
             );
         }
-        Err(why) => println!("  coopmat_gemm.comp through tangle: not run: {why}"),
+        Err(why) => println!("    coopmat_gemm.comp through tangle: not run: {why}"),
     }
-    println!("  peak memory: {}", peak_memory());
 }

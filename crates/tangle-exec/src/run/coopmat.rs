@@ -13,16 +13,17 @@
 
 use super::access::{LaneFinding, Mem};
 use super::alu::{bits_of, full_mask, rd, wr};
-use super::memory::{make_pointer, split_pointer, OFFSET_BITS};
+use super::memory::{make_pointer, split_pointer, OFFSET_BITS, REGION_INVOCATION};
 use crate::check::coopmat::CoopmatFinding as CF;
 use crate::check::group::poison;
 use crate::policy::{CoopmatLayout, Rng};
 use crate::program::{Op, Program, Slot, Type};
 use crate::report::Finding;
-use crate::semantics::coopmat::IntMulAdd;
+use crate::semantics::coopmat::{float_bits, IntMulAdd};
 use crate::semantics::coopmat_kernel as kernel;
 use crate::semantics::coopmat_types::{Component, MulAddTypes};
 use crate::semantics::{int, mask as mask_of, sign_extend};
+use half::slice::HalfFloatSliceExt;
 
 /// A position that holds no element, or an element at no position.
 const NONE: u32 = u32::MAX;
@@ -132,6 +133,12 @@ pub struct Map {
     elem_at: Vec<u32>,
     /// Element → position.
     pos_of: Vec<u32>,
+    /// Invocations the map was made for (the register file's row width).
+    lanes: u32,
+    /// Element → its register, `index × lanes + lane`, relative to the value's first slot.
+    reg_of: Vec<u32>,
+    /// The registers of the positions that hold no element (relative, as `reg_of`).
+    unowned_regs: Vec<u32>,
 }
 
 impl Map {
@@ -161,13 +168,29 @@ impl Map {
                 *slot = e as u32;
             }
         }
+        let lanes = lanes.max(1);
+        let reg = |p: u32| (p % length.max(1)) * lanes + p / length.max(1);
+        let reg_of = pos_of.iter().map(|&p| reg(p)).collect();
+        let unowned_regs = (0..positions)
+            .filter(|&p| elem_at.get(p as usize) == Some(&NONE))
+            .map(reg)
+            .collect();
         Map {
             rows,
             cols,
             length,
             elem_at,
             pos_of,
+            lanes,
+            reg_of,
+            unowned_regs,
         }
+    }
+
+    /// Whether the fast paths may address registers through `reg_of`: the whole subgroup is
+    /// active and the register file is as wide as the map's subgroup.
+    fn whole(&self, n: usize, mask: u128) -> bool {
+        n == self.lanes as usize && mask == full_mask(n)
     }
 
     /// The element at (lane, index), if any.
@@ -225,6 +248,11 @@ pub struct Scratch {
     b: Vec<u64>,
     c: Vec<u64>,
     out: Vec<u64>,
+    /// The f16 × f16 → f32 fast path's gathered halves, widened operands and accumulator.
+    halves: Vec<half::f16>,
+    fa: Vec<f32>,
+    fb: Vec<f32>,
+    facc: Vec<f32>,
 }
 
 /// What a cooperative-matrix op sees besides the registers.
@@ -327,6 +355,17 @@ pub fn exec_coopmat(
                 return true;
             };
             let (m, nn, k) = (*m as usize, *cols as usize, *k as usize);
+            if *types == F16_F32 && [ma, mb, mc].iter().all(|map| map.whole(n, mask)) {
+                let regs_at = |slot: Slot| slot as usize * n;
+                mul_add_f16_f32(
+                    regs,
+                    [regs_at(*dst), regs_at(*a), regs_at(*b), regs_at(*c)],
+                    [ma, mb, mc],
+                    (m, nn, k),
+                    scratch,
+                );
+                return true;
+            }
             ma.gather(regs, n, *a, &mut scratch.a);
             mb.gather(regs, n, *b, &mut scratch.b);
             mc.gather(regs, n, *c, &mut scratch.c);
@@ -400,6 +439,9 @@ fn load(
     let Some(map) = cx.layouts.get(at.shape.rows, at.shape.cols) else {
         return;
     };
+    if load_rows(dst, at, regs, n, mask, cx, map) {
+        return;
+    }
     for l in bits_of(mask, n) {
         let mut reported = false;
         let stride = at.stride.read(regs, n, l);
@@ -444,6 +486,9 @@ fn store(
     let Some(map) = cx.layouts.get(at.shape.rows, at.shape.cols) else {
         return;
     };
+    if store_rows(src, at, regs, n, mask, cx, map) {
+        return;
+    }
     for l in bits_of(mask, n) {
         let mut reported = false;
         let stride = at.stride.read(regs, n, l);
@@ -470,6 +515,172 @@ fn store(
             }
         }
     }
+}
+
+/// The ML case: f16 × f16 + f32 → f32, no signedness, no saturation.
+const F16_F32: MulAddTypes = MulAddTypes {
+    a: Component::Float(16),
+    b: Component::Float(16),
+    c: Component::Float(32),
+    result: Component::Float(32),
+    saturating: false,
+};
+
+/// [`F16_F32`] for a whole subgroup: the operands are gathered straight from their registers
+/// (`at` = the first register of Result, A, B and C) into f32 scratch, multiplied by the
+/// kernel's [`kernel::f16_products_into_f32`] (the same arithmetic as the general path, so the
+/// bits are the same), and scattered back, with zeros at positions holding no element.
+fn mul_add_f16_f32(
+    regs: &mut [u64],
+    [dst, a, b, c]: [usize; 4],
+    [ma, mb, mc]: [&Map; 3],
+    (m, n, k): (usize, usize, usize),
+    scratch: &mut Scratch,
+) {
+    let reg = |base: usize, r: u32| regs.get(base + r as usize).copied().unwrap_or(0);
+    // Gathered as f16, then widened in bulk (vector instructions where the CPU has them).
+    let widen = |map: &Map, base: usize, halves: &mut Vec<half::f16>, out: &mut Vec<f32>| {
+        halves.clear();
+        halves.extend(
+            map.reg_of
+                .iter()
+                .map(|&r| half::f16::from_bits(reg(base, r) as u16)),
+        );
+        out.clear();
+        out.resize(halves.len(), 0.0);
+        halves.convert_to_f32_slice(out);
+    };
+    widen(ma, a, &mut scratch.halves, &mut scratch.fa);
+    widen(mb, b, &mut scratch.halves, &mut scratch.fb);
+    scratch.facc.clear();
+    scratch
+        .facc
+        .extend(mc.reg_of.iter().map(|&r| f32::from_bits(reg(c, r) as u32)));
+    kernel::f16_products_into_f32(m, n, k, &scratch.fa, &scratch.fb, &mut scratch.facc);
+    for (&r, &v) in mc.reg_of.iter().zip(&scratch.facc) {
+        let bits = float_bits(Component::Float(32), f64::from(v)).unwrap_or(0);
+        if let Some(x) = regs.get_mut(dst + r as usize) {
+            *x = bits;
+        }
+    }
+    for &r in &mc.unowned_regs {
+        if let Some(x) = regs.get_mut(dst + r as usize) {
+            *x = 0;
+        }
+    }
+}
+
+/// The pointer and stride of a load or store that the whole subgroup makes together, as the
+/// spec requires ("Pointer ... Stride ... must be dynamically uniform" — the Uniform checks
+/// report otherwise), into memory the invocations share; `None` sends the op down the
+/// element-by-element path.
+fn uniform_access(at: &Access, regs: &[u64], n: usize, mask: u128, map: &Map) -> Option<i128> {
+    if !map.whole(n, mask) {
+        return None;
+    }
+    let ptr = rd(regs, n, at.ptr, 0);
+    let stride = at.stride.read(regs, n, 0);
+    let same =
+        (1..n).all(|l| rd(regs, n, at.ptr, l) == ptr && at.stride.read(regs, n, l) == stride);
+    let (region, _) = split_pointer(ptr);
+    (same && region != REGION_INVOCATION && stride > 0).then_some(stride)
+}
+
+/// The element index of (major, minor): (row, column) for RowMajorKHR, (column, row) for
+/// ColumnMajorKHR.
+fn element_of(at: &Access, major: u32, minor: u32) -> u32 {
+    if at.column_major {
+        minor * at.shape.cols + major
+    } else {
+        major * at.shape.cols + minor
+    }
+}
+
+/// Rows (columns for ColumnMajorKHR) and their length.
+fn majors_and_minors(at: &Access) -> (u32, u32) {
+    if at.column_major {
+        (at.shape.cols, at.shape.rows)
+    } else {
+        (at.shape.rows, at.shape.cols)
+    }
+}
+
+/// A load by the whole subgroup with a uniform pointer and stride: one bounds check per row
+/// (the elements of a row are contiguous), elements read straight into their registers. Returns
+/// `false`, having changed nothing that the element-by-element path does not rewrite, where
+/// that does not apply or a row is out of bounds (so that path reports it).
+fn load_rows(
+    dst: Slot,
+    at: &Access,
+    regs: &mut [u64],
+    n: usize,
+    mask: u128,
+    cx: &Ctx<'_, '_>,
+    map: &Map,
+) -> bool {
+    if uniform_access(at, regs, n, mask, map).is_none() {
+        return false;
+    }
+    let (majors, minors) = majors_and_minors(at);
+    let bytes = at.shape.bytes;
+    let base = dst as usize * n;
+    for major in 0..majors {
+        let first = element_of(at, major, 0);
+        let ptr = element_address(at, regs, n, 0, first);
+        let Ok((w, off)) = cx.mem.resolve(ptr, 0, u64::from(minors) * u64::from(bytes)) else {
+            return false;
+        };
+        w.read_run(off, bytes, minors, |minor, v| {
+            let e = element_of(at, major, minor);
+            let r = map.reg_of.get(e as usize).copied().unwrap_or(u32::MAX);
+            if let Some(x) = regs.get_mut(base + r as usize) {
+                *x = v;
+            }
+        });
+    }
+    for &r in &map.unowned_regs {
+        if let Some(x) = regs.get_mut(base + r as usize) {
+            *x = 0;
+        }
+    }
+    true
+}
+
+/// The store twin of [`load_rows`]: every row is checked before any byte is written.
+fn store_rows(
+    src: Slot,
+    at: &Access,
+    regs: &[u64],
+    n: usize,
+    mask: u128,
+    cx: &Ctx<'_, '_>,
+    map: &Map,
+) -> bool {
+    if uniform_access(at, regs, n, mask, map).is_none() {
+        return false;
+    }
+    let (majors, minors) = majors_and_minors(at);
+    let bytes = at.shape.bytes;
+    let len = u64::from(minors) * u64::from(bytes);
+    let row = |major: u32| {
+        let ptr = element_address(at, regs, n, 0, element_of(at, major, 0));
+        cx.mem.resolve(ptr, 0, len)
+    };
+    if (0..majors).any(|major| row(major).is_err()) {
+        return false;
+    }
+    let base = src as usize * n;
+    for major in 0..majors {
+        let Ok((w, off)) = row(major) else {
+            return false;
+        };
+        w.write_run(off, bytes, minors, |minor| {
+            let e = element_of(at, major, minor);
+            let r = map.reg_of.get(e as usize).copied().unwrap_or(u32::MAX);
+            regs.get(base + r as usize).copied().unwrap_or(0)
+        });
+    }
+    true
 }
 
 /// The integer form of a MulAdd's types, when every operand is an integer matrix.

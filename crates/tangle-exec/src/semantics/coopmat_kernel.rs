@@ -129,6 +129,18 @@ fn blocked<T: Copy, S: Copy>(
     }
 }
 
+/// The f16 × f16 → f32 case on widened operands: `acc += a·b`, each element accumulating over k
+/// in order with an f32 multiply and add (the product of two f16 values is exact in f32, so
+/// this is the reference's fused step). `a` is m×k, `b` k×n, `acc` m×n, row-major. The
+/// executor's fast path calls it on operands it widened while gathering them.
+pub fn f16_products_into_f32(m: usize, n: usize, k: usize, a: &[f32], b: &[f32], acc: &mut [f32]) {
+    if a.len() != m * k || b.len() != k * n || acc.len() != m * n {
+        debug_assert!(false, "f16_products_into_f32: shapes");
+        return;
+    }
+    blocked(Dims { m, n, k }, a, b, acc, |s, x, y| s + x * y);
+}
+
 /// Every float combination.
 fn float(op: &MulAddTypes, d: Dims, a: &[u64], b: &[u64], c: &[u64], out: &mut [u64]) {
     let value = |t: Component, v: u64| float_value(t, v).unwrap_or(0.0);
@@ -142,7 +154,7 @@ fn float(op: &MulAddTypes, d: Dims, a: &[u64], b: &[u64], c: &[u64], out: &mut [
             };
             let (a, b) = (widen16(a), widen16(b));
             let mut acc: Vec<f32> = c.iter().map(|&v| value(op.c, v) as f32).collect();
-            blocked(d, &a, &b, &mut acc, |s, x, y| s + x * y);
+            f16_products_into_f32(d.m, d.n, d.k, &a, &b, &mut acc);
             for (o, s) in out.iter_mut().zip(acc) {
                 *o = float_bits(op.result, f64::from(s)).unwrap_or(0);
             }
