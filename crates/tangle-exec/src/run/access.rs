@@ -1,9 +1,9 @@
 //! Executing memory ops over a tangle's lanes: pointer resolution with bounds checks, loads and
 //! stores through a type's memory image, access chains, `OpArrayLength` and atomics.
 
-use super::alu::{bits_of, rd, wr};
+use super::alu::{bits_of, full_mask, lanes_of, rd, wr};
 use super::memory::{self as m, split_pointer, Words};
-use crate::program::{AtomicOp, Op, Program, Step};
+use crate::program::{AtomicOp, Leaf, Op, Program, Slot, Step};
 use crate::report::Finding;
 use crate::semantics::{float, mask as mask_of, sign_extend};
 
@@ -97,6 +97,9 @@ pub fn exec_memory(
             let leaves = p.leaves_of(*ty);
             let size = p.ty(*ty).size;
             if let [leaf] = leaves {
+                if load_run(regs, n, mask, (*dst, *ptr), leaf, size, mem) {
+                    return true;
+                }
                 // One scalar: the common case, without the per-component loop.
                 for l in bits_of(mask, n) {
                     let v = match mem.resolve(rd(regs, n, *ptr, l), l, size) {
@@ -167,6 +170,11 @@ pub fn exec_memory(
         Op::Store { ptr, src, ty } => {
             let leaves = p.leaves_of(*ty);
             let size = p.ty(*ty).size;
+            if let [leaf] = leaves {
+                if store_run(regs, n, mask, (*src, *ptr), leaf, size, mem) {
+                    return true;
+                }
+            }
             for l in bits_of(mask, n) {
                 match mem.resolve(rd(regs, n, *ptr, l), l, size) {
                     Ok((w, off)) => {
@@ -311,4 +319,103 @@ fn atomic(w: &Words, off: u64, op: AtomicOp, bits: u32, is_float: bool, v: u64, 
     } else {
         w.rmw_locked(off, bits / 8, |old| combine(op, bits, is_float, old, v, c))
     }
+}
+
+/// How the lanes of a whole subgroup address one scalar each.
+enum Run {
+    /// Every lane the same address (a push constant, a uniform index).
+    Same(u64),
+    /// Lane `l` at the first lane's address + `l` × the scalar's size (`a[gl_GlobalInvocationID]`).
+    Consecutive(u64),
+}
+
+/// The [`Run`] of the pointers in `ptr` when every lane of the subgroup is active, the memory is
+/// shared (not per-invocation) and the scalar is its type's only leaf at offset 0; `None`
+/// otherwise, and the op takes the lane-by-lane path (which also reports out-of-bounds lanes).
+fn run_of(regs: &[u64], n: usize, mask: u128, ptr: Slot, leaf: &Leaf, size: u64) -> Option<Run> {
+    if n < 2 || mask != full_mask(n) || leaf.offset != 0 || u64::from(leaf.bytes) != size {
+        return None;
+    }
+    let lanes = lanes_of(regs, n, ptr);
+    let first = *lanes.first()?;
+    if split_pointer(first).0 == m::REGION_INVOCATION {
+        return None;
+    }
+    if lanes.iter().all(|&p| p == first) {
+        return Some(Run::Same(first));
+    }
+    let consecutive = lanes
+        .iter()
+        .zip(0u64..)
+        .all(|(&p, l)| p.wrapping_sub(first) == l * size);
+    // The offsets must not wrap into the region bits.
+    let (_, off) = split_pointer(first);
+    let fits = off
+        .checked_add(size * n as u64)
+        .is_some_and(|e| e < 1u64 << m::OFFSET_BITS);
+    (consecutive && fits).then_some(Run::Consecutive(first))
+}
+
+/// A scalar load by the whole subgroup from one address or consecutive addresses: one bounds
+/// check and each word read once. `false` (nothing done) where it does not apply or the range is
+/// out of bounds, which the lane-by-lane path then reports.
+fn load_run(
+    regs: &mut [u64],
+    n: usize,
+    mask: u128,
+    (dst, ptr): (Slot, Slot),
+    leaf: &Leaf,
+    size: u64,
+    mem: &Mem<'_>,
+) -> bool {
+    let Some(run) = run_of(regs, n, mask, ptr, leaf, size) else {
+        return false;
+    };
+    let fix = |v: u64| if leaf.boolean { u64::from(v != 0) } else { v };
+    let Some(out) = regs.get_mut(dst as usize * n..(dst as usize + 1) * n) else {
+        return false;
+    };
+    match run {
+        Run::Same(p) => {
+            let Ok((w, off)) = mem.resolve(p, 0, size) else {
+                return false;
+            };
+            out.fill(fix(w.read(off, leaf.bytes)));
+        }
+        Run::Consecutive(p) => {
+            let Ok((w, off)) = mem.resolve(p, 0, size * n as u64) else {
+                return false;
+            };
+            w.read_run(off, leaf.bytes, n as u32, |l, v| {
+                if let Some(x) = out.get_mut(l as usize) {
+                    *x = fix(v);
+                }
+            });
+        }
+    }
+    true
+}
+
+/// The store twin of [`load_run`], for consecutive addresses (lanes storing to one address
+/// race, which the lane-by-lane path leaves to the last lane as before).
+fn store_run(
+    regs: &[u64],
+    n: usize,
+    mask: u128,
+    (src, ptr): (Slot, Slot),
+    leaf: &Leaf,
+    size: u64,
+    mem: &Mem<'_>,
+) -> bool {
+    let Some(Run::Consecutive(p)) = run_of(regs, n, mask, ptr, leaf, size) else {
+        return false;
+    };
+    let Ok((w, off)) = mem.resolve(p, 0, size * n as u64) else {
+        return false;
+    };
+    let values = lanes_of(regs, n, src);
+    w.write_run(off, leaf.bytes, n as u32, |l| {
+        values.get(l as usize).copied().unwrap_or(0)
+    });
+    true
 }

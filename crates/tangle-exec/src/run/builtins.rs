@@ -41,10 +41,11 @@ impl Place {
     }
 
     /// The values of a built-in (`spirv::BuiltIn` number), as components; `None` for built-ins
-    /// that are not compute inputs.
-    pub fn value(&self, builtin: u32) -> Option<Vec<u64>> {
+    /// that are not compute inputs. No allocation: it runs for every invocation.
+    pub fn value(&self, builtin: u32) -> Option<Components> {
         use spirv::BuiltIn as B;
-        let v3 = |a: [u32; 3]| a.iter().map(|&x| u64::from(x)).collect::<Vec<u64>>();
+        let v3 = |a: [u32; 3]| Components::new(&a.map(u64::from));
+        let one = |v: u64| Components::new(&[v]);
         let invocations = self
             .local_size
             .iter()
@@ -52,14 +53,14 @@ impl Place {
             .product::<u64>();
         let sg = u64::from(self.subgroup_size.max(1));
         let lane = u64::from(self.local_index) % sg;
-        let mask = |f: &dyn Fn(u64) -> bool| -> Vec<u64> {
-            (0..4u64)
-                .map(|w| {
-                    (0..32u64)
-                        .filter(|b| f(w * 32 + b) && w * 32 + b < sg)
-                        .fold(0u64, |m, b| m | (1 << b))
-                })
-                .collect()
+        let mask = |f: &dyn Fn(u64) -> bool| -> Components {
+            let words: [u64; 4] = std::array::from_fn(|w| {
+                let w = w as u64;
+                (0..32u64)
+                    .filter(|b| f(w * 32 + b) && w * 32 + b < sg)
+                    .fold(0u64, |m, b| m | (1 << b))
+            });
+            Components::new(&words)
         };
         Some(match B::from_u32(builtin)? {
             B::LocalInvocationId => v3(self.local_id()),
@@ -67,11 +68,11 @@ impl Place {
             B::WorkgroupId => v3(self.workgroup),
             B::NumWorkgroups => v3(self.groups),
             B::WorkgroupSize => v3(self.local_size),
-            B::LocalInvocationIndex => vec![u64::from(self.local_index)],
-            B::SubgroupSize => vec![sg],
-            B::SubgroupLocalInvocationId => vec![lane],
-            B::SubgroupId => vec![u64::from(self.local_index) / sg],
-            B::NumSubgroups => vec![invocations.div_ceil(sg)],
+            B::LocalInvocationIndex => one(u64::from(self.local_index)),
+            B::SubgroupSize => one(sg),
+            B::SubgroupLocalInvocationId => one(lane),
+            B::SubgroupId => one(u64::from(self.local_index) / sg),
+            B::NumSubgroups => one(invocations.div_ceil(sg)),
             B::SubgroupEqMask => mask(&|b| b == lane),
             B::SubgroupGeMask => mask(&|b| b >= lane),
             B::SubgroupGtMask => mask(&|b| b > lane),
@@ -79,6 +80,27 @@ impl Place {
             B::SubgroupLtMask => mask(&|b| b < lane),
             _ => return None,
         })
+    }
+}
+
+/// The components of a built-in's value (at most 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Components {
+    parts: [u64; 4],
+    len: usize,
+}
+
+impl Components {
+    fn new(values: &[u64]) -> Self {
+        let mut parts = [0; 4];
+        let len = values.len().min(4);
+        parts[..len].copy_from_slice(&values[..len]);
+        Components { parts, len }
+    }
+
+    /// The components in order.
+    pub fn as_slice(&self) -> &[u64] {
+        &self.parts[..self.len]
     }
 }
 
@@ -97,18 +119,23 @@ mod tests {
         };
         assert_eq!(p.local_id(), [1, 1, 1]);
         assert_eq!(p.global_id(), [9, 3, 1]);
+        let value = |b: spirv::BuiltIn| p.value(b as u32).map(|c| c.as_slice().to_vec());
         assert_eq!(
-            p.value(spirv::BuiltIn::SubgroupLocalInvocationId as u32),
+            value(spirv::BuiltIn::SubgroupLocalInvocationId),
             Some(vec![5])
         );
-        assert_eq!(p.value(spirv::BuiltIn::SubgroupId as u32), Some(vec![1]));
-        assert_eq!(p.value(spirv::BuiltIn::NumSubgroups as u32), Some(vec![2]));
+        assert_eq!(value(spirv::BuiltIn::SubgroupId), Some(vec![1]));
+        assert_eq!(value(spirv::BuiltIn::NumSubgroups), Some(vec![2]));
         assert_eq!(
-            p.value(spirv::BuiltIn::SubgroupLtMask as u32),
+            value(spirv::BuiltIn::GlobalInvocationId),
+            Some(vec![9, 3, 1])
+        );
+        assert_eq!(
+            value(spirv::BuiltIn::SubgroupLtMask),
             Some(vec![0b11111, 0, 0, 0])
         );
         assert_eq!(
-            p.value(spirv::BuiltIn::SubgroupGeMask as u32),
+            value(spirv::BuiltIn::SubgroupGeMask),
             Some(vec![0b1110_0000, 0, 0, 0])
         );
     }

@@ -319,7 +319,7 @@ impl Workgroup {
                     let base = l as u64 * prog.invocation_bytes + var.offset;
                     if let Some(b) = var.builtin {
                         if let Some(vals) = place.value(b) {
-                            for (leaf, v) in prog.leaves_of(var.ty).iter().zip(vals) {
+                            for (leaf, &v) in prog.leaves_of(var.ty).iter().zip(vals.as_slice()) {
                                 sg.invocation.write(base + leaf.offset, leaf.bytes, v);
                             }
                         }
@@ -452,6 +452,13 @@ impl Workgroup {
                         _ => {}
                     }
                     executed += 1;
+                    // Without checks the division and shift checks are skipped, not only their
+                    // reports (they find nothing else).
+                    if matches!(op, Op::CheckDivision { .. } | Op::CheckShift { .. })
+                        && !s.options.checks
+                    {
+                        continue;
+                    }
                     if !crate::check::arith::exec_check(op, &sg.regs, n, t.mask, &mut self.found)
                         && !alu::exec_pure(op, &mut sg.regs, n, t.mask)
                         && !access::exec_memory(
@@ -584,12 +591,12 @@ impl Workgroup {
                     let Some(sg) = self.subgroups.get(k) else {
                         return Ok(());
                     };
-                    let mut mt = 0u128;
-                    for l in bits_of(t.mask, n) {
-                        if rd(&sg.regs, n, *cond, l) != 0 {
-                            mt |= 1 << l;
-                        }
-                    }
+                    // Over all lanes, branch-free, then masked: the hottest line of loops.
+                    let mt = alu::lanes_of(&sg.regs, n, *cond)
+                        .iter()
+                        .enumerate()
+                        .fold(0u128, |m, (l, &v)| m | (u128::from(v != 0) << l))
+                        & t.mask;
                     let mf = t.mask & !mt;
                     if mf == 0 || mt == 0 || tb == fb {
                         let target = if mt != 0 { *tb } else { *fb };
