@@ -33,9 +33,12 @@ pub fn target_env(shader: &Shader) -> TargetEnv {
 /// The environment a compiled shader runs in: its `TARGET_ENV`; else, for a binary (SPIRV-HEX),
 /// the SPIR-V version in its header, since no compiler chose one; else amber's default spv1.0.
 pub fn job_env(shader: &Shader, words: &[u32]) -> TargetEnv {
-    let header = words
-        .get(1)
-        .filter(|_| shader.format == ShaderFormat::SpirvHex && shader.target_env.is_none());
+    let header = words.get(1).filter(|_| {
+        matches!(
+            shader.format,
+            ShaderFormat::SpirvHex | ShaderFormat::SpirvBin
+        ) && shader.target_env.is_none()
+    });
     match header.map(|w| ((w >> 16) & 0xff, (w >> 8) & 0xff)) {
         Some((1, minor @ 0..=6)) => {
             TargetEnv::parse(&format!("spv1.{minor}")).unwrap_or(DEFAULT_TARGET_ENV)
@@ -51,7 +54,7 @@ pub fn compile(shader: &Shader) -> Result<Vec<u32>, CompileError> {
         message,
     };
     match shader.format {
-        ShaderFormat::SpirvHex => hex_words(&shader.source).map_err(fail),
+        ShaderFormat::SpirvHex | ShaderFormat::SpirvBin => hex_words(&shader.source).map_err(fail),
         ShaderFormat::SpirvAsm => {
             let options = AssembleOptions {
                 target_env: target_env(shader),

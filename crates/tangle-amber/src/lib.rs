@@ -22,6 +22,7 @@
 pub mod backend;
 pub mod compile;
 pub mod error;
+pub mod format;
 pub mod layout;
 mod parse;
 pub mod report;
@@ -30,10 +31,11 @@ pub mod script;
 pub mod types;
 pub mod value;
 pub mod verify;
+pub mod vkscript;
 
 pub use backend::{Backend, BackendError, ComputeJob, JobBinding, JobOutput};
-pub use error::{AmberError, Location};
-pub use parse::{parse, parse_limited, DEFAULT_BUFFER_LIMIT};
+pub use error::{AmberError, ErrorKind, Location};
+pub use parse::{parse, parse_limited, parse_with, ParseOptions, DEFAULT_BUFFER_LIMIT};
 pub use report::{ExpectResult, Mismatch, RunReport, Status};
 pub use run::{run, run_observed};
 pub use script::{Command, Requirement, Script};

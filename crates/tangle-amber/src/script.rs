@@ -58,6 +58,8 @@ pub enum ShaderFormat {
     SpirvAsm,
     /// Whitespace-separated hex bytes, packed little-endian into words.
     SpirvHex,
+    /// A SPIR-V binary read from a `FILE`; its bytes are kept spelled as SPIRV-HEX text.
+    SpirvBin,
 }
 
 /// A `SHADER compute|multi` block.
@@ -215,6 +217,9 @@ pub enum Check {
     EqBuffer(usize),
     /// `RMSE_BUFFER other TOLERANCE t`.
     RmseBuffer(usize, f64),
+    /// `EQ_HISTOGRAM_EMD_BUFFER other TOLERANCE t`: the earth mover's distance between the
+    /// per-channel histograms of two 4-channel 8-bit buffers is at most `t`.
+    HistogramEmdBuffer(usize, f64),
 }
 
 /// An `EXPECT` command.

@@ -2,7 +2,8 @@
 //! lists, which may span lines, and `SHADER` bodies, which are raw text up to a line `END`.
 //!
 //! `#` at the start of a token begins a comment running to the end of the line (inside shader
-//! bodies `#` is text, e.g. GLSL's `#version`).
+//! bodies `#` is text, e.g. GLSL's `#version`). A `\` token ending a line continues the statement
+//! on the next line (amber's tokenizer skips a `\` followed by a newline).
 
 use crate::error::{AmberError, Location};
 
@@ -80,7 +81,20 @@ impl<'a> Cursor<'a> {
         while let Some(line) = self.lines.get(self.next_line) {
             let number = Self::line_number(self.next_line);
             self.next_line += 1;
-            let toks = tokenize(line, number);
+            let mut toks = tokenize(line, number);
+            let mut line = *line;
+            let mut number = number;
+            // `\` at the end of a line: the statement goes on.
+            while toks.last().is_some_and(|t| t.text == "\\") {
+                toks.pop();
+                let Some(next) = self.lines.get(self.next_line) else {
+                    break;
+                };
+                number = Self::line_number(self.next_line);
+                self.next_line += 1;
+                line = next;
+                toks.extend(tokenize(next, number));
+            }
             if !toks.is_empty() {
                 let width = u32::try_from(line.chars().count()).unwrap_or(u32::MAX - 1);
                 self.line_end = Location {
@@ -201,6 +215,40 @@ mod tests {
         assert!(tokenize("# only a comment", 1).is_empty());
         // A '#' inside a token is part of it.
         assert_eq!(tokenize("a#b", 1)[0].text, "a#b");
+    }
+
+    #[test]
+    fn a_backslash_ending_a_line_continues_the_statement() {
+        let mut c = Cursor::new("BIND BUFFER b \\\n  AS storage \\  \n BINDING 1\nRUN");
+        assert!(c.next_statement());
+        let mut texts = Vec::new();
+        while let Some(t) = c.next() {
+            texts.push((t.text, t.at.line));
+        }
+        assert_eq!(
+            texts,
+            [
+                ("BIND", 1),
+                ("BUFFER", 1),
+                ("b", 1),
+                ("AS", 2),
+                ("storage", 2),
+                ("BINDING", 3),
+                ("1", 3)
+            ]
+        );
+        assert!(c.next_statement());
+        assert_eq!(c.next().map(|t| t.text), Some("RUN"));
+        // A backslash inside a line, or glued to a word, is an ordinary token.
+        let mut c = Cursor::new("a \\ b\nc d\\\ne");
+        assert!(c.next_statement());
+        assert_eq!(c.toks.len(), 3);
+        assert!(c.next_statement());
+        assert_eq!(c.toks.len(), 2);
+        // A continuation on the last line ends the statement there.
+        let mut c = Cursor::new("a \\");
+        assert!(c.next_statement());
+        assert_eq!(c.toks.len(), 1);
     }
 
     #[test]

@@ -10,14 +10,23 @@ use crate::value::Number;
 impl Parser<'_> {
     pub(super) fn pipeline(&mut self, at: Location) -> Result<(), AmberError> {
         let kind = self.cursor.expect("a pipeline type")?;
-        if kind.text != "compute" {
-            return Err(AmberError::new(
-                kind.at,
-                format!(
-                    "pipeline type '{}' is not supported (only compute)",
-                    kind.text
-                ),
-            ));
+        match kind.text {
+            "compute" => {}
+            "graphics" | "raytracing" => {
+                return Err(AmberError::unsupported(
+                    kind.at,
+                    format!(
+                        "{} pipelines are outside tangle's compute subset",
+                        kind.text
+                    ),
+                ))
+            }
+            t => {
+                return Err(AmberError::new(
+                    kind.at,
+                    format!("unknown pipeline type '{t}'"),
+                ))
+            }
         }
         let name = self.cursor.expect("a pipeline name")?;
         self.cursor.end_of_statement()?;
@@ -132,7 +141,7 @@ impl Parser<'_> {
                 "TYPE" => {
                     let ty = self.cursor.expect("a shader type")?;
                     if ty.text != "compute" {
-                        return Err(AmberError::new(
+                        return Err(AmberError::unsupported(
                             ty.at,
                             format!("only compute shaders can be attached, not '{}'", ty.text),
                         ));
