@@ -73,6 +73,27 @@ pub fn compile(shader: &Shader) -> Result<Vec<u32>, CompileError> {
     }
 }
 
+/// Compiles `shader` as a pipeline builds it: GLSL with the pipeline's `COMPILE_OPTIONS`
+/// definitions; `base` is the shader compiled without options, reused when there are none.
+pub fn compile_for(
+    shader: &Shader,
+    build: &crate::script::ShaderBuild,
+    base: &[u32],
+) -> Result<Vec<u32>, CompileError> {
+    if build.defines.is_empty() || shader.format != ShaderFormat::Glsl {
+        return Ok(base.to_vec());
+    }
+    let defines: Vec<(&str, Option<&str>)> = build
+        .defines
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_deref()))
+        .collect();
+    glsl_with(&shader.source, target_env(shader), &defines).map_err(|log| CompileError {
+        shader: shader.name.clone(),
+        message: glsl_errors(&log, shader.first_line),
+    })
+}
+
 /// Keeps the `ERROR: 0:N: message` lines of a glslang log, with `N` mapped to the script line.
 fn glsl_errors(log: &str, first_line: u32) -> String {
     let errors: Vec<String> = log
@@ -160,6 +181,15 @@ fn glslang_target(env: TargetEnv) -> Target {
 
 /// Compiles a GLSL compute shader with glslang.
 pub fn glsl(source: &str, env: TargetEnv) -> Result<Vec<u32>, String> {
+    glsl_with(source, env, &[])
+}
+
+/// Compiles a GLSL compute shader with glslang, with preprocessor `defines` (`-DNAME[=VALUE]`).
+pub fn glsl_with(
+    source: &str,
+    env: TargetEnv,
+    defines: &[(&str, Option<&str>)],
+) -> Result<Vec<u32>, String> {
     if source.contains('\0') {
         return Err("the GLSL source contains a NUL character".into());
     }
@@ -173,7 +203,7 @@ pub fn glsl(source: &str, env: TargetEnv) -> Result<Vec<u32>, String> {
         &source,
         ShaderStage::Compute,
         &options,
-        None::<&[(&str, Option<&str>)]>,
+        (!defines.is_empty()).then_some(defines),
         None,
     )
     .map_err(|e| e.to_string())?;
@@ -246,6 +276,11 @@ mod tests {
             DEFAULT_TARGET_ENV,
         )
         .unwrap_err();
+        // A definition reaches the preprocessor.
+        let guarded = "#version 450\n#ifndef OK\n#error not defined\n#endif\nvoid main() {}\n";
+        assert!(glsl(guarded, DEFAULT_TARGET_ENV).is_err());
+        assert!(glsl_with(guarded, DEFAULT_TARGET_ENV, &[("OK", None)]).is_ok());
+        assert!(glsl_with(guarded, DEFAULT_TARGET_ENV, &[("OK", Some("1"))]).is_ok());
         assert!(err.contains("undeclared"), "{err}");
         let mapped = glsl_errors(&err, 10);
         assert!(mapped.starts_with("line 11: 'undeclared'"), "{mapped}");

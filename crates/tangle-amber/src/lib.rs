@@ -24,6 +24,7 @@ pub mod compile;
 pub mod error;
 pub mod format;
 pub mod layout;
+pub mod optimize;
 mod parse;
 pub mod report;
 pub mod run;

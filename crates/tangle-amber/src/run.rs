@@ -7,7 +7,8 @@
 //! while testing nothing.
 
 use crate::backend::{Backend, BackendError, ComputeJob, JobBinding};
-use crate::compile::{compile, job_env};
+use crate::compile::{compile, compile_for, job_env};
+use crate::optimize::{optimize, OptimizeError};
 use crate::report::{RunReport, Status};
 use crate::script::{Command, Pipeline, Script};
 use crate::verify::verify;
@@ -62,9 +63,23 @@ fn execute(
             }
         }
     }
+    // Each pipeline's module: its shader with the pipeline's COMPILE_OPTIONS and passes.
+    let mut pipeline_modules = Vec::with_capacity(script.pipelines.len());
+    for p in &script.pipelines {
+        match build_pipeline(script, p, &modules) {
+            Ok(words) => pipeline_modules.push(words),
+            Err((status, why)) => {
+                report.set(
+                    status,
+                    format!("line {}: PIPELINE {}: {why}", p.at.line, p.name),
+                );
+                return report;
+            }
+        }
+    }
     let mut runner = Runner {
         script,
-        modules,
+        modules: pipeline_modules,
         buffers: script.buffers.iter().map(|b| b.bytes.clone()).collect(),
         backend,
         report,
@@ -74,6 +89,26 @@ fn execute(
     // A stop (Err) has already been recorded in the report.
     let _ = runner.commands(&script.commands);
     runner.report
+}
+
+/// The words a pipeline runs: its shader compiled with the pipeline's definitions, then through
+/// its optimizer passes.
+fn build_pipeline(
+    script: &Script,
+    p: &Pipeline,
+    modules: &[Vec<u32>],
+) -> Result<Vec<u32>, (Status, String)> {
+    let (Some(shader), Some(base)) = (script.shaders.get(p.shader), modules.get(p.shader)) else {
+        return Err((Status::Error, "no shader".into()));
+    };
+    let words = compile_for(shader, &p.build, base).map_err(|e| (Status::Error, e.to_string()))?;
+    if p.build.passes.is_empty() {
+        return Ok(words);
+    }
+    optimize(&words, &p.build.passes, job_env(shader, &words)).map_err(|e| match e {
+        OptimizeError::Unsupported(why) => (Status::Unsupported, why),
+        OptimizeError::Failed(why) => (Status::Error, why),
+    })
 }
 
 /// How many `RUN`s and `EXPECT`s the commands execute when nothing stops them, counting a
@@ -98,6 +133,7 @@ fn tally(commands: &[Command]) -> (usize, usize) {
 
 struct Runner<'s, 'b> {
     script: &'s Script,
+    /// Each pipeline's SPIR-V words.
     modules: Vec<Vec<u32>>,
     buffers: Vec<Vec<u8>>,
     backend: &'b mut dyn Backend,
@@ -122,11 +158,12 @@ impl Runner<'_, '_> {
                     let Some(p) = self.script.pipelines.get(*pipeline) else {
                         return Err(Stop);
                     };
-                    self.dispatch(p, *groups).map_err(|(status, why)| {
-                        self.report
-                            .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
-                        Stop
-                    })?;
+                    self.dispatch(*pipeline, p, *groups)
+                        .map_err(|(status, why)| {
+                            self.report
+                                .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
+                            Stop
+                        })?;
                 }
                 Command::Expect(expect) => {
                     let result = verify(self.script, &self.buffers, expect);
@@ -169,10 +206,15 @@ impl Runner<'_, '_> {
     }
 
     /// Builds the job for one `RUN`, runs it, and writes the bound ranges back.
-    fn dispatch(&mut self, p: &Pipeline, groups: [u32; 3]) -> Result<(), (Status, String)> {
+    fn dispatch(
+        &mut self,
+        index: usize,
+        p: &Pipeline,
+        groups: [u32; 3],
+    ) -> Result<(), (Status, String)> {
         let spirv = self
             .modules
-            .get(p.shader)
+            .get(index)
             .cloned()
             .ok_or((Status::Error, "no shader".to_string()))?;
         let env = self

@@ -161,8 +161,19 @@ pub struct Pipeline {
     pub bindings: Vec<Binding>,
     /// `BIND BUFFER b AS push_constant`: index into [`Script::buffers`].
     pub push_constants: Option<usize>,
+    /// How the attached shader is built for this pipeline.
+    pub build: ShaderBuild,
     /// The `PIPELINE` line.
     pub at: Location,
+}
+
+/// A pipeline's `COMPILE_OPTIONS` and `SHADER_OPTIMIZATION` for its shader.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShaderBuild {
+    /// GLSL preprocessor definitions from `COMPILE_OPTIONS` (`-DNAME[=VALUE]`).
+    pub defines: Vec<(String, Option<String>)>,
+    /// SPIRV-Tools optimizer passes (`--pass-name[=args]`), run in order with `spirv-opt`.
+    pub passes: Vec<String>,
 }
 
 /// A comparison of `EXPECT ... IDX`.
