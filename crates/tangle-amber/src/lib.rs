@@ -25,7 +25,7 @@ pub mod error;
 pub mod format;
 pub mod layout;
 pub mod optimize;
-mod parse;
+pub(crate) mod parse;
 pub mod report;
 pub mod run;
 pub mod script;

@@ -18,7 +18,7 @@ use crate::value::Number;
 
 /// Refuses a decimal literal for an integer component (amber rejects it too); `i` counts
 /// components across elements.
-pub(super) fn check_literal(
+pub(crate) fn check_literal(
     value: Number,
     element: &ElementLayout,
     i: usize,
