@@ -54,7 +54,17 @@ fn execute(
         }
     }
     let mut modules = Vec::with_capacity(script.shaders.len());
-    for shader in &script.shaders {
+    for (index, shader) in script.shaders.iter().enumerate() {
+        // A shader every pipeline of which compiles it with COMPILE_OPTIONS definitions may not
+        // compile without them (`#error` guards): it is built per pipeline only.
+        let mut users = script.pipelines.iter().filter(|p| p.shader == index);
+        let first = users.next();
+        if first.is_some_and(|p| !p.build.defines.is_empty())
+            && users.all(|p| !p.build.defines.is_empty())
+        {
+            modules.push(Vec::new());
+            continue;
+        }
         match compile(shader) {
             Ok(words) => modules.push(words),
             Err(e) => {
