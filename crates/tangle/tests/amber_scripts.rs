@@ -85,7 +85,7 @@ fn script_count() {
     {
         let n = scripts(sub).len();
         total += n;
-        println!("tests/amber/{sub}: {n} scripts");
+        println!("{}: {n} scripts", Path::new("tests/amber").join(sub).display());
     }
     println!("example and test scripts run: {total}");
     assert!(total > EXAMPLES.len());
