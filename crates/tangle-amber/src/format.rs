@@ -11,9 +11,11 @@
 //! numeric format is `UINT`, `UNORM`, `USCALED` or `SRGB` (unsigned) or `SINT`, `SNORM`, `SSCALED`
 //! (signed), and as floats when it is `SFLOAT` (`type::Type::IsSignedInt`/`IsUnsignedInt`/`IsFloat`
 //! in amber's `src/type.h`): a `DATA` value for an `R8G8B8A8_UNORM` buffer is the stored byte, not
-//! a normalised float. tangle runs the formats whose components are all whole 8/16/32/64-bit
-//! values of one numeric type in name order; packed, depth/stencil and `UFLOAT` formats are
-//! refused as unsupported buffer data (exit 77) rather than guessed.
+//! a normalised float. A packed format is one value per element, the whole packed word (amber's
+//! `Buffer` counts one input per element when `Format::IsPacked`): `A2B10G10R10_UNORM_PACK32`
+//! data are 32-bit words. tangle runs those and the formats whose components are all whole
+//! 8/16/32/64-bit values of one numeric type in name order; depth/stencil formats mixing widths
+//! or types are refused as unsupported buffer data (exit 77) rather than guessed.
 
 use crate::types::{DataType, Scalar};
 
@@ -149,8 +151,27 @@ impl Format {
     /// How a buffer holds elements of this format.
     pub fn buffer_format(&self) -> BufferFormat {
         let unsupported = |why: &str| BufferFormat::Unsupported(format!("{}: {why}", self.name));
-        if self.pack.is_some() {
-            return unsupported("packed formats as buffer data are outside tangle's subset");
+        match self.pack {
+            Some(8) => {
+                return BufferFormat::Components {
+                    scalar: Scalar::U8,
+                    count: 1,
+                }
+            }
+            Some(16) => {
+                return BufferFormat::Components {
+                    scalar: Scalar::U16,
+                    count: 1,
+                }
+            }
+            Some(32) => {
+                return BufferFormat::Components {
+                    scalar: Scalar::U32,
+                    count: 1,
+                }
+            }
+            Some(_) => return unsupported("this packed width is outside tangle's subset"),
+            None => {}
         }
         let first = self.channels[0];
         if self
@@ -174,7 +195,7 @@ impl Format {
 
 /// The buffer element type a `FORMAT`/`DATA_TYPE` name gives: `None` when `name` is not a
 /// Vulkan format name at all, `Err` (why) for a format tangle does not hold in buffers
-/// (compressed, multi-planar, packed, depth/stencil).
+/// (compressed, multi-planar, depth/stencil).
 pub fn buffer_type(name: &str) -> Option<Result<DataType, String>> {
     let Some(format) = Format::by_name(name) else {
         // Real formats outside [`FORMATS`]: block-compressed and multi-planar (YCbCr) ones.
@@ -373,13 +394,15 @@ mod tests {
         assert_eq!(comps("R16_SFLOAT"), Some((Scalar::F16, 1)));
         assert_eq!(comps("R64G64_UINT"), Some((Scalar::U64, 2)));
         assert_eq!(comps("D32_SFLOAT"), Some((Scalar::F32, 1)));
+        // Packed: one whole word per element.
+        assert_eq!(comps("A2B10G10R10_UNORM_PACK32"), Some((Scalar::U32, 1)));
+        assert_eq!(comps("R5G6B5_UNORM_PACK16"), Some((Scalar::U16, 1)));
+        assert_eq!(comps("R4G4_UNORM_PACK8"), Some((Scalar::U8, 1)));
+        assert_eq!(comps("B10G11R11_UFLOAT_PACK32"), Some((Scalar::U32, 1)));
         for refused in [
-            "A2B10G10R10_UNORM_PACK32",
-            "R5G6B5_UNORM_PACK16",
-            "A8B8G8R8_UINT_PACK32",
-            "B10G11R11_UFLOAT_PACK32",
             "D32_SFLOAT_S8_UINT",
             "D24_UNORM_S8_UINT",
+            "D16_UNORM_S8_UINT",
         ] {
             assert_eq!(comps(refused), None, "{refused}");
         }
@@ -395,10 +418,7 @@ mod tests {
             buffer_type("G8_B8R8_2PLANE_420_UNORM"),
             Some(Err(_))
         ));
-        assert!(matches!(
-            buffer_type("A2B10G10R10_UINT_PACK32"),
-            Some(Err(_))
-        ));
+        assert!(matches!(buffer_type("D24_UNORM_S8_UINT"), Some(Err(_))));
         let t = buffer_type("R32G32B32A32_SFLOAT").unwrap().unwrap();
         assert_eq!((t.scalar, t.rows, t.packed), (Scalar::F32, 4, true));
         let ds = Format::by_name("D32_SFLOAT_S8_UINT").unwrap();

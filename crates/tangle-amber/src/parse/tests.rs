@@ -436,7 +436,7 @@ fn outside_the_subset_is_unsupported_and_malformed_is_not() {
         "SHADER compute s HLSL\nEND",
         "CLEAR p",
         "DEBUG p 1 1 1",
-        "BUFFER b FORMAT A2B10G10R10_UNORM_PACK32",
+        "BUFFER b FORMAT D24_UNORM_S8_UINT",
         "BUFFER b DATA_TYPE BC1_RGB_UNORM_BLOCK SIZE 1 FILL 0",
         "BUFFER b DATA_TYPE D32_SFLOAT_S8_UINT SIZE 1 FILL 0",
         "BUFFER b DATA_TYPE uint32 SIZE 1 FILE PNG x.png",
@@ -499,9 +499,12 @@ fn vulkan_format_names_give_tightly_packed_components() {
         "BUFFER a DATA_TYPE R8G8B8A8_UNORM DATA 255 0 128 1 END\n\
          BUFFER b FORMAT R16G16_SNORM\n\
          BUFFER c DATA_TYPE B8G8R8A8_SRGB SIZE 2 FILL 7\n\
-         BUFFER d DATA_TYPE R32G32B32_SFLOAT DATA 1 2 3 END",
+         BUFFER d DATA_TYPE R32G32B32_SFLOAT DATA 1 2 3 END\n\
+         BUFFER e DATA_TYPE A2B10G10R10_UNORM_PACK32 DATA 0x12345678 7 END",
     )
     .unwrap();
+    // A packed format takes the whole word per element.
+    assert_eq!(s.buffers[4].bytes, [0x78, 0x56, 0x34, 0x12, 7, 0, 0, 0]);
     assert_eq!(s.buffers[0].bytes, [255, 0, 128, 1]);
     assert_eq!(s.buffers[1].element.stride, 4);
     assert_eq!(s.buffers[1].element.scalars, [Scalar::I16, Scalar::I16]);
