@@ -71,16 +71,6 @@ fn sections(text: &str) -> Result<Vec<Section<'_>>, AmberError> {
     Ok(out)
 }
 
-/// The text with every line outside `range` blanked, so that a [`Cursor`] over it reports the
-/// script's own line numbers.
-fn masked(text: &str, range: &std::ops::Range<usize>) -> String {
-    text.lines()
-        .enumerate()
-        .map(|(i, l)| if range.contains(&i) { l } else { "" })
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
 /// A VkScript data type name as an AmberScript [`DataType`] (`uint` → `uint32`, `vec3` →
 /// `vec3<float>`, `dmat2x3` → `mat2x3<double>`, `i8vec2` → `vec2<int8>`).
 fn data_type(name: &str) -> Option<DataType> {
@@ -156,7 +146,8 @@ struct Building {
 
 /// The VkScript translator's state.
 struct Translator<'t> {
-    text: &'t str,
+    /// The script's lines.
+    lines: Vec<&'t str>,
     options: &'t ParseOptions,
     script: Script,
     /// Index into `script.buffers` and the buffer being built, by (kind, set, binding).
@@ -175,7 +166,7 @@ struct Translator<'t> {
 /// Parses a VkScript.
 pub fn parse(text: &str, options: &ParseOptions) -> Result<Script, AmberError> {
     let mut t = Translator {
-        text,
+        lines: text.lines().collect(),
         options,
         script: Script::default(),
         buffers: HashMap::new(),
@@ -192,8 +183,8 @@ pub fn parse(text: &str, options: &ParseOptions) -> Result<Script, AmberError> {
         match section.name {
             "require" => t.require(&section)?,
             "test" => t.test(&section)?,
-            name if name.starts_with("compute shader") => {
-                let format = match name.split_whitespace().collect::<Vec<_>>()[2..] {
+            name if name.split_whitespace().take(2).eq(["compute", "shader"]) => {
+                let format = match name.split_whitespace().skip(2).collect::<Vec<_>>()[..] {
                     [] => ShaderFormat::Glsl,
                     ["spirv"] => ShaderFormat::SpirvAsm,
                     ["spirv", "hex"] => ShaderFormat::SpirvHex,
@@ -207,11 +198,7 @@ pub fn parse(text: &str, options: &ParseOptions) -> Result<Script, AmberError> {
                 if shader.is_some() {
                     return Err(AmberError::new(section.at, "a second [compute shader]"));
                 }
-                let source = text
-                    .lines()
-                    .skip(section.lines.start)
-                    .take(section.lines.len())
-                    .fold(String::new(), |s, l| s + l + "\n");
+                let source = t.section_text(&section) + "\n";
                 shader = Some(Shader {
                     name: "compute".into(),
                     format,
@@ -293,13 +280,17 @@ fn tolerance(tok: Tok<'_>) -> Result<Tolerance, AmberError> {
 }
 
 impl Translator<'_> {
-    fn cursor_text(&self, section: &Section<'_>) -> String {
-        masked(self.text, &section.lines)
+    /// The lines of a section, joined.
+    fn section_text(&self, section: &Section<'_>) -> String {
+        self.lines
+            .get(section.lines.clone())
+            .unwrap_or_default()
+            .join("\n")
     }
 
     fn require(&mut self, section: &Section<'_>) -> Result<(), AmberError> {
-        let text = self.cursor_text(section);
-        let mut c = Cursor::new(&text);
+        let text = self.section_text(section);
+        let mut c = Cursor::at_line(&text, section.lines.start);
         while c.next_statement() {
             let Some(tok) = c.next() else { continue };
             match tok.text {
@@ -331,8 +322,8 @@ impl Translator<'_> {
     }
 
     fn test(&mut self, section: &Section<'_>) -> Result<(), AmberError> {
-        let text = self.cursor_text(section);
-        let mut c = Cursor::new(&text);
+        let text = self.section_text(section);
+        let mut c = Cursor::at_line(&text, section.lines.start);
         while c.next_statement() {
             let Some(tok) = c.next() else { continue };
             match tok.text {
@@ -843,7 +834,66 @@ mod tests {
             let e = vk(text).expect_err(text);
             assert!(!e.is_unsupported(), "{text:?}: {e}");
         }
+        // Positions are the script's, not the section's.
+        let e = vk("# c\n[compute shader]\nx\n\n[test]\nssbo 0 4\nssbo 0 subdata uint 0 1.5\n")
+            .unwrap_err();
+        assert_eq!((e.at.line, e.at.col), (7, 23), "{e}");
         let e = vk("[test]\nssbo 0 99999999999999\n").unwrap_err();
         assert!(e.message.contains("memory limit"), "{e}");
+    }
+
+    #[test]
+    fn random_token_soup_never_panics() {
+        use rand::{Rng, SeedableRng};
+        let words = [
+            "[require]",
+            "[test]",
+            "[compute shader]",
+            "[compute shader spirv hex]",
+            "ssbo",
+            "subdata",
+            "uniform",
+            "ubo",
+            "probe",
+            "compute",
+            "entrypoint",
+            "tolerance",
+            "uint",
+            "vec3",
+            "mat2x3",
+            "dmat4",
+            "0",
+            "1:2",
+            "4",
+            "-1",
+            "1.5",
+            "0x10",
+            "99999999999",
+            "%",
+            "1%",
+            "==",
+            "~=",
+            "<",
+            "\\",
+            "#",
+            "\n",
+            "\n",
+            "\n",
+        ];
+        let mut rng = rand::rngs::StdRng::seed_from_u64(16);
+        for _ in 0..2000 {
+            let mut text = String::from("[test]\n");
+            for _ in 0..rng.random_range(0..40) {
+                text.push_str(words[rng.random_range(0..words.len())]);
+                text.push(' ');
+            }
+            // Any outcome but a panic; errors carry a position inside the text.
+            if let Err(e) = vk(&text) {
+                assert!(
+                    e.at.line as usize <= text.lines().count().max(1),
+                    "{text:?}: {e}"
+                );
+            }
+        }
     }
 }

@@ -53,6 +53,9 @@ fn tokenize(line: &str, number: u32) -> Vec<Tok<'_>> {
 /// A cursor over the statements of a script.
 pub(crate) struct Cursor<'a> {
     lines: Vec<&'a str>,
+    /// How many lines come before `text` in the script (for a part of a script, VkScript's
+    /// sections), so that locations are the script's.
+    first_line: usize,
     /// Index of the next line to load.
     next_line: usize,
     toks: Vec<Tok<'a>>,
@@ -63,7 +66,13 @@ pub(crate) struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     pub fn new(text: &'a str) -> Self {
+        Self::at_line(text, 0)
+    }
+
+    /// A cursor over `text`, which starts after `first_line` lines of the script.
+    pub fn at_line(text: &'a str, first_line: usize) -> Self {
         Cursor {
+            first_line,
             lines: text.lines().collect(),
             next_line: 0,
             toks: Vec::new(),
@@ -72,14 +81,14 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn line_number(index: usize) -> u32 {
-        u32::try_from(index + 1).unwrap_or(u32::MAX)
+    fn line_number(&self, index: usize) -> u32 {
+        u32::try_from(index.saturating_add(self.first_line).saturating_add(1)).unwrap_or(u32::MAX)
     }
 
     /// Moves to the next line that has tokens; `false` at the end of the script.
     pub fn next_statement(&mut self) -> bool {
         while let Some(line) = self.lines.get(self.next_line) {
-            let number = Self::line_number(self.next_line);
+            let number = self.line_number(self.next_line);
             self.next_line += 1;
             let mut toks = tokenize(line, number);
             let mut line = *line;
@@ -90,7 +99,7 @@ impl<'a> Cursor<'a> {
                 let Some(next) = self.lines.get(self.next_line) else {
                     break;
                 };
-                number = Self::line_number(self.next_line);
+                number = self.line_number(self.next_line);
                 self.next_line += 1;
                 line = next;
                 toks.extend(tokenize(next, number));
@@ -186,7 +195,7 @@ impl<'a> Cursor<'a> {
         opened_at: Location,
         what: &str,
     ) -> Result<(String, u32), AmberError> {
-        let first = Self::line_number(self.next_line);
+        let first = self.line_number(self.next_line);
         let mut text = String::new();
         while let Some(line) = self.lines.get(self.next_line) {
             self.next_line += 1;
