@@ -580,3 +580,54 @@ fn files_are_read_relative_to_the_script_and_bounded() {
     assert!(e.message.contains("no VIRTUAL_FILE"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn shader_optimization_and_compile_options_belong_to_the_pipeline() {
+    let head =
+        "SHADER compute s GLSL\n#version 450\nEND\nSHADER compute t GLSL\n#version 450\nEND\n";
+    let s = parse(&format!(
+        "{head}PIPELINE compute p\nATTACH s\nSHADER_OPTIMIZATION s\n  --inline-entry-points-exhaustive\n  eliminate-dead-code-aggressive --scalar-replacement=100\nEND\n\
+         COMPILE_OPTIONS s\n  -DA -DB=2 -D C=x=y\nEND\nEND\n\
+         DERIVE_PIPELINE q FROM p\nEND\nDERIVE_PIPELINE r FROM p\nATTACH t\nEND\n"
+    ))
+    .unwrap();
+    let p = &s.pipelines[0];
+    assert_eq!(
+        p.build.passes,
+        [
+            "--inline-entry-points-exhaustive",
+            "--eliminate-dead-code-aggressive",
+            "--scalar-replacement=100"
+        ]
+    );
+    assert_eq!(
+        p.build.defines,
+        [
+            ("A".to_string(), None),
+            ("B".to_string(), Some("2".to_string())),
+            ("C".to_string(), Some("x=y".to_string()))
+        ]
+    );
+    // A derived pipeline keeps them; attaching another shader drops them.
+    assert_eq!(s.pipelines[1].build, p.build);
+    assert_eq!(s.pipelines[2].build, crate::script::ShaderBuild::default());
+    let (at, message) = error_at(&format!(
+        "{head}PIPELINE compute p\nATTACH s\nSHADER_OPTIMIZATION t\nEND\nEND\n"
+    ));
+    assert!(message.contains("not attached"), "{message}");
+    assert_eq!(at.line, 9);
+    let e = parse(&format!(
+        "{head}PIPELINE compute p\nATTACH s\nCOMPILE_OPTIONS s\n-DX --target-env=vulkan1.1\nEND\nEND\n"
+    ))
+    .unwrap_err();
+    assert!(
+        e.is_unsupported() && e.message.contains("--target-env=vulkan1.1"),
+        "{e}"
+    );
+    let e = parse("SHADER compute s SPIRV-ASM\nEND\nPIPELINE compute p\nATTACH s\nCOMPILE_OPTIONS s\n-DX\nEND\nEND\n").unwrap_err();
+    assert!(e.is_unsupported(), "{e}");
+    let (_, message) = error_at(&format!(
+        "{head}PIPELINE compute p\nATTACH s\nSHADER_OPTIMIZATION s\n--x\n"
+    ));
+    assert!(message.contains("has no END"), "{message}");
+}
