@@ -22,6 +22,46 @@ fn program() -> String {
     std::env::var("TANGLE_SPIRV_OPT").unwrap_or_else(|_| "spirv-opt".to_string())
 }
 
+/// `spirv-opt` options that are not passes: amber hands the names to SPIRV-Tools'
+/// `RegisterPassesFromFlags`, which knows only passes, so a script naming one of these is refused
+/// rather than letting it steer the `spirv-opt` process (read a config file, change the output).
+const NOT_PASSES: &[&str] = &[
+    "--config-file",
+    "--print-all",
+    "--time-report",
+    "--target-env",
+    "--skip-validation",
+    "--relax-block-layout",
+    "--relax-logical-pointer",
+    "--relax-struct-store",
+    "--scalar-block-layout",
+    "--skip-block-layout",
+    "--workgroup-scalar-block-layout",
+    "--uniform-buffer-standard-layout",
+    "--before-hlsl-legalization",
+    "--allow-localsizeid",
+    "--preserve-bindings",
+    "--preserve-interface",
+    "--preserve-spec-constants",
+    "--max-id-bound",
+    "--help",
+    "--version",
+];
+
+/// Whether `pass` has the form of an optimizer pass flag, `--name[=args]` (lowercase letters,
+/// digits, `-` and `_` in the name; no whitespace), and is not one of [`NOT_PASSES`].
+fn is_pass_flag(pass: &str) -> bool {
+    let (name, args) = pass.split_once('=').unwrap_or((pass, ""));
+    let well_formed = name.len() > 2
+        && name.starts_with("--")
+        && name[2..]
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && !name[2..].starts_with('-')
+        && !args.contains(char::is_whitespace);
+    well_formed && !NOT_PASSES.contains(&name)
+}
+
 /// Runs `passes` (`--name[=args]`, in order) over `words` for `env`.
 pub fn optimize(
     words: &[u32],
@@ -29,6 +69,17 @@ pub fn optimize(
     env: TargetEnv,
 ) -> Result<Vec<u32>, OptimizeError> {
     let named = passes.join(" ");
+    let not_passes: Vec<&str> = passes
+        .iter()
+        .map(String::as_str)
+        .filter(|p| !is_pass_flag(p))
+        .collect();
+    if !not_passes.is_empty() {
+        return Err(OptimizeError::Unsupported(format!(
+            "SHADER_OPTIMIZATION: {} is not an optimizer pass",
+            not_passes.join(" ")
+        )));
+    }
     let mut child = Command::new(program())
         .arg(format!("--target-env={env}"))
         // tangle validates the result itself, with the options the job runs under.
@@ -109,6 +160,41 @@ mod tests {
             crate::compile::DEFAULT_TARGET_ENV,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn only_pass_flags_reach_spirv_opt() {
+        for good in [
+            "--eliminate-dead-branches",
+            "--scalar-replacement=100",
+            "--loop-unroll",
+        ] {
+            assert!(is_pass_flag(good), "{good}");
+        }
+        for bad in [
+            "--config-file=/etc/passwd",
+            "--print-all",
+            "--target-env=vulkan1.3",
+            "-o",
+            "--",
+            "---x",
+            "--Upper",
+            "--x=a b",
+            "--help",
+        ] {
+            assert!(!is_pass_flag(bad), "{bad}");
+        }
+        let words = module();
+        let env = crate::compile::DEFAULT_TARGET_ENV;
+        match optimize(&words, &["--config-file=x".into()], env) {
+            Err(OptimizeError::Unsupported(why)) => {
+                assert!(
+                    why.contains("--config-file=x is not an optimizer pass"),
+                    "{why}"
+                )
+            }
+            r => panic!("{r:?}"),
+        }
     }
 
     #[test]
