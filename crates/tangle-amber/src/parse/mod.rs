@@ -154,7 +154,7 @@ fn number(tok: Tok<'_>) -> Result<Number, AmberError> {
 
 /// Statements amber has but tangle's compute subset does not run (exit 77): the `CLEAR`s
 /// act on a graphics pipeline's attachments; `DEBUG` steps a shader in a debugger, which tangle
-/// does not emulate.
+/// does not emulate; acceleration structures are for ray tracing.
 const UNSUPPORTED: &[&str] = &[
     "IMAGE",
     "SAMPLER",
@@ -163,6 +163,7 @@ const UNSUPPORTED: &[&str] = &[
     "CLEAR_DEPTH",
     "CLEAR_STENCIL",
     "DEBUG",
+    "ACCELERATION_STRUCTURE",
 ];
 
 impl Parser<'_> {

@@ -131,6 +131,23 @@ impl Parser<'_> {
                     let options = self.option_block(pipeline, tok)?;
                     pipeline.build.defines = self.compile_options(pipeline, options)?;
                 }
+                // Graphics pipeline state, and OpenCL kernel arguments (`SET KERNEL ...`): valid
+                // upstream, outside the compute subset.
+                t @ ("FRAMEBUFFER_SIZE"
+                | "VIEWPORT"
+                | "VERTEX_DATA"
+                | "INDEX_DATA"
+                | "POLYGON_MODE"
+                | "DEPTH"
+                | "STENCIL"
+                | "BLEND"
+                | "PATCH_CONTROL_POINTS"
+                | "SET") => {
+                    return Err(AmberError::unsupported(
+                        tok.at,
+                        format!("pipeline command {t} is outside tangle's compute subset"),
+                    ))
+                }
                 t => {
                     return Err(AmberError::new(
                         tok.at,
