@@ -129,7 +129,7 @@ fn tally(commands: &[Command]) -> (usize, usize) {
         .fold((0usize, 0usize), |(runs, expects), command| match command {
             Command::Run { .. } => (runs.saturating_add(1), expects),
             Command::Expect(_) => (runs, expects.saturating_add(1)),
-            Command::Copy { .. } => (runs, expects),
+            Command::Copy { .. } | Command::Write { .. } => (runs, expects),
             Command::Repeat { count, body, .. } => {
                 let (r, e) = tally(body);
                 let n = *count as usize;
@@ -189,6 +189,23 @@ impl Runner<'_, '_> {
                     let bytes = self.buffers.get(*from).cloned().unwrap_or_default();
                     if let Some(dst) = self.buffers.get_mut(*to) {
                         *dst = bytes;
+                    }
+                }
+                Command::Write {
+                    buffer,
+                    offset,
+                    bytes,
+                    ..
+                } => {
+                    // The parser counted the largest size against the buffer limit.
+                    let end = offset.saturating_add(bytes.len());
+                    if let Some(dst) = self.buffers.get_mut(*buffer) {
+                        if dst.len() < end {
+                            dst.resize(end, 0);
+                        }
+                        if let Some(slot) = dst.get_mut(*offset..end) {
+                            slot.copy_from_slice(bytes);
+                        }
                     }
                 }
                 Command::Repeat { count, body, .. } => {

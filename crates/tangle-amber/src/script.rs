@@ -267,6 +267,18 @@ pub enum Command {
         /// The `COPY` line.
         at: Location,
     },
+    /// A VkScript data command after a `compute` (`ssbo B subdata`, `uniform ...`): `bytes` go
+    /// to byte `offset` of the buffer, which grows to hold them (amber's `SetDataWithOffset`).
+    Write {
+        /// Index into [`Script::buffers`].
+        buffer: usize,
+        /// Byte offset.
+        offset: usize,
+        /// The bytes written.
+        bytes: Vec<u8>,
+        /// The command's line.
+        at: Location,
+    },
     /// `REPEAT n ... END`.
     Repeat {
         /// How many times the body runs.

@@ -15,8 +15,9 @@
 //! (amber's `Buffer::SetDataWithOffset`: whole elements at a byte offset, std430 for storage and
 //! push constants, std140 for uniform buffers; the buffer grows to fit). A probe reads the buffer
 //! as the probe's type: it becomes a `COPY` into a view buffer of that type and an `EXPECT` on
-//! the view. Data commands after a `compute` would change buffers mid-run, which the script model
-//! does not express, so they are refused (exit 77) rather than misapplied.
+//! the view. Data commands after the first `compute` change the buffer at that point of the run:
+//! they become `Write` commands (the zeroed whole elements, then each component), so that a
+//! partly written element keeps its other components, as in amber.
 
 use crate::error::{AmberError, Location};
 use crate::layout::{ElementLayout, Layout};
@@ -140,6 +141,8 @@ struct Building {
     set: u32,
     binding: u32,
     bytes: Vec<u8>,
+    /// The largest size the buffer reaches during the run (counted against the limit).
+    max_len: usize,
     /// The type of the first data command (amber requires one type per buffer).
     data_type: Option<DataType>,
 }
@@ -232,6 +235,12 @@ pub fn parse(text: &str, options: &ParseOptions) -> Result<Script, AmberError> {
         }
     }
     t.finish(shader)
+}
+
+/// The bytes of the `k`-th component (counted across elements) relative to the first element.
+fn component_range(element: &ElementLayout, k: usize) -> Option<std::ops::Range<usize>> {
+    let start = element.byte_offset(k)?;
+    Some(start..start + element.scalar(k)?.size())
 }
 
 /// `B` or `set:binding`.
@@ -437,13 +446,15 @@ impl Translator<'_> {
             set,
             binding: b,
             bytes: Vec::new(),
+            max_len: 0,
             data_type: None,
         });
         self.buffers.insert((kind, set, b), i);
         i
     }
 
-    /// Grows a buffer to `size` bytes, counted against the script's buffer limit.
+    /// Grows a buffer to `size` bytes, counted against the script's buffer limit: its initial
+    /// contents before the first `compute`, a `Write` that grows it during the run after.
     fn grow(
         &mut self,
         kind: Kind,
@@ -452,18 +463,13 @@ impl Translator<'_> {
         size: usize,
         at: Location,
     ) -> Result<(), AmberError> {
-        if self.dispatched {
-            return Err(AmberError::unsupported(
-                at,
-                "a buffer update after `compute` is outside tangle's VkScript subset",
-            ));
-        }
         let i = self.buffer(kind, set, b);
+        let dispatched = self.dispatched;
         let Some(buf) = self.building.get_mut(i) else {
             return Ok(());
         };
-        if size > buf.bytes.len() {
-            let more = (size - buf.bytes.len()) as u64;
+        if size > buf.max_len {
+            let more = (size - buf.max_len) as u64;
             self.bytes = self
                 .bytes
                 .checked_add(more)
@@ -477,7 +483,17 @@ impl Translator<'_> {
                         ),
                     )
                 })?;
+            buf.max_len = size;
+        }
+        if !dispatched && size > buf.bytes.len() {
             buf.bytes.resize(size, 0);
+        } else if dispatched {
+            self.script.commands.push(Command::Write {
+                buffer: i,
+                offset: size,
+                bytes: Vec::new(),
+                at,
+            });
         }
         Ok(())
     }
@@ -540,15 +556,39 @@ impl Translator<'_> {
         }
         buf.data_type = Some(ty);
         let whole = values.len() / element.components().max(1) * element.stride;
-        let region = buf
-            .bytes
-            .get_mut(offset..end)
-            .ok_or_else(|| AmberError::new(cmd.at, "the data does not fit the buffer"))?;
-        region[..whole].fill(0);
+        let mut region = vec![0u8; end - offset];
         for (k, v) in values.iter().enumerate() {
             element
-                .write(region, k, *v)
+                .write(&mut region, k, *v)
                 .map_err(|e| AmberError::new(cmd.at, e))?;
+        }
+        if !self.dispatched {
+            if let Some(dst) = buf.bytes.get_mut(offset..end) {
+                dst[..whole].copy_from_slice(&region[..whole]);
+                for k in whole / element.stride.max(1) * element.components()..values.len() {
+                    if let Some(range) = component_range(&element, k) {
+                        dst[range.clone()].copy_from_slice(&region[range]);
+                    }
+                }
+            }
+            return Ok(());
+        }
+        // During the run: the whole elements at once, then the components of a partial one.
+        self.script.commands.push(Command::Write {
+            buffer: i,
+            offset,
+            bytes: region[..whole].to_vec(),
+            at: cmd.at,
+        });
+        for k in whole / element.stride.max(1) * element.components()..values.len() {
+            if let Some(range) = component_range(&element, k) {
+                self.script.commands.push(Command::Write {
+                    buffer: i,
+                    offset: offset + range.start,
+                    bytes: region[range].to_vec(),
+                    at: cmd.at,
+                });
+            }
         }
         Ok(())
     }
@@ -640,7 +680,7 @@ impl Translator<'_> {
         let views: u64 = self
             .views
             .keys()
-            .map(|(src, _)| self.building.get(*src).map_or(0, |b| b.bytes.len() as u64))
+            .map(|(src, _)| self.building.get(*src).map_or(0, |b| b.max_len as u64))
             .sum();
         if self.bytes.saturating_add(views) > self.options.buffer_limit {
             return Err(AmberError::new(
@@ -816,7 +856,6 @@ mod tests {
             "[test]\ndraw rect -1 -1 2 2\n",
             "[test]\nclear\n",
             "[test]\nprobe all rgba 1 1 1 1\n",
-            "[compute shader]\nx\n[test]\ncompute 1 1 1\nssbo 0 subdata uint 0 1\n",
             "[test]\ntolerance 1 2\n",
         ] {
             let e = vk(text).expect_err(text);
@@ -895,5 +934,30 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn data_after_a_compute_becomes_writes_at_that_point() {
+        let s = vk("[compute shader]\nx\n[test]\nssbo 0 subdata uvec2 0 1 2\ncompute 1 1 1\nssbo 0 subdata uvec2 8 3 4 5\n").unwrap();
+        // Initial contents: the element before the compute.
+        assert_eq!(s.buffers[0].bytes, [1, 0, 0, 0, 2, 0, 0, 0]);
+        let writes: Vec<(usize, Vec<u8>)> = s
+            .commands
+            .iter()
+            .filter_map(|c| match c {
+                Command::Write { offset, bytes, .. } => Some((*offset, bytes.clone())),
+                _ => None,
+            })
+            .collect();
+        // Growth to 24 bytes, the whole element at 8, then the lone component at 16.
+        assert_eq!(
+            writes,
+            [
+                (24, vec![]),
+                (8, vec![3, 0, 0, 0, 4, 0, 0, 0]),
+                (16, vec![5, 0, 0, 0])
+            ]
+        );
+        assert!(matches!(s.commands[0], Command::Run { .. }));
     }
 }

@@ -164,7 +164,6 @@ fn unsupported_scripts_exit_77_and_name_the_requirement() {
         ("unknown_optimization_pass.amber", "--no-such-pass"),
         ("compile_option.amber", "'-O'"),
         ("vkscript_graphics.vkscript", "[vertex shader passthrough]"),
-        ("vkscript_update_after_compute.vkscript", "after `compute`"),
     ];
     for (script, stdout, _) in expect_exit("unsupported", 77) {
         let name = script
