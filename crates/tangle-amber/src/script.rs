@@ -21,7 +21,7 @@ pub struct Script {
     pub buffers: Vec<Buffer>,
     /// `PIPELINE compute` (and `DERIVE_PIPELINE`) blocks.
     pub pipelines: Vec<Pipeline>,
-    /// `RUN`, `EXPECT`, `COPY`, `REPEAT`, in order.
+    /// `RUN`, `EXPECT`, `COPY`, `REPEAT` (and a VkScript's mid-run `Write`s), in order.
     pub commands: Vec<Command>,
 }
 
