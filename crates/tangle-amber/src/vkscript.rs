@@ -848,7 +848,7 @@ mod tests {
     }
 
     #[test]
-    fn graphics_and_mid_run_updates_are_unsupported_and_typos_malformed() {
+    fn graphics_is_unsupported_and_typos_are_malformed() {
         for text in [
             "[vertex shader passthrough]\n",
             "[fragment shader]\nvoid main(){}\n",
