@@ -33,9 +33,12 @@ pub fn target_env(shader: &Shader) -> TargetEnv {
 /// The environment a compiled shader runs in: its `TARGET_ENV`; else, for a binary (SPIRV-HEX),
 /// the SPIR-V version in its header, since no compiler chose one; else amber's default spv1.0.
 pub fn job_env(shader: &Shader, words: &[u32]) -> TargetEnv {
-    let header = words
-        .get(1)
-        .filter(|_| shader.format == ShaderFormat::SpirvHex && shader.target_env.is_none());
+    let header = words.get(1).filter(|_| {
+        matches!(
+            shader.format,
+            ShaderFormat::SpirvHex | ShaderFormat::SpirvBin
+        ) && shader.target_env.is_none()
+    });
     match header.map(|w| ((w >> 16) & 0xff, (w >> 8) & 0xff)) {
         Some((1, minor @ 0..=6)) => {
             TargetEnv::parse(&format!("spv1.{minor}")).unwrap_or(DEFAULT_TARGET_ENV)
@@ -51,7 +54,7 @@ pub fn compile(shader: &Shader) -> Result<Vec<u32>, CompileError> {
         message,
     };
     match shader.format {
-        ShaderFormat::SpirvHex => hex_words(&shader.source).map_err(fail),
+        ShaderFormat::SpirvHex | ShaderFormat::SpirvBin => hex_words(&shader.source).map_err(fail),
         ShaderFormat::SpirvAsm => {
             let options = AssembleOptions {
                 target_env: target_env(shader),
@@ -68,6 +71,27 @@ pub fn compile(shader: &Shader) -> Result<Vec<u32>, CompileError> {
         ShaderFormat::Glsl => glsl(&shader.source, target_env(shader))
             .map_err(|log| fail(glsl_errors(&log, shader.first_line))),
     }
+}
+
+/// Compiles `shader` as a pipeline builds it: GLSL with the pipeline's `COMPILE_OPTIONS`
+/// definitions; `base` is the shader compiled without options, reused when there are none.
+pub fn compile_for(
+    shader: &Shader,
+    build: &crate::script::ShaderBuild,
+    base: &[u32],
+) -> Result<Vec<u32>, CompileError> {
+    if build.defines.is_empty() || shader.format != ShaderFormat::Glsl {
+        return Ok(base.to_vec());
+    }
+    let defines: Vec<(&str, Option<&str>)> = build
+        .defines
+        .iter()
+        .map(|(n, v)| (n.as_str(), v.as_deref()))
+        .collect();
+    glsl_with(&shader.source, target_env(shader), &defines).map_err(|log| CompileError {
+        shader: shader.name.clone(),
+        message: glsl_errors(&log, shader.first_line),
+    })
 }
 
 /// Keeps the `ERROR: 0:N: message` lines of a glslang log, with `N` mapped to the script line.
@@ -157,6 +181,15 @@ fn glslang_target(env: TargetEnv) -> Target {
 
 /// Compiles a GLSL compute shader with glslang.
 pub fn glsl(source: &str, env: TargetEnv) -> Result<Vec<u32>, String> {
+    glsl_with(source, env, &[])
+}
+
+/// Compiles a GLSL compute shader with glslang, with preprocessor `defines` (`-DNAME[=VALUE]`).
+pub fn glsl_with(
+    source: &str,
+    env: TargetEnv,
+    defines: &[(&str, Option<&str>)],
+) -> Result<Vec<u32>, String> {
     if source.contains('\0') {
         return Err("the GLSL source contains a NUL character".into());
     }
@@ -170,7 +203,7 @@ pub fn glsl(source: &str, env: TargetEnv) -> Result<Vec<u32>, String> {
         &source,
         ShaderStage::Compute,
         &options,
-        None::<&[(&str, Option<&str>)]>,
+        (!defines.is_empty()).then_some(defines),
         None,
     )
     .map_err(|e| e.to_string())?;
@@ -243,6 +276,11 @@ mod tests {
             DEFAULT_TARGET_ENV,
         )
         .unwrap_err();
+        // A definition reaches the preprocessor.
+        let guarded = "#version 450\n#ifndef OK\n#error not defined\n#endif\nvoid main() {}\n";
+        assert!(glsl(guarded, DEFAULT_TARGET_ENV).is_err());
+        assert!(glsl_with(guarded, DEFAULT_TARGET_ENV, &[("OK", None)]).is_ok());
+        assert!(glsl_with(guarded, DEFAULT_TARGET_ENV, &[("OK", Some("1"))]).is_ok());
         assert!(err.contains("undeclared"), "{err}");
         let mapped = glsl_errors(&err, 10);
         assert!(mapped.starts_with("line 11: 'undeclared'"), "{mapped}");

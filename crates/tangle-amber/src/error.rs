@@ -20,6 +20,18 @@ impl std::fmt::Display for Location {
     }
 }
 
+/// Whether a script is wrong, or right but outside what tangle runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+pub enum ErrorKind {
+    /// A syntax error, an unknown name, a value that does not fit its type (exit 2).
+    #[default]
+    Malformed,
+    /// Valid AmberScript or VkScript that needs something outside tangle's compute subset: a
+    /// graphics pipeline, an image probe, OpenCL C, a format or an option tangle cannot honour
+    /// (exit 77, like a missing device feature).
+    Unsupported,
+}
+
 /// A script that cannot be used: a syntax error, an unknown name, an unsupported command, or a
 /// value that does not fit its type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -29,14 +41,30 @@ pub struct AmberError {
     pub at: Location,
     /// What the problem is, in words.
     pub message: String,
+    /// Malformed, or outside tangle's subset.
+    pub kind: ErrorKind,
 }
 
 impl AmberError {
-    /// An error at `at`.
+    /// A malformed script at `at`.
     pub fn new(at: Location, message: impl Into<String>) -> Self {
         AmberError {
             at,
             message: message.into(),
+            kind: ErrorKind::Malformed,
         }
+    }
+
+    /// A valid script that needs `message`'s feature, which tangle does not run.
+    pub fn unsupported(at: Location, message: impl Into<String>) -> Self {
+        AmberError {
+            kind: ErrorKind::Unsupported,
+            ..AmberError::new(at, message)
+        }
+    }
+
+    /// Whether the script is outside tangle's subset rather than malformed.
+    pub fn is_unsupported(&self) -> bool {
+        self.kind == ErrorKind::Unsupported
     }
 }

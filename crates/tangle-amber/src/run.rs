@@ -7,7 +7,8 @@
 //! while testing nothing.
 
 use crate::backend::{Backend, BackendError, ComputeJob, JobBinding};
-use crate::compile::{compile, job_env};
+use crate::compile::{compile, compile_for, job_env};
+use crate::optimize::{optimize, OptimizeError};
 use crate::report::{RunReport, Status};
 use crate::script::{Command, Pipeline, Script};
 use crate::verify::verify;
@@ -53,7 +54,17 @@ fn execute(
         }
     }
     let mut modules = Vec::with_capacity(script.shaders.len());
-    for shader in &script.shaders {
+    for (index, shader) in script.shaders.iter().enumerate() {
+        // A shader every pipeline of which compiles it with COMPILE_OPTIONS definitions may not
+        // compile without them (`#error` guards): it is built per pipeline only.
+        let mut users = script.pipelines.iter().filter(|p| p.shader == index);
+        let first = users.next();
+        if first.is_some_and(|p| !p.build.defines.is_empty())
+            && users.all(|p| !p.build.defines.is_empty())
+        {
+            modules.push(Vec::new());
+            continue;
+        }
         match compile(shader) {
             Ok(words) => modules.push(words),
             Err(e) => {
@@ -62,9 +73,23 @@ fn execute(
             }
         }
     }
+    // Each pipeline's module: its shader with the pipeline's COMPILE_OPTIONS and passes.
+    let mut pipeline_modules = Vec::with_capacity(script.pipelines.len());
+    for p in &script.pipelines {
+        match build_pipeline(script, p, &modules) {
+            Ok(words) => pipeline_modules.push(words),
+            Err((status, why)) => {
+                report.set(
+                    status,
+                    format!("line {}: PIPELINE {}: {why}", p.at.line, p.name),
+                );
+                return report;
+            }
+        }
+    }
     let mut runner = Runner {
         script,
-        modules,
+        modules: pipeline_modules,
         buffers: script.buffers.iter().map(|b| b.bytes.clone()).collect(),
         backend,
         report,
@@ -76,6 +101,26 @@ fn execute(
     runner.report
 }
 
+/// The words a pipeline runs: its shader compiled with the pipeline's definitions, then through
+/// its optimizer passes.
+fn build_pipeline(
+    script: &Script,
+    p: &Pipeline,
+    modules: &[Vec<u32>],
+) -> Result<Vec<u32>, (Status, String)> {
+    let (Some(shader), Some(base)) = (script.shaders.get(p.shader), modules.get(p.shader)) else {
+        return Err((Status::Error, "no shader".into()));
+    };
+    let words = compile_for(shader, &p.build, base).map_err(|e| (Status::Error, e.to_string()))?;
+    if p.build.passes.is_empty() {
+        return Ok(words);
+    }
+    optimize(&words, &p.build.passes, job_env(shader, &words)).map_err(|e| match e {
+        OptimizeError::Unsupported(why) => (Status::Unsupported, why),
+        OptimizeError::Failed(why) => (Status::Error, why),
+    })
+}
+
 /// How many `RUN`s and `EXPECT`s the commands execute when nothing stops them, counting a
 /// `REPEAT` body once per iteration (saturating: a count only needs to be compared).
 fn tally(commands: &[Command]) -> (usize, usize) {
@@ -84,7 +129,7 @@ fn tally(commands: &[Command]) -> (usize, usize) {
         .fold((0usize, 0usize), |(runs, expects), command| match command {
             Command::Run { .. } => (runs.saturating_add(1), expects),
             Command::Expect(_) => (runs, expects.saturating_add(1)),
-            Command::Copy { .. } => (runs, expects),
+            Command::Copy { .. } | Command::Write { .. } => (runs, expects),
             Command::Repeat { count, body, .. } => {
                 let (r, e) = tally(body);
                 let n = *count as usize;
@@ -98,6 +143,7 @@ fn tally(commands: &[Command]) -> (usize, usize) {
 
 struct Runner<'s, 'b> {
     script: &'s Script,
+    /// Each pipeline's SPIR-V words.
     modules: Vec<Vec<u32>>,
     buffers: Vec<Vec<u8>>,
     backend: &'b mut dyn Backend,
@@ -122,11 +168,12 @@ impl Runner<'_, '_> {
                     let Some(p) = self.script.pipelines.get(*pipeline) else {
                         return Err(Stop);
                     };
-                    self.dispatch(p, *groups).map_err(|(status, why)| {
-                        self.report
-                            .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
-                        Stop
-                    })?;
+                    self.dispatch(*pipeline, p, *groups)
+                        .map_err(|(status, why)| {
+                            self.report
+                                .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
+                            Stop
+                        })?;
                 }
                 Command::Expect(expect) => {
                     let result = verify(self.script, &self.buffers, expect);
@@ -142,6 +189,23 @@ impl Runner<'_, '_> {
                     let bytes = self.buffers.get(*from).cloned().unwrap_or_default();
                     if let Some(dst) = self.buffers.get_mut(*to) {
                         *dst = bytes;
+                    }
+                }
+                Command::Write {
+                    buffer,
+                    offset,
+                    bytes,
+                    ..
+                } => {
+                    // The parser counted the largest size against the buffer limit.
+                    let end = offset.saturating_add(bytes.len());
+                    if let Some(dst) = self.buffers.get_mut(*buffer) {
+                        if dst.len() < end {
+                            dst.resize(end, 0);
+                        }
+                        if let Some(slot) = dst.get_mut(*offset..end) {
+                            slot.copy_from_slice(bytes);
+                        }
                     }
                 }
                 Command::Repeat { count, body, .. } => {
@@ -169,10 +233,15 @@ impl Runner<'_, '_> {
     }
 
     /// Builds the job for one `RUN`, runs it, and writes the bound ranges back.
-    fn dispatch(&mut self, p: &Pipeline, groups: [u32; 3]) -> Result<(), (Status, String)> {
+    fn dispatch(
+        &mut self,
+        index: usize,
+        p: &Pipeline,
+        groups: [u32; 3],
+    ) -> Result<(), (Status, String)> {
         let spirv = self
             .modules
-            .get(p.shader)
+            .get(index)
             .cloned()
             .ok_or((Status::Error, "no shader".to_string()))?;
         let env = self

@@ -21,7 +21,7 @@ pub struct Script {
     pub buffers: Vec<Buffer>,
     /// `PIPELINE compute` (and `DERIVE_PIPELINE`) blocks.
     pub pipelines: Vec<Pipeline>,
-    /// `RUN`, `EXPECT`, `COPY`, `REPEAT`, in order.
+    /// `RUN`, `EXPECT`, `COPY`, `REPEAT` (and a VkScript's mid-run `Write`s), in order.
     pub commands: Vec<Command>,
 }
 
@@ -58,6 +58,8 @@ pub enum ShaderFormat {
     SpirvAsm,
     /// Whitespace-separated hex bytes, packed little-endian into words.
     SpirvHex,
+    /// A SPIR-V binary read from a `FILE`; its bytes are kept spelled as SPIRV-HEX text.
+    SpirvBin,
 }
 
 /// A `SHADER compute|multi` block.
@@ -159,8 +161,19 @@ pub struct Pipeline {
     pub bindings: Vec<Binding>,
     /// `BIND BUFFER b AS push_constant`: index into [`Script::buffers`].
     pub push_constants: Option<usize>,
+    /// How the attached shader is built for this pipeline.
+    pub build: ShaderBuild,
     /// The `PIPELINE` line.
     pub at: Location,
+}
+
+/// A pipeline's `COMPILE_OPTIONS` and `SHADER_OPTIMIZATION` for its shader.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShaderBuild {
+    /// GLSL preprocessor definitions from `COMPILE_OPTIONS` (`-DNAME[=VALUE]`).
+    pub defines: Vec<(String, Option<String>)>,
+    /// SPIRV-Tools optimizer passes (`--pass-name[=args]`), run in order with `spirv-opt`.
+    pub passes: Vec<String>,
 }
 
 /// A comparison of `EXPECT ... IDX`.
@@ -215,6 +228,9 @@ pub enum Check {
     EqBuffer(usize),
     /// `RMSE_BUFFER other TOLERANCE t`.
     RmseBuffer(usize, f64),
+    /// `EQ_HISTOGRAM_EMD_BUFFER other TOLERANCE t`: the earth mover's distance between the
+    /// per-channel histograms of two 4-channel 8-bit buffers is at most `t`.
+    HistogramEmdBuffer(usize, f64),
 }
 
 /// An `EXPECT` command.
@@ -249,6 +265,18 @@ pub enum Command {
         /// Destination buffer index.
         to: usize,
         /// The `COPY` line.
+        at: Location,
+    },
+    /// A VkScript data command after a `compute` (`ssbo B subdata`, `uniform ...`): `bytes` go
+    /// to byte `offset` of the buffer, which grows to hold them (amber's `SetDataWithOffset`).
+    Write {
+        /// Index into [`Script::buffers`].
+        buffer: usize,
+        /// Byte offset.
+        offset: usize,
+        /// The bytes written.
+        bytes: Vec<u8>,
+        /// The command's line.
         at: Location,
     },
     /// `REPEAT n ... END`.

@@ -1,5 +1,5 @@
-//! Buffer element types: `DATA_TYPE` names (`uint32`, `vec3<float>`, `mat2x3<double>`, `int8[]`)
-//! and the `FORMAT` names of Vulkan texel formats (`R32G32B32A32_SFLOAT`).
+//! Buffer element types: `DATA_TYPE` names (`uint32`, `vec3<float>`, `mat2x3<double>`, `int8[]`);
+//! Vulkan format names (`R32G32B32A32_SFLOAT`) become a [`DataType`] through [`crate::format`].
 
 use serde::Serialize;
 
@@ -147,50 +147,6 @@ impl DataType {
         ty.array = array;
         Some(ty)
     }
-
-    /// Parses a Vulkan format name without the `VK_FORMAT_` prefix, for the channel layouts
-    /// compute buffers use: `R<b>[G<b>[B<b>[A<b>]]]_(UINT|SINT|SFLOAT)` with equal channel widths.
-    pub fn parse_format(name: &str) -> Option<DataType> {
-        let (channels, numeric) = name.rsplit_once('_')?;
-        let mut bits = None;
-        let mut count = 0u8;
-        let mut rest = channels;
-        for letter in ['R', 'G', 'B', 'A'] {
-            let Some(after) = rest.strip_prefix(letter) else {
-                break;
-            };
-            let digits = after.bytes().take_while(u8::is_ascii_digit).count();
-            let width: u32 = after.get(..digits)?.parse().ok()?;
-            if bits.is_some_and(|b| b != width) {
-                return None;
-            }
-            bits = Some(width);
-            count += 1;
-            rest = after.get(digits..)?;
-        }
-        if !rest.is_empty() || count == 0 {
-            return None;
-        }
-        let scalar = match (numeric, bits?) {
-            ("UINT", 8) => Scalar::U8,
-            ("UINT", 16) => Scalar::U16,
-            ("UINT", 32) => Scalar::U32,
-            ("UINT", 64) => Scalar::U64,
-            ("SINT", 8) => Scalar::I8,
-            ("SINT", 16) => Scalar::I16,
-            ("SINT", 32) => Scalar::I32,
-            ("SINT", 64) => Scalar::I64,
-            ("SFLOAT", 16) => Scalar::F16,
-            ("SFLOAT", 32) => Scalar::F32,
-            ("SFLOAT", 64) => Scalar::F64,
-            _ => return None,
-        };
-        Some(DataType {
-            rows: count,
-            packed: true,
-            ..DataType::scalar(scalar)
-        })
-    }
 }
 
 impl std::fmt::Display for DataType {
@@ -243,24 +199,6 @@ mod tests {
         }
         for name in ["uint16", "vec4<int64>", "mat4x2<float16>[]"] {
             assert_eq!(DataType::parse(name).unwrap().to_string(), name);
-        }
-    }
-
-    #[test]
-    fn parses_formats() {
-        let t = DataType::parse_format("R32G32B32A32_SFLOAT").unwrap();
-        assert_eq!((t.scalar, t.rows, t.packed), (Scalar::F32, 4, true));
-        let t = DataType::parse_format("R8_SINT").unwrap();
-        assert_eq!((t.scalar, t.rows), (Scalar::I8, 1));
-        for bad in [
-            "R32G16_UINT",
-            "R32_UNORM",
-            "G32_UINT",
-            "R32X_UINT",
-            "R_UINT",
-            "R32",
-        ] {
-            assert_eq!(DataType::parse_format(bad), None, "{bad}");
         }
     }
 }

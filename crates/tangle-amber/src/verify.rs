@@ -213,6 +213,20 @@ pub fn verify(script: &Script, buffers: &[Vec<u8>], expect: &Expect) -> ExpectRe
             result.passed = rmse <= *tolerance;
             return result;
         }
+        Check::HistogramEmdBuffer(other, tolerance) => {
+            let other_name = script.buffers.get(*other).map_or("?", |b| b.name.as_str());
+            let other_bytes = buffers.get(*other).map_or(&[][..], Vec::as_slice);
+            match histogram_emd(layout, bytes, other_bytes) {
+                Ok(emd) => {
+                    result.message = format!(
+                        "{name} EQ_HISTOGRAM_EMD_BUFFER {other_name}: emd {emd} (tolerance {tolerance})"
+                    );
+                    result.passed = emd <= *tolerance;
+                }
+                Err(why) => result.message = format!("{name} EQ_HISTOGRAM_EMD_BUFFER: {why}"),
+            }
+            return result;
+        }
     }
     result.passed = mismatches.count == 0;
     result.mismatch_count = mismatches.count;
@@ -224,6 +238,40 @@ pub fn verify(script: &Script, buffers: &[Vec<u8>], expect: &Expect) -> ExpectRe
         );
     }
     result
+}
+
+/// The largest earth mover's distance over the four channels' 256-bin histograms of two buffers
+/// of 4 x 8-bit unsigned elements, as amber's `Buffer::CompareHistogramEMD` computes it: each
+/// histogram is normalised by its buffer's element count, the distance is the sum of the absolute
+/// cumulative differences over the bins, divided by 256.
+fn histogram_emd(layout: &ElementLayout, a: &[u8], b: &[u8]) -> Result<f64, String> {
+    const BINS: usize = 256;
+    if layout.components() != 4 || layout.scalars.iter().any(|s| *s != Scalar::U8) {
+        return Err("the comparison needs 8-bit unsigned elements of four channels".into());
+    }
+    let histograms = |bytes: &[u8]| {
+        let count = bytes.len() / layout.stride.max(1);
+        let mut bins = vec![[0u64; BINS]; 4];
+        for e in 0..count {
+            for (c, channel) in bins.iter_mut().enumerate() {
+                if let Some(v) = bytes.get(e * layout.stride + layout.offsets[c]) {
+                    channel[usize::from(*v)] += 1;
+                }
+            }
+        }
+        (bins, count.max(1) as f64)
+    };
+    let ((ha, na), (hb, nb)) = (histograms(a), histograms(b));
+    let mut max_emd = 0f64;
+    for c in 0..4 {
+        let (mut accum, mut total) = (0f64, 0f64);
+        for i in 0..BINS {
+            accum += ha[c][i] as f64 / na - hb[c][i] as f64 / nb;
+            total += accum.abs();
+        }
+        max_emd = max_emd.max(total / BINS as f64);
+    }
+    Ok(max_emd)
 }
 
 /// The comparable identity of a component for byte-wise equality (floats by bits).
@@ -294,5 +342,27 @@ mod tests {
             })
         ));
         assert!(compare(f(0.0), f(-0.0), CompareOp::Eq, None));
+    }
+
+    #[test]
+    fn histogram_emd_matches_a_hand_computed_distance() {
+        let ty = crate::types::DataType::parse("vec4<uint8>").unwrap();
+        let layout = ElementLayout::new(&ty, crate::layout::Layout::Std430);
+        let zeros = vec![0u8; 8];
+        assert_eq!(histogram_emd(&layout, &zeros, &zeros), Ok(0.0));
+        // Channel 0 moves all its earth from bin 0 to bin 255: 255 bins carry a mass of 1.
+        let mut far = zeros.clone();
+        far[0] = 255;
+        far[4] = 255;
+        let emd = histogram_emd(&layout, &zeros, &far).unwrap();
+        assert!((emd - 255.0 / 256.0).abs() < 1e-12, "{emd}");
+        // Half the elements of one channel move by 2 bins: mass 0.5 over 2 bins.
+        let mut near = zeros.clone();
+        near[5] = 2;
+        let emd = histogram_emd(&layout, &zeros, &near).unwrap();
+        assert!((emd - 1.0 / 256.0).abs() < 1e-12, "{emd}");
+        let ty = crate::types::DataType::parse("vec4<uint16>").unwrap();
+        let wide = ElementLayout::new(&ty, crate::layout::Layout::Std430);
+        assert!(histogram_emd(&wide, &zeros, &zeros).is_err());
     }
 }

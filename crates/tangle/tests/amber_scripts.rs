@@ -1,7 +1,8 @@
-//! Runs every Amber script under `tests/amber/` through the `tangle` binary and checks the exit
-//! codes: `*.amber`, `group/` and `dot/` pass (0), `fail/`, `group/fail/` and `dot/fail/` fail (1), `unsupported/` need a missing feature (77),
-//! `unusable/` cannot be used (2). `pending/` holds scripts waiting on executor features and is
-//! not run.
+//! Runs every Amber script (AmberScript `*.amber` and VkScript `*.vkscript`) under `tests/amber/`
+//! through the `tangle` binary and checks the exit codes: the top level, `group/`, `dot/` and
+//! `vkscript/` pass (0), `fail/`, `group/fail/` and `dot/fail/` fail (1), `unsupported/` need a
+//! missing feature or something outside tangle's subset (77), `unusable/` cannot be used (2).
+//! `pending/` holds scripts waiting on executor features and is not run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -12,12 +13,15 @@ fn amber_dir(sub: &str) -> PathBuf {
         .join(sub)
 }
 
-/// The `.amber` files directly inside `dir`, sorted.
+/// The `.amber` and `.vkscript` files directly inside `dir`, sorted.
 fn scripts(sub: &str) -> Vec<PathBuf> {
     let mut list: Vec<PathBuf> = std::fs::read_dir(amber_dir(sub))
         .unwrap_or_else(|e| panic!("tests/amber/{sub}: {e}"))
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "amber"))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|x| x == "amber" || x == "vkscript")
+        })
         .collect();
     list.sort();
     assert!(!list.is_empty(), "no scripts in tests/amber/{sub}");
@@ -57,9 +61,42 @@ fn expect_exit(sub: &str, code: i32) -> Vec<(PathBuf, String, String)> {
     outputs
 }
 
+/// The script folders whose scripts pass, and those that fail.
+const PASSING: [&str; 4] = ["", "group", "dot", "vkscript"];
+const FAILING: [&str; 3] = ["fail", "group/fail", "dot/fail"];
+
+/// The examples every run checks.
+const EXAMPLES: [&str; 4] = [
+    "saxpy.amber",
+    "rotate.amber",
+    "dot.amber",
+    "coopmat_gemm.amber",
+];
+
+#[test]
+fn script_count() {
+    // Printed (with `--nocapture`, as `.ci/run` does) so a run shows how many scripts it covers.
+    let mut total = EXAMPLES.len();
+    println!("examples: {}", EXAMPLES.len());
+    for sub in PASSING
+        .iter()
+        .chain(&FAILING)
+        .chain(&["unsupported", "unusable"])
+    {
+        let n = scripts(sub).len();
+        total += n;
+        println!(
+            "{}: {n} scripts",
+            Path::new("tests/amber").join(sub).display()
+        );
+    }
+    println!("example and test scripts run: {total}");
+    assert!(total > EXAMPLES.len());
+}
+
 #[test]
 fn passing_scripts_exit_0() {
-    for sub in ["", "group", "dot"] {
+    for sub in PASSING {
         for (script, stdout, _) in expect_exit(sub, 0) {
             assert!(stdout.contains("PASS"), "{}: {stdout}", script.display());
         }
@@ -68,7 +105,7 @@ fn passing_scripts_exit_0() {
 
 #[test]
 fn failing_scripts_exit_1() {
-    for sub in ["fail", "group/fail", "dot/fail"] {
+    for sub in FAILING {
         for (script, stdout, _) in expect_exit(sub, 1) {
             assert!(stdout.contains("FAIL"), "{}: {stdout}", script.display());
         }
@@ -78,12 +115,7 @@ fn failing_scripts_exit_1() {
 #[test]
 fn examples_pass() {
     let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    for name in [
-        "saxpy.amber",
-        "rotate.amber",
-        "dot.amber",
-        "coopmat_gemm.amber",
-    ] {
+    for name in EXAMPLES {
         let (code, stdout, stderr) = tangle_run(&examples.join(name), &[]);
         assert_eq!(code, 0, "examples/{name}: {stdout}{stderr}");
     }
@@ -117,13 +149,78 @@ fn a_failed_expect_prints_index_expected_and_actual() {
 
 #[test]
 fn unsupported_scripts_exit_77_and_name_the_requirement() {
+    // What each script's report must name.
+    let reasons = [
+        ("missing_feature.amber", "DEVICE_FEATURE geometryShader"),
+        ("missing_extension.amber", "DEVICE_EXTENSION"),
+        ("graphics_pipeline.amber", "vertex shaders"),
+        ("opencl_c.amber", "OPENCL-C"),
+        ("clear.amber", "CLEAR"),
+        ("debug.amber", "DEBUG"),
+        ("depth_stencil_format.amber", "D24_UNORM_S8_UINT"),
+        ("compressed_format.amber", "BC1_RGB_UNORM_BLOCK"),
+        ("png_file.amber", "PNG"),
+        ("image_probe.amber", "image probes"),
+        ("unknown_optimization_pass.amber", "--no-such-pass"),
+        ("compile_option.amber", "'-O'"),
+        ("vkscript_graphics.vkscript", "[vertex shader passthrough]"),
+    ];
     for (script, stdout, _) in expect_exit("unsupported", 77) {
+        let name = script
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let reason = reasons
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, r)| *r)
+            .unwrap_or_else(|| panic!("{name}: add what its report must name to the list"));
         assert!(
-            stdout.contains("UNSUPPORTED") && stdout.contains("DEVICE_"),
-            "{}: {stdout}",
-            script.display()
+            stdout.contains("UNSUPPORTED") && stdout.contains(reason),
+            "{name}: {stdout}"
         );
     }
+}
+
+#[test]
+fn shader_optimization_without_spirv_opt_is_refused_naming_the_pass() {
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(amber_dir("shader_optimization.amber"))
+        .env("TANGLE_SPIRV_OPT", "/no/such/spirv-opt")
+        .output()
+        .expect("the tangle binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(77), "{stdout}");
+    assert!(
+        stdout.contains("--graphics-robust-access") && stdout.contains("spirv-opt"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn file_inputs_are_relative_to_the_script_not_the_working_directory() {
+    let script = amber_dir("files.amber");
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(&script)
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("the tangle binary runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // From standard input there is no directory to read files from: unusable, said so.
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .args(["run", "-"])
+        .stdin(std::fs::File::open(&script).expect("files.amber"))
+        .output()
+        .expect("the tangle binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot name files"));
 }
 
 #[test]

@@ -1,6 +1,14 @@
 //! `BUFFER name (DATA_TYPE type | FORMAT fmt) [STD140|STD430] [DATA ... END | SIZE n (FILL v |
-//! SERIES_FROM s INC_BY i)]`.
+//! SERIES_FROM s INC_BY i | FILE (BINARY|TEXT) path) | FILE ...]`.
+//!
+//! Number conversions follow amber's parser (`ParseBufferInitializerFill`/`Series`, `ParseBufferData`):
+//! an integer literal for a float component is converted to the float; a decimal literal in `DATA`
+//! for an integer component is an error ("invalid BUFFER data value"); a decimal `FILL` or
+//! `SERIES_FROM` value for integer data is read as an integer (amber takes the token's integer
+//! part, which its tokenizer leaves 0 for a decimal), so `FILL 0.0` fills with 0, and any other
+//! decimal, which amber would also turn into 0, is refused rather than silently zeroed.
 
+use super::cursor::{Cursor, Tok};
 use super::{declare, number, uint, Parser};
 use crate::error::{AmberError, Location};
 use crate::layout::{ElementLayout, Layout};
@@ -10,7 +18,7 @@ use crate::value::Number;
 
 /// Refuses a decimal literal for an integer component (amber rejects it too); `i` counts
 /// components across elements.
-pub(super) fn check_literal(
+pub(crate) fn check_literal(
     value: Number,
     element: &ElementLayout,
     i: usize,
@@ -28,6 +36,62 @@ pub(super) fn check_literal(
     }
 }
 
+/// A `FILL`/`SERIES_FROM` literal as amber converts it for the `k`-th component's type: an
+/// integer for a float component becomes that float; a decimal for an integer component is the
+/// integer 0 when it is zero (amber reads a decimal token's integer value, 0) and an error
+/// otherwise, since amber would silently fill with 0.
+fn fill_value(
+    value: Number,
+    element: &ElementLayout,
+    k: usize,
+    tok: Tok<'_>,
+) -> Result<Number, AmberError> {
+    match (value, element.scalar(k)) {
+        (Number::Float(f), Some(s)) if !s.is_float() => {
+            if f == 0.0 {
+                Ok(Number::Int(0))
+            } else {
+                Err(AmberError::new(
+                    tok.at,
+                    format!(
+                        "{} is not an integer, but the component type is {} (upstream Amber would read it as 0)",
+                        tok.text,
+                        s.name()
+                    ),
+                ))
+            }
+        }
+        _ => Ok(value),
+    }
+}
+
+/// Reads `DATA` values up to `END` (`needs_end`) or to the end of the text, checking each
+/// against its component's type. `Err(None)`: the text ended before a needed `END`.
+fn data_values(
+    cursor: &mut Cursor<'_>,
+    element: &ElementLayout,
+    needs_end: bool,
+) -> Result<(Vec<Number>, Vec<Location>), Option<AmberError>> {
+    let mut values = Vec::new();
+    let mut places = Vec::new();
+    loop {
+        let Some(tok) = cursor.next_across_lines() else {
+            if needs_end {
+                return Err(None);
+            }
+            break;
+        };
+        if tok.text == "END" && needs_end {
+            break;
+        }
+        let value = number(tok).map_err(Some)?;
+        check_literal(value, element, values.len(), tok.at).map_err(Some)?;
+        values.push(value);
+        places.push(tok.at);
+    }
+    Ok((values, places))
+}
+
 impl Parser<'_> {
     /// Checks a buffer size in elements against what is left of the script's buffer limit,
     /// counts it, and returns it in bytes.
@@ -37,12 +101,21 @@ impl Parser<'_> {
         count: usize,
         at: Location,
     ) -> Result<usize, AmberError> {
-        let total = count
-            .checked_mul(element.stride)
+        self.charge(count.checked_mul(element.stride), at)
+    }
+
+    /// What is left of the script's buffer limit.
+    fn bytes_left(&self) -> u64 {
+        self.buffer_limit.saturating_sub(self.buffer_bytes)
+    }
+
+    /// Counts `bytes` (`None`: too many to count) against the script's buffer limit.
+    fn charge(&mut self, bytes: Option<usize>, at: Location) -> Result<usize, AmberError> {
+        let total = bytes
             .and_then(|b| u64::try_from(b).ok())
             .and_then(|b| b.checked_add(self.buffer_bytes))
             .filter(|t| *t <= self.buffer_limit);
-        match (total, count.checked_mul(element.stride)) {
+        match (total, bytes) {
             (Some(total), Some(bytes)) => {
                 self.buffer_bytes = total;
                 Ok(bytes)
@@ -61,9 +134,18 @@ impl Parser<'_> {
         let name = self.cursor.expect("a buffer name")?;
         let kind = self.cursor.expect("DATA_TYPE or FORMAT")?;
         let type_tok = self.cursor.expect("a type")?;
+        // DATA_TYPE takes amber's type names, a STRUCT or a Vulkan format name; FORMAT a format.
+        let format = || match crate::format::buffer_type(type_tok.text) {
+            Some(Ok(ty)) => Ok(Some(ty)),
+            Some(Err(why)) => Err(AmberError::unsupported(type_tok.at, why)),
+            None => Ok(None),
+        };
         let data_type = match kind.text {
-            "DATA_TYPE" => DataType::parse(type_tok.text),
-            "FORMAT" => DataType::parse_format(type_tok.text),
+            "DATA_TYPE" => match DataType::parse(type_tok.text) {
+                Some(ty) => Some(ty),
+                None => format()?,
+            },
+            "FORMAT" => format()?,
             t => {
                 return Err(AmberError::new(
                     kind.at,
@@ -91,13 +173,14 @@ impl Parser<'_> {
             None => Vec::new(),
             Some(t) if t.text == "DATA" => self.data(&element, t.at)?,
             Some(t) if t.text == "SIZE" => self.sized(&element)?,
-            Some(t)
-                if ["WIDTH", "HEIGHT", "DEPTH", "MIP_LEVELS", "SAMPLES", "FILE"]
-                    .contains(&t.text) =>
-            {
-                return Err(AmberError::new(
+            Some(t) if t.text == "FILE" => self.file_data(&element)?,
+            Some(t) if ["WIDTH", "HEIGHT", "DEPTH", "MIP_LEVELS", "SAMPLES"].contains(&t.text) => {
+                return Err(AmberError::unsupported(
                     t.at,
-                    format!("BUFFER ... {} is not supported", t.text),
+                    format!(
+                        "BUFFER ... {} (an image) is outside tangle's subset",
+                        t.text
+                    ),
                 ))
             }
             Some(t) => {
@@ -128,45 +211,95 @@ impl Parser<'_> {
     /// `DATA v... END`, possibly over several lines; the size is the number of values rounded up
     /// to whole elements.
     fn data(&mut self, element: &ElementLayout, at: Location) -> Result<Vec<u8>, AmberError> {
-        let mut values = Vec::new();
-        let mut places = Vec::new();
-        loop {
-            let tok = self
-                .cursor
-                .next_across_lines()
-                .ok_or_else(|| AmberError::new(at, "DATA has no END"))?;
-            if tok.text == "END" {
-                break;
-            }
-            let value = number(tok)?;
-            check_literal(value, element, values.len(), tok.at)?;
-            values.push(value);
-            places.push(tok.at);
-        }
+        let (values, places) = data_values(&mut self.cursor, element, true)
+            .map_err(|e| e.unwrap_or_else(|| AmberError::new(at, "DATA has no END")))?;
+        self.encode_values(element, &values, &places, at)
+    }
+
+    /// Encodes `values` (read at `places`) as whole elements, counted against the limit.
+    fn encode_values(
+        &mut self,
+        element: &ElementLayout,
+        values: &[Number],
+        places: &[Location],
+        at: Location,
+    ) -> Result<Vec<u8>, AmberError> {
         let count = values.len().div_ceil(element.components().max(1));
         self.checked_size(element, count, at)?;
         element
-            .encode(&values, count)
+            .encode(values, count)
             .map_err(|(i, e)| AmberError::new(places.get(i).copied().unwrap_or(at), e))
+    }
+
+    /// `FILE (BINARY|TEXT|PNG) path` (after `SIZE n`, which the file's contents override, as in
+    /// amber's `ParseBufferInitializerFile`): `BINARY` bytes are the buffer's bytes as they are;
+    /// `TEXT` holds values as `DATA` does, without `END`.
+    fn file_data(&mut self, element: &ElementLayout) -> Result<Vec<u8>, AmberError> {
+        let mut kind = self.cursor.expect("BINARY, TEXT, PNG or a file name")?;
+        let how = kind.text;
+        if ["BINARY", "TEXT", "PNG"].contains(&how) {
+            kind = self.cursor.expect("a file name")?;
+        }
+        let path = kind;
+        if how != "BINARY" && how != "TEXT" {
+            return Err(AmberError::unsupported(
+                path.at,
+                format!(
+                    "FILE {}'{}': PNG buffer data is outside tangle's subset (BINARY and TEXT are read)",
+                    if how == "PNG" { "PNG " } else { "" },
+                    path.text
+                ),
+            ));
+        }
+        let bytes = self.read_file(path, self.bytes_left(), "the script's buffer limit")?;
+        if how == "BINARY" {
+            self.charge(Some(bytes.len()), path.at)?;
+            return Ok(bytes);
+        }
+        let text = String::from_utf8(bytes).map_err(|_| {
+            AmberError::new(
+                path.at,
+                format!("FILE TEXT '{}' is not UTF-8 text", path.text),
+            )
+        })?;
+        let in_file = |e: AmberError| {
+            AmberError::new(
+                path.at,
+                format!("FILE TEXT '{}' line {}: {}", path.text, e.at, e.message),
+            )
+        };
+        let mut cursor = Cursor::new(&text);
+        let (values, _) = data_values(&mut cursor, element, false)
+            .map_err(|e| e.map_or_else(|| AmberError::new(path.at, "unreachable"), in_file))?;
+        let places = vec![path.at; values.len()];
+        self.encode_values(element, &values, &places, path.at)
     }
 
     /// `SIZE n FILL v` or `SIZE n SERIES_FROM s INC_BY i`.
     fn sized(&mut self, element: &ElementLayout) -> Result<Vec<u8>, AmberError> {
         let size_tok = self.cursor.expect("the number of elements")?;
         let count: usize = uint(size_tok, "SIZE")?;
+        if self.cursor.eat("FILE") {
+            // The file's contents decide the size.
+            return self.file_data(element);
+        }
         let mut bytes = vec![0u8; self.checked_size(element, count, size_tok.at)?];
-        let init = self.cursor.expect("FILL or SERIES_FROM")?;
+        let init = self.cursor.expect("FILL, SERIES_FROM or FILE")?;
         let components = count * element.components();
         match init.text {
             "FILL" => {
                 let tok = self.cursor.expect("a fill value")?;
                 let value = number(tok)?;
-                for k in 0..element.components() {
-                    check_literal(value, element, k, tok.at)?;
-                }
+                let values: Vec<Number> = (0..element.components())
+                    .map(|k| fill_value(value, element, k, tok))
+                    .collect::<Result<_, _>>()?;
                 for i in 0..components {
+                    let v = values
+                        .get(i % values.len().max(1))
+                        .copied()
+                        .unwrap_or(value);
                     element
-                        .write(&mut bytes, i, value)
+                        .write(&mut bytes, i, v)
                         .map_err(|e| AmberError::new(tok.at, e))?;
                 }
             }
@@ -178,12 +311,10 @@ impl Parser<'_> {
                     ));
                 }
                 let start_tok = self.cursor.expect("a start value")?;
-                let start = number(start_tok)?;
-                check_literal(start, element, 0, start_tok.at)?;
+                let start = fill_value(number(start_tok)?, element, 0, start_tok)?;
                 self.cursor.keyword("INC_BY")?;
                 let inc_tok = self.cursor.expect("an increment")?;
-                let inc = number(inc_tok)?;
-                check_literal(inc, element, 0, inc_tok.at)?;
+                let inc = fill_value(number(inc_tok)?, element, 0, inc_tok)?;
                 let mut value = start;
                 for i in 0..components {
                     element
@@ -198,16 +329,10 @@ impl Parser<'_> {
                     };
                 }
             }
-            "FILE" => {
-                return Err(AmberError::new(
-                    init.at,
-                    "buffer data from files is not supported",
-                ))
-            }
             t => {
                 return Err(AmberError::new(
                     init.at,
-                    format!("expected FILL or SERIES_FROM, found '{t}'"),
+                    format!("expected FILL, SERIES_FROM or FILE, found '{t}'"),
                 ))
             }
         }

@@ -1,4 +1,5 @@
-//! Commands: `RUN`, `EXPECT`, `COPY`, `REPEAT n ... END`.
+//! Commands: `RUN`, `EXPECT`, `COPY`, `REPEAT n ... END`. Image forms (`EXPECT img IDX x y SIZE
+//! w h EQ_RGB|EQ_RGBA ...`) are refused as outside tangle's subset.
 
 use super::buffer::check_literal;
 use super::cursor::Tok;
@@ -61,9 +62,9 @@ impl Parser<'_> {
                     "pipeline",
                 )?;
                 if let Some(t) = self.cursor.peek().filter(|t| t.text.starts_with("DRAW")) {
-                    return Err(AmberError::new(
+                    return Err(AmberError::unsupported(
                         t.at,
-                        "drawing is not part of the compute subset",
+                        format!("{} (drawing) is outside tangle's compute subset", t.text),
                     ));
                 }
                 let mut groups = [0u32; 3];
@@ -133,10 +134,12 @@ impl Parser<'_> {
     fn expect_command(&mut self, at: Location) -> Result<Expect, AmberError> {
         let buffer_tok = self.cursor.expect("a buffer name")?;
         let buffer = lookup(&self.names.buffers, buffer_tok, "buffer")?;
-        let what = self.cursor.expect("IDX, EQ_BUFFER or RMSE_BUFFER")?;
+        let what = self
+            .cursor
+            .expect("IDX, EQ_BUFFER, RMSE_BUFFER or EQ_HISTOGRAM_EMD_BUFFER")?;
         let check = match what.text {
             "IDX" => self.probe(buffer)?,
-            "EQ_BUFFER" | "RMSE_BUFFER" => {
+            "EQ_BUFFER" | "RMSE_BUFFER" | "EQ_HISTOGRAM_EMD_BUFFER" => {
                 let other_tok = self.cursor.expect("a buffer name")?;
                 let other = lookup(&self.names.buffers, other_tok, "buffer")?;
                 let (a, b) = (
@@ -154,7 +157,11 @@ impl Parser<'_> {
                 } else {
                     self.cursor.keyword("TOLERANCE")?;
                     let t = tolerance(self.cursor.expect("a tolerance")?, false)?;
-                    Check::RmseBuffer(other, t.value)
+                    if what.text == "RMSE_BUFFER" {
+                        Check::RmseBuffer(other, t.value)
+                    } else {
+                        Check::HistogramEmdBuffer(other, t.value)
+                    }
                 }
             }
             t => {
@@ -181,9 +188,9 @@ impl Parser<'_> {
             .peek()
             .filter(|t| crate::value::Number::parse(t.text).is_some())
         {
-            return Err(AmberError::new(
+            return Err(AmberError::unsupported(
                 t.at,
-                "image probes (IDX x y SIZE w h) are not supported",
+                "image probes (IDX x y SIZE w h, EQ_RGB, EQ_RGBA) are outside tangle's compute subset",
             ));
         }
         // IDX is a byte offset and must land on an element boundary (Verifier::ProbeSSBO).

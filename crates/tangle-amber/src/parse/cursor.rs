@@ -2,7 +2,8 @@
 //! lists, which may span lines, and `SHADER` bodies, which are raw text up to a line `END`.
 //!
 //! `#` at the start of a token begins a comment running to the end of the line (inside shader
-//! bodies `#` is text, e.g. GLSL's `#version`).
+//! bodies `#` is text, e.g. GLSL's `#version`). A `\` token ending a line continues the statement
+//! on the next line (amber's tokenizer skips a `\` followed by a newline).
 
 use crate::error::{AmberError, Location};
 
@@ -52,6 +53,9 @@ fn tokenize(line: &str, number: u32) -> Vec<Tok<'_>> {
 /// A cursor over the statements of a script.
 pub(crate) struct Cursor<'a> {
     lines: Vec<&'a str>,
+    /// How many lines come before `text` in the script (for a part of a script, VkScript's
+    /// sections), so that locations are the script's.
+    first_line: usize,
     /// Index of the next line to load.
     next_line: usize,
     toks: Vec<Tok<'a>>,
@@ -62,7 +66,13 @@ pub(crate) struct Cursor<'a> {
 
 impl<'a> Cursor<'a> {
     pub fn new(text: &'a str) -> Self {
+        Self::at_line(text, 0)
+    }
+
+    /// A cursor over `text`, which starts after `first_line` lines of the script.
+    pub fn at_line(text: &'a str, first_line: usize) -> Self {
         Cursor {
+            first_line,
             lines: text.lines().collect(),
             next_line: 0,
             toks: Vec::new(),
@@ -71,16 +81,29 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn line_number(index: usize) -> u32 {
-        u32::try_from(index + 1).unwrap_or(u32::MAX)
+    fn line_number(&self, index: usize) -> u32 {
+        u32::try_from(index.saturating_add(self.first_line).saturating_add(1)).unwrap_or(u32::MAX)
     }
 
     /// Moves to the next line that has tokens; `false` at the end of the script.
     pub fn next_statement(&mut self) -> bool {
         while let Some(line) = self.lines.get(self.next_line) {
-            let number = Self::line_number(self.next_line);
+            let number = self.line_number(self.next_line);
             self.next_line += 1;
-            let toks = tokenize(line, number);
+            let mut toks = tokenize(line, number);
+            let mut line = *line;
+            let mut number = number;
+            // `\` at the end of a line: the statement goes on.
+            while toks.last().is_some_and(|t| t.text == "\\") {
+                toks.pop();
+                let Some(next) = self.lines.get(self.next_line) else {
+                    break;
+                };
+                number = self.line_number(self.next_line);
+                self.next_line += 1;
+                line = next;
+                toks.extend(tokenize(next, number));
+            }
             if !toks.is_empty() {
                 let width = u32::try_from(line.chars().count()).unwrap_or(u32::MAX - 1);
                 self.line_end = Location {
@@ -172,7 +195,7 @@ impl<'a> Cursor<'a> {
         opened_at: Location,
         what: &str,
     ) -> Result<(String, u32), AmberError> {
-        let first = Self::line_number(self.next_line);
+        let first = self.line_number(self.next_line);
         let mut text = String::new();
         while let Some(line) = self.lines.get(self.next_line) {
             self.next_line += 1;
@@ -201,6 +224,40 @@ mod tests {
         assert!(tokenize("# only a comment", 1).is_empty());
         // A '#' inside a token is part of it.
         assert_eq!(tokenize("a#b", 1)[0].text, "a#b");
+    }
+
+    #[test]
+    fn a_backslash_ending_a_line_continues_the_statement() {
+        let mut c = Cursor::new("BIND BUFFER b \\\n  AS storage \\  \n BINDING 1\nRUN");
+        assert!(c.next_statement());
+        let mut texts = Vec::new();
+        while let Some(t) = c.next() {
+            texts.push((t.text, t.at.line));
+        }
+        assert_eq!(
+            texts,
+            [
+                ("BIND", 1),
+                ("BUFFER", 1),
+                ("b", 1),
+                ("AS", 2),
+                ("storage", 2),
+                ("BINDING", 3),
+                ("1", 3)
+            ]
+        );
+        assert!(c.next_statement());
+        assert_eq!(c.next().map(|t| t.text), Some("RUN"));
+        // A backslash inside a line, or glued to a word, is an ordinary token.
+        let mut c = Cursor::new("a \\ b\nc d\\\ne");
+        assert!(c.next_statement());
+        assert_eq!(c.toks.len(), 3);
+        assert!(c.next_statement());
+        assert_eq!(c.toks.len(), 2);
+        // A continuation on the last line ends the statement there.
+        let mut c = Cursor::new("a \\");
+        assert!(c.next_statement());
+        assert_eq!(c.toks.len(), 1);
     }
 
     #[test]

@@ -6,14 +6,17 @@
 mod buffer;
 mod command;
 mod cursor;
+mod files;
 mod pipeline;
 mod structs;
 
 use crate::error::{AmberError, Location};
 use crate::script::{Requirement, Script, Shader, ShaderFormat};
 use crate::value::Number;
-use cursor::{Cursor, Tok};
+pub(crate) use buffer::check_literal;
+pub(crate) use cursor::{Cursor, Tok};
 use std::collections::HashMap;
+use std::path::PathBuf;
 use tangle_spirv::TargetEnv;
 
 /// The default limit on the bytes of a script's buffers, all together: 4 GiB, the default of
@@ -27,14 +30,51 @@ pub fn parse(text: &str) -> Result<Script, AmberError> {
 
 /// Parses a script whose buffers may hold at most `buffer_limit` bytes in all: a `BUFFER`
 /// that would pass it is an error at its size, refused before its bytes are allocated.
+/// `FILE` inputs are refused: the script has no directory to read them from.
 pub fn parse_limited(text: &str, buffer_limit: u64) -> Result<Script, AmberError> {
+    parse_with(
+        text,
+        &ParseOptions {
+            buffer_limit,
+            base_dir: None,
+        },
+    )
+}
+
+/// How a script is parsed.
+#[derive(Debug, Clone)]
+pub struct ParseOptions {
+    /// The most bytes the script's buffers may hold together.
+    pub buffer_limit: u64,
+    /// The script's directory: `FILE` paths are relative to it. `None` refuses `FILE` inputs
+    /// (a script read from standard input, the fuzzer).
+    pub base_dir: Option<PathBuf>,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions {
+            buffer_limit: DEFAULT_BUFFER_LIMIT,
+            base_dir: None,
+        }
+    }
+}
+
+/// Parses an AmberScript or, when the text is one ([`crate::vkscript::is_vkscript`]), a
+/// VkScript into the same [`Script`].
+pub fn parse_with(text: &str, options: &ParseOptions) -> Result<Script, AmberError> {
+    if crate::vkscript::is_vkscript(text) {
+        return crate::vkscript::parse(text, options);
+    }
     let mut p = Parser {
         cursor: Cursor::new(text),
         script: Script::default(),
         names: Names::default(),
         structs: HashMap::new(),
-        buffer_limit,
+        buffer_limit: options.buffer_limit,
         buffer_bytes: 0,
+        base_dir: options.base_dir.clone(),
+        virtual_files: HashMap::new(),
     };
     while p.cursor.next_statement() {
         p.statement()?;
@@ -60,6 +100,10 @@ struct Parser<'a> {
     buffer_limit: u64,
     /// The bytes of the buffers declared so far.
     buffer_bytes: u64,
+    /// The script's directory, for `FILE` paths.
+    base_dir: Option<PathBuf>,
+    /// `VIRTUAL_FILE path ... END` contents by path.
+    virtual_files: HashMap<String, String>,
 }
 
 /// Declares `name` in `map` as the next index, refusing duplicates.
@@ -108,7 +152,9 @@ fn number(tok: Tok<'_>) -> Result<Number, AmberError> {
         .ok_or_else(|| AmberError::new(tok.at, format!("'{}' is not a number", tok.text)))
 }
 
-/// Statements amber has but tangle's compute subset does not run.
+/// Statements amber has but tangle's compute subset does not run (exit 77): the `CLEAR`s
+/// act on a graphics pipeline's attachments; `DEBUG` steps a shader in a debugger, which tangle
+/// does not emulate; acceleration structures are for ray tracing.
 const UNSUPPORTED: &[&str] = &[
     "IMAGE",
     "SAMPLER",
@@ -117,7 +163,7 @@ const UNSUPPORTED: &[&str] = &[
     "CLEAR_DEPTH",
     "CLEAR_STENCIL",
     "DEBUG",
-    "VIRTUAL_FILE",
+    "ACCELERATION_STRUCTURE",
 ];
 
 impl Parser<'_> {
@@ -161,7 +207,8 @@ impl Parser<'_> {
                 self.script.commands.push(command);
                 Ok(())
             }
-            t if UNSUPPORTED.contains(&t) => Err(AmberError::new(
+            "VIRTUAL_FILE" => self.virtual_file(first.at),
+            t if UNSUPPORTED.contains(&t) => Err(AmberError::unsupported(
                 first.at,
                 format!("{t} is not part of the compute subset tangle runs"),
             )),
@@ -169,17 +216,34 @@ impl Parser<'_> {
         }
     }
 
-    /// `SHADER (compute|multi) name FORMAT [TARGET_ENV env]` + raw lines + `END`.
+    /// `SHADER (compute|multi) name FORMAT [TARGET_ENV env]` + raw lines + `END`, or
+    /// `SHADER ... (FILE|VIRTUAL_FILE) path`.
     fn shader(&mut self, at: Location) -> Result<(), AmberError> {
         let kind = self.cursor.expect("a shader type")?;
-        if kind.text != "compute" && kind.text != "multi" {
-            return Err(AmberError::new(
-                kind.at,
-                format!(
-                    "shader type '{}' is not supported (only compute)",
-                    kind.text
-                ),
-            ));
+        match kind.text {
+            "compute" | "multi" => {}
+            "vertex"
+            | "fragment"
+            | "geometry"
+            | "tessellation_evaluation"
+            | "tessellation_control"
+            | "ray_generation"
+            | "any_hit"
+            | "closest_hit"
+            | "miss"
+            | "intersection"
+            | "callable" => {
+                return Err(AmberError::unsupported(
+                    kind.at,
+                    format!("{} shaders are outside tangle's compute subset", kind.text),
+                ))
+            }
+            t => {
+                return Err(AmberError::new(
+                    kind.at,
+                    format!("unknown shader type '{t}'"),
+                ))
+            }
         }
         let name = self.cursor.expect("a shader name")?;
         let format_tok = self.cursor.expect("a shader format")?;
@@ -187,10 +251,14 @@ impl Parser<'_> {
             "GLSL" => ShaderFormat::Glsl,
             "SPIRV-ASM" => ShaderFormat::SpirvAsm,
             "SPIRV-HEX" => ShaderFormat::SpirvHex,
-            "HLSL" | "SPIRV-BIN" | "OPENCL-C" => {
-                return Err(AmberError::new(
+            "SPIRV-BIN" => ShaderFormat::SpirvBin,
+            "HLSL" | "OPENCL-C" => {
+                return Err(AmberError::unsupported(
                     format_tok.at,
-                    format!("shader format {} is not supported", format_tok.text),
+                    format!(
+                        "shader format {} is outside tangle's subset (GLSL, SPIRV-ASM, SPIRV-HEX, SPIRV-BIN)",
+                        format_tok.text
+                    ),
                 ))
             }
             t => {
@@ -207,18 +275,31 @@ impl Parser<'_> {
                 AmberError::new(env.at, format!("unknown TARGET_ENV '{}'", env.text))
             })?);
         }
-        if let Some(t) = self
-            .cursor
-            .peek()
-            .filter(|t| t.text == "FILE" || t.text == "VIRTUAL_FILE")
-        {
-            return Err(AmberError::new(
-                t.at,
-                "shaders from files are not supported; put the source inline",
-            ));
-        }
-        self.cursor.end_of_statement()?;
-        let (source, first_line) = self.cursor.raw_block(at, "SHADER")?;
+        let (source, first_line) = match self.cursor.peek().map(|t| t.text) {
+            Some(how @ ("FILE" | "VIRTUAL_FILE")) => {
+                self.cursor.next();
+                let path = self.cursor.expect("a file path")?;
+                self.cursor.end_of_statement()?;
+                let source = if how == "VIRTUAL_FILE" {
+                    self.virtual_files.get(path.text).cloned().ok_or_else(|| {
+                        AmberError::new(path.at, format!("no VIRTUAL_FILE '{}'", path.text))
+                    })?
+                } else {
+                    self.shader_file(path, format)?
+                };
+                (source, 1)
+            }
+            _ if format == ShaderFormat::SpirvBin => {
+                return Err(AmberError::new(
+                    format_tok.at,
+                    "a SPIRV-BIN shader is read from a FILE",
+                ))
+            }
+            _ => {
+                self.cursor.end_of_statement()?;
+                self.cursor.raw_block(at, "SHADER")?
+            }
+        };
         declare(
             &mut self.names.shaders,
             name,
@@ -233,6 +314,25 @@ impl Parser<'_> {
             at,
             first_line,
         });
+        Ok(())
+    }
+
+    /// `VIRTUAL_FILE path` + raw lines + `END`: text a later `SHADER ... VIRTUAL_FILE path`
+    /// takes as its source.
+    fn virtual_file(&mut self, at: Location) -> Result<(), AmberError> {
+        let path = self.cursor.expect("a virtual file path")?;
+        self.cursor.end_of_statement()?;
+        let (text, _) = self.cursor.raw_block(at, "VIRTUAL_FILE")?;
+        if self
+            .virtual_files
+            .insert(path.text.to_string(), text)
+            .is_some()
+        {
+            return Err(AmberError::new(
+                path.at,
+                format!("VIRTUAL_FILE '{}' is declared twice", path.text),
+            ));
+        }
         Ok(())
     }
 }

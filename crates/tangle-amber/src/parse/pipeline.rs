@@ -4,20 +4,31 @@
 use super::command::parse_on_off;
 use super::{declare, lookup, number, uint, Parser};
 use crate::error::{AmberError, Location};
-use crate::script::{Binding, BindingKind, Pipeline, RequiredSize, SubgroupControl};
+use crate::script::{
+    Binding, BindingKind, Pipeline, RequiredSize, ShaderBuild, ShaderFormat, SubgroupControl,
+};
 use crate::value::Number;
 
 impl Parser<'_> {
     pub(super) fn pipeline(&mut self, at: Location) -> Result<(), AmberError> {
         let kind = self.cursor.expect("a pipeline type")?;
-        if kind.text != "compute" {
-            return Err(AmberError::new(
-                kind.at,
-                format!(
-                    "pipeline type '{}' is not supported (only compute)",
-                    kind.text
-                ),
-            ));
+        match kind.text {
+            "compute" => {}
+            "graphics" | "raytracing" => {
+                return Err(AmberError::unsupported(
+                    kind.at,
+                    format!(
+                        "{} pipelines are outside tangle's compute subset",
+                        kind.text
+                    ),
+                ))
+            }
+            t => {
+                return Err(AmberError::new(
+                    kind.at,
+                    format!("unknown pipeline type '{t}'"),
+                ))
+            }
         }
         let name = self.cursor.expect("a pipeline name")?;
         self.cursor.end_of_statement()?;
@@ -29,6 +40,7 @@ impl Parser<'_> {
             subgroup: SubgroupControl::default(),
             bindings: Vec::new(),
             push_constants: None,
+            build: ShaderBuild::default(),
             at,
         };
         self.pipeline_body(&mut pipeline, false)?;
@@ -100,15 +112,41 @@ impl Parser<'_> {
                 }
                 "SUBGROUP" => self.subgroup(pipeline)?,
                 "BIND" => self.bind(pipeline)?,
-                "SHADER_OPTIMIZATION" | "COMPILE_OPTIONS" => {
-                    // Optimizer passes do not change what a correct shader computes: skip the block.
-                    lookup(
-                        &self.names.shaders,
-                        self.cursor.expect("a shader name")?,
-                        "shader",
-                    )?;
-                    self.cursor.end_of_statement()?;
-                    self.cursor.raw_block(tok.at, tok.text)?;
+                "SHADER_OPTIMIZATION" => {
+                    let passes = self.option_block(pipeline, tok)?;
+                    pipeline.build.passes = passes
+                        .into_iter()
+                        .map(|(p, _)| {
+                            // amber hands the names to SPIRV-Tools' `RegisterPassesFromFlags`,
+                            // which takes `--name`; a bare name (the doc's example) means the same.
+                            if p.starts_with("--") {
+                                p
+                            } else {
+                                format!("--{p}")
+                            }
+                        })
+                        .collect();
+                }
+                "COMPILE_OPTIONS" => {
+                    let options = self.option_block(pipeline, tok)?;
+                    pipeline.build.defines = self.compile_options(pipeline, options)?;
+                }
+                // Graphics pipeline state, and OpenCL kernel arguments (`SET KERNEL ...`): valid
+                // upstream, outside the compute subset.
+                t @ ("FRAMEBUFFER_SIZE"
+                | "VIEWPORT"
+                | "VERTEX_DATA"
+                | "INDEX_DATA"
+                | "POLYGON_MODE"
+                | "DEPTH"
+                | "STENCIL"
+                | "BLEND"
+                | "PATCH_CONTROL_POINTS"
+                | "SET") => {
+                    return Err(AmberError::unsupported(
+                        tok.at,
+                        format!("pipeline command {t} is outside tangle's compute subset"),
+                    ))
                 }
                 t => {
                     return Err(AmberError::new(
@@ -120,19 +158,94 @@ impl Parser<'_> {
         }
     }
 
+    /// The lines of a `SHADER_OPTIMIZATION shader` or `COMPILE_OPTIONS shader` block up to
+    /// `END`: every word, with where it is. The shader must be the attached one.
+    fn option_block(
+        &mut self,
+        pipeline: &Pipeline,
+        block: super::cursor::Tok<'_>,
+    ) -> Result<Vec<(String, Location)>, AmberError> {
+        let shader_tok = self.cursor.expect("a shader name")?;
+        if lookup(&self.names.shaders, shader_tok, "shader")? != pipeline.shader {
+            return Err(AmberError::new(
+                shader_tok.at,
+                format!("{} names a shader that is not attached", block.text),
+            ));
+        }
+        self.cursor.end_of_statement()?;
+        let mut words = Vec::new();
+        loop {
+            if !self.cursor.next_statement() {
+                return Err(AmberError::new(
+                    block.at,
+                    format!("{} has no END", block.text),
+                ));
+            }
+            while let Some(t) = self.cursor.next() {
+                if t.text == "END" {
+                    self.cursor.end_of_statement()?;
+                    return Ok(words);
+                }
+                words.push((t.text.to_string(), t.at));
+            }
+        }
+    }
+
+    /// `COMPILE_OPTIONS` for a GLSL shader: the glslang options tangle honours are preprocessor
+    /// definitions (`-DNAME`, `-DNAME=VALUE`, `-D NAME[=VALUE]`); any other option would change
+    /// the compiled module in a way tangle does not reproduce, so it is refused (exit 77).
+    fn compile_options(
+        &self,
+        pipeline: &Pipeline,
+        options: Vec<(String, Location)>,
+    ) -> Result<Vec<(String, Option<String>)>, AmberError> {
+        let format = self.script.shaders.get(pipeline.shader).map(|s| s.format);
+        let mut defines = Vec::new();
+        let mut words = options.into_iter();
+        while let Some((word, at)) = words.next() {
+            let definition = match word.strip_prefix("-D") {
+                Some("") => words.next().map(|(w, _)| w),
+                Some(rest) => Some(rest.to_string()),
+                None => None,
+            };
+            let Some(definition) = definition.filter(|_| format == Some(ShaderFormat::Glsl)) else {
+                return Err(AmberError::unsupported(
+                    at,
+                    format!(
+                        "COMPILE_OPTIONS '{word}' is not an option tangle honours (GLSL -DNAME[=VALUE] only)"
+                    ),
+                ));
+            };
+            let (name, value) = match definition.split_once('=') {
+                Some((n, v)) => (n.to_string(), Some(v.to_string())),
+                None => (definition, None),
+            };
+            if name.is_empty() {
+                return Err(AmberError::new(at, "a -D option needs a name"));
+            }
+            defines.push((name, value));
+        }
+        Ok(defines)
+    }
+
     /// `ATTACH shader [TYPE compute] [ENTRY_POINT name] [SPECIALIZE id AS type value]*`.
     fn attach(&mut self, pipeline: &mut Pipeline) -> Result<(), AmberError> {
-        pipeline.shader = lookup(
+        let shader = lookup(
             &self.names.shaders,
             self.cursor.expect("a shader name")?,
             "shader",
         )?;
+        if shader != pipeline.shader {
+            // Options belong to the shader they name (a derived pipeline may attach another).
+            pipeline.build = ShaderBuild::default();
+        }
+        pipeline.shader = shader;
         while let Some(tok) = self.cursor.next() {
             match tok.text {
                 "TYPE" => {
                     let ty = self.cursor.expect("a shader type")?;
                     if ty.text != "compute" {
-                        return Err(AmberError::new(
+                        return Err(AmberError::unsupported(
                             ty.at,
                             format!("only compute shaders can be attached, not '{}'", ty.text),
                         ));

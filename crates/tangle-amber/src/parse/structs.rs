@@ -106,7 +106,10 @@ impl Parser<'_> {
                     "OFFSET" => offset = Some(value),
                     "MATRIX_STRIDE" => matrix_stride = Some(value),
                     "ARRAY_STRIDE" => {
-                        return Err(AmberError::new(tok.at, "array members are not supported"))
+                        return Err(AmberError::unsupported(
+                            tok.at,
+                            "STRUCT array members are outside tangle's subset",
+                        ))
                     }
                     t => {
                         return Err(AmberError::new(
@@ -118,7 +121,10 @@ impl Parser<'_> {
             }
             let (m140, m430) = match (DataType::parse(ty.text), self.structs.get(ty.text)) {
                 (Some(d), _) if d.array || d.packed => {
-                    return Err(AmberError::new(ty.at, "array members are not supported"))
+                    return Err(AmberError::unsupported(
+                        ty.at,
+                        "STRUCT array members are outside tangle's subset",
+                    ))
                 }
                 (Some(d), _) => (
                     data_member(&d, true, matrix_stride),

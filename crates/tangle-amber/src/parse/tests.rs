@@ -208,21 +208,21 @@ fn errors_have_positions() {
         ("BUFFER b DATA_TYPE uint33 SIZE 1 FILL 0", 1, 20, "unknown or unsupported type"),
         ("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 1.5", 1, 39, "not an integer"),
         ("BUFFER b DATA_TYPE uint32 DATA 1 2", 1, 27, "DATA has no END"),
-        ("BUFFER b DATA_TYPE uint32 SIZE 2", 1, 33, "expected FILL or SERIES_FROM"),
+        ("BUFFER b DATA_TYPE uint32 SIZE 2", 1, 33, "expected FILL, SERIES_FROM or FILE"),
         ("BUFFER b DATA_TYPE vec2<float> SIZE 2 SERIES_FROM 1 INC_BY 1", 1, 39, "scalar"),
         ("BUFFER b DATA_TYPE uint32 SIZE 99999999999 FILL 0", 1, 32, "memory limit"),
         ("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0 extra", 1, 41, "unexpected 'extra'"),
         ("BUFFER b DATA_TYPE uint32 SIZE 1 FILL 0\nBUFFER b DATA_TYPE uint32 SIZE 1 FILL 0", 2, 8, "declared twice"),
         ("RUN nope 1 1 1", 1, 5, "unknown pipeline 'nope'"),
         ("SHADER compute s GLSL\nvoid main(){}\n", 1, 1, "SHADER has no END"),
-        ("SHADER vertex s GLSL\nEND", 1, 8, "only compute"),
+        ("SHADER vertex s GLSL\nEND", 1, 8, "outside tangle's compute subset"),
         ("SHADER compute s GLSL TARGET_ENV spv9.9\nEND", 1, 34, "unknown TARGET_ENV"),
         ("BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\nEXPECT b IDX 2 EQ 0", 2, 14, "not a multiple"),
         ("BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\nEXPECT b IDX 0 TOLERANCE 1 LT 0", 2, 28, "only with EQ"),
         ("BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\nEXPECT b IDX 0 EQ", 2, 18, "at least one value"),
         ("BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\nEXPECT b IDX 0 0 SIZE 1 1 EQ_RGB 1 1 1", 2, 16, "image probes"),
         ("BUFFER a DATA_TYPE uint32 SIZE 4 FILL 0\nBUFFER b DATA_TYPE int32 SIZE 4 FILL 0\nEXPECT a EQ_BUFFER b", 3, 20, "different data types"),
-        ("PIPELINE graphics g\nEND", 1, 10, "only compute"),
+        ("PIPELINE graphics g\nEND", 1, 10, "outside tangle's compute subset"),
         ("SHADER compute s SPIRV-HEX\nEND\nPIPELINE compute p\nEND", 4, 1, "no ATTACHed shader"),
         ("SHADER compute s SPIRV-HEX\nEND\nPIPELINE compute p\nATTACH s\nATTACH s\nEND", 5, 1, "one shader"),
         ("SHADER compute s SPIRV-HEX\nEND\nPIPELINE compute p\nATTACH s SPECIALIZE 0 AS int64 1\nEND", 4, 26, "SPECIALIZE type"),
@@ -425,4 +425,212 @@ fn buffers_together_are_held_to_the_limit_before_allocating() {
     let e = parse_limited(two, 23).expect_err("24 bytes over 23");
     assert_eq!(e.at.line, 2, "{}", e.message);
     assert!(e.message.contains("23 bytes"), "{}", e.message);
+}
+
+#[test]
+fn outside_the_subset_is_unsupported_and_malformed_is_not() {
+    let unsupported = [
+        "PIPELINE graphics g\nEND",
+        "SHADER fragment f GLSL\nEND",
+        "SHADER compute s OPENCL-C\nEND",
+        "SHADER compute s HLSL\nEND",
+        "CLEAR p",
+        "DEBUG p 1 1 1",
+        "ACCELERATION_STRUCTURE BOTTOM_LEVEL b\nEND",
+        "SHADER compute s GLSL\nEND\nPIPELINE compute p\nATTACH s\nFRAMEBUFFER_SIZE 8 8\nEND",
+        "SHADER compute s GLSL\nEND\nPIPELINE compute p\nATTACH s\nSET KERNEL ARG_NAME a AS uint32 1\nEND",
+        "BUFFER b FORMAT D24_UNORM_S8_UINT",
+        "BUFFER b DATA_TYPE BC1_RGB_UNORM_BLOCK SIZE 1 FILL 0",
+        "BUFFER b DATA_TYPE D32_SFLOAT_S8_UINT SIZE 1 FILL 0",
+        "BUFFER b DATA_TYPE uint32 SIZE 1 FILE PNG x.png",
+        "BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\nEXPECT b IDX 0 0 SIZE 1 1 EQ_RGB 1 1 1",
+    ];
+    for text in unsupported {
+        let e = parse(text).expect_err(text);
+        assert!(e.is_unsupported(), "{text:?}: {e}");
+    }
+    for text in [
+        "PIPELINE frobnicate g\nEND",
+        "SHADER compute s GLSLX\nEND",
+        "BUFFER b DATA_TYPE uint33 SIZE 1 FILL 0",
+        "BUFFER b FORMAT NOT_A_FORMAT",
+        "BUFFER b DATA_TYPE uint32 SIZE 1 FILL 1.5",
+    ] {
+        let e = parse(text).expect_err(text);
+        assert!(!e.is_unsupported(), "{text:?}: {e}");
+    }
+}
+
+#[test]
+fn fill_and_series_convert_numbers_as_amber_does() {
+    let s = parse(
+        "BUFFER i DATA_TYPE int32 SIZE 2 FILL 0.0\n\
+         BUFFER f DATA_TYPE float SIZE 2 FILL 3\n\
+         BUFFER h DATA_TYPE float16 SIZE 1 FILL 2\n\
+         BUFFER x DATA_TYPE uint16 SIZE 2 FILL 0x1234\n\
+         BUFFER s DATA_TYPE uint32 SIZE 3 SERIES_FROM 0.0 INC_BY 2\n\
+         BUFFER t DATA_TYPE double SIZE 3 SERIES_FROM 1 INC_BY 2",
+    )
+    .unwrap();
+    let words = |b: &[u8]| -> Vec<u32> {
+        b.chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
+    };
+    assert_eq!(words(&s.buffers[0].bytes), [0, 0]);
+    assert_eq!(
+        words(&s.buffers[1].bytes),
+        [3.0f32.to_bits(), 3.0f32.to_bits()]
+    );
+    assert_eq!(s.buffers[2].bytes, half::f16::from_f32(2.0).to_le_bytes());
+    assert_eq!(s.buffers[3].bytes, [0x34, 0x12, 0x34, 0x12]);
+    assert_eq!(words(&s.buffers[4].bytes), [0, 2, 4]);
+    let doubles: Vec<f64> = s.buffers[5]
+        .bytes
+        .chunks(8)
+        .map(|c| f64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(doubles, [1.0, 3.0, 5.0]);
+    // A non-zero decimal for integer data is refused (amber would fill with 0).
+    let (_, message) = error_at("BUFFER s DATA_TYPE int8 SIZE 1 SERIES_FROM 1 INC_BY 0.5");
+    assert!(message.contains("read it as 0"), "{message}");
+}
+
+#[test]
+fn vulkan_format_names_give_tightly_packed_components() {
+    let s = parse(
+        "BUFFER a DATA_TYPE R8G8B8A8_UNORM DATA 255 0 128 1 END\n\
+         BUFFER b FORMAT R16G16_SNORM\n\
+         BUFFER c DATA_TYPE B8G8R8A8_SRGB SIZE 2 FILL 7\n\
+         BUFFER d DATA_TYPE R32G32B32_SFLOAT DATA 1 2 3 END\n\
+         BUFFER e DATA_TYPE A2B10G10R10_UNORM_PACK32 DATA 0x12345678 7 END",
+    )
+    .unwrap();
+    // A packed format takes the whole word per element.
+    assert_eq!(s.buffers[4].bytes, [0x78, 0x56, 0x34, 0x12, 7, 0, 0, 0]);
+    assert_eq!(s.buffers[0].bytes, [255, 0, 128, 1]);
+    assert_eq!(s.buffers[1].element.stride, 4);
+    assert_eq!(s.buffers[1].element.scalars, [Scalar::I16, Scalar::I16]);
+    assert_eq!(s.buffers[2].bytes, [7; 8]);
+    assert_eq!(s.buffers[3].element.stride, 12);
+}
+
+#[test]
+fn line_continuations_join_statements() {
+    let s = parse(
+        "BUFFER b \\\n  DATA_TYPE uint32 \\\n  SIZE 2 FILL 9\nBUFFER c DATA_TYPE uint8 DATA 1 \\\n 2 END",
+    )
+    .unwrap();
+    assert_eq!(s.buffers[0].bytes, [9, 0, 0, 0, 9, 0, 0, 0]);
+    assert_eq!(s.buffers[1].bytes, [1, 2]);
+}
+
+#[test]
+fn files_are_read_relative_to_the_script_and_bounded() {
+    use super::{parse_with, ParseOptions};
+    let dir = std::env::temp_dir().join(format!("tangle-amber-files-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("sub")).unwrap();
+    std::fs::write(dir.join("sub/data.bin"), [1u8, 0, 0, 0, 2, 0, 0, 0]).unwrap();
+    std::fs::write(dir.join("data.txt"), "5 6\n# a comment\n7\n").unwrap();
+    std::fs::write(dir.join("bad.txt"), "5 x\n").unwrap();
+    std::fs::write(
+        dir.join("s.comp"),
+        "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n",
+    )
+    .unwrap();
+    let spirv = crate::compile::glsl(
+        "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n",
+        crate::compile::DEFAULT_TARGET_ENV,
+    )
+    .unwrap();
+    let bin: Vec<u8> = spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
+    std::fs::write(dir.join("s.spv"), &bin).unwrap();
+    let options = |limit| ParseOptions {
+        buffer_limit: limit,
+        base_dir: Some(dir.clone()),
+    };
+    let text = "BUFFER a DATA_TYPE uint32 SIZE 1 FILE BINARY sub/data.bin\n\
+                BUFFER t DATA_TYPE uint16 SIZE 9 FILE TEXT data.txt\n\
+                SHADER compute g GLSL FILE s.comp\n\
+                SHADER compute b SPIRV-BIN FILE s.spv\n\
+                VIRTUAL_FILE v.comp\n#version 450\nEND\n\
+                SHADER compute v GLSL VIRTUAL_FILE v.comp";
+    let s = parse_with(text, &options(1 << 20)).unwrap();
+    assert_eq!(s.buffers[0].bytes, [1, 0, 0, 0, 2, 0, 0, 0]);
+    assert_eq!(s.buffers[1].bytes, [5, 0, 6, 0, 7, 0]);
+    assert!(s.shaders[0].source.contains("local_size_x"));
+    assert_eq!(crate::compile::compile(&s.shaders[1]), Ok(spirv));
+    assert_eq!(s.shaders[2].source, "#version 450\n");
+    // Over the buffer limit: refused before the file is read whole.
+    let e = parse_with(text, &options(4)).unwrap_err();
+    assert!(e.message.contains("larger than"), "{e}");
+    // No directory (standard input): no files.
+    let e = parse(text).unwrap_err();
+    assert!(e.message.contains("cannot name files"), "{e}");
+    let e = parse_with(
+        "BUFFER t DATA_TYPE uint16 SIZE 1 FILE TEXT bad.txt",
+        &options(1 << 20),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("bad.txt' line 1:3"), "{e}");
+    let e = parse_with(
+        "BUFFER t DATA_TYPE uint16 SIZE 1 FILE TEXT missing.txt",
+        &options(1 << 20),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("cannot read FILE"), "{e}");
+    let e = parse("SHADER compute v GLSL VIRTUAL_FILE nope").unwrap_err();
+    assert!(e.message.contains("no VIRTUAL_FILE"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn shader_optimization_and_compile_options_belong_to_the_pipeline() {
+    let head =
+        "SHADER compute s GLSL\n#version 450\nEND\nSHADER compute t GLSL\n#version 450\nEND\n";
+    let s = parse(&format!(
+        "{head}PIPELINE compute p\nATTACH s\nSHADER_OPTIMIZATION s\n  --inline-entry-points-exhaustive\n  eliminate-dead-code-aggressive --scalar-replacement=100\nEND\n\
+         COMPILE_OPTIONS s\n  -DA -DB=2 -D C=x=y\nEND\nEND\n\
+         DERIVE_PIPELINE q FROM p\nEND\nDERIVE_PIPELINE r FROM p\nATTACH t\nEND\n"
+    ))
+    .unwrap();
+    let p = &s.pipelines[0];
+    assert_eq!(
+        p.build.passes,
+        [
+            "--inline-entry-points-exhaustive",
+            "--eliminate-dead-code-aggressive",
+            "--scalar-replacement=100"
+        ]
+    );
+    assert_eq!(
+        p.build.defines,
+        [
+            ("A".to_string(), None),
+            ("B".to_string(), Some("2".to_string())),
+            ("C".to_string(), Some("x=y".to_string()))
+        ]
+    );
+    // A derived pipeline keeps them; attaching another shader drops them.
+    assert_eq!(s.pipelines[1].build, p.build);
+    assert_eq!(s.pipelines[2].build, crate::script::ShaderBuild::default());
+    let (at, message) = error_at(&format!(
+        "{head}PIPELINE compute p\nATTACH s\nSHADER_OPTIMIZATION t\nEND\nEND\n"
+    ));
+    assert!(message.contains("not attached"), "{message}");
+    assert_eq!(at.line, 9);
+    let e = parse(&format!(
+        "{head}PIPELINE compute p\nATTACH s\nCOMPILE_OPTIONS s\n-DX --target-env=vulkan1.1\nEND\nEND\n"
+    ))
+    .unwrap_err();
+    assert!(
+        e.is_unsupported() && e.message.contains("--target-env=vulkan1.1"),
+        "{e}"
+    );
+    let e = parse("SHADER compute s SPIRV-ASM\nEND\nPIPELINE compute p\nATTACH s\nCOMPILE_OPTIONS s\n-DX\nEND\nEND\n").unwrap_err();
+    assert!(e.is_unsupported(), "{e}");
+    let (_, message) = error_at(&format!(
+        "{head}PIPELINE compute p\nATTACH s\nSHADER_OPTIMIZATION s\n--x\n"
+    ));
+    assert!(message.contains("has no END"), "{message}");
 }

@@ -94,6 +94,15 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
             .into_iter()
             .collect::<crate::facts::IdSet>()
     });
+    // The structs buffer variables lay out: the only ones whose members need Offset/ArrayStride.
+    let laid_out: crate::facts::IdSet = cx
+        .module
+        .instructions
+        .iter()
+        .filter(|i| i.op() == Some(Op::Variable))
+        .filter_map(|i| super::block_layout::buffer_variable_block(cx, i))
+        .map(|(block, ..)| block)
+        .collect();
     for (index, inst) in cx.module.instructions.iter().enumerate() {
         match inst.op() {
             Some(Op::Variable) => {
@@ -106,7 +115,9 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
                 }
                 sink.check(index, invariant(cx, inst));
             }
-            Some(Op::TypeStruct) => sink.check(index, block_offsets(cx, inst)),
+            Some(Op::TypeStruct) if inst.result_id.is_some_and(|s| laid_out.contains(&s)) => {
+                sink.check(index, block_offsets(cx, inst))
+            }
             _ => {}
         }
         sink.check(index, storage_class(inst));
@@ -270,7 +281,9 @@ fn resource(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
     Ok(())
 }
 
-/// Members of Block/BufferBlock structs have offsets; arrays directly in them have strides.
+/// Members of Block/BufferBlock structs that buffer variables use have offsets; arrays directly
+/// in them have strides (SPIRV-Tools `CheckDecorationsOfBuffers`, which visits variables: a
+/// struct no variable uses is not checked).
 fn block_offsets(cx: &Ctx, inst: &Instruction) -> Result<(), VulkanError> {
     let f = cx.facts;
     let Some(block) = inst.result_id else {

@@ -87,7 +87,7 @@ fn describe_binary(bytes: &[u8]) -> String {
 pub enum TextKind {
     /// Some line starts like an instruction (`OpCapability …`, `%x = Op…`).
     Assembly,
-    /// A `#!amber` line or a `SHADER` block.
+    /// A `#!amber` line or a `SHADER` block (AmberScript), or a VkScript `[section]`.
     Amber,
     /// A `#version` line.
     Glsl,
@@ -99,7 +99,9 @@ impl TextKind {
     /// Looks at the lines of `text`; an Amber script holding SPIR-V assembly is an Amber script.
     pub fn of(text: &str) -> TextKind {
         let has_line = |p: &dyn Fn(&str) -> bool| text.lines().map(str::trim).any(p);
-        if has_line(&|l| l.starts_with("#!amber") || l.starts_with("SHADER ")) {
+        if has_line(&|l| l.starts_with("#!amber") || l.starts_with("SHADER "))
+            || tangle_amber::vkscript::is_vkscript(text)
+        {
             TextKind::Amber
         } else if has_line(&|l| l.starts_with("#version")) {
             TextKind::Glsl

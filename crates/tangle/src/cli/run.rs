@@ -115,14 +115,40 @@ fn script_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, Unusable> {
     Err(Unusable::in_file(Kind::Content, name, what))
 }
 
-/// Parses the script, its buffers held to `buffer_limit` bytes; an error on SPIR-V assembly or
-/// GLSL says what the text is instead.
-fn parse(name: &str, text: &str, buffer_limit: u64) -> Result<tangle_amber::Script, Unusable> {
-    tangle_amber::parse_limited(text, buffer_limit).map_err(|e| match TextKind::of(text) {
-        kind @ (TextKind::Assembly | TextKind::Glsl) => {
-            Unusable::in_file(Kind::Content, name, kind.instead_of("an Amber script"))
+/// Parses the script (AmberScript or VkScript), its buffers held to `buffer_limit` bytes and its
+/// `FILE` paths relative to its directory (none for standard input). A script outside tangle's
+/// subset is `Err(Ok(report))`, an `Unsupported` report naming what it needs; an error on SPIR-V
+/// assembly or GLSL says what the text is instead.
+fn parse(
+    input: &str,
+    name: &str,
+    text: &str,
+    buffer_limit: u64,
+) -> Result<tangle_amber::Script, Result<RunReport, Unusable>> {
+    let base_dir = (input != "-").then(|| {
+        std::path::Path::new(input)
+            .parent()
+            .map(std::path::Path::to_path_buf)
+            .unwrap_or_default()
+    });
+    let options = tangle_amber::ParseOptions {
+        buffer_limit,
+        base_dir,
+    };
+    tangle_amber::parse_with(text, &options).map_err(|e| match TextKind::of(text) {
+        _ if e.is_unsupported() => {
+            let mut report = RunReport::new();
+            report.set(Status::Unsupported, format!("line {}: {}", e.at, e.message));
+            Ok(report)
         }
-        TextKind::Amber | TextKind::Other => Unusable::parse(name, e.at.line, e.at.col, e.message),
+        kind @ (TextKind::Assembly | TextKind::Glsl) => Err(Unusable::in_file(
+            Kind::Content,
+            name,
+            kind.instead_of("an Amber script"),
+        )),
+        TextKind::Amber | TextKind::Other => {
+            Err(Unusable::parse(name, e.at.line, e.at.col, e.message))
+        }
     })
 }
 
@@ -157,7 +183,16 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
     }
     .options()?;
     let bytes = io::read_input(&args.input)?;
-    let script = parse(name, script_text(name, &bytes)?, options.memory_limit)?;
+    let script = match parse(
+        &args.input,
+        name,
+        script_text(name, &bytes)?,
+        options.memory_limit,
+    ) {
+        Ok(script) => script,
+        Err(Ok(report)) => return Ok(print_report(args, name, &report)),
+        Err(Err(e)) => return Err(e),
+    };
     options.checks = !args.no_checks;
     if let Some(l) = args.coopmat_layout.as_deref() {
         options.coopmat_layout = l
@@ -202,14 +237,19 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
             Unusable::new(Kind::Io, format!("cannot write the trace to {path}: {e}"))
         })?;
     }
+    Ok(print_report(args, name, &report))
+}
+
+/// Prints the report as text or JSON; returns its exit code.
+fn print_report(args: &Args, name: &str, report: &RunReport) -> Exit {
     if args.json {
         print_json(
             &serde_json::json!({ "script": name, "status": report.status, "report": report }),
         );
     } else {
-        print_text(name, &report);
+        print_text(name, report);
     }
-    Ok(exit_for(report.status))
+    exit_for(report.status)
 }
 
 /// Prints a JSON value on standard output.

@@ -182,33 +182,11 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         seen: Default::default(),
         required: Default::default(),
     };
-    let workgroup_layout = f.has_capability(C::WorkgroupMemoryExplicitLayoutKHR);
     for inst in &cx.module.instructions {
         if inst.op() == Some(Op::Variable) {
-            let storage = inst.literal_operand(0).map(|s| s as u32);
-            let Some(Type::Pointer { pointee, .. }) = inst.result_type.and_then(|t| f.ty(t)) else {
-                continue;
-            };
-            let workgroup = storage == Some(SC::Workgroup as u32) && workgroup_layout;
-            let buffer = [
-                SC::Uniform as u32,
-                SC::PushConstant as u32,
-                SC::StorageBuffer as u32,
-                SC::PhysicalStorageBuffer as u32,
-            ];
-            if !(workgroup || storage.is_some_and(|s| buffer.contains(&s))) {
-                continue;
+            if let Some((block, storage, workgroup)) = buffer_variable_block(cx, inst) {
+                variable(&mut layout, block, storage, workgroup);
             }
-            // One level of arraying (descriptor arrays), except for Workgroup blocks.
-            let mut block = *pointee;
-            if !workgroup {
-                if let Some(Type::Array { element, .. } | Type::RuntimeArray { element }) =
-                    f.ty(block)
-                {
-                    block = *element;
-                }
-            }
-            variable(&mut layout, block, storage.unwrap_or(0), workgroup);
         } else if let Some(Type::Pointer { storage, pointee }) =
             inst.result_type.and_then(|t| f.ty(t))
         {
@@ -228,6 +206,42 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
         sink.error(at, error);
     }
     placement::check(cx, sink);
+}
+
+/// For an `OpVariable` whose memory is laid out explicitly (Uniform, PushConstant,
+/// StorageBuffer, PhysicalStorageBuffer, or Workgroup with `WorkgroupMemoryExplicitLayoutKHR`):
+/// the type its layout rules apply to (the pointee, through one level of descriptor arraying
+/// except for Workgroup), its storage class, and whether it is Workgroup memory. Layout rules
+/// apply only to these types, as SPIRV-Tools' `CheckDecorationsOfBuffers` visits variables: a
+/// Block struct no variable uses needs no layout.
+pub(crate) fn buffer_variable_block(
+    cx: &Ctx,
+    inst: &tangle_spirv::Instruction,
+) -> Option<(Id, u32, bool)> {
+    let f = cx.facts;
+    let storage = inst.literal_operand(0).map(|s| s as u32)?;
+    let Some(Type::Pointer { pointee, .. }) = inst.result_type.and_then(|t| f.ty(t)) else {
+        return None;
+    };
+    let workgroup =
+        storage == SC::Workgroup as u32 && f.has_capability(C::WorkgroupMemoryExplicitLayoutKHR);
+    let buffer = [
+        SC::Uniform as u32,
+        SC::PushConstant as u32,
+        SC::StorageBuffer as u32,
+        SC::PhysicalStorageBuffer as u32,
+    ];
+    if !(workgroup || buffer.contains(&storage)) {
+        return None;
+    }
+    // One level of arraying (descriptor arrays), except for Workgroup blocks.
+    let mut block = *pointee;
+    if !workgroup {
+        if let Some(Type::Array { element, .. } | Type::RuntimeArray { element }) = f.ty(block) {
+            block = *element;
+        }
+    }
+    Some((block, storage, workgroup))
 }
 
 /// The checks of one buffer variable whose block (after descriptor arraying) is `block`.
