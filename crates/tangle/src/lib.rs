@@ -10,6 +10,7 @@
 //! input (DESIGN.md); `compute_pipeline` takes a [`Validated`] module, so nothing else can reach
 //! it. [`cpu_backend`] adapts the same path to the Amber runner.
 
+pub mod bench;
 pub mod cpu_backend;
 
 pub use tangle_exec::{

@@ -786,3 +786,15 @@ fn a_terminal_gets_a_progress_bar_for_a_long_dispatch() {
         "a bar under --json:\n{shown}"
     );
 }
+
+/// `tangle bench` names the workloads it knows; an unknown one is a usage error (exit 2).
+#[test]
+fn bench_refuses_an_unknown_workload() {
+    let (code, stdout, stderr) = tangle(&["bench", "--quick", "matmul"], b"");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("no benchmark workload named 'matmul'"),
+        "{stderr}"
+    );
+}

@@ -19,6 +19,7 @@
 //! Inputs are told apart by content, never by file name ([`input`]).
 
 mod asm;
+mod bench;
 mod dis;
 mod input;
 mod io;
@@ -68,6 +69,8 @@ enum Command {
     Run(run::Args),
     /// List the device profiles (`tangle run --profile NAME`).
     Profiles(profiles::Args),
+    /// Measure the benchmark workloads against plain Rust (`bench/README.md`).
+    Bench(bench::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -91,6 +94,7 @@ pub fn main() -> ExitCode {
         Command::Val(args) => val::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Profiles(args) => profiles::run(&args),
+        Command::Bench(args) => bench::run(&args),
     };
     let exit = result.unwrap_or_else(|e| {
         io::report(&e.to_string());

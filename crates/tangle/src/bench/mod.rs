@@ -1,0 +1,212 @@
+//! `tangle bench`: the workloads tangle's speed is judged on (`bench/README.md`), each run
+//! through the executor and as plain Rust in the same process, the result checked against plain
+//! Rust before any time is printed.
+//!
+//! Per workload it measures, separately: the GLSL compile (glslang), validation, lowering (the
+//! pipeline), and the dispatch; and the plain-Rust baseline, warm, on a rayon pool of the same
+//! number of threads as the executor (best of three). The ratio printed is tangle's rate over
+//! the baseline's.
+
+pub mod workloads;
+
+use std::time::{Duration, Instant};
+use tangle_exec::{Device, Profile, Resources, RunOptions, SpecConstants};
+use tangle_spirv::{Module, TargetEnv};
+use workloads::{Case, Check, Workload};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Threads for the executor and the baseline alike.
+    pub threads: usize,
+    /// The standard sizes divided by this (1; 16 for `--quick`, which makes the GEMM 256³).
+    pub divisor: u32,
+}
+
+/// One workload's figures.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// The workload.
+    pub name: &'static str,
+    /// Its size, in words.
+    pub size: String,
+    /// The rate's unit.
+    pub unit: &'static str,
+    /// glslang's compile.
+    pub compile: Duration,
+    /// Validation.
+    pub validate: Duration,
+    /// Lowering (pipeline creation).
+    pub lower: Duration,
+    /// The dispatch through tangle.
+    pub tangle: Duration,
+    /// The plain-Rust baseline (best of three, warm).
+    pub rust: Duration,
+    /// Rates in the unit.
+    pub tangle_rate: f64,
+    pub rust_rate: f64,
+}
+
+/// Runs one workload; `Err` says why it could not run or why its result is wrong.
+pub fn measure(w: &Workload, options: &Options) -> Result<Measured, String> {
+    let case: Case = (w.case)(options.divisor.max(1));
+    let env = TargetEnv::parse("vulkan1.3").ok_or("no vulkan1.3 environment")?;
+    let (words, compile) = timed(|| tangle_amber::compile::glsl(w.shader, env));
+    let words = words.map_err(|e| format!("GLSL: {e}"))?;
+    let (module, validate) = timed(|| {
+        let module = Module::from_words(&words).map_err(|e| e.to_string())?;
+        tangle_validate::validate(&module, env, &Default::default())
+            .map(tangle_validate::Validated::into_owned)
+            .map_err(|found| format!("the shader is not valid ({} findings)", found.len()))
+    });
+    let module = module?;
+    let profile = Profile::by_name(w.profile).ok_or("no such profile")?;
+    let spec: SpecConstants = case.spec.iter().copied().collect();
+    let (pipeline, lower) = timed(|| Device::new(profile).compute_pipeline(&module, "main", &spec));
+    let pipeline = pipeline.map_err(|e| e.to_string())?;
+    let mut resources = Resources {
+        buffers: (0u32..)
+            .zip(case.buffers.iter().cloned())
+            .map(|(i, b)| ((0, i), b))
+            .collect(),
+        push_constants: case.push.clone(),
+    };
+    let run = RunOptions {
+        threads: options.threads,
+        ..RunOptions::default()
+    };
+    let (report, tangle) = timed(|| pipeline.dispatch(&mut resources, case.groups, &run));
+    let report = report.map_err(|e| e.to_string())?;
+    if let Some(d) = report.diagnostics.first() {
+        return Err(format!("the sanitizer reported: {d}"));
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.threads)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let want = pool.install(|| (case.reference)());
+    let rust = (0..3)
+        .map(|_| timed(|| pool.install(|| std::hint::black_box((case.reference)()))).1)
+        .min()
+        .unwrap_or_default();
+    let got = resources
+        .buffers
+        .get(&(0, case.output as u32))
+        .ok_or("no output buffer")?;
+    check(case.check, got, &want)?;
+    let rate = |t: Duration| case.work / t.as_secs_f64().max(1e-9) / w.unit_scale;
+    Ok(Measured {
+        name: w.name,
+        size: case.size,
+        unit: w.unit,
+        compile,
+        validate,
+        lower,
+        tangle,
+        rust,
+        tangle_rate: rate(tangle),
+        rust_rate: rate(rust),
+    })
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
+    let t = Instant::now();
+    let r = f();
+    (r, t.elapsed())
+}
+
+/// Compares a result with the baseline's.
+fn check(how: Check, got: &[u8], want: &[u8]) -> Result<(), String> {
+    match how {
+        Check::Exact => match got.iter().zip(want).position(|(g, w)| g != w) {
+            None if got.len() == want.len() => Ok(()),
+            None => Err(format!("{} bytes, the baseline {}", got.len(), want.len())),
+            Some(i) => Err(format!("the result differs from plain Rust at byte {i}")),
+        },
+        Check::Frobenius(bound) => {
+            let f = |b: &[u8]| -> Vec<f64> {
+                b.chunks_exact(4)
+                    .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+                    .collect()
+            };
+            let (g, w) = (f(got), f(want));
+            let diff: f64 = g.iter().zip(&w).map(|(a, b)| (a - b).powi(2)).sum();
+            let norm: f64 = w.iter().map(|b| b * b).sum();
+            let err = (diff / norm.max(f64::MIN_POSITIVE)).sqrt();
+            if g.len() == w.len() && err <= bound {
+                Ok(())
+            } else {
+                Err(format!("relative error {err:.2e} above {bound:.0e}"))
+            }
+        }
+    }
+}
+
+/// Peak resident memory of this process (`VmHWM`), where the OS says.
+pub fn peak_memory() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    Some(line.trim_start_matches("VmHWM:").trim().to_string())
+}
+
+/// `x` with four significant digits.
+fn significant(x: f64) -> String {
+    let digits = if x.abs() >= 1000.0 {
+        0
+    } else {
+        (3 - x.abs().max(1e-9).log10().floor() as i32).clamp(0, 6) as usize
+    };
+    format!("{x:.digits$}")
+}
+
+/// The table row of one workload.
+pub fn row(m: &Measured) -> String {
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    format!(
+        "{:<13} {:>12} {:>12}  {:>7.3}x  {:>8.1} {:>8.1} {:>8.1} {:>9.1}  {} ({})",
+        m.name,
+        significant(m.tangle_rate),
+        significant(m.rust_rate),
+        m.tangle_rate / m.rust_rate.max(f64::MIN_POSITIVE),
+        ms(m.compile),
+        ms(m.validate),
+        ms(m.lower),
+        ms(m.tangle),
+        m.unit,
+        m.size
+    )
+}
+
+/// The table's header.
+pub const HEADER: &str = "workload            tangle   plain Rust  tangle/Rust  compile  validate  lower  dispatch  (ms; rates in the unit named)";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every workload runs through tangle and matches its plain-Rust baseline, at 1/256 of its
+    /// size (the timings are not looked at).
+    #[test]
+    fn every_workload_matches_plain_rust_small() {
+        let options = Options {
+            threads: 2,
+            divisor: 256,
+        };
+        for w in workloads::all() {
+            let m = measure(&w, &options).unwrap_or_else(|e| panic!("{}: {e}", w.name));
+            assert!(m.tangle_rate > 0.0 && m.rust_rate > 0.0, "{}", w.name);
+        }
+    }
+
+    /// The comparison finds a difference.
+    #[test]
+    fn check_finds_differences() {
+        assert!(check(Check::Exact, &[1, 2, 3], &[1, 2, 3]).is_ok());
+        assert!(check(Check::Exact, &[1, 2, 4], &[1, 2, 3]).is_err());
+        assert!(check(Check::Exact, &[1, 2], &[1, 2, 3]).is_err());
+        let f = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        let want = f(&[1.0, 2.0, 3.0]);
+        assert!(check(Check::Frobenius(1e-2), &f(&[1.001, 2.0, 3.0]), &want).is_ok());
+        assert!(check(Check::Frobenius(1e-2), &f(&[1.5, 2.0, 3.0]), &want).is_err());
+    }
+}

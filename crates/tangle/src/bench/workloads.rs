@@ -1,0 +1,322 @@
+//! The five workloads of `bench/README.md` at their standard sizes: the shader, its inputs
+//! (random from a fixed seed, never zeros), the same computation in plain Rust, and how a result
+//! is checked. The plain-Rust versions are written the way a fair baseline should be: warm,
+//! spread over the same threads as tangle (rayon), compiled with the same flags.
+
+use half::f16;
+use ndarray::{s, Array2, ArrayView2, Axis};
+use rayon::prelude::*;
+
+/// One workload at one size, ready to run.
+pub struct Case {
+    /// Bound buffers, set 0, bindings 0.. .
+    pub buffers: Vec<Vec<u8>>,
+    /// Push-constant bytes.
+    pub push: Vec<u8>,
+    /// Specialization constants (SpecId, value).
+    pub spec: Vec<(u32, u64)>,
+    /// Workgroup counts.
+    pub groups: [u32; 3],
+    /// The binding whose bytes are the result.
+    pub output: usize,
+    /// The units of work done (see [`Workload::unit`]).
+    pub work: f64,
+    /// A words-of-size description for the table.
+    pub size: String,
+    /// The plain-Rust computation of the output buffer's bytes.
+    pub reference: Box<dyn Fn() -> Vec<u8> + Sync>,
+    /// How the output is compared with the reference.
+    pub check: Check,
+}
+
+/// How a result is compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Check {
+    /// Byte for byte.
+    Exact,
+    /// f32 values, relative Frobenius error at most this (the f16 GEMM's bound).
+    Frobenius(f64),
+}
+
+/// A benchmark workload.
+pub struct Workload {
+    /// Its name (`bench/NAME.comp`).
+    pub name: &'static str,
+    /// The GLSL source.
+    pub shader: &'static str,
+    /// The device profile it runs on.
+    pub profile: &'static str,
+    /// What [`Case::work`] counts, per second.
+    pub unit: &'static str,
+    /// Scale of [`Case::work`] in the printed rate (1e6 for "M…/s").
+    pub unit_scale: f64,
+    /// The case at the standard size divided by `divisor` (1; 16 for `--quick`).
+    pub case: fn(divisor: u32) -> Case,
+}
+
+/// The workloads, in `bench/README.md` order.
+pub fn all() -> Vec<Workload> {
+    vec![
+        Workload {
+            name: "alu_hash",
+            shader: include_str!("../../../../bench/alu_hash.comp"),
+            profile: "default",
+            unit: "M loop bodies/s",
+            unit_scale: 1e6,
+            case: alu_hash,
+        },
+        Workload {
+            name: "saxpy",
+            shader: include_str!("../../../../bench/saxpy.comp"),
+            profile: "default",
+            unit: "GB/s",
+            unit_scale: 1e9,
+            case: saxpy,
+        },
+        Workload {
+            name: "rotate_conv",
+            shader: include_str!("../../../../bench/rotate_conv.comp"),
+            profile: "default",
+            unit: "M multiply-adds/s",
+            unit_scale: 1e6,
+            case: rotate_conv,
+        },
+        Workload {
+            name: "dot_gemv",
+            shader: include_str!("../../../../bench/dot_gemv.comp"),
+            profile: "default",
+            unit: "M int8 multiply-adds/s",
+            unit_scale: 1e6,
+            case: dot_gemv,
+        },
+        Workload {
+            name: "coopmat_gemm",
+            shader: include_str!("../../../../bench/coopmat_gemm.comp"),
+            profile: "nvidia",
+            unit: "GFLOP/s",
+            unit_scale: 1e9,
+            case: coopmat_gemm,
+        },
+    ]
+}
+
+/// xorshift64 from a fixed seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A float in ±[0.5, 100), never zero.
+    fn f32(&mut self) -> f32 {
+        let x = (self.next() % 19_950) as f32 / 100.0 + 0.5;
+        if self.next() & 1 == 0 {
+            x
+        } else {
+            -x
+        }
+    }
+}
+
+fn u32_bytes(v: impl IntoIterator<Item = u32>) -> Vec<u8> {
+    v.into_iter().flat_map(u32::to_le_bytes).collect()
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// `alu_hash.comp`: 16384 groups of 64, 256 iterations of the hash.
+fn alu_hash(divisor: u32) -> Case {
+    let groups = 16384 / divisor;
+    let n = groups * 64;
+    let iters = 256u32;
+    let reference = move || {
+        let out: Vec<u32> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let mut x = i.wrapping_mul(2_654_435_761).wrapping_add(1);
+                for k in 0..iters {
+                    x ^= x >> 13;
+                    x = x.wrapping_mul(0x5bd1_e995);
+                    x ^= x << 7;
+                    x = x.wrapping_add(k);
+                }
+                x
+            })
+            .collect();
+        u32_bytes(out)
+    };
+    Case {
+        buffers: vec![vec![0; n as usize * 4]],
+        push: iters.to_le_bytes().to_vec(),
+        spec: Vec::new(),
+        groups: [groups, 1, 1],
+        output: 0,
+        work: f64::from(n) * f64::from(iters),
+        size: format!("{n} invocations x {iters} iterations"),
+        reference: Box::new(reference),
+        check: Check::Exact,
+    }
+}
+
+/// `saxpy.comp`: 16M floats in groups of 256; 12 bytes moved per element.
+fn saxpy(divisor: u32) -> Case {
+    let groups = 65536 / divisor;
+    let n = groups * 256;
+    let a = 1.5f32;
+    let mut rng = Rng(0x5a5a_1234);
+    let x: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
+    let y: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
+    let buffers = vec![f32_bytes(&x), f32_bytes(&y)];
+    let reference = move || {
+        let out: Vec<f32> = x.par_iter().zip(&y).map(|(x, y)| a * x + y).collect();
+        f32_bytes(&out)
+    };
+    Case {
+        buffers,
+        push: [a.to_le_bytes(), n.to_le_bytes()].concat(),
+        spec: Vec::new(),
+        groups: [groups, 1, 1],
+        output: 1,
+        work: 12.0 * f64::from(n),
+        size: format!("n = {n}"),
+        reference: Box::new(reference),
+        check: Check::Exact,
+    }
+}
+
+/// `rotate_conv.comp`: 1M invocations, a 16-tap convolution inside each cluster of 8.
+fn rotate_conv(divisor: u32) -> Case {
+    let n = (1u32 << 20) / divisor;
+    let mut rng = Rng(0x7077_a7e0);
+    let x: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
+    let w: Vec<f32> = (0..16).map(|_| rng.f32() / 100.0).collect();
+    let buffers = vec![f32_bytes(&x), f32_bytes(&w), vec![0; n as usize * 4]];
+    let reference = move || {
+        // Clusters of 8 consecutive invocations (workgroups and subgroups are multiples of 8):
+        // tap t of invocation i is the value of the invocation t places further round its
+        // cluster, accumulated in tap order.
+        let out: Vec<f32> = (0..n as usize)
+            .into_par_iter()
+            .map(|i| {
+                let base = i & !7;
+                (0..16).fold(0.0f32, |acc, t| acc + w[t] * x[base + (i + t) % 8])
+            })
+            .collect();
+        f32_bytes(&out)
+    };
+    Case {
+        buffers,
+        push: Vec::new(),
+        spec: Vec::new(),
+        groups: [n / 64, 1, 1],
+        output: 2,
+        work: 16.0 * f64::from(n),
+        size: format!("{n} invocations x 16 taps"),
+        reference: Box::new(reference),
+        check: Check::Exact,
+    }
+}
+
+/// `dot_gemv.comp`: 16384 rows of 1024 packed words (K = 4096 int8), saturating accumulation.
+fn dot_gemv(divisor: u32) -> Case {
+    let rows = 16384 / divisor;
+    let words = 1024u32;
+    let mut rng = Rng(0xd07_9e37);
+    let a: Vec<u32> = (0..rows * words).map(|_| rng.next() as u32).collect();
+    let x: Vec<u32> = (0..words).map(|_| rng.next() as u32).collect();
+    let buffers = vec![
+        u32_bytes(a.iter().copied()),
+        u32_bytes(x.iter().copied()),
+        vec![0; rows as usize * 4],
+    ];
+    let reference = move || {
+        let dot4 = |p: u32, q: u32| -> i64 {
+            (0..4)
+                .map(|b| i64::from((p >> (8 * b)) as i8) * i64::from((q >> (8 * b)) as i8))
+                .sum()
+        };
+        let out: Vec<u32> = a
+            .par_chunks(words as usize)
+            .map(|row| {
+                // OpSDotAccSat: the exact dot product added to the accumulator, saturated.
+                row.iter().zip(&x).fold(0i32, |acc, (&p, &q)| {
+                    (i64::from(acc) + dot4(p, q)).clamp(i64::from(i32::MIN), i64::from(i32::MAX))
+                        as i32
+                }) as u32
+            })
+            .collect();
+        u32_bytes(out)
+    };
+    Case {
+        buffers,
+        push: u32_bytes([rows, words]),
+        spec: Vec::new(),
+        groups: [rows.div_ceil(64), 1, 1],
+        output: 2,
+        work: f64::from(rows) * f64::from(words) * 4.0,
+        size: format!("{rows} rows x {} int8", words * 4),
+        reference: Box::new(reference),
+        check: Check::Exact,
+    }
+}
+
+/// `coopmat_gemm.comp` on the `nvidia` profile: M = N = K = 1024 (256 with `--quick`, 64 at
+/// 1/256), 16×16×16 tiles, against an f32 GEMM (ndarray's, on `matrixmultiply`) over row bands
+/// on every thread.
+fn coopmat_gemm(divisor: u32) -> Case {
+    let n = match divisor {
+        1 => 1024usize,
+        2..=255 => 256,
+        _ => 64,
+    };
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    // f16 values in ±[0.5, 2).
+    let mut half = || {
+        let r = rng.next();
+        let sign = ((r >> 20) & 1) as u16;
+        f16::from_bits((sign << 15) | ((14 + ((r >> 11) & 1) as u16) << 10) | (r & 0x3ff) as u16)
+    };
+    let a: Vec<f16> = (0..n * n).map(|_| half()).collect();
+    let b: Vec<f16> = (0..n * n).map(|_| half()).collect();
+    let bytes = |v: &[f16]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+    let buffers = vec![bytes(&a), bytes(&b), vec![0; n * n * 4]];
+    let widen = |v: &[f16]| -> Option<Array2<f32>> {
+        Array2::from_shape_vec((n, n), v.iter().map(|x| x.to_f32()).collect()).ok()
+    };
+    let (af, bf) = (widen(&a), widen(&b));
+    let reference = move || {
+        let (Some(af), Some(bf)) = (&af, &bf) else {
+            return Vec::new();
+        };
+        let mut c = Array2::<f32>::zeros((n, n));
+        c.axis_chunks_iter_mut(Axis(0), 64)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(i, mut band)| {
+                let rows = band.nrows();
+                let a_band: ArrayView2<f32> = af.slice(s![i * 64..i * 64 + rows, ..]);
+                ndarray::linalg::general_mat_mul(1.0, &a_band, bf, 0.0, &mut band);
+            });
+        f32_bytes(&c.into_iter().collect::<Vec<f32>>())
+    };
+    let t = 16u64;
+    let tiles = (n / 16) as u32;
+    Case {
+        buffers,
+        push: u32_bytes([n as u32; 3]),
+        // Tile shape, and the workgroup as one subgroup (the `nvidia` profile's 32).
+        spec: vec![(0, t), (1, t), (2, t), (3, 32)],
+        groups: [tiles * tiles, 1, 1],
+        output: 2,
+        work: 2.0 * (n * n * n) as f64,
+        size: format!("{n}^3, 16x16x16 tiles"),
+        reference: Box::new(reference),
+        check: Check::Frobenius(1e-2),
+    }
+}

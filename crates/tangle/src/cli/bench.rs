@@ -1,0 +1,61 @@
+//! `tangle bench`: the benchmark workloads (`bench/README.md`) through the executor and as plain
+//! Rust in the same run ([`crate::bench`]). Exit 0 when every result matches plain Rust, 1 when
+//! one does not (or a workload cannot run).
+
+use super::unusable::{Kind, Unusable};
+use super::Exit;
+use tangle::bench::{self, workloads, Options};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Threads for tangle and for the plain-Rust baseline (default: every core).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// 1/16 of the standard sizes (256³ for the GEMM).
+    #[arg(long)]
+    quick: bool,
+    /// Only these workloads (alu_hash, saxpy, rotate_conv, dot_gemv, coopmat_gemm).
+    workloads: Vec<String>,
+}
+
+pub fn run(args: &Args) -> Result<Exit, Unusable> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let options = Options {
+        threads: args.threads.unwrap_or(cores).clamp(1, cores),
+        divisor: if args.quick { 16 } else { 1 },
+    };
+    let all = workloads::all();
+    if let Some(unknown) = args
+        .workloads
+        .iter()
+        .find(|name| !all.iter().any(|w| w.name == name.as_str()))
+    {
+        return Err(Unusable::new(
+            Kind::Usage,
+            format!("no benchmark workload named '{unknown}'"),
+        ));
+    }
+    println!(
+        "tangle bench: {} thread(s){}",
+        options.threads,
+        if args.quick { ", quick sizes" } else { "" }
+    );
+    println!("{}", bench::HEADER);
+    let mut exit = Exit::Success;
+    for w in all
+        .iter()
+        .filter(|w| args.workloads.is_empty() || args.workloads.iter().any(|n| n == w.name))
+    {
+        match bench::measure(w, &options) {
+            Ok(m) => println!("{}", bench::row(&m)),
+            Err(why) => {
+                println!("{:<13} not measured: {why}", w.name);
+                exit = Exit::No;
+            }
+        }
+    }
+    if let Some(peak) = bench::peak_memory() {
+        println!("peak memory: {peak}");
+    }
+    Ok(exit)
+}
