@@ -93,7 +93,7 @@ pub fn measure(w: &Workload, options: &Options) -> Result<Measured, String> {
         .buffers
         .get(&(0, case.output as u32))
         .ok_or("no output buffer")?;
-    check(case.check, got, &want)?;
+    check(case.check, got, &want.to_bytes())?;
     let rate = |t: Duration| case.work / t.as_secs_f64().max(1e-9) / w.unit_scale;
     Ok(Measured {
         name: w.name,
