@@ -122,7 +122,7 @@ impl Runner<'_, '_> {
                     let Some(p) = self.script.pipelines.get(*pipeline) else {
                         return Err(Stop);
                     };
-                    self.dispatch(p, *groups).map_err(|(status, why)| {
+                    self.dispatch(p, *groups, at.line).map_err(|(status, why)| {
                         self.report
                             .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
                         Stop
@@ -169,7 +169,12 @@ impl Runner<'_, '_> {
     }
 
     /// Builds the job for one `RUN`, runs it, and writes the bound ranges back.
-    fn dispatch(&mut self, p: &Pipeline, groups: [u32; 3]) -> Result<(), (Status, String)> {
+    fn dispatch(
+        &mut self,
+        p: &Pipeline,
+        groups: [u32; 3],
+        line: u32,
+    ) -> Result<(), (Status, String)> {
         let spirv = self
             .modules
             .get(p.shader)
@@ -211,6 +216,8 @@ impl Runner<'_, '_> {
                 binding: b.binding,
                 kind: b.kind,
                 bytes: bytes[range.clone()].to_vec(),
+                buffer: b.buffer,
+                offset: range.start,
             });
             ranges.push((b.buffer, range));
         }
@@ -228,10 +235,12 @@ impl Runner<'_, '_> {
             push_constants,
             groups,
             subgroup: p.subgroup,
+            line,
         };
         let output = self.backend.run_compute(&job).map_err(|e| match e {
             BackendError::Unsupported(_) => (Status::Unsupported, e.to_string()),
             BackendError::Invalid(_) | BackendError::Failed(_) => (Status::Fail, e.to_string()),
+            BackendError::Device(_) => (Status::Error, e.to_string()),
         })?;
         if output.bindings.len() != ranges.len() {
             return Err((
