@@ -29,6 +29,7 @@ mod progress;
 mod run;
 mod unusable;
 mod val;
+mod vulkan;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,7 +1,8 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
 //! [--time-limit S] [--memory-limit BYTES] [--json] [--policy P|all] [--trace FILE.json]
-//! [--no-checks] [--coopmat-layout L]`: runs an Amber script's compute tests on the CPU executor, with a progress
-//! bar on a terminal for long dispatches and `REPEAT`s ([`super::progress`]).
+//! [--no-checks] [--coopmat-layout L] [--backend cpu|vulkan] [--device N]`: runs an Amber script's
+//! compute tests on the CPU executor, with a progress bar on a terminal for long dispatches and
+//! `REPEAT`s ([`super::progress`]), or on a Vulkan driver (`--backend vulkan`, [`super::vulkan`]).
 //!
 //! Exit codes: 0 every `EXPECT` held; 1 one failed (or the shader is invalid, or undefined
 //! behaviour was found); 2 the script could not be used (including a script with no `RUN` and no
@@ -71,6 +72,33 @@ pub struct Args {
     /// column-striped or shuffled:SEED. A shader that assumes one layout fails under another.
     #[arg(long = "coopmat-layout", value_name = "LAYOUT")]
     coopmat_layout: Option<String>,
+    /// Where the script runs: cpu (tangle's executor) or vulkan (a Vulkan driver, through the
+    /// system loader; `--time-limit` bounds each dispatch's fence wait).
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "vulkan"])]
+    backend: String,
+    /// The Vulkan physical device to run on (`tangle profiles --devices` lists them).
+    #[arg(long, value_name = "N")]
+    device: Option<usize>,
+}
+
+impl Args {
+    /// The options given that only tangle's CPU executor reads, by flag name.
+    fn cpu_only(&self) -> Vec<&'static str> {
+        [
+            (self.profile != "default", "--profile"),
+            (self.subgroup_size.is_some(), "--subgroup-size"),
+            (self.threads.is_some(), "--threads"),
+            (self.step_limit.is_some(), "--step-limit"),
+            (self.policy.is_some(), "--policy"),
+            (self.trace.is_some(), "--trace"),
+            (self.no_checks, "--no-checks"),
+            (self.coopmat_layout.is_some(), "--coopmat-layout"),
+        ]
+        .into_iter()
+        .filter(|(given, _)| *given)
+        .map(|(_, flag)| flag)
+        .collect()
+    }
 }
 
 /// The profile the options ask for, or why there is none.
@@ -158,6 +186,27 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
     .options()?;
     let bytes = io::read_input(&args.input)?;
     let script = parse(name, script_text(name, &bytes)?, options.memory_limit)?;
+    if args.backend == "vulkan" {
+        let cpu_only = args.cpu_only();
+        if !cpu_only.is_empty() {
+            return Err(Unusable::new(
+                Kind::Usage,
+                format!(
+                    "{} only apply to tangle's CPU executor, not to --backend vulkan",
+                    cpu_only.join(", ")
+                ),
+            ));
+        }
+        let vulkan = super::vulkan::options(args.device, options.time_limit);
+        let report = super::vulkan::run(&script, &vulkan);
+        return Ok(finish(name, &report, args.json));
+    }
+    if args.device.is_some() {
+        return Err(Unusable::new(
+            Kind::Usage,
+            "--device picks a Vulkan device: it needs --backend vulkan",
+        ));
+    }
     options.checks = !args.no_checks;
     if let Some(l) = args.coopmat_layout.as_deref() {
         options.coopmat_layout = l
@@ -202,14 +251,19 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
             Unusable::new(Kind::Io, format!("cannot write the trace to {path}: {e}"))
         })?;
     }
-    if args.json {
+    Ok(finish(name, &report, args.json))
+}
+
+/// Prints the report (as JSON with `json`) and says what it means as an exit code.
+fn finish(name: &str, report: &RunReport, json: bool) -> Exit {
+    if json {
         print_json(
             &serde_json::json!({ "script": name, "status": report.status, "report": report }),
         );
     } else {
-        print_text(name, &report);
+        print_text(name, report);
     }
-    Ok(exit_for(report.status))
+    exit_for(report.status)
 }
 
 /// Prints a JSON value on standard output.
