@@ -78,7 +78,7 @@ fn execute(
 
 /// How many `RUN`s and `EXPECT`s the commands execute when nothing stops them, counting a
 /// `REPEAT` body once per iteration (saturating: a count only needs to be compared).
-fn tally(commands: &[Command]) -> (usize, usize) {
+pub fn tally(commands: &[Command]) -> (usize, usize) {
     commands
         .iter()
         .fold((0usize, 0usize), |(runs, expects), command| match command {

@@ -28,21 +28,25 @@ pub struct ModuleFacts {
     constants: BTreeMap<u32, (Option<u32>, u64)>,
     /// The entry point's `LocalSize x y z` execution mode.
     local_size_mode: Option<[u32; 3]>,
+    /// The entry point's `LocalSizeId x y z` operands (constant ids).
+    local_size_ids: Option<Vec<u32>>,
     /// The constituents of the composite decorated `BuiltIn WorkgroupSize`.
     workgroup_size_builtin: Option<Vec<u32>>,
 }
 
 impl ModuleFacts {
     /// The entry point's workgroup size under the job's specialization, when the module states it
-    /// with `LocalSize` or a `WorkgroupSize` composite of (specialization) constants; `None` for
-    /// forms not read here (`LocalSizeId`), which the driver checks alone.
+    /// with `LocalSize`, `LocalSizeId` or a `WorkgroupSize` composite of (specialization)
+    /// constants; `None` when a size is no integer constant tangle reads (an
+    /// `OpSpecConstantOp`), which the driver checks alone.
     ///
     /// # Spec
     /// "If an object is decorated with the WorkgroupSize decoration, this takes precedence over
     /// any LocalSize or LocalSizeId execution mode." (SPIR-V, BuiltIn WorkgroupSize)
     pub fn local_size(&self, spec: &[(u32, u32)]) -> Option<[u32; 3]> {
-        let Some(ids) = &self.workgroup_size_builtin else {
-            return self.local_size_mode;
+        let ids = match (&self.workgroup_size_builtin, &self.local_size_ids) {
+            (Some(ids), _) | (None, Some(ids)) => ids,
+            (None, None) => return self.local_size_mode,
         };
         let mut size = [0u32; 3];
         for (slot, id) in size.iter_mut().zip(ids) {
@@ -123,6 +127,15 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
             {
                 facts.workgroup_size_builtin =
                     Some(inst.operands.iter().filter_map(|o| o.id()).collect());
+            }
+            Op::ExecutionModeId
+                if lit(1) == Some(ExecutionMode::LocalSizeId as u64)
+                    && inst.id_operand(0).is_some()
+                    && inst.id_operand(0) == entry_id =>
+            {
+                facts.local_size_ids = Some(
+                    (2..5).filter_map(|i| inst.id_operand(i)).collect(),
+                );
             }
             Op::ExecutionMode
                 if lit(1) == Some(ExecutionMode::LocalSize as u64)

@@ -1,4 +1,6 @@
-//! `tangle profiles`: lists the device profiles a run can target (`--profile NAME`).
+//! `tangle profiles`: lists the device profiles a run can target (`--profile NAME`); with
+//! `--devices`, the Vulkan physical devices instead (`--device N` of `run --backend vulkan` and
+//! `diff`).
 
 use super::unusable::Unusable;
 use super::Exit;
@@ -6,7 +8,11 @@ use tangle_exec::profile::subgroup_ops;
 use tangle_exec::Profile;
 
 #[derive(clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// List the Vulkan physical devices (through the system loader) instead of the profiles.
+    #[arg(long)]
+    devices: bool,
+}
 
 /// The Vulkan names of the subgroup-operation bits a profile supports.
 fn operation_names(bits: u32) -> Vec<&'static str> {
@@ -28,8 +34,35 @@ fn operation_names(bits: u32) -> Vec<&'static str> {
     .collect()
 }
 
+/// Prints every Vulkan device on stdout; no loader, driver or device is exit 77, named on
+/// stderr.
+fn devices() -> Exit {
+    let loader = std::env::var_os(tangle_vulkan::LOADER_ENV);
+    match tangle_vulkan::list_devices(loader.as_deref()) {
+        Ok(list) if list.is_empty() => {
+            super::io::report("no Vulkan device: the driver reports no physical device");
+            Exit::Unsupported
+        }
+        Ok(list) => {
+            for d in list {
+                for line in d.describe() {
+                    println!("{line}");
+                }
+            }
+            Exit::Success
+        }
+        Err(e) => {
+            super::io::report(&e.to_string());
+            Exit::Unsupported
+        }
+    }
+}
+
 /// Prints every profile on stdout.
-pub fn run(_: &Args) -> Result<Exit, Unusable> {
+pub fn run(args: &Args) -> Result<Exit, Unusable> {
+    if args.devices {
+        return Ok(devices());
+    }
     for p in Profile::all() {
         let [x, y, z] = p.max_workgroup_size;
         println!("{}: {}", p.name, p.description);

@@ -15,9 +15,10 @@ pub fn options(device: Option<usize>, timeout: Duration) -> VulkanOptions {
     }
 }
 
-/// A report that says the script could not run here, and why.
-pub fn unsupported(e: &VulkanError) -> RunReport {
+/// A report that says `script` could not run here, and why (its `EXPECT`s all unreached).
+pub fn unsupported(script: &Script, e: &VulkanError) -> RunReport {
     let mut report = RunReport::new();
+    report.unreached = tangle_amber::run::tally(&script.commands).1;
     // Every failure to open a device means this machine cannot run the script: no loader, no
     // driver, no such device, a device too old, or a driver that fails its first queries.
     report.set(Status::Unsupported, e.to_string());
@@ -38,6 +39,6 @@ pub fn run(script: &Script, options: &VulkanOptions) -> RunReport {
             report.notes.push(device_note(&backend));
             report
         }
-        Err(e) => unsupported(&e),
+        Err(e) => unsupported(script, &e),
     }
 }
