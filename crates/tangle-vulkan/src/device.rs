@@ -4,7 +4,9 @@
 //! questions asked of a device (does it offer this `DEVICE_FEATURE`? which tangle profile
 //! describes it?) are answered without a driver in unit tests.
 
-use crate::features::{subgroup_operation_names, Feature, CORE_1_3_EXTENSIONS, SUBGROUP_OPERATIONS};
+use crate::features::{
+    subgroup_operation_names, Feature, CORE_1_3_EXTENSIONS, SUBGROUP_OPERATIONS,
+};
 use std::collections::BTreeSet;
 use tangle_amber::Requirement;
 use tangle_exec::profile::subgroup_ops;
@@ -123,8 +125,7 @@ impl DeviceInfo {
                 }
             }
             Requirement::Extension(name) => {
-                if self.extensions.contains(name) || CORE_1_3_EXTENSIONS.contains(&name.as_str())
-                {
+                if self.extensions.contains(name) || CORE_1_3_EXTENSIONS.contains(&name.as_str()) {
                     Ok(())
                 } else {
                     Err(missing())
@@ -294,7 +295,10 @@ pub(crate) mod tests {
         let f = |n: &str| Requirement::Feature(n.to_string());
         assert_eq!(d.supports(&f("shaderInt64")), Ok(()));
         assert_eq!(d.supports(&f("SubgroupSupportedOperations.ballot")), Ok(()));
-        assert_eq!(d.supports(&f("SubgroupSizeControl.computeFullSubgroups")), Ok(()));
+        assert_eq!(
+            d.supports(&f("SubgroupSizeControl.computeFullSubgroups")),
+            Ok(())
+        );
         assert_eq!(
             d.supports(&Requirement::Extension("VK_KHR_16bit_storage".into())),
             Ok(())

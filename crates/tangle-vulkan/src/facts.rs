@@ -133,9 +133,7 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
                     && inst.id_operand(0).is_some()
                     && inst.id_operand(0) == entry_id =>
             {
-                facts.local_size_ids = Some(
-                    (2..5).filter_map(|i| inst.id_operand(i)).collect(),
-                );
+                facts.local_size_ids = Some((2..5).filter_map(|i| inst.id_operand(i)).collect());
             }
             Op::ExecutionMode
                 if lit(1) == Some(ExecutionMode::LocalSize as u64)
@@ -171,7 +169,9 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
         facts.subgroup_operations |= ops;
     }
     if rotate_clustered {
-        facts.features.insert(Feature::ShaderSubgroupRotateClustered);
+        facts
+            .features
+            .insert(Feature::ShaderSubgroupRotateClustered);
         facts.subgroup_operations |= subgroup_ops::ROTATE_CLUSTERED;
     }
     // Group operations on 8/16/64-bit values need shaderSubgroupExtendedTypes
@@ -303,7 +303,11 @@ OpFunctionEnd
             Feature::ShaderMaximalReconvergence,
             Feature::ShaderSubgroupExtendedTypes,
         ] {
-            assert!(f.features.contains(&needed), "{needed:?} in {:?}", f.features);
+            assert!(
+                f.features.contains(&needed),
+                "{needed:?} in {:?}",
+                f.features
+            );
         }
         assert!(!f.features.contains(&Feature::ShaderSubgroupRotateClustered));
         assert_eq!(

@@ -162,7 +162,10 @@ impl Feature {
 
     /// The feature a `DEVICE_FEATURE` name means, if tangle knows it.
     pub fn from_amber(name: &str) -> Option<Feature> {
-        Feature::ALL.iter().copied().find(|f| f.amber_name() == name)
+        Feature::ALL
+            .iter()
+            .copied()
+            .find(|f| f.amber_name() == name)
     }
 
     /// The device extension that must be enabled for this feature, beyond core Vulkan 1.3.
@@ -256,6 +259,9 @@ mod tests {
         use tangle_exec::profile::subgroup_ops as ops;
         let all: u32 = SUBGROUP_OPERATIONS.iter().map(|(_, b)| b).sum();
         assert_eq!(all, ops::ALL);
-        assert_eq!(subgroup_operation_names(ops::BALLOT | ops::ROTATE), ["ballot", "rotate"]);
+        assert_eq!(
+            subgroup_operation_names(ops::BALLOT | ops::ROTATE),
+            ["ballot", "rotate"]
+        );
     }
 }

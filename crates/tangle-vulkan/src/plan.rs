@@ -182,7 +182,12 @@ fn check_workgroup(
     required: Option<u32>,
 ) -> Result<(), VulkanError> {
     let limits = &device.limits;
-    for (axis, (n, max)) in job.groups.iter().zip(limits.max_workgroup_count).enumerate() {
+    for (axis, (n, max)) in job
+        .groups
+        .iter()
+        .zip(limits.max_workgroup_count)
+        .enumerate()
+    {
         if *n > max {
             return Err(VulkanError::Unsupported(format!(
                 "{n} workgroups in {}: '{}' allows {max} (maxComputeWorkGroupCount)",
@@ -410,8 +415,16 @@ OpFunctionEnd
         assert_eq!(
             p.spec_entries,
             vec![
-                SpecEntry { id: 4, offset: 0, size: 2 },
-                SpecEntry { id: 9, offset: 2, size: 4 }
+                SpecEntry {
+                    id: 4,
+                    offset: 0,
+                    size: 2
+                },
+                SpecEntry {
+                    id: 9,
+                    offset: 2,
+                    size: 4
+                }
             ]
         );
         assert_eq!(p.spec_data, vec![0x45, 0x23, 7, 0, 0, 0]);
@@ -436,11 +449,17 @@ OpFunctionEnd
         // A size outside the device's range, and a local size that is no multiple of it.
         j.subgroup.required_size = Some(RequiredSize::Size(32));
         let e = plan(&j, &lavapipe_like(), &BTreeSet::new(), &BTreeSet::new());
-        assert!(matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("subgroup size 32")), "{e:?}");
+        assert!(
+            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("subgroup size 32")),
+            "{e:?}"
+        );
         let mut j = job(module("", "12 1 1"));
         j.subgroup.fully_populated = true;
         let e = plan(&j, &lavapipe_like(), &BTreeSet::new(), &BTreeSet::new());
-        assert!(matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("FULLY_POPULATED")), "{e:?}");
+        assert!(
+            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("FULLY_POPULATED")),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -455,31 +474,49 @@ OpFunctionEnd
             matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("rotate")),
             "{e:?}"
         );
-        let e = plan(&job(module("", "2000 1 1")), &d, &BTreeSet::new(), &BTreeSet::new());
-        assert!(matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("workgroup size")), "{e:?}");
+        let e = plan(
+            &job(module("", "2000 1 1")),
+            &d,
+            &BTreeSet::new(),
+            &BTreeSet::new(),
+        );
+        assert!(
+            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("workgroup size")),
+            "{e:?}"
+        );
         let mut j = job(module("", "1 1 1"));
         j.groups = [70000, 1, 1];
         let e = plan(&j, &d, &BTreeSet::new(), &BTreeSet::new());
-        assert!(matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("maxComputeWorkGroupCount")), "{e:?}");
+        assert!(
+            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("maxComputeWorkGroupCount")),
+            "{e:?}"
+        );
         let mut j = job(module("", "1 1 1"));
         j.bindings[1].set = 0;
         j.bindings[1].binding = 3;
         j.bindings[0] = j.bindings[1].clone();
         let e = plan(&j, &d, &BTreeSet::new(), &BTreeSet::new());
-        assert!(matches!(e, Err(VulkanError::Invalid(ref m)) if m.contains("twice")), "{e:?}");
+        assert!(
+            matches!(e, Err(VulkanError::Invalid(ref m)) if m.contains("twice")),
+            "{e:?}"
+        );
         let mut j = job(module("", "1 1 1"));
         j.bindings[0].bytes.clear();
         assert!(plan(&j, &d, &BTreeSet::new(), &BTreeSet::new()).is_err());
         let script = BTreeSet::from([Feature::CooperativeMatrix]);
         let e = plan(&job(module("", "1 1 1")), &d, &script, &BTreeSet::new());
-        assert!(matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("cooperativeMatrix")), "{e:?}");
+        assert!(
+            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("cooperativeMatrix")),
+            "{e:?}"
+        );
     }
 
     #[test]
     fn extensions_come_from_features_and_the_script() {
         let mut d = lavapipe_like();
         d.features.insert(Feature::ShaderMaximalReconvergence);
-        d.extensions.insert("VK_KHR_shader_maximal_reconvergence".into());
+        d.extensions
+            .insert("VK_KHR_shader_maximal_reconvergence".into());
         let script_ext = BTreeSet::from([
             "VK_KHR_16bit_storage".to_string(),
             "VK_KHR_workgroup_memory_explicit_layout".to_string(),

@@ -101,12 +101,11 @@ impl Instance {
         // SAFETY: `pd` came from this instance's enumeration.
         let props = unsafe { i.get_physical_device_properties(pd) };
         // SAFETY: as above.
-        let extensions: BTreeSet<String> =
-            unsafe { i.enumerate_device_extension_properties(pd) }
-                .map_err(api("vkEnumerateDeviceExtensionProperties"))?
-                .iter()
-                .map(|e| text(e.extension_name_as_c_str()))
-                .collect();
+        let extensions: BTreeSet<String> = unsafe { i.enumerate_device_extension_properties(pd) }
+            .map_err(api("vkEnumerateDeviceExtensionProperties"))?
+            .iter()
+            .map(|e| text(e.extension_name_as_c_str()))
+            .collect();
         let v = props.api_version;
         let mut info = DeviceInfo {
             index,
@@ -165,7 +164,10 @@ impl Instance {
                 .push_next(&mut dot);
             // SAFETY: every chained structure is core in Vulkan 1.3, which `usable` checked,
             // and lives until the end of this block.
-            unsafe { self.instance.get_physical_device_properties2(pd, &mut props) };
+            unsafe {
+                self.instance
+                    .get_physical_device_properties2(pd, &mut props)
+            };
         }
         let compute = vk::ShaderStageFlags::COMPUTE;
         info.subgroup = SubgroupInfo {
@@ -185,40 +187,127 @@ impl Instance {
         .to_string();
         let b = |x: vk::Bool32| x == vk::TRUE;
         info.float_controls = [
-            ("shaderDenormPreserveFloat16", v12.shader_denorm_preserve_float16),
-            ("shaderDenormPreserveFloat32", v12.shader_denorm_preserve_float32),
-            ("shaderDenormPreserveFloat64", v12.shader_denorm_preserve_float64),
-            ("shaderDenormFlushToZeroFloat16", v12.shader_denorm_flush_to_zero_float16),
-            ("shaderDenormFlushToZeroFloat32", v12.shader_denorm_flush_to_zero_float32),
-            ("shaderDenormFlushToZeroFloat64", v12.shader_denorm_flush_to_zero_float64),
-            ("shaderRoundingModeRTEFloat16", v12.shader_rounding_mode_rte_float16),
-            ("shaderRoundingModeRTEFloat32", v12.shader_rounding_mode_rte_float32),
-            ("shaderRoundingModeRTEFloat64", v12.shader_rounding_mode_rte_float64),
-            ("shaderRoundingModeRTZFloat16", v12.shader_rounding_mode_rtz_float16),
-            ("shaderRoundingModeRTZFloat32", v12.shader_rounding_mode_rtz_float32),
-            ("shaderRoundingModeRTZFloat64", v12.shader_rounding_mode_rtz_float64),
-            ("shaderSignedZeroInfNanPreserveFloat16", v12.shader_signed_zero_inf_nan_preserve_float16),
-            ("shaderSignedZeroInfNanPreserveFloat32", v12.shader_signed_zero_inf_nan_preserve_float32),
-            ("shaderSignedZeroInfNanPreserveFloat64", v12.shader_signed_zero_inf_nan_preserve_float64),
+            (
+                "shaderDenormPreserveFloat16",
+                v12.shader_denorm_preserve_float16,
+            ),
+            (
+                "shaderDenormPreserveFloat32",
+                v12.shader_denorm_preserve_float32,
+            ),
+            (
+                "shaderDenormPreserveFloat64",
+                v12.shader_denorm_preserve_float64,
+            ),
+            (
+                "shaderDenormFlushToZeroFloat16",
+                v12.shader_denorm_flush_to_zero_float16,
+            ),
+            (
+                "shaderDenormFlushToZeroFloat32",
+                v12.shader_denorm_flush_to_zero_float32,
+            ),
+            (
+                "shaderDenormFlushToZeroFloat64",
+                v12.shader_denorm_flush_to_zero_float64,
+            ),
+            (
+                "shaderRoundingModeRTEFloat16",
+                v12.shader_rounding_mode_rte_float16,
+            ),
+            (
+                "shaderRoundingModeRTEFloat32",
+                v12.shader_rounding_mode_rte_float32,
+            ),
+            (
+                "shaderRoundingModeRTEFloat64",
+                v12.shader_rounding_mode_rte_float64,
+            ),
+            (
+                "shaderRoundingModeRTZFloat16",
+                v12.shader_rounding_mode_rtz_float16,
+            ),
+            (
+                "shaderRoundingModeRTZFloat32",
+                v12.shader_rounding_mode_rtz_float32,
+            ),
+            (
+                "shaderRoundingModeRTZFloat64",
+                v12.shader_rounding_mode_rtz_float64,
+            ),
+            (
+                "shaderSignedZeroInfNanPreserveFloat16",
+                v12.shader_signed_zero_inf_nan_preserve_float16,
+            ),
+            (
+                "shaderSignedZeroInfNanPreserveFloat32",
+                v12.shader_signed_zero_inf_nan_preserve_float32,
+            ),
+            (
+                "shaderSignedZeroInfNanPreserveFloat64",
+                v12.shader_signed_zero_inf_nan_preserve_float64,
+            ),
         ]
         .into_iter()
         .map(|(n, v)| (n.to_string(), b(v)))
         .collect();
         info.dot_product = [
-            ("integerDotProduct8BitUnsignedAccelerated", dot.integer_dot_product8_bit_unsigned_accelerated),
-            ("integerDotProduct8BitSignedAccelerated", dot.integer_dot_product8_bit_signed_accelerated),
-            ("integerDotProduct8BitMixedSignednessAccelerated", dot.integer_dot_product8_bit_mixed_signedness_accelerated),
-            ("integerDotProduct4x8BitPackedUnsignedAccelerated", dot.integer_dot_product4x8_bit_packed_unsigned_accelerated),
-            ("integerDotProduct4x8BitPackedSignedAccelerated", dot.integer_dot_product4x8_bit_packed_signed_accelerated),
-            ("integerDotProduct4x8BitPackedMixedSignednessAccelerated", dot.integer_dot_product4x8_bit_packed_mixed_signedness_accelerated),
-            ("integerDotProduct16BitUnsignedAccelerated", dot.integer_dot_product16_bit_unsigned_accelerated),
-            ("integerDotProduct16BitSignedAccelerated", dot.integer_dot_product16_bit_signed_accelerated),
-            ("integerDotProduct32BitUnsignedAccelerated", dot.integer_dot_product32_bit_unsigned_accelerated),
-            ("integerDotProduct32BitSignedAccelerated", dot.integer_dot_product32_bit_signed_accelerated),
-            ("integerDotProduct64BitUnsignedAccelerated", dot.integer_dot_product64_bit_unsigned_accelerated),
-            ("integerDotProduct64BitSignedAccelerated", dot.integer_dot_product64_bit_signed_accelerated),
-            ("integerDotProductAccumulatingSaturating8BitSignedAccelerated", dot.integer_dot_product_accumulating_saturating8_bit_signed_accelerated),
-            ("integerDotProductAccumulatingSaturating4x8BitPackedSignedAccelerated", dot.integer_dot_product_accumulating_saturating4x8_bit_packed_signed_accelerated),
+            (
+                "integerDotProduct8BitUnsignedAccelerated",
+                dot.integer_dot_product8_bit_unsigned_accelerated,
+            ),
+            (
+                "integerDotProduct8BitSignedAccelerated",
+                dot.integer_dot_product8_bit_signed_accelerated,
+            ),
+            (
+                "integerDotProduct8BitMixedSignednessAccelerated",
+                dot.integer_dot_product8_bit_mixed_signedness_accelerated,
+            ),
+            (
+                "integerDotProduct4x8BitPackedUnsignedAccelerated",
+                dot.integer_dot_product4x8_bit_packed_unsigned_accelerated,
+            ),
+            (
+                "integerDotProduct4x8BitPackedSignedAccelerated",
+                dot.integer_dot_product4x8_bit_packed_signed_accelerated,
+            ),
+            (
+                "integerDotProduct4x8BitPackedMixedSignednessAccelerated",
+                dot.integer_dot_product4x8_bit_packed_mixed_signedness_accelerated,
+            ),
+            (
+                "integerDotProduct16BitUnsignedAccelerated",
+                dot.integer_dot_product16_bit_unsigned_accelerated,
+            ),
+            (
+                "integerDotProduct16BitSignedAccelerated",
+                dot.integer_dot_product16_bit_signed_accelerated,
+            ),
+            (
+                "integerDotProduct32BitUnsignedAccelerated",
+                dot.integer_dot_product32_bit_unsigned_accelerated,
+            ),
+            (
+                "integerDotProduct32BitSignedAccelerated",
+                dot.integer_dot_product32_bit_signed_accelerated,
+            ),
+            (
+                "integerDotProduct64BitUnsignedAccelerated",
+                dot.integer_dot_product64_bit_unsigned_accelerated,
+            ),
+            (
+                "integerDotProduct64BitSignedAccelerated",
+                dot.integer_dot_product64_bit_signed_accelerated,
+            ),
+            (
+                "integerDotProductAccumulatingSaturating8BitSignedAccelerated",
+                dot.integer_dot_product_accumulating_saturating8_bit_signed_accelerated,
+            ),
+            (
+                "integerDotProductAccumulatingSaturating4x8BitPackedSignedAccelerated",
+                dot.integer_dot_product_accumulating_saturating4x8_bit_packed_signed_accelerated,
+            ),
         ]
         .into_iter()
         .map(|(n, v)| (n.to_string(), b(v)))
@@ -418,7 +507,9 @@ impl Gpu {
             .shader_float64(on(Feature::ShaderFloat64));
         let mut v11 = vk::PhysicalDeviceVulkan11Features::default()
             .storage_buffer16_bit_access(on(Feature::StorageBuffer16BitAccess))
-            .uniform_and_storage_buffer16_bit_access(on(Feature::UniformAndStorageBuffer16BitAccess))
+            .uniform_and_storage_buffer16_bit_access(on(
+                Feature::UniformAndStorageBuffer16BitAccess,
+            ))
             .storage_push_constant16(on(Feature::StoragePushConstant16))
             .variable_pointers_storage_buffer(on(Feature::VariablePointersStorageBuffer))
             .variable_pointers(on(Feature::VariablePointers));
@@ -433,7 +524,9 @@ impl Gpu {
             .vulkan_memory_model_device_scope(on(Feature::VulkanMemoryModelDeviceScope))
             .buffer_device_address(on(Feature::BufferDeviceAddress));
         let mut v13 = vk::PhysicalDeviceVulkan13Features::default()
-            .shader_zero_initialize_workgroup_memory(on(Feature::ShaderZeroInitializeWorkgroupMemory))
+            .shader_zero_initialize_workgroup_memory(on(
+                Feature::ShaderZeroInitializeWorkgroupMemory,
+            ))
             .subgroup_size_control(on(Feature::SubgroupSizeControl))
             .compute_full_subgroups(on(Feature::ComputeFullSubgroups))
             .shader_integer_dot_product(on(Feature::ShaderIntegerDotProduct));
@@ -520,7 +613,10 @@ impl Gpu {
         timeout: Duration,
     ) -> Result<Vec<Vec<u8>>, VulkanError> {
         let breaks = |r: &Result<Vec<Vec<u8>>, VulkanError>| {
-            matches!(r, Err(VulkanError::Timeout(_)) | Err(VulkanError::DeviceLost(_)))
+            matches!(
+                r,
+                Err(VulkanError::Timeout(_)) | Err(VulkanError::DeviceLost(_))
+            )
         };
         let result = {
             let mut objects = Objects::new(&self.device);
@@ -601,11 +697,16 @@ fn memory_type(
     wanted: vk::MemoryPropertyFlags,
 ) -> Option<u32> {
     let count = (memory.memory_type_count as usize).min(memory.memory_types.len());
-    memory.memory_types.get(..count)?.iter().enumerate().find_map(|(i, t)| {
-        let i = u32::try_from(i).ok()?;
-        let allowed = type_bits.checked_shr(i).is_some_and(|b| b & 1 == 1);
-        (allowed && t.property_flags.contains(wanted)).then_some(i)
-    })
+    memory
+        .memory_types
+        .get(..count)?
+        .iter()
+        .enumerate()
+        .find_map(|(i, t)| {
+            let i = u32::try_from(i).ok()?;
+            let allowed = type_bits.checked_shr(i).is_some_and(|b| b & 1 == 1);
+            (allowed && t.property_flags.contains(wanted)).then_some(i)
+        })
 }
 
 /// The dispatch proper; every object goes into `o` as soon as it exists.
@@ -644,7 +745,8 @@ fn run(
                 "no host-visible, coherent memory type for a buffer".into(),
             ));
         };
-        let mut flags = vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
+        let mut flags =
+            vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
         let mut alloc = vk::MemoryAllocateInfo::default()
             .allocation_size(needs.size)
             .memory_type_index(type_index);
@@ -739,7 +841,12 @@ fn run(
         // SAFETY: the pool holds one set per layout and enough descriptors of each type.
         sets = unsafe { d.allocate_descriptor_sets(&info) }
             .map_err(api("vkAllocateDescriptorSets"))?;
-        let infos: Vec<(vk::DescriptorSet, u32, BindingKind, [vk::DescriptorBufferInfo; 1])> = plan
+        let infos: Vec<(
+            vk::DescriptorSet,
+            u32,
+            BindingKind,
+            [vk::DescriptorBufferInfo; 1],
+        )> = plan
             .sets
             .iter()
             .zip(&sets)
@@ -822,8 +929,12 @@ fn run(
         Err((p, r)) => {
             o.pipeline = p.first().copied().unwrap_or_default();
             return Err(match r {
-                vk::Result::ERROR_DEVICE_LOST => VulkanError::DeviceLost("vkCreateComputePipelines".into()),
-                r => VulkanError::Invalid(format!("vkCreateComputePipelines refused the pipeline: {r:?}")),
+                vk::Result::ERROR_DEVICE_LOST => {
+                    VulkanError::DeviceLost("vkCreateComputePipelines".into())
+                }
+                r => VulkanError::Invalid(format!(
+                    "vkCreateComputePipelines refused the pipeline: {r:?}"
+                )),
             });
         }
     };
@@ -842,8 +953,8 @@ fn run(
         .first()
         .copied()
         .ok_or_else(|| VulkanError::Invalid("no command buffer".into()))?;
-    let begin = vk::CommandBufferBeginInfo::default()
-        .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+    let begin =
+        vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
     let mut push = job.push_constants.clone();
     push.resize(plan.push_constant_size as usize, 0);
     let barrier = [vk::MemoryBarrier::default()
@@ -868,7 +979,13 @@ fn run(
             );
         }
         if !push.is_empty() {
-            d.cmd_push_constants(cmd, o.pipeline_layout, vk::ShaderStageFlags::COMPUTE, 0, &push);
+            d.cmd_push_constants(
+                cmd,
+                o.pipeline_layout,
+                vk::ShaderStageFlags::COMPUTE,
+                0,
+                &push,
+            );
         }
         d.cmd_dispatch(cmd, x, y, z);
         // The shader's writes made visible to the host reads below.
@@ -881,7 +998,8 @@ fn run(
             &[],
             &[],
         );
-        d.end_command_buffer(cmd).map_err(api("vkEndCommandBuffer"))?;
+        d.end_command_buffer(cmd)
+            .map_err(api("vkEndCommandBuffer"))?;
     }
     // SAFETY: a fresh, unsignalled fence.
     o.fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }
@@ -898,8 +1016,7 @@ fn run(
         Err(r) => return Err(api("vkWaitForFences")(r)),
     }
     // Read-back.
-    Ok(o
-        .buffers
+    Ok(o.buffers
         .iter()
         .map(|(_, _, ptr, len)| {
             // SAFETY: the fence signalled after the barrier, so the shader's writes are

@@ -31,14 +31,20 @@ fn repo(path: &str) -> String {
 }
 
 /// A loader library name that cannot exist, so the binary runs as on a machine with none.
-const NO_LOADER: (&str, &str) = ("TANGLE_VULKAN_LOADER", "libtangle-no-such-vulkan-loader.so.1");
+const NO_LOADER: (&str, &str) = (
+    "TANGLE_VULKAN_LOADER",
+    "libtangle-no-such-vulkan-loader.so.1",
+);
 
 #[test]
 fn no_loader_is_unsupported_naming_it() {
     let saxpy = repo("examples/saxpy.amber");
     let (code, stdout, _) = tangle(&["run", "--backend", "vulkan", &saxpy], &[NO_LOADER]);
     assert_eq!(code, 77, "{stdout}");
-    assert!(stdout.contains("UNSUPPORTED") && stdout.contains("no Vulkan loader"), "{stdout}");
+    assert!(
+        stdout.contains("UNSUPPORTED") && stdout.contains("no Vulkan loader"),
+        "{stdout}"
+    );
     assert!(stdout.contains("2 not reached"), "{stdout}");
     let (code, stdout, _) = tangle(
         &["run", "--backend", "vulkan", "--json", &saxpy],
@@ -90,7 +96,10 @@ const NEEDS_DRIVER: &str =
     "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)";
 
 #[test]
-#[cfg_attr(not(vulkan_driver), ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)")]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)"
+)]
 fn a_device_is_listed() {
     let (code, stdout, stderr) = tangle(&["profiles", "--devices"], &[]);
     assert_eq!(code, 0, "{NEEDS_DRIVER}: {stdout}{stderr}");
@@ -99,7 +108,10 @@ fn a_device_is_listed() {
 }
 
 #[test]
-#[cfg_attr(not(vulkan_driver), ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)")]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)"
+)]
 fn no_driver_and_no_device_are_unsupported() {
     let saxpy = repo("examples/saxpy.amber");
     // An empty driver search path: the loader is there, but finds no driver.
@@ -115,7 +127,10 @@ fn no_driver_and_no_device_are_unsupported() {
         &[],
     );
     assert_eq!(code, 77, "{stdout}");
-    assert!(stdout.contains("no Vulkan device: no device 999"), "{stdout}");
+    assert!(
+        stdout.contains("no Vulkan device: no device 999"),
+        "{stdout}"
+    );
 }
 
 /// Runs every script of `sub` on the driver; each must exit `code`, or 77 naming what the
@@ -138,7 +153,9 @@ fn on_driver(sub: &str, code: i32) -> (usize, usize) {
                 println!("{path}: passes on the driver, undefined behaviour on the CPU");
                 ran += 1;
             }
-            _ => wrong.push(format!("{path}: exit {got}, expected {code}\n{stdout}{stderr}")),
+            _ => wrong.push(format!(
+                "{path}: exit {got}, expected {code}\n{stdout}{stderr}"
+            )),
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
@@ -153,7 +170,10 @@ fn cpu_finds_undefined_behaviour(path: &str) -> bool {
 }
 
 #[test]
-#[cfg_attr(not(vulkan_driver), ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)")]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)"
+)]
 fn scripts_on_the_driver() {
     let (passed, _) = on_driver("", 0);
     // Lavapipe runs most of them (it lacks rotate, maximal reconvergence and sizes other than 8).
@@ -169,4 +189,21 @@ fn scripts_on_the_driver() {
         let (code, stdout, _) = tangle(&["run", "--backend", "vulkan", &path], &[]);
         assert_eq!(code, 77, "{path}: {stdout}");
     }
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)")]
+fn a_dispatch_past_the_time_limit_is_an_error_naming_the_run() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/vulkan/slow_loop.amber")
+        .display()
+        .to_string();
+    let (code, stdout, stderr) = tangle(
+        &["run", "--backend", "vulkan", "--time-limit", "0.000000001", &script],
+        &[],
+    );
+    assert_eq!(code, 2, "{stdout}{stderr}");
+    assert!(stdout.contains("ERROR"), "{stdout}");
+    assert!(stdout.contains("RUN p: device failure"), "{stdout}");
+    assert!(stdout.contains("fence wait timed out"), "{stdout}");
 }

@@ -19,6 +19,7 @@
 //! Inputs are told apart by content, never by file name ([`input`]).
 
 mod asm;
+mod diff;
 mod dis;
 mod input;
 mod io;
@@ -67,8 +68,10 @@ enum Command {
     Val(val::Args),
     /// Run an Amber script's compute tests.
     Run(run::Args),
-    /// List the device profiles (`tangle run --profile NAME`).
+    /// List the device profiles (`tangle run --profile NAME`), or the Vulkan devices.
     Profiles(profiles::Args),
+    /// Run an Amber script on a Vulkan device and on the CPU executor and compare the buffers.
+    Diff(diff::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -92,6 +95,7 @@ pub fn main() -> ExitCode {
         Command::Val(args) => val::run(&args),
         Command::Run(args) => run::run(&args),
         Command::Profiles(args) => profiles::run(&args),
+        Command::Diff(args) => diff::run(&args),
     };
     let exit = result.unwrap_or_else(|e| {
         io::report(&e.to_string());

@@ -130,7 +130,7 @@ fn profile(args: &Args) -> Result<Profile, Unusable> {
 
 /// The script's text, or what the input is instead. An empty file is an empty script, which
 /// the runner reports as running and checking nothing.
-fn script_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, Unusable> {
+pub fn script_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, Unusable> {
     const SCRIPT: &str = "an Amber script";
     let what = match input::identify(bytes) {
         Content::Text(text) => return Ok(text),
@@ -145,7 +145,7 @@ fn script_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, Unusable> {
 
 /// Parses the script, its buffers held to `buffer_limit` bytes; an error on SPIR-V assembly or
 /// GLSL says what the text is instead.
-fn parse(name: &str, text: &str, buffer_limit: u64) -> Result<tangle_amber::Script, Unusable> {
+pub fn parse(name: &str, text: &str, buffer_limit: u64) -> Result<tangle_amber::Script, Unusable> {
     tangle_amber::parse_limited(text, buffer_limit).map_err(|e| match TextKind::of(text) {
         kind @ (TextKind::Assembly | TextKind::Glsl) => {
             Unusable::in_file(Kind::Content, name, kind.instead_of("an Amber script"))

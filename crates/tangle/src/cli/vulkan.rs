@@ -28,7 +28,10 @@ pub fn unsupported(script: &Script, e: &VulkanError) -> RunReport {
 /// A note naming the device a report's dispatches ran on.
 pub fn device_note(backend: &VulkanBackend) -> String {
     let d = backend.device();
-    format!("ran on Vulkan device {}: {} ({})", d.index, d.name, d.driver)
+    format!(
+        "ran on Vulkan device {}: {} ({})",
+        d.index, d.name, d.driver
+    )
 }
 
 /// Runs `script` on the Vulkan device `options` names.
