@@ -34,7 +34,10 @@ fn tangle(args: &[&str]) -> (i32, String) {
 }
 
 #[test]
-#[cfg_attr(not(vulkan_driver), ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)")]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)"
+)]
 fn every_script_through_tangle_diff() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut scripts = Vec::new();

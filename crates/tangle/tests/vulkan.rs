@@ -192,14 +192,24 @@ fn scripts_on_the_driver() {
 }
 
 #[test]
-#[cfg_attr(not(vulkan_driver), ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)")]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)"
+)]
 fn a_dispatch_past_the_time_limit_is_an_error_naming_the_run() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/vulkan/slow_loop.amber")
         .display()
         .to_string();
     let (code, stdout, stderr) = tangle(
-        &["run", "--backend", "vulkan", "--time-limit", "0.000000001", &script],
+        &[
+            "run",
+            "--backend",
+            "vulkan",
+            "--time-limit",
+            "0.000000001",
+            &script,
+        ],
         &[],
     );
     assert_eq!(code, 2, "{stdout}{stderr}");
