@@ -4,11 +4,12 @@
 //! questions asked of a device (does it offer this `DEVICE_FEATURE`? which tangle profile
 //! describes it?) are answered without a driver in unit tests.
 
-use crate::features::{
-    subgroup_operation_names, Feature, CORE_1_3_EXTENSIONS, SUBGROUP_OPERATIONS,
-};
+use crate::features::{Feature, CORE_1_3_EXTENSIONS};
 use std::collections::BTreeSet;
 use tangle_amber::Requirement;
+use tangle_exec::profile::file::{
+    operation_names as subgroup_operation_names, DeviceFacts, OPERATION_NAMES,
+};
 use tangle_exec::profile::subgroup_ops;
 use tangle_exec::profile::CooperativeMatrixProperties;
 use tangle_exec::Profile;
@@ -105,10 +106,10 @@ impl DeviceInfo {
         match requirement {
             Requirement::Feature(name) => {
                 if let Some(op) = name.strip_prefix("SubgroupSupportedOperations.") {
-                    let bit = SUBGROUP_OPERATIONS
+                    let bit = OPERATION_NAMES
                         .iter()
-                        .find(|(n, _)| *n == op)
-                        .map(|(_, b)| *b);
+                        .find(|(_, n)| *n == op)
+                        .map(|(b, _)| *b);
                     return match bit {
                         Some(b) if self.subgroup.operations & b != 0 => Ok(()),
                         Some(_) => Err(missing()),
@@ -168,6 +169,19 @@ impl DeviceInfo {
             max_workgroup_count: self.limits.max_workgroup_count,
             max_shared_memory: self.limits.max_shared_memory,
             cooperative_matrix: self.cooperative_matrix.clone(),
+        }
+    }
+
+    /// What the device reports beyond its profile, for the profile file's `[device]` table.
+    pub fn facts(&self) -> DeviceFacts {
+        DeviceFacts {
+            subgroup_size_range: Some([self.subgroup.min_size, self.subgroup.max_size]),
+            subgroup_stages: if self.subgroup.compute {
+                vec!["compute".to_string()]
+            } else {
+                Vec::new()
+            },
+            integer_dot_product: self.dot_product.iter().cloned().collect(),
         }
     }
 

@@ -215,31 +215,6 @@ pub const CORE_1_3_EXTENSIONS: &[&str] = &[
     "VK_KHR_timeline_semaphore",
 ];
 
-/// Vulkan subgroup-operation bit names (`VkSubgroupFeatureFlagBits`, without prefix), as amber's
-/// `SubgroupSupportedOperations.NAME` spells them; the bits equal tangle's
-/// `tangle_exec::profile::subgroup_ops`.
-pub const SUBGROUP_OPERATIONS: &[(&str, u32)] = &[
-    ("basic", 0x1),
-    ("vote", 0x2),
-    ("arithmetic", 0x4),
-    ("ballot", 0x8),
-    ("shuffle", 0x10),
-    ("shuffleRelative", 0x20),
-    ("clustered", 0x40),
-    ("quad", 0x80),
-    ("rotate", 0x200),
-    ("rotateClustered", 0x400),
-];
-
-/// The names of the subgroup-operation bits set in `bits`.
-pub fn subgroup_operation_names(bits: u32) -> Vec<&'static str> {
-    SUBGROUP_OPERATIONS
-        .iter()
-        .filter(|(_, bit)| bits & bit != 0)
-        .map(|(name, _)| *name)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -252,16 +227,5 @@ mod tests {
             assert!(names.insert(f.amber_name()), "{f:?}");
         }
         assert_eq!(Feature::from_amber("geometryShader"), None);
-    }
-
-    #[test]
-    fn subgroup_bits_match_the_executor() {
-        use tangle_exec::profile::subgroup_ops as ops;
-        let all: u32 = SUBGROUP_OPERATIONS.iter().map(|(_, b)| b).sum();
-        assert_eq!(all, ops::ALL);
-        assert_eq!(
-            subgroup_operation_names(ops::BALLOT | ops::ROTATE),
-            ["ballot", "rotate"]
-        );
     }
 }

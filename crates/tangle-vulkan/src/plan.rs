@@ -7,10 +7,11 @@
 use crate::device::DeviceInfo;
 use crate::error::VulkanError;
 use crate::facts::{self, ModuleFacts};
-use crate::features::{subgroup_operation_names, Feature};
+use crate::features::Feature;
 use std::collections::BTreeSet;
 use tangle_amber::backend::{BindingKind, RequiredSize};
 use tangle_amber::ComputeJob;
+use tangle_exec::profile::file::operation_names as subgroup_operation_names;
 
 /// One descriptor of a set.
 #[derive(Debug, Clone, PartialEq, Eq)]

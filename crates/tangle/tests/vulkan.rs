@@ -217,3 +217,47 @@ fn a_dispatch_past_the_time_limit_is_an_error_naming_the_run() {
     assert!(stdout.contains("RUN p: device failure"), "{stdout}");
     assert!(stdout.contains("fence wait timed out"), "{stdout}");
 }
+
+#[test]
+fn a_profile_file_runs_like_the_named_profile() {
+    let file = repo("crates/tangle-exec/profiles/lavapipe.toml");
+    let script = repo("tests/amber/cli/subgroup_size_8.amber");
+    let by_name = tangle(
+        &["run", "--profile", "lavapipe", "--threads", "2", &script],
+        &[],
+    );
+    let by_file = tangle(&["run", "--profile", &file, "--threads", "2", &script], &[]);
+    assert_eq!(by_name.0, 0, "{}", by_name.1);
+    assert_eq!((by_file.0, by_file.1), (by_name.0, by_name.1));
+    // A file that is not a profile is a usage error naming the problem.
+    let (code, _, stderr) = tangle(&["run", "--profile", &script, &script], &[]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--profile"), "{stderr}");
+}
+
+#[test]
+#[cfg_attr(
+    not(vulkan_driver),
+    ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)"
+)]
+fn a_device_profile_file_emulates_the_device() {
+    let (code, text, stderr) = tangle(
+        &["profiles", "--from-device", "--device", "0", "-o", "-"],
+        &[],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        text.contains("subgroup_size = ") && text.contains("[device]"),
+        "{text}"
+    );
+    let dir = std::env::temp_dir().join(format!("tangle-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let file = dir.join("device.toml").display().to_string();
+    let (code, _, stderr) = tangle(&["profiles", "--from-device", "-o", &file], &[]);
+    assert_eq!(code, 0, "{stderr}");
+    // The CPU executor runs a script under the device's profile.
+    let saxpy = repo("examples/saxpy.amber");
+    let (code, stdout, stderr) = tangle(&["run", "--profile", &file, &saxpy], &[]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -25,7 +25,8 @@ use tangle_exec::Profile;
 pub struct Args {
     /// The Amber script, or - for standard input.
     input: String,
-    /// Device profile (default, lavapipe, nvidia, amd, intel).
+    /// Device profile: a name (default, lavapipe, nvidia, amd, intel) or a profile file
+    /// (FILE.toml, as `tangle profiles --from-device -o FILE.toml` writes).
     #[arg(long, default_value = "default")]
     profile: String,
     /// Subgroup size to run with (a power of two up to 128), instead of the profile's.
@@ -111,13 +112,22 @@ fn profile(args: &Args) -> Result<Profile, Unusable> {
             .join(", ")
     };
     let usage = |message: String| Unusable::new(Kind::Usage, message);
-    let profile = Profile::by_name(&args.profile).ok_or_else(|| {
-        usage(format!(
-            "unknown profile '{}' (known: {})",
-            args.profile,
-            names()
-        ))
-    })?;
+    let profile = match Profile::by_name(&args.profile) {
+        Some(p) => p,
+        None if std::path::Path::new(&args.profile).is_file() => {
+            let text = std::fs::read_to_string(&args.profile)
+                .map_err(|e| Unusable::new(Kind::Io, format!("--profile {}: {e}", args.profile)))?;
+            Profile::from_toml(&text)
+                .map_err(|e| usage(format!("--profile {}: {e}", args.profile)))?
+        }
+        None => {
+            return Err(usage(format!(
+                "unknown profile '{}' (known: {}; or a profile file)",
+                args.profile,
+                names()
+            )))
+        }
+    };
     match args.subgroup_size {
         None => Ok(profile),
         Some(n) => profile.with_subgroup_size(n).ok_or_else(|| {
