@@ -274,6 +274,99 @@ impl Backend for DiffBackend<'_> {
 mod tests {
     use super::*;
 
+    /// A backend that adds `delta` to every float of its first binding, and reports undefined
+    /// behaviour when asked.
+    struct Adder {
+        delta: f32,
+        ub: bool,
+        jobs: Vec<ComputeJob>,
+    }
+
+    impl Backend for Adder {
+        fn supports(&self, _: &Requirement) -> Result<(), String> {
+            Ok(())
+        }
+
+        fn run_compute(&mut self, job: &ComputeJob) -> Result<JobOutput, BackendError> {
+            self.jobs.push(job.clone());
+            let mut bindings: Vec<Vec<u8>> = job.bindings.iter().map(|b| b.bytes.clone()).collect();
+            if let Some(first) = bindings.first_mut() {
+                for chunk in first.chunks_exact_mut(4) {
+                    let v = f32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
+                    chunk.copy_from_slice(&(v + self.delta).to_le_bytes());
+                }
+            }
+            Ok(JobOutput {
+                bindings,
+                undefined_behaviour: if self.ub {
+                    vec!["a finding".into()]
+                } else {
+                    Vec::new()
+                },
+                notes: Vec::new(),
+            })
+        }
+    }
+
+    const SCRIPT: &str = "SHADER compute s SPIRV-ASM\nOpCapability Shader\nOpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %m \"main\"\nOpExecutionMode %m LocalSize 1 1 1\n%v = OpTypeVoid\n%f = OpTypeFunction %v\n%m = OpFunction %v None %f\n%l = OpLabel\nOpReturn\nOpFunctionEnd\nEND\nBUFFER b DATA_TYPE float DATA 1 2 3 END\nPIPELINE compute p\nATTACH s\nSUBGROUP s\nREQUIRED_SIZE MAX\nEND\nBIND BUFFER b AS storage DESCRIPTOR_SET 0 BINDING 0\nEND\nRUN p 1 1 1\nRUN p 1 1 1\nEXPECT b IDX 0 TOLERANCE 0.5 EQ 3 4 5\n";
+
+    fn diff(
+        cpu_delta: f32,
+        device_delta: f32,
+        ub: bool,
+    ) -> (Summary, Vec<ComputeJob>, tangle_amber::RunReport) {
+        let script = tangle_amber::parse(SCRIPT).expect("parses");
+        let mut cpu = Adder {
+            delta: cpu_delta,
+            ub,
+            jobs: Vec::new(),
+        };
+        let mut device = Adder {
+            delta: device_delta,
+            ub: false,
+            jobs: Vec::new(),
+        };
+        let (summary, report) = {
+            let mut d = DiffBackend::new(&script, &mut cpu, &mut device, (16, 64));
+            let report = tangle_amber::run(&script, &mut d);
+            (d.summary, report)
+        };
+        let mut jobs = cpu.jobs;
+        jobs.extend(device.jobs);
+        (summary, jobs, report)
+    }
+
+    #[test]
+    fn lockstep_runs_compare_every_component() {
+        // Within the script's TOLERANCE for the buffer: no difference.
+        let (s, jobs, report) = diff(1.0, 1.25, false);
+        assert_eq!((s.runs, s.total), (2, 0), "{s:?}");
+        // Each RUN starts both sides from the CPU's bytes: the device's second job saw 2 3 4.
+        let second_device = &jobs[3].bindings[0].bytes;
+        assert_eq!(second_device[..4], 2.0f32.to_le_bytes());
+        // The CPU got REQUIRED_SIZE MAX as the device's maximum; the device got MAX.
+        assert_eq!(jobs[0].subgroup.required_size, Some(RequiredSize::Size(64)));
+        assert_eq!(jobs[2].subgroup.required_size, Some(RequiredSize::Max));
+        // The runner checks the CPU's results.
+        assert_eq!(report.status, tangle_amber::Status::Pass);
+        // Past the tolerance: three differences per RUN, named.
+        let (s, _, _) = diff(1.0, 2.0, false);
+        assert_eq!((s.total, s.explained, s.unexplained()), (6, 0, 6));
+        let first = &s.kept[0];
+        assert_eq!(
+            (first.buffer.as_str(), first.element, first.component),
+            ("b", 0, 0)
+        );
+        assert_eq!((first.cpu.as_str(), first.device.as_str()), ("2", "3"));
+        // Undefined behaviour on the CPU explains them.
+        let (s, _, _) = diff(1.0, 2.0, true);
+        assert_eq!((s.total, s.explained), (6, 6));
+        assert!(s.kept[0]
+            .explained
+            .as_deref()
+            .is_some_and(|e| e.contains("a finding")));
+    }
+
     #[test]
     fn floats_agree_within_ulps_or_the_tolerance() {
         let f = |x: f64| Component::Float(x);
