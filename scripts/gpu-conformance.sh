@@ -8,6 +8,8 @@
 # `coopmat/` (scripts/gen-conformance-scripts.py DIR). Every script's diff output is kept under
 # OUT_DIR/logs; OUT_DIR/summary.md counts per suite: agree, differ (with each difference line),
 # not run (the RUN failed or stopped on one side), unsupported (with the reason), unusable.
+# TANGLE_DIFF_ARGS adds options to every `tangle diff` (e.g. `--policy maximal,true-first,by-selector`
+# for a driver that keeps invocations of one switch case apart by selector value, as NVIDIA's does).
 set -uo pipefail
 tangle=${1:?TANGLE_BIN}; scripts=${2:?SCRIPTS_DIR}; out=${3:?OUT_DIR}; device=${4:-0}
 # The suites to run, in order (default: every folder of SCRIPTS_DIR); the summary grows as each
@@ -34,7 +36,8 @@ for suite in "${suites[@]}"; do
     while IFS= read -r script; do
         total=$((total + 1))
         log=$out/logs/$suite-$(echo "${script#"$suite_dir"}" | tr '/' '_').log
-        timeout 300 "$tangle" diff --device "$device" --time-limit 60 "$script" > "$log" 2>&1
+        # shellcheck disable=SC2086 # TANGLE_DIFF_ARGS is a list of words.
+        timeout 300 "$tangle" diff --device "$device" --time-limit 60 ${TANGLE_DIFF_ARGS:-} "$script" > "$log" 2>&1
         code=$?
         last=$(tail -n 1 "$log")
         case $code in
