@@ -10,6 +10,7 @@
 use crate::features::Feature;
 use spirv::{Capability, Decoration, ExecutionMode, Op, StorageClass};
 use std::collections::{BTreeMap, BTreeSet};
+use tangle_amber::backend::BindingKind;
 use tangle_exec::profile::subgroup_ops;
 use tangle_spirv::Module;
 
@@ -24,6 +25,10 @@ pub struct ModuleFacts {
     pub subgroup_operations: u32,
     /// SpecId → the byte size of that specialization constant (`VkBool32` is 4 bytes).
     pub spec_sizes: BTreeMap<u32, u32>,
+    /// Every buffer the module declares: (set, binding, descriptor kind), in module order.
+    pub buffers: Vec<(u32, u32, BindingKind)>,
+    /// Whether the module declares a push-constant block.
+    pub push_constants: bool,
     /// Integer constants by id: (SpecId when it is a specialization constant, its value).
     constants: BTreeMap<u32, (Option<u32>, u64)>,
     /// The entry point's `LocalSize x y z` execution mode.
@@ -74,6 +79,14 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
     let mut caps: BTreeSet<u32> = BTreeSet::new();
     let mut rotate_clustered = false;
     let mut builtin_size_id = None;
+    // For the buffers: DescriptorSet and Binding by variable, Block/BufferBlock structs, array
+    // element types, pointer pointees, and the buffer variables (id, storage class, pointer).
+    let mut sets: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut bindings: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut blocks: BTreeMap<u32, bool> = BTreeMap::new();
+    let mut elements: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut pointees: BTreeMap<u32, u32> = BTreeMap::new();
+    let mut variables: Vec<(u32, u64, u32)> = Vec::new();
     let entry_id = module.instructions.iter().find_map(|inst| {
         (inst.op() == Some(Op::EntryPoint) && inst.string_operand(2) == Some(entry))
             .then(|| inst.id_operand(1))
@@ -97,6 +110,34 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
             Op::Decorate if lit(1) == Some(Decoration::SpecId as u64) => {
                 if let (Some(target), Some(spec)) = (inst.id_operand(0), lit(2)) {
                     spec_ids.insert(target, u32::try_from(spec).unwrap_or(u32::MAX));
+                }
+            }
+            Op::Decorate if lit(1) == Some(Decoration::DescriptorSet as u64) => {
+                if let (Some(target), Some(set)) = (inst.id_operand(0), lit(2)) {
+                    sets.insert(target, u32::try_from(set).unwrap_or(u32::MAX));
+                }
+            }
+            Op::Decorate if lit(1) == Some(Decoration::Binding as u64) => {
+                if let (Some(target), Some(binding)) = (inst.id_operand(0), lit(2)) {
+                    bindings.insert(target, u32::try_from(binding).unwrap_or(u32::MAX));
+                }
+            }
+            Op::Decorate
+                if lit(1) == Some(Decoration::Block as u64)
+                    || lit(1) == Some(Decoration::BufferBlock as u64) =>
+            {
+                if let Some(target) = inst.id_operand(0) {
+                    blocks.insert(target, lit(1) == Some(Decoration::BufferBlock as u64));
+                }
+            }
+            Op::TypeArray | Op::TypeRuntimeArray => {
+                if let (Some(id), Some(element)) = (inst.result_id, inst.id_operand(0)) {
+                    elements.insert(id, element);
+                }
+            }
+            Op::TypePointer => {
+                if let (Some(id), Some(pointee)) = (inst.result_id, inst.id_operand(1)) {
+                    pointees.insert(id, pointee);
                 }
             }
             Op::Decorate
@@ -152,6 +193,21 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
             // ClusterSize needs shaderSubgroupRotateClustered.
             Op::GroupNonUniformRotateKHR if inst.operands.len() >= 4 => rotate_clustered = true,
             Op::Variable
+                if [
+                    StorageClass::StorageBuffer,
+                    StorageClass::Uniform,
+                    StorageClass::PushConstant,
+                ]
+                .iter()
+                .any(|c| lit(0) == Some(*c as u64)) =>
+            {
+                if let (Some(id), Some(class), Some(ty)) =
+                    (inst.result_id, lit(0), inst.result_type)
+                {
+                    variables.push((id, class, ty));
+                }
+            }
+            Op::Variable
                 if lit(0) == Some(StorageClass::Workgroup as u64) && inst.operands.len() >= 2 =>
             {
                 // VUID-RuntimeSpirv-shaderZeroInitializeWorkgroupMemory-06372: a Workgroup
@@ -162,6 +218,29 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
             }
             _ => {}
         }
+    }
+    for (id, class, pointer) in variables {
+        if class == StorageClass::PushConstant as u64 {
+            facts.push_constants = true;
+            continue;
+        }
+        let (Some(set), Some(binding)) = (sets.get(&id), bindings.get(&id)) else {
+            continue;
+        };
+        // The pointee is the block, or an array of blocks (a descriptor array).
+        let mut ty = pointees.get(&pointer).copied();
+        if let Some(element) = ty.and_then(|t| elements.get(&t)) {
+            ty = Some(*element);
+        }
+        let buffer_block = ty.and_then(|t| blocks.get(&t)).copied().unwrap_or(false);
+        // VUID-StandaloneSpirv-Uniform-06676 family: StorageBuffer, or Uniform with BufferBlock,
+        // is a storage buffer; Uniform with Block is a uniform buffer.
+        let kind = if class == StorageClass::StorageBuffer as u64 || buffer_block {
+            BindingKind::Storage
+        } else {
+            BindingKind::Uniform
+        };
+        facts.buffers.push((*set, *binding, kind));
     }
     for cap in &caps {
         let (feature, ops) = capability_needs(*cap);
@@ -343,6 +422,55 @@ OpFunctionEnd
         assert_eq!(f.local_size(&[]), Some([64, 1, 2]));
         assert_eq!(f.local_size(&[(0, 7), (0, 16)]), Some([16, 1, 2]));
         assert_eq!(f.spec_sizes, BTreeMap::from([(0, 4)]));
+    }
+
+    #[test]
+    fn buffers_and_push_constants_are_read() {
+        let w = words(
+            r#"OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+OpDecorate %S Block
+OpDecorate %U Block
+OpDecorate %B BufferBlock
+OpMemberDecorate %S 0 Offset 0
+OpMemberDecorate %U 0 Offset 0
+OpMemberDecorate %B 0 Offset 0
+OpDecorate %s DescriptorSet 0
+OpDecorate %s Binding 1
+OpDecorate %u DescriptorSet 2
+OpDecorate %u Binding 0
+OpDecorate %b DescriptorSet 0
+OpDecorate %b Binding 3
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%u32 = OpTypeInt 32 0
+%S = OpTypeStruct %u32
+%U = OpTypeStruct %u32
+%B = OpTypeStruct %u32
+%ps = OpTypePointer StorageBuffer %S
+%pu = OpTypePointer Uniform %U
+%pb = OpTypePointer Uniform %B
+%s = OpVariable %ps StorageBuffer
+%u = OpVariable %pu Uniform
+%b = OpVariable %pb Uniform
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+OpFunctionEnd
+"#,
+        );
+        let f = scan(&w, "main").expect("scans");
+        assert_eq!(
+            f.buffers,
+            vec![
+                (0, 1, BindingKind::Storage),
+                (2, 0, BindingKind::Uniform),
+                (0, 3, BindingKind::Storage)
+            ]
+        );
+        assert!(!f.push_constants);
     }
 
     #[test]

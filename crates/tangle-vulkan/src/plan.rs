@@ -81,6 +81,7 @@ pub fn plan(
         features.insert(Feature::ComputeFullSubgroups);
     }
     check_module(&facts, device)?;
+    check_interface(job, &facts)?;
     check_workgroup(job, &facts, device, required_subgroup_size)?;
     if let Some(f) = features.iter().find(|f| !device.features.contains(f)) {
         return Err(VulkanError::Unsupported(format!(
@@ -171,6 +172,39 @@ fn check_module(facts: &ModuleFacts, device: &DeviceInfo) -> Result<(), VulkanEr
             "subgroup operations in compute shaders: '{}' does not offer them",
             device.name
         )));
+    }
+    Ok(())
+}
+
+/// Every buffer the shader declares is bound with its descriptor type, and push constants are
+/// given when it declares them: a pipeline layout that lacks what the shader uses is invalid
+/// usage (VUID-VkComputePipelineCreateInfo-layout-07988, -07990, -10069), which a driver need
+/// not catch. The CPU executor refuses an unbound buffer the same way.
+fn check_interface(job: &ComputeJob, facts: &ModuleFacts) -> Result<(), VulkanError> {
+    for (set, binding, kind) in &facts.buffers {
+        let bound = job
+            .bindings
+            .iter()
+            .find(|b| b.set == *set && b.binding == *binding);
+        match bound {
+            None => {
+                return Err(VulkanError::Invalid(format!(
+                    "the shader uses a buffer at set {set}, binding {binding}, but none is bound"
+                )))
+            }
+            Some(b) if b.kind != *kind => {
+                return Err(VulkanError::Invalid(format!(
+                    "set {set}, binding {binding} is a {kind:?} buffer in the shader but is bound as {:?}",
+                    b.kind
+                )))
+            }
+            Some(_) => {}
+        }
+    }
+    if facts.push_constants && job.push_constants.is_empty() {
+        return Err(VulkanError::Invalid(
+            "the shader declares push constants, but the pipeline binds none".into(),
+        ));
     }
     Ok(())
 }
@@ -508,6 +542,66 @@ OpFunctionEnd
         let e = plan(&job(module("", "1 1 1")), &d, &script, &BTreeSet::new());
         assert!(
             matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("cooperativeMatrix")),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn the_shader_interface_must_be_bound() {
+        let spirv = assemble(
+            r#"OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+OpDecorate %S Block
+OpMemberDecorate %S 0 Offset 0
+OpDecorate %s DescriptorSet 0
+OpDecorate %s Binding 0
+OpDecorate %P Block
+OpMemberDecorate %P 0 Offset 0
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%u32 = OpTypeInt 32 0
+%S = OpTypeStruct %u32
+%P = OpTypeStruct %u32
+%ps = OpTypePointer StorageBuffer %S
+%pp = OpTypePointer PushConstant %P
+%s = OpVariable %ps StorageBuffer
+%p = OpVariable %pp PushConstant
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+OpFunctionEnd
+"#,
+        );
+        let d = lavapipe_like();
+        let none = BTreeSet::new();
+        let mut j = job(spirv);
+        j.bindings.clear();
+        let e = plan(&j, &d, &none, &BTreeSet::new());
+        assert!(
+            matches!(e, Err(VulkanError::Invalid(ref m)) if m.contains("none is bound")),
+            "{e:?}"
+        );
+        j.bindings.push(JobBinding {
+            set: 0,
+            binding: 0,
+            kind: BindingKind::Uniform,
+            bytes: vec![0; 4],
+            buffer: 0,
+            offset: 0,
+        });
+        let e = plan(&j, &d, &none, &BTreeSet::new());
+        assert!(
+            matches!(e, Err(VulkanError::Invalid(ref m)) if m.contains("bound as Uniform")),
+            "{e:?}"
+        );
+        j.bindings[0].kind = BindingKind::Storage;
+        assert!(plan(&j, &d, &none, &BTreeSet::new()).is_ok());
+        j.push_constants.clear();
+        let e = plan(&j, &d, &none, &BTreeSet::new());
+        assert!(
+            matches!(e, Err(VulkanError::Invalid(ref m)) if m.contains("push constants")),
             "{e:?}"
         );
     }
