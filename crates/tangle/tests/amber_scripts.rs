@@ -1,5 +1,6 @@
 //! Runs every Amber script under `tests/amber/` through the `tangle` binary and checks the exit
-//! codes: `*.amber`, `group/` and `dot/` pass (0), `fail/`, `group/fail/` and `dot/fail/` fail (1), `unsupported/` need a missing feature (77),
+//! codes: `*.amber`, `group/`, `dot/` and `drivers/` (reproducers of driver bugs, correct on the
+//! CPU) pass (0), `fail/`, `group/fail/` and `dot/fail/` fail (1), `unsupported/` need a missing feature (77),
 //! `unusable/` cannot be used (2). `pending/` holds scripts waiting on executor features and is
 //! not run.
 
@@ -59,7 +60,7 @@ fn expect_exit(sub: &str, code: i32) -> Vec<(PathBuf, String, String)> {
 
 #[test]
 fn passing_scripts_exit_0() {
-    for sub in ["", "group", "dot"] {
+    for sub in ["", "group", "dot", "drivers"] {
         for (script, stdout, _) in expect_exit(sub, 0) {
             assert!(stdout.contains("PASS"), "{}: {stdout}", script.display());
         }
