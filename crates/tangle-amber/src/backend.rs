@@ -18,6 +18,11 @@ pub struct JobBinding {
     pub kind: BindingKind,
     /// The bound bytes (the descriptor's range of the script buffer).
     pub bytes: Vec<u8>,
+    /// Which script buffer the bytes come from (an index into `Script::buffers`), so a backend
+    /// that compares results (`tangle diff`) can read them with the buffer's element types.
+    pub buffer: usize,
+    /// Where in that buffer the bound range starts, in bytes.
+    pub offset: usize,
 }
 
 /// Everything one dispatch needs.
@@ -39,6 +44,8 @@ pub struct ComputeJob {
     pub groups: [u32; 3],
     /// The pipeline's `SUBGROUP` block.
     pub subgroup: SubgroupControl,
+    /// The line of the `RUN` this job executes (for reports that name it).
+    pub line: u32,
 }
 
 /// What a dispatch left behind.
@@ -66,6 +73,10 @@ pub enum BackendError {
     /// The run stopped: step or time limit, memory budget, an internal failure.
     #[error("execution failed: {0}")]
     Failed(String),
+    /// The device itself failed (a Vulkan device lost, a dispatch that did not finish in time):
+    /// nothing can be said about the script, so the run is an error (exit 2), not a failure.
+    #[error("device failure: {0}")]
+    Device(String),
 }
 
 /// Something that runs compute jobs.

@@ -123,7 +123,7 @@ fn build_pipeline(
 
 /// How many `RUN`s and `EXPECT`s the commands execute when nothing stops them, counting a
 /// `REPEAT` body once per iteration (saturating: a count only needs to be compared).
-fn tally(commands: &[Command]) -> (usize, usize) {
+pub fn tally(commands: &[Command]) -> (usize, usize) {
     commands
         .iter()
         .fold((0usize, 0usize), |(runs, expects), command| match command {
@@ -168,7 +168,7 @@ impl Runner<'_, '_> {
                     let Some(p) = self.script.pipelines.get(*pipeline) else {
                         return Err(Stop);
                     };
-                    self.dispatch(*pipeline, p, *groups)
+                    self.dispatch(*pipeline, p, *groups, at.line)
                         .map_err(|(status, why)| {
                             self.report
                                 .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
@@ -238,6 +238,7 @@ impl Runner<'_, '_> {
         index: usize,
         p: &Pipeline,
         groups: [u32; 3],
+        line: u32,
     ) -> Result<(), (Status, String)> {
         let spirv = self
             .modules
@@ -280,6 +281,8 @@ impl Runner<'_, '_> {
                 binding: b.binding,
                 kind: b.kind,
                 bytes: bytes[range.clone()].to_vec(),
+                buffer: b.buffer,
+                offset: range.start,
             });
             ranges.push((b.buffer, range));
         }
@@ -297,10 +300,12 @@ impl Runner<'_, '_> {
             push_constants,
             groups,
             subgroup: p.subgroup,
+            line,
         };
         let output = self.backend.run_compute(&job).map_err(|e| match e {
             BackendError::Unsupported(_) => (Status::Unsupported, e.to_string()),
             BackendError::Invalid(_) | BackendError::Failed(_) => (Status::Fail, e.to_string()),
+            BackendError::Device(_) => (Status::Error, e.to_string()),
         })?;
         if output.bindings.len() != ranges.len() {
             return Err((

@@ -2,9 +2,11 @@
 //! against (subgroup size, supported subgroup operations, workgroup limits, cooperative-matrix
 //! properties in [`coopmat`]).
 //!
-//! Values for the named profiles come from `shared/notes/device-properties.md`.
+//! The named profiles are TOML files under `crates/tangle-exec/profiles/` (format: [`file`]),
+//! compiled in; their values come from `shared/notes/device-properties.md`.
 
 pub mod coopmat;
+pub mod file;
 
 pub use coopmat::{ComponentType, CooperativeMatrixProperties, MatrixScope};
 
@@ -67,68 +69,45 @@ pub struct Profile {
     pub cooperative_matrix: Vec<CooperativeMatrixProperties>,
 }
 
+/// The built-in profiles' files, `default` first (`crates/tangle-exec/profiles/`).
+const BUILTIN: [&str; 5] = [
+    include_str!("../profiles/default.toml"),
+    include_str!("../profiles/lavapipe.toml"),
+    include_str!("../profiles/nvidia.toml"),
+    include_str!("../profiles/amd.toml"),
+    include_str!("../profiles/intel.toml"),
+];
+
+/// The built-in profiles, parsed once.
+fn builtin() -> &'static [Profile] {
+    static PROFILES: std::sync::OnceLock<Vec<Profile>> = std::sync::OnceLock::new();
+    PROFILES.get_or_init(|| {
+        BUILTIN
+            .iter()
+            .map(|text| {
+                // Compiled-in files, checked by `builtin_files_parse_and_round_trip`.
+                Profile::from_toml(text)
+                    .unwrap_or_else(|e| panic!("a built-in profile does not parse: {e}"))
+            })
+            .collect()
+    })
+}
+
 impl Default for Profile {
-    /// The `default` profile: subgroup size 32, every operation tangle implements, and
-    /// cooperative matrices of every component type at small shapes
-    /// ([`coopmat::default_list`]).
+    /// The `default` profile (`profiles/default.toml`): subgroup size 32, every operation tangle
+    /// implements, and cooperative matrices of every component type at small shapes plus every
+    /// entry of the named devices' lists.
     fn default() -> Self {
-        Profile {
-            name: "default".to_string(),
-            description: "tangle's default device: subgroup size 32, every subgroup operation"
-                .to_string(),
-            subgroup_size: 32,
-            subgroup_operations: subgroup_ops::ALL,
-            max_workgroup_size: [1024, 1024, 64],
-            max_workgroup_invocations: 1024,
-            // As NVIDIA reports; Vulkan's minimum is 65535 in each dimension.
-            max_workgroup_count: [2_147_483_647, 65535, 65535],
-            max_shared_memory: 49152,
-            cooperative_matrix: coopmat::default_list(),
-        }
+        // `builtin` holds all five files (it panics on one that does not parse).
+        builtin()[0].clone()
     }
 }
 
 impl Profile {
-    /// Every named profile, `default` first.
+    /// Every named profile, `default` first: the files under `crates/tangle-exec/profiles/`
+    /// (values from `shared/notes/device-properties.md`).
     pub fn all() -> Vec<Profile> {
-        let default = Profile::default();
-        let lavapipe = Profile {
-            name: "lavapipe".to_string(),
-            description: "Mesa lavapipe on AVX2 hosts (subgroup size 8; from driver source)"
-                .to_string(),
-            subgroup_size: 8,
-            max_workgroup_count: [65535, 65535, 65535],
-            max_shared_memory: 32768,
-            cooperative_matrix: coopmat::lavapipe_list(),
-            ..default.clone()
-        };
-        let nvidia = Profile {
-            name: "nvidia".to_string(),
-            description: "NVIDIA H200, driver 580.159.04 (subgroup size 32; queried)".to_string(),
-            subgroup_size: 32,
-            max_workgroup_count: [2_147_483_647, 65535, 65535],
-            cooperative_matrix: coopmat::nvidia_list(),
-            ..default.clone()
-        };
-        let amd = Profile {
-            name: "amd".to_string(),
-            description: "AMD RDNA3 with RADV (subgroup size 64; from driver source)".to_string(),
-            subgroup_size: 64,
-            max_shared_memory: 65536,
-            cooperative_matrix: coopmat::amd_list(),
-            ..default.clone()
-        };
-        let intel = Profile {
-            name: "intel".to_string(),
-            description:
-                "Intel Xe2 (Lunar Lake, Battlemage) with ANV (subgroup size 32; from driver source)"
-                    .to_string(),
-            subgroup_size: 32,
-            max_shared_memory: 65536,
-            cooperative_matrix: coopmat::intel_list(),
-            ..default.clone()
-        };
-        vec![default, lavapipe, nvidia, amd, intel]
+        builtin().to_vec()
     }
 
     /// The named profile, if there is one.
@@ -152,6 +131,35 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn builtin_files_parse_and_round_trip() {
+        assert_eq!(BUILTIN.len(), Profile::all().len());
+        for (text, p) in BUILTIN.iter().zip(Profile::all()) {
+            let parsed = Profile::from_toml(text).expect("a built-in profile parses");
+            assert_eq!(parsed, p);
+            assert_eq!(Profile::from_toml(&parsed.to_toml(None)), Ok(parsed));
+        }
+        let names: Vec<String> = Profile::all().into_iter().map(|p| p.name).collect();
+        assert_eq!(names, ["default", "lavapipe", "nvidia", "amd", "intel"]);
+        // Values the tests across the workspace depend on.
+        let nvidia = Profile::by_name("nvidia").expect("nvidia");
+        assert_eq!(
+            (
+                nvidia.subgroup_size,
+                nvidia.max_shared_memory,
+                nvidia.max_workgroup_count
+            ),
+            (32, 49152, [2_147_483_647, 65535, 65535])
+        );
+        let lavapipe = Profile::by_name("lavapipe").expect("lavapipe");
+        assert_eq!(
+            (lavapipe.max_shared_memory, lavapipe.max_workgroup_count[0]),
+            (32768, 65535)
+        );
+        assert_eq!(Profile::default().subgroup_operations, subgroup_ops::ALL);
+        assert_eq!(Profile::default().max_workgroup_size, [1024, 1024, 64]);
+    }
 
     #[test]
     fn named_profiles() {

@@ -59,6 +59,66 @@ pub fn emit_conformance_cfg() {
     }
 }
 
+/// The variable that makes a missing Vulkan loader or driver a build failure of the tests that
+/// need one (`.ci/run` sets it after installing lavapipe), so CI cannot skip them unnoticed.
+pub const REQUIRE_VULKAN: &str = "TANGLE_REQUIRE_VULKAN";
+
+/// Where the Vulkan loader looks for driver manifests (ICD JSON files) when no environment
+/// variable names them (the Linux loader's search path, system and local).
+const ICD_DIRS: [&str; 4] = [
+    "/usr/share/vulkan/icd.d",
+    "/usr/local/share/vulkan/icd.d",
+    "/etc/vulkan/icd.d",
+    "/usr/local/etc/vulkan/icd.d",
+];
+
+/// Where Debian-like and other Linux systems put `libvulkan.so.1`.
+const LOADER_DIRS: [&str; 6] = [
+    "/usr/lib/x86_64-linux-gnu",
+    "/lib/x86_64-linux-gnu",
+    "/usr/lib/aarch64-linux-gnu",
+    "/usr/lib64",
+    "/usr/lib",
+    "/usr/local/lib",
+];
+
+/// For a crate's `build.rs`: sets `cfg(vulkan_driver)` when a Vulkan loader and at least one
+/// driver manifest are installed (lavapipe: `apt-get install mesa-vulkan-drivers libvulkan1`).
+///
+/// Tests that need a driver carry `#[cfg_attr(not(vulkan_driver), ignore = "...")]`: without
+/// one they are reported as *ignored*, never as passing; with `TANGLE_REQUIRE_VULKAN=1` their
+/// absence fails the build instead. A test that runs must still fail if the driver it was
+/// promised cannot be opened.
+pub fn emit_vulkan_cfg() {
+    println!("cargo::rustc-check-cfg=cfg(vulkan_driver)");
+    println!("cargo::rerun-if-env-changed={REQUIRE_VULKAN}");
+    let loader = LOADER_DIRS
+        .iter()
+        .map(|d| Path::new(d).join("libvulkan.so.1"))
+        .find(|p| p.is_file());
+    let manifests = ICD_DIRS.iter().any(|d| {
+        println!("cargo::rerun-if-changed={d}");
+        std::fs::read_dir(d).is_ok_and(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+        })
+    });
+    let required = std::env::var(REQUIRE_VULKAN).is_ok_and(|v| !v.is_empty() && v != "0");
+    match (loader, manifests) {
+        (Some(_), true) => println!("cargo::rustc-cfg=vulkan_driver"),
+        (loader, _) if required => panic!(
+            "{REQUIRE_VULKAN} is set but {} (apt-get install mesa-vulkan-drivers libvulkan1)",
+            if loader.is_none() {
+                "no Vulkan loader (libvulkan.so.1) is installed"
+            } else {
+                "no Vulkan driver manifest is installed"
+            }
+        ),
+        _ => {}
+    }
+}
+
 /// The executable to run for a SPIRV-Tools program name.
 fn executable(name: &str) -> PathBuf {
     static FOUND: OnceLock<Mutex<HashMap<String, PathBuf>>> = OnceLock::new();

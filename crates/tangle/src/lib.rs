@@ -12,6 +12,7 @@
 
 pub mod bench;
 pub mod cpu_backend;
+pub mod diff;
 
 pub use tangle_exec::{
     Device, Diagnostic, ExecError, Pipeline, Profile, Report, Resources, RunOptions, SpecConstants,

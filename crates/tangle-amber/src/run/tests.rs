@@ -183,6 +183,7 @@ fn backend_errors_and_findings_decide_the_status() {
         ),
         (BackendError::Invalid("no entry point".into()), Status::Fail),
         (BackendError::Failed("step limit".into()), Status::Fail),
+        (BackendError::Device("device lost".into()), Status::Error),
     ] {
         let mut b = Doubler {
             fail_with: Some(error.clone()),

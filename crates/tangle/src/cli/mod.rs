@@ -20,6 +20,7 @@
 
 mod asm;
 mod bench;
+mod diff;
 mod dis;
 mod input;
 mod io;
@@ -30,6 +31,7 @@ mod progress;
 mod run;
 mod unusable;
 mod val;
+mod vulkan;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -67,10 +69,12 @@ enum Command {
     Val(val::Args),
     /// Run an Amber script's compute tests.
     Run(run::Args),
-    /// List the device profiles (`tangle run --profile NAME`).
+    /// List the device profiles (`tangle run --profile NAME`), or the Vulkan devices.
     Profiles(profiles::Args),
     /// Measure the benchmark workloads against plain Rust (`bench/README.md`).
     Bench(bench::Args),
+    /// Run an Amber script on a Vulkan device and on the CPU executor and compare the buffers.
+    Diff(diff::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -95,6 +99,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(&args),
         Command::Profiles(args) => profiles::run(&args),
         Command::Bench(args) => bench::run(&args),
+        Command::Diff(args) => diff::run(&args),
     };
     let exit = result.unwrap_or_else(|e| {
         io::report(&e.to_string());

@@ -1,7 +1,8 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
 //! [--time-limit S] [--memory-limit BYTES] [--json] [--policy P|all] [--trace FILE.json]
-//! [--no-checks] [--coopmat-layout L]`: runs an Amber script's compute tests on the CPU executor, with a progress
-//! bar on a terminal for long dispatches and `REPEAT`s ([`super::progress`]).
+//! [--no-checks] [--coopmat-layout L] [--backend cpu|vulkan] [--device N]`: runs an Amber script's
+//! compute tests on the CPU executor, with a progress bar on a terminal for long dispatches and
+//! `REPEAT`s ([`super::progress`]), or on a Vulkan driver (`--backend vulkan`, [`super::vulkan`]).
 //!
 //! Exit codes: 0 every `EXPECT` held; 1 one failed (or the shader is invalid, or undefined
 //! behaviour was found); 2 the script could not be used (including a script with no `RUN` and no
@@ -24,7 +25,8 @@ use tangle_exec::Profile;
 pub struct Args {
     /// The Amber script, or - for standard input.
     input: String,
-    /// Device profile (default, lavapipe, nvidia, amd, intel).
+    /// Device profile: a name (default, lavapipe, nvidia, amd, intel) or a profile file
+    /// (FILE.toml, as `tangle profiles --from-device -o FILE.toml` writes).
     #[arg(long, default_value = "default")]
     profile: String,
     /// Subgroup size to run with (a power of two up to 128), instead of the profile's.
@@ -71,6 +73,33 @@ pub struct Args {
     /// column-striped or shuffled:SEED. A shader that assumes one layout fails under another.
     #[arg(long = "coopmat-layout", value_name = "LAYOUT")]
     coopmat_layout: Option<String>,
+    /// Where the script runs: cpu (tangle's executor) or vulkan (a Vulkan driver, through the
+    /// system loader; `--time-limit` bounds each dispatch's fence wait).
+    #[arg(long, default_value = "cpu", value_parser = ["cpu", "vulkan"])]
+    backend: String,
+    /// The Vulkan physical device to run on (`tangle profiles --devices` lists them).
+    #[arg(long, value_name = "N")]
+    device: Option<usize>,
+}
+
+impl Args {
+    /// The options given that only tangle's CPU executor reads, by flag name.
+    fn cpu_only(&self) -> Vec<&'static str> {
+        [
+            (self.profile != "default", "--profile"),
+            (self.subgroup_size.is_some(), "--subgroup-size"),
+            (self.threads.is_some(), "--threads"),
+            (self.step_limit.is_some(), "--step-limit"),
+            (self.policy.is_some(), "--policy"),
+            (self.trace.is_some(), "--trace"),
+            (self.no_checks, "--no-checks"),
+            (self.coopmat_layout.is_some(), "--coopmat-layout"),
+        ]
+        .into_iter()
+        .filter(|(given, _)| *given)
+        .map(|(_, flag)| flag)
+        .collect()
+    }
 }
 
 /// The profile the options ask for, or why there is none.
@@ -83,13 +112,22 @@ fn profile(args: &Args) -> Result<Profile, Unusable> {
             .join(", ")
     };
     let usage = |message: String| Unusable::new(Kind::Usage, message);
-    let profile = Profile::by_name(&args.profile).ok_or_else(|| {
-        usage(format!(
-            "unknown profile '{}' (known: {})",
-            args.profile,
-            names()
-        ))
-    })?;
+    let profile = match Profile::by_name(&args.profile) {
+        Some(p) => p,
+        None if std::path::Path::new(&args.profile).is_file() => {
+            let text = std::fs::read_to_string(&args.profile)
+                .map_err(|e| Unusable::new(Kind::Io, format!("--profile {}: {e}", args.profile)))?;
+            Profile::from_toml(&text)
+                .map_err(|e| usage(format!("--profile {}: {e}", args.profile)))?
+        }
+        None => {
+            return Err(usage(format!(
+                "unknown profile '{}' (known: {}; or a profile file)",
+                args.profile,
+                names()
+            )))
+        }
+    };
     match args.subgroup_size {
         None => Ok(profile),
         Some(n) => profile.with_subgroup_size(n).ok_or_else(|| {
@@ -102,7 +140,7 @@ fn profile(args: &Args) -> Result<Profile, Unusable> {
 
 /// The script's text, or what the input is instead. An empty file is an empty script, which
 /// the runner reports as running and checking nothing.
-fn script_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, Unusable> {
+pub fn script_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, Unusable> {
     const SCRIPT: &str = "an Amber script";
     let what = match input::identify(bytes) {
         Content::Text(text) => return Ok(text),
@@ -119,7 +157,7 @@ fn script_text<'a>(name: &str, bytes: &'a [u8]) -> Result<&'a str, Unusable> {
 /// `FILE` paths relative to its directory (none for standard input). A script outside tangle's
 /// subset is `Err(Ok(report))`, an `Unsupported` report naming what it needs; an error on SPIR-V
 /// assembly or GLSL says what the text is instead.
-fn parse(
+pub fn parse(
     input: &str,
     name: &str,
     text: &str,
@@ -190,9 +228,30 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
         options.memory_limit,
     ) {
         Ok(script) => script,
-        Err(Ok(report)) => return Ok(print_report(args, name, &report)),
+        Err(Ok(report)) => return Ok(finish(name, &report, args.json)),
         Err(Err(e)) => return Err(e),
     };
+    if args.backend == "vulkan" {
+        let cpu_only = args.cpu_only();
+        if !cpu_only.is_empty() {
+            return Err(Unusable::new(
+                Kind::Usage,
+                format!(
+                    "{} only apply to tangle's CPU executor, not to --backend vulkan",
+                    cpu_only.join(", ")
+                ),
+            ));
+        }
+        let vulkan = super::vulkan::options(args.device, options.time_limit);
+        let report = super::vulkan::run(&script, &vulkan);
+        return Ok(finish(name, &report, args.json));
+    }
+    if args.device.is_some() {
+        return Err(Unusable::new(
+            Kind::Usage,
+            "--device picks a Vulkan device: it needs --backend vulkan",
+        ));
+    }
     options.checks = !args.no_checks;
     if let Some(l) = args.coopmat_layout.as_deref() {
         options.coopmat_layout = l
@@ -237,12 +296,12 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
             Unusable::new(Kind::Io, format!("cannot write the trace to {path}: {e}"))
         })?;
     }
-    Ok(print_report(args, name, &report))
+    Ok(finish(name, &report, args.json))
 }
 
-/// Prints the report as text or JSON; returns its exit code.
-fn print_report(args: &Args, name: &str, report: &RunReport) -> Exit {
-    if args.json {
+/// Prints the report (as JSON with `json`) and says what it means as an exit code.
+pub fn finish(name: &str, report: &RunReport, json: bool) -> Exit {
+    if json {
         print_json(
             &serde_json::json!({ "script": name, "status": report.status, "report": report }),
         );
