@@ -16,6 +16,10 @@ pub struct JobBinding {
     pub binding: u32,
     /// Storage or uniform.
     pub kind: BindingKind,
+    /// The element of a descriptor array (`BIND BUFFER_ARRAY`); 0 for a plain binding. Several
+    /// bindings share `(set, binding)` exactly when they are elements of one array; a backend
+    /// that binds no arrays must refuse a job with an element other than 0.
+    pub element: u32,
     /// The bound bytes (the descriptor's range of the script buffer).
     pub bytes: Vec<u8>,
 }

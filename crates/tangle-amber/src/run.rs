@@ -210,10 +210,34 @@ impl Runner<'_, '_> {
                 set: b.set,
                 binding: b.binding,
                 kind: b.kind,
+                element: b.element,
                 bytes: bytes[range.clone()].to_vec(),
             });
             ranges.push((b.buffer, range));
         }
+        overlapping_ranges(&ranges).map_err(|(a, b)| {
+            let name = |i: usize| {
+                let buffer = ranges.get(i).map_or(usize::MAX, |r| r.0);
+                self.script
+                    .buffers
+                    .get(buffer)
+                    .map_or("?", |x| x.name.as_str())
+            };
+            let at = |i: usize| {
+                p.bindings.get(i).map_or(String::new(), |b| {
+                    format!("set {} binding {} element {}", b.set, b.binding, b.element)
+                })
+            };
+            (
+                Status::Unsupported,
+                format!(
+                    "'{}' is bound at {} and {} with overlapping ranges: tangle gives each descriptor its own copy of the bytes, so writes through one would not be seen through the other",
+                    name(a),
+                    at(a),
+                    at(b)
+                ),
+            )
+        })?;
         let push_constants = p
             .push_constants
             .and_then(|i| self.buffers.get(i))
@@ -269,6 +293,18 @@ impl Runner<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The first two bindings (by position) whose ranges of one buffer overlap.
+fn overlapping_ranges(ranges: &[(usize, std::ops::Range<usize>)]) -> Result<(), (usize, usize)> {
+    for (i, (bi, ri)) in ranges.iter().enumerate() {
+        for (j, (bj, rj)) in ranges.iter().enumerate().skip(i + 1) {
+            if bi == bj && ri.start < rj.end && rj.start < ri.end {
+                return Err((i, j));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -103,7 +103,7 @@ pub enum BindingKind {
     Uniform,
 }
 
-/// A `BIND BUFFER ... DESCRIPTOR_SET s BINDING b` line.
+/// A `BIND BUFFER ... DESCRIPTOR_SET s BINDING b` line, or one buffer of a `BIND BUFFER_ARRAY`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     /// Index into [`Script::buffers`].
@@ -114,6 +114,9 @@ pub struct Binding {
     pub set: u32,
     /// `BINDING`.
     pub binding: u32,
+    /// The descriptor array element (`BIND BUFFER_ARRAY`: the buffer's position); 0 for
+    /// `BIND BUFFER`.
+    pub element: u32,
     /// Start of the bound range in bytes (`OFFSET` of dynamic descriptors plus `DESCRIPTOR_OFFSET`).
     pub offset: usize,
     /// Length of the bound range (`DESCRIPTOR_RANGE`); the rest of the buffer when `None`.

@@ -108,6 +108,11 @@ impl Pipeline {
         self.program.bindings()
     }
 
+    /// The descriptor arrays of buffers the entry point uses.
+    pub fn descriptor_arrays(&self) -> &[crate::program::DescriptorArray] {
+        &self.program.descriptor_arrays
+    }
+
     /// Runs a grid of `groups` workgroups over `resources`; buffers are updated in place.
     pub fn dispatch(
         &self,
@@ -126,6 +131,10 @@ pub struct Resources {
     pub buffers: BTreeMap<(u32, u32), Vec<u8>>,
     /// Push-constant bytes.
     pub push_constants: Vec<u8>,
+    /// Elements of descriptor arrays of buffers (`buffer B { .. } b[4];`) by
+    /// `(set, binding, array element)`; element 0 may also be given in [`Resources::buffers`].
+    /// Elements not given are unbound: an access through one is a finding.
+    pub elements: BTreeMap<(u32, u32, u32), Vec<u8>>,
 }
 
 impl Resources {

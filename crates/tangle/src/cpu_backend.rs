@@ -40,6 +40,14 @@ const FEATURES: &[&str] = &[
     "BufferDeviceAddressFeatures.bufferDeviceAddress",
     "ShaderIntegerDotProductFeatures.shaderIntegerDotProduct",
     "ShaderMaximalReconvergenceFeatures.shaderMaximalReconvergence",
+    // Descriptor arrays of buffers: each element its own descriptor, any index, unbound
+    // elements reported only when accessed.
+    "shaderStorageBufferArrayDynamicIndexing",
+    "shaderUniformBufferArrayDynamicIndexing",
+    "DescriptorIndexingFeatures.runtimeDescriptorArray",
+    "DescriptorIndexingFeatures.shaderStorageBufferArrayNonUniformIndexing",
+    "DescriptorIndexingFeatures.shaderUniformBufferArrayNonUniformIndexing",
+    "DescriptorIndexingFeatures.descriptorBindingPartiallyBound",
 ];
 
 /// Device extensions the executor implements (rotate is checked against the profile).
@@ -62,6 +70,7 @@ const EXTENSIONS: &[&str] = &[
     "VK_KHR_shader_non_semantic_info",
     "VK_KHR_shader_terminate_invocation",
     "VK_KHR_shader_atomic_int64",
+    "VK_EXT_descriptor_indexing",
 ];
 
 /// Properties that hold for exact IEEE execution: denormals are preserved, rounding is to
@@ -263,9 +272,16 @@ impl Backend for CpuBackend {
             ..Resources::default()
         };
         for b in &job.bindings {
-            resources
-                .buffers
-                .insert((b.set, b.binding), b.bytes.clone());
+            // Element 0 of an array is also the plain buffer of its binding (a descriptor array
+            // with one element bound); the executor tells arrays from plain buffers by the shader.
+            match b.element {
+                0 => resources
+                    .buffers
+                    .insert((b.set, b.binding), b.bytes.clone()),
+                i => resources
+                    .elements
+                    .insert((b.set, b.binding, i), b.bytes.clone()),
+            };
         }
         let report = pipeline
             .dispatch(&mut resources, job.groups, &self.options)
@@ -277,11 +293,11 @@ impl Backend for CpuBackend {
             .bindings
             .iter()
             .map(|b| {
-                resources
-                    .buffers
-                    .get(&(b.set, b.binding))
-                    .cloned()
-                    .unwrap_or_else(|| b.bytes.clone())
+                let after = match b.element {
+                    0 => resources.buffers.get(&(b.set, b.binding)),
+                    i => resources.elements.get(&(b.set, b.binding, i)),
+                };
+                after.cloned().unwrap_or_else(|| b.bytes.clone())
             })
             .collect();
         let undefined_behaviour = report.diagnostics.iter().map(ToString::to_string).collect();

@@ -23,7 +23,7 @@ pub fn pointer_value(region: RegionKind, offset: u64) -> u64 {
         RegionKind::Invocation => m::REGION_INVOCATION,
         RegionKind::Workgroup => m::REGION_WORKGROUP,
         RegionKind::PushConstant => m::REGION_PUSH,
-        RegionKind::Buffer { .. } => 0,
+        RegionKind::Buffer { .. } | RegionKind::DescriptorArray { .. } => 0,
     };
     m::make_pointer(r, offset)
 }
@@ -289,6 +289,38 @@ impl<'m> Lowerer<'m> {
         let dst = self.value(inst.result_id)?;
         let mut steps = Vec::new();
         let mut indices = inst.operands.iter().skip(1);
+        let mut base_slot = base.slot;
+        if let Some(&array) = inst
+            .id_operand(0)
+            .and_then(|b| self.descriptor_vars.get(&b))
+        {
+            // The first index picks the descriptor; the rest index into its block.
+            if ptr_chain {
+                return Err(self.unsupported("OpPtrAccessChain on a descriptor array"));
+            }
+            let Some(index) = indices.next() else {
+                return Err(self.unsupported("a pointer to a whole descriptor array"));
+            };
+            let v = self.value(index.id())?;
+            let s = self
+                .scalar(v.ty)
+                .ok_or_else(|| self.malformed("index is not an integer"))?;
+            ty = match self.program.ty(ty).ty {
+                Type::Array { elem, .. } | Type::RuntimeArray { elem, .. } => elem,
+                _ => return Err(self.malformed("descriptor array of a non-array type")),
+            };
+            base_slot = self.alloc(1)?;
+            self.emit(
+                out,
+                Op::Descriptor {
+                    dst: base_slot,
+                    array,
+                    index: v.slot,
+                    bits: s.bits,
+                    signed: s.signed,
+                },
+            );
+        }
         if ptr_chain {
             let element = indices.next().and_then(|o| o.id());
             // "Element is used to do an initial dereference of Base: Base is treated as the
@@ -344,7 +376,7 @@ impl<'m> Lowerer<'m> {
             self.pointees.insert(id, ty);
         }
         // A constant base with constant steps is a constant pointer: fold it into the slot.
-        if let Some(b) = self.const_value(base.slot) {
+        if let Some(b) = self.const_value(base_slot) {
             let step = match merged.as_slice() {
                 [] => Some(0),
                 [Step::Const(o)] => Some(*o),
@@ -362,7 +394,7 @@ impl<'m> Lowerer<'m> {
             out,
             Op::AccessChain {
                 dst: dst.slot,
-                base: base.slot,
+                base: base_slot,
                 steps: merged.into_boxed_slice(),
             },
         );

@@ -21,7 +21,7 @@ pub mod types;
 use crate::device::SpecConstants;
 use crate::error::{malformed, unsupported, ExecError, InstRef};
 use crate::profile::Profile;
-use crate::program::{Op, Program, RegionKind, Slot, TypeIdx, Variable};
+use crate::program::{DescriptorArray, Op, Program, RegionKind, Slot, Type, TypeIdx, Variable};
 use spirv::Op as SpvOp;
 use std::collections::HashMap;
 
@@ -81,6 +81,8 @@ pub(crate) struct Lowerer<'m> {
     pub strings: HashMap<u32, String>,
     /// The source line of the instructions being lowered, from the last `OpLine`.
     pub line: Option<Box<crate::error::SourceLine>>,
+    /// Descriptor-array variables: their index in [`Program::descriptor_arrays`].
+    pub descriptor_vars: HashMap<u32, u32>,
 }
 
 /// Rejects a workgroup size with a zero dimension, naming where it came from (`sources`, by
@@ -126,6 +128,7 @@ pub fn lower(
         coopmat_elements: HashMap::new(),
         strings: HashMap::new(),
         line: None,
+        descriptor_vars: HashMap::new(),
     };
     l.collect_facts();
     let entry_id = l.find_entry(entry_point)?;
@@ -337,14 +340,29 @@ impl<'m> Lowerer<'m> {
                     .decoration(id, spirv::Decoration::Binding)
                     .and_then(|p| p.first().copied())
                     .unwrap_or(0);
-                (
-                    RegionKind::Buffer {
-                        set: set as u32,
-                        binding: binding as u32,
-                    },
-                    0,
-                    None,
-                )
+                // A block is a struct; an array of blocks is an array of descriptors, each
+                // bound separately (Vulkan "DescriptorSet and Binding": "If the variable is an
+                // array, the array elements are consumed by the descriptors of the binding").
+                let count = match self.program.ty(pointee).ty {
+                    Type::Array { count, .. } => Some(Some(count)),
+                    Type::RuntimeArray { .. } => Some(None),
+                    _ => None,
+                };
+                let (set, binding) = (set as u32, binding as u32);
+                let region = match count {
+                    Some(count) => {
+                        let index = self.program.descriptor_arrays.len() as u32;
+                        self.program.descriptor_arrays.push(DescriptorArray {
+                            set,
+                            binding,
+                            count,
+                        });
+                        self.descriptor_vars.insert(id, index);
+                        RegionKind::DescriptorArray { index }
+                    }
+                    None => RegionKind::Buffer { set, binding },
+                };
+                (region, 0, None)
             }
             Some(SC::PushConstant) => (RegionKind::PushConstant, 0, None),
             Some(SC::Workgroup) => {
@@ -367,6 +385,8 @@ impl<'m> Lowerer<'m> {
         };
         let slot = self.alloc(1)?;
         if !matches!(region, RegionKind::Buffer { .. }) {
+            // (A descriptor array's pointer is region 0, which holds no memory: only an access
+            // chain through it, which picks a descriptor, can reach a buffer.)
             let v = memory::pointer_value(region, offset);
             self.program.constants.push((slot, v));
             self.const_values.insert(slot, v);

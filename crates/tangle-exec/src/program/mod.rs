@@ -94,6 +94,22 @@ pub enum RegionKind {
     PushConstant,
     /// A buffer bound at `(set, binding)`.
     Buffer { set: u32, binding: u32 },
+    /// An array of buffer descriptors at `(set, binding)`: entry `index` of
+    /// [`Program::descriptor_arrays`]. The variable's own pointer points into no memory; an
+    /// access chain's first index picks a descriptor ([`Op::Descriptor`]).
+    DescriptorArray { index: u32 },
+}
+
+/// An array of storage or uniform buffer descriptors (`buffer B { .. } b[2];`): each element is
+/// a separate descriptor, bound separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DescriptorArray {
+    /// `DescriptorSet`.
+    pub set: u32,
+    /// `Binding`.
+    pub binding: u32,
+    /// The array's length; `None` for a runtime-sized array.
+    pub count: Option<u32>,
 }
 
 /// A module-scope or function variable.
@@ -176,6 +192,8 @@ pub struct Program {
     pub locations: Vec<InstRef>,
     /// The memory image of each type: its scalars in slot order.
     pub leaves: Vec<Vec<Leaf>>,
+    /// Descriptor arrays of buffers, indexed by [`RegionKind::DescriptorArray`].
+    pub descriptor_arrays: Vec<DescriptorArray>,
 }
 
 /// One scalar of a type's memory image.

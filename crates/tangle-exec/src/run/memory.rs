@@ -12,7 +12,9 @@
 //! are [`REGION_INVOCATION`] (per-lane memory: the offset is relative to the lane's area),
 //! [`REGION_WORKGROUP`], [`REGION_PUSH`], and `FIRST_BUFFER + i` for the i-th buffer of
 //! [`crate::Resources::buffers`] in map order, which doubles as the buffer's device address
-//! for `PhysicalStorageBuffer` pointers.
+//! for `PhysicalStorageBuffer` pointers; the elements of descriptor arrays
+//! ([`crate::Resources::elements`]) follow, in map order, and [`REGION_UNBOUND`] marks a pointer
+//! from a descriptor array element that has no buffer.
 
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Mutex;
@@ -25,6 +27,8 @@ pub const REGION_WORKGROUP: u64 = 2;
 pub const REGION_PUSH: u64 = 3;
 /// The first buffer.
 pub const FIRST_BUFFER: u64 = 4;
+/// Pointers from unbound descriptors ([`unbound_pointer`]).
+pub const REGION_UNBOUND: u64 = 0xffff;
 /// Bits of a pointer that hold the offset.
 pub const OFFSET_BITS: u32 = 48;
 
@@ -36,6 +40,20 @@ pub fn make_pointer(region: u64, offset: u64) -> u64 {
 /// Splits a pointer into (region, offset).
 pub fn split_pointer(p: u64) -> (u64, u64) {
     (p >> OFFSET_BITS, p & ((1 << OFFSET_BITS) - 1))
+}
+
+/// The pointer an access chain makes from element `index` of descriptor array `array` when that
+/// element has no buffer: the array and index stay in the offset bits (access chains leave the
+/// pointer as it is), so every access through it is a finding naming them.
+pub fn unbound_pointer(array: u32, index: u64) -> u64 {
+    let index = index.min(u64::from(u32::MAX));
+    make_pointer(REGION_UNBOUND, (u64::from(array & 0xffff) << 32) | index)
+}
+
+/// The (descriptor array, index) of an [`unbound_pointer`]; `None` for other pointers.
+pub fn unbound_of(p: u64) -> Option<(u32, u64)> {
+    let (region, off) = split_pointer(p);
+    (region == REGION_UNBOUND).then_some(((off >> 32) as u32, off & u64::from(u32::MAX)))
 }
 
 /// The device address of the `index`-th buffer.

@@ -15,10 +15,10 @@ mod workers;
 use crate::device::{Pipeline, Resources, RunOptions};
 use crate::error::{ExecError, Trap};
 use crate::policy::{Reconvergence, Rng, SwitchGrouping};
-use crate::program::{Op, Program, RegionKind, Slot, Terminator};
+use crate::program::{DescriptorArray, Op, Program, RegionKind, Slot, Terminator};
 use crate::report::{Diagnostic, Report, Stats};
 use crate::trace::{Collector, Event, EventKind};
-use access::{LaneFinding, Mem};
+use access::{BufferKey, LaneFinding, Mem};
 use alu::{bits_of, full_mask, rd, wr};
 use builtins::Place;
 use memory::Words;
@@ -33,7 +33,9 @@ type Keyed = ((u64, u64), Diagnostic);
 /// What every workgroup of a dispatch shares.
 struct Shared<'a> {
     prog: &'a Program,
-    buffers: Vec<(Words, (u32, u32))>,
+    buffers: Vec<(Words, BufferKey)>,
+    /// The program's descriptor arrays with the pointer of each bound element, by element.
+    descriptors: Vec<(DescriptorArray, Vec<(u32, u64)>)>,
     push: Words,
     /// The register file every subgroup starts from (constants and buffer pointers broadcast).
     template: Vec<u64>,
@@ -87,12 +89,18 @@ pub fn dispatch(
     let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
     // Before anything is allocated.
     let threads = budget::threads(prog, sg, res, options, total)?;
-    let keys: Vec<(u32, u32)> = res.buffers.keys().copied().collect();
-    let buffers: Vec<(Words, (u32, u32))> = res
+    let buffers: Vec<(Words, BufferKey)> = res
         .buffers
         .iter()
-        .map(|(k, v)| (Words::from_bytes(v), *k))
+        .map(|(&(set, binding), v)| (Words::from_bytes(v), (set, binding, None)))
+        .chain(
+            res.elements
+                .iter()
+                .map(|(&(set, binding, i), v)| (Words::from_bytes(v), (set, binding, Some(i)))),
+        )
         .collect();
+    let keys: Vec<BufferKey> = buffers.iter().map(|(_, k)| *k).collect();
+    let descriptors = descriptor_tables(prog, &keys)?;
     let mut template = vec![0u64; per_subgroup];
     for &(slot, v) in &prog.constants {
         for l in 0..sg {
@@ -101,7 +109,7 @@ pub fn dispatch(
     }
     for var in &prog.variables {
         if let RegionKind::Buffer { set, binding } = var.region {
-            let idx = keys.iter().position(|k| *k == (set, binding)).ok_or_else(|| {
+            let idx = keys.iter().position(|k| *k == (set, binding, None)).ok_or_else(|| {
                 ExecError::Resource(format!("the shader uses a buffer at set {set}, binding {binding}, but none is bound"))
             })?;
             for l in 0..sg {
@@ -112,6 +120,7 @@ pub fn dispatch(
     let shared = Shared {
         prog,
         buffers,
+        descriptors,
         push: Words::from_bytes(&res.push_constants),
         template,
         sg,
@@ -125,8 +134,12 @@ pub fn dispatch(
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
     };
     workers::run_all(&shared, total, threads)?;
-    for ((words, key), _) in shared.buffers.iter().zip(0..) {
-        if let Some(b) = res.buffers.get_mut(key) {
+    for (words, (set, binding, element)) in &shared.buffers {
+        let b = match element {
+            None => res.buffers.get_mut(&(*set, *binding)),
+            Some(i) => res.elements.get_mut(&(*set, *binding, *i)),
+        };
+        if let Some(b) = b {
             *b = words.to_bytes();
         }
     }
@@ -149,6 +162,53 @@ pub fn dispatch(
         stats,
         trace,
     })
+}
+
+/// The pointer of every bound element of the program's descriptor arrays; `keys` names the
+/// dispatch's buffer regions in order. A plain buffer at an array's `(set, binding)` is its
+/// element 0 (a binding with one descriptor). An array with nothing bound, an element bound
+/// twice, or one past the array's length is a resource error, as for a plain buffer.
+fn descriptor_tables(
+    prog: &Program,
+    keys: &[BufferKey],
+) -> Result<Vec<(DescriptorArray, Vec<(u32, u64)>)>, ExecError> {
+    let mut tables = Vec::with_capacity(prog.descriptor_arrays.len());
+    for a in &prog.descriptor_arrays {
+        let (set, binding) = (a.set, a.binding);
+        let mut bound: Vec<(u32, usize)> = Vec::new();
+        for (region, key) in keys.iter().enumerate() {
+            let element = match *key {
+                (s, b, None) if (s, b) == (set, binding) => 0,
+                (s, b, Some(i)) if (s, b) == (set, binding) => i,
+                _ => continue,
+            };
+            if bound.iter().any(|(i, _)| *i == element) {
+                return Err(ExecError::Resource(format!(
+                    "element {element} of the descriptor array at set {set}, binding {binding} is bound twice"
+                )));
+            }
+            if a.count.is_some_and(|n| element >= n) {
+                return Err(ExecError::Resource(format!(
+                    "element {element} is bound, but the descriptor array at set {set}, binding {binding} has {} elements",
+                    a.count.unwrap_or(0)
+                )));
+            }
+            bound.push((element, region));
+        }
+        if bound.is_empty() {
+            return Err(ExecError::Resource(format!(
+                "the shader uses a descriptor array at set {set}, binding {binding}, but none of its elements is bound"
+            )));
+        }
+        // Sparse, sorted by element: an index may be large while few are bound.
+        let mut elements: Vec<(u32, u64)> = bound
+            .into_iter()
+            .map(|(i, region)| (i, memory::buffer_address(region)))
+            .collect();
+        elements.sort_unstable();
+        tables.push((*a, elements));
+    }
+    Ok(tables)
 }
 
 /// One subgroup's state.
@@ -434,6 +494,7 @@ impl Workgroup {
                 };
                 let mem = Mem {
                     buffers: &s.buffers,
+                    descriptors: &s.descriptors,
                     push: &s.push,
                     workgroup: &self.memory,
                     invocation: &sg.invocation,
