@@ -65,6 +65,10 @@ pub struct Profile {
     /// `vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`, in driver order; empty when the
     /// device has no VK_KHR_cooperative_matrix.
     pub cooperative_matrix: Vec<CooperativeMatrixProperties>,
+    /// VK_KHR_workgroup_memory_explicit_layout with all four of its features
+    /// (`workgroupMemoryExplicitLayout`, `...ScalarBlockLayout`, `...8BitAccess`,
+    /// `...16BitAccess`): Workgroup `Block` variables with explicit layouts that alias.
+    pub workgroup_memory_explicit_layout: bool,
 }
 
 impl Default for Profile {
@@ -84,6 +88,12 @@ impl Default for Profile {
             max_workgroup_count: [2_147_483_647, 65535, 65535],
             max_shared_memory: 49152,
             cooperative_matrix: coopmat::default_list(),
+            // Every named profile's driver offers the extension with all four features: RADV
+            // (src/amd/vulkan/radv_physical_device.c), lavapipe (lvp_device.c) and ANV
+            // (anv_physical_device.c) set them true unconditionally, and NVIDIA's driver lists
+            // the extension with all four features on every GPU since Turing (not queried on
+            // the H200: the notes' query did not ask for it).
+            workgroup_memory_explicit_layout: true,
         }
     }
 }

@@ -31,9 +31,9 @@ fn elements_are_separate_buffers_and_unbound_ones_are_findings() {
     assert_eq!(pipeline.descriptor_arrays().len(), 1);
     assert_eq!(pipeline.descriptor_arrays()[0].count, Some(5));
     let mut rng = Rng(16);
-    for round in 0..20 {
+    for round in 0..20u32 {
         // Which of the 5 elements are bound (element 0 sometimes as a plain buffer).
-        let bound: Vec<bool> = (0..5).map(|_| rng.next() % 3 != 0).collect();
+        let bound: Vec<bool> = (0..5).map(|_| !rng.next().is_multiple_of(3)).collect();
         let contents: Vec<Vec<u32>> = (0..5)
             .map(|_| (0..4).map(|_| rng.u32()).collect())
             .collect();
@@ -50,7 +50,7 @@ fn elements_are_separate_buffers_and_unbound_ones_are_findings() {
                 continue;
             }
             let bytes = u32s(&contents[e]);
-            if e == 0 && round % 2 == 0 {
+            if e == 0 && round.is_multiple_of(2) {
                 res.buffers.insert((0, 0), bytes);
             } else {
                 res.elements.insert((0, 0, e as u32), bytes);
@@ -99,7 +99,7 @@ fn elements_are_separate_buffers_and_unbound_ones_are_findings() {
         assert_eq!(found, expected, "round {round}");
         // Bound elements are unchanged (the shader only reads them).
         for (e, &is_bound) in bound.iter().enumerate() {
-            let bytes = if e == 0 && round % 2 == 0 {
+            let bytes = if e == 0 && round.is_multiple_of(2) {
                 res.buffers.get(&(0, 0))
             } else {
                 res.elements.get(&(0, 0, e as u32))

@@ -224,6 +224,12 @@ impl Backend for CpuBackend {
         let ok = match requirement {
             Requirement::Feature(name) => match name.as_str() {
                 "CooperativeMatrixFeaturesKHR.cooperativeMatrix" => coopmat,
+                "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout"
+                | "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayoutScalarBlockLayout"
+                | "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout8BitAccess"
+                | "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout16BitAccess" => {
+                    self.profile.workgroup_memory_explicit_layout
+                }
                 "ShaderSubgroupRotateFeatures.shaderSubgroupRotate" => has(subgroup_ops::ROTATE),
                 "ShaderSubgroupRotateFeatures.shaderSubgroupRotateClustered" => {
                     has(subgroup_ops::ROTATE_CLUSTERED)
@@ -248,6 +254,9 @@ impl Backend for CpuBackend {
             Requirement::Extension(name) => match name.as_str() {
                 "VK_KHR_shader_subgroup_rotate" => has(subgroup_ops::ROTATE),
                 "VK_KHR_cooperative_matrix" => coopmat,
+                "VK_KHR_workgroup_memory_explicit_layout" => {
+                    self.profile.workgroup_memory_explicit_layout
+                }
                 n => EXTENSIONS.contains(&n),
             },
             Requirement::Property(name) => PROPERTY_PREFIXES.iter().any(|p| name.starts_with(p)),
@@ -365,6 +374,24 @@ mod tests {
                 let named = CpuBackend::new(p.clone(), RunOptions::default());
                 assert_eq!(named.supports(&r), Ok(()), "{} {r}", p.name);
             }
+        }
+        let wg = [
+            feature("WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout"),
+            feature(
+                "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout8BitAccess",
+            ),
+            Requirement::Extension("VK_KHR_workgroup_memory_explicit_layout".into()),
+        ];
+        let no_wg = CpuBackend::new(
+            Profile {
+                workgroup_memory_explicit_layout: false,
+                ..Profile::default()
+            },
+            RunOptions::default(),
+        );
+        for r in &wg {
+            assert_eq!(full.supports(r), Ok(()), "{r}");
+            assert!(no_wg.supports(r).is_err(), "{r}");
         }
         for r in [
             feature("geometryShader"),

@@ -83,6 +83,9 @@ pub(crate) struct Lowerer<'m> {
     pub line: Option<Box<crate::error::SourceLine>>,
     /// Descriptor-array variables: their index in [`Program::descriptor_arrays`].
     pub descriptor_vars: HashMap<u32, u32>,
+    /// Whether the Workgroup variables seen so far are `Block`s (explicitly laid out and
+    /// aliased) or not; `None` before the first.
+    pub workgroup_blocks: Option<bool>,
 }
 
 /// Rejects a workgroup size with a zero dimension, naming where it came from (`sources`, by
@@ -129,8 +132,10 @@ pub fn lower(
         strings: HashMap::new(),
         line: None,
         descriptor_vars: HashMap::new(),
+        workgroup_blocks: None,
     };
     l.collect_facts();
+    l.check_capabilities(profile)?;
     let entry_id = l.find_entry(entry_point)?;
     l.globals()?;
     l.local_size(entry_id)?;
@@ -365,11 +370,11 @@ impl<'m> Lowerer<'m> {
                 (region, 0, None)
             }
             Some(SC::PushConstant) => (RegionKind::PushConstant, 0, None),
-            Some(SC::Workgroup) => {
-                let off = memory::align_up(self.program.workgroup_bytes, 16);
-                self.program.workgroup_bytes = off.saturating_add(size);
-                (RegionKind::Workgroup, off, None)
-            }
+            Some(SC::Workgroup) => (
+                RegionKind::Workgroup,
+                self.workgroup_offset(inst, size)?,
+                None,
+            ),
             Some(SC::Private) | Some(SC::Input) => {
                 let builtin = self.builtin_of(id, pointee);
                 let off = self.alloc_invocation(size);
@@ -401,6 +406,64 @@ impl<'m> Lowerer<'m> {
             builtin,
             init,
         });
+        Ok(())
+    }
+
+    /// The offset of a Workgroup variable of `size` bytes in workgroup memory. Variables of a
+    /// `Block` type (SPV_KHR_workgroup_memory_explicit_layout) all start at offset 0: "All the
+    /// Workgroup blocks share the same underlying storage, so it is possible to get different
+    /// views of the workgroup storage"; other variables follow one another. "Either all or none
+    /// of the variables must be explicitly laid out", so a module mixing the two is refused.
+    fn workgroup_offset(&mut self, inst: &Instruction, size: u64) -> Result<u64, ExecError> {
+        let pointee_id = inst
+            .result_type
+            .and_then(|t| self.type_insts.get(&t))
+            .and_then(|t| t.id_operand(1));
+        let block =
+            pointee_id.is_some_and(|t| self.decoration(t, spirv::Decoration::Block).is_some());
+        let kind = if block { "Block" } else { "non-Block" };
+        match self.workgroup_blocks {
+            Some(was) if was != block => {
+                return Err(self.malformed(format!(
+                    "a {kind} Workgroup variable beside {} ones (SPV_KHR_workgroup_memory_explicit_layout: \"Either all or none of the variables must be explicitly laid out\")",
+                    if was { "Block" } else { "non-Block" }
+                )))
+            }
+            _ => self.workgroup_blocks = Some(block),
+        }
+        if block {
+            self.program.workgroup_bytes = self.program.workgroup_bytes.max(size);
+            return Ok(0);
+        }
+        let off = memory::align_up(self.program.workgroup_bytes, 16);
+        self.program.workgroup_bytes = off.saturating_add(size);
+        Ok(off)
+    }
+
+    /// Refuses a module declaring a `WorkgroupMemoryExplicitLayout*KHR` capability on a profile
+    /// without VK_KHR_workgroup_memory_explicit_layout.
+    fn check_capabilities(&self, profile: &Profile) -> Result<(), ExecError> {
+        use spirv::Capability as C;
+        for inst in &self.module.instructions {
+            if inst.op() != Some(SpvOp::Capability) {
+                continue;
+            }
+            let cap = inst.literal_operand(0).unwrap_or(u64::MAX);
+            let explicit = [
+                C::WorkgroupMemoryExplicitLayoutKHR,
+                C::WorkgroupMemoryExplicitLayout8BitAccessKHR,
+                C::WorkgroupMemoryExplicitLayout16BitAccessKHR,
+            ]
+            .iter()
+            .any(|c| *c as u64 == cap);
+            if explicit && !profile.workgroup_memory_explicit_layout {
+                return Err(ExecError::ProfileLacks {
+                    at: InstRef::of(inst),
+                    profile: profile.name.clone(),
+                    what: "VK_KHR_workgroup_memory_explicit_layout".to_string(),
+                });
+            }
+        }
         Ok(())
     }
 

@@ -10,6 +10,9 @@ use crate::semantics::{float, mask as mask_of, sign_extend};
 /// Which descriptor a buffer region is: `(set, binding)`, and the element of a descriptor array.
 pub type BufferKey = (u32, u32, Option<u32>);
 
+/// A descriptor array with the pointers of its bound elements, sorted by element.
+pub type DescriptorTable = (DescriptorArray, Vec<(u32, u64)>);
+
 /// The memory one subgroup sees.
 pub struct Mem<'a> {
     /// Buffers in `Resources::buffers` order, then the elements of descriptor arrays in
@@ -17,7 +20,7 @@ pub struct Mem<'a> {
     pub buffers: &'a [(Words, BufferKey)],
     /// The descriptor arrays of the program, as [`crate::program::Program::descriptor_arrays`]
     /// orders them, each with its bound elements' pointers sorted by element.
-    pub descriptors: &'a [(DescriptorArray, Vec<(u32, u64)>)],
+    pub descriptors: &'a [DescriptorTable],
     /// Push constants.
     pub push: &'a Words,
     /// This workgroup's memory.

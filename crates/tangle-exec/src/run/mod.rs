@@ -15,10 +15,10 @@ mod workers;
 use crate::device::{Pipeline, Resources, RunOptions};
 use crate::error::{ExecError, Trap};
 use crate::policy::{Reconvergence, Rng, SwitchGrouping};
-use crate::program::{DescriptorArray, Op, Program, RegionKind, Slot, Terminator};
+use crate::program::{Op, Program, RegionKind, Slot, Terminator};
 use crate::report::{Diagnostic, Report, Stats};
 use crate::trace::{Collector, Event, EventKind};
-use access::{BufferKey, LaneFinding, Mem};
+use access::{BufferKey, DescriptorTable, LaneFinding, Mem};
 use alu::{bits_of, full_mask, rd, wr};
 use builtins::Place;
 use memory::Words;
@@ -35,7 +35,7 @@ struct Shared<'a> {
     prog: &'a Program,
     buffers: Vec<(Words, BufferKey)>,
     /// The program's descriptor arrays with the pointer of each bound element, by element.
-    descriptors: Vec<(DescriptorArray, Vec<(u32, u64)>)>,
+    descriptors: Vec<DescriptorTable>,
     push: Words,
     /// The register file every subgroup starts from (constants and buffer pointers broadcast).
     template: Vec<u64>,
@@ -171,7 +171,7 @@ pub fn dispatch(
 fn descriptor_tables(
     prog: &Program,
     keys: &[BufferKey],
-) -> Result<Vec<(DescriptorArray, Vec<(u32, u64)>)>, ExecError> {
+) -> Result<Vec<DescriptorTable>, ExecError> {
     let mut tables = Vec::with_capacity(prog.descriptor_arrays.len());
     for a in &prog.descriptor_arrays {
         let (set, binding) = (a.set, a.binding);
