@@ -46,6 +46,8 @@ pub enum Finding {
     DotAccSatOverflow(crate::check::dot::DotOverflow),
     /// A cooperative-matrix rule broken ([`crate::check::coopmat`]).
     Coopmat(crate::check::coopmat::CoopmatFinding),
+    /// An image instruction's undefined case ([`crate::run::image`]).
+    Image(crate::run::image::ImageFinding),
 }
 
 impl Finding {
@@ -57,7 +59,7 @@ impl Finding {
             Finding::OutOfBounds { .. }
                 | Finding::BadPointer { .. }
                 | Finding::UnboundDescriptor { .. }
-        )
+        ) || matches!(self, Finding::Image(i) if i.is_memory_error())
     }
 }
 
@@ -98,6 +100,7 @@ impl fmt::Display for Finding {
             Finding::Group(g) => write!(f, "{g}"),
             Finding::DotAccSatOverflow(d) => write!(f, "{d}"),
             Finding::Coopmat(c) => write!(f, "{c}"),
+            Finding::Image(i) => write!(f, "{i}"),
         }
     }
 }

@@ -23,7 +23,9 @@ pub fn pointer_value(region: RegionKind, offset: u64) -> u64 {
         RegionKind::Invocation => m::REGION_INVOCATION,
         RegionKind::Workgroup => m::REGION_WORKGROUP,
         RegionKind::PushConstant => m::REGION_PUSH,
-        RegionKind::Buffer { .. } | RegionKind::DescriptorArray { .. } => 0,
+        RegionKind::Buffer { .. }
+        | RegionKind::DescriptorArray { .. }
+        | RegionKind::Image { .. } => 0,
     };
     m::make_pointer(r, offset)
 }
@@ -54,6 +56,24 @@ impl<'m> Lowerer<'m> {
                 let ptr = self.operand(inst, 0)?;
                 let ty = self.pointee_of_value(inst.id_operand(0))?;
                 let dst = self.value(inst.result_id)?;
+                if self.handle_types.contains(&ty) {
+                    // Loading an image variable gives its handle, which the variable's slot
+                    // already holds.
+                    let dim = inst
+                        .id_operand(0)
+                        .and_then(|p| self.image_dims.get(&p).copied());
+                    if let (Some(id), Some(dim)) = (inst.result_id, dim) {
+                        self.image_dims.insert(id, dim);
+                    }
+                    self.emit(
+                        out,
+                        Op::Copy {
+                            dst: dst.slot,
+                            src: ptr.slot,
+                        },
+                    );
+                    return Ok(());
+                }
                 let region = self
                     .const_value(ptr.slot)
                     .map(|p| crate::run::memory::split_pointer(p).0);

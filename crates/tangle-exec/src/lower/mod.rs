@@ -14,6 +14,7 @@ pub mod coopmat_support;
 pub mod dot;
 pub mod function;
 pub mod group;
+pub mod image;
 pub mod memory;
 pub mod promote;
 pub mod types;
@@ -83,6 +84,10 @@ pub(crate) struct Lowerer<'m> {
     pub line: Option<Box<crate::error::SourceLine>>,
     /// Descriptor-array variables: their index in [`Program::descriptor_arrays`].
     pub descriptor_vars: HashMap<u32, u32>,
+    /// Lowered types that are image handles (`OpTypeImage`).
+    pub handle_types: std::collections::HashSet<TypeIdx>,
+    /// The SPIR-V `Dim` of image variables and of the handles loaded from them, by id.
+    pub image_dims: HashMap<u32, u64>,
     /// Whether the Workgroup variables seen so far are `Block`s (explicitly laid out and
     /// aliased) or not; `None` before the first.
     pub workgroup_blocks: Option<bool>,
@@ -133,6 +138,8 @@ pub fn lower(
         line: None,
         descriptor_vars: HashMap::new(),
         workgroup_blocks: None,
+        handle_types: Default::default(),
+        image_dims: HashMap::new(),
     };
     l.collect_facts();
     l.check_capabilities(profile)?;
@@ -370,6 +377,10 @@ impl<'m> Lowerer<'m> {
                 (region, 0, None)
             }
             Some(SC::PushConstant) => (RegionKind::PushConstant, 0, None),
+            Some(SC::UniformConstant) => match self.image_variable(id, inst)? {
+                Some(region) => (region, 0, None),
+                None => return Ok(()),
+            },
             Some(SC::Workgroup) => (
                 RegionKind::Workgroup,
                 self.workgroup_offset(inst, size)?,
@@ -389,7 +400,7 @@ impl<'m> Lowerer<'m> {
             }
         };
         let slot = self.alloc(1)?;
-        if !matches!(region, RegionKind::Buffer { .. }) {
+        if !matches!(region, RegionKind::Buffer { .. } | RegionKind::Image { .. }) {
             // (A descriptor array's pointer is region 0, which holds no memory: only an access
             // chain through it, which picks a descriptor, can reach a buffer.)
             let v = memory::pointer_value(region, offset);

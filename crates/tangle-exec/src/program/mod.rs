@@ -98,6 +98,27 @@ pub enum RegionKind {
     /// [`Program::descriptor_arrays`]. The variable's own pointer points into no memory; an
     /// access chain's first index picks a descriptor ([`Op::Descriptor`]).
     DescriptorArray { index: u32 },
+    /// An image or texel buffer: entry `index` of [`Program::images`]. The variable's slot
+    /// holds the image's handle (a pointer to its texels) for the whole dispatch.
+    Image { index: u32 },
+}
+
+/// An image variable (`OpTypeImage` in UniformConstant): storage images (`Sampled` 2), sampled
+/// images read with `OpImageFetch` (`Sampled` 1), and texel buffers (`Dim` Buffer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageBinding {
+    /// `DescriptorSet`.
+    pub set: u32,
+    /// `Binding`.
+    pub binding: u32,
+    /// SPIR-V `Dim` (0 1D, 1 2D, 2 3D, 5 Buffer).
+    pub dim: u32,
+    /// `Sampled`: 1 with a sampler (or fetch), 2 storage.
+    pub sampled: u32,
+    /// The `Image Format` (0 Unknown: the bound image's format is used).
+    pub format: u32,
+    /// The `Sampled Type` is a float (else an integer).
+    pub float: bool,
 }
 
 /// An array of storage or uniform buffer descriptors (`buffer B { .. } b[2];`): each element is
@@ -194,6 +215,8 @@ pub struct Program {
     pub leaves: Vec<Vec<Leaf>>,
     /// Descriptor arrays of buffers, indexed by [`RegionKind::DescriptorArray`].
     pub descriptor_arrays: Vec<DescriptorArray>,
+    /// Image variables, indexed by [`RegionKind::Image`].
+    pub images: Vec<ImageBinding>,
 }
 
 /// One scalar of a type's memory image.

@@ -381,6 +381,9 @@ pub enum Op {
     Group(Box<crate::run::group::GroupInst>),
     /// An integer dot product (`OpSDot`, …, `OpSUDotAccSat`): [`crate::run::dot`].
     Dot(Box<crate::run::dot::DotInst>),
+    /// An image instruction (`OpImageRead`, `OpImageWrite`, `OpImageFetch`,
+    /// `OpImageTexelPointer`, queries): [`crate::run::image`].
+    Image(Box<crate::run::image::ImageInst>),
     /// A cooperative-matrix operation or check (load, store, MulAdd, scope checks):
     /// [`crate::run::coopmat`].
     Coopmat(Box<crate::run::coopmat::CoopmatInst>),

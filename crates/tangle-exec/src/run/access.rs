@@ -21,6 +21,8 @@ pub struct Mem<'a> {
     /// The descriptor arrays of the program, as [`crate::program::Program::descriptor_arrays`]
     /// orders them, each with its bound elements' pointers sorted by element.
     pub descriptors: &'a [DescriptorTable],
+    /// For each region of `buffers` that holds an image's texels, what the image is.
+    pub images: &'a [Option<super::image::ImageView>],
     /// Push constants.
     pub push: &'a Words,
     /// This workgroup's memory.
@@ -40,6 +42,16 @@ impl<'a> Mem<'a> {
             m::REGION_INVOCATION => "invocation memory".to_string(),
             m::REGION_WORKGROUP => "workgroup memory".to_string(),
             m::REGION_PUSH => "push constants".to_string(),
+            r if self
+                .images
+                .get((r.wrapping_sub(m::FIRST_BUFFER)) as usize)
+                .is_some_and(Option::is_some) =>
+            {
+                match self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize) {
+                    Some((_, (s, b, _))) => format!("image (set {s}, binding {b})"),
+                    None => "no memory".to_string(),
+                }
+            }
             r => match self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize) {
                 Some((_, (s, b, None))) => format!("buffer (set {s}, binding {b})"),
                 Some((_, (s, b, Some(i)))) => {

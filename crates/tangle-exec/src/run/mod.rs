@@ -8,6 +8,7 @@ pub mod builtins;
 pub mod coopmat;
 pub mod dot;
 pub mod group;
+pub mod image;
 pub mod memory;
 pub mod tangle;
 mod workers;
@@ -34,6 +35,8 @@ type Keyed = ((u64, u64), Diagnostic);
 struct Shared<'a> {
     prog: &'a Program,
     buffers: Vec<(Words, BufferKey)>,
+    /// For each region of `buffers` holding an image, what the image is.
+    images: Vec<Option<image::ImageView>>,
     /// The program's descriptor arrays with the pointer of each bound element, by element.
     descriptors: Vec<DescriptorTable>,
     push: Words,
@@ -99,8 +102,35 @@ pub fn dispatch(
                 .map(|(&(set, binding, i), v)| (Words::from_bytes(v), (set, binding, Some(i)))),
         )
         .collect();
+    // Before the images join the regions: an image is no element of a descriptor array.
     let keys: Vec<BufferKey> = buffers.iter().map(|(_, k)| *k).collect();
     let descriptors = descriptor_tables(prog, &keys)?;
+    let mut buffers = buffers;
+    let mut images: Vec<Option<image::ImageView>> = vec![None; buffers.len()];
+    for (&(set, binding), img) in &res.images {
+        let texels = img
+            .extent
+            .iter()
+            .map(|&e| u64::from(e))
+            .product::<u64>()
+            .saturating_mul(u64::from(img.format.bytes()));
+        if texels != img.texels.len() as u64 {
+            return Err(ExecError::Resource(format!(
+                "the image at set {set}, binding {binding} has {} bytes, but {:?} texels of {} need {texels}",
+                img.texels.len(),
+                img.extent,
+                img.format.name
+            )));
+        }
+        buffers.push((Words::from_bytes(&img.texels), (set, binding, None)));
+        images.push(Some(image::ImageView {
+            set,
+            binding,
+            format: img.format,
+            extent: img.extent,
+        }));
+    }
+
     let mut template = vec![0u64; per_subgroup];
     for &(slot, v) in &prog.constants {
         for l in 0..sg {
@@ -108,6 +138,18 @@ pub fn dispatch(
         }
     }
     for var in &prog.variables {
+        if let RegionKind::Image { index } = var.region {
+            let region = image_region(prog, index, &images)?;
+            for l in 0..sg {
+                wr(
+                    &mut template,
+                    sg,
+                    var.slot,
+                    l,
+                    memory::buffer_address(region),
+                );
+            }
+        }
         if let RegionKind::Buffer { set, binding } = var.region {
             let idx = keys.iter().position(|k| *k == (set, binding, None)).ok_or_else(|| {
                 ExecError::Resource(format!("the shader uses a buffer at set {set}, binding {binding}, but none is bound"))
@@ -121,6 +163,7 @@ pub fn dispatch(
         prog,
         buffers,
         descriptors,
+        images,
         push: Words::from_bytes(&res.push_constants),
         template,
         sg,
@@ -134,10 +177,11 @@ pub fn dispatch(
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
     };
     workers::run_all(&shared, total, threads)?;
-    for (words, (set, binding, element)) in &shared.buffers {
-        let b = match element {
-            None => res.buffers.get_mut(&(*set, *binding)),
-            Some(i) => res.elements.get_mut(&(*set, *binding, *i)),
+    for ((words, (set, binding, element)), image) in shared.buffers.iter().zip(&shared.images) {
+        let b = match (element, image) {
+            (_, Some(_)) => res.images.get_mut(&(*set, *binding)).map(|i| &mut i.texels),
+            (None, None) => res.buffers.get_mut(&(*set, *binding)),
+            (Some(i), None) => res.elements.get_mut(&(*set, *binding, *i)),
         };
         if let Some(b) = b {
             *b = words.to_bytes();
@@ -162,6 +206,62 @@ pub fn dispatch(
         stats,
         trace,
     })
+}
+
+/// The region of the image the program's image variable `index` reads, checked against the
+/// shader's declaration: Vulkan requires the view's format to be the `Image Format` when that is
+/// not Unknown, its numeric type to match the `Sampled Type` (float or integer), and its type to
+/// match the `Dim` (a 1D image or texel buffer has height and depth 1, a 2D image depth 1).
+fn image_region(
+    prog: &Program,
+    index: u32,
+    images: &[Option<image::ImageView>],
+) -> Result<usize, ExecError> {
+    let b = prog
+        .images
+        .get(index as usize)
+        .ok_or_else(|| ExecError::Resource("an image variable the program lacks".into()))?;
+    let (set, binding) = (b.set, b.binding);
+    let (region, view) = images
+        .iter()
+        .enumerate()
+        .find_map(|(r, v)| {
+            v.filter(|v| (v.set, v.binding) == (set, binding))
+                .map(|v| (r, v))
+        })
+        .ok_or_else(|| {
+            ExecError::Resource(format!(
+                "the shader uses an image at set {set}, binding {binding}, but none is bound"
+            ))
+        })?;
+    let fmt = view.format;
+    let declared = crate::semantics::texel::TexelFormat::by_spirv(b.format);
+    let why = if declared.is_some_and(|d| d != fmt) {
+        Some(format!(
+            "the shader declares Image Format {} ({})",
+            b.format,
+            declared.map_or("?", |d| d.name)
+        ))
+    } else if fmt.numeric.is_float() != b.float {
+        Some(format!(
+            "the shader's Sampled Type is {}",
+            if b.float { "a float" } else { "an integer" }
+        ))
+    } else {
+        let [_, h, d] = view.extent;
+        match b.dim {
+            0 | 5 if h != 1 || d != 1 => Some("the shader declares a one-dimensional image".into()),
+            1 if d != 1 => Some("the shader declares a 2D image".into()),
+            _ => None,
+        }
+    };
+    match why {
+        Some(why) => Err(ExecError::Resource(format!(
+            "the image at set {set}, binding {binding} is {} {:?}, but {why}",
+            fmt.name, view.extent
+        ))),
+        None => Ok(region),
+    }
 }
 
 /// The pointer of every bound element of the program's descriptor arrays; `keys` names the
@@ -495,6 +595,7 @@ impl Workgroup {
                 let mem = Mem {
                     buffers: &s.buffers,
                     descriptors: &s.descriptors,
+                    images: &s.images,
                     push: &s.push,
                     workgroup: &self.memory,
                     invocation: &sg.invocation,
@@ -533,6 +634,7 @@ impl Workgroup {
                             &mut self.found,
                         )
                         && !dot::exec_dot(op, &mut sg.regs, n, t.mask, &mut self.found)
+                        && !image::exec_image(op, &mut sg.regs, n, t.mask, &mem, &mut self.found)
                         && !coopmat::exec_coopmat(
                             op,
                             &mut sg.regs,
