@@ -20,8 +20,21 @@ pub struct JobBinding {
     /// bindings share `(set, binding)` exactly when they are elements of one array; a backend
     /// that binds no arrays must refuse a job with an element other than 0.
     pub element: u32,
-    /// The bound bytes (the descriptor's range of the script buffer).
+    /// The bound bytes (the descriptor's range of the script buffer; an image's texels).
     pub bytes: Vec<u8>,
+    /// For the image kinds ([`BindingKind::is_image`]): the texels' format and shape.
+    pub image: Option<JobImage>,
+}
+
+/// The texel layout of an image or texel buffer binding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobImage {
+    /// The Vulkan format name without `VK_FORMAT_` (`R8G8B8A8_UNORM`).
+    pub format: String,
+    /// 1, 2 or 3 (a texel buffer: 1).
+    pub dimensions: u8,
+    /// Width, height, depth in texels (1 for the dimensions the image lacks).
+    pub extent: [u32; 3],
 }
 
 /// Everything one dispatch needs.

@@ -31,7 +31,7 @@ pub mod types;
 pub mod value;
 pub mod verify;
 
-pub use backend::{Backend, BackendError, ComputeJob, JobBinding, JobOutput};
+pub use backend::{Backend, BackendError, ComputeJob, JobBinding, JobImage, JobOutput};
 pub use error::{AmberError, Location};
 pub use parse::{parse, parse_limited, DEFAULT_BUFFER_LIMIT};
 pub use report::{ExpectResult, Mismatch, RunReport, Status};

@@ -6,10 +6,10 @@
 //! `EXPECT`s it did not reach. A script with no `RUN` and no `EXPECT` is an error: it would pass
 //! while testing nothing.
 
-use crate::backend::{Backend, BackendError, ComputeJob, JobBinding};
+use crate::backend::{Backend, BackendError, ComputeJob, JobBinding, JobImage};
 use crate::compile::{compile, job_env};
 use crate::report::{RunReport, Status};
-use crate::script::{Command, Pipeline, Script};
+use crate::script::{BindingKind, Command, Pipeline, Script};
 use crate::verify::verify;
 
 /// Runs `script` on `backend`.
@@ -206,12 +206,17 @@ impl Runner<'_, '_> {
                         ),
                     )
                 })?;
+            let image = match b.kind.is_image() {
+                true => Some(self.job_image(b, &range)?),
+                false => None,
+            };
             bindings.push(JobBinding {
                 set: b.set,
                 binding: b.binding,
                 kind: b.kind,
                 element: b.element,
                 bytes: bytes[range.clone()].to_vec(),
+                image,
             });
             ranges.push((b.buffer, range));
         }
@@ -292,6 +297,53 @@ impl Runner<'_, '_> {
             );
         }
         Ok(())
+    }
+}
+
+impl Runner<'_, '_> {
+    /// The texel layout of an image binding: an `IMAGE` for `storage_image` and
+    /// `sampled_image`, a `FORMAT` buffer (or `IMAGE`) for the texel buffers, whose texel count
+    /// is its size over the texel size.
+    fn job_image(
+        &self,
+        b: &crate::script::Binding,
+        range: &std::ops::Range<usize>,
+    ) -> Result<JobImage, (Status, String)> {
+        let buffer = self
+            .script
+            .buffers
+            .get(b.buffer)
+            .ok_or((Status::Error, "no buffer".to_string()))?;
+        let name = &buffer.name;
+        let texel_buffer = matches!(
+            b.kind,
+            BindingKind::UniformTexelBuffer | BindingKind::StorageTexelBuffer
+        );
+        let format = buffer.format.clone().ok_or_else(|| {
+            (
+                Status::Error,
+                format!("'{name}' is bound as an image or texel buffer but has no FORMAT"),
+            )
+        })?;
+        match (buffer.image, texel_buffer) {
+            (Some(shape), false) => Ok(JobImage {
+                format,
+                dimensions: shape.dimensions,
+                extent: shape.extent,
+            }),
+            (_, true) => {
+                let texels = range.len().checked_div(buffer.element.stride).unwrap_or(0);
+                Ok(JobImage {
+                    format,
+                    dimensions: 1,
+                    extent: [u32::try_from(texels).unwrap_or(u32::MAX), 1, 1],
+                })
+            }
+            (None, false) => Err((
+                Status::Error,
+                format!("'{name}' is bound as an image but is a BUFFER, not an IMAGE"),
+            )),
+        }
     }
 }
 

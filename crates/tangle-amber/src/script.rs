@@ -92,6 +92,19 @@ pub struct Buffer {
     pub bytes: Vec<u8>,
     /// The declaring line.
     pub at: Location,
+    /// The Vulkan format name of a `FORMAT` buffer or of an `IMAGE` (`R8G8B8A8_UNORM`).
+    pub format: Option<String>,
+    /// The shape of an `IMAGE`; `None` for a `BUFFER`.
+    pub image: Option<ImageShape>,
+}
+
+/// The dimensions of an `IMAGE` (`DIM_1D`/`DIM_2D`/`DIM_3D`, `WIDTH`, `HEIGHT`, `DEPTH`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ImageShape {
+    /// 1, 2 or 3.
+    pub dimensions: u8,
+    /// Width, height, depth in texels (1 for the dimensions the image lacks).
+    pub extent: [u32; 3],
 }
 
 /// How a buffer is bound to a pipeline.
@@ -101,6 +114,21 @@ pub enum BindingKind {
     Storage,
     /// `uniform` / `uniform_dynamic`: a Uniform descriptor.
     Uniform,
+    /// `storage_image`: an `IMAGE` as a storage image.
+    StorageImage,
+    /// `sampled_image`: an `IMAGE` read without a sampler (`OpImageFetch`).
+    SampledImage,
+    /// `uniform_texel_buffer`: a `FORMAT` buffer read by `OpImageFetch`.
+    UniformTexelBuffer,
+    /// `storage_texel_buffer`: a `FORMAT` buffer read and written as an image.
+    StorageTexelBuffer,
+}
+
+impl BindingKind {
+    /// Whether the descriptor is an image or texel buffer (its bytes are texels in a format).
+    pub fn is_image(self) -> bool {
+        !matches!(self, BindingKind::Storage | BindingKind::Uniform)
+    }
 }
 
 /// A `BIND BUFFER ... DESCRIPTOR_SET s BINDING b` line, or one buffer of a `BIND BUFFER_ARRAY`.

@@ -8,9 +8,12 @@
 
 use std::collections::HashMap;
 use tangle_amber::backend::{RequiredSize, Requirement, SubgroupControl};
-use tangle_amber::{Backend, BackendError, ComputeJob, JobOutput};
+use tangle_amber::{Backend, BackendError, ComputeJob, JobBinding, JobImage, JobOutput};
 use tangle_exec::profile::subgroup_ops;
-use tangle_exec::{Device, ExecError, Pipeline, Profile, Resources, RunOptions, SpecConstants};
+use tangle_exec::semantics::texel::TexelFormat;
+use tangle_exec::{
+    Device, ExecError, Image, Pipeline, Profile, Resources, RunOptions, SpecConstants,
+};
 use tangle_spirv::{Module, TargetEnv};
 use tangle_validate::Validated;
 
@@ -48,6 +51,11 @@ const FEATURES: &[&str] = &[
     "DescriptorIndexingFeatures.shaderStorageBufferArrayNonUniformIndexing",
     "DescriptorIndexingFeatures.shaderUniformBufferArrayNonUniformIndexing",
     "DescriptorIndexingFeatures.descriptorBindingPartiallyBound",
+    // Storage images and texel buffers of every format in tangle_exec::semantics::texel, with
+    // or without a declared format.
+    "shaderStorageImageExtendedFormats",
+    "shaderStorageImageReadWithoutFormat",
+    "shaderStorageImageWriteWithoutFormat",
 ];
 
 /// Device extensions the executor implements (rotate is checked against the profile).
@@ -214,6 +222,23 @@ fn exec_error(e: ExecError) -> BackendError {
     }
 }
 
+/// The executor's image for an image or texel buffer binding; a format tangle does not
+/// implement is unsupported (another device could run the job).
+fn job_image(b: &JobBinding, image: &JobImage) -> Result<Image, BackendError> {
+    let format = TexelFormat::by_name(&image.format)
+        .ok_or_else(|| BackendError::Unsupported(format!("images of format {}", image.format)))?;
+    if b.element != 0 {
+        return Err(BackendError::Unsupported(
+            "arrays of images and texel buffers".to_string(),
+        ));
+    }
+    Ok(Image {
+        format,
+        extent: image.extent,
+        texels: b.bytes.clone(),
+    })
+}
+
 impl Backend for CpuBackend {
     fn supports(&self, requirement: &Requirement) -> Result<(), String> {
         let ops = self.profile.subgroup_operations;
@@ -281,6 +306,12 @@ impl Backend for CpuBackend {
             ..Resources::default()
         };
         for b in &job.bindings {
+            if let Some(image) = &b.image {
+                resources
+                    .images
+                    .insert((b.set, b.binding), job_image(b, image)?);
+                continue;
+            }
             // Element 0 of an array is also the plain buffer of its binding (a descriptor array
             // with one element bound); the executor tells arrays from plain buffers by the shader.
             match b.element {
@@ -302,9 +333,10 @@ impl Backend for CpuBackend {
             .bindings
             .iter()
             .map(|b| {
-                let after = match b.element {
-                    0 => resources.buffers.get(&(b.set, b.binding)),
-                    i => resources.elements.get(&(b.set, b.binding, i)),
+                let after = match (b.element, &b.image) {
+                    (_, Some(_)) => resources.images.get(&(b.set, b.binding)).map(|i| &i.texels),
+                    (0, None) => resources.buffers.get(&(b.set, b.binding)),
+                    (i, None) => resources.elements.get(&(b.set, b.binding, i)),
                 };
                 after.cloned().unwrap_or_else(|| b.bytes.clone())
             })

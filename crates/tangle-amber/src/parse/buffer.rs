@@ -31,7 +31,7 @@ pub(super) fn check_literal(
 impl Parser<'_> {
     /// Checks a buffer size in elements against what is left of the script's buffer limit,
     /// counts it, and returns it in bytes.
-    fn checked_size(
+    pub(super) fn checked_size(
         &mut self,
         element: &ElementLayout,
         count: usize,
@@ -121,13 +121,19 @@ impl Parser<'_> {
             element,
             bytes,
             at,
+            format: (kind.text == "FORMAT").then(|| type_tok.text.to_string()),
+            image: None,
         });
         Ok(())
     }
 
     /// `DATA v... END`, possibly over several lines; the size is the number of values rounded up
     /// to whole elements.
-    fn data(&mut self, element: &ElementLayout, at: Location) -> Result<Vec<u8>, AmberError> {
+    pub(super) fn data(
+        &mut self,
+        element: &ElementLayout,
+        at: Location,
+    ) -> Result<Vec<u8>, AmberError> {
         let mut values = Vec::new();
         let mut places = Vec::new();
         loop {
@@ -154,7 +160,18 @@ impl Parser<'_> {
     fn sized(&mut self, element: &ElementLayout) -> Result<Vec<u8>, AmberError> {
         let size_tok = self.cursor.expect("the number of elements")?;
         let count: usize = uint(size_tok, "SIZE")?;
-        let mut bytes = vec![0u8; self.checked_size(element, count, size_tok.at)?];
+        self.initialized(element, count, size_tok.at)
+    }
+
+    /// `FILL v` or `SERIES_FROM s INC_BY i` for `count` elements (after `SIZE n`, or an
+    /// `IMAGE`'s dimensions).
+    pub(super) fn initialized(
+        &mut self,
+        element: &ElementLayout,
+        count: usize,
+        at: Location,
+    ) -> Result<Vec<u8>, AmberError> {
+        let mut bytes = vec![0u8; self.checked_size(element, count, at)?];
         let init = self.cursor.expect("FILL or SERIES_FROM")?;
         let components = count * element.components();
         match init.text {

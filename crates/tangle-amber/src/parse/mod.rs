@@ -6,6 +6,7 @@
 mod buffer;
 mod command;
 mod cursor;
+pub mod image;
 mod pipeline;
 mod structs;
 
@@ -110,7 +111,6 @@ fn number(tok: Tok<'_>) -> Result<Number, AmberError> {
 
 /// Statements amber has but tangle's compute subset does not run.
 const UNSUPPORTED: &[&str] = &[
-    "IMAGE",
     "SAMPLER",
     "CLEAR",
     "CLEAR_COLOR",
@@ -153,6 +153,7 @@ impl Parser<'_> {
             }
             "SHADER" => self.shader(first.at),
             "BUFFER" => self.buffer(first.at),
+            "IMAGE" => self.image(first.at),
             "STRUCT" => self.structure(first.at),
             "PIPELINE" => self.pipeline(first.at),
             "DERIVE_PIPELINE" => self.derive_pipeline(first.at),

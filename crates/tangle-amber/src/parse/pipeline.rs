@@ -274,6 +274,10 @@ impl Parser<'_> {
                 "uniform" => (BindingKind::Uniform, false),
                 "storage_dynamic" => (BindingKind::Storage, true),
                 "uniform_dynamic" => (BindingKind::Uniform, true),
+                "storage_image" => (BindingKind::StorageImage, false),
+                "sampled_image" => (BindingKind::SampledImage, false),
+                "uniform_texel_buffer" => (BindingKind::UniformTexelBuffer, false),
+                "storage_texel_buffer" => (BindingKind::StorageTexelBuffer, false),
                 "push_constant" if !array => {
                     self.cursor.end_of_statement()?;
                     pipeline.push_constants = buffers.first().copied();
@@ -301,8 +305,21 @@ impl Parser<'_> {
         while let Some(tok) = self.cursor.next() {
             let list = match tok.text {
                 "OFFSET" if dynamic => &mut offsets,
-                "DESCRIPTOR_OFFSET" => &mut descriptor_offsets,
-                "DESCRIPTOR_RANGE" => &mut ranges,
+                "DESCRIPTOR_OFFSET" if !kind.is_image() => &mut descriptor_offsets,
+                "DESCRIPTOR_RANGE" if !kind.is_image() => &mut ranges,
+                "BASE_MIP_LEVEL" if kind.is_image() => {
+                    // tangle's images have one level: only level 0 can be the base.
+                    let level: u32 = uint(self.cursor.expect("a level")?, "BASE_MIP_LEVEL")?;
+                    if level != 0 {
+                        return Err(AmberError::new(
+                            tok.at,
+                            format!(
+                                "BASE_MIP_LEVEL {level} is not supported (images have one level)"
+                            ),
+                        ));
+                    }
+                    continue;
+                }
                 t => return Err(AmberError::new(tok.at, format!("unexpected '{t}' in BIND"))),
             };
             let mut values: Vec<usize> = Vec::with_capacity(n);

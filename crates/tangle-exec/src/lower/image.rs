@@ -1,7 +1,8 @@
 //! Lowering of image variables and image instructions (SPIR-V "Image Instructions") for
 //! storage images, sampled images read by `OpImageFetch`, and texel buffers: `OpImageRead`,
 //! `OpImageWrite`, `OpImageFetch`, `OpImageTexelPointer`, `OpImageQuerySize(Lod)`,
-//! `OpImageQueryLevels` and `OpImageQuerySamples`.
+//! `OpImageQueryLevels`, `OpImageQuerySamples`, and `OpImage` of a `samplerBuffer` (a uniform
+//! texel buffer declared as a sampled image).
 //!
 //! Supported images: Dim 1D, 2D, 3D and Buffer, not arrayed, single-sampled. Others, samplers
 //! and sampled-image instructions are refused when used, naming what is missing.
@@ -29,7 +30,8 @@ const ZERO_EXTEND: u64 = 0x2000;
 pub fn is_image(op: SpvOp) -> bool {
     matches!(
         op,
-        SpvOp::ImageRead
+        SpvOp::Image
+            | SpvOp::ImageRead
             | SpvOp::ImageWrite
             | SpvOp::ImageFetch
             | SpvOp::ImageTexelPointer
@@ -49,13 +51,22 @@ impl<'m> Lowerer<'m> {
         id: u32,
         inst: &Instruction,
     ) -> Result<Option<RegionKind>, ExecError> {
-        let image = inst
+        let pointee = inst
             .result_type
             .and_then(|t| self.type_insts.get(&t))
             .and_then(|t| t.id_operand(1))
             .and_then(|t| self.type_insts.get(&t))
-            .copied()
-            .filter(|t| t.op() == Some(SpvOp::TypeImage));
+            .copied();
+        // A sampled image of Dim Buffer (`samplerBuffer`) is a uniform texel buffer: no sampler.
+        let pointee = match pointee {
+            Some(t) if t.op() == Some(SpvOp::TypeSampledImage) => t
+                .id_operand(0)
+                .and_then(|i| self.type_insts.get(&i))
+                .copied()
+                .filter(|i| i.literal_operand(1) == Some(DIM_BUFFER)),
+            t => t,
+        };
+        let image = pointee.filter(|t| t.op() == Some(SpvOp::TypeImage));
         let Some(image) = image else {
             let what = "a sampler, sampled image or array of images (UniformConstant variable)";
             self.unsupported_ids.insert(id, what.to_string());
@@ -158,6 +169,22 @@ impl<'m> Lowerer<'m> {
         // Every image instruction names the image (or its pointer) first.
         let image_id = inst.id_operand(0);
         let image = self.operand(inst, 0)?.slot;
+        if op == SpvOp::Image {
+            // The image of a sampled image: the same handle.
+            let dst = self.value(inst.result_id)?;
+            let dim = image_id.and_then(|i| self.image_dims.get(&i).copied());
+            if let (Some(id), Some(dim)) = (inst.result_id, dim) {
+                self.image_dims.insert(id, dim);
+            }
+            self.emit(
+                out,
+                Op::Copy {
+                    dst: dst.slot,
+                    src: image,
+                },
+            );
+            return Ok(());
+        }
         let coordinate = |l: &Self| -> Result<(u32, u32, bool), ExecError> {
             let c = l.operand(inst, 1)?;
             let s = l.scalar(c.ty).filter(|s| !s.float).ok_or_else(|| {

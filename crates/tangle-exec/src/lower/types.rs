@@ -264,9 +264,9 @@ impl<'m> Lowerer<'m> {
                 return Ok(idx);
             }
             Some(SpvOp::TypeCooperativeMatrixKHR) => self.coopmat_type(inst)?,
-            Some(SpvOp::TypeImage) => {
+            Some(SpvOp::TypeImage) | Some(SpvOp::TypeSampledImage) => {
                 // An image value is a handle: one slot holding the pointer to its texels
-                // ([`crate::run::image`]).
+                // ([`crate::run::image`]); a sampled image's handle is its image's.
                 let opaque = self.push_type(Type::Opaque);
                 let idx = self.push_type(Type::Pointer {
                     class: spirv::StorageClass::UniformConstant as u32,
