@@ -142,6 +142,9 @@ pub struct Resources {
     pub elements: BTreeMap<(u32, u32, u32), Vec<u8>>,
     /// Images and texel buffers by `(set, binding)`.
     pub images: BTreeMap<(u32, u32), Image>,
+    /// Samplers by `(set, binding)`: alone, or with the image at the same binding for a
+    /// combined image sampler.
+    pub samplers: BTreeMap<(u32, u32), crate::semantics::sampler::Sampler>,
 }
 
 /// An image (or texel buffer) bound to a dispatch: one mip level, one layer, one sample.

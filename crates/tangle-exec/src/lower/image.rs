@@ -31,6 +31,18 @@ pub fn is_image(op: SpvOp) -> bool {
     matches!(
         op,
         SpvOp::Image
+            | SpvOp::SampledImage
+            | SpvOp::ImageSampleExplicitLod
+            | SpvOp::ImageSampleImplicitLod
+            | SpvOp::ImageSampleDrefImplicitLod
+            | SpvOp::ImageSampleDrefExplicitLod
+            | SpvOp::ImageSampleProjImplicitLod
+            | SpvOp::ImageSampleProjExplicitLod
+            | SpvOp::ImageSampleProjDrefImplicitLod
+            | SpvOp::ImageSampleProjDrefExplicitLod
+            | SpvOp::ImageGather
+            | SpvOp::ImageDrefGather
+            | SpvOp::ImageQueryLod
             | SpvOp::ImageRead
             | SpvOp::ImageWrite
             | SpvOp::ImageFetch
@@ -57,18 +69,30 @@ impl<'m> Lowerer<'m> {
             .and_then(|t| t.id_operand(1))
             .and_then(|t| self.type_insts.get(&t))
             .copied();
-        // A sampled image of Dim Buffer (`samplerBuffer`) is a uniform texel buffer: no sampler.
+        let set = self.decoration(id, spirv::Decoration::DescriptorSet);
+        let set = set.and_then(|p| p.first().copied()).unwrap_or(0) as u32;
+        let binding = self.decoration(id, spirv::Decoration::Binding);
+        let binding = binding.and_then(|p| p.first().copied()).unwrap_or(0) as u32;
+        if pointee.is_some_and(|t| t.op() == Some(SpvOp::TypeSampler)) {
+            return Ok(Some(RegionKind::Sampler { set, binding }));
+        }
+        // A sampled image is a combined image sampler, except with Dim Buffer (`samplerBuffer`),
+        // which is a uniform texel buffer: no sampler.
+        let mut combined = false;
         let pointee = match pointee {
-            Some(t) if t.op() == Some(SpvOp::TypeSampledImage) => t
-                .id_operand(0)
-                .and_then(|i| self.type_insts.get(&i))
-                .copied()
-                .filter(|i| i.literal_operand(1) == Some(DIM_BUFFER)),
+            Some(t) if t.op() == Some(SpvOp::TypeSampledImage) => {
+                let image = t
+                    .id_operand(0)
+                    .and_then(|i| self.type_insts.get(&i))
+                    .copied();
+                combined = image.is_some_and(|i| i.literal_operand(1) != Some(DIM_BUFFER));
+                image
+            }
             t => t,
         };
         let image = pointee.filter(|t| t.op() == Some(SpvOp::TypeImage));
         let Some(image) = image else {
-            let what = "a sampler, sampled image or array of images (UniformConstant variable)";
+            let what = "an array of images or samplers (UniformConstant variable)";
             self.unsupported_ids.insert(id, what.to_string());
             return Ok(None);
         };
@@ -93,16 +117,15 @@ impl<'m> Lowerer<'m> {
         }
         let sampled_type = self.lower_type(image.id_operand(0))?;
         let float = matches!(self.program.ty(sampled_type).ty, Type::Float { .. });
-        let set = self.decoration(id, spirv::Decoration::DescriptorSet);
-        let binding = self.decoration(id, spirv::Decoration::Binding);
         let index = self.program.images.len() as u32;
         self.program.images.push(ImageBinding {
-            set: set.and_then(|p| p.first().copied()).unwrap_or(0) as u32,
-            binding: binding.and_then(|p| p.first().copied()).unwrap_or(0) as u32,
+            set,
+            binding,
             dim: dim as u32,
             sampled: sampled as u32,
             format: format as u32,
             float,
+            combined,
         });
         self.image_dims.insert(id, dim);
         Ok(Some(RegionKind::Image { index }))
@@ -192,7 +215,93 @@ impl<'m> Lowerer<'m> {
             })?;
             Ok((c.slot, s.bits, s.signed))
         };
+        let float_coordinate = |l: &Self| -> Result<(u32, u32), ExecError> {
+            let c = l.operand(inst, 1)?;
+            let s = l
+                .scalar(c.ty)
+                .filter(|s| s.float)
+                .ok_or_else(|| l.malformed("sampling coordinates are not floats"))?;
+            Ok((c.slot, s.bits))
+        };
         let image_inst = match op {
+            SpvOp::SampledImage => {
+                // The sampler's index goes in the offset bits of the image's handle.
+                let dst = self.value(inst.result_id)?;
+                let sampler = self.operand(inst, 1)?;
+                let dim = image_id.and_then(|i| self.image_dims.get(&i).copied());
+                if let (Some(id), Some(dim)) = (inst.result_id, dim) {
+                    self.image_dims.insert(id, dim);
+                }
+                self.emit(
+                    out,
+                    Op::IntBin {
+                        op: crate::program::IntBin::Or,
+                        bits: 64,
+                        dst: dst.slot,
+                        a: image,
+                        b: sampler.slot,
+                    },
+                );
+                return Ok(());
+            }
+            SpvOp::ImageSampleExplicitLod | SpvOp::ImageGather => {
+                let dst = self.value(inst.result_id)?;
+                let (kind, count) = self.kind_of(dst.ty)?;
+                let (coord, coord_bits) = float_coordinate(self)?;
+                let coords = self.coordinates_of(image_id)?;
+                let (lod, component) = if op == SpvOp::ImageGather {
+                    if inst
+                        .literal_operand(3)
+                        .is_some_and(|m| m & !(SIGN_EXTEND | ZERO_EXTEND) != 0)
+                    {
+                        return Err(self.unsupported("Image Operands on OpImageGather"));
+                    }
+                    (None, Some(self.operand(inst, 2)?.slot))
+                } else {
+                    // SignExtend/ZeroExtend restate the format's numeric type (see
+                    // `image_operands`).
+                    let mask = inst.literal_operand(2).unwrap_or(0) & !(SIGN_EXTEND | ZERO_EXTEND);
+                    if mask != LOD {
+                        return Err(self.unsupported(format!(
+                            "OpImageSampleExplicitLod with Image Operands {mask:#x} (only Lod)"
+                        )));
+                    }
+                    let lod = self.operand(inst, 3)?;
+                    let bits = self.scalar(lod.ty).map_or(32, |s| s.bits);
+                    (Some((lod.slot, bits)), None)
+                };
+                ImageInst::Sample {
+                    dst: dst.slot,
+                    count,
+                    kind,
+                    image,
+                    coord,
+                    coords,
+                    coord_bits,
+                    lod,
+                    component,
+                }
+            }
+            SpvOp::ImageSampleImplicitLod
+            | SpvOp::ImageSampleDrefImplicitLod
+            | SpvOp::ImageSampleProjImplicitLod
+            | SpvOp::ImageSampleProjDrefImplicitLod
+            | SpvOp::ImageQueryLod => {
+                // Implicit LODs come from derivatives, which compute shaders have only with
+                // derivative groups (SPV_KHR_compute_shader_derivatives): not implemented.
+                return Err(self.unsupported(format!(
+                    "{} in a compute shader (implicit level of detail needs derivative groups)",
+                    inst.name()
+                )));
+            }
+            SpvOp::ImageSampleDrefExplicitLod
+            | SpvOp::ImageSampleProjExplicitLod
+            | SpvOp::ImageSampleProjDrefExplicitLod
+            | SpvOp::ImageDrefGather => {
+                return Err(
+                    self.unsupported(format!("{} (depth comparison, projection)", inst.name()))
+                );
+            }
             SpvOp::ImageRead | SpvOp::ImageFetch => {
                 let dst = self.value(inst.result_id)?;
                 let (kind, count) = self.kind_of(dst.ty)?;

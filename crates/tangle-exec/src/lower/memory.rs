@@ -25,7 +25,8 @@ pub fn pointer_value(region: RegionKind, offset: u64) -> u64 {
         RegionKind::PushConstant => m::REGION_PUSH,
         RegionKind::Buffer { .. }
         | RegionKind::DescriptorArray { .. }
-        | RegionKind::Image { .. } => 0,
+        | RegionKind::Image { .. }
+        | RegionKind::Sampler { .. } => 0,
     };
     m::make_pointer(r, offset)
 }

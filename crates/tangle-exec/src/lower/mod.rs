@@ -400,7 +400,10 @@ impl<'m> Lowerer<'m> {
             }
         };
         let slot = self.alloc(1)?;
-        if !matches!(region, RegionKind::Buffer { .. } | RegionKind::Image { .. }) {
+        if !matches!(
+            region,
+            RegionKind::Buffer { .. } | RegionKind::Image { .. } | RegionKind::Sampler { .. }
+        ) {
             // (A descriptor array's pointer is region 0, which holds no memory: only an access
             // chain through it, which picks a descriptor, can reach a buffer.)
             let v = memory::pointer_value(region, offset);

@@ -264,9 +264,10 @@ impl<'m> Lowerer<'m> {
                 return Ok(idx);
             }
             Some(SpvOp::TypeCooperativeMatrixKHR) => self.coopmat_type(inst)?,
-            Some(SpvOp::TypeImage) | Some(SpvOp::TypeSampledImage) => {
+            Some(SpvOp::TypeImage) | Some(SpvOp::TypeSampledImage) | Some(SpvOp::TypeSampler) => {
                 // An image value is a handle: one slot holding the pointer to its texels
-                // ([`crate::run::image`]); a sampled image's handle is its image's.
+                // ([`crate::run::image`]); a sampler's is its index, which a sampled image
+                // keeps in the offset bits of its image's pointer.
                 let opaque = self.push_type(Type::Opaque);
                 let idx = self.push_type(Type::Pointer {
                     class: spirv::StorageClass::UniformConstant as u32,

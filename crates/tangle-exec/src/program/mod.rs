@@ -101,6 +101,8 @@ pub enum RegionKind {
     /// An image or texel buffer: entry `index` of [`Program::images`]. The variable's slot
     /// holds the image's handle (a pointer to its texels) for the whole dispatch.
     Image { index: u32 },
+    /// A sampler at `(set, binding)`: its slot holds the sampler's handle.
+    Sampler { set: u32, binding: u32 },
 }
 
 /// An image variable (`OpTypeImage` in UniformConstant): storage images (`Sampled` 2), sampled
@@ -119,6 +121,9 @@ pub struct ImageBinding {
     pub format: u32,
     /// The `Sampled Type` is a float (else an integer).
     pub float: bool,
+    /// A combined image sampler (`OpTypeSampledImage`): the sampler at the same binding
+    /// goes with the image.
+    pub combined: bool,
 }
 
 /// An array of storage or uniform buffer descriptors (`buffer B { .. } b[2];`): each element is

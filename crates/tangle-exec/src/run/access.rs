@@ -23,6 +23,8 @@ pub struct Mem<'a> {
     pub descriptors: &'a [DescriptorTable],
     /// For each region of `buffers` that holds an image's texels, what the image is.
     pub images: &'a [Option<super::image::ImageView>],
+    /// The dispatch's samplers; a sampler's handle is its index plus 1.
+    pub samplers: &'a [crate::semantics::sampler::Sampler],
     /// Push constants.
     pub push: &'a Words,
     /// This workgroup's memory.

@@ -12,6 +12,7 @@ use super::alu::{bits_of, rd, wr};
 use super::memory::{self as m, Words};
 use crate::program::Slot;
 use crate::report::Finding;
+use crate::semantics::sampler::{self, Filter};
 use crate::semantics::texel::{self, Components, TexelFormat};
 use crate::semantics::{float, mask, sign_extend};
 use std::fmt;
@@ -71,6 +72,19 @@ pub enum ImageInst {
         coord_bits: u32,
         coord_signed: bool,
     },
+    /// `OpImageSampleExplicitLod` (with `lod`: its slot and float width) or `OpImageGather`
+    /// (with `component`): float coordinates through the sampler in the handle.
+    Sample {
+        dst: Slot,
+        count: u32,
+        kind: Kind,
+        image: Slot,
+        coord: Slot,
+        coords: u32,
+        coord_bits: u32,
+        lod: Option<(Slot, u32)>,
+        component: Option<Slot>,
+    },
     /// `OpImageQuerySize` / `OpImageQuerySizeLod`.
     QuerySize {
         dst: Slot,
@@ -113,6 +127,13 @@ pub enum ImageFinding {
         binding: u32,
         format: &'static str,
     },
+    /// Linear filtering of an integer format, which has no
+    /// `VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT`: the result is undefined.
+    LinearFilterOfIntegers {
+        set: u32,
+        binding: u32,
+        format: &'static str,
+    },
 }
 
 impl ImageFinding {
@@ -138,6 +159,14 @@ impl fmt::Display for ImageFinding {
                     "out-of-bounds image access at {coord:?}, level {lod}, of the image at set {set}, binding {binding} ({w}x{h}x{d}, 1 level)"
                 )
             }
+            ImageFinding::LinearFilterOfIntegers {
+                set,
+                binding,
+                format,
+            } => write!(
+                f,
+                "linear filtering of the {format} image at set {set}, binding {binding}: integer formats cannot be filtered (the result is undefined)"
+            ),
             ImageFinding::NotRepresentable {
                 set,
                 binding,
@@ -361,6 +390,39 @@ pub fn exec_image(
                 };
                 wr(regs, n, *dst, l, p);
             }
+            ImageInst::Sample {
+                dst,
+                count,
+                kind,
+                image,
+                coord,
+                coords,
+                coord_bits,
+                lod,
+                component,
+            } => {
+                let result = sample(
+                    regs,
+                    n,
+                    l,
+                    mem,
+                    rd(regs, n, *image, l),
+                    (*coord, *coords, *coord_bits),
+                    *lod,
+                    component.map(|c| rd(regs, n, c, l)),
+                );
+                let comps = match result {
+                    Ok(c) => Some(c),
+                    Err(f) => {
+                        found.push((l, f));
+                        None
+                    }
+                };
+                for k in 0..*count {
+                    let v = comps.map_or(0, |c| to_shader(*kind, c[k as usize % 4]));
+                    wr(regs, n, dst + k, l, v);
+                }
+            }
             ImageInst::QuerySize {
                 dst,
                 count,
@@ -401,6 +463,82 @@ pub fn exec_image(
         }
     }
     true
+}
+
+/// One sample or gather: the texels of the footprint ([`sampler::footprint`]), filtered with
+/// their weights (float formats, in f64), or the gathered `component` of the four texels of the
+/// 2x2 footprint in the order "(i0, j1), (i1, j1), (i1, j0), (i0, j0)".
+#[allow(clippy::too_many_arguments)]
+fn sample(
+    regs: &[u64],
+    n: usize,
+    l: usize,
+    mem: &Mem<'_>,
+    handle: u64,
+    (coord, coords, coord_bits): (Slot, u32, u32),
+    lod: Option<(Slot, u32)>,
+    component: Option<u64>,
+) -> Result<Components, Finding> {
+    let bad = Finding::BadPointer { address: handle };
+    let (words, view, _) = image_of(mem, handle).ok_or_else(|| bad.clone())?;
+    let (_, sampler_index) = m::split_pointer(handle);
+    let s = sampler_index
+        .checked_sub(1)
+        .and_then(|i| mem.samplers.get(usize::try_from(i).ok()?))
+        .ok_or(bad)?;
+    let c: Vec<f64> = (0..coords)
+        .map(|k| float::to_f64(coord_bits, rd(regs, n, coord + k, l)))
+        .collect();
+    let filter = match (component, lod) {
+        (Some(_), _) => Filter::Linear,
+        (None, Some((slot, bits))) => {
+            sampler::filter_for(s, float::to_f64(bits, rd(regs, n, slot, l)))
+        }
+        (None, None) => sampler::filter_for(s, 0.0),
+    };
+    let float_format = view.format.numeric.is_float();
+    if filter == Filter::Linear && !float_format && component.is_none() {
+        return Err(Finding::Image(ImageFinding::LinearFilterOfIntegers {
+            set: view.set,
+            binding: view.binding,
+            format: view.format.name,
+        }));
+    }
+    let taps = sampler::footprint(s, filter, &c, view.extent);
+    let [w, h, _] = view.extent.map(u64::from);
+    let texel = |at: Option<[i64; 3]>| -> Components {
+        match at {
+            Some([x, y, z]) => {
+                let i = (x as u64) + w * ((y as u64) + h * (z as u64));
+                let bytes = view.format.bytes();
+                texel::decode(view.format, read_raw(words, i * u64::from(bytes), bytes))
+            }
+            None => s
+                .border
+                .rgba()
+                .map(|v| if float_format { v.to_bits() } else { v as u64 }),
+        }
+    };
+    if let Some(comp) = component {
+        let comp = (comp as usize).min(3);
+        let mut out = [0u64; 4];
+        for (k, &t) in [1usize, 3, 2, 0].iter().enumerate() {
+            let at = taps.get(t).and_then(|t| t.0);
+            out[k] = texel(at)[comp];
+        }
+        return Ok(out);
+    }
+    if !float_format {
+        return Ok(texel(taps.first().and_then(|t| t.0)));
+    }
+    let mut sum = [0f64; 4];
+    for (at, weight) in &taps {
+        let t = texel(*at);
+        for (acc, c) in sum.iter_mut().zip(t) {
+            *acc += weight * f64::from_bits(c);
+        }
+    }
+    Ok(sum.map(f64::to_bits))
 }
 
 /// A decoded component (f64 bits or a 64-bit integer) as a shader value of `kind`.

@@ -18,6 +18,7 @@ use crate::error::{ExecError, Trap};
 use crate::policy::{Reconvergence, Rng, SwitchGrouping};
 use crate::program::{Op, Program, RegionKind, Slot, Terminator};
 use crate::report::{Diagnostic, Report, Stats};
+use crate::semantics::sampler::Sampler;
 use crate::trace::{Collector, Event, EventKind};
 use access::{BufferKey, DescriptorTable, LaneFinding, Mem};
 use alu::{bits_of, full_mask, rd, wr};
@@ -37,6 +38,8 @@ struct Shared<'a> {
     buffers: Vec<(Words, BufferKey)>,
     /// For each region of `buffers` holding an image, what the image is.
     images: Vec<Option<image::ImageView>>,
+    /// The samplers, in `Resources::samplers` order (a handle is the index plus 1).
+    samplers: Vec<Sampler>,
     /// The program's descriptor arrays with the pointer of each bound element, by element.
     descriptors: Vec<DescriptorTable>,
     push: Words,
@@ -131,6 +134,7 @@ pub fn dispatch(
         }));
     }
 
+    let samplers: Vec<((u32, u32), Sampler)> = res.samplers.iter().map(|(k, v)| (*k, *v)).collect();
     let mut template = vec![0u64; per_subgroup];
     for &(slot, v) in &prog.constants {
         for l in 0..sg {
@@ -138,16 +142,23 @@ pub fn dispatch(
         }
     }
     for var in &prog.variables {
-        if let RegionKind::Image { index } = var.region {
-            let region = image_region(prog, index, &images)?;
+        let handle = match var.region {
+            RegionKind::Image { index } => {
+                let region = image_region(prog, index, &images)?;
+                let combined = prog.images.get(index as usize).filter(|b| b.combined);
+                let sampler = match combined {
+                    Some(b) => sampler_handle(&samplers, b.set, b.binding)?,
+                    None => 0,
+                };
+                // A combined image sampler's handle carries its sampler in the offset bits.
+                Some(memory::buffer_address(region) | sampler)
+            }
+            RegionKind::Sampler { set, binding } => Some(sampler_handle(&samplers, set, binding)?),
+            _ => None,
+        };
+        if let Some(h) = handle {
             for l in 0..sg {
-                wr(
-                    &mut template,
-                    sg,
-                    var.slot,
-                    l,
-                    memory::buffer_address(region),
-                );
+                wr(&mut template, sg, var.slot, l, h);
             }
         }
         if let RegionKind::Buffer { set, binding } = var.region {
@@ -164,6 +175,7 @@ pub fn dispatch(
         buffers,
         descriptors,
         images,
+        samplers: samplers.into_iter().map(|(_, s)| s).collect(),
         push: Words::from_bytes(&res.push_constants),
         template,
         sg,
@@ -206,6 +218,23 @@ pub fn dispatch(
         stats,
         trace,
     })
+}
+
+/// The handle of the sampler at `(set, binding)`: its index plus 1.
+fn sampler_handle(
+    samplers: &[((u32, u32), Sampler)],
+    set: u32,
+    binding: u32,
+) -> Result<u64, ExecError> {
+    samplers
+        .iter()
+        .position(|(k, _)| *k == (set, binding))
+        .map(|i| i as u64 + 1)
+        .ok_or_else(|| {
+            ExecError::Resource(format!(
+                "the shader uses a sampler at set {set}, binding {binding}, but none is bound"
+            ))
+        })
 }
 
 /// The region of the image the program's image variable `index` reads, checked against the
@@ -596,6 +625,7 @@ impl Workgroup {
                     buffers: &s.buffers,
                     descriptors: &s.descriptors,
                     images: &s.images,
+                    samplers: &s.samplers,
                     push: &s.push,
                     workgroup: &self.memory,
                     invocation: &sg.invocation,
