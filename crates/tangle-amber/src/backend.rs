@@ -4,7 +4,10 @@
 //! The runner hands a [`Backend`] one self-contained [`ComputeJob`] per `RUN` (the SPIR-V words,
 //! the entry point, specialization, the bytes of every bound buffer) and gets the buffers back.
 
-pub use crate::script::{BindingKind, RequiredSize, Requirement, SubgroupControl};
+pub use crate::script::{
+    AddressMode, BindingKind, BorderColor, Filter, RequiredSize, Requirement, SamplerState,
+    SubgroupControl,
+};
 use tangle_spirv::TargetEnv;
 
 /// One buffer bound to a job.
@@ -24,6 +27,8 @@ pub struct JobBinding {
     pub bytes: Vec<u8>,
     /// For the image kinds ([`BindingKind::is_image`]): the texels' format and shape.
     pub image: Option<JobImage>,
+    /// For `combined_image_sampler` and `BIND SAMPLER`: the sampler.
+    pub sampler: Option<SamplerState>,
 }
 
 /// The texel layout of an image or texel buffer binding.

@@ -210,6 +210,10 @@ impl Runner<'_, '_> {
                 true => Some(self.job_image(b, &range)?),
                 false => None,
             };
+            let sampler = b
+                .sampler
+                .and_then(|i| self.script.samplers.get(i))
+                .map(|s| s.state);
             bindings.push(JobBinding {
                 set: b.set,
                 binding: b.binding,
@@ -217,6 +221,7 @@ impl Runner<'_, '_> {
                 element: b.element,
                 bytes: bytes[range.clone()].to_vec(),
                 image,
+                sampler,
             });
             ranges.push((b.buffer, range));
         }
@@ -272,6 +277,8 @@ impl Runner<'_, '_> {
             let slot = self.buffers.get_mut(buffer).and_then(|b| b.get_mut(range));
             match slot {
                 Some(slot) if slot.len() == bytes.len() => slot.copy_from_slice(&bytes),
+                // A `BIND SAMPLER` has no buffer and no bytes.
+                None if buffer == usize::MAX && bytes.is_empty() => {}
                 _ => {
                     return Err((
                         Status::Error,

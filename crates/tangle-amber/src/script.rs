@@ -21,6 +21,8 @@ pub struct Script {
     pub buffers: Vec<Buffer>,
     /// `PIPELINE compute` (and `DERIVE_PIPELINE`) blocks.
     pub pipelines: Vec<Pipeline>,
+    /// `SAMPLER` statements.
+    pub samplers: Vec<Sampler>,
     /// `RUN`, `EXPECT`, `COPY`, `REPEAT`, in order.
     pub commands: Vec<Command>,
 }
@@ -122,13 +124,94 @@ pub enum BindingKind {
     UniformTexelBuffer,
     /// `storage_texel_buffer`: a `FORMAT` buffer read and written as an image.
     StorageTexelBuffer,
+    /// `combined_image_sampler`: an `IMAGE` with a `SAMPLER`.
+    CombinedImageSampler,
+    /// `BIND SAMPLER`: a sampler alone (no bytes).
+    Sampler,
 }
 
 impl BindingKind {
     /// Whether the descriptor is an image or texel buffer (its bytes are texels in a format).
     pub fn is_image(self) -> bool {
-        !matches!(self, BindingKind::Storage | BindingKind::Uniform)
+        !matches!(
+            self,
+            BindingKind::Storage | BindingKind::Uniform | BindingKind::Sampler
+        )
     }
+}
+
+/// `VkFilter` (and `VkSamplerMipmapMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Filter {
+    Nearest,
+    Linear,
+}
+
+/// `VkSamplerAddressMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum AddressMode {
+    Repeat,
+    MirroredRepeat,
+    ClampToEdge,
+    ClampToBorder,
+    MirrorClampToEdge,
+}
+
+/// `VkBorderColor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum BorderColor {
+    FloatTransparentBlack,
+    IntTransparentBlack,
+    FloatOpaqueBlack,
+    IntOpaqueBlack,
+    FloatOpaqueWhite,
+    IntOpaqueWhite,
+}
+
+/// A `SAMPLER` declaration's state (upstream's defaults: nearest, repeat, float transparent
+/// black, LOD 0 to 1, normalized coordinates, no comparison).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SamplerState {
+    pub mag_filter: Filter,
+    pub min_filter: Filter,
+    pub mipmap_mode: Filter,
+    /// U, V, W.
+    pub address: [AddressMode; 3],
+    pub border: BorderColor,
+    pub min_lod: f32,
+    pub max_lod: f32,
+    pub normalized: bool,
+    /// `COMPARE on`: a depth-comparison sampler.
+    pub compare: bool,
+}
+
+/// The LODs come from parsed numbers; a NaN would only make two states unequal to themselves,
+/// which nothing relies on.
+impl Eq for SamplerState {}
+
+impl Default for SamplerState {
+    fn default() -> Self {
+        SamplerState {
+            mag_filter: Filter::Nearest,
+            min_filter: Filter::Nearest,
+            mipmap_mode: Filter::Nearest,
+            address: [AddressMode::Repeat; 3],
+            border: BorderColor::FloatTransparentBlack,
+            min_lod: 0.0,
+            max_lod: 1.0,
+            normalized: true,
+            compare: false,
+        }
+    }
+}
+
+/// A `SAMPLER` statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sampler {
+    /// The sampler's name.
+    pub name: String,
+    /// Its state.
+    pub state: SamplerState,
 }
 
 /// A `BIND BUFFER ... DESCRIPTOR_SET s BINDING b` line, or one buffer of a `BIND BUFFER_ARRAY`.
@@ -149,6 +232,9 @@ pub struct Binding {
     pub offset: usize,
     /// Length of the bound range (`DESCRIPTOR_RANGE`); the rest of the buffer when `None`.
     pub range: Option<usize>,
+    /// The `SAMPLER` of a `combined_image_sampler` or `BIND SAMPLER` (index into
+    /// [`Script::samplers`]); a `BIND SAMPLER` binding's `buffer` is `usize::MAX`.
+    pub sampler: Option<usize>,
 }
 
 /// `REQUIRED_SIZE` of a `SUBGROUP` block.

@@ -7,9 +7,13 @@
 //! `cooperativeMatrix` feature, and a fixed list of what the executor implements for the rest.
 
 use std::collections::HashMap;
-use tangle_amber::backend::{RequiredSize, Requirement, SubgroupControl};
+use tangle_amber::backend::{
+    AddressMode, BindingKind, BorderColor, Filter, RequiredSize, Requirement, SamplerState,
+    SubgroupControl,
+};
 use tangle_amber::{Backend, BackendError, ComputeJob, JobBinding, JobImage, JobOutput};
 use tangle_exec::profile::subgroup_ops;
+use tangle_exec::semantics::sampler::Sampler;
 use tangle_exec::semantics::texel::TexelFormat;
 use tangle_exec::{
     Device, ExecError, Image, Pipeline, Profile, Resources, RunOptions, SpecConstants,
@@ -239,6 +243,43 @@ fn job_image(b: &JobBinding, image: &JobImage) -> Result<Image, BackendError> {
     })
 }
 
+/// The executor's sampler for an Amber sampler; depth-comparison samplers are unsupported.
+fn job_sampler(s: &SamplerState) -> Result<Sampler, BackendError> {
+    use tangle_exec::semantics::sampler as x;
+    if s.compare {
+        return Err(BackendError::Unsupported(
+            "depth-comparison samplers (COMPARE on)".to_string(),
+        ));
+    }
+    let filter = |f: Filter| match f {
+        Filter::Nearest => x::Filter::Nearest,
+        Filter::Linear => x::Filter::Linear,
+    };
+    let address = |a: AddressMode| match a {
+        AddressMode::Repeat => x::AddressMode::Repeat,
+        AddressMode::MirroredRepeat => x::AddressMode::MirroredRepeat,
+        AddressMode::ClampToEdge => x::AddressMode::ClampToEdge,
+        AddressMode::ClampToBorder => x::AddressMode::ClampToBorder,
+        AddressMode::MirrorClampToEdge => x::AddressMode::MirrorClampToEdge,
+    };
+    Ok(Sampler {
+        mag_filter: filter(s.mag_filter),
+        min_filter: filter(s.min_filter),
+        address: s.address.map(address),
+        border: match s.border {
+            BorderColor::FloatTransparentBlack => x::BorderColor::FloatTransparentBlack,
+            BorderColor::IntTransparentBlack => x::BorderColor::IntTransparentBlack,
+            BorderColor::FloatOpaqueBlack => x::BorderColor::FloatOpaqueBlack,
+            BorderColor::IntOpaqueBlack => x::BorderColor::IntOpaqueBlack,
+            BorderColor::FloatOpaqueWhite => x::BorderColor::FloatOpaqueWhite,
+            BorderColor::IntOpaqueWhite => x::BorderColor::IntOpaqueWhite,
+        },
+        min_lod: s.min_lod,
+        max_lod: s.max_lod,
+        normalized: s.normalized,
+    })
+}
+
 impl Backend for CpuBackend {
     fn supports(&self, requirement: &Requirement) -> Result<(), String> {
         let ops = self.profile.subgroup_operations;
@@ -306,10 +347,18 @@ impl Backend for CpuBackend {
             ..Resources::default()
         };
         for b in &job.bindings {
+            if let Some(sampler) = &b.sampler {
+                resources
+                    .samplers
+                    .insert((b.set, b.binding), job_sampler(sampler)?);
+            }
             if let Some(image) = &b.image {
                 resources
                     .images
                     .insert((b.set, b.binding), job_image(b, image)?);
+                continue;
+            }
+            if b.kind == BindingKind::Sampler {
                 continue;
             }
             // Element 0 of an array is also the plain buffer of its binding (a descriptor array
@@ -334,6 +383,7 @@ impl Backend for CpuBackend {
             .iter()
             .map(|b| {
                 let after = match (b.element, &b.image) {
+                    _ if b.kind == BindingKind::Sampler => return Vec::new(),
                     (_, Some(_)) => resources.images.get(&(b.set, b.binding)).map(|i| &i.texels),
                     (0, None) => resources.buffers.get(&(b.set, b.binding)),
                     (i, None) => resources.elements.get(&(b.set, b.binding, i)),

@@ -121,6 +121,11 @@ fn failing_resource_scripts_exit_1_and_name_the_descriptor() {
 #[test]
 fn unsupported_resource_scripts_exit_77_and_say_why() {
     let outputs = expect_exit("unsupported", 77);
+    let implicit = output_of(&outputs, "implicit_lod.amber");
+    assert!(
+        implicit.contains("OpImageSampleImplicitLod in a compute shader (implicit level of detail needs derivative groups)"),
+        "{implicit}"
+    );
     let overlap = output_of(&outputs, "overlapping_descriptors.amber");
     assert!(
         overlap.contains("'data' is bound at set 0 binding 0 element 0 and set 0 binding 0 element 1 with overlapping ranges"),

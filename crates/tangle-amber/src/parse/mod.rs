@@ -8,6 +8,7 @@ mod command;
 mod cursor;
 pub mod image;
 mod pipeline;
+mod sampler;
 mod structs;
 
 use crate::error::{AmberError, Location};
@@ -49,6 +50,7 @@ struct Names {
     shaders: HashMap<String, usize>,
     buffers: HashMap<String, usize>,
     pipelines: HashMap<String, usize>,
+    samplers: HashMap<String, usize>,
 }
 
 struct Parser<'a> {
@@ -111,7 +113,6 @@ fn number(tok: Tok<'_>) -> Result<Number, AmberError> {
 
 /// Statements amber has but tangle's compute subset does not run.
 const UNSUPPORTED: &[&str] = &[
-    "SAMPLER",
     "CLEAR",
     "CLEAR_COLOR",
     "CLEAR_DEPTH",
@@ -154,6 +155,7 @@ impl Parser<'_> {
             "SHADER" => self.shader(first.at),
             "BUFFER" => self.buffer(first.at),
             "IMAGE" => self.image(first.at),
+            "SAMPLER" => self.sampler(first.at),
             "STRUCT" => self.structure(first.at),
             "PIPELINE" => self.pipeline(first.at),
             "DERIVE_PIPELINE" => self.derive_pipeline(first.at),

@@ -245,14 +245,15 @@ impl Parser<'_> {
     /// amber_script.md: "This creates a descriptor array of buffers ... bound to the same
     /// descriptor set and binding ID").
     fn bind(&mut self, pipeline: &mut Pipeline) -> Result<(), AmberError> {
-        let what = self.cursor.expect("BUFFER or BUFFER_ARRAY")?;
+        let what = self.cursor.expect("BUFFER, BUFFER_ARRAY or SAMPLER")?;
         let array = match what.text {
             "BUFFER" => false,
             "BUFFER_ARRAY" => true,
+            "SAMPLER" => return self.bind_sampler(pipeline),
             t => {
                 return Err(AmberError::new(
                     what.at,
-                    format!("BIND {t} is not supported (only BUFFER and BUFFER_ARRAY)"),
+                    format!("BIND {t} is not supported (only BUFFER, BUFFER_ARRAY and SAMPLER)"),
                 ))
             }
         };
@@ -278,6 +279,7 @@ impl Parser<'_> {
                 "sampled_image" => (BindingKind::SampledImage, false),
                 "uniform_texel_buffer" => (BindingKind::UniformTexelBuffer, false),
                 "storage_texel_buffer" => (BindingKind::StorageTexelBuffer, false),
+                "combined_image_sampler" => (BindingKind::CombinedImageSampler, false),
                 "push_constant" if !array => {
                     self.cursor.end_of_statement()?;
                     pipeline.push_constants = buffers.first().copied();
@@ -291,13 +293,15 @@ impl Parser<'_> {
                 }
             };
         }
-        let set = if self.cursor.eat("DESCRIPTOR_SET") {
-            uint(self.cursor.expect("a set number")?, "DESCRIPTOR_SET")?
-        } else {
-            0
+        let sampler = match kind {
+            BindingKind::CombinedImageSampler => {
+                self.cursor.keyword("SAMPLER")?;
+                let tok = self.cursor.expect("a sampler name")?;
+                Some(lookup(&self.names.samplers, tok, "sampler")?)
+            }
+            _ => None,
         };
-        self.cursor.keyword("BINDING")?;
-        let binding = uint(self.cursor.expect("a binding number")?, "BINDING")?;
+        let (set, binding) = self.set_and_binding()?;
         let n = buffers.len();
         let mut offsets = None;
         let mut descriptor_offsets = None;
@@ -352,8 +356,43 @@ impl Parser<'_> {
                 element: if array { i as u32 } else { 0 },
                 offset,
                 range: at(&ranges),
+                sampler,
             });
         }
+        Ok(())
+    }
+
+    /// `[DESCRIPTOR_SET s] BINDING b`.
+    fn set_and_binding(&mut self) -> Result<(u32, u32), AmberError> {
+        let set = if self.cursor.eat("DESCRIPTOR_SET") {
+            uint(self.cursor.expect("a set number")?, "DESCRIPTOR_SET")?
+        } else {
+            0
+        };
+        self.cursor.keyword("BINDING")?;
+        let binding = uint(self.cursor.expect("a binding number")?, "BINDING")?;
+        Ok((set, binding))
+    }
+
+    /// `BIND SAMPLER s [DESCRIPTOR_SET n] BINDING b`.
+    fn bind_sampler(&mut self, pipeline: &mut Pipeline) -> Result<(), AmberError> {
+        let tok = self.cursor.expect("a sampler name")?;
+        let sampler = lookup(&self.names.samplers, tok, "sampler")?;
+        let (set, binding) = self.set_and_binding()?;
+        self.cursor.end_of_statement()?;
+        pipeline
+            .bindings
+            .retain(|b| (b.set, b.binding) != (set, binding));
+        pipeline.bindings.push(Binding {
+            buffer: usize::MAX,
+            kind: BindingKind::Sampler,
+            set,
+            binding,
+            element: 0,
+            offset: 0,
+            range: None,
+            sampler: Some(sampler),
+        });
         Ok(())
     }
 }

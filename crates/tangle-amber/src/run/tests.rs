@@ -40,7 +40,9 @@ impl Backend for Doubler {
                 | BindingKind::StorageImage
                 | BindingKind::SampledImage
                 | BindingKind::UniformTexelBuffer
-                | BindingKind::StorageTexelBuffer => b.bytes.clone(),
+                | BindingKind::StorageTexelBuffer
+                | BindingKind::CombinedImageSampler
+                | BindingKind::Sampler => b.bytes.clone(),
                 BindingKind::Storage => b
                     .bytes
                     .chunks(4)
