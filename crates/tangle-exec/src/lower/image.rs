@@ -336,9 +336,12 @@ impl<'m> Lowerer<'m> {
             }
             SpvOp::ImageTexelPointer => {
                 let dst = self.value(inst.result_id)?;
+                let pointee = self.pointee_of(dst.ty)?;
+                let bytes = self.program.ty(pointee).size as u32;
                 let (coord, coord_bits, coord_signed) = coordinate(self)?;
                 ImageInst::TexelPointer {
                     dst: dst.slot,
+                    bytes,
                     image,
                     coord,
                     coords: self.coordinates_of(image_id)?,

@@ -63,9 +63,10 @@ pub enum ImageInst {
         coord_bits: u32,
         coord_signed: bool,
     },
-    /// `OpImageTexelPointer`: a pointer to the texel, for atomics.
+    /// `OpImageTexelPointer`: a pointer to the texel, for atomics on its `bytes`-wide scalar.
     TexelPointer {
         dst: Slot,
+        bytes: u32,
         image: Slot,
         coord: Slot,
         coords: u32,
@@ -127,6 +128,15 @@ pub enum ImageFinding {
         binding: u32,
         format: &'static str,
     },
+    /// `OpImageTexelPointer` into an image whose texels are not one scalar of the pointer's
+    /// width: Vulkan allows image atomics only on R32 and R64 formats
+    /// (`VK_FORMAT_FEATURE_STORAGE_IMAGE_ATOMIC_BIT`), and anything else would touch the bytes
+    /// of neighbouring texels.
+    AtomicFormat {
+        set: u32,
+        binding: u32,
+        format: &'static str,
+    },
     /// Linear filtering of an integer format, which has no
     /// `VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT`: the result is undefined.
     LinearFilterOfIntegers {
@@ -139,7 +149,10 @@ pub enum ImageFinding {
 impl ImageFinding {
     /// Whether this is a memory error (reported even with the checks off).
     pub fn is_memory_error(&self) -> bool {
-        matches!(self, ImageFinding::OutOfBounds { .. })
+        matches!(
+            self,
+            ImageFinding::OutOfBounds { .. } | ImageFinding::AtomicFormat { .. }
+        )
     }
 }
 
@@ -159,6 +172,14 @@ impl fmt::Display for ImageFinding {
                     "out-of-bounds image access at {coord:?}, level {lod}, of the image at set {set}, binding {binding} ({w}x{h}x{d}, 1 level)"
                 )
             }
+            ImageFinding::AtomicFormat {
+                set,
+                binding,
+                format,
+            } => write!(
+                f,
+                "an image atomic on the {format} image at set {set}, binding {binding}: atomics need a one-component 32- or 64-bit format of the pointer's width"
+            ),
             ImageFinding::LinearFilterOfIntegers {
                 set,
                 binding,
@@ -362,6 +383,7 @@ pub fn exec_image(
             }
             ImageInst::TexelPointer {
                 dst,
+                bytes,
                 image,
                 coord,
                 coords,
@@ -370,6 +392,21 @@ pub fn exec_image(
             } => {
                 let handle = rd(regs, n, *image, l);
                 let p = match image_of(mem, handle) {
+                    Some((words, view, region))
+                        if view.format.layout.len() != 1 || view.format.bytes() != *bytes =>
+                    {
+                        found.push((
+                            l,
+                            Finding::Image(ImageFinding::AtomicFormat {
+                                set: view.set,
+                                binding: view.binding,
+                                format: view.format.name,
+                            }),
+                        ));
+                        // Past the texels: the atomic through it is dropped (and reported out of
+                        // bounds as well).
+                        m::make_pointer(region, words.len().saturating_add(u64::from(*bytes)))
+                    }
                     Some((words, view, region)) => {
                         let at = texel_offset(
                             regs,
