@@ -238,3 +238,37 @@ void main() { o = texture(tex, vec2(0.5)); }
         "{err}"
     );
 }
+
+#[test]
+fn sampled_image_queries() {
+    let src = r#"
+#version 450
+layout(local_size_x = 1) in;
+layout(set = 0, binding = 0) uniform sampler3D tex;
+layout(set = 0, binding = 1) buffer Out { ivec3 size; int levels; };
+void main() {
+  size = textureSize(tex, 0);
+  levels = textureQueryLevels(tex);
+}
+"#;
+    let module = compile(src);
+    let pipeline = Device::new(Profile::default())
+        .compute_pipeline(&module, "main", &Default::default())
+        .expect("pipeline");
+    let mut res = Resources::default();
+    res.images.insert(
+        (0, 0),
+        Image {
+            format: TexelFormat::by_name("R16_SFLOAT").expect("format"),
+            extent: [3, 2, 5],
+            texels: vec![0; 60],
+        },
+    );
+    res.samplers.insert((0, 0), Sampler::default());
+    res.buffers.insert((0, 1), vec![0; 16]);
+    let report = pipeline
+        .dispatch(&mut res, [1, 1, 1], &RunOptions::default())
+        .expect("dispatch");
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    assert_eq!(common::to_u32s(&res.buffers[&(0, 1)]), vec![3, 2, 5, 1]);
+}
