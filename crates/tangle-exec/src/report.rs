@@ -35,8 +35,8 @@ pub enum Finding {
         set: u32,
         /// `Binding` of the array.
         binding: u32,
-        /// The element accessed.
-        index: u64,
+        /// The element accessed (negative for a negative signed index).
+        index: i64,
         /// The array's length (`None`: runtime-sized).
         count: Option<u32>,
     },
@@ -88,7 +88,7 @@ impl fmt::Display for Finding {
                 index,
                 count,
             } => match count {
-                Some(n) if *index >= u64::from(*n) => write!(
+                Some(n) if *index < 0 || *index >= i64::from(*n) => write!(
                     f,
                     "access through element {index} of the descriptor array at set {set}, binding {binding}, which has {n} elements"
                 ),

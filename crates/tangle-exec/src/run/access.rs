@@ -229,12 +229,12 @@ pub fn exec_memory(
         } => {
             let table = mem.descriptors.get(*array as usize);
             for l in bits_of(mask, n) {
-                let i = rd(regs, n, *index, l) & mask_of(*bits);
-                // A negative index is as unbound as one past the end: keep it huge.
+                let raw = rd(regs, n, *index, l) & mask_of(*bits);
+                // A signed index keeps its sign: a negative one is unbound, and named as it is.
                 let i = if *signed {
-                    sign_extend(*bits, i) as u64
+                    sign_extend(*bits, raw)
                 } else {
-                    i
+                    i64::try_from(raw).unwrap_or(i64::MAX)
                 };
                 let p = table
                     .and_then(|(_, elements)| {

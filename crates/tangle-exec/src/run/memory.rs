@@ -42,18 +42,26 @@ pub fn split_pointer(p: u64) -> (u64, u64) {
     (p >> OFFSET_BITS, p & ((1 << OFFSET_BITS) - 1))
 }
 
+/// Bits of an [`unbound_pointer`]'s offset that hold the element index (signed).
+const UNBOUND_INDEX_BITS: u32 = 33;
+
 /// The pointer an access chain makes from element `index` of descriptor array `array` when that
 /// element has no buffer: the array and index stay in the offset bits (access chains leave the
-/// pointer as it is), so every access through it is a finding naming them.
-pub fn unbound_pointer(array: u32, index: u64) -> u64 {
-    let index = index.min(u64::from(u32::MAX));
-    make_pointer(REGION_UNBOUND, (u64::from(array & 0xffff) << 32) | index)
+/// pointer as it is), so every access through it is a finding naming them. Indices beyond
+/// ±2^32 are clamped (still past every array).
+pub fn unbound_pointer(array: u32, index: i64) -> u64 {
+    let limit = 1i64 << (UNBOUND_INDEX_BITS - 1);
+    let index = (index.clamp(-limit, limit - 1) as u64) & ((1 << UNBOUND_INDEX_BITS) - 1);
+    let array = u64::from(array) & ((1 << (OFFSET_BITS - UNBOUND_INDEX_BITS)) - 1);
+    make_pointer(REGION_UNBOUND, (array << UNBOUND_INDEX_BITS) | index)
 }
 
 /// The (descriptor array, index) of an [`unbound_pointer`]; `None` for other pointers.
-pub fn unbound_of(p: u64) -> Option<(u32, u64)> {
+pub fn unbound_of(p: u64) -> Option<(u32, i64)> {
     let (region, off) = split_pointer(p);
-    (region == REGION_UNBOUND).then_some(((off >> 32) as u32, off & u64::from(u32::MAX)))
+    let shift = 64 - UNBOUND_INDEX_BITS;
+    let index = ((off << shift) as i64) >> shift;
+    (region == REGION_UNBOUND).then_some(((off >> UNBOUND_INDEX_BITS) as u32, index))
 }
 
 /// The device address of the `index`-th buffer.
@@ -216,5 +224,38 @@ impl Words {
         self.write(off, len, f(old));
         drop(lock);
         old
+    }
+}
+
+#[cfg(test)]
+mod unbound_tests {
+    use super::*;
+
+    #[test]
+    fn unbound_pointers_keep_their_array_and_signed_index() {
+        for (array, index) in [
+            (0, 0),
+            (3, 7),
+            (65_535, -1),
+            (12, -(1 << 31)),
+            (1, (1 << 32) - 1),
+        ] {
+            let p = unbound_pointer(array, index);
+            assert_eq!(
+                unbound_of(p),
+                Some((array & 0x7fff, index)),
+                "{array} {index}"
+            );
+        }
+        // Far indices clamp to ±2^32, still past every array.
+        assert_eq!(
+            unbound_of(unbound_pointer(2, i64::MAX)),
+            Some((2, (1 << 32) - 1))
+        );
+        assert_eq!(
+            unbound_of(unbound_pointer(2, i64::MIN)),
+            Some((2, -(1 << 32)))
+        );
+        assert_eq!(unbound_of(buffer_address(3)), None);
     }
 }
