@@ -251,6 +251,22 @@ fn job_sampler(s: &SamplerState) -> Result<Sampler, BackendError> {
             "depth-comparison samplers (COMPARE on)".to_string(),
         ));
     }
+    // VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072..01075: a sampler with
+    // unnormalized coordinates has one filter, nearest mipmaps, LODs of zero and clamping
+    // address modes in U and V. Any other is invalid on every device.
+    let clamps =
+        |a: AddressMode| matches!(a, AddressMode::ClampToEdge | AddressMode::ClampToBorder);
+    if !s.normalized
+        && (s.min_filter != s.mag_filter
+            || s.mipmap_mode != Filter::Nearest
+            || s.min_lod != 0.0
+            || s.max_lod != 0.0
+            || !s.address.iter().take(2).all(|a| clamps(*a)))
+    {
+        return Err(BackendError::Invalid(
+            "a sampler with UNNORMALIZED_COORDS needs MIN_FILTER = MAG_FILTER, MIPMAP_MODE nearest, MIN_LOD = MAX_LOD = 0 and clamp_to_edge or clamp_to_border in U and V (VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072 to 01075)".to_string(),
+        ));
+    }
     let filter = |f: Filter| match f {
         Filter::Nearest => x::Filter::Nearest,
         Filter::Linear => x::Filter::Linear,
@@ -485,6 +501,46 @@ mod tests {
             let err = full.supports(&r).expect_err("unsupported");
             assert!(err.contains("'default' profile"), "{err}");
         }
+    }
+
+    #[test]
+    fn unnormalized_samplers_follow_the_vulkan_rules() {
+        let ok = SamplerState {
+            normalized: false,
+            min_lod: 0.0,
+            max_lod: 0.0,
+            address: [
+                AddressMode::ClampToEdge,
+                AddressMode::ClampToBorder,
+                AddressMode::Repeat,
+            ],
+            ..SamplerState::default()
+        };
+        assert!(job_sampler(&ok).is_ok_and(|s| !s.normalized));
+        for bad in [
+            SamplerState { max_lod: 1.0, ..ok },
+            SamplerState {
+                min_filter: Filter::Linear,
+                ..ok
+            },
+            SamplerState {
+                address: [AddressMode::Repeat; 3],
+                ..ok
+            },
+        ] {
+            assert!(
+                matches!(job_sampler(&bad), Err(BackendError::Invalid(_))),
+                "{bad:?}"
+            );
+        }
+        let compare = SamplerState {
+            compare: true,
+            ..SamplerState::default()
+        };
+        assert!(matches!(
+            job_sampler(&compare),
+            Err(BackendError::Unsupported(_))
+        ));
     }
 
     #[test]

@@ -111,6 +111,11 @@ fn failing_resource_scripts_exit_1_and_name_the_descriptor() {
         ) && narrow.contains("by invocation (1, 0, 0)"),
         "{narrow}"
     );
+    let unnormalized = output_of(&outputs, "sampler_unnormalized_repeat.amber");
+    assert!(
+        unnormalized.contains("VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072 to 01075"),
+        "{unnormalized}"
+    );
     let past = output_of(&outputs, "descriptor_array_index_past_end.amber");
     assert!(
         past.contains("element 2 of the descriptor array at set 0, binding 0, which has 2 elements by invocation (2, 0, 0)"),
