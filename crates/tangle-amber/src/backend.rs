@@ -4,7 +4,10 @@
 //! The runner hands a [`Backend`] one self-contained [`ComputeJob`] per `RUN` (the SPIR-V words,
 //! the entry point, specialization, the bytes of every bound buffer) and gets the buffers back.
 
-pub use crate::script::{BindingKind, RequiredSize, Requirement, SubgroupControl};
+pub use crate::script::{
+    AddressMode, BindingKind, BorderColor, Filter, RequiredSize, Requirement, SamplerState,
+    SubgroupControl,
+};
 use tangle_spirv::TargetEnv;
 
 /// One buffer bound to a job.
@@ -16,13 +19,32 @@ pub struct JobBinding {
     pub binding: u32,
     /// Storage or uniform.
     pub kind: BindingKind,
-    /// The bound bytes (the descriptor's range of the script buffer).
+    /// The element of a descriptor array (`BIND BUFFER_ARRAY`); 0 for a plain binding. Several
+    /// bindings share `(set, binding)` exactly when they are elements of one array; a backend
+    /// that binds no arrays must refuse a job with an element other than 0.
+    pub element: u32,
+    /// The bound bytes (the descriptor's range of the script buffer; an image's texels).
     pub bytes: Vec<u8>,
     /// Which script buffer the bytes come from (an index into `Script::buffers`), so a backend
     /// that compares results (`tangle diff`) can read them with the buffer's element types.
     pub buffer: usize,
     /// Where in that buffer the bound range starts, in bytes.
     pub offset: usize,
+    /// For the image kinds ([`BindingKind::is_image`]): the texels' format and shape.
+    pub image: Option<JobImage>,
+    /// For `combined_image_sampler` and `BIND SAMPLER`: the sampler.
+    pub sampler: Option<SamplerState>,
+}
+
+/// The texel layout of an image or texel buffer binding.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobImage {
+    /// The Vulkan format name without `VK_FORMAT_` (`R8G8B8A8_UNORM`).
+    pub format: String,
+    /// 1, 2 or 3 (a texel buffer: 1).
+    pub dimensions: u8,
+    /// Width, height, depth in texels (1 for the dimensions the image lacks).
+    pub extent: [u32; 3],
 }
 
 /// Everything one dispatch needs.

@@ -36,7 +36,7 @@ pub mod value;
 pub mod verify;
 pub mod vkscript;
 
-pub use backend::{Backend, BackendError, ComputeJob, JobBinding, JobOutput};
+pub use backend::{Backend, BackendError, ComputeJob, JobBinding, JobImage, JobOutput};
 pub use error::{AmberError, ErrorKind, Location};
 pub use parse::{parse, parse_limited, parse_with, ParseOptions, DEFAULT_BUFFER_LIMIT};
 pub use report::{ExpectResult, Mismatch, RunReport, Status};

@@ -6,11 +6,11 @@
 //! `EXPECT`s it did not reach. A script with no `RUN` and no `EXPECT` is an error: it would pass
 //! while testing nothing.
 
-use crate::backend::{Backend, BackendError, ComputeJob, JobBinding};
+use crate::backend::{Backend, BackendError, ComputeJob, JobBinding, JobImage};
 use crate::compile::{compile, compile_for, job_env};
 use crate::optimize::{optimize, OptimizeError};
 use crate::report::{RunReport, Status};
-use crate::script::{Command, Pipeline, Script};
+use crate::script::{BindingKind, Command, Pipeline, Script};
 use crate::verify::verify;
 
 /// Runs `script` on `backend`.
@@ -276,16 +276,50 @@ impl Runner<'_, '_> {
                         ),
                     )
                 })?;
+            let image = match b.kind.is_image() {
+                true => Some(self.job_image(b, &range)?),
+                false => None,
+            };
+            let sampler = b
+                .sampler
+                .and_then(|i| self.script.samplers.get(i))
+                .map(|s| s.state);
             bindings.push(JobBinding {
                 set: b.set,
                 binding: b.binding,
                 kind: b.kind,
+                element: b.element,
                 bytes: bytes[range.clone()].to_vec(),
                 buffer: b.buffer,
                 offset: range.start,
+                image,
+                sampler,
             });
             ranges.push((b.buffer, range));
         }
+        overlapping_ranges(&ranges).map_err(|(a, b)| {
+            let name = |i: usize| {
+                let buffer = ranges.get(i).map_or(usize::MAX, |r| r.0);
+                self.script
+                    .buffers
+                    .get(buffer)
+                    .map_or("?", |x| x.name.as_str())
+            };
+            let at = |i: usize| {
+                p.bindings.get(i).map_or(String::new(), |b| {
+                    format!("set {} binding {} element {}", b.set, b.binding, b.element)
+                })
+            };
+            (
+                Status::Unsupported,
+                format!(
+                    "'{}' is bound at {} and {} with overlapping ranges: tangle gives each descriptor its own copy of the bytes, so writes through one would not be seen through the other",
+                    name(a),
+                    at(a),
+                    at(b)
+                ),
+            )
+        })?;
         let push_constants = p
             .push_constants
             .and_then(|i| self.buffers.get(i))
@@ -317,6 +351,8 @@ impl Runner<'_, '_> {
             let slot = self.buffers.get_mut(buffer).and_then(|b| b.get_mut(range));
             match slot {
                 Some(slot) if slot.len() == bytes.len() => slot.copy_from_slice(&bytes),
+                // A `BIND SAMPLER` has no buffer and no bytes.
+                None if buffer == usize::MAX && bytes.is_empty() => {}
                 _ => {
                     return Err((
                         Status::Error,
@@ -343,6 +379,65 @@ impl Runner<'_, '_> {
         }
         Ok(())
     }
+}
+
+impl Runner<'_, '_> {
+    /// The texel layout of an image binding: an `IMAGE` for `storage_image` and
+    /// `sampled_image`, a `FORMAT` buffer (or `IMAGE`) for the texel buffers, whose texel count
+    /// is its size over the texel size.
+    fn job_image(
+        &self,
+        b: &crate::script::Binding,
+        range: &std::ops::Range<usize>,
+    ) -> Result<JobImage, (Status, String)> {
+        let buffer = self
+            .script
+            .buffers
+            .get(b.buffer)
+            .ok_or((Status::Error, "no buffer".to_string()))?;
+        let name = &buffer.name;
+        let texel_buffer = matches!(
+            b.kind,
+            BindingKind::UniformTexelBuffer | BindingKind::StorageTexelBuffer
+        );
+        let format = buffer.format.clone().ok_or_else(|| {
+            (
+                Status::Error,
+                format!("'{name}' is bound as an image or texel buffer but has no FORMAT"),
+            )
+        })?;
+        match (buffer.image, texel_buffer) {
+            (Some(shape), false) => Ok(JobImage {
+                format,
+                dimensions: shape.dimensions,
+                extent: shape.extent,
+            }),
+            (_, true) => {
+                let texels = range.len().checked_div(buffer.element.stride).unwrap_or(0);
+                Ok(JobImage {
+                    format,
+                    dimensions: 1,
+                    extent: [u32::try_from(texels).unwrap_or(u32::MAX), 1, 1],
+                })
+            }
+            (None, false) => Err((
+                Status::Error,
+                format!("'{name}' is bound as an image but is a BUFFER, not an IMAGE"),
+            )),
+        }
+    }
+}
+
+/// The first two bindings (by position) whose ranges of one buffer overlap.
+fn overlapping_ranges(ranges: &[(usize, std::ops::Range<usize>)]) -> Result<(), (usize, usize)> {
+    for (i, (bi, ri)) in ranges.iter().enumerate() {
+        for (j, (bj, rj)) in ranges.iter().enumerate().skip(i + 1) {
+            if bi == bj && ri.start < rj.end && rj.start < ri.end {
+                return Err((i, j));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

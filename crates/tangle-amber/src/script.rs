@@ -21,6 +21,8 @@ pub struct Script {
     pub buffers: Vec<Buffer>,
     /// `PIPELINE compute` (and `DERIVE_PIPELINE`) blocks.
     pub pipelines: Vec<Pipeline>,
+    /// `SAMPLER` statements.
+    pub samplers: Vec<Sampler>,
     /// `RUN`, `EXPECT`, `COPY`, `REPEAT` (and a VkScript's mid-run `Write`s), in order.
     pub commands: Vec<Command>,
 }
@@ -94,6 +96,19 @@ pub struct Buffer {
     pub bytes: Vec<u8>,
     /// The declaring line.
     pub at: Location,
+    /// The Vulkan format name of a `FORMAT` buffer or of an `IMAGE` (`R8G8B8A8_UNORM`).
+    pub format: Option<String>,
+    /// The shape of an `IMAGE`; `None` for a `BUFFER`.
+    pub image: Option<ImageShape>,
+}
+
+/// The dimensions of an `IMAGE` (`DIM_1D`/`DIM_2D`/`DIM_3D`, `WIDTH`, `HEIGHT`, `DEPTH`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ImageShape {
+    /// 1, 2 or 3.
+    pub dimensions: u8,
+    /// Width, height, depth in texels (1 for the dimensions the image lacks).
+    pub extent: [u32; 3],
 }
 
 /// How a buffer is bound to a pipeline.
@@ -103,9 +118,105 @@ pub enum BindingKind {
     Storage,
     /// `uniform` / `uniform_dynamic`: a Uniform descriptor.
     Uniform,
+    /// `storage_image`: an `IMAGE` as a storage image.
+    StorageImage,
+    /// `sampled_image`: an `IMAGE` read without a sampler (`OpImageFetch`).
+    SampledImage,
+    /// `uniform_texel_buffer`: a `FORMAT` buffer read by `OpImageFetch`.
+    UniformTexelBuffer,
+    /// `storage_texel_buffer`: a `FORMAT` buffer read and written as an image.
+    StorageTexelBuffer,
+    /// `combined_image_sampler`: an `IMAGE` with a `SAMPLER`.
+    CombinedImageSampler,
+    /// `BIND SAMPLER`: a sampler alone (no bytes).
+    Sampler,
 }
 
-/// A `BIND BUFFER ... DESCRIPTOR_SET s BINDING b` line.
+impl BindingKind {
+    /// Whether the descriptor is an image or texel buffer (its bytes are texels in a format).
+    pub fn is_image(self) -> bool {
+        !matches!(
+            self,
+            BindingKind::Storage | BindingKind::Uniform | BindingKind::Sampler
+        )
+    }
+}
+
+/// `VkFilter` (and `VkSamplerMipmapMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Filter {
+    Nearest,
+    Linear,
+}
+
+/// `VkSamplerAddressMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum AddressMode {
+    Repeat,
+    MirroredRepeat,
+    ClampToEdge,
+    ClampToBorder,
+    MirrorClampToEdge,
+}
+
+/// `VkBorderColor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum BorderColor {
+    FloatTransparentBlack,
+    IntTransparentBlack,
+    FloatOpaqueBlack,
+    IntOpaqueBlack,
+    FloatOpaqueWhite,
+    IntOpaqueWhite,
+}
+
+/// A `SAMPLER` declaration's state (upstream's defaults: nearest, repeat, float transparent
+/// black, LOD 0 to 1, normalized coordinates, no comparison).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SamplerState {
+    pub mag_filter: Filter,
+    pub min_filter: Filter,
+    pub mipmap_mode: Filter,
+    /// U, V, W.
+    pub address: [AddressMode; 3],
+    pub border: BorderColor,
+    pub min_lod: f32,
+    pub max_lod: f32,
+    pub normalized: bool,
+    /// `COMPARE on`: a depth-comparison sampler.
+    pub compare: bool,
+}
+
+/// The LODs come from parsed numbers; a NaN would only make two states unequal to themselves,
+/// which nothing relies on.
+impl Eq for SamplerState {}
+
+impl Default for SamplerState {
+    fn default() -> Self {
+        SamplerState {
+            mag_filter: Filter::Nearest,
+            min_filter: Filter::Nearest,
+            mipmap_mode: Filter::Nearest,
+            address: [AddressMode::Repeat; 3],
+            border: BorderColor::FloatTransparentBlack,
+            min_lod: 0.0,
+            max_lod: 1.0,
+            normalized: true,
+            compare: false,
+        }
+    }
+}
+
+/// A `SAMPLER` statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sampler {
+    /// The sampler's name.
+    pub name: String,
+    /// Its state.
+    pub state: SamplerState,
+}
+
+/// A `BIND BUFFER ... DESCRIPTOR_SET s BINDING b` line, or one buffer of a `BIND BUFFER_ARRAY`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Binding {
     /// Index into [`Script::buffers`].
@@ -116,10 +227,16 @@ pub struct Binding {
     pub set: u32,
     /// `BINDING`.
     pub binding: u32,
+    /// The descriptor array element (`BIND BUFFER_ARRAY`: the buffer's position); 0 for
+    /// `BIND BUFFER`.
+    pub element: u32,
     /// Start of the bound range in bytes (`OFFSET` of dynamic descriptors plus `DESCRIPTOR_OFFSET`).
     pub offset: usize,
     /// Length of the bound range (`DESCRIPTOR_RANGE`); the rest of the buffer when `None`.
     pub range: Option<usize>,
+    /// The `SAMPLER` of a `combined_image_sampler` or `BIND SAMPLER` (index into
+    /// [`Script::samplers`]); a `BIND SAMPLER` binding's `buffer` is `usize::MAX`.
+    pub sampler: Option<usize>,
 }
 
 /// `REQUIRED_SIZE` of a `SUBGROUP` block.

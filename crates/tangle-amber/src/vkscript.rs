@@ -440,6 +440,8 @@ impl Translator<'_> {
             element: ElementLayout::new(&DataType::scalar(Scalar::U8), Layout::Std430),
             bytes: Vec::new(),
             at: Location::default(),
+            format: None,
+            image: None,
         });
         self.building.push(Building {
             kind,
@@ -651,6 +653,8 @@ impl Translator<'_> {
                     element: element.clone(),
                     bytes: Vec::new(),
                     at,
+                    format: None,
+                    image: None,
                 });
                 self.views.insert((source, ty), v);
                 v
@@ -721,8 +725,10 @@ impl Translator<'_> {
                 kind,
                 set: built.set,
                 binding: built.binding,
+                element: 0,
                 offset: 0,
                 range: None,
+                sampler: None,
             });
         }
         match shader {

@@ -108,6 +108,16 @@ impl Pipeline {
         self.program.bindings()
     }
 
+    /// The images and texel buffers the entry point uses.
+    pub fn images(&self) -> &[crate::program::ImageBinding] {
+        &self.program.images
+    }
+
+    /// The descriptor arrays of buffers the entry point uses.
+    pub fn descriptor_arrays(&self) -> &[crate::program::DescriptorArray] {
+        &self.program.descriptor_arrays
+    }
+
     /// Runs a grid of `groups` workgroups over `resources`; buffers are updated in place.
     pub fn dispatch(
         &self,
@@ -126,6 +136,27 @@ pub struct Resources {
     pub buffers: BTreeMap<(u32, u32), Vec<u8>>,
     /// Push-constant bytes.
     pub push_constants: Vec<u8>,
+    /// Elements of descriptor arrays of buffers (`buffer B { .. } b[4];`) by
+    /// `(set, binding, array element)`; element 0 may also be given in [`Resources::buffers`].
+    /// Elements not given are unbound: an access through one is a finding.
+    pub elements: BTreeMap<(u32, u32, u32), Vec<u8>>,
+    /// Images and texel buffers by `(set, binding)`.
+    pub images: BTreeMap<(u32, u32), Image>,
+    /// Samplers by `(set, binding)`: alone, or with the image at the same binding for a
+    /// combined image sampler.
+    pub samplers: BTreeMap<(u32, u32), crate::semantics::sampler::Sampler>,
+}
+
+/// An image (or texel buffer) bound to a dispatch: one mip level, one layer, one sample.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// The texel format of the image view.
+    pub format: &'static crate::semantics::texel::TexelFormat,
+    /// Width, height and depth in texels (1 for the dimensions the image lacks; a texel
+    /// buffer's width is its texel count).
+    pub extent: [u32; 3],
+    /// The texels, tightly packed, x fastest, then y, then z.
+    pub texels: Vec<u8>,
 }
 
 impl Resources {

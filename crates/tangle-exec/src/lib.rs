@@ -36,7 +36,7 @@ pub mod run;
 pub mod semantics;
 pub mod trace;
 
-pub use device::{Device, Pipeline, Progress, Resources, RunOptions, SpecConstants};
+pub use device::{Device, Image, Pipeline, Progress, Resources, RunOptions, SpecConstants};
 pub use error::{ExecError, InstRef, Trap};
 pub use policy::{BranchOrder, CoopmatLayout, Policy, Reconvergence, SwitchGrouping};
 pub use profile::Profile;

@@ -67,6 +67,10 @@ pub struct Profile {
     /// `vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`, in driver order; empty when the
     /// device has no VK_KHR_cooperative_matrix.
     pub cooperative_matrix: Vec<CooperativeMatrixProperties>,
+    /// VK_KHR_workgroup_memory_explicit_layout with all four of its features
+    /// (`workgroupMemoryExplicitLayout`, `...ScalarBlockLayout`, `...8BitAccess`,
+    /// `...16BitAccess`): Workgroup `Block` variables with explicit layouts that alias.
+    pub workgroup_memory_explicit_layout: bool,
 }
 
 /// The built-in profiles' files, `default` first (`crates/tangle-exec/profiles/`).

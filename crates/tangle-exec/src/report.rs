@@ -27,12 +27,27 @@ pub enum Finding {
     ShiftTooLarge { shift: u64, bits: u32 },
     /// A pointer that points into no known memory (e.g. a bad `OpConvertUToPtr`).
     BadPointer { address: u64 },
+    /// An access through an element of a descriptor array that has no buffer bound, or lies
+    /// past the array's length (Vulkan "Descriptor Set Binding": descriptors that are used
+    /// "must be valid"); the load returned 0 and the store was dropped.
+    UnboundDescriptor {
+        /// `DescriptorSet` of the array.
+        set: u32,
+        /// `Binding` of the array.
+        binding: u32,
+        /// The element accessed (negative for a negative signed index).
+        index: i64,
+        /// The array's length (`None`: runtime-sized).
+        count: Option<u32>,
+    },
     /// A group instruction's undefined case ([`crate::check::group`]).
     Group(crate::check::group::GroupFinding),
     /// An AccSat dot product's intermediate overflow ([`crate::check::dot`]).
     DotAccSatOverflow(crate::check::dot::DotOverflow),
     /// A cooperative-matrix rule broken ([`crate::check::coopmat`]).
     Coopmat(crate::check::coopmat::CoopmatFinding),
+    /// An image instruction's undefined case ([`crate::run::image`]).
+    Image(crate::run::image::ImageFinding),
 }
 
 impl Finding {
@@ -41,8 +56,10 @@ impl Finding {
     pub fn is_memory_error(&self) -> bool {
         matches!(
             self,
-            Finding::OutOfBounds { .. } | Finding::BadPointer { .. }
-        )
+            Finding::OutOfBounds { .. }
+                | Finding::BadPointer { .. }
+                | Finding::UnboundDescriptor { .. }
+        ) || matches!(self, Finding::Image(i) if i.is_memory_error())
     }
 }
 
@@ -65,9 +82,25 @@ impl fmt::Display for Finding {
             Finding::BadPointer { address } => {
                 write!(f, "pointer {address:#x} points into no memory")
             }
+            Finding::UnboundDescriptor {
+                set,
+                binding,
+                index,
+                count,
+            } => match count {
+                Some(n) if *index < 0 || *index >= i64::from(*n) => write!(
+                    f,
+                    "access through element {index} of the descriptor array at set {set}, binding {binding}, which has {n} elements"
+                ),
+                _ => write!(
+                    f,
+                    "access through element {index} of the descriptor array at set {set}, binding {binding}, which has no buffer bound"
+                ),
+            },
             Finding::Group(g) => write!(f, "{g}"),
             Finding::DotAccSatOverflow(d) => write!(f, "{d}"),
             Finding::Coopmat(c) => write!(f, "{c}"),
+            Finding::Image(i) => write!(f, "{i}"),
         }
     }
 }

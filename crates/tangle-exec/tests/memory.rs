@@ -306,9 +306,9 @@ void main() { r[0] = uint(a.length()); r[1] = uint(r.length()); }";
 fn unsupported_instructions_are_named() {
     let src = "#version 450
 layout(local_size_x = 1) in;
-layout(binding = 0, r32ui) uniform uimage2D img;
+layout(binding = 0, r32ui) uniform uimage2DArray img;
 layout(std430, binding = 1) buffer R { uint r[]; };
-void main() { r[0] = imageLoad(img, ivec2(0)).x; }";
+void main() { r[0] = imageLoad(img, ivec3(0)).x; }";
     let module = compile(src);
     let err =
         Device::new(Profile::default()).compute_pipeline(&module, "main", &SpecConstants::new());
@@ -320,6 +320,7 @@ void main() { r[0] = imageLoad(img, ivec2(0)).x; }";
                 "{text}"
             );
             assert!(text.contains("OpLoad"), "{text}");
+            assert!(text.contains("an arrayed image"), "{text}");
         }
         other => panic!("expected Unsupported, got {other:?}"),
     }

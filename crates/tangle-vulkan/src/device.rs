@@ -169,6 +169,9 @@ impl DeviceInfo {
             max_workgroup_count: self.limits.max_workgroup_count,
             max_shared_memory: self.limits.max_shared_memory,
             cooperative_matrix: self.cooperative_matrix.clone(),
+            workgroup_memory_explicit_layout: self
+                .extensions
+                .contains("VK_KHR_workgroup_memory_explicit_layout"),
         }
     }
 

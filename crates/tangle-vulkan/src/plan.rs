@@ -326,7 +326,21 @@ fn sets(job: &ComputeJob, device: &DeviceInfo) -> Result<Vec<Vec<PlannedBinding>
         let (max, what) = match b.kind {
             BindingKind::Storage => (limits.max_storage_range, "maxStorageBufferRange"),
             BindingKind::Uniform => (limits.max_uniform_range, "maxUniformBufferRange"),
+            other => {
+                return Err(VulkanError::Unsupported(format!(
+                    "a {other:?} binding at set {} binding {}: tangle's Vulkan backend binds \
+                     storage and uniform buffers only (images and samplers run on the CPU)",
+                    b.set, b.binding
+                )))
+            }
         };
+        if b.element != 0 {
+            return Err(VulkanError::Unsupported(format!(
+                "a descriptor array at set {} binding {} (BIND BUFFER_ARRAY): tangle's Vulkan \
+                 backend binds one buffer per binding",
+                b.set, b.binding
+            )));
+        }
         if b.bytes.is_empty() {
             // VkDescriptorBufferInfo: "If range is not equal to VK_WHOLE_SIZE, range must be
             // greater than 0", and a VkBuffer cannot be empty either.
@@ -410,6 +424,9 @@ OpFunctionEnd
             bytes: vec![0; len],
             buffer: 0,
             offset: 0,
+            element: 0,
+            image: None,
+            sampler: None,
         };
         ComputeJob {
             spirv,
@@ -546,6 +563,29 @@ OpFunctionEnd
         );
     }
 
+    /// Images, samplers and descriptor arrays run on the CPU executor only: the plan refuses
+    /// them (exit 77) before any Vulkan object exists.
+    #[test]
+    fn images_and_descriptor_arrays_are_refused() {
+        let base = job(module("OpCapability Int16", "8 1 1"));
+        for (kind, element) in [
+            (BindingKind::StorageImage, 0),
+            (BindingKind::CombinedImageSampler, 0),
+            (BindingKind::Storage, 1),
+        ] {
+            let mut j = base.clone();
+            if let Some(b) = j.bindings.first_mut() {
+                b.kind = kind;
+                b.element = element;
+            }
+            let e = plan(&j, &lavapipe_like(), &BTreeSet::new(), &BTreeSet::new());
+            assert!(
+                matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("Vulkan backend")),
+                "{kind:?} {element}: {e:?}"
+            );
+        }
+    }
+
     #[test]
     fn the_shader_interface_must_be_bound() {
         let spirv = assemble(
@@ -590,6 +630,9 @@ OpFunctionEnd
             bytes: vec![0; 4],
             buffer: 0,
             offset: 0,
+            element: 0,
+            image: None,
+            sampler: None,
         });
         let e = plan(&j, &d, &none, &BTreeSet::new());
         assert!(

@@ -722,8 +722,9 @@ fn run(
     // Buffers: host-visible, coherent memory, filled with the job's bytes.
     for b in &job.bindings {
         let mut usage = match b.kind {
-            BindingKind::Storage => vk::BufferUsageFlags::STORAGE_BUFFER,
             BindingKind::Uniform => vk::BufferUsageFlags::UNIFORM_BUFFER,
+            // Storage; `plan` refuses the image and sampler kinds before any object exists.
+            _ => vk::BufferUsageFlags::STORAGE_BUFFER,
         };
         if bda {
             usage |= vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
@@ -1029,8 +1030,9 @@ fn run(
 /// The descriptor type of a binding kind.
 fn descriptor_type(kind: BindingKind) -> vk::DescriptorType {
     match kind {
-        BindingKind::Storage => vk::DescriptorType::STORAGE_BUFFER,
         BindingKind::Uniform => vk::DescriptorType::UNIFORM_BUFFER,
+        // Storage; `plan` refuses the image and sampler kinds before any object exists.
+        _ => vk::DescriptorType::STORAGE_BUFFER,
     }
 }
 

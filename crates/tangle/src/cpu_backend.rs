@@ -7,10 +7,17 @@
 //! `cooperativeMatrix` feature, and a fixed list of what the executor implements for the rest.
 
 use std::collections::HashMap;
-use tangle_amber::backend::{RequiredSize, Requirement, SubgroupControl};
-use tangle_amber::{Backend, BackendError, ComputeJob, JobOutput};
+use tangle_amber::backend::{
+    AddressMode, BindingKind, BorderColor, Filter, RequiredSize, Requirement, SamplerState,
+    SubgroupControl,
+};
+use tangle_amber::{Backend, BackendError, ComputeJob, JobBinding, JobImage, JobOutput};
 use tangle_exec::profile::subgroup_ops;
-use tangle_exec::{Device, ExecError, Pipeline, Profile, Resources, RunOptions, SpecConstants};
+use tangle_exec::semantics::sampler::Sampler;
+use tangle_exec::semantics::texel::TexelFormat;
+use tangle_exec::{
+    Device, ExecError, Image, Pipeline, Profile, Resources, RunOptions, SpecConstants,
+};
 use tangle_spirv::{Module, TargetEnv};
 use tangle_validate::Validated;
 
@@ -40,6 +47,19 @@ const FEATURES: &[&str] = &[
     "BufferDeviceAddressFeatures.bufferDeviceAddress",
     "ShaderIntegerDotProductFeatures.shaderIntegerDotProduct",
     "ShaderMaximalReconvergenceFeatures.shaderMaximalReconvergence",
+    // Descriptor arrays of buffers: each element its own descriptor, any index, unbound
+    // elements reported only when accessed.
+    "shaderStorageBufferArrayDynamicIndexing",
+    "shaderUniformBufferArrayDynamicIndexing",
+    "DescriptorIndexingFeatures.runtimeDescriptorArray",
+    "DescriptorIndexingFeatures.shaderStorageBufferArrayNonUniformIndexing",
+    "DescriptorIndexingFeatures.shaderUniformBufferArrayNonUniformIndexing",
+    "DescriptorIndexingFeatures.descriptorBindingPartiallyBound",
+    // Storage images and texel buffers of every format in tangle_exec::semantics::texel, with
+    // or without a declared format.
+    "shaderStorageImageExtendedFormats",
+    "shaderStorageImageReadWithoutFormat",
+    "shaderStorageImageWriteWithoutFormat",
 ];
 
 /// Device extensions the executor implements (rotate is checked against the profile).
@@ -62,6 +82,7 @@ const EXTENSIONS: &[&str] = &[
     "VK_KHR_shader_non_semantic_info",
     "VK_KHR_shader_terminate_invocation",
     "VK_KHR_shader_atomic_int64",
+    "VK_EXT_descriptor_indexing",
 ];
 
 /// Properties that hold for exact IEEE execution: denormals are preserved, rounding is to
@@ -205,6 +226,76 @@ fn exec_error(e: ExecError) -> BackendError {
     }
 }
 
+/// The executor's image for an image or texel buffer binding; a format tangle does not
+/// implement is unsupported (another device could run the job).
+fn job_image(b: &JobBinding, image: &JobImage) -> Result<Image, BackendError> {
+    let format = TexelFormat::by_name(&image.format)
+        .ok_or_else(|| BackendError::Unsupported(format!("images of format {}", image.format)))?;
+    if b.element != 0 {
+        return Err(BackendError::Unsupported(
+            "arrays of images and texel buffers".to_string(),
+        ));
+    }
+    Ok(Image {
+        format,
+        extent: image.extent,
+        texels: b.bytes.clone(),
+    })
+}
+
+/// The executor's sampler for an Amber sampler; depth-comparison samplers are unsupported.
+fn job_sampler(s: &SamplerState) -> Result<Sampler, BackendError> {
+    use tangle_exec::semantics::sampler as x;
+    if s.compare {
+        return Err(BackendError::Unsupported(
+            "depth-comparison samplers (COMPARE on)".to_string(),
+        ));
+    }
+    // VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072..01075: a sampler with
+    // unnormalized coordinates has one filter, nearest mipmaps, LODs of zero and clamping
+    // address modes in U and V. Any other is invalid on every device.
+    let clamps =
+        |a: AddressMode| matches!(a, AddressMode::ClampToEdge | AddressMode::ClampToBorder);
+    if !s.normalized
+        && (s.min_filter != s.mag_filter
+            || s.mipmap_mode != Filter::Nearest
+            || s.min_lod != 0.0
+            || s.max_lod != 0.0
+            || !s.address.iter().take(2).all(|a| clamps(*a)))
+    {
+        return Err(BackendError::Invalid(
+            "a sampler with UNNORMALIZED_COORDS needs MIN_FILTER = MAG_FILTER, MIPMAP_MODE nearest, MIN_LOD = MAX_LOD = 0 and clamp_to_edge or clamp_to_border in U and V (VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072 to 01075)".to_string(),
+        ));
+    }
+    let filter = |f: Filter| match f {
+        Filter::Nearest => x::Filter::Nearest,
+        Filter::Linear => x::Filter::Linear,
+    };
+    let address = |a: AddressMode| match a {
+        AddressMode::Repeat => x::AddressMode::Repeat,
+        AddressMode::MirroredRepeat => x::AddressMode::MirroredRepeat,
+        AddressMode::ClampToEdge => x::AddressMode::ClampToEdge,
+        AddressMode::ClampToBorder => x::AddressMode::ClampToBorder,
+        AddressMode::MirrorClampToEdge => x::AddressMode::MirrorClampToEdge,
+    };
+    Ok(Sampler {
+        mag_filter: filter(s.mag_filter),
+        min_filter: filter(s.min_filter),
+        address: s.address.map(address),
+        border: match s.border {
+            BorderColor::FloatTransparentBlack => x::BorderColor::FloatTransparentBlack,
+            BorderColor::IntTransparentBlack => x::BorderColor::IntTransparentBlack,
+            BorderColor::FloatOpaqueBlack => x::BorderColor::FloatOpaqueBlack,
+            BorderColor::IntOpaqueBlack => x::BorderColor::IntOpaqueBlack,
+            BorderColor::FloatOpaqueWhite => x::BorderColor::FloatOpaqueWhite,
+            BorderColor::IntOpaqueWhite => x::BorderColor::IntOpaqueWhite,
+        },
+        min_lod: s.min_lod,
+        max_lod: s.max_lod,
+        normalized: s.normalized,
+    })
+}
+
 impl Backend for CpuBackend {
     fn supports(&self, requirement: &Requirement) -> Result<(), String> {
         let ops = self.profile.subgroup_operations;
@@ -223,6 +314,12 @@ impl Backend for CpuBackend {
                 "CooperativeMatrixFeaturesKHR.cooperativeMatrix" => coopmat,
                 "ShaderBfloat16FeaturesKHR.shaderBFloat16Type"
                 | "ShaderBfloat16FeaturesKHR.shaderBFloat16CooperativeMatrix" => bf16,
+                "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout"
+                | "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayoutScalarBlockLayout"
+                | "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout8BitAccess"
+                | "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout16BitAccess" => {
+                    self.profile.workgroup_memory_explicit_layout
+                }
                 "ShaderSubgroupRotateFeatures.shaderSubgroupRotate" => has(subgroup_ops::ROTATE),
                 "ShaderSubgroupRotateFeatures.shaderSubgroupRotateClustered" => {
                     has(subgroup_ops::ROTATE_CLUSTERED)
@@ -248,6 +345,9 @@ impl Backend for CpuBackend {
                 "VK_KHR_shader_subgroup_rotate" => has(subgroup_ops::ROTATE),
                 "VK_KHR_cooperative_matrix" => coopmat,
                 "VK_KHR_shader_bfloat16" => bf16,
+                "VK_KHR_workgroup_memory_explicit_layout" => {
+                    self.profile.workgroup_memory_explicit_layout
+                }
                 n => EXTENSIONS.contains(&n),
             },
             Requirement::Property(name) => PROPERTY_PREFIXES.iter().any(|p| name.starts_with(p)),
@@ -272,9 +372,30 @@ impl Backend for CpuBackend {
             ..Resources::default()
         };
         for b in &job.bindings {
-            resources
-                .buffers
-                .insert((b.set, b.binding), b.bytes.clone());
+            if let Some(sampler) = &b.sampler {
+                resources
+                    .samplers
+                    .insert((b.set, b.binding), job_sampler(sampler)?);
+            }
+            if let Some(image) = &b.image {
+                resources
+                    .images
+                    .insert((b.set, b.binding), job_image(b, image)?);
+                continue;
+            }
+            if b.kind == BindingKind::Sampler {
+                continue;
+            }
+            // Element 0 of an array is also the plain buffer of its binding (a descriptor array
+            // with one element bound); the executor tells arrays from plain buffers by the shader.
+            match b.element {
+                0 => resources
+                    .buffers
+                    .insert((b.set, b.binding), b.bytes.clone()),
+                i => resources
+                    .elements
+                    .insert((b.set, b.binding, i), b.bytes.clone()),
+            };
         }
         let report = pipeline
             .dispatch(&mut resources, job.groups, &self.options)
@@ -286,11 +407,13 @@ impl Backend for CpuBackend {
             .bindings
             .iter()
             .map(|b| {
-                resources
-                    .buffers
-                    .get(&(b.set, b.binding))
-                    .cloned()
-                    .unwrap_or_else(|| b.bytes.clone())
+                let after = match (b.element, &b.image) {
+                    _ if b.kind == BindingKind::Sampler => return Vec::new(),
+                    (_, Some(_)) => resources.images.get(&(b.set, b.binding)).map(|i| &i.texels),
+                    (0, None) => resources.buffers.get(&(b.set, b.binding)),
+                    (i, None) => resources.elements.get(&(b.set, b.binding, i)),
+                };
+                after.cloned().unwrap_or_else(|| b.bytes.clone())
             })
             .collect();
         let undefined_behaviour = report.diagnostics.iter().map(ToString::to_string).collect();
@@ -359,6 +482,24 @@ mod tests {
                 assert_eq!(named.supports(&r), Ok(()), "{} {r}", p.name);
             }
         }
+        let wg = [
+            feature("WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout"),
+            feature(
+                "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout8BitAccess",
+            ),
+            Requirement::Extension("VK_KHR_workgroup_memory_explicit_layout".into()),
+        ];
+        let no_wg = CpuBackend::new(
+            Profile {
+                workgroup_memory_explicit_layout: false,
+                ..Profile::default()
+            },
+            RunOptions::default(),
+        );
+        for r in &wg {
+            assert_eq!(full.supports(r), Ok(()), "{r}");
+            assert!(no_wg.supports(r).is_err(), "{r}");
+        }
         // bfloat16 where the profile lists bfloat16 matrices (nvidia, intel; not lavapipe, amd).
         for r in [
             feature("ShaderBfloat16FeaturesKHR.shaderBFloat16Type"),
@@ -388,6 +529,46 @@ mod tests {
             let err = full.supports(&r).expect_err("unsupported");
             assert!(err.contains("'default' profile"), "{err}");
         }
+    }
+
+    #[test]
+    fn unnormalized_samplers_follow_the_vulkan_rules() {
+        let ok = SamplerState {
+            normalized: false,
+            min_lod: 0.0,
+            max_lod: 0.0,
+            address: [
+                AddressMode::ClampToEdge,
+                AddressMode::ClampToBorder,
+                AddressMode::Repeat,
+            ],
+            ..SamplerState::default()
+        };
+        assert!(job_sampler(&ok).is_ok_and(|s| !s.normalized));
+        for bad in [
+            SamplerState { max_lod: 1.0, ..ok },
+            SamplerState {
+                min_filter: Filter::Linear,
+                ..ok
+            },
+            SamplerState {
+                address: [AddressMode::Repeat; 3],
+                ..ok
+            },
+        ] {
+            assert!(
+                matches!(job_sampler(&bad), Err(BackendError::Invalid(_))),
+                "{bad:?}"
+            );
+        }
+        let compare = SamplerState {
+            compare: true,
+            ..SamplerState::default()
+        };
+        assert!(matches!(
+            job_sampler(&compare),
+            Err(BackendError::Unsupported(_))
+        ));
     }
 
     #[test]

@@ -95,7 +95,7 @@ fn data_values(
 impl Parser<'_> {
     /// Checks a buffer size in elements against what is left of the script's buffer limit,
     /// counts it, and returns it in bytes.
-    fn checked_size(
+    pub(super) fn checked_size(
         &mut self,
         element: &ElementLayout,
         count: usize,
@@ -204,13 +204,19 @@ impl Parser<'_> {
             element,
             bytes,
             at,
+            format: (kind.text == "FORMAT").then(|| type_tok.text.to_string()),
+            image: None,
         });
         Ok(())
     }
 
     /// `DATA v... END`, possibly over several lines; the size is the number of values rounded up
     /// to whole elements.
-    fn data(&mut self, element: &ElementLayout, at: Location) -> Result<Vec<u8>, AmberError> {
+    pub(super) fn data(
+        &mut self,
+        element: &ElementLayout,
+        at: Location,
+    ) -> Result<Vec<u8>, AmberError> {
         let (values, places) = data_values(&mut self.cursor, element, true)
             .map_err(|e| e.unwrap_or_else(|| AmberError::new(at, "DATA has no END")))?;
         self.encode_values(element, &values, &places, at)
@@ -283,7 +289,18 @@ impl Parser<'_> {
             // The file's contents decide the size.
             return self.file_data(element);
         }
-        let mut bytes = vec![0u8; self.checked_size(element, count, size_tok.at)?];
+        self.initialized(element, count, size_tok.at)
+    }
+
+    /// `FILL v` or `SERIES_FROM s INC_BY i` for `count` elements (after `SIZE n`, or an
+    /// `IMAGE`'s dimensions).
+    pub(super) fn initialized(
+        &mut self,
+        element: &ElementLayout,
+        count: usize,
+        at: Location,
+    ) -> Result<Vec<u8>, AmberError> {
+        let mut bytes = vec![0u8; self.checked_size(element, count, at)?];
         let init = self.cursor.expect("FILL, SERIES_FROM or FILE")?;
         let components = count * element.components();
         match init.text {

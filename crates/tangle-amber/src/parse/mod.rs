@@ -7,7 +7,9 @@ mod buffer;
 mod command;
 mod cursor;
 mod files;
+pub mod image;
 mod pipeline;
+mod sampler;
 mod structs;
 
 use crate::error::{AmberError, Location};
@@ -88,6 +90,7 @@ struct Names {
     shaders: HashMap<String, usize>,
     buffers: HashMap<String, usize>,
     pipelines: HashMap<String, usize>,
+    samplers: HashMap<String, usize>,
 }
 
 struct Parser<'a> {
@@ -156,8 +159,6 @@ fn number(tok: Tok<'_>) -> Result<Number, AmberError> {
 /// act on a graphics pipeline's attachments; `DEBUG` steps a shader in a debugger, which tangle
 /// does not emulate; acceleration structures are for ray tracing.
 const UNSUPPORTED: &[&str] = &[
-    "IMAGE",
-    "SAMPLER",
     "CLEAR",
     "CLEAR_COLOR",
     "CLEAR_DEPTH",
@@ -199,6 +200,8 @@ impl Parser<'_> {
             }
             "SHADER" => self.shader(first.at),
             "BUFFER" => self.buffer(first.at),
+            "IMAGE" => self.image(first.at),
+            "SAMPLER" => self.sampler(first.at),
             "STRUCT" => self.structure(first.at),
             "PIPELINE" => self.pipeline(first.at),
             "DERIVE_PIPELINE" => self.derive_pipeline(first.at),

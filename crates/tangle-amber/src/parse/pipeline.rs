@@ -353,20 +353,39 @@ impl Parser<'_> {
     }
 
     /// `BIND BUFFER b AS kind [DESCRIPTOR_SET s] BINDING b [OFFSET o] [DESCRIPTOR_OFFSET o]
-    /// [DESCRIPTOR_RANGE r]` or `BIND BUFFER b AS push_constant`.
+    /// [DESCRIPTOR_RANGE r]`, `BIND BUFFER b AS push_constant`, and `BIND BUFFER_ARRAY b0 b1 ...`
+    /// with one `OFFSET`/`DESCRIPTOR_OFFSET`/`DESCRIPTOR_RANGE` value per buffer (upstream's
+    /// amber_script.md: "This creates a descriptor array of buffers ... bound to the same
+    /// descriptor set and binding ID").
     fn bind(&mut self, pipeline: &mut Pipeline) -> Result<(), AmberError> {
-        let what = self.cursor.expect("BUFFER")?;
-        if what.text != "BUFFER" {
-            return Err(AmberError::new(
-                what.at,
-                format!("BIND {} is not supported (only BUFFER)", what.text),
-            ));
-        }
-        let buffer = lookup(
+        let what = self.cursor.expect("BUFFER, BUFFER_ARRAY or SAMPLER")?;
+        let array = match what.text {
+            "BUFFER" => false,
+            "BUFFER_ARRAY" => true,
+            "SAMPLER" => return self.bind_sampler(pipeline),
+            // Valid upstream, outside tangle's subset: exit 77.
+            "SAMPLER_ARRAY" => {
+                return Err(AmberError::unsupported(
+                    what.at,
+                    "BIND SAMPLER_ARRAY is not supported (arrays of samplers)",
+                ))
+            }
+            t => {
+                return Err(AmberError::new(
+                    what.at,
+                    format!("BIND {t} is not supported (only BUFFER, BUFFER_ARRAY and SAMPLER)"),
+                ))
+            }
+        };
+        let mut buffers = vec![lookup(
             &self.names.buffers,
             self.cursor.expect("a buffer name")?,
             "buffer",
-        )?;
+        )?];
+        while array && self.cursor.peek().is_some_and(|t| t.text != "AS") {
+            let tok = self.cursor.expect("a buffer name")?;
+            buffers.push(lookup(&self.names.buffers, tok, "buffer")?);
+        }
         let mut kind = BindingKind::Storage;
         let mut dynamic = false;
         if self.cursor.eat("AS") {
@@ -376,9 +395,14 @@ impl Parser<'_> {
                 "uniform" => (BindingKind::Uniform, false),
                 "storage_dynamic" => (BindingKind::Storage, true),
                 "uniform_dynamic" => (BindingKind::Uniform, true),
-                "push_constant" => {
+                "storage_image" => (BindingKind::StorageImage, false),
+                "sampled_image" => (BindingKind::SampledImage, false),
+                "uniform_texel_buffer" => (BindingKind::UniformTexelBuffer, false),
+                "storage_texel_buffer" => (BindingKind::StorageTexelBuffer, false),
+                "combined_image_sampler" => (BindingKind::CombinedImageSampler, false),
+                "push_constant" if !array => {
                     self.cursor.end_of_statement()?;
-                    pipeline.push_constants = Some(buffer);
+                    pipeline.push_constants = buffers.first().copied();
                     return Ok(());
                 }
                 t => {
@@ -389,6 +413,77 @@ impl Parser<'_> {
                 }
             };
         }
+        let sampler = match kind {
+            BindingKind::CombinedImageSampler => {
+                self.cursor.keyword("SAMPLER")?;
+                let tok = self.cursor.expect("a sampler name")?;
+                Some(lookup(&self.names.samplers, tok, "sampler")?)
+            }
+            _ => None,
+        };
+        let (set, binding) = self.set_and_binding()?;
+        let n = buffers.len();
+        let mut offsets = None;
+        let mut descriptor_offsets = None;
+        let mut ranges = None;
+        while let Some(tok) = self.cursor.next() {
+            let list = match tok.text {
+                "OFFSET" if dynamic => &mut offsets,
+                "DESCRIPTOR_OFFSET" if !kind.is_image() => &mut descriptor_offsets,
+                "DESCRIPTOR_RANGE" if !kind.is_image() => &mut ranges,
+                "BASE_MIP_LEVEL" if kind.is_image() => {
+                    // tangle's images have one level: only level 0 can be the base.
+                    let level: u32 = uint(self.cursor.expect("a level")?, "BASE_MIP_LEVEL")?;
+                    if level != 0 {
+                        return Err(AmberError::unsupported(
+                            tok.at,
+                            format!(
+                                "BASE_MIP_LEVEL {level} is not supported (images have one level)"
+                            ),
+                        ));
+                    }
+                    continue;
+                }
+                t => return Err(AmberError::new(tok.at, format!("unexpected '{t}' in BIND"))),
+            };
+            let mut values: Vec<usize> = Vec::with_capacity(n);
+            for _ in 0..n {
+                values.push(uint(self.cursor.expect("a value per buffer")?, tok.text)?);
+            }
+            *list = Some(values);
+        }
+        if dynamic && offsets.is_none() {
+            // Upstream refuses a dynamic buffer without its dynamic offset.
+            return Err(AmberError::new(
+                what.at,
+                "a dynamic buffer needs an OFFSET (one per buffer)",
+            ));
+        }
+        pipeline
+            .bindings
+            .retain(|b| (b.set, b.binding) != (set, binding));
+        for (i, buffer) in buffers.into_iter().enumerate() {
+            let at = |list: &Option<Vec<usize>>| list.as_ref().and_then(|l| l.get(i).copied());
+            // The descriptor's range starts at the dynamic offset plus the descriptor offset.
+            let offset = at(&offsets)
+                .unwrap_or(0)
+                .saturating_add(at(&descriptor_offsets).unwrap_or(0));
+            pipeline.bindings.push(Binding {
+                buffer,
+                kind,
+                set,
+                binding,
+                element: if array { i as u32 } else { 0 },
+                offset,
+                range: at(&ranges),
+                sampler,
+            });
+        }
+        Ok(())
+    }
+
+    /// `[DESCRIPTOR_SET s] BINDING b`.
+    fn set_and_binding(&mut self) -> Result<(u32, u32), AmberError> {
         let set = if self.cursor.eat("DESCRIPTOR_SET") {
             uint(self.cursor.expect("a set number")?, "DESCRIPTOR_SET")?
         } else {
@@ -396,35 +491,102 @@ impl Parser<'_> {
         };
         self.cursor.keyword("BINDING")?;
         let binding = uint(self.cursor.expect("a binding number")?, "BINDING")?;
-        let mut offset = 0usize;
-        let mut range = None;
-        while let Some(tok) = self.cursor.next() {
-            match tok.text {
-                "OFFSET" if dynamic => {
-                    let o: usize = uint(self.cursor.expect("an offset")?, "OFFSET")?;
-                    offset = offset.saturating_add(o);
-                }
-                "DESCRIPTOR_OFFSET" => {
-                    let o: usize = uint(self.cursor.expect("an offset")?, "DESCRIPTOR_OFFSET")?;
-                    offset = offset.saturating_add(o);
-                }
-                "DESCRIPTOR_RANGE" => {
-                    range = Some(uint(self.cursor.expect("a range")?, "DESCRIPTOR_RANGE")?)
-                }
-                t => return Err(AmberError::new(tok.at, format!("unexpected '{t}' in BIND"))),
-            }
-        }
+        Ok((set, binding))
+    }
+
+    /// `BIND SAMPLER s [DESCRIPTOR_SET n] BINDING b`.
+    fn bind_sampler(&mut self, pipeline: &mut Pipeline) -> Result<(), AmberError> {
+        let tok = self.cursor.expect("a sampler name")?;
+        let sampler = lookup(&self.names.samplers, tok, "sampler")?;
+        let (set, binding) = self.set_and_binding()?;
+        self.cursor.end_of_statement()?;
         pipeline
             .bindings
             .retain(|b| (b.set, b.binding) != (set, binding));
         pipeline.bindings.push(Binding {
-            buffer,
-            kind,
+            buffer: usize::MAX,
+            kind: BindingKind::Sampler,
             set,
             binding,
-            offset,
-            range,
+            element: 0,
+            offset: 0,
+            range: None,
+            sampler: Some(sampler),
         });
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::parse;
+    use crate::script::BindingKind;
+
+    const HEAD: &str = "SHADER compute s SPIRV-HEX\n03 02 23 07\nEND\n\
+BUFFER a DATA_TYPE uint32 SIZE 256 FILL 0\nBUFFER b DATA_TYPE uint32 SIZE 256 FILL 0\n";
+
+    /// (element, offset, range, kind) of each binding of the script's first pipeline.
+    fn bindings(bind: &str) -> Vec<(usize, u32, usize, Option<usize>, BindingKind)> {
+        let text = format!("{HEAD}PIPELINE compute p\nATTACH s\n{bind}\nEND\n");
+        let s = parse(&text).unwrap_or_else(|e| panic!("{bind}: {}", e.message));
+        s.pipelines[0]
+            .bindings
+            .iter()
+            .map(|b| (b.buffer, b.element, b.offset, b.range, b.kind))
+            .collect()
+    }
+
+    fn error(bind: &str) -> String {
+        let text = format!("{HEAD}PIPELINE compute p\nATTACH s\n{bind}\nEND\n");
+        parse(&text).expect_err(bind).message
+    }
+
+    #[test]
+    fn buffer_arrays_bind_one_element_per_buffer_with_their_offsets_and_ranges() {
+        use BindingKind::{Storage, Uniform};
+        assert_eq!(
+            bindings("BIND BUFFER_ARRAY a b a AS storage DESCRIPTOR_SET 1 BINDING 2"),
+            vec![
+                (0, 0, 0, None, Storage),
+                (1, 1, 0, None, Storage),
+                (0, 2, 0, None, Storage)
+            ]
+        );
+        assert_eq!(
+            bindings("BIND BUFFER_ARRAY a b AS uniform BINDING 0 DESCRIPTOR_OFFSET 16 32 DESCRIPTOR_RANGE 8 4"),
+            vec![(0, 0, 16, Some(8), Uniform), (1, 1, 32, Some(4), Uniform)]
+        );
+        // Dynamic: the descriptor's range starts at OFFSET + DESCRIPTOR_OFFSET.
+        assert_eq!(
+            bindings("BIND BUFFER_ARRAY a b AS storage_dynamic BINDING 0 OFFSET 256 512 DESCRIPTOR_OFFSET 4 0"),
+            vec![(0, 0, 260, None, Storage), (1, 1, 512, None, Storage)]
+        );
+        assert_eq!(
+            bindings("BIND BUFFER a AS uniform_dynamic BINDING 0 OFFSET 256"),
+            vec![(0, 0, 256, None, Uniform)]
+        );
+        // A later BIND of the same binding replaces every element of the earlier one.
+        assert_eq!(
+            bindings(
+                "BIND BUFFER_ARRAY a b AS storage BINDING 0\nBIND BUFFER b AS storage BINDING 0"
+            ),
+            vec![(1, 0, 0, None, Storage)]
+        );
+    }
+
+    #[test]
+    fn buffer_array_mistakes_are_errors() {
+        assert!(
+            error("BIND BUFFER_ARRAY a b AS storage BINDING 0 DESCRIPTOR_OFFSET 16")
+                .contains("a value per buffer")
+        );
+        assert!(
+            error("BIND BUFFER_ARRAY a b AS storage_dynamic BINDING 0").contains("needs an OFFSET")
+        );
+        assert!(
+            error("BIND BUFFER a AS storage BINDING 0 OFFSET 4").contains("unexpected 'OFFSET'")
+        );
+        assert!(error("BIND BUFFER_ARRAY a c AS storage BINDING 0").contains("unknown buffer"));
+        assert!(error("BIND BUFFER_ARRAY a b AS push_constant").contains("not supported"));
     }
 }

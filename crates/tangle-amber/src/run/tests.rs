@@ -35,7 +35,14 @@ impl Backend for Doubler {
             .bindings
             .iter()
             .map(|b| match b.kind {
-                BindingKind::Uniform => b.bytes.clone(),
+                // The fake leaves uniform buffers and images as they were.
+                BindingKind::Uniform
+                | BindingKind::StorageImage
+                | BindingKind::SampledImage
+                | BindingKind::UniformTexelBuffer
+                | BindingKind::StorageTexelBuffer
+                | BindingKind::CombinedImageSampler
+                | BindingKind::Sampler => b.bytes.clone(),
                 BindingKind::Storage => b
                     .bytes
                     .chunks(4)

@@ -403,6 +403,7 @@ impl<'m> Lowerer<'m> {
             | SpvOp::AtomicFMaxEXT => self.lower_memory(inst, op, out),
             _ if super::group::is_group(op) => self.lower_group(inst, op, out),
             _ if super::dot::dot_kind(op).is_some() => self.lower_dot(inst, op, out),
+            _ if super::image::is_image(op) => self.lower_image(inst, op, out),
             _ => self.lower_arith(inst, op, out),
         }
     }

@@ -23,7 +23,10 @@ pub fn pointer_value(region: RegionKind, offset: u64) -> u64 {
         RegionKind::Invocation => m::REGION_INVOCATION,
         RegionKind::Workgroup => m::REGION_WORKGROUP,
         RegionKind::PushConstant => m::REGION_PUSH,
-        RegionKind::Buffer { .. } => 0,
+        RegionKind::Buffer { .. }
+        | RegionKind::DescriptorArray { .. }
+        | RegionKind::Image { .. }
+        | RegionKind::Sampler { .. } => 0,
     };
     m::make_pointer(r, offset)
 }
@@ -54,6 +57,24 @@ impl<'m> Lowerer<'m> {
                 let ptr = self.operand(inst, 0)?;
                 let ty = self.pointee_of_value(inst.id_operand(0))?;
                 let dst = self.value(inst.result_id)?;
+                if self.handle_types.contains(&ty) {
+                    // Loading an image variable gives its handle, which the variable's slot
+                    // already holds.
+                    let dim = inst
+                        .id_operand(0)
+                        .and_then(|p| self.image_dims.get(&p).copied());
+                    if let (Some(id), Some(dim)) = (inst.result_id, dim) {
+                        self.image_dims.insert(id, dim);
+                    }
+                    self.emit(
+                        out,
+                        Op::Copy {
+                            dst: dst.slot,
+                            src: ptr.slot,
+                        },
+                    );
+                    return Ok(());
+                }
                 let region = self
                     .const_value(ptr.slot)
                     .map(|p| crate::run::memory::split_pointer(p).0);
@@ -289,6 +310,38 @@ impl<'m> Lowerer<'m> {
         let dst = self.value(inst.result_id)?;
         let mut steps = Vec::new();
         let mut indices = inst.operands.iter().skip(1);
+        let mut base_slot = base.slot;
+        if let Some(&array) = inst
+            .id_operand(0)
+            .and_then(|b| self.descriptor_vars.get(&b))
+        {
+            // The first index picks the descriptor; the rest index into its block.
+            if ptr_chain {
+                return Err(self.unsupported("OpPtrAccessChain on a descriptor array"));
+            }
+            let Some(index) = indices.next() else {
+                return Err(self.unsupported("a pointer to a whole descriptor array"));
+            };
+            let v = self.value(index.id())?;
+            let s = self
+                .scalar(v.ty)
+                .ok_or_else(|| self.malformed("index is not an integer"))?;
+            ty = match self.program.ty(ty).ty {
+                Type::Array { elem, .. } | Type::RuntimeArray { elem, .. } => elem,
+                _ => return Err(self.malformed("descriptor array of a non-array type")),
+            };
+            base_slot = self.alloc(1)?;
+            self.emit(
+                out,
+                Op::Descriptor {
+                    dst: base_slot,
+                    array,
+                    index: v.slot,
+                    bits: s.bits,
+                    signed: s.signed,
+                },
+            );
+        }
         if ptr_chain {
             let element = indices.next().and_then(|o| o.id());
             // "Element is used to do an initial dereference of Base: Base is treated as the
@@ -344,7 +397,7 @@ impl<'m> Lowerer<'m> {
             self.pointees.insert(id, ty);
         }
         // A constant base with constant steps is a constant pointer: fold it into the slot.
-        if let Some(b) = self.const_value(base.slot) {
+        if let Some(b) = self.const_value(base_slot) {
             let step = match merged.as_slice() {
                 [] => Some(0),
                 [Step::Const(o)] => Some(*o),
@@ -362,7 +415,7 @@ impl<'m> Lowerer<'m> {
             out,
             Op::AccessChain {
                 dst: dst.slot,
-                base: base.slot,
+                base: base_slot,
                 steps: merged.into_boxed_slice(),
             },
         );

@@ -14,6 +14,7 @@ pub mod coopmat_support;
 pub mod dot;
 pub mod function;
 pub mod group;
+pub mod image;
 pub mod memory;
 pub mod promote;
 pub mod types;
@@ -21,7 +22,7 @@ pub mod types;
 use crate::device::SpecConstants;
 use crate::error::{malformed, unsupported, ExecError, InstRef};
 use crate::profile::Profile;
-use crate::program::{Op, Program, RegionKind, Slot, TypeIdx, Variable};
+use crate::program::{DescriptorArray, Op, Program, RegionKind, Slot, Type, TypeIdx, Variable};
 use spirv::Op as SpvOp;
 use std::collections::HashMap;
 
@@ -81,6 +82,15 @@ pub(crate) struct Lowerer<'m> {
     pub strings: HashMap<u32, String>,
     /// The source line of the instructions being lowered, from the last `OpLine`.
     pub line: Option<Box<crate::error::SourceLine>>,
+    /// Descriptor-array variables: their index in [`Program::descriptor_arrays`].
+    pub descriptor_vars: HashMap<u32, u32>,
+    /// Lowered types that are image handles (`OpTypeImage`).
+    pub handle_types: std::collections::HashSet<TypeIdx>,
+    /// The SPIR-V `Dim` of image variables and of the handles loaded from them, by id.
+    pub image_dims: HashMap<u32, u64>,
+    /// Whether the Workgroup variables seen so far are `Block`s (explicitly laid out and
+    /// aliased) or not; `None` before the first.
+    pub workgroup_blocks: Option<bool>,
 }
 
 /// Rejects a workgroup size with a zero dimension, naming where it came from (`sources`, by
@@ -126,8 +136,13 @@ pub fn lower(
         coopmat_elements: HashMap::new(),
         strings: HashMap::new(),
         line: None,
+        descriptor_vars: HashMap::new(),
+        workgroup_blocks: None,
+        handle_types: Default::default(),
+        image_dims: HashMap::new(),
     };
     l.collect_facts();
+    l.check_capabilities(profile)?;
     let entry_id = l.find_entry(entry_point)?;
     l.globals()?;
     l.local_size(entry_id)?;
@@ -337,21 +352,40 @@ impl<'m> Lowerer<'m> {
                     .decoration(id, spirv::Decoration::Binding)
                     .and_then(|p| p.first().copied())
                     .unwrap_or(0);
-                (
-                    RegionKind::Buffer {
-                        set: set as u32,
-                        binding: binding as u32,
-                    },
-                    0,
-                    None,
-                )
+                // A block is a struct; an array of blocks is an array of descriptors, each
+                // bound separately (Vulkan "DescriptorSet and Binding": "If the variable is an
+                // array, the array elements are consumed by the descriptors of the binding").
+                let count = match self.program.ty(pointee).ty {
+                    Type::Array { count, .. } => Some(Some(count)),
+                    Type::RuntimeArray { .. } => Some(None),
+                    _ => None,
+                };
+                let (set, binding) = (set as u32, binding as u32);
+                let region = match count {
+                    Some(count) => {
+                        let index = self.program.descriptor_arrays.len() as u32;
+                        self.program.descriptor_arrays.push(DescriptorArray {
+                            set,
+                            binding,
+                            count,
+                        });
+                        self.descriptor_vars.insert(id, index);
+                        RegionKind::DescriptorArray { index }
+                    }
+                    None => RegionKind::Buffer { set, binding },
+                };
+                (region, 0, None)
             }
             Some(SC::PushConstant) => (RegionKind::PushConstant, 0, None),
-            Some(SC::Workgroup) => {
-                let off = memory::align_up(self.program.workgroup_bytes, 16);
-                self.program.workgroup_bytes = off.saturating_add(size);
-                (RegionKind::Workgroup, off, None)
-            }
+            Some(SC::UniformConstant) => match self.image_variable(id, inst)? {
+                Some(region) => (region, 0, None),
+                None => return Ok(()),
+            },
+            Some(SC::Workgroup) => (
+                RegionKind::Workgroup,
+                self.workgroup_offset(inst, size)?,
+                None,
+            ),
             Some(SC::Private) | Some(SC::Input) => {
                 let builtin = self.builtin_of(id, pointee);
                 let off = self.alloc_invocation(size);
@@ -366,7 +400,12 @@ impl<'m> Lowerer<'m> {
             }
         };
         let slot = self.alloc(1)?;
-        if !matches!(region, RegionKind::Buffer { .. }) {
+        if !matches!(
+            region,
+            RegionKind::Buffer { .. } | RegionKind::Image { .. } | RegionKind::Sampler { .. }
+        ) {
+            // (A descriptor array's pointer is region 0, which holds no memory: only an access
+            // chain through it, which picks a descriptor, can reach a buffer.)
             let v = memory::pointer_value(region, offset);
             self.program.constants.push((slot, v));
             self.const_values.insert(slot, v);
@@ -381,6 +420,64 @@ impl<'m> Lowerer<'m> {
             builtin,
             init,
         });
+        Ok(())
+    }
+
+    /// The offset of a Workgroup variable of `size` bytes in workgroup memory. Variables of a
+    /// `Block` type (SPV_KHR_workgroup_memory_explicit_layout) all start at offset 0: "All the
+    /// Workgroup blocks share the same underlying storage, so it is possible to get different
+    /// views of the workgroup storage"; other variables follow one another. "Either all or none
+    /// of the variables must be explicitly laid out", so a module mixing the two is refused.
+    fn workgroup_offset(&mut self, inst: &Instruction, size: u64) -> Result<u64, ExecError> {
+        let pointee_id = inst
+            .result_type
+            .and_then(|t| self.type_insts.get(&t))
+            .and_then(|t| t.id_operand(1));
+        let block =
+            pointee_id.is_some_and(|t| self.decoration(t, spirv::Decoration::Block).is_some());
+        let kind = if block { "Block" } else { "non-Block" };
+        match self.workgroup_blocks {
+            Some(was) if was != block => {
+                return Err(self.malformed(format!(
+                    "a {kind} Workgroup variable beside {} ones (SPV_KHR_workgroup_memory_explicit_layout: \"Either all or none of the variables must be explicitly laid out\")",
+                    if was { "Block" } else { "non-Block" }
+                )))
+            }
+            _ => self.workgroup_blocks = Some(block),
+        }
+        if block {
+            self.program.workgroup_bytes = self.program.workgroup_bytes.max(size);
+            return Ok(0);
+        }
+        let off = memory::align_up(self.program.workgroup_bytes, 16);
+        self.program.workgroup_bytes = off.saturating_add(size);
+        Ok(off)
+    }
+
+    /// Refuses a module declaring a `WorkgroupMemoryExplicitLayout*KHR` capability on a profile
+    /// without VK_KHR_workgroup_memory_explicit_layout.
+    fn check_capabilities(&self, profile: &Profile) -> Result<(), ExecError> {
+        use spirv::Capability as C;
+        for inst in &self.module.instructions {
+            if inst.op() != Some(SpvOp::Capability) {
+                continue;
+            }
+            let cap = inst.literal_operand(0).unwrap_or(u64::MAX);
+            let explicit = [
+                C::WorkgroupMemoryExplicitLayoutKHR,
+                C::WorkgroupMemoryExplicitLayout8BitAccessKHR,
+                C::WorkgroupMemoryExplicitLayout16BitAccessKHR,
+            ]
+            .iter()
+            .any(|c| *c as u64 == cap);
+            if explicit && !profile.workgroup_memory_explicit_layout {
+                return Err(ExecError::ProfileLacks {
+                    at: InstRef::of(inst),
+                    profile: profile.name.clone(),
+                    what: "VK_KHR_workgroup_memory_explicit_layout".to_string(),
+                });
+            }
+        }
         Ok(())
     }
 

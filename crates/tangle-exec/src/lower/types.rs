@@ -269,6 +269,19 @@ impl<'m> Lowerer<'m> {
                 return Ok(idx);
             }
             Some(SpvOp::TypeCooperativeMatrixKHR) => self.coopmat_type(inst)?,
+            Some(SpvOp::TypeImage) | Some(SpvOp::TypeSampledImage) | Some(SpvOp::TypeSampler) => {
+                // An image value is a handle: one slot holding the pointer to its texels
+                // ([`crate::run::image`]); a sampler's is its index, which a sampled image
+                // keeps in the offset bits of its image's pointer.
+                let opaque = self.push_type(Type::Opaque);
+                let idx = self.push_type(Type::Pointer {
+                    class: spirv::StorageClass::UniformConstant as u32,
+                    pointee: opaque,
+                });
+                self.handle_types.insert(idx);
+                self.type_memo.insert((id, matrix), idx);
+                return Ok(idx);
+            }
             Some(SpvOp::TypeForwardPointer) => {
                 return Err(self.malformed("forward pointer used as a type"))
             }

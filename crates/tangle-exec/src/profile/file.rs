@@ -12,6 +12,7 @@
 //! max_workgroup_count = [65535, 65535, 65535]
 //! max_shared_memory = 32768
 //! cooperative_matrix = ["8x8x8 FLOAT16 x FLOAT16 + FLOAT16 -> FLOAT16, subgroup"]
+//! workgroup_memory_explicit_layout = true   # optional, true when absent
 //!
 //! [device]                       # optional: what a device reported beyond the profile
 //! subgroup_size_range = [32, 32]
@@ -82,8 +83,16 @@ struct ProfileFile {
     max_workgroup_count: [u32; 3],
     max_shared_memory: u32,
     cooperative_matrix: Vec<String>,
+    /// VK_KHR_workgroup_memory_explicit_layout with its four features; offered unless a file
+    /// says `false` (every named driver offers it: see `Profile`).
+    #[serde(default = "offered")]
+    workgroup_memory_explicit_layout: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     device: Option<DeviceFacts>,
+}
+
+fn offered() -> bool {
+    true
 }
 
 impl Profile {
@@ -106,6 +115,7 @@ impl Profile {
                 .iter()
                 .map(ToString::to_string)
                 .collect(),
+            workgroup_memory_explicit_layout: self.workgroup_memory_explicit_layout,
             device: device.cloned(),
         };
         // Serializing plain strings, integers and arrays cannot fail.
@@ -139,6 +149,7 @@ impl Profile {
             max_workgroup_count: file.max_workgroup_count,
             max_shared_memory: file.max_shared_memory,
             cooperative_matrix,
+            workgroup_memory_explicit_layout: file.workgroup_memory_explicit_layout,
         }
         .with_subgroup_size(file.subgroup_size)
         .ok_or_else(|| {

@@ -95,6 +95,48 @@ pub enum RegionKind {
     PushConstant,
     /// A buffer bound at `(set, binding)`.
     Buffer { set: u32, binding: u32 },
+    /// An array of buffer descriptors at `(set, binding)`: entry `index` of
+    /// [`Program::descriptor_arrays`]. The variable's own pointer points into no memory; an
+    /// access chain's first index picks a descriptor ([`Op::Descriptor`]).
+    DescriptorArray { index: u32 },
+    /// An image or texel buffer: entry `index` of [`Program::images`]. The variable's slot
+    /// holds the image's handle (a pointer to its texels) for the whole dispatch.
+    Image { index: u32 },
+    /// A sampler at `(set, binding)`: its slot holds the sampler's handle.
+    Sampler { set: u32, binding: u32 },
+}
+
+/// An image variable (`OpTypeImage` in UniformConstant): storage images (`Sampled` 2), sampled
+/// images read with `OpImageFetch` (`Sampled` 1), and texel buffers (`Dim` Buffer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageBinding {
+    /// `DescriptorSet`.
+    pub set: u32,
+    /// `Binding`.
+    pub binding: u32,
+    /// SPIR-V `Dim` (0 1D, 1 2D, 2 3D, 5 Buffer).
+    pub dim: u32,
+    /// `Sampled`: 1 with a sampler (or fetch), 2 storage.
+    pub sampled: u32,
+    /// The `Image Format` (0 Unknown: the bound image's format is used).
+    pub format: u32,
+    /// The `Sampled Type` is a float (else an integer).
+    pub float: bool,
+    /// A combined image sampler (`OpTypeSampledImage`): the sampler at the same binding
+    /// goes with the image.
+    pub combined: bool,
+}
+
+/// An array of storage or uniform buffer descriptors (`buffer B { .. } b[2];`): each element is
+/// a separate descriptor, bound separately.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DescriptorArray {
+    /// `DescriptorSet`.
+    pub set: u32,
+    /// `Binding`.
+    pub binding: u32,
+    /// The array's length; `None` for a runtime-sized array.
+    pub count: Option<u32>,
 }
 
 /// A module-scope or function variable.
@@ -177,6 +219,10 @@ pub struct Program {
     pub locations: Vec<InstRef>,
     /// The memory image of each type: its scalars in slot order.
     pub leaves: Vec<Vec<Leaf>>,
+    /// Descriptor arrays of buffers, indexed by [`RegionKind::DescriptorArray`].
+    pub descriptor_arrays: Vec<DescriptorArray>,
+    /// Image variables, indexed by [`RegionKind::Image`].
+    pub images: Vec<ImageBinding>,
 }
 
 /// One scalar of a type's memory image.

@@ -327,6 +327,17 @@ pub enum Op {
         base: Slot,
         steps: Box<[Step]>,
     },
+    /// The first index of an access chain into a descriptor array: `dst` = a pointer to the
+    /// start of element `index` (a `bits`-wide integer) of [`super::Program::descriptor_arrays`]
+    /// entry `array`; an unbound or out-of-range element gives a pointer whose every access is a
+    /// finding naming the binding and index ([`crate::run::memory::unbound_pointer`]).
+    Descriptor {
+        dst: Slot,
+        array: u32,
+        index: Slot,
+        bits: u32,
+        signed: bool,
+    },
     /// Copy `size` bytes from `*src` to `*dst` (`OpCopyMemory`).
     CopyMemory { dst: Slot, src: Slot, size: u64 },
     /// `OpArrayLength`: elements of the runtime array at `offset` in the block `ptr` points to.
@@ -370,6 +381,9 @@ pub enum Op {
     Group(Box<crate::run::group::GroupInst>),
     /// An integer dot product (`OpSDot`, …, `OpSUDotAccSat`): [`crate::run::dot`].
     Dot(Box<crate::run::dot::DotInst>),
+    /// An image instruction (`OpImageRead`, `OpImageWrite`, `OpImageFetch`,
+    /// `OpImageTexelPointer`, queries): [`crate::run::image`].
+    Image(Box<crate::run::image::ImageInst>),
     /// A cooperative-matrix operation or check (load, store, MulAdd, scope checks):
     /// [`crate::run::coopmat`].
     Coopmat(Box<crate::run::coopmat::CoopmatInst>),

@@ -3,14 +3,28 @@
 
 use super::alu::{bits_of, full_mask, lanes_of, rd, wr};
 use super::memory::{self as m, split_pointer, Words};
-use crate::program::{AtomicOp, Leaf, Op, Program, Slot, Step};
+use crate::program::{AtomicOp, DescriptorArray, Leaf, Op, Program, Slot, Step};
 use crate::report::Finding;
 use crate::semantics::{float, mask as mask_of, sign_extend};
 
+/// Which descriptor a buffer region is: `(set, binding)`, and the element of a descriptor array.
+pub type BufferKey = (u32, u32, Option<u32>);
+
+/// A descriptor array with the pointers of its bound elements, sorted by element.
+pub type DescriptorTable = (DescriptorArray, Vec<(u32, u64)>);
+
 /// The memory one subgroup sees.
 pub struct Mem<'a> {
-    /// Buffers in `Resources::buffers` order, with their `(set, binding)`.
-    pub buffers: &'a [(Words, (u32, u32))],
+    /// Buffers in `Resources::buffers` order, then the elements of descriptor arrays in
+    /// `Resources::elements` order.
+    pub buffers: &'a [(Words, BufferKey)],
+    /// The descriptor arrays of the program, as [`crate::program::Program::descriptor_arrays`]
+    /// orders them, each with its bound elements' pointers sorted by element.
+    pub descriptors: &'a [DescriptorTable],
+    /// For each region of `buffers` that holds an image's texels, what the image is.
+    pub images: &'a [Option<super::image::ImageView>],
+    /// The dispatch's samplers; a sampler's handle is its index plus 1.
+    pub samplers: &'a [crate::semantics::sampler::Sampler],
     /// Push constants.
     pub push: &'a Words,
     /// This workgroup's memory.
@@ -30,8 +44,21 @@ impl<'a> Mem<'a> {
             m::REGION_INVOCATION => "invocation memory".to_string(),
             m::REGION_WORKGROUP => "workgroup memory".to_string(),
             m::REGION_PUSH => "push constants".to_string(),
+            r if self
+                .images
+                .get((r.wrapping_sub(m::FIRST_BUFFER)) as usize)
+                .is_some_and(Option::is_some) =>
+            {
+                match self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize) {
+                    Some((_, (s, b, _))) => format!("image (set {s}, binding {b})"),
+                    None => "no memory".to_string(),
+                }
+            }
             r => match self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize) {
-                Some((_, (s, b))) => format!("buffer (set {s}, binding {b})"),
+                Some((_, (s, b, None))) => format!("buffer (set {s}, binding {b})"),
+                Some((_, (s, b, Some(i)))) => {
+                    format!("buffer (set {s}, binding {b}, array element {i})")
+                }
                 None => "no memory".to_string(),
             },
         }
@@ -39,6 +66,17 @@ impl<'a> Mem<'a> {
 
     /// The region and absolute offset of an access of `len` bytes at `ptr` by `lane`.
     pub fn resolve(&self, ptr: u64, lane: usize, len: u64) -> Result<(&'a Words, u64), Finding> {
+        if let Some((array, index)) = m::unbound_of(ptr) {
+            return Err(match self.descriptors.get(array as usize) {
+                Some((a, _)) => Finding::UnboundDescriptor {
+                    set: a.set,
+                    binding: a.binding,
+                    index,
+                    count: a.count,
+                },
+                None => Finding::BadPointer { address: ptr },
+            });
+        }
         let (region, off) = split_pointer(ptr);
         let (words, base, size) = match region {
             m::REGION_INVOCATION => (
@@ -190,9 +228,40 @@ pub fn exec_memory(
                 }
             }
         }
+        Op::Descriptor {
+            dst,
+            array,
+            index,
+            bits,
+            signed,
+        } => {
+            let table = mem.descriptors.get(*array as usize);
+            for l in bits_of(mask, n) {
+                let raw = rd(regs, n, *index, l) & mask_of(*bits);
+                // A signed index keeps its sign: a negative one is unbound, and named as it is.
+                let i = if *signed {
+                    sign_extend(*bits, raw)
+                } else {
+                    i64::try_from(raw).unwrap_or(i64::MAX)
+                };
+                let p = table
+                    .and_then(|(_, elements)| {
+                        let i = u32::try_from(i).ok()?;
+                        let at = elements.binary_search_by_key(&i, |(e, _)| *e).ok()?;
+                        elements.get(at).map(|(_, p)| *p)
+                    })
+                    .unwrap_or_else(|| m::unbound_pointer(*array, i));
+                wr(regs, n, *dst, l, p);
+            }
+        }
         Op::AccessChain { dst, base, steps } => {
             for l in bits_of(mask, n) {
                 let mut p = rd(regs, n, *base, l);
+                if m::unbound_of(p).is_some() {
+                    // Keeps the array and index it names for the finding of its first access.
+                    wr(regs, n, *dst, l, p);
+                    continue;
+                }
                 for s in steps.iter() {
                     let delta = match *s {
                         Step::Const(c) => c,

@@ -45,6 +45,8 @@ pub(super) fn threads(
     let buffers = res
         .buffers
         .values()
+        .chain(res.elements.values())
+        .chain(res.images.values().map(|i| &i.texels))
         .map(|b| b.len() as u64)
         .sum::<u64>()
         .saturating_add(res.push_constants.len() as u64);

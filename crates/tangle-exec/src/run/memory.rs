@@ -12,7 +12,9 @@
 //! are [`REGION_INVOCATION`] (per-lane memory: the offset is relative to the lane's area),
 //! [`REGION_WORKGROUP`], [`REGION_PUSH`], and `FIRST_BUFFER + i` for the i-th buffer of
 //! [`crate::Resources::buffers`] in map order, which doubles as the buffer's device address
-//! for `PhysicalStorageBuffer` pointers.
+//! for `PhysicalStorageBuffer` pointers; the elements of descriptor arrays
+//! ([`crate::Resources::elements`]) follow, in map order, and [`REGION_UNBOUND`] marks a pointer
+//! from a descriptor array element that has no buffer.
 
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -26,6 +28,8 @@ pub const REGION_WORKGROUP: u64 = 2;
 pub const REGION_PUSH: u64 = 3;
 /// The first buffer.
 pub const FIRST_BUFFER: u64 = 4;
+/// Pointers from unbound descriptors ([`unbound_pointer`]).
+pub const REGION_UNBOUND: u64 = 0xffff;
 /// Bits of a pointer that hold the offset.
 pub const OFFSET_BITS: u32 = 48;
 
@@ -37,6 +41,28 @@ pub fn make_pointer(region: u64, offset: u64) -> u64 {
 /// Splits a pointer into (region, offset).
 pub fn split_pointer(p: u64) -> (u64, u64) {
     (p >> OFFSET_BITS, p & ((1 << OFFSET_BITS) - 1))
+}
+
+/// Bits of an [`unbound_pointer`]'s offset that hold the element index (signed).
+const UNBOUND_INDEX_BITS: u32 = 33;
+
+/// The pointer an access chain makes from element `index` of descriptor array `array` when that
+/// element has no buffer: the array and index stay in the offset bits (access chains leave the
+/// pointer as it is), so every access through it is a finding naming them. Indices beyond
+/// ±2^32 are clamped (still past every array).
+pub fn unbound_pointer(array: u32, index: i64) -> u64 {
+    let limit = 1i64 << (UNBOUND_INDEX_BITS - 1);
+    let index = (index.clamp(-limit, limit - 1) as u64) & ((1 << UNBOUND_INDEX_BITS) - 1);
+    let array = u64::from(array) & ((1 << (OFFSET_BITS - UNBOUND_INDEX_BITS)) - 1);
+    make_pointer(REGION_UNBOUND, (array << UNBOUND_INDEX_BITS) | index)
+}
+
+/// The (descriptor array, index) of an [`unbound_pointer`]; `None` for other pointers.
+pub fn unbound_of(p: u64) -> Option<(u32, i64)> {
+    let (region, off) = split_pointer(p);
+    let shift = 64 - UNBOUND_INDEX_BITS;
+    let index = ((off << shift) as i64) >> shift;
+    (region == REGION_UNBOUND).then_some(((off >> UNBOUND_INDEX_BITS) as u32, index))
 }
 
 /// The device address of the `index`-th buffer.
@@ -344,5 +370,38 @@ mod tests {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod unbound_tests {
+    use super::*;
+
+    #[test]
+    fn unbound_pointers_keep_their_array_and_signed_index() {
+        for (array, index) in [
+            (0, 0),
+            (3, 7),
+            (65_535, -1),
+            (12, -(1 << 31)),
+            (1, (1 << 32) - 1),
+        ] {
+            let p = unbound_pointer(array, index);
+            assert_eq!(
+                unbound_of(p),
+                Some((array & 0x7fff, index)),
+                "{array} {index}"
+            );
+        }
+        // Far indices clamp to ±2^32, still past every array.
+        assert_eq!(
+            unbound_of(unbound_pointer(2, i64::MAX)),
+            Some((2, (1 << 32) - 1))
+        );
+        assert_eq!(
+            unbound_of(unbound_pointer(2, i64::MIN)),
+            Some((2, -(1 << 32)))
+        );
+        assert_eq!(unbound_of(buffer_address(3)), None);
     }
 }

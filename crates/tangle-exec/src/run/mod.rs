@@ -8,6 +8,7 @@ pub mod builtins;
 pub mod coopmat;
 pub mod dot;
 pub mod group;
+pub mod image;
 pub mod memory;
 pub mod tangle;
 mod workers;
@@ -17,8 +18,9 @@ use crate::error::{ExecError, Trap};
 use crate::policy::{Reconvergence, Rng, SwitchGrouping};
 use crate::program::{Op, Program, RegionKind, Slot, Terminator};
 use crate::report::{Diagnostic, Report, Stats};
+use crate::semantics::sampler::Sampler;
 use crate::trace::{Collector, Event, EventKind};
-use access::{LaneFinding, Mem};
+use access::{BufferKey, DescriptorTable, LaneFinding, Mem};
 use alu::{bits_of, full_mask, rd, wr};
 use builtins::Place;
 use memory::Words;
@@ -33,7 +35,13 @@ type Keyed = ((u64, u64), Diagnostic);
 /// What every workgroup of a dispatch shares.
 struct Shared<'a> {
     prog: &'a Program,
-    buffers: Vec<(Words, (u32, u32))>,
+    buffers: Vec<(Words, BufferKey)>,
+    /// For each region of `buffers` holding an image, what the image is.
+    images: Vec<Option<image::ImageView>>,
+    /// The samplers, in `Resources::samplers` order (a handle is the index plus 1).
+    samplers: Vec<Sampler>,
+    /// The program's descriptor arrays with the pointer of each bound element, by element.
+    descriptors: Vec<DescriptorTable>,
     push: Words,
     /// The register file every subgroup starts from (constants and buffer pointers broadcast).
     template: Vec<u64>,
@@ -87,12 +95,46 @@ pub fn dispatch(
     let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
     // Before anything is allocated.
     let threads = budget::threads(prog, sg, res, options, total)?;
-    let keys: Vec<(u32, u32)> = res.buffers.keys().copied().collect();
-    let buffers: Vec<(Words, (u32, u32))> = res
+    let buffers: Vec<(Words, BufferKey)> = res
         .buffers
         .iter()
-        .map(|(k, v)| (Words::from_bytes(v), *k))
+        .map(|(&(set, binding), v)| (Words::from_bytes(v), (set, binding, None)))
+        .chain(
+            res.elements
+                .iter()
+                .map(|(&(set, binding, i), v)| (Words::from_bytes(v), (set, binding, Some(i)))),
+        )
         .collect();
+    // Before the images join the regions: an image is no element of a descriptor array.
+    let keys: Vec<BufferKey> = buffers.iter().map(|(_, k)| *k).collect();
+    let descriptors = descriptor_tables(prog, &keys)?;
+    let mut buffers = buffers;
+    let mut images: Vec<Option<image::ImageView>> = vec![None; buffers.len()];
+    for (&(set, binding), img) in &res.images {
+        let texels = img
+            .extent
+            .iter()
+            .map(|&e| u64::from(e))
+            .product::<u64>()
+            .saturating_mul(u64::from(img.format.bytes()));
+        if texels != img.texels.len() as u64 {
+            return Err(ExecError::Resource(format!(
+                "the image at set {set}, binding {binding} has {} bytes, but {:?} texels of {} need {texels}",
+                img.texels.len(),
+                img.extent,
+                img.format.name
+            )));
+        }
+        buffers.push((Words::from_bytes(&img.texels), (set, binding, None)));
+        images.push(Some(image::ImageView {
+            set,
+            binding,
+            format: img.format,
+            extent: img.extent,
+        }));
+    }
+
+    let samplers: Vec<((u32, u32), Sampler)> = res.samplers.iter().map(|(k, v)| (*k, *v)).collect();
     let mut template = vec![0u64; per_subgroup];
     for &(slot, v) in &prog.constants {
         for l in 0..sg {
@@ -100,8 +142,27 @@ pub fn dispatch(
         }
     }
     for var in &prog.variables {
+        let handle = match var.region {
+            RegionKind::Image { index } => {
+                let region = image_region(prog, index, &images)?;
+                let combined = prog.images.get(index as usize).filter(|b| b.combined);
+                let sampler = match combined {
+                    Some(b) => sampler_handle(&samplers, b.set, b.binding)?,
+                    None => 0,
+                };
+                // A combined image sampler's handle carries its sampler in the offset bits.
+                Some(memory::buffer_address(region) | sampler)
+            }
+            RegionKind::Sampler { set, binding } => Some(sampler_handle(&samplers, set, binding)?),
+            _ => None,
+        };
+        if let Some(h) = handle {
+            for l in 0..sg {
+                wr(&mut template, sg, var.slot, l, h);
+            }
+        }
         if let RegionKind::Buffer { set, binding } = var.region {
-            let idx = keys.iter().position(|k| *k == (set, binding)).ok_or_else(|| {
+            let idx = keys.iter().position(|k| *k == (set, binding, None)).ok_or_else(|| {
                 ExecError::Resource(format!("the shader uses a buffer at set {set}, binding {binding}, but none is bound"))
             })?;
             for l in 0..sg {
@@ -112,6 +173,9 @@ pub fn dispatch(
     let shared = Shared {
         prog,
         buffers,
+        descriptors,
+        images,
+        samplers: samplers.into_iter().map(|(_, s)| s).collect(),
         push: Words::from_bytes(&res.push_constants),
         template,
         sg,
@@ -125,8 +189,13 @@ pub fn dispatch(
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
     };
     workers::run_all(&shared, total, threads)?;
-    for ((words, key), _) in shared.buffers.iter().zip(0..) {
-        if let Some(b) = res.buffers.get_mut(key) {
+    for ((words, (set, binding, element)), image) in shared.buffers.iter().zip(&shared.images) {
+        let b = match (element, image) {
+            (_, Some(_)) => res.images.get_mut(&(*set, *binding)).map(|i| &mut i.texels),
+            (None, None) => res.buffers.get_mut(&(*set, *binding)),
+            (Some(i), None) => res.elements.get_mut(&(*set, *binding, *i)),
+        };
+        if let Some(b) = b {
             *b = words.to_bytes();
         }
     }
@@ -149,6 +218,126 @@ pub fn dispatch(
         stats,
         trace,
     })
+}
+
+/// The handle of the sampler at `(set, binding)`: its index plus 1.
+fn sampler_handle(
+    samplers: &[((u32, u32), Sampler)],
+    set: u32,
+    binding: u32,
+) -> Result<u64, ExecError> {
+    samplers
+        .iter()
+        .position(|(k, _)| *k == (set, binding))
+        .map(|i| i as u64 + 1)
+        .ok_or_else(|| {
+            ExecError::Resource(format!(
+                "the shader uses a sampler at set {set}, binding {binding}, but none is bound"
+            ))
+        })
+}
+
+/// The region of the image the program's image variable `index` reads, checked against the
+/// shader's declaration: Vulkan requires the view's format to be the `Image Format` when that is
+/// not Unknown, its numeric type to match the `Sampled Type` (float or integer), and its type to
+/// match the `Dim` (a 1D image or texel buffer has height and depth 1, a 2D image depth 1).
+fn image_region(
+    prog: &Program,
+    index: u32,
+    images: &[Option<image::ImageView>],
+) -> Result<usize, ExecError> {
+    let b = prog
+        .images
+        .get(index as usize)
+        .ok_or_else(|| ExecError::Resource("an image variable the program lacks".into()))?;
+    let (set, binding) = (b.set, b.binding);
+    let (region, view) = images
+        .iter()
+        .enumerate()
+        .find_map(|(r, v)| {
+            v.filter(|v| (v.set, v.binding) == (set, binding))
+                .map(|v| (r, v))
+        })
+        .ok_or_else(|| {
+            ExecError::Resource(format!(
+                "the shader uses an image at set {set}, binding {binding}, but none is bound"
+            ))
+        })?;
+    let fmt = view.format;
+    let declared = crate::semantics::texel::TexelFormat::by_spirv(b.format);
+    let why = if declared.is_some_and(|d| d != fmt) {
+        Some(format!(
+            "the shader declares Image Format {} ({})",
+            b.format,
+            declared.map_or("?", |d| d.name)
+        ))
+    } else if fmt.numeric.is_float() != b.float {
+        Some(format!(
+            "the shader's Sampled Type is {}",
+            if b.float { "a float" } else { "an integer" }
+        ))
+    } else {
+        let [_, h, d] = view.extent;
+        match b.dim {
+            0 | 5 if h != 1 || d != 1 => Some("the shader declares a one-dimensional image".into()),
+            1 if d != 1 => Some("the shader declares a 2D image".into()),
+            _ => None,
+        }
+    };
+    match why {
+        Some(why) => Err(ExecError::Resource(format!(
+            "the image at set {set}, binding {binding} is {} {:?}, but {why}",
+            fmt.name, view.extent
+        ))),
+        None => Ok(region),
+    }
+}
+
+/// The pointer of every bound element of the program's descriptor arrays; `keys` names the
+/// dispatch's buffer regions in order. A plain buffer at an array's `(set, binding)` is its
+/// element 0 (a binding with one descriptor). An array with nothing bound, an element bound
+/// twice, or one past the array's length is a resource error, as for a plain buffer.
+fn descriptor_tables(
+    prog: &Program,
+    keys: &[BufferKey],
+) -> Result<Vec<DescriptorTable>, ExecError> {
+    let mut tables = Vec::with_capacity(prog.descriptor_arrays.len());
+    for a in &prog.descriptor_arrays {
+        let (set, binding) = (a.set, a.binding);
+        let mut bound: Vec<(u32, usize)> = Vec::new();
+        for (region, key) in keys.iter().enumerate() {
+            let element = match *key {
+                (s, b, None) if (s, b) == (set, binding) => 0,
+                (s, b, Some(i)) if (s, b) == (set, binding) => i,
+                _ => continue,
+            };
+            if bound.iter().any(|(i, _)| *i == element) {
+                return Err(ExecError::Resource(format!(
+                    "element {element} of the descriptor array at set {set}, binding {binding} is bound twice"
+                )));
+            }
+            if a.count.is_some_and(|n| element >= n) {
+                return Err(ExecError::Resource(format!(
+                    "element {element} is bound, but the descriptor array at set {set}, binding {binding} has {} elements",
+                    a.count.unwrap_or(0)
+                )));
+            }
+            bound.push((element, region));
+        }
+        if bound.is_empty() {
+            return Err(ExecError::Resource(format!(
+                "the shader uses a descriptor array at set {set}, binding {binding}, but none of its elements is bound"
+            )));
+        }
+        // Sparse, sorted by element: an index may be large while few are bound.
+        let mut elements: Vec<(u32, u64)> = bound
+            .into_iter()
+            .map(|(i, region)| (i, memory::buffer_address(region)))
+            .collect();
+        elements.sort_unstable();
+        tables.push((*a, elements));
+    }
+    Ok(tables)
 }
 
 /// One subgroup's state.
@@ -434,6 +623,9 @@ impl Workgroup {
                 };
                 let mem = Mem {
                     buffers: &s.buffers,
+                    descriptors: &s.descriptors,
+                    images: &s.images,
+                    samplers: &s.samplers,
                     push: &s.push,
                     workgroup: &self.memory,
                     invocation: &sg.invocation,
@@ -479,6 +671,7 @@ impl Workgroup {
                             &mut self.found,
                         )
                         && !dot::exec_dot(op, &mut sg.regs, n, t.mask, &mut self.found)
+                        && !image::exec_image(op, &mut sg.regs, n, t.mask, &mem, &mut self.found)
                         && !coopmat::exec_coopmat(
                             op,
                             &mut sg.regs,

@@ -56,6 +56,8 @@ pub mod float;
 pub mod glsl;
 pub mod group;
 pub mod int;
+pub mod sampler;
+pub mod texel;
 
 /// The mask of the low `bits` bits (`bits` ≥ 64 gives all ones, 0 gives 0).
 pub fn mask(bits: u32) -> u64 {

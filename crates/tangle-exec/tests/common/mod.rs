@@ -88,8 +88,8 @@ pub fn run_module(module: &Validated<'_>, job: &Job) -> (Vec<Vec<u8>>, Report) {
         .compute_pipeline(module, "main", &job.spec)
         .unwrap_or_else(|e| panic!("pipeline: {e}"));
     let mut res = Resources {
-        buffers: Default::default(),
         push_constants: job.push.clone(),
+        ..Resources::default()
     };
     for (i, b) in job.buffers.iter().enumerate() {
         res.buffers.insert((0, i as u32), b.clone());

@@ -70,6 +70,7 @@ pub fn measure(w: &Workload, options: &Options) -> Result<Measured, String> {
             .map(|(i, b)| ((0, i), b))
             .collect(),
         push_constants: case.push.clone(),
+        ..Resources::default()
     };
     let run = RunOptions {
         threads: options.threads,

@@ -1,0 +1,386 @@
+//! Lowering of image variables and image instructions (SPIR-V "Image Instructions") for
+//! storage images, sampled images read by `OpImageFetch`, and texel buffers: `OpImageRead`,
+//! `OpImageWrite`, `OpImageFetch`, `OpImageTexelPointer`, `OpImageQuerySize(Lod)`,
+//! `OpImageQueryLevels`, `OpImageQuerySamples`, and `OpImage` of a `samplerBuffer` (a uniform
+//! texel buffer declared as a sampled image).
+//!
+//! Supported images: Dim 1D, 2D, 3D and Buffer, not arrayed, single-sampled. Others, samplers
+//! and sampled-image instructions are refused when used, naming what is missing.
+
+use super::{Lowerer, Out};
+use crate::error::ExecError;
+use crate::program::{ImageBinding, Op, RegionKind, Type};
+use crate::run::image::{ImageInst, Kind};
+use crate::semantics::texel::TexelFormat;
+use spirv::Op as SpvOp;
+use tangle_spirv::module::Instruction;
+
+/// SPIR-V `Dim` values tangle runs.
+const DIM_1D: u64 = 0;
+const DIM_2D: u64 = 1;
+const DIM_3D: u64 = 2;
+const DIM_BUFFER: u64 = 5;
+
+/// `Image Operands` bits.
+const LOD: u64 = 0x2;
+const SIGN_EXTEND: u64 = 0x1000;
+const ZERO_EXTEND: u64 = 0x2000;
+
+/// Whether `op` is an image instruction this file lowers.
+pub fn is_image(op: SpvOp) -> bool {
+    matches!(
+        op,
+        SpvOp::Image
+            | SpvOp::SampledImage
+            | SpvOp::ImageSampleExplicitLod
+            | SpvOp::ImageSampleImplicitLod
+            | SpvOp::ImageSampleDrefImplicitLod
+            | SpvOp::ImageSampleDrefExplicitLod
+            | SpvOp::ImageSampleProjImplicitLod
+            | SpvOp::ImageSampleProjExplicitLod
+            | SpvOp::ImageSampleProjDrefImplicitLod
+            | SpvOp::ImageSampleProjDrefExplicitLod
+            | SpvOp::ImageGather
+            | SpvOp::ImageDrefGather
+            | SpvOp::ImageQueryLod
+            | SpvOp::ImageRead
+            | SpvOp::ImageWrite
+            | SpvOp::ImageFetch
+            | SpvOp::ImageTexelPointer
+            | SpvOp::ImageQuerySize
+            | SpvOp::ImageQuerySizeLod
+            | SpvOp::ImageQueryLevels
+            | SpvOp::ImageQuerySamples
+    )
+}
+
+impl<'m> Lowerer<'m> {
+    /// A UniformConstant variable: an image becomes [`RegionKind::Image`]; anything else
+    /// (samplers, sampled images, arrays of images) is recorded as unsupported, an error only
+    /// if the shader uses it (`None`).
+    pub(super) fn image_variable(
+        &mut self,
+        id: u32,
+        inst: &Instruction,
+    ) -> Result<Option<RegionKind>, ExecError> {
+        let pointee = inst
+            .result_type
+            .and_then(|t| self.type_insts.get(&t))
+            .and_then(|t| t.id_operand(1))
+            .and_then(|t| self.type_insts.get(&t))
+            .copied();
+        let set = self.decoration(id, spirv::Decoration::DescriptorSet);
+        let set = set.and_then(|p| p.first().copied()).unwrap_or(0) as u32;
+        let binding = self.decoration(id, spirv::Decoration::Binding);
+        let binding = binding.and_then(|p| p.first().copied()).unwrap_or(0) as u32;
+        if pointee.is_some_and(|t| t.op() == Some(SpvOp::TypeSampler)) {
+            return Ok(Some(RegionKind::Sampler { set, binding }));
+        }
+        // A sampled image is a combined image sampler, except with Dim Buffer (`samplerBuffer`),
+        // which is a uniform texel buffer: no sampler.
+        let mut combined = false;
+        let pointee = match pointee {
+            Some(t) if t.op() == Some(SpvOp::TypeSampledImage) => {
+                let image = t
+                    .id_operand(0)
+                    .and_then(|i| self.type_insts.get(&i))
+                    .copied();
+                combined = image.is_some_and(|i| i.literal_operand(1) != Some(DIM_BUFFER));
+                image
+            }
+            t => t,
+        };
+        let image = pointee.filter(|t| t.op() == Some(SpvOp::TypeImage));
+        let Some(image) = image else {
+            let what = "an array of images or samplers (UniformConstant variable)";
+            self.unsupported_ids.insert(id, what.to_string());
+            return Ok(None);
+        };
+        let lit = |i: usize| image.literal_operand(i).unwrap_or(u64::MAX);
+        let (dim, arrayed, ms, sampled, format) = (lit(1), lit(3), lit(4), lit(5), lit(6));
+        let why = if ![DIM_1D, DIM_2D, DIM_3D, DIM_BUFFER].contains(&dim) {
+            Some(format!(
+                "an image of Dim {dim} (cube, rect and subpass images)"
+            ))
+        } else if arrayed != 0 {
+            Some("an arrayed image".to_string())
+        } else if ms != 0 {
+            Some("a multisampled image".to_string())
+        } else if format != 0 && TexelFormat::by_spirv(format as u32).is_none() {
+            Some(format!("an image of Image Format {format}"))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            self.unsupported_ids.insert(id, why);
+            return Ok(None);
+        }
+        let sampled_type = self.lower_type(image.id_operand(0))?;
+        let float = matches!(self.program.ty(sampled_type).ty, Type::Float { .. });
+        let index = self.program.images.len() as u32;
+        self.program.images.push(ImageBinding {
+            set,
+            binding,
+            dim: dim as u32,
+            sampled: sampled as u32,
+            format: format as u32,
+            float,
+            combined,
+        });
+        self.image_dims.insert(id, dim);
+        Ok(Some(RegionKind::Image { index }))
+    }
+
+    /// The number of coordinates of the image `id` (a variable, or a value loaded from one).
+    fn coordinates_of(&self, id: Option<u32>) -> Result<u32, ExecError> {
+        let dim = id
+            .and_then(|i| self.image_dims.get(&i).copied())
+            .ok_or_else(|| {
+                self.unsupported("an image that is not loaded directly from its variable")
+            })?;
+        Ok(match dim {
+            DIM_2D => 2,
+            DIM_3D => 3,
+            _ => 1,
+        })
+    }
+
+    /// The component kind and count of a numeric scalar or vector type.
+    fn kind_of(&self, ty: u32) -> Result<(Kind, u32), ExecError> {
+        let s = self
+            .scalar(ty)
+            .ok_or_else(|| self.malformed("image texel is not numeric"))?;
+        let count = match self.program.ty(ty).ty {
+            Type::Vector { count, .. } => count,
+            _ => 1,
+        };
+        let kind = if s.float {
+            Kind::Float(s.bits)
+        } else {
+            Kind::Int {
+                bits: s.bits,
+                signed: s.signed,
+            }
+        };
+        Ok((kind, count))
+    }
+
+    /// The Image Operands of `inst` from operand `at`: the Lod id, if any; operands other than
+    /// Lod, SignExtend and ZeroExtend are refused (SignExtend/ZeroExtend only restate what the
+    /// format's numeric type already says for the integer formats tangle has).
+    fn image_operands(&self, inst: &Instruction, at: usize) -> Result<Option<u32>, ExecError> {
+        let Some(mask) = inst.literal_operand(at) else {
+            return Ok(None);
+        };
+        if mask & !(LOD | SIGN_EXTEND | ZERO_EXTEND) != 0 {
+            return Err(self.unsupported(format!("Image Operands {mask:#x}")));
+        }
+        if mask & LOD == 0 {
+            return Ok(None);
+        }
+        let lod = self.operand(inst, at + 1)?;
+        Ok(Some(lod.slot))
+    }
+
+    /// Lowers one image instruction.
+    pub fn lower_image(
+        &mut self,
+        inst: &Instruction,
+        op: SpvOp,
+        out: &mut Out,
+    ) -> Result<(), ExecError> {
+        // Every image instruction names the image (or its pointer) first.
+        let image_id = inst.id_operand(0);
+        let image = self.operand(inst, 0)?.slot;
+        if op == SpvOp::Image {
+            // The image of a sampled image: the same handle.
+            let dst = self.value(inst.result_id)?;
+            let dim = image_id.and_then(|i| self.image_dims.get(&i).copied());
+            if let (Some(id), Some(dim)) = (inst.result_id, dim) {
+                self.image_dims.insert(id, dim);
+            }
+            self.emit(
+                out,
+                Op::Copy {
+                    dst: dst.slot,
+                    src: image,
+                },
+            );
+            return Ok(());
+        }
+        let coordinate = |l: &Self| -> Result<(u32, u32, bool), ExecError> {
+            let c = l.operand(inst, 1)?;
+            let s = l.scalar(c.ty).filter(|s| !s.float).ok_or_else(|| {
+                l.unsupported("non-integer image coordinates (they need a sampler)")
+            })?;
+            Ok((c.slot, s.bits, s.signed))
+        };
+        let float_coordinate = |l: &Self| -> Result<(u32, u32), ExecError> {
+            let c = l.operand(inst, 1)?;
+            let s = l
+                .scalar(c.ty)
+                .filter(|s| s.float)
+                .ok_or_else(|| l.malformed("sampling coordinates are not floats"))?;
+            Ok((c.slot, s.bits))
+        };
+        let image_inst = match op {
+            SpvOp::SampledImage => {
+                // The sampler's index goes in the offset bits of the image's handle.
+                let dst = self.value(inst.result_id)?;
+                let sampler = self.operand(inst, 1)?;
+                let dim = image_id.and_then(|i| self.image_dims.get(&i).copied());
+                if let (Some(id), Some(dim)) = (inst.result_id, dim) {
+                    self.image_dims.insert(id, dim);
+                }
+                self.emit(
+                    out,
+                    Op::IntBin {
+                        op: crate::program::IntBin::Or,
+                        bits: 64,
+                        dst: dst.slot,
+                        a: image,
+                        b: sampler.slot,
+                    },
+                );
+                return Ok(());
+            }
+            SpvOp::ImageSampleExplicitLod | SpvOp::ImageGather => {
+                let dst = self.value(inst.result_id)?;
+                let (kind, count) = self.kind_of(dst.ty)?;
+                let (coord, coord_bits) = float_coordinate(self)?;
+                let coords = self.coordinates_of(image_id)?;
+                let (lod, component) = if op == SpvOp::ImageGather {
+                    if inst
+                        .literal_operand(3)
+                        .is_some_and(|m| m & !(SIGN_EXTEND | ZERO_EXTEND) != 0)
+                    {
+                        return Err(self.unsupported("Image Operands on OpImageGather"));
+                    }
+                    (None, Some(self.operand(inst, 2)?.slot))
+                } else {
+                    // SignExtend/ZeroExtend restate the format's numeric type (see
+                    // `image_operands`).
+                    let mask = inst.literal_operand(2).unwrap_or(0) & !(SIGN_EXTEND | ZERO_EXTEND);
+                    if mask != LOD {
+                        return Err(self.unsupported(format!(
+                            "OpImageSampleExplicitLod with Image Operands {mask:#x} (only Lod)"
+                        )));
+                    }
+                    let lod = self.operand(inst, 3)?;
+                    let bits = self.scalar(lod.ty).map_or(32, |s| s.bits);
+                    (Some((lod.slot, bits)), None)
+                };
+                ImageInst::Sample {
+                    dst: dst.slot,
+                    count,
+                    kind,
+                    image,
+                    coord,
+                    coords,
+                    coord_bits,
+                    lod,
+                    component,
+                }
+            }
+            SpvOp::ImageSampleImplicitLod
+            | SpvOp::ImageSampleDrefImplicitLod
+            | SpvOp::ImageSampleProjImplicitLod
+            | SpvOp::ImageSampleProjDrefImplicitLod
+            | SpvOp::ImageQueryLod => {
+                // Implicit LODs come from derivatives, which compute shaders have only with
+                // derivative groups (SPV_KHR_compute_shader_derivatives): not implemented.
+                return Err(self.unsupported(format!(
+                    "{} in a compute shader (implicit level of detail needs derivative groups)",
+                    inst.name()
+                )));
+            }
+            SpvOp::ImageSampleDrefExplicitLod
+            | SpvOp::ImageSampleProjExplicitLod
+            | SpvOp::ImageSampleProjDrefExplicitLod
+            | SpvOp::ImageDrefGather => {
+                return Err(
+                    self.unsupported(format!("{} (depth comparison, projection)", inst.name()))
+                );
+            }
+            SpvOp::ImageRead | SpvOp::ImageFetch => {
+                let dst = self.value(inst.result_id)?;
+                let (kind, count) = self.kind_of(dst.ty)?;
+                let (coord, coord_bits, coord_signed) = coordinate(self)?;
+                ImageInst::Read {
+                    dst: dst.slot,
+                    count,
+                    kind,
+                    image,
+                    coord,
+                    coords: self.coordinates_of(image_id)?,
+                    coord_bits,
+                    coord_signed,
+                    lod: self.image_operands(inst, 2)?,
+                }
+            }
+            SpvOp::ImageWrite => {
+                let texel = self.operand(inst, 2)?;
+                let (kind, count) = self.kind_of(texel.ty)?;
+                let (coord, coord_bits, coord_signed) = coordinate(self)?;
+                self.image_operands(inst, 3)?;
+                ImageInst::Write {
+                    texel: texel.slot,
+                    count,
+                    kind,
+                    image,
+                    coord,
+                    coords: self.coordinates_of(image_id)?,
+                    coord_bits,
+                    coord_signed,
+                }
+            }
+            SpvOp::ImageTexelPointer => {
+                let dst = self.value(inst.result_id)?;
+                let pointee = self.pointee_of(dst.ty)?;
+                let bytes = self.program.ty(pointee).size as u32;
+                let (coord, coord_bits, coord_signed) = coordinate(self)?;
+                ImageInst::TexelPointer {
+                    dst: dst.slot,
+                    bytes,
+                    image,
+                    coord,
+                    coords: self.coordinates_of(image_id)?,
+                    coord_bits,
+                    coord_signed,
+                }
+            }
+            SpvOp::ImageQuerySize | SpvOp::ImageQuerySizeLod => {
+                let dst = self.value(inst.result_id)?;
+                let (kind, count) = self.kind_of(dst.ty)?;
+                let lod = match op {
+                    SpvOp::ImageQuerySizeLod => Some(self.operand(inst, 1)?.slot),
+                    _ => None,
+                };
+                self.coordinates_of(image_id)?;
+                ImageInst::QuerySize {
+                    dst: dst.slot,
+                    count,
+                    bits: kind.bits(),
+                    image,
+                    lod,
+                }
+            }
+            _ => {
+                // OpImageQueryLevels and OpImageQuerySamples: tangle's images have one level
+                // and one sample.
+                let dst = self.value(inst.result_id)?;
+                let one = self.constant(1)?;
+                self.emit(
+                    out,
+                    Op::Copy {
+                        dst: dst.slot,
+                        src: one,
+                    },
+                );
+                return Ok(());
+            }
+        };
+        self.emit(out, Op::Image(Box::new(image_inst)));
+        Ok(())
+    }
+}

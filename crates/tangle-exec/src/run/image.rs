@@ -1,0 +1,596 @@
+//! Executing image instructions over a tangle's lanes: texel reads and fetches, writes, texel
+//! pointers for image atomics, and size queries, with the format conversions of
+//! [`crate::semantics::texel`].
+//!
+//! An image handle is a pointer to the image's texels, which live in a buffer region of the
+//! dispatch; [`ImageView`] says which regions are images and how their texels are laid out.
+//! Out-of-bounds coordinates are findings like a buffer's out-of-bounds access (Vulkan: without
+//! `robustImageAccess` the access is undefined behaviour): reads return 0, writes are dropped.
+
+use super::access::{LaneFinding, Mem};
+use super::alu::{bits_of, rd, wr};
+use super::memory::{self as m, Words};
+use crate::program::Slot;
+use crate::report::Finding;
+use crate::semantics::sampler::{self, Filter};
+use crate::semantics::texel::{self, Components, TexelFormat};
+use crate::semantics::{float, mask, sign_extend};
+use std::fmt;
+
+/// The component kind of a texel as the shader sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A float of this width.
+    Float(u32),
+    /// An integer.
+    Int { bits: u32, signed: bool },
+}
+
+impl Kind {
+    /// The component width.
+    pub fn bits(self) -> u32 {
+        match self {
+            Kind::Float(b) | Kind::Int { bits: b, .. } => b,
+        }
+    }
+}
+
+/// One lowered image instruction. Coordinates are `coords` integer components of
+/// `coord_bits` bits from slot `coord`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageInst {
+    /// `OpImageRead` / `OpImageFetch` (with its `Lod` image operand, which must be 0: tangle's
+    /// images have one level).
+    Read {
+        dst: Slot,
+        count: u32,
+        kind: Kind,
+        image: Slot,
+        coord: Slot,
+        coords: u32,
+        coord_bits: u32,
+        coord_signed: bool,
+        lod: Option<Slot>,
+    },
+    /// `OpImageWrite`.
+    Write {
+        texel: Slot,
+        count: u32,
+        kind: Kind,
+        image: Slot,
+        coord: Slot,
+        coords: u32,
+        coord_bits: u32,
+        coord_signed: bool,
+    },
+    /// `OpImageTexelPointer`: a pointer to the texel, for atomics on its `bytes`-wide scalar.
+    TexelPointer {
+        dst: Slot,
+        bytes: u32,
+        image: Slot,
+        coord: Slot,
+        coords: u32,
+        coord_bits: u32,
+        coord_signed: bool,
+    },
+    /// `OpImageSampleExplicitLod` (with `lod`: its slot and float width) or `OpImageGather`
+    /// (with `component`): float coordinates through the sampler in the handle.
+    Sample {
+        dst: Slot,
+        count: u32,
+        kind: Kind,
+        image: Slot,
+        coord: Slot,
+        coords: u32,
+        coord_bits: u32,
+        lod: Option<(Slot, u32)>,
+        component: Option<Slot>,
+    },
+    /// `OpImageQuerySize` / `OpImageQuerySizeLod`.
+    QuerySize {
+        dst: Slot,
+        count: u32,
+        bits: u32,
+        image: Slot,
+        lod: Option<Slot>,
+    },
+}
+
+/// What a dispatch knows of an image region.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ImageView {
+    /// `DescriptorSet`.
+    pub set: u32,
+    /// `Binding`.
+    pub binding: u32,
+    /// The bound format.
+    pub format: &'static TexelFormat,
+    /// Width, height, depth.
+    pub extent: [u32; 3],
+}
+
+/// An image instruction's undefined case.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ImageFinding {
+    /// Coordinates (or a level of detail) outside the image: Vulkan "Texel Coordinate
+    /// Validation" makes the texel out of bounds, undefined without robust image access.
+    OutOfBounds {
+        set: u32,
+        binding: u32,
+        coord: Vec<i64>,
+        lod: u64,
+        extent: [u32; 3],
+    },
+    /// An integer written to a component too narrow for it: "The converted value of any
+    /// integer that cannot be represented in the target format is undefined."
+    NotRepresentable {
+        set: u32,
+        binding: u32,
+        format: &'static str,
+    },
+    /// `OpImageTexelPointer` into an image whose texels are not one scalar of the pointer's
+    /// width: Vulkan allows image atomics only on R32 and R64 formats
+    /// (`VK_FORMAT_FEATURE_STORAGE_IMAGE_ATOMIC_BIT`), and anything else would touch the bytes
+    /// of neighbouring texels.
+    AtomicFormat {
+        set: u32,
+        binding: u32,
+        format: &'static str,
+    },
+    /// Linear filtering of an integer format, which has no
+    /// `VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT`: the result is undefined.
+    LinearFilterOfIntegers {
+        set: u32,
+        binding: u32,
+        format: &'static str,
+    },
+}
+
+impl ImageFinding {
+    /// Whether this is a memory error (reported even with the checks off).
+    pub fn is_memory_error(&self) -> bool {
+        matches!(
+            self,
+            ImageFinding::OutOfBounds { .. } | ImageFinding::AtomicFormat { .. }
+        )
+    }
+}
+
+impl fmt::Display for ImageFinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImageFinding::OutOfBounds {
+                set,
+                binding,
+                coord,
+                lod,
+                extent,
+            } => {
+                let [w, h, d] = extent;
+                write!(
+                    f,
+                    "out-of-bounds image access at {coord:?}, level {lod}, of the image at set {set}, binding {binding} ({w}x{h}x{d}, 1 level)"
+                )
+            }
+            ImageFinding::AtomicFormat {
+                set,
+                binding,
+                format,
+            } => write!(
+                f,
+                "an image atomic on the {format} image at set {set}, binding {binding}: atomics need a one-component 32- or 64-bit format of the pointer's width"
+            ),
+            ImageFinding::LinearFilterOfIntegers {
+                set,
+                binding,
+                format,
+            } => write!(
+                f,
+                "linear filtering of the {format} image at set {set}, binding {binding}: integer formats cannot be filtered (the result is undefined)"
+            ),
+            ImageFinding::NotRepresentable {
+                set,
+                binding,
+                format,
+            } => write!(
+                f,
+                "an image write to the {format} image at set {set}, binding {binding} has a component the format cannot represent (its value is undefined)"
+            ),
+        }
+    }
+}
+
+/// The image a handle points to.
+fn image_of<'a>(mem: &Mem<'a>, handle: u64) -> Option<(&'a Words, ImageView, u64)> {
+    let (region, _) = m::split_pointer(handle);
+    let i = usize::try_from(region.checked_sub(m::FIRST_BUFFER)?).ok()?;
+    let view = (*mem.images.get(i)?)?;
+    Some((&mem.buffers.get(i)?.0, view, region))
+}
+
+/// The byte offset of the texel at the lane's coordinates, or the finding.
+#[allow(clippy::too_many_arguments)]
+fn texel_offset(
+    regs: &[u64],
+    n: usize,
+    l: usize,
+    view: &ImageView,
+    coord: Slot,
+    coords: u32,
+    bits: u32,
+    signed: bool,
+    lod: u64,
+) -> Result<u64, Finding> {
+    let mut c = [0i64; 3];
+    for (k, ck) in c.iter_mut().enumerate().take(coords as usize) {
+        let v = rd(regs, n, coord + k as u32, l) & mask(bits);
+        *ck = if signed {
+            sign_extend(bits, v)
+        } else {
+            v as i64
+        };
+    }
+    let inside = c
+        .iter()
+        .zip(view.extent)
+        .all(|(&x, e)| x >= 0 && x < i64::from(e));
+    if !inside || lod != 0 {
+        return Err(Finding::Image(ImageFinding::OutOfBounds {
+            set: view.set,
+            binding: view.binding,
+            coord: c[..coords as usize].to_vec(),
+            lod,
+            extent: view.extent,
+        }));
+    }
+    let [w, h, _] = view.extent.map(u64::from);
+    let [x, y, z] = c.map(|v| v as u64);
+    Ok((x + w * (y + h * z)) * u64::from(view.format.bytes()))
+}
+
+/// Reads a texel's bytes as a little-endian integer.
+fn read_raw(words: &Words, off: u64, bytes: u32) -> u128 {
+    let mut raw = 0u128;
+    let mut done = 0u32;
+    while done < bytes {
+        let len = (bytes - done).min(8);
+        raw |= u128::from(words.read(off + u64::from(done), len)) << (8 * done);
+        done += len;
+    }
+    raw
+}
+
+/// Writes a texel's bytes.
+fn write_raw(words: &Words, off: u64, bytes: u32, raw: u128) {
+    let mut done = 0u32;
+    while done < bytes {
+        let len = (bytes - done).min(8);
+        words.write(off + u64::from(done), len, (raw >> (8 * done)) as u64);
+        done += len;
+    }
+}
+
+/// Executes an image op for the lanes in `mask`; `false` for other ops.
+pub fn exec_image(
+    op: &crate::program::Op,
+    regs: &mut [u64],
+    n: usize,
+    lanes: u128,
+    mem: &Mem<'_>,
+    found: &mut Vec<LaneFinding>,
+) -> bool {
+    let crate::program::Op::Image(inst) = op else {
+        return false;
+    };
+    for l in bits_of(lanes, n) {
+        match &**inst {
+            ImageInst::Read {
+                dst,
+                count,
+                kind,
+                image,
+                coord,
+                coords,
+                coord_bits,
+                coord_signed,
+                lod,
+            } => {
+                let lod = lod.map_or(0, |s| rd(regs, n, s, l));
+                let comps = match image_of(mem, rd(regs, n, *image, l)) {
+                    Some((words, view, _)) => {
+                        let at = texel_offset(
+                            regs,
+                            n,
+                            l,
+                            &view,
+                            *coord,
+                            *coords,
+                            *coord_bits,
+                            *coord_signed,
+                            lod,
+                        );
+                        match at {
+                            Ok(off) => {
+                                let raw = read_raw(words, off, view.format.bytes());
+                                Some(texel::decode(view.format, raw))
+                            }
+                            Err(f) => {
+                                found.push((l, f));
+                                None
+                            }
+                        }
+                    }
+                    None => {
+                        let address = rd(regs, n, *image, l);
+                        found.push((l, Finding::BadPointer { address }));
+                        None
+                    }
+                };
+                for k in 0..*count {
+                    let v = comps.map_or(0, |c| to_shader(*kind, c[k as usize % 4]));
+                    wr(regs, n, dst + k, l, v);
+                }
+            }
+            ImageInst::Write {
+                texel,
+                count,
+                kind,
+                image,
+                coord,
+                coords,
+                coord_bits,
+                coord_signed,
+            } => {
+                let Some((words, view, _)) = image_of(mem, rd(regs, n, *image, l)) else {
+                    let address = rd(regs, n, *image, l);
+                    found.push((l, Finding::BadPointer { address }));
+                    continue;
+                };
+                let at = texel_offset(
+                    regs,
+                    n,
+                    l,
+                    &view,
+                    *coord,
+                    *coords,
+                    *coord_bits,
+                    *coord_signed,
+                    0,
+                );
+                let off = match at {
+                    Ok(off) => off,
+                    Err(f) => {
+                        found.push((l, f));
+                        continue;
+                    }
+                };
+                let mut comps: Components = [0; 4];
+                for (k, c) in comps.iter_mut().enumerate().take(*count as usize) {
+                    *c = from_shader(*kind, rd(regs, n, texel + k as u32, l));
+                }
+                if texel::encode_is_undefined(view.format, &comps) {
+                    found.push((
+                        l,
+                        Finding::Image(ImageFinding::NotRepresentable {
+                            set: view.set,
+                            binding: view.binding,
+                            format: view.format.name,
+                        }),
+                    ));
+                }
+                let raw = texel::encode(view.format, &comps);
+                write_raw(words, off, view.format.bytes(), raw);
+            }
+            ImageInst::TexelPointer {
+                dst,
+                bytes,
+                image,
+                coord,
+                coords,
+                coord_bits,
+                coord_signed,
+            } => {
+                let handle = rd(regs, n, *image, l);
+                let p = match image_of(mem, handle) {
+                    Some((words, view, region))
+                        if view.format.layout.len() != 1 || view.format.bytes() != *bytes =>
+                    {
+                        found.push((
+                            l,
+                            Finding::Image(ImageFinding::AtomicFormat {
+                                set: view.set,
+                                binding: view.binding,
+                                format: view.format.name,
+                            }),
+                        ));
+                        // Past the texels: the atomic through it is dropped (and reported out of
+                        // bounds as well).
+                        m::make_pointer(region, words.len().saturating_add(u64::from(*bytes)))
+                    }
+                    Some((words, view, region)) => {
+                        let at = texel_offset(
+                            regs,
+                            n,
+                            l,
+                            &view,
+                            *coord,
+                            *coords,
+                            *coord_bits,
+                            *coord_signed,
+                            0,
+                        );
+                        // Outside the image: a pointer just past its texels, so the atomic
+                        // through it is the out-of-bounds finding.
+                        m::make_pointer(region, at.unwrap_or(words.len()))
+                    }
+                    None => handle,
+                };
+                wr(regs, n, *dst, l, p);
+            }
+            ImageInst::Sample {
+                dst,
+                count,
+                kind,
+                image,
+                coord,
+                coords,
+                coord_bits,
+                lod,
+                component,
+            } => {
+                let result = sample(
+                    regs,
+                    n,
+                    l,
+                    mem,
+                    rd(regs, n, *image, l),
+                    (*coord, *coords, *coord_bits),
+                    *lod,
+                    component.map(|c| rd(regs, n, c, l)),
+                );
+                let comps = match result {
+                    Ok(c) => Some(c),
+                    Err(f) => {
+                        found.push((l, f));
+                        None
+                    }
+                };
+                for k in 0..*count {
+                    let v = comps.map_or(0, |c| to_shader(*kind, c[k as usize % 4]));
+                    wr(regs, n, dst + k, l, v);
+                }
+            }
+            ImageInst::QuerySize {
+                dst,
+                count,
+                bits,
+                image,
+                lod,
+            } => {
+                let lod = lod.map_or(0, |s| rd(regs, n, s, l));
+                let extent = match image_of(mem, rd(regs, n, *image, l)) {
+                    Some((_, view, _)) => {
+                        if lod != 0 {
+                            // "Level of Detail ... must be ... less than the number of levels".
+                            found.push((
+                                l,
+                                Finding::Image(ImageFinding::OutOfBounds {
+                                    set: view.set,
+                                    binding: view.binding,
+                                    coord: Vec::new(),
+                                    lod,
+                                    extent: view.extent,
+                                }),
+                            ));
+                        }
+                        view.extent
+                    }
+                    None => {
+                        let address = rd(regs, n, *image, l);
+                        found.push((l, Finding::BadPointer { address }));
+                        [0; 3]
+                    }
+                };
+                for k in 0..*count {
+                    let e = extent.get(k as usize).copied().unwrap_or(0);
+                    let e = u64::from(e).checked_shr(lod as u32).unwrap_or(0).max(1);
+                    wr(regs, n, dst + k, l, e & mask(*bits));
+                }
+            }
+        }
+    }
+    true
+}
+
+/// One sample or gather: the texels of the footprint ([`sampler::footprint`]), filtered with
+/// their weights (float formats, in f64), or the gathered `component` of the four texels of the
+/// 2x2 footprint in the order "(i0, j1), (i1, j1), (i1, j0), (i0, j0)".
+#[allow(clippy::too_many_arguments)]
+fn sample(
+    regs: &[u64],
+    n: usize,
+    l: usize,
+    mem: &Mem<'_>,
+    handle: u64,
+    (coord, coords, coord_bits): (Slot, u32, u32),
+    lod: Option<(Slot, u32)>,
+    component: Option<u64>,
+) -> Result<Components, Finding> {
+    let bad = Finding::BadPointer { address: handle };
+    let (words, view, _) = image_of(mem, handle).ok_or_else(|| bad.clone())?;
+    let (_, sampler_index) = m::split_pointer(handle);
+    let s = sampler_index
+        .checked_sub(1)
+        .and_then(|i| mem.samplers.get(usize::try_from(i).ok()?))
+        .ok_or(bad)?;
+    let c: Vec<f64> = (0..coords)
+        .map(|k| float::to_f64(coord_bits, rd(regs, n, coord + k, l)))
+        .collect();
+    let filter = match (component, lod) {
+        (Some(_), _) => Filter::Linear,
+        (None, Some((slot, bits))) => {
+            sampler::filter_for(s, float::to_f64(bits, rd(regs, n, slot, l)))
+        }
+        (None, None) => sampler::filter_for(s, 0.0),
+    };
+    let float_format = view.format.numeric.is_float();
+    if filter == Filter::Linear && !float_format && component.is_none() {
+        return Err(Finding::Image(ImageFinding::LinearFilterOfIntegers {
+            set: view.set,
+            binding: view.binding,
+            format: view.format.name,
+        }));
+    }
+    let taps = sampler::footprint(s, filter, &c, view.extent);
+    let [w, h, _] = view.extent.map(u64::from);
+    let texel = |at: Option<[i64; 3]>| -> Components {
+        match at {
+            Some([x, y, z]) => {
+                let i = (x as u64) + w * ((y as u64) + h * (z as u64));
+                let bytes = view.format.bytes();
+                texel::decode(view.format, read_raw(words, i * u64::from(bytes), bytes))
+            }
+            None => s
+                .border
+                .rgba()
+                .map(|v| if float_format { v.to_bits() } else { v as u64 }),
+        }
+    };
+    if let Some(comp) = component {
+        let comp = (comp as usize).min(3);
+        let mut out = [0u64; 4];
+        for (k, &t) in [1usize, 3, 2, 0].iter().enumerate() {
+            let at = taps.get(t).and_then(|t| t.0);
+            out[k] = texel(at)[comp];
+        }
+        return Ok(out);
+    }
+    if !float_format {
+        return Ok(texel(taps.first().and_then(|t| t.0)));
+    }
+    let mut sum = [0f64; 4];
+    for (at, weight) in &taps {
+        let t = texel(*at);
+        for (acc, c) in sum.iter_mut().zip(t) {
+            *acc += weight * f64::from_bits(c);
+        }
+    }
+    Ok(sum.map(f64::to_bits))
+}
+
+/// A decoded component (f64 bits or a 64-bit integer) as a shader value of `kind`.
+fn to_shader(kind: Kind, c: u64) -> u64 {
+    match kind {
+        Kind::Float(bits) => float::from_f64(bits, f64::from_bits(c)),
+        Kind::Int { bits, .. } => c & mask(bits),
+    }
+}
+
+/// A shader value of `kind` as a component for [`texel::encode`].
+fn from_shader(kind: Kind, v: u64) -> u64 {
+    match kind {
+        Kind::Float(bits) => float::to_f64(bits, v).to_bits(),
+        Kind::Int { bits, signed: true } => sign_extend(bits, v & mask(bits)) as u64,
+        Kind::Int { bits, .. } => v & mask(bits),
+    }
+}

@@ -1,0 +1,139 @@
+//! Runs the Amber scripts of `tests/amber/resources/` (descriptor arrays, workgroup memory
+//! explicit layout, images, texel buffers and samplers) through the `tangle` binary: scripts
+//! directly inside pass (exit 0), `fail/` fail (1), `unsupported/` are refused (77); and checks
+//! the words of the findings that must name what went wrong.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn dir(sub: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/amber/resources")
+        .join(sub)
+}
+
+/// The `.amber` files directly inside `sub`, sorted.
+fn scripts(sub: &str) -> Vec<PathBuf> {
+    let mut list: Vec<PathBuf> = std::fs::read_dir(dir(sub))
+        .unwrap_or_else(|e| panic!("tests/amber/resources/{sub}: {e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "amber"))
+        .collect();
+    list.sort();
+    assert!(
+        !list.is_empty(),
+        "no scripts in tests/amber/resources/{sub}"
+    );
+    list
+}
+
+/// Runs `tangle run SCRIPT ARGS...`: (exit code, stdout + stderr).
+fn tangle_run(script: &Path, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("the tangle binary runs");
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// Runs every script of `sub`, expecting `code`; returns (script, output) and prints the count.
+fn expect_exit(sub: &str, code: i32) -> Vec<(PathBuf, String)> {
+    let mut wrong = Vec::new();
+    let mut outputs = Vec::new();
+    for script in scripts(sub) {
+        let (got, out) = tangle_run(&script, &["--threads", "2"]);
+        if got != code {
+            wrong.push(format!(
+                "{}: exit {got}, expected {code}\n{out}",
+                script.display()
+            ));
+        }
+        outputs.push((script, out));
+    }
+    println!("tests/amber/resources/{sub}: {} scripts run", outputs.len());
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    outputs
+}
+
+/// The output of `name` among `outputs`.
+fn output_of<'a>(outputs: &'a [(PathBuf, String)], name: &str) -> &'a str {
+    outputs
+        .iter()
+        .find(|(p, _)| p.ends_with(name))
+        .map(|(_, o)| o.as_str())
+        .unwrap_or_else(|| panic!("{name} was not run"))
+}
+
+#[test]
+fn passing_resource_scripts_exit_0_with_any_thread_count() {
+    for (script, out) in expect_exit("", 0) {
+        assert!(out.contains("PASS"), "{}: {out}", script.display());
+        let (c1, one) = tangle_run(&script, &["--threads", "1", "--json"]);
+        let (c4, four) = tangle_run(&script, &["--threads", "4", "--json"]);
+        assert_eq!((c1, &one), (c4, &four), "{}", script.display());
+    }
+}
+
+#[test]
+fn failing_resource_scripts_exit_1_and_name_the_descriptor() {
+    let outputs = expect_exit("fail", 1);
+    for (script, out) in &outputs {
+        assert!(out.contains("FAIL"), "{}: {out}", script.display());
+    }
+    // Issue 16's first finding: element 1 of `b[2]` bound with one plain buffer is unbound, not
+    // byte 4 of element 0's buffer.
+    let one = output_of(&outputs, "descriptor_array_one_buffer.amber");
+    assert!(
+        one.contains(
+            "access through element 1 of the descriptor array at set 0, binding 0, which has no buffer bound"
+        ),
+        "{one}"
+    );
+    assert!(one.contains("expected EQ 20, actual 0"), "{one}");
+    let image = output_of(&outputs, "image_out_of_bounds.amber");
+    assert!(
+        image.contains("out-of-bounds image access at [4], level 0, of the image at set 0, binding 0 (4x1x1, 1 level) by invocation (4, 0, 0)"),
+        "{image}"
+    );
+    let narrow = output_of(&outputs, "image_value_not_representable.amber");
+    assert!(
+        narrow.contains(
+            "R8_UINT image at set 0, binding 0 has a component the format cannot represent"
+        ) && narrow.contains("by invocation (1, 0, 0)"),
+        "{narrow}"
+    );
+    let unnormalized = output_of(&outputs, "sampler_unnormalized_repeat.amber");
+    assert!(
+        unnormalized.contains("VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072 to 01075"),
+        "{unnormalized}"
+    );
+    let past = output_of(&outputs, "descriptor_array_index_past_end.amber");
+    assert!(
+        past.contains("element 2 of the descriptor array at set 0, binding 0, which has 2 elements by invocation (2, 0, 0)"),
+        "{past}"
+    );
+}
+
+#[test]
+fn unsupported_resource_scripts_exit_77_and_say_why() {
+    let outputs = expect_exit("unsupported", 77);
+    let implicit = output_of(&outputs, "implicit_lod.amber");
+    assert!(
+        implicit.contains("OpImageSampleImplicitLod in a compute shader (implicit level of detail needs derivative groups)"),
+        "{implicit}"
+    );
+    let overlap = output_of(&outputs, "overlapping_descriptors.amber");
+    assert!(
+        overlap.contains("'data' is bound at set 0 binding 0 element 0 and set 0 binding 0 element 1 with overlapping ranges"),
+        "{overlap}"
+    );
+}
