@@ -276,9 +276,11 @@ impl Backend for CpuBackend {
                 .buffers
                 .insert((b.set, b.binding), b.bytes.clone());
         }
+        let started = std::time::Instant::now();
         let report = pipeline
             .dispatch(&mut resources, job.groups, &self.options)
             .map_err(exec_error)?;
+        let dispatch_time = Some(started.elapsed());
         if let Some(trace) = report.trace {
             self.traces.push(trace);
         }
@@ -305,6 +307,7 @@ impl Backend for CpuBackend {
             bindings,
             undefined_behaviour,
             notes,
+            dispatch_time,
         })
     }
 }
