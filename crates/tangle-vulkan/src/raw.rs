@@ -1007,8 +1007,8 @@ fn run(
         .map_err(api("vkCreateFence"))?;
     let cmds = [cmd];
     let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
-    // SAFETY: the command buffer is fully recorded and submitted once, on the device's queue.
     let submitted = std::time::Instant::now();
+    // SAFETY: the command buffer is fully recorded and submitted once, on the device's queue.
     unsafe { d.queue_submit(gpu.queue, &submit, o.fence) }.map_err(api("vkQueueSubmit"))?;
     let nanos = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
     // SAFETY: the fence belongs to `d`.
