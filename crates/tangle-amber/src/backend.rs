@@ -80,6 +80,9 @@ pub struct JobOutput {
     pub undefined_behaviour: Vec<String>,
     /// Other remarks worth printing (policies chosen, statistics); they do not fail the script.
     pub notes: Vec<String>,
+    /// How long the dispatch itself took (for a driver: submission to completion, without
+    /// pipeline creation or buffer transfers), where the backend measures it (`tangle bench`).
+    pub dispatch_time: Option<std::time::Duration>,
 }
 
 /// Why a dispatch did not complete.

@@ -124,11 +124,12 @@ impl Backend for VulkanBackend {
             .gpu
             .as_mut()
             .ok_or_else(|| BackendError::Failed("no device".into()))?;
-        let bindings = gpu.dispatch(job, &plan, self.timeout)?;
+        let (bindings, elapsed) = gpu.dispatch(job, &plan, self.timeout)?;
         Ok(JobOutput {
             bindings,
             undefined_behaviour: Vec::new(),
             notes: Vec::new(),
+            dispatch_time: Some(elapsed),
         })
     }
 }

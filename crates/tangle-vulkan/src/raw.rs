@@ -605,14 +605,15 @@ impl Gpu {
         self.broken
     }
 
-    /// Runs `job` as `plan` says; the bytes of every binding afterwards, in job order.
+    /// Runs `job` as `plan` says; the bytes of every binding afterwards, in job order, and the
+    /// time from submission to the fence.
     pub fn dispatch(
         &mut self,
         job: &ComputeJob,
         plan: &DispatchPlan,
         timeout: Duration,
-    ) -> Result<Vec<Vec<u8>>, VulkanError> {
-        let breaks = |r: &Result<Vec<Vec<u8>>, VulkanError>| {
+    ) -> Result<(Vec<Vec<u8>>, Duration), VulkanError> {
+        let breaks = |r: &Result<(Vec<Vec<u8>>, Duration), VulkanError>| {
             matches!(
                 r,
                 Err(VulkanError::Timeout(_)) | Err(VulkanError::DeviceLost(_))
@@ -716,7 +717,7 @@ fn run(
     job: &ComputeJob,
     plan: &DispatchPlan,
     timeout: Duration,
-) -> Result<Vec<Vec<u8>>, VulkanError> {
+) -> Result<(Vec<Vec<u8>>, Duration), VulkanError> {
     let d = &gpu.device;
     let bda = plan.features.contains(&Feature::BufferDeviceAddress);
     // Buffers: host-visible, coherent memory, filled with the job's bytes.
@@ -1007,6 +1008,7 @@ fn run(
         .map_err(api("vkCreateFence"))?;
     let cmds = [cmd];
     let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
+    let submitted = std::time::Instant::now();
     // SAFETY: the command buffer is fully recorded and submitted once, on the device's queue.
     unsafe { d.queue_submit(gpu.queue, &submit, o.fence) }.map_err(api("vkQueueSubmit"))?;
     let nanos = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
@@ -1016,15 +1018,18 @@ fn run(
         Err(vk::Result::TIMEOUT) => return Err(VulkanError::Timeout(timeout.as_secs_f64())),
         Err(r) => return Err(api("vkWaitForFences")(r)),
     }
+    let elapsed = submitted.elapsed();
     // Read-back.
-    Ok(o.buffers
+    let bytes = o
+        .buffers
         .iter()
         .map(|(_, _, ptr, len)| {
             // SAFETY: the fence signalled after the barrier, so the shader's writes are
             // visible; the coherent mapping holds `len` initialised bytes (written above).
             unsafe { std::slice::from_raw_parts(*ptr, *len) }.to_vec()
         })
-        .collect())
+        .collect();
+    Ok((bytes, elapsed))
 }
 
 /// The descriptor type of a binding kind.

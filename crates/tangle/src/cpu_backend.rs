@@ -397,9 +397,11 @@ impl Backend for CpuBackend {
                     .insert((b.set, b.binding, i), b.bytes.clone()),
             };
         }
+        let started = std::time::Instant::now();
         let report = pipeline
             .dispatch(&mut resources, job.groups, &self.options)
             .map_err(exec_error)?;
+        let dispatch_time = Some(started.elapsed());
         if let Some(trace) = report.trace {
             self.traces.push(trace);
         }
@@ -428,6 +430,7 @@ impl Backend for CpuBackend {
             bindings,
             undefined_behaviour,
             notes,
+            dispatch_time,
         })
     }
 }

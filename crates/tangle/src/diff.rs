@@ -304,6 +304,7 @@ mod tests {
                     Vec::new()
                 },
                 notes: Vec::new(),
+                dispatch_time: None,
             })
         }
     }
