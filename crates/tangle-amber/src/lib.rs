@@ -34,6 +34,6 @@ pub mod verify;
 pub use backend::{Backend, BackendError, ComputeJob, JobBinding, JobOutput};
 pub use error::{AmberError, Location};
 pub use parse::{parse, parse_limited, DEFAULT_BUFFER_LIMIT};
-pub use report::{ExpectResult, Mismatch, RunReport, Status};
+pub use report::{ExpectResult, Mismatch, RunReport, Status, UbInstance, UbSummary};
 pub use run::{run, run_observed};
 pub use script::{Command, Requirement, Script};

@@ -122,7 +122,7 @@ impl Runner<'_, '_> {
                     let Some(p) = self.script.pipelines.get(*pipeline) else {
                         return Err(Stop);
                     };
-                    self.dispatch(p, *groups).map_err(|(status, why)| {
+                    self.dispatch(p, *groups, at.line).map_err(|(status, why)| {
                         self.report
                             .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
                         Stop
@@ -169,7 +169,12 @@ impl Runner<'_, '_> {
     }
 
     /// Builds the job for one `RUN`, runs it, and writes the bound ranges back.
-    fn dispatch(&mut self, p: &Pipeline, groups: [u32; 3]) -> Result<(), (Status, String)> {
+    fn dispatch(
+        &mut self,
+        p: &Pipeline,
+        groups: [u32; 3],
+        line: u32,
+    ) -> Result<(), (Status, String)> {
         let spirv = self
             .modules
             .get(p.shader)
@@ -253,12 +258,20 @@ impl Runner<'_, '_> {
         }
         self.report.runs += 1;
         self.report.notes.extend(output.notes);
+        self.report
+            .findings
+            .extend(output.findings.into_iter().map(|mut f| {
+                f.line = line;
+                f
+            }));
         if !output.undefined_behaviour.is_empty() {
+            // A finding's text may run over several lines; the verdict names its first.
             let first = output
                 .undefined_behaviour
                 .first()
-                .cloned()
-                .unwrap_or_default();
+                .and_then(|u| u.lines().next())
+                .unwrap_or_default()
+                .to_string();
             self.report
                 .undefined_behaviour
                 .extend(output.undefined_behaviour);

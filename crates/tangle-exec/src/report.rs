@@ -1,5 +1,7 @@
 //! What a dispatch reports: diagnostics (sanitizer findings) and counters.
 
+use crate::check::kind::Kind;
+use crate::check::summary::Summary;
 use crate::error::InstRef;
 use std::fmt;
 
@@ -33,6 +35,8 @@ pub enum Finding {
     DotAccSatOverflow(crate::check::dot::DotOverflow),
     /// A cooperative-matrix rule broken ([`crate::check::coopmat`]).
     Coopmat(crate::check::coopmat::CoopmatFinding),
+    /// A barrier not executed by its whole scope instance ([`crate::check::barrier`]).
+    Barrier(crate::check::barrier::BarrierFinding),
 }
 
 impl Finding {
@@ -43,6 +47,20 @@ impl Finding {
             self,
             Finding::OutOfBounds { .. } | Finding::BadPointer { .. }
         )
+    }
+
+    /// The finding's kind, as `--allow` names it.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Finding::OutOfBounds { .. } => Kind::OutOfBounds,
+            Finding::BadPointer { .. } => Kind::BadPointer,
+            Finding::DivisionByZero | Finding::DivisionOverflow => Kind::Division,
+            Finding::ShiftTooLarge { .. } => Kind::Shift,
+            Finding::Group(_) => Kind::Group,
+            Finding::DotAccSatOverflow(_) => Kind::DotOverflow,
+            Finding::Coopmat(_) => Kind::Coopmat,
+            Finding::Barrier(_) => Kind::Barrier,
+        }
     }
 }
 
@@ -68,6 +86,7 @@ impl fmt::Display for Finding {
             Finding::Group(g) => write!(f, "{g}"),
             Finding::DotAccSatOverflow(d) => write!(f, "{d}"),
             Finding::Coopmat(c) => write!(f, "{c}"),
+            Finding::Barrier(b) => write!(f, "{b}"),
         }
     }
 }
@@ -81,6 +100,8 @@ pub struct Diagnostic {
     pub at: InstRef,
     /// The invocation's `GlobalInvocationId`.
     pub invocation: [u32; 3],
+    /// Its `WorkgroupId`.
+    pub workgroup: [u32; 3],
 }
 
 impl fmt::Display for Diagnostic {
@@ -129,9 +150,13 @@ impl Stats {
 /// The outcome of a dispatch that ran to the end.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Report {
-    /// Sanitizer findings, at most [`Report::MAX_DIAGNOSTICS`] (the rest are counted in
+    /// Sanitizer findings one by one, the earliest (by workgroup number, then order found) at
+    /// most [`crate::RunOptions::max_findings`] (the rest are counted in
     /// [`Stats::dropped_diagnostics`]).
     pub diagnostics: Vec<Diagnostic>,
+    /// Every finding, one summary per (instruction, kind) with exact counts
+    /// ([`crate::check::summary`]).
+    pub summaries: Vec<Summary>,
     /// Counters.
     pub stats: Stats,
     /// The tangle events, when [`crate::RunOptions::trace`] asked for them.
@@ -139,6 +164,6 @@ pub struct Report {
 }
 
 impl Report {
-    /// The most diagnostics a report keeps.
+    /// The most diagnostics a report keeps by default ([`crate::RunOptions::max_findings`]).
     pub const MAX_DIAGNOSTICS: usize = 100;
 }

@@ -11,6 +11,7 @@
 //! it. [`cpu_backend`] adapts the same path to the Amber runner.
 
 pub mod cpu_backend;
+pub mod findings;
 
 pub use tangle_exec::{
     Device, Diagnostic, ExecError, Pipeline, Profile, Report, Resources, RunOptions, SpecConstants,

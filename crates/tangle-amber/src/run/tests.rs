@@ -53,6 +53,7 @@ impl Backend for Doubler {
         Ok(JobOutput {
             bindings,
             undefined_behaviour: self.ub.clone(),
+            findings: Vec::new(),
             notes: vec!["fake".into()],
         })
     }

@@ -5,6 +5,9 @@
 //! cooperative-matrix rules in [`coopmat`].
 
 pub mod arith;
+pub mod barrier;
 pub mod coopmat;
 pub mod dot;
 pub mod group;
+pub mod kind;
+pub mod summary;

@@ -16,7 +16,10 @@ use crate::device::{Pipeline, Resources, RunOptions};
 use crate::error::{ExecError, Trap};
 use crate::policy::{Reconvergence, Rng, SwitchGrouping};
 use crate::program::{Op, Program, RegionKind, Slot, Terminator};
-use crate::report::{Diagnostic, Report, Stats};
+use crate::check::barrier::BarrierFinding;
+use crate::check::kind::Kind;
+use crate::check::summary::Summaries;
+use crate::report::{Diagnostic, Finding, Report, Stats};
 use crate::trace::{Collector, Event, EventKind};
 use access::{LaneFinding, Mem};
 use alu::{bits_of, full_mask, rd, wr};
@@ -46,8 +49,9 @@ struct Shared<'a> {
     stop: AtomicBool,
     /// Set, with `stop`, when the time limit passed.
     timed_out: AtomicBool,
-    /// Diagnostics, each with its sort key (workgroup, order found).
-    found: Mutex<(Vec<Keyed>, Stats)>,
+    /// Diagnostics, each with its sort key (workgroup, order found), the summaries of every
+    /// finding, and the counters.
+    found: Mutex<(Vec<Keyed>, Stats, Summaries)>,
     /// Scheduling under the dispatch's policy.
     sched: Schedule<'a>,
     /// Trace events by workgroup, when tracing.
@@ -119,7 +123,7 @@ pub fn dispatch(
         options,
         stop: AtomicBool::new(false),
         timed_out: AtomicBool::new(false),
-        found: Mutex::new((Vec::new(), Stats::default())),
+        found: Mutex::new((Vec::new(), Stats::default(), Summaries::default())),
         sched: Schedule::new(prog, options.policy),
         events: Mutex::new(Collector::default()),
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
@@ -130,11 +134,12 @@ pub fn dispatch(
             *b = words.to_bytes();
         }
     }
-    let (mut found, mut stats) = shared.found.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (mut found, mut stats, summaries) =
+        shared.found.into_inner().unwrap_or_else(|e| e.into_inner());
     found.sort_by_key(|(k, _)| *k);
-    if found.len() > Report::MAX_DIAGNOSTICS {
-        stats.dropped_diagnostics += (found.len() - Report::MAX_DIAGNOSTICS) as u64;
-        found.truncate(Report::MAX_DIAGNOSTICS);
+    if found.len() > options.max_findings {
+        stats.dropped_diagnostics += (found.len() - options.max_findings) as u64;
+        found.truncate(options.max_findings);
     }
     let policy = shared.sched.policy.to_string();
     let trace = options.trace.then(|| {
@@ -146,6 +151,7 @@ pub fn dispatch(
     });
     Ok(Report {
         diagnostics: found.into_iter().map(|(_, d)| d).collect(),
+        summaries: summaries.finish(),
         stats,
         trace,
     })
@@ -169,9 +175,15 @@ struct Workgroup {
     memory: Words,
     stats: Stats,
     diagnostics: Vec<Diagnostic>,
+    /// Every finding of the workgroup being run, summarised.
+    summaries: Summaries,
+    /// Findings of the workgroup being run so far (the second part of their sort key).
+    seq: u64,
     found: Vec<LaneFinding>,
     scratch: Vec<u64>,
     id: [u32; 3],
+    /// The linear number of the workgroup being run.
+    wg_index: u64,
     const_map: HashMap<Slot, u64>,
     /// Trace events of the workgroup being run (at most [`crate::trace::MAX_EVENTS`]).
     events: Vec<Event>,
@@ -206,9 +218,12 @@ impl Workgroup {
             memory: Words::new(s.prog.workgroup_bytes),
             stats: Stats::default(),
             diagnostics: Vec::new(),
+            summaries: Summaries::default(),
+            seq: 0,
             found: Vec::new(),
             scratch: Vec::new(),
             id: [0; 3],
+            wg_index: 0,
             const_map: s.prog.constants.iter().copied().collect(),
             events: Vec::new(),
             produced: 0,
@@ -230,12 +245,17 @@ impl Workgroup {
         for (k, d) in self.diagnostics.drain(..).enumerate() {
             f.0.push(((i, k as u64), d));
         }
+        self.seq = 0;
+        if !self.summaries.is_empty() {
+            f.2.merge(std::mem::take(&mut self.summaries));
+        }
         // Keep the earliest findings only; the rest are counted.
-        if f.0.len() > 4 * Report::MAX_DIAGNOSTICS {
+        let keep = s.options.max_findings;
+        if f.0.len() > 4 * keep.max(1) {
             f.0.sort_by_key(|(k, _)| *k);
-            let extra = f.0.len() - Report::MAX_DIAGNOSTICS;
+            let extra = f.0.len() - keep;
             f.1.dropped_diagnostics += extra as u64;
-            f.0.truncate(Report::MAX_DIAGNOSTICS);
+            f.0.truncate(keep);
         }
     }
 
@@ -267,6 +287,7 @@ impl Workgroup {
             ((i / gx.max(1)) % gy.max(1)) as u32,
             (i / (gx.max(1) * gy.max(1))) as u32,
         ];
+        self.wg_index = i;
         let prog = s.prog;
         self.events.clear();
         self.produced = 0;
@@ -347,11 +368,61 @@ impl Workgroup {
             if !waiting {
                 return Ok(());
             }
-            // Every subgroup is done or waits at a barrier: release the barrier.
+            // Every subgroup is done or waits at a barrier.
+            if s.options.checks && !s.options.allow.contains(Kind::Barrier) {
+                if let Some((loc, local, f)) = self.divergent_barrier(s) {
+                    self.record(s, loc, local, Finding::Barrier(f));
+                    // A real GPU would hang or go on with corrupt data: this workgroup ends.
+                    for sg in &mut self.subgroups {
+                        sg.tangles.clear();
+                    }
+                    return Ok(());
+                }
+            }
+            // Release the barrier.
             for sg in &mut self.subgroups {
                 tangle::release(&mut sg.tangles);
             }
         }
+    }
+
+    /// When every tangle of the workgroup waits at a barrier: `None` if they all wait at one
+    /// position and no invocation has finished, else the barrier divergence
+    /// ([`crate::check::barrier`]) at the barrier of the tangle holding the lowest
+    /// `LocalInvocationIndex`, with that index.
+    fn divergent_barrier(&self, s: &Shared<'_>) -> Option<(u32, u32, BarrierFinding)> {
+        let total: u32 = self.subgroups.iter().map(|sg| sg.lanes as u32).sum();
+        let first = self
+            .subgroups
+            .iter()
+            .flat_map(|sg| sg.tangles.iter().map(move |t| (sg.first_index, t)))
+            .min_by_key(|(base, t)| base + t.mask.trailing_zeros())?;
+        let (mut arrived, mut waiting) = (0u32, 0u32);
+        for t in self.subgroups.iter().flat_map(|sg| &sg.tangles) {
+            waiting += t.mask.count_ones();
+            if t.stack == first.1.stack {
+                arrived += t.mask.count_ones();
+            }
+        }
+        if arrived == total {
+            return None;
+        }
+        let frame = first.1.stack.last()?;
+        let loc = s
+            .prog
+            .functions
+            .get(frame.func as usize)
+            .and_then(|f| f.blocks.get(frame.block as usize))
+            .and_then(|b| b.locs.get((frame.op as usize).checked_sub(1)?))
+            .copied()
+            .unwrap_or(0);
+        let finding = BarrierFinding {
+            scope: "Workgroup",
+            arrived,
+            invocations: total,
+            finished: total - waiting,
+        };
+        Some((loc, first.0 + first.1.mask.trailing_zeros(), finding))
     }
 
     /// Runs subgroup `k` until it finishes or every tangle waits at a barrier.
@@ -386,20 +457,31 @@ impl Workgroup {
     /// Records lane findings of one op as diagnostics.
     fn report(&mut self, s: &Shared<'_>, first: u32, loc: u32) {
         for (l, f) in std::mem::take(&mut self.found) {
-            if !s.options.checks && !f.is_memory_error() {
-                continue;
-            }
-            if self.diagnostics.len() >= Report::MAX_DIAGNOSTICS {
-                self.stats.dropped_diagnostics += 1;
-                continue;
-            }
-            let invocation = self.place(s, first + l as u32).global_id();
-            self.diagnostics.push(Diagnostic {
-                finding: f,
-                at: s.prog.location(loc),
-                invocation,
-            });
+            self.record(s, loc, first + l as u32, f);
         }
+    }
+
+    /// Records one finding of the invocation with `LocalInvocationIndex` `local` at location
+    /// `loc`, unless the run's options turn its kind off.
+    fn record(&mut self, s: &Shared<'_>, loc: u32, local: u32, f: Finding) {
+        let kind = f.kind();
+        if (!s.options.checks && !f.is_memory_error()) || s.options.allow.contains(kind) {
+            return;
+        }
+        let d = Diagnostic {
+            finding: f,
+            at: s.prog.location(loc),
+            invocation: self.place(s, local).global_id(),
+            workgroup: self.id,
+        };
+        let key = (self.wg_index, self.seq);
+        self.seq += 1;
+        if self.diagnostics.len() >= s.options.max_findings {
+            self.stats.dropped_diagnostics += 1;
+        } else {
+            self.diagnostics.push(d.clone());
+        }
+        self.summaries.add(loc, kind, key, d);
     }
 
     /// Runs tangle `t` of subgroup `k` until it ends, waits, splits, or is no longer first.

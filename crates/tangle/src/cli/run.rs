@@ -1,6 +1,6 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
 //! [--time-limit S] [--memory-limit BYTES] [--json] [--policy P|all] [--trace FILE.json]
-//! [--no-checks] [--coopmat-layout L]`: runs an Amber script's compute tests on the CPU executor, with a progress
+//! [--no-checks] [--allow KIND,KIND] [--max-findings N] [--coopmat-layout L]`: runs an Amber script's compute tests on the CPU executor, with a progress
 //! bar on a terminal for long dispatches and `REPEAT`s ([`super::progress`]).
 //!
 //! Exit codes: 0 every `EXPECT` held; 1 one failed (or the shader is invalid, or undefined
@@ -71,6 +71,14 @@ pub struct Args {
     /// column-striped or shuffled:SEED. A shader that assumes one layout fails under another.
     #[arg(long = "coopmat-layout", value_name = "LAYOUT")]
     coopmat_layout: Option<String>,
+    /// Finding kinds not to report, comma-separated (race,uninit,barrier,...; README, "Sanitizer
+    /// findings"); the race and uninitialised-value checks then do no work either.
+    #[arg(long, value_name = "KIND,KIND")]
+    allow: Option<String>,
+    /// The most findings kept one by one (for --json) per dispatch; every finding is still
+    /// counted in its cause's summary. Default 100.
+    #[arg(long = "max-findings", value_name = "N", allow_negative_numbers = true)]
+    max_findings: Option<String>,
 }
 
 /// The profile the options ask for, or why there is none.
@@ -159,6 +167,19 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
     let bytes = io::read_input(&args.input)?;
     let script = parse(name, script_text(name, &bytes)?, options.memory_limit)?;
     options.checks = !args.no_checks;
+    if let Some(a) = args.allow.as_deref() {
+        options.allow = a
+            .parse()
+            .map_err(|e| Unusable::new(Kind::Usage, format!("--allow {a}: {e}")))?;
+    }
+    if let Some(n) = args.max_findings.as_deref() {
+        options.max_findings = n.parse().map_err(|_| {
+            Unusable::new(
+                Kind::Usage,
+                format!("--max-findings {n}: must be a whole number"),
+            )
+        })?;
+    }
     if let Some(l) = args.coopmat_layout.as_deref() {
         options.coopmat_layout = l
             .parse()
