@@ -37,6 +37,8 @@ pub enum Finding {
     Coopmat(crate::check::coopmat::CoopmatFinding),
     /// A barrier not executed by its whole scope instance ([`crate::check::barrier`]).
     Barrier(crate::check::barrier::BarrierFinding),
+    /// A data race ([`crate::check::race`]).
+    Race(crate::check::race::RaceFinding),
 }
 
 impl Finding {
@@ -60,6 +62,7 @@ impl Finding {
             Finding::DotAccSatOverflow(_) => Kind::DotOverflow,
             Finding::Coopmat(_) => Kind::Coopmat,
             Finding::Barrier(_) => Kind::Barrier,
+            Finding::Race(_) => Kind::Race,
         }
     }
 }
@@ -87,6 +90,7 @@ impl fmt::Display for Finding {
             Finding::DotAccSatOverflow(d) => write!(f, "{d}"),
             Finding::Coopmat(c) => write!(f, "{c}"),
             Finding::Barrier(b) => write!(f, "{b}"),
+            Finding::Race(r) => write!(f, "{r}"),
         }
     }
 }

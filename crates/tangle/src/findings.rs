@@ -109,9 +109,15 @@ pub fn render(s: &Summary, module: Option<&Module>) -> String {
         range(s.invocations),
         range(s.workgroups)
     ));
-    let shown: Vec<String> = s.examples.iter().map(|d| instance(d, first)).collect();
-    let more = if s.count > shown.len() as u64 { ", ..." } else { "" };
-    out.push_str(&format!("   = first: {}{more}\n", shown.join("; ")));
+    for d in &s.examples {
+        out.push_str(&format!("   = {}\n", instance(d, first)));
+    }
+    if s.count > s.examples.len() as u64 {
+        out.push_str(&format!(
+            "   = ... {} more\n",
+            s.count - s.examples.len() as u64
+        ));
+    }
     out.trim_end().to_string()
 }
 

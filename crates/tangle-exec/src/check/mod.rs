@@ -10,4 +10,5 @@ pub mod coopmat;
 pub mod dot;
 pub mod group;
 pub mod kind;
+pub mod race;
 pub mod summary;

@@ -77,6 +77,9 @@ pub(crate) struct Lowerer<'m> {
     pub coopmat_elements: HashMap<u32, (u32, u32, u32, Slot)>,
     /// Invocations per subgroup: a cooperative matrix holds ⌈elements / this⌉ per invocation.
     pub subgroup_size: u32,
+    /// Memory semantics of the `OpMemoryBarrier`s since the last `OpControlBarrier`: the next
+    /// control barrier orders what they name (`memoryBarrierBuffer(); barrier();`).
+    pub memory_barrier: u32,
     /// `OpString` texts by id (the files `OpLine` names).
     pub strings: HashMap<u32, String>,
     /// The source line of the instructions being lowered, from the last `OpLine`.
@@ -126,6 +129,7 @@ pub fn lower(
         coopmat_elements: HashMap::new(),
         strings: HashMap::new(),
         line: None,
+        memory_barrier: 0,
     };
     l.collect_facts();
     let entry_id = l.find_entry(entry_point)?;

@@ -9,6 +9,7 @@ pub mod coopmat;
 pub mod dot;
 pub mod group;
 pub mod memory;
+mod sanitize;
 pub mod tangle;
 mod workers;
 
@@ -18,7 +19,9 @@ use crate::policy::{Reconvergence, Rng, SwitchGrouping};
 use crate::program::{Op, Program, RegionKind, Slot, Terminator};
 use crate::check::barrier::BarrierFinding;
 use crate::check::kind::Kind;
+use crate::check::race::RaceLog;
 use crate::check::summary::Summaries;
+use std::cell::RefCell;
 use crate::report::{Diagnostic, Finding, Report, Stats};
 use crate::trace::{Collector, Event, EventKind};
 use access::{LaneFinding, Mem};
@@ -58,6 +61,9 @@ struct Shared<'a> {
     events: Mutex<Collector>,
     /// Cooperative-matrix element positions under the run's layout.
     layouts: coopmat::Layouts,
+    /// Every workgroup's buffer accesses as runs, for the race check across workgroups, and
+    /// whether some were dropped at the bound.
+    runs: Mutex<(Vec<crate::check::race::Access>, bool)>,
 }
 
 /// Runs a dispatch.
@@ -127,6 +133,7 @@ pub fn dispatch(
         sched: Schedule::new(prog, options.policy),
         events: Mutex::new(Collector::default()),
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
+        runs: Mutex::new((Vec::new(), false)),
     };
     workers::run_all(&shared, total, threads)?;
     for ((words, key), _) in shared.buffers.iter().zip(0..) {
@@ -134,8 +141,17 @@ pub fn dispatch(
             *b = words.to_bytes();
         }
     }
-    let (mut found, mut stats, summaries) =
-        shared.found.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (mut found, mut stats, mut summaries) = std::mem::take(
+        &mut *shared.found.lock().unwrap_or_else(|e| e.into_inner()),
+    );
+    let mut runs = std::mem::take(&mut shared.runs.lock().unwrap_or_else(|e| e.into_inner()).0);
+    sanitize::races_across(
+        &shared,
+        &mut runs,
+        &mut found,
+        &mut summaries,
+        &mut stats.dropped_diagnostics,
+    );
     found.sort_by_key(|(k, _)| *k);
     if found.len() > options.max_findings {
         stats.dropped_diagnostics += (found.len() - options.max_findings) as u64;
@@ -167,6 +183,8 @@ struct Subgroup {
     lanes: usize,
     /// The policy's random choices for this subgroup of the current workgroup.
     rng: Rng,
+    /// Subgroup-scope barriers with memory semantics passed (the race check's ordering).
+    barriers: u64,
 }
 
 /// A workgroup's state, reused for every workgroup a thread runs.
@@ -193,6 +211,8 @@ struct Workgroup {
     joined: Vec<u128>,
     /// Buffers of cooperative-matrix MulAdd.
     coopmat: coopmat::Scratch,
+    /// The race check's log of the workgroup being run.
+    races: RefCell<RaceLog>,
 }
 
 impl Workgroup {
@@ -211,6 +231,7 @@ impl Workgroup {
                 first_index: (i * s.sg) as u32,
                 lanes: (invocations - i * s.sg).min(s.sg),
                 rng: Rng::new(0, &[]),
+                barriers: 0,
             })
             .collect();
         Workgroup {
@@ -229,6 +250,10 @@ impl Workgroup {
             produced: 0,
             joined: Vec::new(),
             coopmat: coopmat::Scratch::default(),
+            races: RefCell::new(RaceLog {
+                on: Workgroup::races_on(s),
+                ..RaceLog::default()
+            }),
         }
     }
 
@@ -246,6 +271,7 @@ impl Workgroup {
             f.0.push(((i, k as u64), d));
         }
         self.seq = 0;
+        self.flush_races(s);
         if !self.summaries.is_empty() {
             f.2.merge(std::mem::take(&mut self.summaries));
         }
@@ -288,6 +314,7 @@ impl Workgroup {
             (i / (gx.max(1) * gy.max(1))) as u32,
         ];
         self.wg_index = i;
+        self.races.get_mut().start(i);
         let prog = s.prog;
         self.events.clear();
         self.produced = 0;
@@ -328,6 +355,7 @@ impl Workgroup {
                 apart: Vec::new(),
             });
             sg.rng = Rng::new(seed, &[i, k as u64]);
+            sg.barriers = 0;
             self.stats.invocations += lanes as u64;
             let Some(sg) = self.subgroups.get(k) else {
                 continue;
@@ -366,6 +394,7 @@ impl Workgroup {
                     .is_some_and(|sg| !sg.tangles.is_empty());
             }
             if !waiting {
+                self.barrier_races(s, None);
                 return Ok(());
             }
             // Every subgroup is done or waits at a barrier.
@@ -376,9 +405,12 @@ impl Workgroup {
                     for sg in &mut self.subgroups {
                         sg.tangles.clear();
                     }
+                    self.barrier_races(s, None);
                     return Ok(());
                 }
             }
+            let semantics = self.waiting_semantics(s);
+            self.barrier_races(s, Some(semantics));
             // Release the barrier.
             for sg in &mut self.subgroups {
                 tangle::release(&mut sg.tangles);
@@ -423,6 +455,28 @@ impl Workgroup {
             finished: total - waiting,
         };
         Some((loc, first.0 + first.1.mask.trailing_zeros(), finding))
+    }
+
+    /// The Memory Semantics of the barrier the workgroup's first waiting tangle waits at.
+    fn waiting_semantics(&self, s: &Shared<'_>) -> u32 {
+        let frame = self
+            .subgroups
+            .iter()
+            .flat_map(|sg| sg.tangles.first())
+            .find_map(|t| t.stack.last());
+        let op = frame.and_then(|f| {
+            s.prog
+                .functions
+                .get(f.func as usize)?
+                .blocks
+                .get(f.block as usize)?
+                .ops
+                .get((f.op as usize).checked_sub(1)?)
+        });
+        match op {
+            Some(Op::ControlBarrier { semantics }) => *semantics,
+            _ => 0,
+        }
     }
 
     /// Runs subgroup `k` until it finishes or every tangle waits at a barrier.
@@ -520,21 +574,46 @@ impl Workgroup {
                     workgroup: &self.memory,
                     invocation: &sg.invocation,
                     invocation_bytes: prog.invocation_bytes,
+                    races: self.races.get_mut().on.then_some(&self.races),
                 };
+                if let Some(r) = mem.races {
+                    let mut r = r.borrow_mut();
+                    r.first = first;
+                    r.sg_epoch = ((k as u64) << 32) | sg.barriers;
+                }
                 for (j, op) in block.ops.iter().enumerate().skip(start) {
                     match op {
                         Op::Call { .. } => {
                             stop_at = Some((j, false));
                             break;
                         }
-                        Op::ControlBarrier => {
+                        Op::ControlBarrier { .. } => {
                             stop_at = Some((j, true));
                             break;
                         }
                         _ => {}
                     }
                     executed += 1;
-                    if !crate::check::arith::exec_check(op, &sg.regs, n, t.mask, &mut self.found)
+                    if let Some(r) = mem.races {
+                        r.borrow_mut().loc = block.locs.get(j).copied().unwrap_or(0);
+                    }
+                    let handled = match op {
+                        Op::SubgroupBarrier { semantics } => {
+                            if *semantics != 0 {
+                                sg.barriers += 1;
+                                if let Some(r) = mem.races {
+                                    r.borrow_mut().sg_epoch = ((k as u64) << 32) | sg.barriers;
+                                }
+                            }
+                            if let Some(f) = sanitize::subgroup_barrier(t.mask, &sg.tangles) {
+                                self.found.push((t.mask.trailing_zeros() as usize, f));
+                            }
+                            true
+                        }
+                        _ => false,
+                    };
+                    if !handled
+                        && !crate::check::arith::exec_check(op, &sg.regs, n, t.mask, &mut self.found)
                         && !alu::exec_pure(op, &mut sg.regs, n, t.mask)
                         && !access::exec_memory(
                             prog,
