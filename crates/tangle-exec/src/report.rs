@@ -39,6 +39,8 @@ pub enum Finding {
     Barrier(crate::check::barrier::BarrierFinding),
     /// A data race ([`crate::check::race`]).
     Race(crate::check::race::RaceFinding),
+    /// An undefined value used ([`crate::check::uninit`]).
+    Uninit(crate::check::uninit::UninitFinding),
 }
 
 impl Finding {
@@ -63,6 +65,7 @@ impl Finding {
             Finding::Coopmat(_) => Kind::Coopmat,
             Finding::Barrier(_) => Kind::Barrier,
             Finding::Race(_) => Kind::Race,
+            Finding::Uninit(_) => Kind::Uninit,
         }
     }
 }
@@ -91,6 +94,7 @@ impl fmt::Display for Finding {
             Finding::Coopmat(c) => write!(f, "{c}"),
             Finding::Barrier(b) => write!(f, "{b}"),
             Finding::Race(r) => write!(f, "{r}"),
+            Finding::Uninit(u) => write!(f, "{u}"),
         }
     }
 }

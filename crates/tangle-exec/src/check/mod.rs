@@ -12,3 +12,4 @@ pub mod group;
 pub mod kind;
 pub mod race;
 pub mod summary;
+pub mod uninit;

@@ -490,6 +490,11 @@ impl<'m> Lowerer<'m> {
                     ty,
                 },
             );
+        } else if let Some(&(slot, ty)) = inst.result_id.and_then(|id| self.reg_ptrs.get(&id)) {
+            // "If [Initializer is] not present, the variable's value is undefined": marked so
+            // for the uninitialised-value check.
+            let count = self.program.ty(ty).slots;
+            self.emit(out, Op::Undef { dst: slot, count });
         }
         Ok(())
     }

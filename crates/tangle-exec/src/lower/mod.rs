@@ -309,6 +309,10 @@ impl<'m> Lowerer<'m> {
                 SpvOp::Undef => {
                     let ty = self.lower_type(inst.result_type)?;
                     self.const_composite(inst.result_id, ty, None)?;
+                    let v = self.value(inst.result_id)?;
+                    let count = self.program.ty(ty).slots;
+                    let loc = self.location();
+                    self.program.undefs.push((v.slot, count, loc));
                 }
                 _ if constants::is_constant(op) => self.lower_constant(inst, op)?,
                 _ => {}

@@ -176,6 +176,9 @@ pub struct Program {
     pub locations: Vec<InstRef>,
     /// The memory image of each type: its scalars in slot order.
     pub leaves: Vec<Vec<Leaf>>,
+    /// Module-scope `OpUndef`s: first slot, slot count and location (for the
+    /// uninitialised-value check, [`crate::check::uninit`]).
+    pub undefs: Vec<(Slot, u32, u32)>,
 }
 
 /// One scalar of a type's memory image.

@@ -364,6 +364,10 @@ pub enum Op {
     /// subgroup's invocations executing together); checked for uniformity
     /// ([`crate::check::barrier`]) and, with `semantics`, orders accesses within the subgroup.
     SubgroupBarrier { semantics: u32 },
+    /// A function variable without an initializer, held in registers (or an `OpUndef` in a
+    /// function): its `count` slots from `dst` hold an undefined value. Executes nothing; the
+    /// uninitialised-value check marks them ([`crate::check::uninit`]).
+    Undef { dst: Slot, count: u32 },
     /// `OpFunctionCall`: copy `args` (dst, src) into the callee's parameters, run it, and put the
     /// return value in `dst..dst+count`.
     Call {

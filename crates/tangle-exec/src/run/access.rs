@@ -22,6 +22,8 @@ pub struct Mem<'a> {
     pub invocation_bytes: u64,
     /// The race check's log, when it is on.
     pub races: Option<&'a std::cell::RefCell<crate::check::race::RaceLog>>,
+    /// The workgroup memory written so far, when the uninitialised-value check is on.
+    pub written: Option<&'a std::cell::RefCell<crate::check::uninit::Shadow>>,
 }
 
 /// A finding for one lane.
@@ -45,10 +47,17 @@ impl<'a> Mem<'a> {
         region_name(self.buffers, region)
     }
 
-    /// Logs an access for the race check ([`crate::check::race`]) when it is on.
+    /// Logs an access for the race check ([`crate::check::race`]) and a write for the
+    /// uninitialised-value check ([`crate::check::uninit`]) when they are on.
     fn log(&self, lane: usize, ptr: u64, len: u64, class: u8) {
         if let Some(r) = self.races {
             r.borrow_mut().access(lane, ptr, len, class);
+        }
+        if let (Some(w), true) = (self.written, class & race::WRITE != 0) {
+            let (region, off) = split_pointer(ptr);
+            if region == m::REGION_WORKGROUP {
+                w.borrow_mut().write(off, len);
+            }
         }
     }
 

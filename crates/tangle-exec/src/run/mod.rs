@@ -20,6 +20,7 @@ use crate::program::{Op, Program, RegionKind, Slot, Terminator};
 use crate::check::barrier::BarrierFinding;
 use crate::check::kind::Kind;
 use crate::check::race::RaceLog;
+use crate::check::uninit::{self, Shadow};
 use crate::check::summary::Summaries;
 use std::cell::RefCell;
 use crate::report::{Diagnostic, Finding, Report, Stats};
@@ -31,6 +32,7 @@ use memory::Words;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
+use sanitize::track_uninit;
 use tangle::{Apart, Frame, Schedule, Tangle};
 
 /// A diagnostic with its sort key (workgroup, order found).
@@ -185,6 +187,11 @@ struct Subgroup {
     rng: Rng,
     /// Subgroup-scope barriers with memory semantics passed (the race check's ordering).
     barriers: u64,
+    /// The origin of each slot and lane's value, when the uninitialised-value check is on
+    /// (empty otherwise; [`crate::check::uninit`]).
+    poison: Vec<u32>,
+    /// Whether some slot of `poison` may be undefined.
+    poisoned: bool,
 }
 
 /// A workgroup's state, reused for every workgroup a thread runs.
@@ -213,6 +220,8 @@ struct Workgroup {
     coopmat: coopmat::Scratch,
     /// The race check's log of the workgroup being run.
     races: RefCell<RaceLog>,
+    /// The workgroup memory written so far (the uninitialised-value check).
+    written: RefCell<Shadow>,
 }
 
 impl Workgroup {
@@ -223,6 +232,7 @@ impl Workgroup {
             .iter()
             .map(|&x| x as usize)
             .product::<usize>();
+        let uninit = s.options.checks && !s.options.allow.contains(Kind::Uninit);
         let subgroups = (0..invocations.div_ceil(s.sg))
             .map(|i| Subgroup {
                 regs: s.template.clone(),
@@ -232,6 +242,12 @@ impl Workgroup {
                 lanes: (invocations - i * s.sg).min(s.sg),
                 rng: Rng::new(0, &[]),
                 barriers: 0,
+                poison: if uninit {
+                    vec![0; s.template.len()]
+                } else {
+                    Vec::new()
+                },
+                poisoned: false,
             })
             .collect();
         Workgroup {
@@ -254,6 +270,7 @@ impl Workgroup {
                 on: Workgroup::races_on(s),
                 ..RaceLog::default()
             }),
+            written: RefCell::new(Shadow::new(uninit)),
         }
     }
 
@@ -323,11 +340,21 @@ impl Workgroup {
             _ => 0,
         };
         self.memory.zero();
+        let uninit_on = self.written.get_mut().on;
+        if uninit_on {
+            self.written.get_mut().start(prog.workgroup_bytes);
+        }
         for var in &prog.variables {
             if let (RegionKind::Workgroup, Some(init)) = (var.region, var.init) {
                 self.write_const(prog, &self.memory, var.offset, var.ty, init);
+                if uninit_on {
+                    self.written
+                        .get_mut()
+                        .write(var.offset, prog.ty(var.ty).size);
+                }
             }
         }
+        let s_n = s.sg;
         let entry = Frame {
             func: prog.entry,
             block: 0,
@@ -356,6 +383,17 @@ impl Workgroup {
             });
             sg.rng = Rng::new(seed, &[i, k as u64]);
             sg.barriers = 0;
+            if !sg.poison.is_empty() {
+                sg.poison.fill(0);
+                sg.poisoned = !prog.undefs.is_empty();
+                for &(slot, count, loc) in &prog.undefs {
+                    for s in slot..slot + count {
+                        for l in 0..lanes {
+                            uninit::set(&mut sg.poison, s_n, s, l, loc + 1);
+                        }
+                    }
+                }
+            }
             self.stats.invocations += lanes as u64;
             let Some(sg) = self.subgroups.get(k) else {
                 continue;
@@ -575,6 +613,7 @@ impl Workgroup {
                     invocation: &sg.invocation,
                     invocation_bytes: prog.invocation_bytes,
                     races: self.races.get_mut().on.then_some(&self.races),
+                    written: self.written.get_mut().on.then_some(&self.written),
                 };
                 if let Some(r) = mem.races {
                     let mut r = r.borrow_mut();
@@ -598,6 +637,18 @@ impl Workgroup {
                         r.borrow_mut().loc = block.locs.get(j).copied().unwrap_or(0);
                     }
                     let handled = match op {
+                        Op::Undef { dst, count } => {
+                            if !sg.poison.is_empty() {
+                                let o = block.locs.get(j).copied().unwrap_or(0) + 1;
+                                for l in bits_of(t.mask, n) {
+                                    for s in *dst..*dst + *count {
+                                        uninit::set(&mut sg.poison, n, s, l, o);
+                                    }
+                                }
+                                sg.poisoned = true;
+                            }
+                            true
+                        }
                         Op::SubgroupBarrier { semantics } => {
                             if *semantics != 0 {
                                 sg.barriers += 1;
@@ -651,6 +702,20 @@ impl Workgroup {
                             &prog.location(block.locs.get(j).copied().unwrap_or(0)),
                             "op the executor cannot run",
                         ));
+                    }
+                    if !sg.poison.is_empty() {
+                        let loc = block.locs.get(j).copied().unwrap_or(0);
+                        let (regs, poison) = (&sg.regs, &mut sg.poison);
+                        track_uninit(
+                            prog,
+                            op,
+                            (regs, poison, &mut sg.poisoned),
+                            n,
+                            t.mask,
+                            &mem,
+                            loc,
+                            &mut self.found,
+                        );
                     }
                     if !self.found.is_empty() {
                         let loc = block.locs.get(j).copied().unwrap_or(0);

@@ -130,3 +130,60 @@ pub(super) fn races_across(
         summaries.add(r.this.loc, Kind::Race, key, d);
     }
 }
+
+/// The uninitialised-value check after `op` ran for the lanes `mask` of `sg`: carries origins
+/// ([`uninit::step`]), gives a load of unwritten workgroup memory the load as its origin, and
+/// lists each use of an undefined value as a finding of its lane. The subgroup's registers,
+/// origins and poisoned flag come apart because its per-invocation memory is borrowed by
+/// `mem`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn track_uninit(
+    prog: &crate::program::Program,
+    op: &crate::program::Op,
+    (regs, poison, poisoned): (&[u64], &mut Vec<u32>, &mut bool),
+    n: usize,
+    mask: u128,
+    mem: &super::access::Mem<'_>,
+    loc: u32,
+    found: &mut Vec<super::access::LaneFinding>,
+) {
+    use super::alu::{bits_of, rd};
+    use super::memory::{split_pointer, REGION_INVOCATION, REGION_WORKGROUP};
+    use crate::check::uninit;
+    use crate::program::Op;
+    let mut uses = Vec::new();
+    if *poisoned {
+        let visible = |ptr: crate::program::Slot, l: usize| {
+            split_pointer(rd(regs, n, ptr, l)).0 != REGION_INVOCATION
+        };
+        if !uninit::step(prog, op, poison, n, mask, &visible, &mut uses) {
+            uninit::forget(poison, n, mask);
+        }
+    }
+    if let (Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty }, Some(w)) =
+        (op, mem.written)
+    {
+        let w = w.borrow();
+        for l in bits_of(mask, n) {
+            let (region, off) = split_pointer(rd(regs, n, *ptr, l));
+            if region != REGION_WORKGROUP {
+                continue;
+            }
+            for (i, leaf) in prog.leaves_of(*ty).iter().enumerate() {
+                if !w.written(off + leaf.offset, u64::from(leaf.bytes)) {
+                    uninit::set(poison, n, dst + i as u32, l, loc + 1);
+                    *poisoned = true;
+                }
+            }
+        }
+    }
+    for (l, o, used_as) in uses {
+        found.push((
+            l,
+            Finding::Uninit(uninit::UninitFinding {
+                used_as,
+                origin: prog.location(o - 1),
+            }),
+        ));
+    }
+}
