@@ -801,6 +801,19 @@ impl Workgroup {
                 return Ok(());
             }
             let b = frame.block;
+            let decided_by = match &block.terminator {
+                Terminator::BranchConditional { cond, .. } => Some((*cond, "a branch condition")),
+                Terminator::Switch { selector, .. } => Some((*selector, "a switch selector")),
+                _ => None,
+            };
+            if let (Some((slot, what)), Some(sg)) = (decided_by, self.subgroups.get_mut(k)) {
+                if sg.poisoned {
+                    let mut uses = Vec::new();
+                    uninit::sink(&mut sg.poison, n, t.mask, slot, what, &mut uses);
+                    sanitize::push_uses(prog, uses, &mut self.found);
+                    self.report(s, first, block.term_loc);
+                }
+            }
             match &block.terminator {
                 Terminator::Branch(target) => {
                     self.phis(k, n, frame.func, b, *target, t.mask, prog);
@@ -1012,6 +1025,21 @@ impl Workgroup {
             for l in bits_of(mask, n) {
                 let v = self.scratch.get(i * n + l).copied().unwrap_or(0);
                 wr(&mut sg.regs, n, dst, l, v);
+            }
+        }
+        if sg.poisoned {
+            // The origins move with the values, as one parallel copy too.
+            let origins: Vec<u32> = copies
+                .iter()
+                .flat_map(|&(_, src)| bits_of(mask, n).map(move |l| (src, l)))
+                .map(|(src, l)| uninit::origin(&sg.poison, n, src, l))
+                .collect();
+            let mut it = origins.into_iter();
+            for &(dst, _) in copies {
+                for l in bits_of(mask, n) {
+                    let o = it.next().unwrap_or(0);
+                    uninit::set(&mut sg.poison, n, dst, l, o);
+                }
             }
         }
     }

@@ -177,12 +177,21 @@ pub(super) fn track_uninit(
             }
         }
     }
+    push_uses(prog, uses, found);
+}
+
+/// The uses of undefined values as lane findings.
+pub(super) fn push_uses(
+    prog: &crate::program::Program,
+    uses: Vec<crate::check::uninit::Use>,
+    found: &mut Vec<super::access::LaneFinding>,
+) {
     for (l, o, used_as) in uses {
         found.push((
             l,
-            Finding::Uninit(uninit::UninitFinding {
+            Finding::Uninit(crate::check::uninit::UninitFinding {
                 used_as,
-                origin: prog.location(o - 1),
+                origin: prog.location(o.saturating_sub(1)),
             }),
         ));
     }
