@@ -2,6 +2,9 @@
 //! `bench/` at their standard sizes, each against the same computation in plain Rust
 //! measured in the same run. Results are checked before any time is printed.
 //!
+//! Each shader also runs with the sanitizer off (`RunOptions::checks`, `--no-checks`), and the
+//! sanitizer's overhead (time with checks / time without) is printed.
+//!
 //! `cargo run --release -p tangle-exec --example bench [-- --threads N] [--quick]`
 //! (`--quick` runs 1/16 of the standard sizes). Shaders are compiled with `glslang`.
 
@@ -38,6 +41,16 @@ fn time<T>(f: impl FnOnce() -> T) -> (T, Duration) {
     let t = Instant::now();
     let r = f();
     (r, t.elapsed())
+}
+
+/// Prints the sanitizer's cost on one shader: time with the checks over time without.
+fn sanitizer(name: &str, on: Duration, off: Duration) {
+    println!(
+        "  {name} sanitizer (races, uninitialised values, barriers, arithmetic): checks on {:.3} s, off {:.3} s; overhead {:.2}x",
+        on.as_secs_f64(),
+        off.as_secs_f64(),
+        on.as_secs_f64() / off.as_secs_f64().max(1e-9)
+    );
 }
 
 fn alu_rust(n: u32, iters: u32) -> Vec<u32> {
@@ -96,6 +109,16 @@ fn main() {
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect();
     assert_eq!(got, expect, "alu_hash result differs from plain Rust");
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let off = RunOptions {
+        checks: false,
+        ..options.clone()
+    };
+    let (_, t_off) = time(|| {
+        pipeline
+            .dispatch(&mut res, [groups, 1, 1], &off)
+            .expect("dispatch")
+    });
     let bodies = f64::from(n) * f64::from(iters);
     println!(
         "alu_hash  n={n} iters={iters}: tangle {:.3} s ({:.1} M loop bodies/s, {} instructions), plain Rust {:.3} s; ratio {:.3}x",
@@ -105,6 +128,7 @@ fn main() {
         t_rust.as_secs_f64(),
         t_rust.as_secs_f64() / t_exec.as_secs_f64()
     );
+    sanitizer("alu_hash", t_exec, t_off);
 
     // Memory-bound: n = 16M floats, 65536 groups of 256.
     let groups = 65536 / scale;
@@ -133,11 +157,12 @@ fn main() {
         .chain(n.to_le_bytes().iter())
         .copied()
         .collect();
-    let (_, t_exec) = time(|| {
+    let (report, t_exec) = time(|| {
         pipeline
             .dispatch(&mut res, [groups, 1, 1], &options)
             .expect("dispatch")
     });
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
     let mut yr = y.clone();
     let (_, t_rust) = time(|| {
         for (yv, xv) in yr.iter_mut().zip(&x) {
@@ -161,6 +186,13 @@ fn main() {
         bytes / t_rust.as_secs_f64() / 1e9,
         t_rust.as_secs_f64() / t_exec.as_secs_f64()
     );
+    // Again without the checks (y changes again; it was checked above).
+    let (_, t_off) = time(|| {
+        pipeline
+            .dispatch(&mut res, [groups, 1, 1], &off)
+            .expect("dispatch")
+    });
+    sanitizer("saxpy", t_exec, t_off);
     if let Some(kib) = peak_rss_kib() {
         println!(
             "peak memory (VmHWM): {:.1} MiB (inputs and outputs included)",

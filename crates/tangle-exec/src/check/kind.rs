@@ -122,4 +122,16 @@ mod tests {
         assert!(!set.contains(Kind::Barrier));
         assert!("race,nope".parse::<KindSet>().is_err());
     }
+
+    /// The README documents every kind, in its table of findings.
+    #[test]
+    fn readme_documents_every_kind() {
+        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"));
+        for k in Kind::ALL {
+            assert!(
+                readme.contains(&format!("| `{}` |", k.name())),
+                "README lacks the kind {k}"
+            );
+        }
+    }
 }
