@@ -122,11 +122,12 @@ impl Runner<'_, '_> {
                     let Some(p) = self.script.pipelines.get(*pipeline) else {
                         return Err(Stop);
                     };
-                    self.dispatch(p, *groups, at.line).map_err(|(status, why)| {
-                        self.report
-                            .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
-                        Stop
-                    })?;
+                    self.dispatch(p, *groups, at.line)
+                        .map_err(|(status, why)| {
+                            self.report
+                                .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
+                            Stop
+                        })?;
                 }
                 Command::Expect(expect) => {
                     let result = verify(self.script, &self.buffers, expect);

@@ -41,6 +41,13 @@ pub enum Finding {
     Race(crate::check::race::RaceFinding),
     /// An undefined value used ([`crate::check::uninit`]).
     Uninit(crate::check::uninit::UninitFinding),
+    /// A dynamic vector index out of range ([`crate::check::index`]).
+    IndexOutOfRange {
+        /// The index, as a signed value of its width.
+        index: i64,
+        /// The vector's components.
+        count: u32,
+    },
 }
 
 impl Finding {
@@ -66,6 +73,7 @@ impl Finding {
             Finding::Barrier(_) => Kind::Barrier,
             Finding::Race(_) => Kind::Race,
             Finding::Uninit(_) => Kind::Uninit,
+            Finding::IndexOutOfRange { .. } => Kind::Index,
         }
     }
 }
@@ -95,6 +103,10 @@ impl fmt::Display for Finding {
             Finding::Barrier(b) => write!(f, "{b}"),
             Finding::Race(r) => write!(f, "{r}"),
             Finding::Uninit(u) => write!(f, "{u}"),
+            Finding::IndexOutOfRange { index, count } => write!(
+                f,
+                "dynamic index {index} of a {count}-component vector is out of range (behavior undefined)"
+            ),
         }
     }
 }

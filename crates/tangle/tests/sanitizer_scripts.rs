@@ -113,7 +113,12 @@ fn one_diagnostic_per_cause_with_its_count() {
     assert_eq!(f["count"], 64);
     assert_eq!(f["invocations"], serde_json::json!([[0, 0, 0], [63, 0, 0]]));
     assert_eq!(f["findings"].as_array().map(Vec::len), Some(64));
-    assert_eq!(json["report"]["undefined_behaviour"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        json["report"]["undefined_behaviour"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
     // --max-findings bounds the list and the race check's work.
     let (_, _, json) = run(&script, &["--subgroup-size", "64", "--max-findings", "5"]);
     let f = &json["report"]["findings"][0];
@@ -126,7 +131,11 @@ fn one_diagnostic_per_cause_with_its_count() {
         .output()
         .expect("runs");
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(text.lines().filter(|l| l.contains("  --> ")).count(), 1, "{text}");
+    assert_eq!(
+        text.lines().filter(|l| l.contains("  --> ")).count(),
+        1,
+        "{text}"
+    );
     assert!(text.contains("64 times"), "{text}");
     assert!(text.contains("OpLoad"), "{text}");
 }

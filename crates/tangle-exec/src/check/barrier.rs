@@ -43,8 +43,16 @@ impl fmt::Display for BarrierFinding {
             self.scope.to_lowercase()
         )?;
         if others > 0 {
-            write!(f, " ({} finished, {} elsewhere)", self.finished, others - self.finished.min(others))?;
+            write!(
+                f,
+                " ({} finished, {} elsewhere)",
+                self.finished,
+                others - self.finished.min(others)
+            )?;
         }
-        write!(f, ": control flow not uniform at the barrier (behavior undefined)")
+        write!(
+            f,
+            ": control flow not uniform at the barrier (behavior undefined)"
+        )
     }
 }

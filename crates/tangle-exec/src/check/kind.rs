@@ -26,11 +26,13 @@ pub enum Kind {
     Barrier,
     /// An undefined value used.
     Uninit,
+    /// A dynamic vector index out of range.
+    Index,
 }
 
 impl Kind {
     /// Every kind, in the README's order.
-    pub const ALL: [Kind; 10] = [
+    pub const ALL: [Kind; 11] = [
         Kind::OutOfBounds,
         Kind::BadPointer,
         Kind::Division,
@@ -41,6 +43,7 @@ impl Kind {
         Kind::Race,
         Kind::Barrier,
         Kind::Uninit,
+        Kind::Index,
     ];
 
     /// The name `--allow` takes.
@@ -56,6 +59,7 @@ impl Kind {
             Kind::Race => "race",
             Kind::Barrier => "barrier",
             Kind::Uninit => "uninit",
+            Kind::Index => "index",
         }
     }
 
@@ -100,7 +104,10 @@ impl std::str::FromStr for KindSet {
         for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
             let k = Kind::by_name(name).ok_or_else(|| {
                 let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
-                format!("unknown finding kind '{name}' (known: {})", known.join(", "))
+                format!(
+                    "unknown finding kind '{name}' (known: {})",
+                    known.join(", ")
+                )
             })?;
             set.insert(k);
         }

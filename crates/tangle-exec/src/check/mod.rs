@@ -9,6 +9,7 @@ pub mod barrier;
 pub mod coopmat;
 pub mod dot;
 pub mod group;
+pub mod index;
 pub mod kind;
 pub mod race;
 pub mod summary;

@@ -132,10 +132,7 @@ pub fn merge_runs(log: &mut Vec<Access>) {
     for a in log.drain(..) {
         match out.last_mut() {
             Some(l) if l.class == a.class && a.start <= l.end => l.end = l.end.max(a.end),
-            _ => out.push(Access {
-                sg_epoch: 0,
-                ..a
-            }),
+            _ => out.push(Access { sg_epoch: 0, ..a }),
         }
     }
     *log = out;
@@ -279,7 +276,9 @@ mod tests {
     fn sweep_finds_what_pairs_find() {
         let mut seed = 12345u64;
         let mut next = || {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             seed >> 33
         };
         for _ in 0..300 {
@@ -291,9 +290,9 @@ mod tests {
                 })
                 .collect();
             let racy_reference = log.iter().enumerate().any(|(i, x)| {
-                log.iter().skip(i + 1).any(|y| {
-                    x.start < y.end && y.start < x.end && conflict(x, y, false)
-                })
+                log.iter()
+                    .skip(i + 1)
+                    .any(|y| x.start < y.end && y.start < x.end && conflict(x, y, false))
             });
             let mut out = Vec::new();
             sweep(&mut log, false, usize::MAX, &mut out);

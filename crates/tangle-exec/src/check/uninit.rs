@@ -83,14 +83,49 @@ impl Shadow {
 /// A lane's use of an undefined value: (lane, origin location, use).
 pub type Use = (usize, u32, &'static str);
 
+/// The origins of a subgroup's register file (slot-major, like the registers), with the count
+/// of undefined entries so that a subgroup whose values all became defined again costs nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Poison {
+    origins: Vec<u32>,
+    live: usize,
+}
+
+impl Poison {
+    /// Origins for `len` register values, all defined; empty (the check off) for 0.
+    pub fn new(len: usize) -> Self {
+        Poison {
+            origins: vec![0; len],
+            live: 0,
+        }
+    }
+
+    /// Whether the check is on for this subgroup.
+    pub fn on(&self) -> bool {
+        !self.origins.is_empty()
+    }
+
+    /// Whether some value is undefined.
+    pub fn any(&self) -> bool {
+        self.live > 0
+    }
+
+    /// Marks every value defined.
+    pub fn clear(&mut self) {
+        self.origins.fill(0);
+        self.live = 0;
+    }
+}
+
 /// The origin in slot `s` of lane `l`.
-pub fn origin(poison: &[u32], n: usize, s: Slot, l: usize) -> u32 {
-    poison.get(s as usize * n + l).copied().unwrap_or(0)
+pub fn origin(poison: &Poison, n: usize, s: Slot, l: usize) -> u32 {
+    poison.origins.get(s as usize * n + l).copied().unwrap_or(0)
 }
 
 /// Sets the origin of slot `s` of lane `l`.
-pub fn set(poison: &mut [u32], n: usize, s: Slot, l: usize, o: u32) {
-    if let Some(p) = poison.get_mut(s as usize * n + l) {
+pub fn set(poison: &mut Poison, n: usize, s: Slot, l: usize, o: u32) {
+    if let Some(p) = poison.origins.get_mut(s as usize * n + l) {
+        poison.live = poison.live + usize::from(o != 0) - usize::from(*p != 0);
         *p = o;
     }
 }
@@ -102,7 +137,7 @@ pub fn set(poison: &mut [u32], n: usize, s: Slot, l: usize, o: u32) {
 pub fn step(
     p: &Program,
     op: &Op,
-    poison: &mut [u32],
+    poison: &mut Poison,
     n: usize,
     mask: u128,
     store_visible: &dyn Fn(Slot, usize) -> bool,
@@ -114,11 +149,15 @@ pub fn step(
         Op::IntBin { dst, a, b, .. }
         | Op::IntCmp { dst, a, b, .. }
         | Op::FloatBin { dst, a, b, .. }
-        | Op::FloatCmp { dst, a, b, .. } => data(poison, n, mask, &[(*dst, 1)], &[(*a, 1), (*b, 1)]),
+        | Op::FloatCmp { dst, a, b, .. } => {
+            data(poison, n, mask, &[(*dst, 1)], &[(*a, 1), (*b, 1)])
+        }
         Op::IntUn { dst, a, .. } | Op::FNegate { dst, a, .. } | Op::Convert { dst, a, .. } => {
             data(poison, n, mask, &[(*dst, 1)], &[(*a, 1)])
         }
-        Op::IntTern { dst, a, b, c, .. } => data(poison, n, mask, &[(*dst, 1)], &[(*a, 1), (*b, 1), (*c, 1)]),
+        Op::IntTern { dst, a, b, c, .. } => {
+            data(poison, n, mask, &[(*dst, 1)], &[(*a, 1), (*b, 1), (*c, 1)])
+        }
         Op::BitFieldInsert {
             dst,
             base,
@@ -133,7 +172,9 @@ pub fn step(
             &[(*dst, 1)],
             &[(*base, 1), (*insert, 1), (*offset, 1), (*count, 1)],
         ),
-        Op::Wide { lo, hi, a, b, .. } => data(poison, n, mask, &[(*lo, 1), (*hi, 1)], &[(*a, 1), (*b, 1)]),
+        Op::Wide { lo, hi, a, b, .. } => {
+            data(poison, n, mask, &[(*lo, 1), (*hi, 1)], &[(*a, 1), (*b, 1)])
+        }
         Op::FDot { dst, a, b, .. } => {
             let src: Vec<(Slot, u32)> = a.iter().chain(b.iter()).map(|&s| (s, 1)).collect();
             data(poison, n, mask, &[(*dst, 1)], &src)
@@ -152,15 +193,29 @@ pub fn step(
         } => data(poison, n, mask, &[(*dst, *dst_count)], args),
         Op::Ldexp { dst, a, exp, .. } => data(poison, n, mask, &[(*dst, 1)], &[(*a, 1), (*exp, 1)]),
         Op::Frexp { dst, exp, a, .. } => data(poison, n, mask, &[(*dst, 1), (*exp, 1)], &[(*a, 1)]),
-        Op::Modf { dst, whole, a, .. } => data(poison, n, mask, &[(*dst, 1), (*whole, 1)], &[(*a, 1)]),
-        Op::Select { dst, cond, a, b } => data(poison, n, mask, &[(*dst, 1)], &[(*cond, 1), (*a, 1), (*b, 1)]),
+        Op::Modf { dst, whole, a, .. } => {
+            data(poison, n, mask, &[(*dst, 1), (*whole, 1)], &[(*a, 1)])
+        }
+        Op::Select { dst, cond, a, b } => data(
+            poison,
+            n,
+            mask,
+            &[(*dst, 1)],
+            &[(*cond, 1), (*a, 1), (*b, 1)],
+        ),
         Op::Bitcast {
             dst,
             dst_count,
             src,
             src_count,
             ..
-        } => data(poison, n, mask, &[(*dst, *dst_count)], &[(*src, *src_count)]),
+        } => data(
+            poison,
+            n,
+            mask,
+            &[(*dst, *dst_count)],
+            &[(*src, *src_count)],
+        ),
         Op::ExtractDynamic {
             dst,
             base,
@@ -179,7 +234,13 @@ pub fn step(
             ..
         } => {
             sink(poison, n, mask, *index, "a vector index", uses);
-            data(poison, n, mask, &[(*dst, *count)], &[(*dst, *count), (*value, 1)]);
+            data(
+                poison,
+                n,
+                mask,
+                &[(*dst, *count)],
+                &[(*dst, *count), (*value, 1)],
+            );
         }
         Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty } => {
             sink(poison, n, mask, *ptr, "an address", uses);
@@ -231,7 +292,14 @@ pub fn step(
         | Op::SubgroupBarrier { .. } => {}
         Op::Undef { .. } => {}
         Op::Group(g) => {
-            sink(poison, n, mask, g.value, "a group operation's operand", uses);
+            sink(
+                poison,
+                n,
+                mask,
+                g.value,
+                "a group operation's operand",
+                uses,
+            );
             return false;
         }
         Op::CopyMemory { .. } | Op::Call { .. } | Op::Dot(_) | Op::Coopmat(_) => return false,
@@ -241,7 +309,7 @@ pub fn step(
 
 /// For the lanes in `mask`: every `dst` slot gets the first origin among the `src` slots (none:
 /// defined).
-fn data(poison: &mut [u32], n: usize, mask: u128, dst: &[(Slot, u32)], src: &[(Slot, u32)]) {
+fn data(poison: &mut Poison, n: usize, mask: u128, dst: &[(Slot, u32)], src: &[(Slot, u32)]) {
     for l in (0..n).filter(|l| mask & (1 << l) != 0) {
         let o = src
             .iter()
@@ -258,7 +326,7 @@ fn data(poison: &mut [u32], n: usize, mask: u128, dst: &[(Slot, u32)], src: &[(S
 /// Lists the lanes whose `slot` holds an undefined value, and marks them defined (one finding
 /// per use).
 pub fn sink(
-    poison: &mut [u32],
+    poison: &mut Poison,
     n: usize,
     mask: u128,
     slot: Slot,
@@ -275,12 +343,15 @@ pub fn sink(
 }
 
 /// Forgets the origins of every slot of the lanes in `mask`.
-pub fn forget(poison: &mut [u32], n: usize, mask: u128) {
-    for (i, p) in poison.iter_mut().enumerate() {
+pub fn forget(poison: &mut Poison, n: usize, mask: u128) {
+    let mut live = 0;
+    for (i, p) in poison.origins.iter_mut().enumerate() {
         if mask & (1 << (i % n)) != 0 {
             *p = 0;
         }
+        live += usize::from(*p != 0);
     }
+    poison.live = live;
 }
 
 #[cfg(test)]
@@ -291,7 +362,7 @@ mod tests {
     fn origins_flow_through_arithmetic_and_stop_at_a_sink() {
         let p = Program::default();
         let n = 4;
-        let mut poison = vec![0u32; 8 * n];
+        let mut poison = Poison::new(8 * n);
         set(&mut poison, n, 1, 2, 7);
         let mut uses = Vec::new();
         let add = Op::IntBin {
@@ -301,15 +372,28 @@ mod tests {
             a: 1,
             b: 0,
         };
-        assert!(step(&p, &add, &mut poison, n, 0b1111, &|_, _| true, &mut uses));
+        assert!(step(
+            &p,
+            &add,
+            &mut poison,
+            n,
+            0b1111,
+            &|_, _| true,
+            &mut uses
+        ));
         assert_eq!(origin(&poison, n, 3, 2), 7);
         assert_eq!(origin(&poison, n, 3, 1), 0);
         let copy = Op::Copy { dst: 1, src: 0 };
         step(&p, &copy, &mut poison, n, 0b0100, &|_, _| true, &mut uses);
-        assert_eq!(origin(&poison, n, 1, 2), 0, "overwritten by a defined value");
+        assert_eq!(
+            origin(&poison, n, 1, 2),
+            0,
+            "overwritten by a defined value"
+        );
         sink(&mut poison, n, 0b1111, 3, "x", &mut uses);
         assert_eq!(uses, vec![(2, 7, "x")]);
         assert_eq!(origin(&poison, n, 3, 2), 0);
+        assert!(!poison.any());
     }
 
     #[test]

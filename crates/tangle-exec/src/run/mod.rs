@@ -13,26 +13,26 @@ mod sanitize;
 pub mod tangle;
 mod workers;
 
+use crate::check::barrier::BarrierFinding;
+use crate::check::kind::Kind;
+use crate::check::race::RaceLog;
+use crate::check::summary::Summaries;
+use crate::check::uninit::{self, Shadow};
 use crate::device::{Pipeline, Resources, RunOptions};
 use crate::error::{ExecError, Trap};
 use crate::policy::{Reconvergence, Rng, SwitchGrouping};
 use crate::program::{Op, Program, RegionKind, Slot, Terminator};
-use crate::check::barrier::BarrierFinding;
-use crate::check::kind::Kind;
-use crate::check::race::RaceLog;
-use crate::check::uninit::{self, Shadow};
-use crate::check::summary::Summaries;
-use std::cell::RefCell;
 use crate::report::{Diagnostic, Finding, Report, Stats};
 use crate::trace::{Collector, Event, EventKind};
 use access::{LaneFinding, Mem};
 use alu::{bits_of, full_mask, rd, wr};
 use builtins::Place;
 use memory::Words;
+use sanitize::track_uninit;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use sanitize::track_uninit;
 use tangle::{Apart, Frame, Schedule, Tangle};
 
 /// A diagnostic with its sort key (workgroup, order found).
@@ -143,9 +143,8 @@ pub fn dispatch(
             *b = words.to_bytes();
         }
     }
-    let (mut found, mut stats, mut summaries) = std::mem::take(
-        &mut *shared.found.lock().unwrap_or_else(|e| e.into_inner()),
-    );
+    let (mut found, mut stats, mut summaries) =
+        std::mem::take(&mut *shared.found.lock().unwrap_or_else(|e| e.into_inner()));
     let mut runs = std::mem::take(&mut shared.runs.lock().unwrap_or_else(|e| e.into_inner()).0);
     sanitize::races_across(
         &shared,
@@ -189,9 +188,7 @@ struct Subgroup {
     barriers: u64,
     /// The origin of each slot and lane's value, when the uninitialised-value check is on
     /// (empty otherwise; [`crate::check::uninit`]).
-    poison: Vec<u32>,
-    /// Whether some slot of `poison` may be undefined.
-    poisoned: bool,
+    poison: uninit::Poison,
 }
 
 /// A workgroup's state, reused for every workgroup a thread runs.
@@ -242,12 +239,7 @@ impl Workgroup {
                 lanes: (invocations - i * s.sg).min(s.sg),
                 rng: Rng::new(0, &[]),
                 barriers: 0,
-                poison: if uninit {
-                    vec![0; s.template.len()]
-                } else {
-                    Vec::new()
-                },
-                poisoned: false,
+                poison: uninit::Poison::new(if uninit { s.template.len() } else { 0 }),
             })
             .collect();
         Workgroup {
@@ -383,9 +375,8 @@ impl Workgroup {
             });
             sg.rng = Rng::new(seed, &[i, k as u64]);
             sg.barriers = 0;
-            if !sg.poison.is_empty() {
-                sg.poison.fill(0);
-                sg.poisoned = !prog.undefs.is_empty();
+            if sg.poison.on() {
+                sg.poison.clear();
                 for &(slot, count, loc) in &prog.undefs {
                     for s in slot..slot + count {
                         for l in 0..lanes {
@@ -638,14 +629,13 @@ impl Workgroup {
                     }
                     let handled = match op {
                         Op::Undef { dst, count } => {
-                            if !sg.poison.is_empty() {
+                            if sg.poison.on() {
                                 let o = block.locs.get(j).copied().unwrap_or(0) + 1;
                                 for l in bits_of(t.mask, n) {
                                     for s in *dst..*dst + *count {
                                         uninit::set(&mut sg.poison, n, s, l, o);
                                     }
                                 }
-                                sg.poisoned = true;
                             }
                             true
                         }
@@ -663,8 +653,17 @@ impl Workgroup {
                         }
                         _ => false,
                     };
+                    if s.options.checks {
+                        crate::check::index::check(op, &sg.regs, n, t.mask, &mut self.found);
+                    }
                     if !handled
-                        && !crate::check::arith::exec_check(op, &sg.regs, n, t.mask, &mut self.found)
+                        && !crate::check::arith::exec_check(
+                            op,
+                            &sg.regs,
+                            n,
+                            t.mask,
+                            &mut self.found,
+                        )
                         && !alu::exec_pure(op, &mut sg.regs, n, t.mask)
                         && !access::exec_memory(
                             prog,
@@ -703,13 +702,12 @@ impl Workgroup {
                             "op the executor cannot run",
                         ));
                     }
-                    if !sg.poison.is_empty() {
+                    if sg.poison.on() {
                         let loc = block.locs.get(j).copied().unwrap_or(0);
-                        let (regs, poison) = (&sg.regs, &mut sg.poison);
                         track_uninit(
                             prog,
                             op,
-                            (regs, poison, &mut sg.poisoned),
+                            (&sg.regs, &mut sg.poison),
                             n,
                             t.mask,
                             &mem,
@@ -807,7 +805,7 @@ impl Workgroup {
                 _ => None,
             };
             if let (Some((slot, what)), Some(sg)) = (decided_by, self.subgroups.get_mut(k)) {
-                if sg.poisoned {
+                if sg.poison.any() {
                     let mut uses = Vec::new();
                     uninit::sink(&mut sg.poison, n, t.mask, slot, what, &mut uses);
                     sanitize::push_uses(prog, uses, &mut self.found);
@@ -1027,7 +1025,7 @@ impl Workgroup {
                 wr(&mut sg.regs, n, dst, l, v);
             }
         }
-        if sg.poisoned {
+        if sg.poison.any() {
             // The origins move with the values, as one parallel copy too.
             let origins: Vec<u32> = copies
                 .iter()

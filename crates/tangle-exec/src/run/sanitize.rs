@@ -8,6 +8,7 @@ use crate::check::barrier::BarrierFinding;
 use crate::check::kind::Kind;
 use crate::check::race::{self, Access, Race, RaceFinding};
 use crate::check::summary::Summaries;
+use crate::check::uninit;
 use crate::report::{Diagnostic, Finding};
 
 /// Memory Semantics: UniformMemory (storage buffers).
@@ -16,7 +17,11 @@ const UNIFORM_MEMORY: u32 = 0x40;
 /// `WorkgroupId` of workgroup number `i` (x fastest).
 pub(super) fn workgroup_id(i: u64, groups: [u32; 3]) -> [u32; 3] {
     let [gx, gy, _] = groups.map(|g| u64::from(g).max(1));
-    [(i % gx) as u32, ((i / gx) % gy) as u32, (i / (gx * gy)) as u32]
+    [
+        (i % gx) as u32,
+        ((i / gx) % gy) as u32,
+        (i / (gx * gy)) as u32,
+    ]
 }
 
 fn place(s: &Shared<'_>, wg: u64, local: u32) -> Place {
@@ -133,14 +138,13 @@ pub(super) fn races_across(
 
 /// The uninitialised-value check after `op` ran for the lanes `mask` of `sg`: carries origins
 /// ([`uninit::step`]), gives a load of unwritten workgroup memory the load as its origin, and
-/// lists each use of an undefined value as a finding of its lane. The subgroup's registers,
-/// origins and poisoned flag come apart because its per-invocation memory is borrowed by
-/// `mem`.
+/// lists each use of an undefined value as a finding of its lane. The subgroup's registers and
+/// origins come apart because its per-invocation memory is borrowed by `mem`.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn track_uninit(
     prog: &crate::program::Program,
     op: &crate::program::Op,
-    (regs, poison, poisoned): (&[u64], &mut Vec<u32>, &mut bool),
+    (regs, poison): (&[u64], &mut uninit::Poison),
     n: usize,
     mask: u128,
     mem: &super::access::Mem<'_>,
@@ -149,10 +153,9 @@ pub(super) fn track_uninit(
 ) {
     use super::alu::{bits_of, rd};
     use super::memory::{split_pointer, REGION_INVOCATION, REGION_WORKGROUP};
-    use crate::check::uninit;
     use crate::program::Op;
     let mut uses = Vec::new();
-    if *poisoned {
+    if poison.any() {
         let visible = |ptr: crate::program::Slot, l: usize| {
             split_pointer(rd(regs, n, ptr, l)).0 != REGION_INVOCATION
         };
@@ -172,7 +175,6 @@ pub(super) fn track_uninit(
             for (i, leaf) in prog.leaves_of(*ty).iter().enumerate() {
                 if !w.written(off + leaf.offset, u64::from(leaf.bytes)) {
                     uninit::set(poison, n, dst + i as u32, l, loc + 1);
-                    *poisoned = true;
                 }
             }
         }
