@@ -49,7 +49,7 @@ impl<'a> Mem<'a> {
 
     /// Logs an access for the race check ([`crate::check::race`]) and a write for the
     /// uninitialised-value check ([`crate::check::uninit`]) when they are on.
-    fn log(&self, lane: usize, ptr: u64, len: u64, class: u8) {
+    pub fn log(&self, lane: usize, ptr: u64, len: u64, class: u8) {
         if let Some(r) = self.races {
             r.borrow_mut().access(lane, ptr, len, class);
         }
