@@ -33,9 +33,9 @@ pub struct Summary {
 }
 
 fn widen(range: &mut ([u32; 3], [u32; 3]), v: [u32; 3]) {
-    for i in 0..3 {
-        range.0[i] = range.0[i].min(v[i]);
-        range.1[i] = range.1[i].max(v[i]);
+    for (i, x) in v.into_iter().enumerate() {
+        range.0[i] = range.0[i].min(x);
+        range.1[i] = range.1[i].max(x);
     }
 }
 
