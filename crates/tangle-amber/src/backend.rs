@@ -76,8 +76,10 @@ pub struct JobOutput {
     /// The bytes of every binding after the run, in [`ComputeJob::bindings`] order and with
     /// unchanged lengths.
     pub bindings: Vec<Vec<u8>>,
-    /// Undefined behaviour found during the run, one finding per string; any makes the script fail.
+    /// Undefined behaviour found during the run, one cause per string; any makes the script fail.
     pub undefined_behaviour: Vec<String>,
+    /// The same findings in machine form (its `line` is the runner's to fill in).
+    pub findings: Vec<crate::report::UbSummary>,
     /// Other remarks worth printing (policies chosen, statistics); they do not fail the script.
     pub notes: Vec<String>,
     /// How long the dispatch itself took (for a driver: submission to completion, without

@@ -198,10 +198,20 @@ impl Format {
 /// (compressed, multi-planar, depth/stencil).
 pub fn buffer_type(name: &str) -> Option<Result<DataType, String>> {
     let Some(format) = Format::by_name(name) else {
-        // Real formats outside [`FORMATS`]: block-compressed and multi-planar (YCbCr) ones.
+        // Real formats outside [`FORMATS`]: block-compressed and multi-planar (YCbCr) ones,
+        // told by their families' names; any other name is no format at all (a typo).
         let bare = name.strip_prefix("VK_FORMAT_").unwrap_or(name);
         let numeric = bare.split('_').any(|p| Numeric::parse(p).is_some());
-        return (numeric && bare.starts_with(|c: char| c.is_ascii_uppercase())).then(|| {
+        let compressed = ["BC", "ETC2_", "EAC_", "ASTC_", "PVRTC"]
+            .iter()
+            .any(|p| bare.starts_with(p));
+        let planar = ["PLANE", "_422_", "_420_", "_444_", "X6", "X4"]
+            .iter()
+            .any(|p| bare.contains(p))
+            || ["G8B8G8R8", "B8G8R8G8", "G16B16G16R16", "B16G16R16G16"]
+                .iter()
+                .any(|p| bare.starts_with(p));
+        return (numeric && (compressed || planar)).then(|| {
             Err(format!(
                 "{bare}: compressed and multi-planar formats are outside tangle's subset"
             ))
@@ -413,6 +423,9 @@ mod tests {
         // Not formats at all, real formats tangle refuses, and the DataType of a good one.
         assert_eq!(buffer_type("uint32"), None);
         assert_eq!(buffer_type("vec2<float>"), None);
+        // A typo is no format (exit 2), not a real format outside the subset (77).
+        assert_eq!(buffer_type("R9_UINT"), None);
+        assert!(matches!(buffer_type("ASTC_4x4_SRGB_BLOCK"), Some(Err(_))));
         assert!(matches!(buffer_type("BC1_RGB_UNORM_BLOCK"), Some(Err(_))));
         assert!(matches!(
             buffer_type("G8_B8R8_2PLANE_420_UNORM"),

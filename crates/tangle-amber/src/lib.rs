@@ -39,6 +39,6 @@ pub mod vkscript;
 pub use backend::{Backend, BackendError, ComputeJob, JobBinding, JobImage, JobOutput};
 pub use error::{AmberError, ErrorKind, Location};
 pub use parse::{parse, parse_limited, parse_with, ParseOptions, DEFAULT_BUFFER_LIMIT};
-pub use report::{ExpectResult, Mismatch, RunReport, Status};
+pub use report::{ExpectResult, Mismatch, RunReport, Status, UbInstance, UbSummary};
 pub use run::{run, run_observed};
 pub use script::{Command, Requirement, Script};

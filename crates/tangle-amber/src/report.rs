@@ -48,6 +48,42 @@ pub struct ExpectResult {
     pub mismatch_count: usize,
 }
 
+/// One finding of undefined behaviour, in machine form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UbInstance {
+    /// The invocation's `GlobalInvocationId`.
+    pub invocation: [u32; 3],
+    /// Its `WorkgroupId`.
+    pub workgroup: [u32; 3],
+    /// What was found, in words.
+    pub message: String,
+}
+
+/// Every finding of one kind at one instruction (one cause), in machine form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UbSummary {
+    /// Script line of the `RUN`.
+    pub line: u32,
+    /// The kind, as `--allow` names it (`race`, `uninit`, `barrier`, ...).
+    pub kind: String,
+    /// The first finding, in words.
+    pub message: String,
+    /// The instruction (`%12 = OpLoad`).
+    pub instruction: String,
+    /// Its word offset in the module (0 when unknown).
+    pub word: usize,
+    /// Its source place (`file:line[:col]`) when the module has `OpLine` debug information.
+    pub source: Option<String>,
+    /// Findings of this cause in all.
+    pub count: u64,
+    /// Component-wise smallest and largest `GlobalInvocationId` involved.
+    pub invocations: [[u32; 3]; 2],
+    /// Component-wise smallest and largest `WorkgroupId` involved.
+    pub workgroups: [[u32; 3]; 2],
+    /// The findings one by one, as far as the run kept them (`--max-findings`).
+    pub findings: Vec<UbInstance>,
+}
+
 /// How many mismatches an [`ExpectResult`] lists.
 pub const MAX_MISMATCHES: usize = 8;
 
@@ -66,8 +102,11 @@ pub struct RunReport {
     pub unreached: usize,
     /// Dispatches completed.
     pub runs: usize,
-    /// Undefined behaviour the backend found, with the script line of the `RUN`.
+    /// Undefined behaviour the backend found, with the script line of the `RUN`: one text per
+    /// cause.
     pub undefined_behaviour: Vec<String>,
+    /// The same findings in machine form, one per cause (empty for a backend that gives none).
+    pub findings: Vec<UbSummary>,
     /// Other backend remarks.
     pub notes: Vec<String>,
 }
@@ -82,6 +121,7 @@ impl RunReport {
             unreached: 0,
             runs: 0,
             undefined_behaviour: Vec::new(),
+            findings: Vec::new(),
             notes: Vec::new(),
         }
     }

@@ -363,12 +363,20 @@ impl Runner<'_, '_> {
         }
         self.report.runs += 1;
         self.report.notes.extend(output.notes);
+        self.report
+            .findings
+            .extend(output.findings.into_iter().map(|mut f| {
+                f.line = line;
+                f
+            }));
         if !output.undefined_behaviour.is_empty() {
+            // A finding's text may run over several lines; the verdict names its first.
             let first = output
                 .undefined_behaviour
                 .first()
-                .cloned()
-                .unwrap_or_default();
+                .and_then(|u| u.lines().next())
+                .unwrap_or_default()
+                .to_string();
             self.report
                 .undefined_behaviour
                 .extend(output.undefined_behaviour);

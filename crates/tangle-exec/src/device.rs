@@ -231,6 +231,12 @@ pub struct RunOptions {
     pub checks: bool,
     /// Which invocation holds which cooperative-matrix element ([`crate::policy::CoopmatLayout`]).
     pub coopmat_layout: crate::policy::CoopmatLayout,
+    /// Finding kinds not to look for (`--allow race,uninit`): neither reported nor, for the
+    /// race and uninitialised-value checks, tracked.
+    pub allow: crate::check::kind::KindSet,
+    /// The most findings kept one by one in [`Report::diagnostics`] (every finding is still
+    /// counted in [`Report::summaries`]); it also bounds the sanitizer's race bookkeeping.
+    pub max_findings: usize,
 }
 
 impl Default for RunOptions {
@@ -245,6 +251,8 @@ impl Default for RunOptions {
             trace: false,
             checks: true,
             coopmat_layout: crate::policy::CoopmatLayout::default(),
+            allow: crate::check::kind::KindSet::default(),
+            max_findings: Report::MAX_DIAGNOSTICS,
         }
     }
 }

@@ -1,5 +1,7 @@
 //! What a dispatch reports: diagnostics (sanitizer findings) and counters.
 
+use crate::check::kind::Kind;
+use crate::check::summary::Summary;
 use crate::error::InstRef;
 use std::fmt;
 
@@ -48,6 +50,19 @@ pub enum Finding {
     Coopmat(crate::check::coopmat::CoopmatFinding),
     /// An image instruction's undefined case ([`crate::run::image`]).
     Image(crate::run::image::ImageFinding),
+    /// A barrier not executed by its whole scope instance ([`crate::check::barrier`]).
+    Barrier(crate::check::barrier::BarrierFinding),
+    /// A data race ([`crate::check::race`]).
+    Race(crate::check::race::RaceFinding),
+    /// An undefined value used ([`crate::check::uninit`]).
+    Uninit(crate::check::uninit::UninitFinding),
+    /// A dynamic vector index out of range ([`crate::check::index`]).
+    IndexOutOfRange {
+        /// The index, as a signed value of its width.
+        index: i64,
+        /// The vector's components.
+        count: u32,
+    },
 }
 
 impl Finding {
@@ -60,6 +75,27 @@ impl Finding {
                 | Finding::BadPointer { .. }
                 | Finding::UnboundDescriptor { .. }
         ) || matches!(self, Finding::Image(i) if i.is_memory_error())
+    }
+
+    /// The finding's kind, as `--allow` names it.
+    pub fn kind(&self) -> Kind {
+        match self {
+            Finding::OutOfBounds { .. } => Kind::OutOfBounds,
+            Finding::BadPointer { .. } => Kind::BadPointer,
+            Finding::DivisionByZero | Finding::DivisionOverflow => Kind::Division,
+            Finding::ShiftTooLarge { .. } => Kind::Shift,
+            Finding::Group(_) => Kind::Group,
+            Finding::DotAccSatOverflow(_) => Kind::DotOverflow,
+            Finding::Coopmat(_) => Kind::Coopmat,
+            Finding::Barrier(_) => Kind::Barrier,
+            Finding::Race(_) => Kind::Race,
+            Finding::Uninit(_) => Kind::Uninit,
+            Finding::IndexOutOfRange { .. } => Kind::Index,
+            Finding::UnboundDescriptor { .. } => Kind::Descriptor,
+            // Texels outside the image are out-of-bounds accesses like a buffer's.
+            Finding::Image(i) if i.is_memory_error() => Kind::OutOfBounds,
+            Finding::Image(_) => Kind::Image,
+        }
     }
 }
 
@@ -101,6 +137,13 @@ impl fmt::Display for Finding {
             Finding::DotAccSatOverflow(d) => write!(f, "{d}"),
             Finding::Coopmat(c) => write!(f, "{c}"),
             Finding::Image(i) => write!(f, "{i}"),
+            Finding::Barrier(b) => write!(f, "{b}"),
+            Finding::Race(r) => write!(f, "{r}"),
+            Finding::Uninit(u) => write!(f, "{u}"),
+            Finding::IndexOutOfRange { index, count } => write!(
+                f,
+                "dynamic index {index} of a {count}-component vector is out of range (behavior undefined)"
+            ),
         }
     }
 }
@@ -114,6 +157,8 @@ pub struct Diagnostic {
     pub at: InstRef,
     /// The invocation's `GlobalInvocationId`.
     pub invocation: [u32; 3],
+    /// Its `WorkgroupId`.
+    pub workgroup: [u32; 3],
 }
 
 impl fmt::Display for Diagnostic {
@@ -162,9 +207,13 @@ impl Stats {
 /// The outcome of a dispatch that ran to the end.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Report {
-    /// Sanitizer findings, at most [`Report::MAX_DIAGNOSTICS`] (the rest are counted in
+    /// Sanitizer findings one by one, the earliest (by workgroup number, then order found) at
+    /// most [`crate::RunOptions::max_findings`] (the rest are counted in
     /// [`Stats::dropped_diagnostics`]).
     pub diagnostics: Vec<Diagnostic>,
+    /// Every finding, one summary per (instruction, kind) with exact counts
+    /// ([`crate::check::summary`]).
+    pub summaries: Vec<Summary>,
     /// Counters.
     pub stats: Stats,
     /// The tangle events, when [`crate::RunOptions::trace`] asked for them.
@@ -172,6 +221,6 @@ pub struct Report {
 }
 
 impl Report {
-    /// The most diagnostics a report keeps.
+    /// The most diagnostics a report keeps by default ([`crate::RunOptions::max_findings`]).
     pub const MAX_DIAGNOSTICS: usize = 100;
 }

@@ -145,9 +145,14 @@ pub fn execute(
         step_limit: 10_000_000,
         ..RunOptions::default()
     };
-    pipeline
+    let report = pipeline
         .dispatch(&mut res, [1, 1, 1], &options)
         .map_err(|e| Failure::Exec(e.to_string()))?;
+    // The programs are free of undefined behaviour: a finding is a false positive of the
+    // sanitizer (races, uninitialised values, barriers).
+    if let Some(d) = report.diagnostics.first() {
+        return Err(Failure::Exec(format!("sanitizer finding: {d}")));
+    }
     let words = |b: Option<&Vec<u8>>| -> Vec<u32> {
         b.map(|b| {
             b.chunks_exact(4)

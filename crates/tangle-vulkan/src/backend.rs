@@ -130,6 +130,8 @@ impl Backend for VulkanBackend {
             undefined_behaviour: Vec::new(),
             notes: Vec::new(),
             dispatch_time: Some(elapsed),
+            // A driver reports no undefined behaviour.
+            findings: Vec::new(),
         })
     }
 }

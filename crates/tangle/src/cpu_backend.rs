@@ -418,17 +418,31 @@ impl Backend for CpuBackend {
                 after.cloned().unwrap_or_else(|| b.bytes.clone())
             })
             .collect();
-        let undefined_behaviour = report.diagnostics.iter().map(ToString::to_string).collect();
+        // The module is read again only to show the lines of findings.
+        let module = (!report.summaries.is_empty())
+            .then(|| Module::from_words(&job.spirv).ok())
+            .flatten();
+        let undefined_behaviour = report
+            .summaries
+            .iter()
+            .map(|s| crate::findings::render(s, module.as_ref()))
+            .collect();
+        let findings = report
+            .summaries
+            .iter()
+            .map(|s| crate::findings::machine(s, &report.diagnostics))
+            .collect();
         let mut notes = Vec::new();
         if report.stats.dropped_diagnostics > 0 {
             notes.push(format!(
-                "{} further findings were not recorded",
+                "{} findings were counted but not kept one by one (--max-findings)",
                 report.stats.dropped_diagnostics
             ));
         }
         Ok(JobOutput {
             bindings,
             undefined_behaviour,
+            findings,
             notes,
             dispatch_time,
         })

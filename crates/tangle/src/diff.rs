@@ -305,6 +305,7 @@ mod tests {
                 },
                 notes: Vec::new(),
                 dispatch_time: None,
+                findings: Vec::new(),
             })
         }
     }

@@ -13,6 +13,7 @@
 pub mod bench;
 pub mod cpu_backend;
 pub mod diff;
+pub mod findings;
 
 pub use tangle_exec::{
     Device, Diagnostic, ExecError, Pipeline, Profile, Report, Resources, RunOptions, SpecConstants,

@@ -60,6 +60,7 @@ impl Backend for Doubler {
         Ok(JobOutput {
             bindings,
             undefined_behaviour: self.ub.clone(),
+            findings: Vec::new(),
             notes: vec!["fake".into()],
             dispatch_time: None,
         })

@@ -5,6 +5,12 @@
 //! cooperative-matrix rules in [`coopmat`].
 
 pub mod arith;
+pub mod barrier;
 pub mod coopmat;
 pub mod dot;
 pub mod group;
+pub mod index;
+pub mod kind;
+pub mod race;
+pub mod summary;
+pub mod uninit;

@@ -360,14 +360,23 @@ impl<'m> Lowerer<'m> {
             | SpvOp::Name
             | SpvOp::MemberName
             | SpvOp::Source => Ok(()),
-            SpvOp::MemoryBarrier => Ok(()),
+            SpvOp::MemoryBarrier => {
+                let semantics = self.operand(inst, 1)?;
+                self.memory_barrier |= self.const_value(semantics.slot).unwrap_or(0) as u32;
+                Ok(())
+            }
             SpvOp::ControlBarrier => {
                 // Workgroup (2) or larger execution scope waits for the workgroup; Subgroup
-                // scope is satisfied by the tangle itself.
+                // scope is satisfied by the tangle itself, and only checked.
                 let scope = self.operand(inst, 0)?;
                 let scope = self.const_value(scope.slot).unwrap_or(2);
+                let semantics = self.operand(inst, 2)?;
+                let semantics = self.const_value(semantics.slot).unwrap_or(0) as u32
+                    | std::mem::take(&mut self.memory_barrier);
                 if scope <= 2 {
-                    self.emit(out, Op::ControlBarrier);
+                    self.emit(out, Op::ControlBarrier { semantics });
+                } else if scope == 3 {
+                    self.emit(out, Op::SubgroupBarrier { semantics });
                 }
                 Ok(())
             }
@@ -482,6 +491,11 @@ impl<'m> Lowerer<'m> {
                     ty,
                 },
             );
+        } else if let Some(&(slot, ty)) = inst.result_id.and_then(|id| self.reg_ptrs.get(&id)) {
+            // "If [Initializer is] not present, the variable's value is undefined": marked so
+            // for the uninitialised-value check.
+            let count = self.program.ty(ty).slots;
+            self.emit(out, Op::Undef { dst: slot, count });
         }
         Ok(())
     }

@@ -78,6 +78,9 @@ pub(crate) struct Lowerer<'m> {
     pub coopmat_elements: HashMap<u32, (u32, u32, u32, Slot)>,
     /// Invocations per subgroup: a cooperative matrix holds ⌈elements / this⌉ per invocation.
     pub subgroup_size: u32,
+    /// Memory semantics of the `OpMemoryBarrier`s since the last `OpControlBarrier`: the next
+    /// control barrier orders what they name (`memoryBarrierBuffer(); barrier();`).
+    pub memory_barrier: u32,
     /// `OpString` texts by id (the files `OpLine` names).
     pub strings: HashMap<u32, String>,
     /// The source line of the instructions being lowered, from the last `OpLine`.
@@ -140,6 +143,7 @@ pub fn lower(
         workgroup_blocks: None,
         handle_types: Default::default(),
         image_dims: HashMap::new(),
+        memory_barrier: 0,
     };
     l.collect_facts();
     l.check_capabilities(profile)?;
@@ -320,6 +324,10 @@ impl<'m> Lowerer<'m> {
                 SpvOp::Undef => {
                     let ty = self.lower_type(inst.result_type)?;
                     self.const_composite(inst.result_id, ty, None)?;
+                    let v = self.value(inst.result_id)?;
+                    let count = self.program.ty(ty).slots;
+                    let loc = self.location();
+                    self.program.undefs.push((v.slot, count, loc));
                 }
                 _ if constants::is_constant(op) => self.lower_constant(inst, op)?,
                 _ => {}

@@ -223,6 +223,9 @@ pub struct Program {
     pub descriptor_arrays: Vec<DescriptorArray>,
     /// Image variables, indexed by [`RegionKind::Image`].
     pub images: Vec<ImageBinding>,
+    /// Module-scope `OpUndef`s: first slot, slot count and location (for the
+    /// uninitialised-value check, [`crate::check::uninit`]).
+    pub undefs: Vec<(Slot, u32, u32)>,
 }
 
 /// One scalar of a type's memory image.

@@ -368,7 +368,17 @@ pub enum Op {
     /// Sanitizer: flags the lanes whose shift amount is not below `bits`.
     CheckShift { bits: u32, shift: Slot },
     /// `OpControlBarrier` with Workgroup execution scope: wait for every subgroup.
-    ControlBarrier,
+    /// `semantics` are its Memory Semantics with those of the `OpMemoryBarrier`s just before
+    /// it: which storage classes it orders for the race check ([`crate::check::race`]).
+    ControlBarrier { semantics: u32 },
+    /// `OpControlBarrier` with Subgroup execution scope: nothing to wait for (the tangle is the
+    /// subgroup's invocations executing together); checked for uniformity
+    /// ([`crate::check::barrier`]) and, with `semantics`, orders accesses within the subgroup.
+    SubgroupBarrier { semantics: u32 },
+    /// A function variable without an initializer, held in registers (or an `OpUndef` in a
+    /// function): its `count` slots from `dst` hold an undefined value. Executes nothing; the
+    /// uninitialised-value check marks them ([`crate::check::uninit`]).
+    Undef { dst: Slot, count: u32 },
     /// `OpFunctionCall`: copy `args` (dst, src) into the callee's parameters, run it, and put the
     /// return value in `dst..dst+count`.
     Call {

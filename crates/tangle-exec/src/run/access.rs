@@ -3,6 +3,7 @@
 
 use super::alu::{bits_of, full_mask, lanes_of, rd, wr};
 use super::memory::{self as m, split_pointer, Words};
+use crate::check::race;
 use crate::program::{AtomicOp, DescriptorArray, Leaf, Op, Program, Slot, Step};
 use crate::report::Finding;
 use crate::semantics::{float, mask as mask_of, sign_extend};
@@ -33,34 +34,57 @@ pub struct Mem<'a> {
     pub invocation: &'a Words,
     /// Bytes per invocation.
     pub invocation_bytes: u64,
+    /// The race check's log, when it is on.
+    pub races: Option<&'a std::cell::RefCell<crate::check::race::RaceLog>>,
+    /// The workgroup memory written so far, when the uninitialised-value check is on.
+    pub written: Option<&'a std::cell::RefCell<crate::check::uninit::Shadow>>,
 }
 
 /// A finding for one lane.
 pub type LaneFinding = (usize, Finding);
 
-impl<'a> Mem<'a> {
-    fn region_name(&self, region: u64) -> String {
-        match region {
-            m::REGION_INVOCATION => "invocation memory".to_string(),
-            m::REGION_WORKGROUP => "workgroup memory".to_string(),
-            m::REGION_PUSH => "push constants".to_string(),
-            r if self
-                .images
-                .get((r.wrapping_sub(m::FIRST_BUFFER)) as usize)
-                .is_some_and(Option::is_some) =>
-            {
-                match self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize) {
-                    Some((_, (s, b, _))) => format!("image (set {s}, binding {b})"),
-                    None => "no memory".to_string(),
-                }
-            }
-            r => match self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize) {
+/// The name of a memory region in findings (`buffer (set 0, binding 1)`, `image (set 0,
+/// binding 2)`, `buffer (set 0, binding 0, array element 3)`).
+pub fn region_name(
+    buffers: &[(Words, BufferKey)],
+    images: &[Option<super::image::ImageView>],
+    region: u64,
+) -> String {
+    match region {
+        m::REGION_INVOCATION => "invocation memory".to_string(),
+        m::REGION_WORKGROUP => "workgroup memory".to_string(),
+        m::REGION_PUSH => "push constants".to_string(),
+        r => {
+            let i = r.wrapping_sub(m::FIRST_BUFFER) as usize;
+            let image = images.get(i).is_some_and(Option::is_some);
+            match buffers.get(i) {
+                Some((_, (s, b, _))) if image => format!("image (set {s}, binding {b})"),
                 Some((_, (s, b, None))) => format!("buffer (set {s}, binding {b})"),
-                Some((_, (s, b, Some(i)))) => {
-                    format!("buffer (set {s}, binding {b}, array element {i})")
+                Some((_, (s, b, Some(e)))) => {
+                    format!("buffer (set {s}, binding {b}, array element {e})")
                 }
                 None => "no memory".to_string(),
-            },
+            }
+        }
+    }
+}
+
+impl<'a> Mem<'a> {
+    fn region_name(&self, region: u64) -> String {
+        region_name(self.buffers, self.images, region)
+    }
+
+    /// Logs an access for the race check ([`crate::check::race`]) and a write for the
+    /// uninitialised-value check ([`crate::check::uninit`]) when they are on.
+    pub fn log(&self, lane: usize, ptr: u64, len: u64, class: u8) {
+        if let Some(r) = self.races {
+            r.borrow_mut().access(lane, ptr, len, class);
+        }
+        if let (Some(w), true) = (self.written, class & race::WRITE != 0) {
+            let (region, off) = split_pointer(ptr);
+            if region == m::REGION_WORKGROUP {
+                w.borrow_mut().write(off, len);
+            }
         }
     }
 
@@ -140,8 +164,10 @@ pub fn exec_memory(
                 }
                 // One scalar: the common case, without the per-component loop.
                 for l in bits_of(mask, n) {
-                    let v = match mem.resolve(rd(regs, n, *ptr, l), l, size) {
+                    let p = rd(regs, n, *ptr, l);
+                    let v = match mem.resolve(p, l, size) {
                         Ok((w, off)) => {
+                            mem.log(l, p, size, race::READ);
                             let v = w.read(off + leaf.offset, leaf.bytes);
                             if leaf.boolean {
                                 u64::from(v != 0)
@@ -159,8 +185,10 @@ pub fn exec_memory(
                 return true;
             }
             for l in bits_of(mask, n) {
-                match mem.resolve(rd(regs, n, *ptr, l), l, size) {
+                let p = rd(regs, n, *ptr, l);
+                match mem.resolve(p, l, size) {
                     Ok((w, off)) => {
+                        mem.log(l, p, size, race::READ);
                         for (i, leaf) in leaves.iter().enumerate() {
                             let mut v = w.read(off + leaf.offset, leaf.bytes);
                             if leaf.boolean {
@@ -183,8 +211,14 @@ pub fn exec_memory(
             let Some(l0) = bits_of(mask, n).next() else {
                 return true;
             };
-            match mem.resolve(rd(regs, n, *ptr, l0), l0, p.ty(*ty).size) {
+            let size = p.ty(*ty).size;
+            match mem.resolve(rd(regs, n, *ptr, l0), l0, size) {
                 Ok((w, off)) => {
+                    if mem.races.is_some() {
+                        for l in bits_of(mask, n) {
+                            mem.log(l, rd(regs, n, *ptr, l), size, race::READ);
+                        }
+                    }
                     for (i, leaf) in leaves.iter().enumerate() {
                         let mut v = w.read(off + leaf.offset, leaf.bytes);
                         if leaf.boolean {
@@ -214,8 +248,10 @@ pub fn exec_memory(
                 }
             }
             for l in bits_of(mask, n) {
-                match mem.resolve(rd(regs, n, *ptr, l), l, size) {
+                let p = rd(regs, n, *ptr, l);
+                match mem.resolve(p, l, size) {
                     Ok((w, off)) => {
+                        mem.log(l, p, size, race::WRITE);
                         for (i, leaf) in leaves.iter().enumerate() {
                             w.write(
                                 off + leaf.offset,
@@ -311,8 +347,15 @@ pub fn exec_memory(
             // Lanes in lane order: the order among invocations of one subgroup is unspecified.
             for l in bits_of(mask, n) {
                 let (v, c) = (rd(regs, n, *value, l), rd(regs, n, *comparator, l));
-                match mem.resolve(rd(regs, n, *ptr, l), l, bytes) {
+                let p = rd(regs, n, *ptr, l);
+                match mem.resolve(p, l, bytes) {
                     Ok((w, off)) => {
+                        let class = if *op == AtomicOp::Load {
+                            race::READ
+                        } else {
+                            race::WRITE
+                        };
+                        mem.log(l, p, bytes, class | race::ATOMIC);
                         let old = atomic(w, off, *op, *bits, *is_float, v, c);
                         wr(regs, n, *dst, l, old);
                     }

@@ -16,6 +16,7 @@ use super::alu::{bits_of, full_mask, rd, wr};
 use super::memory::{make_pointer, split_pointer, OFFSET_BITS, REGION_INVOCATION};
 use crate::check::coopmat::CoopmatFinding as CF;
 use crate::check::group::poison;
+use crate::check::race;
 use crate::policy::{CoopmatLayout, Rng};
 use crate::program::{Op, Program, Slot, Type};
 use crate::report::Finding;
@@ -457,7 +458,10 @@ fn load(
                 Some(e) => {
                     let ptr = element_address(at, regs, n, l, e);
                     match cx.mem.resolve(ptr, l, u64::from(at.shape.bytes)) {
-                        Ok((w, off)) => w.read(off, at.shape.bytes),
+                        Ok((w, off)) => {
+                            cx.mem.log(l, ptr, u64::from(at.shape.bytes), race::READ);
+                            w.read(off, at.shape.bytes)
+                        }
                         Err(f) => {
                             if !reported {
                                 found.push((l, f));
@@ -505,7 +509,10 @@ fn store(
             };
             let ptr = element_address(at, regs, n, l, e);
             match cx.mem.resolve(ptr, l, u64::from(at.shape.bytes)) {
-                Ok((w, off)) => w.write(off, at.shape.bytes, rd(regs, n, src + i, l)),
+                Ok((w, off)) => {
+                    cx.mem.log(l, ptr, u64::from(at.shape.bytes), race::WRITE);
+                    w.write(off, at.shape.bytes, rd(regs, n, src + i, l))
+                }
                 Err(f) => {
                     if !reported {
                         found.push((l, f));

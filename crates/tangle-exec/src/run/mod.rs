@@ -10,20 +10,28 @@ pub mod dot;
 pub mod group;
 pub mod image;
 pub mod memory;
+mod sanitize;
 pub mod tangle;
 mod workers;
 
+use crate::check::barrier::BarrierFinding;
+use crate::check::kind::Kind;
+use crate::check::race::RaceLog;
+use crate::check::summary::Summaries;
+use crate::check::uninit::{self, Shadow};
 use crate::device::{Pipeline, Resources, RunOptions};
 use crate::error::{ExecError, Trap};
 use crate::policy::{Reconvergence, Rng, SwitchGrouping};
 use crate::program::{Op, Program, RegionKind, Slot, Terminator};
-use crate::report::{Diagnostic, Report, Stats};
+use crate::report::{Diagnostic, Finding, Report, Stats};
 use crate::semantics::sampler::Sampler;
 use crate::trace::{Collector, Event, EventKind};
 use access::{BufferKey, DescriptorTable, LaneFinding, Mem};
 use alu::{bits_of, full_mask, rd, wr};
 use builtins::Place;
 use memory::Words;
+use sanitize::track_uninit;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -54,14 +62,18 @@ struct Shared<'a> {
     stop: AtomicBool,
     /// Set, with `stop`, when the time limit passed.
     timed_out: AtomicBool,
-    /// Diagnostics, each with its sort key (workgroup, order found).
-    found: Mutex<(Vec<Keyed>, Stats)>,
+    /// Diagnostics, each with its sort key (workgroup, order found), the summaries of every
+    /// finding, and the counters.
+    found: Mutex<(Vec<Keyed>, Stats, Summaries)>,
     /// Scheduling under the dispatch's policy.
     sched: Schedule<'a>,
     /// Trace events by workgroup, when tracing.
     events: Mutex<Collector>,
     /// Cooperative-matrix element positions under the run's layout.
     layouts: coopmat::Layouts,
+    /// Every workgroup's buffer accesses as runs, for the race check across workgroups, and
+    /// whether some were dropped at the bound.
+    runs: Mutex<(Vec<crate::check::race::Access>, bool)>,
 }
 
 /// Runs a dispatch.
@@ -183,10 +195,11 @@ pub fn dispatch(
         options,
         stop: AtomicBool::new(false),
         timed_out: AtomicBool::new(false),
-        found: Mutex::new((Vec::new(), Stats::default())),
+        found: Mutex::new((Vec::new(), Stats::default(), Summaries::default())),
         sched: Schedule::new(prog, options.policy),
         events: Mutex::new(Collector::default()),
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
+        runs: Mutex::new((Vec::new(), false)),
     };
     workers::run_all(&shared, total, threads)?;
     for ((words, (set, binding, element)), image) in shared.buffers.iter().zip(&shared.images) {
@@ -199,11 +212,20 @@ pub fn dispatch(
             *b = words.to_bytes();
         }
     }
-    let (mut found, mut stats) = shared.found.into_inner().unwrap_or_else(|e| e.into_inner());
+    let (mut found, mut stats, mut summaries) =
+        std::mem::take(&mut *shared.found.lock().unwrap_or_else(|e| e.into_inner()));
+    let mut runs = std::mem::take(&mut shared.runs.lock().unwrap_or_else(|e| e.into_inner()).0);
+    sanitize::races_across(
+        &shared,
+        &mut runs,
+        &mut found,
+        &mut summaries,
+        &mut stats.dropped_diagnostics,
+    );
     found.sort_by_key(|(k, _)| *k);
-    if found.len() > Report::MAX_DIAGNOSTICS {
-        stats.dropped_diagnostics += (found.len() - Report::MAX_DIAGNOSTICS) as u64;
-        found.truncate(Report::MAX_DIAGNOSTICS);
+    if found.len() > options.max_findings {
+        stats.dropped_diagnostics += (found.len() - options.max_findings) as u64;
+        found.truncate(options.max_findings);
     }
     let policy = shared.sched.policy.to_string();
     let trace = options.trace.then(|| {
@@ -215,6 +237,7 @@ pub fn dispatch(
     });
     Ok(Report {
         diagnostics: found.into_iter().map(|(_, d)| d).collect(),
+        summaries: summaries.finish(),
         stats,
         trace,
     })
@@ -350,6 +373,11 @@ struct Subgroup {
     lanes: usize,
     /// The policy's random choices for this subgroup of the current workgroup.
     rng: Rng,
+    /// Subgroup-scope barriers with memory semantics passed (the race check's ordering).
+    barriers: u64,
+    /// The origin of each slot and lane's value, when the uninitialised-value check is on
+    /// (empty otherwise; [`crate::check::uninit`]).
+    poison: uninit::Poison,
 }
 
 /// A workgroup's state, reused for every workgroup a thread runs.
@@ -358,9 +386,15 @@ struct Workgroup {
     memory: Words,
     stats: Stats,
     diagnostics: Vec<Diagnostic>,
+    /// Every finding of the workgroup being run, summarised.
+    summaries: Summaries,
+    /// Findings of the workgroup being run so far (the second part of their sort key).
+    seq: u64,
     found: Vec<LaneFinding>,
     scratch: Vec<u64>,
     id: [u32; 3],
+    /// The linear number of the workgroup being run.
+    wg_index: u64,
     const_map: HashMap<Slot, u64>,
     /// Trace events of the workgroup being run (at most [`crate::trace::MAX_EVENTS`]).
     events: Vec<Event>,
@@ -370,6 +404,10 @@ struct Workgroup {
     joined: Vec<u128>,
     /// Buffers of cooperative-matrix MulAdd.
     coopmat: coopmat::Scratch,
+    /// The race check's log of the workgroup being run.
+    races: RefCell<RaceLog>,
+    /// The workgroup memory written so far (the uninitialised-value check).
+    written: RefCell<Shadow>,
 }
 
 impl Workgroup {
@@ -380,6 +418,7 @@ impl Workgroup {
             .iter()
             .map(|&x| x as usize)
             .product::<usize>();
+        let uninit = s.options.checks && !s.options.allow.contains(Kind::Uninit);
         let subgroups = (0..invocations.div_ceil(s.sg))
             .map(|i| Subgroup {
                 regs: s.template.clone(),
@@ -388,6 +427,8 @@ impl Workgroup {
                 first_index: (i * s.sg) as u32,
                 lanes: (invocations - i * s.sg).min(s.sg),
                 rng: Rng::new(0, &[]),
+                barriers: 0,
+                poison: uninit::Poison::new(if uninit { s.template.len() } else { 0 }),
             })
             .collect();
         Workgroup {
@@ -395,14 +436,22 @@ impl Workgroup {
             memory: Words::new(s.prog.workgroup_bytes),
             stats: Stats::default(),
             diagnostics: Vec::new(),
+            summaries: Summaries::default(),
+            seq: 0,
             found: Vec::new(),
             scratch: Vec::new(),
             id: [0; 3],
+            wg_index: 0,
             const_map: s.prog.constants.iter().copied().collect(),
             events: Vec::new(),
             produced: 0,
             joined: Vec::new(),
             coopmat: coopmat::Scratch::default(),
+            races: RefCell::new(RaceLog {
+                on: Workgroup::races_on(s),
+                ..RaceLog::default()
+            }),
+            written: RefCell::new(Shadow::new(uninit)),
         }
     }
 
@@ -419,12 +468,18 @@ impl Workgroup {
         for (k, d) in self.diagnostics.drain(..).enumerate() {
             f.0.push(((i, k as u64), d));
         }
+        self.seq = 0;
+        self.flush_races(s);
+        if !self.summaries.is_empty() {
+            f.2.merge(std::mem::take(&mut self.summaries));
+        }
         // Keep the earliest findings only; the rest are counted.
-        if f.0.len() > 4 * Report::MAX_DIAGNOSTICS {
+        let keep = s.options.max_findings;
+        if f.0.len() > 4 * keep.max(1) {
             f.0.sort_by_key(|(k, _)| *k);
-            let extra = f.0.len() - Report::MAX_DIAGNOSTICS;
+            let extra = f.0.len() - keep;
             f.1.dropped_diagnostics += extra as u64;
-            f.0.truncate(Report::MAX_DIAGNOSTICS);
+            f.0.truncate(keep);
         }
     }
 
@@ -456,6 +511,8 @@ impl Workgroup {
             ((i / gx.max(1)) % gy.max(1)) as u32,
             (i / (gx.max(1) * gy.max(1))) as u32,
         ];
+        self.wg_index = i;
+        self.races.get_mut().start(i);
         let prog = s.prog;
         self.events.clear();
         self.produced = 0;
@@ -464,11 +521,21 @@ impl Workgroup {
             _ => 0,
         };
         self.memory.zero();
+        let uninit_on = self.written.get_mut().on;
+        if uninit_on {
+            self.written.get_mut().start(prog.workgroup_bytes);
+        }
         for var in &prog.variables {
             if let (RegionKind::Workgroup, Some(init)) = (var.region, var.init) {
                 self.write_const(prog, &self.memory, var.offset, var.ty, init);
+                if uninit_on {
+                    self.written
+                        .get_mut()
+                        .write(var.offset, prog.ty(var.ty).size);
+                }
             }
         }
+        let s_n = s.sg;
         let entry = Frame {
             func: prog.entry,
             block: 0,
@@ -496,6 +563,17 @@ impl Workgroup {
                 apart: Vec::new(),
             });
             sg.rng = Rng::new(seed, &[i, k as u64]);
+            sg.barriers = 0;
+            if sg.poison.on() {
+                sg.poison.clear();
+                for &(slot, count, loc) in &prog.undefs {
+                    for s in slot..slot + count {
+                        for l in 0..lanes {
+                            uninit::set(&mut sg.poison, s_n, s, l, loc + 1);
+                        }
+                    }
+                }
+            }
             self.stats.invocations += lanes as u64;
             let Some(sg) = self.subgroups.get(k) else {
                 continue;
@@ -534,12 +612,88 @@ impl Workgroup {
                     .is_some_and(|sg| !sg.tangles.is_empty());
             }
             if !waiting {
+                self.barrier_races(s, None);
                 return Ok(());
             }
-            // Every subgroup is done or waits at a barrier: release the barrier.
+            // Every subgroup is done or waits at a barrier.
+            if s.options.checks && !s.options.allow.contains(Kind::Barrier) {
+                if let Some((loc, local, f)) = self.divergent_barrier(s) {
+                    self.record(s, loc, local, Finding::Barrier(f));
+                    // A real GPU would hang or go on with corrupt data: this workgroup ends.
+                    for sg in &mut self.subgroups {
+                        sg.tangles.clear();
+                    }
+                    self.barrier_races(s, None);
+                    return Ok(());
+                }
+            }
+            let semantics = self.waiting_semantics(s);
+            self.barrier_races(s, Some(semantics));
+            // Release the barrier.
             for sg in &mut self.subgroups {
                 tangle::release(&mut sg.tangles);
             }
+        }
+    }
+
+    /// When every tangle of the workgroup waits at a barrier: `None` if they all wait at one
+    /// position and no invocation has finished, else the barrier divergence
+    /// ([`crate::check::barrier`]) at the barrier of the tangle holding the lowest
+    /// `LocalInvocationIndex`, with that index.
+    fn divergent_barrier(&self, s: &Shared<'_>) -> Option<(u32, u32, BarrierFinding)> {
+        let total: u32 = self.subgroups.iter().map(|sg| sg.lanes as u32).sum();
+        let first = self
+            .subgroups
+            .iter()
+            .flat_map(|sg| sg.tangles.iter().map(move |t| (sg.first_index, t)))
+            .min_by_key(|(base, t)| base + t.mask.trailing_zeros())?;
+        let (mut arrived, mut waiting) = (0u32, 0u32);
+        for t in self.subgroups.iter().flat_map(|sg| &sg.tangles) {
+            waiting += t.mask.count_ones();
+            if t.stack == first.1.stack {
+                arrived += t.mask.count_ones();
+            }
+        }
+        if arrived == total {
+            return None;
+        }
+        let frame = first.1.stack.last()?;
+        let loc = s
+            .prog
+            .functions
+            .get(frame.func as usize)
+            .and_then(|f| f.blocks.get(frame.block as usize))
+            .and_then(|b| b.locs.get((frame.op as usize).checked_sub(1)?))
+            .copied()
+            .unwrap_or(0);
+        let finding = BarrierFinding {
+            scope: "Workgroup",
+            arrived,
+            invocations: total,
+            finished: total - waiting,
+        };
+        Some((loc, first.0 + first.1.mask.trailing_zeros(), finding))
+    }
+
+    /// The Memory Semantics of the barrier the workgroup's first waiting tangle waits at.
+    fn waiting_semantics(&self, s: &Shared<'_>) -> u32 {
+        let frame = self
+            .subgroups
+            .iter()
+            .flat_map(|sg| sg.tangles.first())
+            .find_map(|t| t.stack.last());
+        let op = frame.and_then(|f| {
+            s.prog
+                .functions
+                .get(f.func as usize)?
+                .blocks
+                .get(f.block as usize)?
+                .ops
+                .get((f.op as usize).checked_sub(1)?)
+        });
+        match op {
+            Some(Op::ControlBarrier { semantics }) => *semantics,
+            _ => 0,
         }
     }
 
@@ -575,20 +729,31 @@ impl Workgroup {
     /// Records lane findings of one op as diagnostics.
     fn report(&mut self, s: &Shared<'_>, first: u32, loc: u32) {
         for (l, f) in std::mem::take(&mut self.found) {
-            if !s.options.checks && !f.is_memory_error() {
-                continue;
-            }
-            if self.diagnostics.len() >= Report::MAX_DIAGNOSTICS {
-                self.stats.dropped_diagnostics += 1;
-                continue;
-            }
-            let invocation = self.place(s, first + l as u32).global_id();
-            self.diagnostics.push(Diagnostic {
-                finding: f,
-                at: s.prog.location(loc),
-                invocation,
-            });
+            self.record(s, loc, first + l as u32, f);
         }
+    }
+
+    /// Records one finding of the invocation with `LocalInvocationIndex` `local` at location
+    /// `loc`, unless the run's options turn its kind off.
+    fn record(&mut self, s: &Shared<'_>, loc: u32, local: u32, f: Finding) {
+        let kind = f.kind();
+        if (!s.options.checks && !f.is_memory_error()) || s.options.allow.contains(kind) {
+            return;
+        }
+        let d = Diagnostic {
+            finding: f,
+            at: s.prog.location(loc),
+            invocation: self.place(s, local).global_id(),
+            workgroup: self.id,
+        };
+        let key = (self.wg_index, self.seq);
+        self.seq += 1;
+        if self.diagnostics.len() >= s.options.max_findings {
+            self.stats.dropped_diagnostics += 1;
+        } else {
+            self.diagnostics.push(d.clone());
+        }
+        self.summaries.add(loc, kind, key, d);
     }
 
     /// Runs tangle `t` of subgroup `k` until it ends, waits, splits, or is no longer first.
@@ -630,14 +795,21 @@ impl Workgroup {
                     workgroup: &self.memory,
                     invocation: &sg.invocation,
                     invocation_bytes: prog.invocation_bytes,
+                    races: self.races.get_mut().on.then_some(&self.races),
+                    written: self.written.get_mut().on.then_some(&self.written),
                 };
+                if let Some(r) = mem.races {
+                    let mut r = r.borrow_mut();
+                    r.first = first;
+                    r.sg_epoch = ((k as u64) << 32) | sg.barriers;
+                }
                 for (j, op) in block.ops.iter().enumerate().skip(start) {
                     match op {
                         Op::Call { .. } => {
                             stop_at = Some((j, false));
                             break;
                         }
-                        Op::ControlBarrier => {
+                        Op::ControlBarrier { .. } => {
                             stop_at = Some((j, true));
                             break;
                         }
@@ -651,7 +823,46 @@ impl Workgroup {
                     {
                         continue;
                     }
-                    if !crate::check::arith::exec_check(op, &sg.regs, n, t.mask, &mut self.found)
+                    if let Some(r) = mem.races {
+                        r.borrow_mut().loc = block.locs.get(j).copied().unwrap_or(0);
+                    }
+                    let handled = match op {
+                        Op::Undef { dst, count } => {
+                            if sg.poison.on() {
+                                let o = block.locs.get(j).copied().unwrap_or(0) + 1;
+                                for l in bits_of(t.mask, n) {
+                                    for s in *dst..*dst + *count {
+                                        uninit::set(&mut sg.poison, n, s, l, o);
+                                    }
+                                }
+                            }
+                            true
+                        }
+                        Op::SubgroupBarrier { semantics } => {
+                            if *semantics != 0 {
+                                sg.barriers += 1;
+                                if let Some(r) = mem.races {
+                                    r.borrow_mut().sg_epoch = ((k as u64) << 32) | sg.barriers;
+                                }
+                            }
+                            if let Some(f) = sanitize::subgroup_barrier(t.mask, &sg.tangles) {
+                                self.found.push((t.mask.trailing_zeros() as usize, f));
+                            }
+                            true
+                        }
+                        _ => false,
+                    };
+                    if s.options.checks {
+                        crate::check::index::check(op, &sg.regs, n, t.mask, &mut self.found);
+                    }
+                    if !handled
+                        && !crate::check::arith::exec_check(
+                            op,
+                            &sg.regs,
+                            n,
+                            t.mask,
+                            &mut self.found,
+                        )
                         && !alu::exec_pure(op, &mut sg.regs, n, t.mask)
                         && !access::exec_memory(
                             prog,
@@ -690,6 +901,19 @@ impl Workgroup {
                             &prog.location(block.locs.get(j).copied().unwrap_or(0)),
                             "op the executor cannot run",
                         ));
+                    }
+                    if sg.poison.on() {
+                        let loc = block.locs.get(j).copied().unwrap_or(0);
+                        track_uninit(
+                            prog,
+                            op,
+                            (&sg.regs, &mut sg.poison),
+                            n,
+                            t.mask,
+                            &mem,
+                            loc,
+                            &mut self.found,
+                        );
                     }
                     if !self.found.is_empty() {
                         let loc = block.locs.get(j).copied().unwrap_or(0);
@@ -775,6 +999,19 @@ impl Workgroup {
                 return Ok(());
             }
             let b = frame.block;
+            let decided_by = match &block.terminator {
+                Terminator::BranchConditional { cond, .. } => Some((*cond, "a branch condition")),
+                Terminator::Switch { selector, .. } => Some((*selector, "a switch selector")),
+                _ => None,
+            };
+            if let (Some((slot, what)), Some(sg)) = (decided_by, self.subgroups.get_mut(k)) {
+                if sg.poison.any() {
+                    let mut uses = Vec::new();
+                    uninit::sink(&mut sg.poison, n, t.mask, slot, what, &mut uses);
+                    sanitize::push_uses(prog, uses, &mut self.found);
+                    self.report(s, first, block.term_loc);
+                }
+            }
             match &block.terminator {
                 Terminator::Branch(target) => {
                     self.phis(k, n, frame.func, b, *target, t.mask, prog);
@@ -986,6 +1223,21 @@ impl Workgroup {
             for l in bits_of(mask, n) {
                 let v = self.scratch.get(i * n + l).copied().unwrap_or(0);
                 wr(&mut sg.regs, n, dst, l, v);
+            }
+        }
+        if sg.poison.any() {
+            // The origins move with the values, as one parallel copy too.
+            let origins: Vec<u32> = copies
+                .iter()
+                .flat_map(|&(_, src)| bits_of(mask, n).map(move |l| (src, l)))
+                .map(|(src, l)| uninit::origin(&sg.poison, n, src, l))
+                .collect();
+            let mut it = origins.into_iter();
+            for &(dst, _) in copies {
+                for l in bits_of(mask, n) {
+                    let o = it.next().unwrap_or(0);
+                    uninit::set(&mut sg.poison, n, dst, l, o);
+                }
             }
         }
     }

@@ -60,6 +60,8 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+// Parsed once per process: the size of `run`'s options costs nothing.
+#[allow(clippy::large_enum_variant)]
 enum Command {
     /// Assemble SPIR-V text (SPIRV-Tools syntax) into a binary.
     As(asm::Args),

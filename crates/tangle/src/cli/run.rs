@@ -1,8 +1,9 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
 //! [--time-limit S] [--memory-limit BYTES] [--json] [--policy P|all] [--trace FILE.json]
-//! [--no-checks] [--coopmat-layout L] [--backend cpu|vulkan] [--device N]`: runs an Amber script's
-//! compute tests on the CPU executor, with a progress bar on a terminal for long dispatches and
-//! `REPEAT`s ([`super::progress`]), or on a Vulkan driver (`--backend vulkan`, [`super::vulkan`]).
+//! [--no-checks] [--allow KIND,KIND] [--max-findings N] [--coopmat-layout L] [--backend cpu|vulkan]
+//! [--device N]`: runs an Amber script's compute tests on the CPU executor, with a progress bar on
+//! a terminal for long dispatches and `REPEAT`s ([`super::progress`]), or on a Vulkan driver
+//! (`--backend vulkan`, [`super::vulkan`]).
 //!
 //! Exit codes: 0 every `EXPECT` held; 1 one failed (or the shader is invalid, or undefined
 //! behaviour was found); 2 the script could not be used (including a script with no `RUN` and no
@@ -73,6 +74,14 @@ pub struct Args {
     /// column-striped or shuffled:SEED. A shader that assumes one layout fails under another.
     #[arg(long = "coopmat-layout", value_name = "LAYOUT")]
     coopmat_layout: Option<String>,
+    /// Finding kinds not to report, comma-separated (race,uninit,barrier,...; README, "Sanitizer
+    /// findings"); the race and uninitialised-value checks then do no work either.
+    #[arg(long, value_name = "KIND,KIND")]
+    allow: Option<String>,
+    /// The most findings kept one by one (for --json) per dispatch; every finding is still
+    /// counted in its cause's summary. Default 100.
+    #[arg(long = "max-findings", value_name = "N", allow_negative_numbers = true)]
+    max_findings: Option<String>,
     /// Where the script runs: cpu (tangle's executor) or vulkan (a Vulkan driver, through the
     /// system loader; `--time-limit` bounds each dispatch's fence wait).
     #[arg(long, default_value = "cpu", value_parser = ["cpu", "vulkan"])]
@@ -93,6 +102,8 @@ impl Args {
             (self.policy.is_some(), "--policy"),
             (self.trace.is_some(), "--trace"),
             (self.no_checks, "--no-checks"),
+            (self.allow.is_some(), "--allow"),
+            (self.max_findings.is_some(), "--max-findings"),
             (self.coopmat_layout.is_some(), "--coopmat-layout"),
         ]
         .into_iter()
@@ -162,7 +173,7 @@ pub fn parse(
     name: &str,
     text: &str,
     buffer_limit: u64,
-) -> Result<tangle_amber::Script, Result<RunReport, Unusable>> {
+) -> Result<tangle_amber::Script, Result<Box<RunReport>, Unusable>> {
     let base_dir = (input != "-").then(|| {
         std::path::Path::new(input)
             .parent()
@@ -177,7 +188,7 @@ pub fn parse(
         _ if e.is_unsupported() => {
             let mut report = RunReport::new();
             report.set(Status::Unsupported, format!("line {}: {}", e.at, e.message));
-            Ok(report)
+            Ok(Box::new(report))
         }
         kind @ (TextKind::Assembly | TextKind::Glsl) => Err(Unusable::in_file(
             Kind::Content,
@@ -253,6 +264,19 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
         ));
     }
     options.checks = !args.no_checks;
+    if let Some(a) = args.allow.as_deref() {
+        options.allow = a
+            .parse()
+            .map_err(|e| Unusable::new(Kind::Usage, format!("--allow {a}: {e}")))?;
+    }
+    if let Some(n) = args.max_findings.as_deref() {
+        options.max_findings = n.parse().map_err(|_| {
+            Unusable::new(
+                Kind::Usage,
+                format!("--max-findings {n}: must be a whole number"),
+            )
+        })?;
+    }
     if let Some(l) = args.coopmat_layout.as_deref() {
         options.coopmat_layout = l
             .parse()

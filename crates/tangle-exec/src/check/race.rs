@@ -1,0 +1,325 @@
+//! Data races: two accesses to the same bytes, at least one a write, not both atomic, by
+//! different invocations, that the Vulkan memory model does not order.
+//!
+//! # Spec
+//! Vulkan memory model (Vulkan spec, "Memory Model", Data Race): "For a given memory location,
+//! if there is a write and a read or write from different invocations that are not ordered by
+//! happens-before, then there is a data race" and "...a data race... results in undefined
+//! behavior" — except when both are atomic ("Two memory accesses are said to be potentially
+//! concurrent ... and are not both atomic"). Within one workgroup, an `OpControlBarrier` with
+//! Workgroup execution scope orders the accesses of every invocation before it with those after
+//! it, for the storage classes its semantics (or an `OpMemoryBarrier` just before it) name:
+//! WorkgroupMemory for Workgroup variables, UniformMemory for storage buffers. Between
+//! workgroups of one dispatch nothing orders plain accesses (synchronising through atomics with
+//! acquire/release semantics across workgroups is not modelled, so such shaders are reported).
+//!
+//! # Algorithm (bounded, deterministic)
+//! Every access to Workgroup memory or a buffer is logged as a byte range with its invocation,
+//! class (read, write, atomic) and instruction. At a barrier that orders a storage class (and at
+//! the end of the workgroup), the log of that class is sorted by address and swept once: each
+//! access is compared with the earlier accesses still overlapping it, reads only with writes, so
+//! a crowd of readers costs nothing. A workgroup's buffer accesses are then merged into runs of
+//! bytes per class and kept; after the dispatch the runs of every workgroup are swept the same
+//! way, so a race between two workgroups is found whatever threads ran them and in whatever
+//! order. Every list is sorted before it is swept, so the findings do not depend on scheduling.
+//! Repeated identical accesses are dropped as they are logged, and the logs and the number of
+//! findings are bounded ([`RaceLog::LIMIT`], `--max-findings`); past a bound, races may go
+//! unreported but none is invented.
+
+use std::fmt;
+
+/// A read.
+pub const READ: u8 = 1;
+/// A write.
+pub const WRITE: u8 = 2;
+/// An atomic access.
+pub const ATOMIC: u8 = 4;
+
+/// One logged access, or (across workgroups) one run of accesses of one class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Access {
+    /// First byte, as a pointer (region in the high bits, see [`crate::run::memory`]).
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// Workgroup number.
+    pub wg: u64,
+    /// `LocalInvocationIndex`.
+    pub inv: u32,
+    /// [`READ`] or [`WRITE`], with [`ATOMIC`].
+    pub class: u8,
+    /// The instruction's location index.
+    pub loc: u32,
+    /// Subgroup-scope barriers its subgroup had passed (subgroup index in the high bits).
+    pub sg_epoch: u64,
+}
+
+impl Access {
+    fn atomic(&self) -> bool {
+        self.class & ATOMIC != 0
+    }
+    fn write(&self) -> bool {
+        self.class & WRITE != 0
+    }
+}
+
+/// A race found: `this` conflicts with `other`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Race {
+    /// The access reported (the read, when one of the two is a read).
+    pub this: Access,
+    /// The access it races with.
+    pub other: Access,
+}
+
+/// Whether two overlapping accesses race. Across workgroups, any two of different workgroups;
+/// within one, two of different invocations not ordered by a subgroup barrier of their
+/// subgroup.
+fn conflict(a: &Access, b: &Access, across: bool) -> bool {
+    if !(a.write() || b.write()) || (a.atomic() && b.atomic()) {
+        return false;
+    }
+    if across {
+        return a.wg != b.wg;
+    }
+    let same_subgroup = a.sg_epoch >> 32 == b.sg_epoch >> 32;
+    a.inv != b.inv && !(same_subgroup && a.sg_epoch != b.sg_epoch)
+}
+
+/// Sweeps `log` (sorted here) and reports each access that races with an earlier overlapping
+/// one, at most `cap` in all.
+pub fn sweep(log: &mut [Access], across: bool, cap: usize, out: &mut Vec<Race>) {
+    log.sort_unstable();
+    let mut writes: Vec<Access> = Vec::new();
+    let mut reads: Vec<Access> = Vec::new();
+    for r in log.iter() {
+        if out.len() >= cap {
+            return;
+        }
+        writes.retain(|a| a.end > r.start);
+        let hit = writes.iter().find(|a| conflict(a, r, across)).copied();
+        let hit = match hit {
+            Some(h) => Some(h),
+            None if r.write() => {
+                reads.retain(|a| a.end > r.start);
+                reads.iter().find(|a| conflict(a, r, across)).copied()
+            }
+            None => None,
+        };
+        if let Some(other) = hit {
+            // Reported at the read when there is one: the read sees the racy value.
+            let (this, other) = if r.write() && !other.write() {
+                (other, *r)
+            } else {
+                (*r, other)
+            };
+            out.push(Race { this, other });
+        }
+        if r.write() {
+            writes.push(*r);
+        } else {
+            reads.push(*r);
+        }
+    }
+}
+
+/// Merges a workgroup's buffer accesses into runs of contiguous or overlapping bytes per class
+/// (each keeps its first access's invocation and instruction): what the check across
+/// workgroups needs.
+pub fn merge_runs(log: &mut Vec<Access>) {
+    log.sort_unstable_by_key(|a| (a.class, a.start, a.end, a.inv, a.loc));
+    let mut out: Vec<Access> = Vec::with_capacity(log.len());
+    for a in log.drain(..) {
+        match out.last_mut() {
+            Some(l) if l.class == a.class && a.start <= l.end => l.end = l.end.max(a.end),
+            _ => out.push(Access { sg_epoch: 0, ..a }),
+        }
+    }
+    *log = out;
+}
+
+/// The accesses of one workgroup being run.
+#[derive(Debug, Default)]
+pub struct RaceLog {
+    /// Whether accesses are logged (checks on, races not allowed).
+    pub on: bool,
+    /// The location of the op being executed.
+    pub loc: u32,
+    /// `LocalInvocationIndex` of lane 0 of the subgroup being run.
+    pub first: u32,
+    /// The running subgroup's index (high 32 bits) and subgroup-barrier count (low bits).
+    pub sg_epoch: u64,
+    /// The workgroup's number.
+    pub wg: u64,
+    /// Workgroup-memory accesses since the last barrier.
+    pub shared: Vec<Access>,
+    /// Buffer accesses since the last barrier that orders them.
+    pub storage: Vec<Access>,
+    /// This workgroup's buffer accesses as runs ([`merge_runs`]).
+    pub runs: Vec<Access>,
+    /// Set when a log reached [`RaceLog::LIMIT`] and accesses were dropped.
+    pub truncated: bool,
+}
+
+impl RaceLog {
+    /// The most accesses a log holds; past it, accesses are dropped (races may be missed).
+    pub const LIMIT: usize = 1 << 22;
+
+    /// Logs an access of `len` bytes at pointer `ptr` by `lane` of the running subgroup.
+    pub fn access(&mut self, lane: usize, ptr: u64, len: u64, class: u8) {
+        let (region, _) = crate::run::memory::split_pointer(ptr);
+        let log = match region {
+            crate::run::memory::REGION_WORKGROUP => &mut self.shared,
+            r if r >= crate::run::memory::FIRST_BUFFER => &mut self.storage,
+            _ => return,
+        };
+        let a = Access {
+            start: ptr,
+            end: ptr.saturating_add(len),
+            wg: self.wg,
+            inv: self.first + lane as u32,
+            class,
+            loc: self.loc,
+            sg_epoch: self.sg_epoch,
+        };
+        // A loop repeating the same access adds nothing.
+        if log.last() == Some(&a) {
+            return;
+        }
+        if log.len() >= Self::LIMIT {
+            self.truncated = true;
+            return;
+        }
+        log.push(a);
+    }
+
+    /// At a workgroup barrier (`storage`: it orders buffer accesses too) or the end of the
+    /// workgroup: checks the accesses it orders and forgets them.
+    pub fn barrier(&mut self, storage: bool, cap: usize, out: &mut Vec<Race>) {
+        sweep(&mut self.shared, false, cap, out);
+        self.shared.clear();
+        if storage {
+            sweep(&mut self.storage, false, cap, out);
+            self.runs.append(&mut self.storage);
+            merge_runs(&mut self.runs);
+        }
+    }
+
+    /// Starts workgroup `wg`.
+    pub fn start(&mut self, wg: u64) {
+        self.wg = wg;
+        self.shared.clear();
+        self.storage.clear();
+        self.runs.clear();
+    }
+}
+
+/// A data race, as reported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RaceFinding {
+    /// The memory (`workgroup memory`, `buffer (set 0, binding 1)`).
+    pub region: String,
+    /// First and one-past-last byte offset both accesses touch.
+    pub bytes: (u64, u64),
+    /// Whether the reported access writes.
+    pub write: bool,
+    /// The other access: its instruction, invocation (`GlobalInvocationId`), whether it writes.
+    pub other: crate::error::InstRef,
+    /// The other invocation.
+    pub other_invocation: [u32; 3],
+    /// Whether the other access writes.
+    pub other_write: bool,
+    /// Whether the two invocations are in different workgroups.
+    pub across_workgroups: bool,
+}
+
+impl fmt::Display for RaceFinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let verb = |w: bool| if w { "write" } else { "read" };
+        let [x, y, z] = self.other_invocation;
+        let scope = if self.across_workgroups {
+            " of another workgroup"
+        } else {
+            ""
+        };
+        write!(
+            f,
+            "data race on {} bytes {}..{}: this {} and a {} by invocation ({x}, {y}, {z}){scope} at {} are not ordered by a barrier",
+            self.region,
+            self.bytes.0,
+            self.bytes.1,
+            verb(self.write),
+            verb(self.other_write),
+            self.other
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn a(start: u64, len: u64, inv: u32, class: u8) -> Access {
+        Access {
+            start,
+            end: start + len,
+            wg: 0,
+            inv,
+            class,
+            loc: 0,
+            sg_epoch: 0,
+        }
+    }
+
+    /// Against a plain reference: every pair of accesses.
+    #[test]
+    fn sweep_finds_what_pairs_find() {
+        let mut seed = 12345u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            seed >> 33
+        };
+        for _ in 0..300 {
+            let n = (next() % 12) as usize + 1;
+            let mut log: Vec<Access> = (0..n)
+                .map(|_| {
+                    let class = [READ, WRITE, READ | ATOMIC, WRITE | ATOMIC][(next() % 4) as usize];
+                    a(next() % 16, next() % 4 + 1, (next() % 3) as u32, class)
+                })
+                .collect();
+            let racy_reference = log.iter().enumerate().any(|(i, x)| {
+                log.iter()
+                    .skip(i + 1)
+                    .any(|y| x.start < y.end && y.start < x.end && conflict(x, y, false))
+            });
+            let mut out = Vec::new();
+            sweep(&mut log, false, usize::MAX, &mut out);
+            assert_eq!(!out.is_empty(), racy_reference, "{log:?}");
+            for r in &out {
+                assert!(r.this.start < r.other.end && r.other.start < r.this.end);
+                assert!(conflict(&r.this, &r.other, false));
+            }
+        }
+    }
+
+    #[test]
+    fn atomics_and_one_invocation_do_not_race() {
+        let mut out = Vec::new();
+        let mut log = vec![
+            a(0, 4, 0, WRITE | ATOMIC),
+            a(0, 4, 1, WRITE | ATOMIC),
+            a(8, 4, 2, WRITE),
+            a(8, 4, 2, READ),
+            a(16, 4, 0, READ),
+            a(16, 4, 1, READ),
+        ];
+        sweep(&mut log, false, 10, &mut out);
+        assert!(out.is_empty(), "{out:?}");
+        let mut log = vec![a(0, 4, 0, WRITE), a(2, 4, 1, READ)];
+        sweep(&mut log, false, 10, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].this.inv, 1);
+    }
+}

@@ -1,0 +1,200 @@
+//! The executor's side of the race and barrier checks: when the race log
+//! ([`crate::check::race`]) is swept, how its races become findings, the check of the races
+//! between workgroups after a dispatch, and the Subgroup-scope barrier check.
+
+use super::builtins::Place;
+use super::{Keyed, Shared, Workgroup};
+use crate::check::barrier::BarrierFinding;
+use crate::check::kind::Kind;
+use crate::check::race::{self, Access, Race, RaceFinding};
+use crate::check::summary::Summaries;
+use crate::check::uninit;
+use crate::report::{Diagnostic, Finding};
+
+/// Memory Semantics: UniformMemory (storage buffers).
+const UNIFORM_MEMORY: u32 = 0x40;
+
+/// `WorkgroupId` of workgroup number `i` (x fastest).
+pub(super) fn workgroup_id(i: u64, groups: [u32; 3]) -> [u32; 3] {
+    let [gx, gy, _] = groups.map(|g| u64::from(g).max(1));
+    [
+        (i % gx) as u32,
+        ((i / gx) % gy) as u32,
+        (i / (gx * gy)) as u32,
+    ]
+}
+
+fn place(s: &Shared<'_>, wg: u64, local: u32) -> Place {
+    Place {
+        workgroup: workgroup_id(wg, s.groups),
+        groups: s.groups,
+        local_size: s.prog.local_size,
+        local_index: local,
+        subgroup_size: s.sg as u32,
+    }
+}
+
+/// The finding of a race, reported at `r.this`.
+fn race_finding(s: &Shared<'_>, r: &Race, across: bool) -> Finding {
+    let (region, off) = super::memory::split_pointer(r.this.start);
+    let base = r.this.start - off;
+    let lo = r.this.start.max(r.other.start) - base;
+    let hi = r.this.end.min(r.other.end) - base;
+    Finding::Race(RaceFinding {
+        region: super::access::region_name(&s.buffers, &s.images, region),
+        bytes: (lo, hi),
+        write: r.this.class & race::WRITE != 0,
+        other: s.prog.location(r.other.loc),
+        other_invocation: place(s, r.other.wg, r.other.inv).global_id(),
+        other_write: r.other.class & race::WRITE != 0,
+        across_workgroups: across,
+    })
+}
+
+impl Workgroup {
+    /// Whether this dispatch logs accesses for the race check.
+    pub(super) fn races_on(s: &Shared<'_>) -> bool {
+        s.options.checks && !s.options.allow.contains(Kind::Race)
+    }
+
+    /// At a workgroup barrier with Memory Semantics `semantics` (`None`: the end of the
+    /// workgroup, which orders everything): checks the accesses it orders.
+    pub(super) fn barrier_races(&mut self, s: &Shared<'_>, semantics: Option<u32>) {
+        if !self.races.get_mut().on {
+            return;
+        }
+        // GLSL's barrier() orders shared memory whatever its semantics say; buffers need
+        // UniformMemory (memoryBarrierBuffer()), as the memory model asks.
+        let storage = semantics.is_none_or(|m| m & UNIFORM_MEMORY != 0);
+        let mut found = Vec::new();
+        self.races
+            .get_mut()
+            .barrier(storage, s.options.max_findings, &mut found);
+        for r in found {
+            let f = race_finding(s, &r, false);
+            self.record(s, r.this.loc, r.this.inv, f);
+        }
+    }
+
+    /// Hands this workgroup's buffer accesses to the check across workgroups.
+    pub(super) fn flush_races(&mut self, s: &Shared<'_>) {
+        let log = self.races.get_mut();
+        if !log.on || log.runs.is_empty() {
+            return;
+        }
+        let mut all = s.runs.lock().unwrap_or_else(|e| e.into_inner());
+        if all.0.len() + log.runs.len() > race::RaceLog::LIMIT {
+            all.1 = true;
+        } else {
+            all.0.append(&mut log.runs);
+        }
+        all.1 |= log.truncated;
+    }
+}
+
+/// `OpControlBarrier` with Subgroup scope executed by the lanes `mask` of a subgroup whose other
+/// tangles are `others`: a finding when invocations of the subgroup still run elsewhere.
+pub(super) fn subgroup_barrier(mask: u128, others: &[super::Tangle]) -> Option<Finding> {
+    let live = others.iter().fold(mask, |m, t| m | t.mask);
+    (live != mask).then(|| {
+        Finding::Barrier(BarrierFinding {
+            scope: "Subgroup",
+            arrived: mask.count_ones(),
+            invocations: live.count_ones(),
+            finished: 0,
+        })
+    })
+}
+
+/// After a dispatch: the races between workgroups, as findings added to `found` and
+/// `summaries` (keyed after every finding of their workgroup).
+pub(super) fn races_across(
+    s: &Shared<'_>,
+    runs: &mut [Access],
+    found: &mut Vec<Keyed>,
+    summaries: &mut Summaries,
+    dropped: &mut u64,
+) {
+    let mut races = Vec::new();
+    race::sweep(runs, true, s.options.max_findings, &mut races);
+    for (n, r) in races.iter().enumerate() {
+        let finding = race_finding(s, r, true);
+        let p = place(s, r.this.wg, r.this.inv);
+        let d = Diagnostic {
+            finding,
+            at: s.prog.location(r.this.loc),
+            invocation: p.global_id(),
+            workgroup: p.workgroup,
+        };
+        let key = (r.this.wg, u64::MAX / 2 + n as u64);
+        if found.len() < s.options.max_findings {
+            found.push((key, d.clone()));
+        } else {
+            *dropped += 1;
+        }
+        summaries.add(r.this.loc, Kind::Race, key, d);
+    }
+}
+
+/// The uninitialised-value check after `op` ran for the lanes `mask` of `sg`: carries origins
+/// ([`uninit::step`]), gives a load of unwritten workgroup memory the load as its origin, and
+/// lists each use of an undefined value as a finding of its lane. The subgroup's registers and
+/// origins come apart because its per-invocation memory is borrowed by `mem`.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn track_uninit(
+    prog: &crate::program::Program,
+    op: &crate::program::Op,
+    (regs, poison): (&[u64], &mut uninit::Poison),
+    n: usize,
+    mask: u128,
+    mem: &super::access::Mem<'_>,
+    loc: u32,
+    found: &mut Vec<super::access::LaneFinding>,
+) {
+    use super::alu::{bits_of, rd};
+    use super::memory::{split_pointer, REGION_INVOCATION, REGION_WORKGROUP};
+    use crate::program::Op;
+    let mut uses = Vec::new();
+    if poison.any() {
+        let visible = |ptr: crate::program::Slot, l: usize| {
+            split_pointer(rd(regs, n, ptr, l)).0 != REGION_INVOCATION
+        };
+        if !uninit::step(prog, op, poison, n, mask, &visible, &mut uses) {
+            uninit::forget(poison, n, mask);
+        }
+    }
+    if let (Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty }, Some(w)) =
+        (op, mem.written)
+    {
+        let w = w.borrow();
+        for l in bits_of(mask, n) {
+            let (region, off) = split_pointer(rd(regs, n, *ptr, l));
+            if region != REGION_WORKGROUP {
+                continue;
+            }
+            for (i, leaf) in prog.leaves_of(*ty).iter().enumerate() {
+                if !w.written(off + leaf.offset, u64::from(leaf.bytes)) {
+                    uninit::set(poison, n, dst + i as u32, l, loc + 1);
+                }
+            }
+        }
+    }
+    push_uses(prog, uses, found);
+}
+
+/// The uses of undefined values as lane findings.
+pub(super) fn push_uses(
+    prog: &crate::program::Program,
+    uses: Vec<crate::check::uninit::Use>,
+    found: &mut Vec<super::access::LaneFinding>,
+) {
+    for (l, o, used_as) in uses {
+        found.push((
+            l,
+            Finding::Uninit(crate::check::uninit::UninitFinding {
+                used_as,
+                origin: prog.location(o.saturating_sub(1)),
+            }),
+        ));
+    }
+}

@@ -1,0 +1,141 @@
+//! The sanitizer's findings, provoked and absent: every `tests/amber/sanitizer/NAME.bad.amber`
+//! names in its header (`# expect: KIND ...`) the kind it must be reported for, under every
+//! subgroup size and thread count tried, and its corrected twin `NAME.ok.amber` must pass with
+//! no finding. `--allow KIND` and `--no-checks` silence the bad one; `--max-findings` bounds
+//! the findings listed one by one but not their count.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/amber/sanitizer")
+}
+
+/// `tangle run SCRIPT ARGS... --json`: (status, kinds found, the report).
+fn run(script: &Path, args: &[&str]) -> (String, Vec<String>, serde_json::Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(script)
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("the tangle binary runs");
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("run --json prints one JSON object");
+    let status = json["status"].as_str().unwrap_or_default().to_string();
+    let mut kinds: Vec<String> = json["report"]["findings"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|f| f["kind"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    kinds.sort();
+    kinds.dedup();
+    (status, kinds, json)
+}
+
+/// The pairs: (bad script, its expected kind, the corrected twin).
+fn pairs() -> Vec<(PathBuf, String, PathBuf)> {
+    let mut bad: Vec<PathBuf> = std::fs::read_dir(dir())
+        .expect("tests/amber/sanitizer")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".bad.amber"))
+        .collect();
+    bad.sort();
+    assert!(bad.len() >= 7, "{bad:?}");
+    bad.into_iter()
+        .map(|b| {
+            let text = std::fs::read_to_string(&b).expect("readable");
+            let kind = text
+                .lines()
+                .find_map(|l| l.strip_prefix("# expect: "))
+                .and_then(|l| l.split_whitespace().next())
+                .expect("an expect header")
+                .to_string();
+            let ok = PathBuf::from(b.to_string_lossy().replace(".bad.amber", ".ok.amber"));
+            assert!(ok.exists(), "{} has no twin", b.display());
+            (b, kind, ok)
+        })
+        .collect()
+}
+
+#[test]
+fn each_finding_is_provoked_and_absent_in_its_twin() {
+    let mut wrong = Vec::new();
+    for (bad, kind, ok) in pairs() {
+        for sg in ["4", "32", "64"] {
+            for threads in ["1", "3"] {
+                let args = ["--subgroup-size", sg, "--threads", threads];
+                let (status, kinds, _) = run(&bad, &args);
+                if status != "Fail" || !kinds.contains(&kind) {
+                    wrong.push(format!("{} {args:?}: {status} {kinds:?}", bad.display()));
+                }
+                let (status, kinds, _) = run(&ok, &args);
+                if status != "Pass" || !kinds.is_empty() {
+                    wrong.push(format!("{} {args:?}: {status} {kinds:?}", ok.display()));
+                }
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn allow_and_no_checks_silence_a_kind() {
+    for (bad, kind, _) in pairs() {
+        // A workgroup race also reads memory no invocation wrote yet, depending on the order.
+        let allow = format!("{kind},uninit");
+        let (status, kinds, _) = run(&bad, &["--allow", &allow, "--subgroup-size", "64"]);
+        assert!(
+            status == "Pass" && kinds.is_empty(),
+            "{}: {status} {kinds:?}",
+            bad.display()
+        );
+        let (status, _, _) = run(&bad, &["--no-checks"]);
+        assert_eq!(status, "Pass", "{}", bad.display());
+    }
+    let (status, _, json) = run(&dir().join("race_workgroup.ok.amber"), &["--allow", "nope"]);
+    assert_eq!(status, "Error");
+    assert_eq!(json["error"]["kind"], "usage");
+}
+
+#[test]
+fn one_diagnostic_per_cause_with_its_count() {
+    let script = dir().join("race_workgroup.bad.amber");
+    let (_, _, json) = run(&script, &["--subgroup-size", "64"]);
+    let findings = json["report"]["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let f = &findings[0];
+    assert_eq!(f["kind"], "race");
+    // Each of the 64 invocations reads the element its neighbour wrote.
+    assert_eq!(f["count"], 64);
+    assert_eq!(f["invocations"], serde_json::json!([[0, 0, 0], [63, 0, 0]]));
+    assert_eq!(f["findings"].as_array().map(Vec::len), Some(64));
+    assert_eq!(
+        json["report"]["undefined_behaviour"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    // --max-findings bounds the list and the race check's work.
+    let (_, _, json) = run(&script, &["--subgroup-size", "64", "--max-findings", "5"]);
+    let f = &json["report"]["findings"][0];
+    assert_eq!(f["findings"].as_array().map(Vec::len), Some(5));
+    assert_eq!(f["count"], 5);
+    // The text names the kind, the instruction's place and the count, once.
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .args(["run", "--subgroup-size", "64"])
+        .arg(&script)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        text.lines().filter(|l| l.contains("  --> ")).count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("64 times"), "{text}");
+    assert!(text.contains("OpLoad"), "{text}");
+}
