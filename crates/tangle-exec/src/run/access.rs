@@ -74,6 +74,12 @@ impl<'a> Mem<'a> {
         region_name(self.buffers, self.images, region)
     }
 
+    /// Whether [`Mem::log`] records anything (the race or uninitialised-value check is on): the
+    /// fast paths then log each lane's access as the lane-by-lane path does.
+    pub fn logging(&self) -> bool {
+        self.races.is_some() || self.written.is_some()
+    }
+
     /// Logs an access for the race check ([`crate::check::race`]) and a write for the
     /// uninitialised-value check ([`crate::check::uninit`]) when they are on.
     pub fn log(&self, lane: usize, ptr: u64, len: u64, class: u8) {
@@ -484,9 +490,25 @@ fn load_run(
         return false;
     };
     let fix = |v: u64| if leaf.boolean { u64::from(v != 0) } else { v };
+    let address = |l: u64| match run {
+        Run::Same(p) => p,
+        Run::Consecutive(p) => p + l * size,
+    };
     let Some(out) = regs.get_mut(dst as usize * n..(dst as usize + 1) * n) else {
         return false;
     };
+    let resolved = match run {
+        Run::Same(p) => mem.resolve(p, 0, size),
+        Run::Consecutive(p) => mem.resolve(p, 0, size * n as u64),
+    };
+    if resolved.is_err() {
+        return false;
+    }
+    if mem.logging() {
+        for l in 0..n {
+            mem.log(l, address(l as u64), size, race::READ);
+        }
+    }
     match run {
         Run::Same(p) => {
             let Ok((w, off)) = mem.resolve(p, 0, size) else {
@@ -525,6 +547,11 @@ fn store_run(
     let Ok((w, off)) = mem.resolve(p, 0, size * n as u64) else {
         return false;
     };
+    if mem.logging() {
+        for l in 0..n {
+            mem.log(l, p + l as u64 * size, size, race::WRITE);
+        }
+    }
     let values = lanes_of(regs, n, src);
     w.write_run(off, leaf.bytes, n as u32, |l| {
         values.get(l as usize).copied().unwrap_or(0)

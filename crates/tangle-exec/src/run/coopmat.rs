@@ -637,6 +637,7 @@ fn load_rows(
         let Ok((w, off)) = cx.mem.resolve(ptr, 0, u64::from(minors) * u64::from(bytes)) else {
             return false;
         };
+        log_row(at, map, cx, (ptr, major, minors), n, race::READ);
         w.read_run(off, bytes, minors, |minor, v| {
             let e = element_of(at, major, minor);
             let r = map.reg_of.get(e as usize).copied().unwrap_or(u32::MAX);
@@ -651,6 +652,30 @@ fn load_rows(
         }
     }
     true
+}
+
+/// Logs, when the race or uninitialised-value check is on, each element of one row (at `ptr`)
+/// as an access by the invocation holding it, as the element-by-element path does.
+fn log_row(
+    at: &Access,
+    map: &Map,
+    cx: &Ctx<'_, '_>,
+    (ptr, major, minors): (u64, u32, u32),
+    n: usize,
+    class: u8,
+) {
+    if !cx.mem.logging() {
+        return;
+    }
+    let bytes = u64::from(at.shape.bytes);
+    for minor in 0..minors {
+        let e = element_of(at, major, minor);
+        if let Some(&r) = map.reg_of.get(e as usize) {
+            let lane = r as usize % n.max(1);
+            cx.mem
+                .log(lane, ptr + u64::from(minor) * bytes, bytes, class);
+        }
+    }
 }
 
 /// The store twin of [`load_rows`]: every row is checked before any byte is written.
@@ -681,6 +706,8 @@ fn store_rows(
         let Ok((w, off)) = row(major) else {
             return false;
         };
+        let ptr = element_address(at, regs, n, 0, element_of(at, major, 0));
+        log_row(at, map, cx, (ptr, major, minors), n, race::WRITE);
         w.write_run(off, bytes, minors, |minor| {
             let e = element_of(at, major, minor);
             let r = map.reg_of.get(e as usize).copied().unwrap_or(u32::MAX);
