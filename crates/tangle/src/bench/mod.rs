@@ -10,6 +10,8 @@
 pub mod workloads;
 
 use std::time::{Duration, Instant};
+use tangle_amber::backend::{BindingKind, SubgroupControl};
+use tangle_amber::{Backend, ComputeJob, JobBinding};
 use tangle_exec::{Device, Profile, Resources, RunOptions, SpecConstants};
 use tangle_spirv::{Module, TargetEnv};
 use workloads::{Case, Check, Workload};
@@ -40,6 +42,11 @@ pub struct Measured {
     pub lower: Duration,
     /// The dispatch through tangle.
     pub tangle: Duration,
+    /// The same dispatch without the sanitizer's checks (`--no-checks`).
+    pub unchecked: Duration,
+    /// The same SPIR-V on a Vulkan driver: its dispatch time (the second run, the pipeline
+    /// warm), or why it did not run.
+    pub driver: Option<Result<Duration, String>>,
     /// The plain-Rust baseline (best of three, warm).
     pub rust: Duration,
     /// Rates in the unit.
@@ -47,8 +54,13 @@ pub struct Measured {
     pub rust_rate: f64,
 }
 
-/// Runs one workload; `Err` says why it could not run or why its result is wrong.
-pub fn measure(w: &Workload, options: &Options) -> Result<Measured, String> {
+/// Runs one workload (and on `driver`, when given); `Err` says why it could not run or why its
+/// result is wrong.
+pub fn measure(
+    w: &Workload,
+    options: &Options,
+    driver: Option<&mut dyn Backend>,
+) -> Result<Measured, String> {
     let case: Case = (w.case)(options.divisor.max(1));
     let env = TargetEnv::parse("vulkan1.3").ok_or("no vulkan1.3 environment")?;
     let (words, compile) = timed(|| tangle_amber::compile::glsl(w.shader, env));
@@ -64,7 +76,7 @@ pub fn measure(w: &Workload, options: &Options) -> Result<Measured, String> {
     let spec: SpecConstants = case.spec.iter().copied().collect();
     let (pipeline, lower) = timed(|| Device::new(profile).compute_pipeline(&module, "main", &spec));
     let pipeline = pipeline.map_err(|e| e.to_string())?;
-    let mut resources = Resources {
+    let fresh = || Resources {
         buffers: (0u32..)
             .zip(case.buffers.iter().cloned())
             .map(|(i, b)| ((0, i), b))
@@ -72,6 +84,7 @@ pub fn measure(w: &Workload, options: &Options) -> Result<Measured, String> {
         push_constants: case.push.clone(),
         ..Resources::default()
     };
+    let mut resources = fresh();
     let run = RunOptions {
         threads: options.threads,
         ..RunOptions::default()
@@ -80,6 +93,18 @@ pub fn measure(w: &Workload, options: &Options) -> Result<Measured, String> {
     let report = report.map_err(|e| e.to_string())?;
     if let Some(d) = report.diagnostics.first() {
         return Err(format!("the sanitizer reported: {d}"));
+    }
+    // The sanitizer's cost: the same dispatch with its checks off.
+    let mut unchecked_resources = fresh();
+    let unchecked_run = RunOptions {
+        checks: false,
+        ..run.clone()
+    };
+    let (again, unchecked) =
+        timed(|| pipeline.dispatch(&mut unchecked_resources, case.groups, &unchecked_run));
+    again.map_err(|e| e.to_string())?;
+    if unchecked_resources.buffers != resources.buffers {
+        return Err("the run without checks gives other results".into());
     }
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(options.threads)
@@ -94,7 +119,9 @@ pub fn measure(w: &Workload, options: &Options) -> Result<Measured, String> {
         .buffers
         .get(&(0, case.output as u32))
         .ok_or("no output buffer")?;
-    check(case.check, got, &want.to_bytes())?;
+    let want = want.to_bytes();
+    check(case.check, got, &want)?;
+    let driver = driver.map(|d| on_driver(d, &case, words.clone(), &want));
     let rate = |t: Duration| case.work / t.as_secs_f64().max(1e-9) / w.unit_scale;
     Ok(Measured {
         name: w.name,
@@ -104,10 +131,57 @@ pub fn measure(w: &Workload, options: &Options) -> Result<Measured, String> {
         validate,
         lower,
         tangle,
+        unchecked,
+        driver,
         rust,
         tangle_rate: rate(tangle),
         rust_rate: rate(rust),
     })
+}
+
+/// Runs the case's SPIR-V on a driver twice (the first compiles the pipeline) and checks the
+/// second's result: integers exactly, floats within a relative Frobenius error of 1e-5 (a
+/// driver may fuse a multiply and an add, which SPIR-V allows without NoContraction).
+fn on_driver(
+    driver: &mut dyn Backend,
+    case: &Case,
+    spirv: Vec<u32>,
+    want: &[u8],
+) -> Result<Duration, String> {
+    let job = ComputeJob {
+        spirv,
+        target_env: TargetEnv::parse("vulkan1.3").ok_or("no vulkan1.3 environment")?,
+        entry_point: "main".into(),
+        spec_constants: case.spec.iter().map(|&(id, v)| (id, v as u32)).collect(),
+        bindings: (0u32..)
+            .zip(&case.buffers)
+            .map(|(i, bytes)| JobBinding {
+                set: 0,
+                binding: i,
+                kind: BindingKind::Storage,
+                element: 0,
+                bytes: bytes.clone(),
+                buffer: i as usize,
+                offset: 0,
+                image: None,
+                sampler: None,
+            })
+            .collect(),
+        push_constants: case.push.clone(),
+        groups: case.groups,
+        subgroup: SubgroupControl::default(),
+        line: 0,
+    };
+    driver.run_compute(&job).map_err(|e| e.to_string())?;
+    let out = driver.run_compute(&job).map_err(|e| e.to_string())?;
+    let got = out.bindings.get(case.output).ok_or("no output buffer")?;
+    let how = match case.check {
+        Check::Exact if case.float_output => Check::Frobenius(1e-5),
+        other => other,
+    };
+    check(how, got, want).map_err(|e| format!("the driver's result: {e}"))?;
+    out.dispatch_time
+        .ok_or_else(|| "the driver gave no time".to_string())
 }
 
 fn timed<T>(f: impl FnOnce() -> T) -> (T, Duration) {
@@ -163,8 +237,18 @@ fn significant(x: f64) -> String {
 /// The table row of one workload.
 pub fn row(m: &Measured) -> String {
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let ratio = |a: Duration, b: Duration| b.as_secs_f64() / a.as_secs_f64().max(1e-9);
+    let driver = match &m.driver {
+        None => String::new(),
+        Some(Ok(t)) => format!(
+            "  driver {:.1} ms, tangle/driver {:.3}x",
+            ms(*t),
+            ratio(m.tangle, *t)
+        ),
+        Some(Err(why)) => format!("  driver: not run ({why})"),
+    };
     format!(
-        "{:<13} {:>12} {:>12}  {:>7.3}x  {:>8.1} {:>8.1} {:>8.1} {:>9.1}  {} ({})",
+        "{:<13} {:>12} {:>12}  {:>7.3}x  {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>9.1} {:>6.2}x  {} ({}){driver}",
         m.name,
         significant(m.tangle_rate),
         significant(m.rust_rate),
@@ -173,13 +257,15 @@ pub fn row(m: &Measured) -> String {
         ms(m.validate),
         ms(m.lower),
         ms(m.tangle),
+        ms(m.unchecked),
+        ratio(m.unchecked, m.tangle),
         m.unit,
         m.size
     )
 }
 
 /// The table's header.
-pub const HEADER: &str = "workload            tangle   plain Rust  tangle/Rust  compile  validate  lower  dispatch  (ms; rates in the unit named)";
+pub const HEADER: &str = "workload            tangle   plain Rust  tangle/Rust  compile  validate  lower  dispatch  no-checks  sanitizer  (ms; rates in the unit named)";
 
 #[cfg(test)]
 mod tests {
@@ -194,8 +280,13 @@ mod tests {
             divisor: 256,
         };
         for w in workloads::all() {
-            let m = measure(&w, &options).unwrap_or_else(|e| panic!("{}: {e}", w.name));
+            let m = measure(&w, &options, None).unwrap_or_else(|e| panic!("{}: {e}", w.name));
             assert!(m.tangle_rate > 0.0 && m.rust_rate > 0.0, "{}", w.name);
+            assert!(
+                m.unchecked > Duration::ZERO && m.driver.is_none(),
+                "{}",
+                w.name
+            );
         }
     }
 

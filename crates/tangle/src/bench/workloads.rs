@@ -28,6 +28,8 @@ pub struct Case {
     pub reference: Box<dyn Fn() -> Values + Sync>,
     /// How the output is compared with the reference.
     pub check: Check,
+    /// Whether the output holds f32 values (a driver's may differ in the last bits).
+    pub float_output: bool,
 }
 
 /// The values of a result.
@@ -179,6 +181,7 @@ fn alu_hash(divisor: u32) -> Case {
         size: format!("{n} invocations x {iters} iterations"),
         reference: Box::new(reference),
         check: Check::Exact,
+        float_output: false,
     }
 }
 
@@ -202,6 +205,7 @@ fn saxpy(divisor: u32) -> Case {
         size: format!("n = {n}"),
         reference: Box::new(reference),
         check: Check::Exact,
+        float_output: true,
     }
 }
 
@@ -235,6 +239,7 @@ fn rotate_conv(divisor: u32) -> Case {
         size: format!("{n} invocations x 16 taps"),
         reference: Box::new(reference),
         check: Check::Exact,
+        float_output: true,
     }
 }
 
@@ -278,6 +283,7 @@ fn dot_gemv(divisor: u32) -> Case {
         size: format!("{rows} rows x {} int8", words * 4),
         reference: Box::new(reference),
         check: Check::Exact,
+        float_output: false,
     }
 }
 
@@ -333,5 +339,6 @@ fn coopmat_gemm(divisor: u32) -> Case {
         size: format!("{n}^3, 16x16x16 tiles"),
         reference: Box::new(reference),
         check: Check::Frobenius(1e-2),
+        float_output: true,
     }
 }

@@ -14,6 +14,13 @@ pub struct Args {
     /// 1/16 of the standard sizes (256³ for the GEMM).
     #[arg(long)]
     quick: bool,
+    /// Do not run the workloads on a Vulkan driver even when one is installed.
+    #[arg(long)]
+    no_driver: bool,
+    /// The Vulkan device to compare with (`tangle profiles --devices`); lavapipe's threads are
+    /// set with LP_NUM_THREADS.
+    #[arg(long, value_name = "N")]
+    device: Option<usize>,
     /// Only these workloads (alu_hash, saxpy, rotate_conv, dot_gemv, coopmat_gemm).
     workloads: Vec<String>,
 }
@@ -40,13 +47,30 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
         options.threads,
         if args.quick { ", quick sizes" } else { "" }
     );
+    // The same SPIR-V on a Vulkan driver when one is installed (lavapipe in CI).
+    let mut driver = if args.no_driver {
+        None
+    } else {
+        let options = super::vulkan::options(args.device, std::time::Duration::from_secs(600));
+        match tangle_vulkan::VulkanBackend::new(&options) {
+            Ok(d) => {
+                println!("driver: {} ({})", d.device().name, d.device().driver);
+                Some(d)
+            }
+            Err(e) => {
+                println!("driver: none ({e})");
+                None
+            }
+        }
+    };
     println!("{}", bench::HEADER);
     let mut exit = Exit::Success;
     for w in all
         .iter()
         .filter(|w| args.workloads.is_empty() || args.workloads.iter().any(|n| n == w.name))
     {
-        match bench::measure(w, &options) {
+        let d = driver.as_mut().map(|d| d as &mut dyn tangle_amber::Backend);
+        match bench::measure(w, &options, d) {
             Ok(m) => println!("{}", bench::row(&m)),
             Err(why) => {
                 println!("{:<13} not measured: {why}", w.name);
