@@ -654,8 +654,9 @@ fn load_rows(
     true
 }
 
-/// Logs, when the race or uninitialised-value check is on, each element of one row (at `ptr`)
-/// as an access by the invocation holding it, as the element-by-element path does.
+/// Logs, when the race or uninitialised-value check is on, one row (at `ptr`) as accesses by the
+/// invocations holding its elements, as the element-by-element path does; a run of consecutive
+/// elements held by one invocation is one access (the logs merge byte ranges anyway).
 fn log_row(
     at: &Access,
     map: &Map,
@@ -668,13 +669,24 @@ fn log_row(
         return;
     }
     let bytes = u64::from(at.shape.bytes);
-    for minor in 0..minors {
-        let e = element_of(at, major, minor);
-        if let Some(&r) = map.reg_of.get(e as usize) {
-            let lane = r as usize % n.max(1);
-            cx.mem
-                .log(lane, ptr + u64::from(minor) * bytes, bytes, class);
+    let lane_of = |minor: u32| {
+        map.reg_of
+            .get(element_of(at, major, minor) as usize)
+            .map(|&r| r as usize % n.max(1))
+    };
+    let mut minor = 0;
+    while minor < minors {
+        let lane = lane_of(minor);
+        let mut end = minor + 1;
+        while end < minors && lane_of(end) == lane {
+            end += 1;
         }
+        if let Some(lane) = lane {
+            let start = ptr + u64::from(minor) * bytes;
+            cx.mem
+                .log(lane, start, u64::from(end - minor) * bytes, class);
+        }
+        minor = end;
     }
 }
 
