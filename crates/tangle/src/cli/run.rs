@@ -337,8 +337,12 @@ pub fn finish(name: &str, report: &RunReport, json: bool) -> Exit {
 
 /// Prints a JSON value on standard output.
 pub fn print_json(value: &serde_json::Value) {
+    use std::io::Write;
     match serde_json::to_string_pretty(value) {
-        Ok(s) => println!("{s}"),
+        // A reader that stops early (`| head`) closes the pipe: not an error worth a panic.
+        Ok(s) => {
+            let _ = writeln!(std::io::stdout().lock(), "{s}");
+        }
         Err(e) => io::report(&format!("cannot print the report: {e}")),
     }
 }
