@@ -612,6 +612,12 @@ fn majors_and_minors(at: &Access) -> (u32, u32) {
     }
 }
 
+/// The address of the first element of row `major` (column for ColumnMajorKHR), as lane 0
+/// computes it.
+fn row_pointer(at: &Access, regs: &[u64], n: usize, major: u32) -> u64 {
+    element_address(at, regs, n, 0, element_of(at, major, 0))
+}
+
 /// A load by the whole subgroup with a uniform pointer and stride: one bounds check per row
 /// (the elements of a row are contiguous), elements read straight into their registers. Returns
 /// `false`, having changed nothing that the element-by-element path does not rewrite, where
@@ -632,8 +638,7 @@ fn load_rows(
     let bytes = at.shape.bytes;
     let base = dst as usize * n;
     for major in 0..majors {
-        let first = element_of(at, major, 0);
-        let ptr = element_address(at, regs, n, 0, first);
+        let ptr = row_pointer(at, regs, n, major);
         let Ok((w, off)) = cx.mem.resolve(ptr, 0, u64::from(minors) * u64::from(bytes)) else {
             return false;
         };
@@ -706,19 +711,16 @@ fn store_rows(
     let (majors, minors) = majors_and_minors(at);
     let bytes = at.shape.bytes;
     let len = u64::from(minors) * u64::from(bytes);
-    let row = |major: u32| {
-        let ptr = element_address(at, regs, n, 0, element_of(at, major, 0));
-        cx.mem.resolve(ptr, 0, len)
-    };
+    let row = |major: u32| cx.mem.resolve(row_pointer(at, regs, n, major), 0, len);
     if (0..majors).any(|major| row(major).is_err()) {
         return false;
     }
     let base = src as usize * n;
     for major in 0..majors {
-        let Ok((w, off)) = row(major) else {
+        let ptr = row_pointer(at, regs, n, major);
+        let Ok((w, off)) = cx.mem.resolve(ptr, 0, len) else {
             return false;
         };
-        let ptr = element_address(at, regs, n, 0, element_of(at, major, 0));
         log_row(at, map, cx, (ptr, major, minors), n, race::WRITE);
         w.write_run(off, bytes, minors, |minor| {
             let e = element_of(at, major, minor);
