@@ -10,7 +10,9 @@
 //!   uses it has finished (a fence wait that succeeded), and children before their parents
 //!   ([`Objects`] before [`Gpu`] before [`Instance`], which the `Arc`s enforce);
 //! * when the GPU may still be using an object (a timeout, a lost device) nothing is destroyed:
-//!   the objects are leaked, which is safe, rather than freed under the GPU.
+//!   the objects are leaked, which is safe, rather than freed under the GPU; so are the device,
+//!   the instance and the loaded driver library under them, since destroying the instance or
+//!   unloading the driver under a running dispatch crashes the process (lavapipe did, in CI).
 
 use crate::device::{DeviceInfo, Limits, SubgroupInfo, MIN_API};
 use crate::error::VulkanError;
@@ -474,6 +476,11 @@ pub struct Gpu {
 impl Drop for Gpu {
     fn drop(&mut self) {
         if self.broken {
+            // The GPU may still run this device's work, so the instance under it and the
+            // loader library must stay too: dropping the Arc would destroy the instance and
+            // unload the driver's code under a running dispatch (lavapipe then crashes the
+            // process). One reference is leaked on purpose, so neither ever goes.
+            std::mem::forget(Arc::clone(&self._instance));
             return;
         }
         // SAFETY: every dispatch waited for its fence and destroyed its objects, so the device
