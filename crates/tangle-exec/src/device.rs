@@ -237,6 +237,10 @@ pub struct RunOptions {
     /// The most findings kept one by one in [`Report::diagnostics`] (every finding is still
     /// counted in [`Report::summaries`]); it also bounds the sanitizer's race bookkeeping.
     pub max_findings: usize,
+    /// Try the wide path first ([`crate::wide`]): batches across subgroups and workgroups for
+    /// programs where the grouping is unobservable, falling back to the reference path on
+    /// anything it would report. Off (`--reference`) runs the reference path alone.
+    pub wide: bool,
 }
 
 impl Default for RunOptions {
@@ -253,6 +257,7 @@ impl Default for RunOptions {
             coopmat_layout: crate::policy::CoopmatLayout::default(),
             allow: crate::check::kind::KindSet::default(),
             max_findings: Report::MAX_DIAGNOSTICS,
+            wide: true,
         }
     }
 }

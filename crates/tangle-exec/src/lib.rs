@@ -35,6 +35,7 @@ pub mod report;
 pub mod run;
 pub mod semantics;
 pub mod trace;
+pub mod wide;
 
 pub use device::{Device, Image, Pipeline, Progress, Resources, RunOptions, SpecConstants};
 pub use error::{ExecError, InstRef, Trap};

@@ -187,6 +187,8 @@ pub struct Stats {
     pub workgroups: u64,
     /// Invocations run.
     pub invocations: u64,
+    /// Of those, the invocations run on the wide path ([`crate::wide`]).
+    pub wide_invocations: u64,
     /// Diagnostics found beyond those kept in the report.
     pub dropped_diagnostics: u64,
 }
@@ -200,6 +202,7 @@ impl Stats {
         self.joins += o.joins;
         self.workgroups += o.workgroups;
         self.invocations += o.invocations;
+        self.wide_invocations += o.wide_invocations;
         self.dropped_diagnostics += o.dropped_diagnostics;
     }
 }

@@ -102,6 +102,8 @@ pub struct CpuBackend {
     pipelines: HashMap<PipelineKey, Pipeline>,
     /// The traces of the dispatches so far, when the options ask for them.
     traces: Vec<tangle_exec::Trace>,
+    /// Invocations the dispatches so far ran on the executor's wide path.
+    wide_invocations: u64,
 }
 
 /// What decides a pipeline: the module, its environment, entry point, specialization and
@@ -116,7 +118,14 @@ impl CpuBackend {
             options,
             pipelines: HashMap::new(),
             traces: Vec::new(),
+            wide_invocations: 0,
         }
+    }
+
+    /// Invocations the dispatches so far ran on the executor's wide path
+    /// ([`tangle_exec::wide`]), of all they ran.
+    pub fn wide_invocations(&self) -> u64 {
+        self.wide_invocations
     }
 
     /// The traces of the dispatches run so far (when [`RunOptions::trace`] is set), taken out.
@@ -402,6 +411,7 @@ impl Backend for CpuBackend {
             .dispatch(&mut resources, job.groups, &self.options)
             .map_err(exec_error)?;
         let dispatch_time = Some(started.elapsed());
+        self.wide_invocations += report.stats.wide_invocations;
         if let Some(trace) = report.trace {
             self.traces.push(trace);
         }

@@ -41,39 +41,39 @@ use tangle::{Apart, Frame, Schedule, Tangle};
 type Keyed = ((u64, u64), Diagnostic);
 
 /// What every workgroup of a dispatch shares.
-struct Shared<'a> {
-    prog: &'a Program,
-    buffers: Vec<(Words, BufferKey)>,
+pub(crate) struct Shared<'a> {
+    pub(crate) prog: &'a Program,
+    pub(crate) buffers: Vec<(Words, BufferKey)>,
     /// For each region of `buffers` holding an image, what the image is.
-    images: Vec<Option<image::ImageView>>,
+    pub(crate) images: Vec<Option<image::ImageView>>,
     /// The samplers, in `Resources::samplers` order (a handle is the index plus 1).
-    samplers: Vec<Sampler>,
+    pub(crate) samplers: Vec<Sampler>,
     /// The program's descriptor arrays with the pointer of each bound element, by element.
-    descriptors: Vec<DescriptorTable>,
-    push: Words,
+    pub(crate) descriptors: Vec<DescriptorTable>,
+    pub(crate) push: Words,
     /// The register file every subgroup starts from (constants and buffer pointers broadcast).
-    template: Vec<u64>,
-    sg: usize,
-    groups: [u32; 3],
-    options: &'a RunOptions,
+    pub(crate) template: Vec<u64>,
+    pub(crate) sg: usize,
+    pub(crate) groups: [u32; 3],
+    pub(crate) options: &'a RunOptions,
     /// Set when the dispatch must end: an error, or the time limit ([`Shared::timed_out`]).
     /// Workers take no workgroup after it, and running workgroups leave at their next
     /// terminator or barrier.
-    stop: AtomicBool,
+    pub(crate) stop: AtomicBool,
     /// Set, with `stop`, when the time limit passed.
-    timed_out: AtomicBool,
+    pub(crate) timed_out: AtomicBool,
     /// Diagnostics, each with its sort key (workgroup, order found), the summaries of every
     /// finding, and the counters.
-    found: Mutex<(Vec<Keyed>, Stats, Summaries)>,
+    pub(crate) found: Mutex<(Vec<Keyed>, Stats, Summaries)>,
     /// Scheduling under the dispatch's policy.
-    sched: Schedule<'a>,
+    pub(crate) sched: Schedule<'a>,
     /// Trace events by workgroup, when tracing.
-    events: Mutex<Collector>,
+    pub(crate) events: Mutex<Collector>,
     /// Cooperative-matrix element positions under the run's layout.
-    layouts: coopmat::Layouts,
+    pub(crate) layouts: coopmat::Layouts,
     /// Every workgroup's buffer accesses as runs, for the race check across workgroups, and
     /// whether some were dropped at the bound.
-    runs: Mutex<(Vec<crate::check::race::Access>, bool)>,
+    pub(crate) runs: Mutex<(Vec<crate::check::race::Access>, bool)>,
 }
 
 /// Runs a dispatch.
@@ -201,7 +201,22 @@ pub fn dispatch(
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
         runs: Mutex::new((Vec::new(), false)),
     };
-    workers::run_all(&shared, total, threads)?;
+    let mut shared = shared;
+    if options.wide && !run_wide(&shared, total, threads)? {
+        // The wide path gave up: the reference path starts again from the inputs.
+        shared.stop.store(false, Ordering::Relaxed);
+        shared.timed_out.store(false, Ordering::Relaxed);
+        reload_buffers(&mut shared, res);
+        workers::run_all(&shared, total, threads, || RefWorker {
+            wg: Workgroup::new(&shared),
+            s: &shared,
+        })?;
+    } else if !options.wide {
+        workers::run_all(&shared, total, threads, || RefWorker {
+            wg: Workgroup::new(&shared),
+            s: &shared,
+        })?;
+    }
     for ((words, (set, binding, element)), image) in shared.buffers.iter().zip(&shared.images) {
         let b = match (element, image) {
             (_, Some(_)) => res.images.get_mut(&(*set, *binding)).map(|i| &mut i.texels),
@@ -241,6 +256,79 @@ pub fn dispatch(
         stats,
         trace,
     })
+}
+
+/// A reference-path worker: one workgroup's state.
+struct RefWorker<'s> {
+    wg: Workgroup,
+    s: &'s Shared<'s>,
+}
+
+impl workers::Unit for RefWorker<'_> {
+    fn run(&mut self, i: u64) -> Result<(), ExecError> {
+        self.wg.run(self.s, i)
+    }
+    fn flush(&mut self, i: u64) {
+        self.wg.flush(self.s, i);
+    }
+}
+
+/// A wide-path worker: one batch's state.
+struct WideWorker<'w, 's> {
+    batch: crate::wide::Batch,
+    w: &'w crate::wide::Wide<'s>,
+}
+
+impl workers::Unit for WideWorker<'_, '_> {
+    fn run(&mut self, i: u64) -> Result<(), ExecError> {
+        self.batch.run(self.w, i)
+    }
+    fn flush(&mut self, _: u64) {
+        self.batch.flush(self.w);
+    }
+}
+
+/// Runs the dispatch on the wide path ([`crate::wide`]); `false` when it does not take the
+/// program or gave up (nothing of its run is kept then).
+fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<bool, ExecError> {
+    let per_group = s
+        .prog
+        .local_size
+        .iter()
+        .map(|&x| u64::from(x))
+        .product::<u64>();
+    let Ok(w) = crate::wide::Wide::new(s, groups.saturating_mul(per_group)) else {
+        return Ok(false);
+    };
+    let result = workers::run_all(s, w.batches(), threads, || WideWorker {
+        batch: crate::wide::Batch::new(&w),
+        w: &w,
+    });
+    let outcome = w.outcome();
+    if outcome.is_err() {
+        // Its findings and counters are the reference path's to give.
+        let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
+        f.1 = Stats::default();
+        return Ok(false);
+    }
+    result?;
+    let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
+    f.1.workgroups += groups;
+    Ok(true)
+}
+
+/// Puts every buffer (not image) of the dispatch back to its bytes in `res`.
+fn reload_buffers(s: &mut Shared<'_>, res: &Resources) {
+    for ((words, (set, binding, element)), image) in s.buffers.iter_mut().zip(&s.images) {
+        let bytes = match (element, image) {
+            (_, Some(_)) => None,
+            (None, None) => res.buffers.get(&(*set, *binding)),
+            (Some(i), None) => res.elements.get(&(*set, *binding, *i)),
+        };
+        if let Some(b) = bytes {
+            *words = Words::from_bytes(b);
+        }
+    }
 }
 
 /// The handle of the sampler at `(set, binding)`: its index plus 1.

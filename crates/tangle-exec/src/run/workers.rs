@@ -1,12 +1,13 @@
-//! The dispatch's worker threads and their monitor: workers take workgroup numbers from one
-//! shared counter, and the calling thread watches the clock and reports progress.
+//! The dispatch's worker threads and their monitor: workers take unit numbers (workgroups on
+//! the reference path, batches on the wide path) from one shared counter, and the calling
+//! thread watches the clock and reports progress.
 //!
 //! A shared counter (rather than a parallel iterator over every workgroup) is what bounds a
 //! stopped dispatch: once `stop` is set no worker takes another workgroup, however many remain,
 //! and a running workgroup leaves at its next terminator or barrier. Time is checked by the
 //! monitor alone, about ten times a second, so workers pay one relaxed load per terminator.
 
-use super::{Shared, Workgroup};
+use super::Shared;
 use crate::error::{ExecError, Trap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Mutex};
@@ -15,9 +16,22 @@ use std::time::{Duration, Instant};
 /// How often the monitor looks at the clock and reports progress.
 const TICK: Duration = Duration::from_millis(100);
 
-/// Runs workgroups `0..total` on `threads` workers (at least one), returning the first error
-/// (by workgroup number) or the time limit.
-pub(super) fn run_all(s: &Shared<'_>, total: u64, threads: usize) -> Result<(), ExecError> {
+/// What a worker runs: units by number, then hands their results to the dispatch.
+pub(crate) trait Unit {
+    /// Runs unit `i`.
+    fn run(&mut self, i: u64) -> Result<(), ExecError>;
+    /// Hands unit `i`'s findings and counters to the dispatch.
+    fn flush(&mut self, i: u64);
+}
+
+/// Runs units `0..total` on `threads` workers (at least one), each with its own state from
+/// `new`, returning the first error (by unit number) or the time limit.
+pub(crate) fn run_all<U: Unit>(
+    s: &Shared<'_>,
+    total: u64,
+    threads: usize,
+    new: impl Fn() -> U + Sync,
+) -> Result<(), ExecError> {
     // `None`: the limit is too large to add to the clock, so there is none.
     let deadline = Instant::now().checked_add(s.options.time_limit);
     let next = AtomicU64::new(0);
@@ -29,11 +43,11 @@ pub(super) fn run_all(s: &Shared<'_>, total: u64, threads: usize) -> Result<(), 
         let mut spawned = 0usize;
         for w in 0..threads.max(1) {
             let tx = tx.clone();
-            let (next, done, first_error) = (&next, &done, &first_error);
+            let (next, done, first_error, new) = (&next, &done, &first_error, &new);
             let worker = std::thread::Builder::new()
                 .name(format!("tangle-worker-{w}"))
                 .spawn_scoped(scope, move || {
-                    work(s, total, next, done, first_error);
+                    work(s, total, next, done, first_error, new());
                     drop(tx);
                 });
             match worker {
@@ -65,21 +79,21 @@ pub(super) fn run_all(s: &Shared<'_>, total: u64, threads: usize) -> Result<(), 
     Ok(())
 }
 
-/// One worker: takes workgroup numbers until they run out or the dispatch stops.
-fn work(
+/// One worker: takes unit numbers until they run out or the dispatch stops.
+fn work<U: Unit>(
     s: &Shared<'_>,
     total: u64,
     next: &AtomicU64,
     done: &AtomicU64,
     first_error: &Mutex<Option<(u64, ExecError)>>,
+    mut wg: U,
 ) {
-    let mut wg = Workgroup::new(s);
     while !s.stop.load(Ordering::Relaxed) {
         let i = next.fetch_add(1, Ordering::Relaxed);
         if i >= total {
             break;
         }
-        match wg.run(s, i) {
+        match wg.run(i) {
             // A workgroup that saw `stop` may have left early: it is not counted as done.
             Ok(()) if !s.stop.load(Ordering::Relaxed) => {
                 done.fetch_add(1, Ordering::Relaxed);
@@ -93,7 +107,7 @@ fn work(
                 }
             }
         }
-        wg.flush(s, i);
+        wg.flush(i);
     }
 }
 

@@ -1,7 +1,7 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
 //! [--time-limit S] [--memory-limit BYTES] [--json] [--policy P|all] [--trace FILE.json]
-//! [--no-checks] [--allow KIND,KIND] [--max-findings N] [--coopmat-layout L] [--backend cpu|vulkan]
-//! [--device N]`: runs an Amber script's compute tests on the CPU executor, with a progress bar on
+//! [--no-checks] [--allow KIND,KIND] [--max-findings N] [--coopmat-layout L] [--reference]
+//! [--backend cpu|vulkan] [--device N]`: runs an Amber script's compute tests on the CPU executor, with a progress bar on
 //! a terminal for long dispatches and `REPEAT`s ([`super::progress`]), or on a Vulkan driver
 //! (`--backend vulkan`, [`super::vulkan`]).
 //!
@@ -70,6 +70,10 @@ pub struct Args {
     /// reported).
     #[arg(long = "no-checks")]
     no_checks: bool,
+    /// Run every dispatch on the executor's reference path alone, never on the wide path
+    /// (docs/executor.md); the results are the same, only slower.
+    #[arg(long)]
+    reference: bool,
     /// Which invocation holds which cooperative-matrix element: row-striped (the default),
     /// column-striped or shuffled:SEED. A shader that assumes one layout fails under another.
     #[arg(long = "coopmat-layout", value_name = "LAYOUT")]
@@ -102,6 +106,7 @@ impl Args {
             (self.policy.is_some(), "--policy"),
             (self.trace.is_some(), "--trace"),
             (self.no_checks, "--no-checks"),
+            (self.reference, "--reference"),
             (self.allow.is_some(), "--allow"),
             (self.max_findings.is_some(), "--max-findings"),
             (self.coopmat_layout.is_some(), "--coopmat-layout"),
@@ -264,6 +269,7 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
         ));
     }
     options.checks = !args.no_checks;
+    options.wide = !args.reference;
     if let Some(a) = args.allow.as_deref() {
         options.allow = a
             .parse()

@@ -1,0 +1,458 @@
+//! The wide path: a dispatch run in batches of [`WIDTH`] invocations taken across subgroups and
+//! workgroups, for programs in which nothing can observe the grouping ([`plan`]).
+//!
+//! Why: the reference path pays its decoding, scheduling and sanitizer bookkeeping once per op
+//! per *subgroup* (often 32 lanes, or a 64-invocation workgroup). Paid once per 128 lanes, with
+//! the same lane kernels ([`crate::run::alu`], [`crate::run::access`]), an ALU-bound shader runs
+//! several times faster; `docs/executor.md` has the measurements and the road to a typed
+//! kernel set.
+//!
+//! Exactness: the wide path is *speculative*. It computes with the reference path's own op
+//! kernels, and gives up on the whole dispatch — before anything is written back — at anything
+//! the reference path would report or handle differently: a sanitizer finding of any kind
+//! (division, shift, out-of-bounds access), a possible data race ([`races`]), or the step
+//! limit. The dispatch then runs again on the reference path from the same inputs, which
+//! reports exactly. So the wide path never reports a finding itself, and a program it takes
+//! gives the reference path's buffers, bit for bit (`tests/wide_path.rs` checks this on every
+//! Amber script of the repository).
+
+mod plan;
+pub mod races;
+
+pub use plan::plan;
+
+use crate::check::kind::Kind;
+use crate::error::ExecError;
+use crate::program::{Op, Program, RegionKind, Terminator};
+use crate::report::Stats;
+use crate::run::access::{self, Mem};
+use crate::run::alu::{self, bits_of, full_mask, rd, wr};
+use crate::run::builtins::Place;
+use crate::run::memory::{self, Words};
+use crate::run::Shared;
+use races::Access;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering;
+use std::sync::Mutex;
+
+/// Invocations per batch: the most lanes a register file row and a mask (`u128`) hold.
+pub const WIDTH: usize = 128;
+
+/// Why the wide path gave a dispatch back to the reference path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GaveUp(pub String);
+
+/// What the batches of one worker share with the dispatch.
+pub(crate) struct Wide<'a> {
+    /// The register file of one batch at its start (constants and handles, every lane).
+    template: Vec<u64>,
+    /// Whether buffer accesses are logged for the race screen.
+    races: bool,
+    /// The first reason to give up, set once; it also stops the workers.
+    gave_up: Mutex<Option<GaveUp>>,
+    /// Every worker's access log, for the race screen at the end.
+    log: Mutex<Vec<Access>>,
+    /// Invocations in the dispatch.
+    invocations: u64,
+    /// The built-in input and component each constant pointer into invocation memory names.
+    builtins: HashMap<u64, (u32, usize)>,
+    shared: &'a Shared<'a>,
+}
+
+/// The most log entries the race screen takes before giving up (its memory bound).
+const MAX_LOG: usize = 1 << 22;
+
+impl<'a> Wide<'a> {
+    /// The wide form of the dispatch `s`, or why the wide path does not take it.
+    pub(crate) fn new(s: &'a Shared<'a>, invocations: u64) -> Result<Wide<'a>, GaveUp> {
+        let o = s.options;
+        if o.trace {
+            return Err(GaveUp("tracing follows subgroups".into()));
+        }
+        plan::plan(s.prog).map_err(GaveUp)?;
+        // One value per slot: the template of the reference path holds every lane alike.
+        let n = s.sg;
+        let mut template = vec![0u64; s.prog.slots as usize * WIDTH];
+        for slot in 0..s.prog.slots {
+            let v = rd(&s.template, n, slot, 0);
+            for l in 0..WIDTH {
+                wr(&mut template, WIDTH, slot, l, v);
+            }
+        }
+        let mut builtins = HashMap::new();
+        for var in &s.prog.variables {
+            if let (RegionKind::Invocation, Some(b)) = (var.region, var.builtin) {
+                let size = s.prog.ty(var.ty).size;
+                for (c, at) in (0..size).step_by(4).enumerate() {
+                    let ptr = memory::make_pointer(memory::REGION_INVOCATION, var.offset + at);
+                    builtins.insert(ptr, (b, c));
+                }
+            }
+        }
+        Ok(Wide {
+            builtins,
+            template,
+            races: o.checks && !o.allow.contains(Kind::Race),
+            gave_up: Mutex::new(None),
+            log: Mutex::new(Vec::new()),
+            invocations,
+            shared: s,
+        })
+    }
+
+    /// Batches in the dispatch.
+    pub(crate) fn batches(&self) -> u64 {
+        self.invocations.div_ceil(WIDTH as u64)
+    }
+
+    /// Records the first reason to give up and stops the workers.
+    fn give_up(&self, why: String) {
+        let mut g = self.gave_up.lock().unwrap_or_else(|e| e.into_inner());
+        if g.is_none() {
+            *g = Some(GaveUp(why));
+        }
+        self.shared.stop.store(true, Ordering::Relaxed);
+    }
+
+    /// After the workers: why the wide path gave up, if it did (a possible race included).
+    pub(crate) fn outcome(self) -> Result<(), GaveUp> {
+        if let Some(g) = self.gave_up.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            return Err(g);
+        }
+        let mut log = self.log.into_inner().unwrap_or_else(|e| e.into_inner());
+        if races::may_race(&mut log) {
+            return Err(GaveUp("a possible data race".into()));
+        }
+        Ok(())
+    }
+}
+
+/// One worker's batch state.
+pub(crate) struct Batch {
+    /// The register file, `WIDTH` lanes per slot. It is filled from the template once: every
+    /// slot an op reads was written before by the same invocation (SSA; the plan takes no
+    /// `OpUndef` that is read), so a batch needs no reset.
+    regs: Vec<u64>,
+    log: Vec<Access>,
+    /// Scratch values (phi copies).
+    scratch: Vec<u64>,
+    pub(crate) stats: Stats,
+}
+
+impl Batch {
+    pub(crate) fn new(w: &Wide<'_>) -> Batch {
+        Batch {
+            regs: w.template.clone(),
+            log: Vec::new(),
+            scratch: Vec::new(),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Hands the log and counters to the dispatch.
+    pub(crate) fn flush(&mut self, w: &Wide<'_>) {
+        if !self.log.is_empty() {
+            let mut log = w.log.lock().unwrap_or_else(|e| e.into_inner());
+            if log.len() + self.log.len() > MAX_LOG {
+                drop(log);
+                w.give_up("the race screen's log is full".into());
+                self.log.clear();
+            } else {
+                log.append(&mut self.log);
+            }
+        }
+        let mut f = w.shared.found.lock().unwrap_or_else(|e| e.into_inner());
+        f.1.add(&self.stats);
+        self.stats = Stats::default();
+    }
+
+    /// Runs batch `i`: invocations `i * WIDTH ..` in global linear order (workgroup-major).
+    pub(crate) fn run(&mut self, w: &Wide<'_>, i: u64) -> Result<(), ExecError> {
+        let s = w.shared;
+        let prog = s.prog;
+        let first = i * WIDTH as u64;
+        let count = (w.invocations - first).min(WIDTH as u64) as usize;
+        self.stats.invocations += count as u64;
+        self.stats.wide_invocations += count as u64;
+        let Some(func) = prog.functions.get(prog.entry as usize) else {
+            return Ok(());
+        };
+        // Tangles waiting: (block, mask). The one of lowest structured rank runs first, so
+        // lanes that left a loop or a selection wait at its merge block for the others.
+        let mut waiting: Vec<(u32, u128)> = vec![(0, full_mask(count))];
+        let mut steps = 0u64;
+        while let Some(at) = lowest_rank(&waiting, prog) {
+            let (block_idx, mask) = waiting.swap_remove(at);
+            let Some(block) = func.blocks.get(block_idx as usize) else {
+                return Ok(());
+            };
+            if s.stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            let lanes = u64::from(mask.count_ones());
+            steps += block.ops.len() as u64 + 1;
+            if steps > s.options.step_limit {
+                w.give_up("the step limit".into());
+                return Ok(());
+            }
+            self.stats.instructions += block.ops.len() as u64 * lanes;
+            self.stats.tangle_instructions += block.ops.len() as u64;
+            for (j, op) in block.ops.iter().enumerate() {
+                if let Err(why) = self.exec(w, op, mask, first, (block_idx, j)) {
+                    w.give_up(why);
+                    return Ok(());
+                }
+            }
+            match block.terminator {
+                Terminator::Branch(t) => self.go(prog, &mut waiting, block_idx, t, mask),
+                Terminator::BranchConditional { cond, t, f } => {
+                    let taken = bits_of(mask, WIDTH)
+                        .filter(|&l| rd(&self.regs, WIDTH, cond, l) & 1 != 0)
+                        .fold(0u128, |m, l| m | 1 << l);
+                    if taken != 0 {
+                        self.go(prog, &mut waiting, block_idx, t, taken);
+                    }
+                    if mask & !taken != 0 {
+                        self.go(prog, &mut waiting, block_idx, f, mask & !taken);
+                    }
+                    if taken != 0 && mask & !taken != 0 {
+                        self.stats.splits += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves the lanes of `mask` from `from` to `to`: `to`'s phi copies, then joins a tangle
+    /// already waiting there.
+    fn go(
+        &mut self,
+        prog: &Program,
+        waiting: &mut Vec<(u32, u128)>,
+        from: u32,
+        to: u32,
+        mask: u128,
+    ) {
+        let block = prog
+            .functions
+            .get(prog.entry as usize)
+            .and_then(|f| f.blocks.get(to as usize));
+        if let Some((_, copies)) = block.and_then(|b| b.phis.iter().find(|(p, _)| *p == from)) {
+            // One parallel copy: every source read before any destination is written.
+            self.scratch.clear();
+            for &(_, src) in copies {
+                self.scratch
+                    .extend_from_slice(alu::lanes_of(&self.regs, WIDTH, src));
+            }
+            for (i, &(dst, _)) in copies.iter().enumerate() {
+                for l in bits_of(mask, WIDTH) {
+                    let v = self.scratch.get(i * WIDTH + l).copied().unwrap_or(0);
+                    wr(&mut self.regs, WIDTH, dst, l, v);
+                }
+            }
+        }
+        match waiting.iter_mut().find(|(b, _)| *b == to) {
+            Some((_, m)) => {
+                *m |= mask;
+                self.stats.joins += 1;
+            }
+            None => waiting.push((to, mask)),
+        }
+    }
+
+    /// Loads component `c` of built-in `b` into slot `dst` for the lanes of `mask`: counters
+    /// stepped lane by lane rather than a division per lane, as the reference path's
+    /// [`Place`] computes them (which the other built-ins use).
+    fn load_builtin(
+        &mut self,
+        w: &Wide<'_>,
+        (b, c): (u32, usize),
+        dst: u32,
+        mask: u128,
+        first: u64,
+    ) {
+        use spirv::BuiltIn as B;
+        let s = w.shared;
+        let size = s.prog.local_size.map(u64::from);
+        let per_group = size.iter().product::<u64>().max(1);
+        let groups = s.groups.map(|g| u64::from(g).max(1));
+        let split = |v: u64, dims: [u64; 3]| {
+            let (x, y) = (dims[0].max(1), dims[1].max(1));
+            [v % x, (v / x) % y, v / (x * y)]
+        };
+        let (mut wg, mut local) = (first / per_group, first % per_group);
+        let (mut wg_id, mut local_id) = (split(wg, groups), split(local, size));
+        let simple = matches!(
+            B::from_u32(b),
+            Some(
+                B::GlobalInvocationId
+                    | B::LocalInvocationId
+                    | B::WorkgroupId
+                    | B::LocalInvocationIndex
+            )
+        );
+        let c = c.min(2);
+        for l in 0..WIDTH {
+            if mask >> l & 1 != 0 {
+                let v = if simple {
+                    match B::from_u32(b) {
+                        Some(B::GlobalInvocationId) => {
+                            (wg_id[c] * size[c] + local_id[c]) & 0xffff_ffff
+                        }
+                        Some(B::LocalInvocationId) => local_id[c],
+                        Some(B::WorkgroupId) => wg_id[c],
+                        _ => local,
+                    }
+                } else {
+                    let place = Place {
+                        workgroup: wg_id.map(|x| x as u32),
+                        groups: s.groups,
+                        local_size: s.prog.local_size,
+                        local_index: local as u32,
+                        subgroup_size: s.sg as u32,
+                    };
+                    place
+                        .value(b)
+                        .and_then(|v| v.as_slice().get(c).copied())
+                        .unwrap_or(0)
+                };
+                wr(&mut self.regs, WIDTH, dst, l, v);
+            }
+            // The next invocation in linear order.
+            local += 1;
+            local_id[0] += 1;
+            if local_id[0] == size[0] {
+                local_id = split(local, size);
+            }
+            if local == per_group {
+                local = 0;
+                local_id = [0; 3];
+                wg += 1;
+                wg_id = split(wg, groups);
+            }
+        }
+    }
+
+    /// Runs one op for `mask`; `Err` says why the wide path must give up.
+    fn exec(
+        &mut self,
+        w: &Wide<'_>,
+        op: &Op,
+        mask: u128,
+        first: u64,
+        at: (u32, usize),
+    ) -> Result<(), String> {
+        let s = w.shared;
+        let n = WIDTH;
+        if matches!(op, Op::Undef { .. }) {
+            // Overwritten before any read ([`plan`]): nothing to do.
+            return Ok(());
+        }
+        if let Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty } = *op {
+            // A built-in input: a constant pointer into invocation memory, its components
+            // one slot each.
+            let p = rd(&self.regs, n, ptr, 0);
+            if let Some(&(b, c)) = w.builtins.get(&p) {
+                for (i, leaf) in s.prog.leaves_of(ty).iter().enumerate() {
+                    let component = c + (leaf.offset / 4) as usize;
+                    self.load_builtin(w, (b, component), dst + i as u32, mask, first);
+                }
+                return Ok(());
+            }
+        }
+        let mut found = Vec::new();
+        if s.options.checks {
+            // Dynamic vector indices out of range.
+            crate::check::index::check(op, &self.regs, n, mask, &mut found);
+        }
+        if matches!(op, Op::CheckDivision { .. } | Op::CheckShift { .. }) {
+            if s.options.checks {
+                crate::check::arith::exec_check(op, &self.regs, n, mask, &mut found);
+            }
+        } else if alu::exec_pure(op, &mut self.regs, n, mask) {
+        } else {
+            if w.races {
+                self.log_access(s.prog, op, mask, first);
+            }
+            let mem = Mem {
+                buffers: &s.buffers,
+                descriptors: &s.descriptors,
+                images: &s.images,
+                samplers: &s.samplers,
+                push: &s.push,
+                workgroup: &Words::default(),
+                invocation: &Words::default(),
+                invocation_bytes: s.prog.invocation_bytes,
+                races: None,
+                written: None,
+            };
+            if !access::exec_memory(s.prog, op, &mut self.regs, n, mask, &mem, &mut found) {
+                return Err(format!("op {at:?} has no wide kernel"));
+            }
+        }
+        match found.first() {
+            None => Ok(()),
+            Some((_, f)) => Err(format!("a finding ({f})")),
+        }
+    }
+
+    /// Logs a buffer access of a load or store for the race screen, in the shape the lanes
+    /// make: one run, one address, or lane by lane.
+    fn log_access(&mut self, prog: &Program, op: &Op, mask: u128, first: u64) {
+        let (ptr, ty, write) = match *op {
+            Op::Load { ptr, ty, .. } | Op::LoadUniform { ptr, ty, .. } => (ptr, ty, false),
+            Op::Store { ptr, ty, .. } => (ptr, ty, true),
+            _ => return,
+        };
+        let lanes = alu::lanes_of(&self.regs, WIDTH, ptr);
+        let buffer = |p: u64| memory::split_pointer(p).0 >= memory::FIRST_BUFFER;
+        let Some(l0) = bits_of(mask, WIDTH).next() else {
+            return;
+        };
+        let p0 = lanes.get(l0).copied().unwrap_or(0);
+        let len = prog.ty(ty).size;
+        let active: Vec<usize> = bits_of(mask, WIDTH).collect();
+        let same = active.iter().all(|&l| lanes.get(l) == Some(&p0));
+        let consecutive = active.iter().all(|&l| {
+            lanes
+                .get(l)
+                .is_some_and(|&p| p.wrapping_sub(p0) == (l - l0) as u64 * len)
+        });
+        let contiguous_lanes = active
+            .last()
+            .is_some_and(|&last| last - l0 + 1 == active.len());
+        if (same || consecutive) && contiguous_lanes && buffer(p0) {
+            self.log.push(Access {
+                ptr: p0,
+                len,
+                step: if same && active.len() > 1 { 0 } else { len },
+                count: active.len() as u64,
+                first: first + l0 as u64,
+                write,
+            });
+            return;
+        }
+        for l in active {
+            let p = lanes.get(l).copied().unwrap_or(0);
+            if buffer(p) {
+                self.log.push(Access {
+                    ptr: p,
+                    len,
+                    step: len,
+                    count: 1,
+                    first: first + l as u64,
+                    write,
+                });
+            }
+        }
+    }
+}
+
+/// The index in `waiting` of the tangle whose block comes first in the structured order.
+fn lowest_rank(waiting: &[(u32, u128)], prog: &Program) -> Option<usize> {
+    let func = prog.functions.get(prog.entry as usize)?;
+    let rank = |b: u32| func.blocks.get(b as usize).map_or(u32::MAX, |b| b.rank);
+    (0..waiting.len()).min_by_key(|&i| waiting.get(i).map_or(u32::MAX, |(b, _)| rank(*b)))
+}

@@ -1,0 +1,294 @@
+//! Which programs the wide path runs, decided once per dispatch from the lowered [`Program`].
+//!
+//! The wide path batches invocations of *several subgroups and workgroups* together, so it
+//! takes only programs in which nothing can observe how invocations are grouped: no subgroup
+//! or group operation, no Workgroup memory or barrier, no atomics, no function calls, no
+//! memory of an invocation's own besides its built-in inputs, and only the scalar operations
+//! whose lane kernels it has ([`super::batch`]). Everything else runs on the reference path,
+//! so this list is about speed, never about meaning: a program outside it is not refused.
+
+use crate::program::{Function, Op, Program, RegionKind, Terminator, Type};
+use crate::run::memory::{make_pointer, split_pointer, REGION_INVOCATION, REGION_PUSH};
+use std::collections::{HashMap, HashSet};
+
+/// Whether the wide path takes `prog`: `Err` says why not. An `OpUndef` is taken only when each
+/// of its slots is overwritten before any read in its block (a value merely declared, as
+/// glslang does for every local variable, is no uninitialised read); the wide path skips it.
+pub fn plan(prog: &Program) -> Result<(), String> {
+    if prog.workgroup_bytes > 0 {
+        return Err("Workgroup memory".into());
+    }
+    if !prog.undefs.is_empty() {
+        return Err("module-scope OpUndef".into());
+    }
+    // Each 4-byte component of every built-in input, as the constant pointer a load uses.
+    let mut builtins = HashSet::new();
+    for var in &prog.variables {
+        match (var.region, var.builtin) {
+            (RegionKind::Invocation, Some(_)) => {
+                let size = prog.ty(var.ty).size;
+                for at in (0..size).step_by(4) {
+                    builtins.insert(make_pointer(REGION_INVOCATION, var.offset + at));
+                }
+            }
+            (RegionKind::Buffer { .. } | RegionKind::PushConstant, _) => {}
+            (region, _) => return Err(format!("a variable in {region:?}")),
+        }
+    }
+    let Some(func) = prog.functions.get(prog.entry as usize) else {
+        return Err("no entry function".into());
+    };
+    if prog.functions.len() != 1 {
+        return Err("function calls".into());
+    }
+    let consts: HashMap<u32, u64> = prog.constants.iter().copied().collect();
+    for block in &func.blocks {
+        for op in &block.ops {
+            if !matches!(op, Op::Undef { .. }) {
+                op_supported(prog, op, &consts, &builtins)?;
+            }
+        }
+        match block.terminator {
+            Terminator::Branch(_) | Terminator::BranchConditional { .. } | Terminator::Return => {}
+            ref t => return Err(format!("terminator {t:?}")),
+        }
+    }
+    if undefined_reads(func) {
+        return Err("an OpUndef value that may be read".into());
+    }
+    Ok(())
+}
+
+/// Whether some path may read a slot of an `OpUndef` before writing it: a forward dataflow
+/// over the blocks of the slots that may hold an undefined value (phi copies carry it along an
+/// edge; a copy is no read, as the sanitizer counts it).
+fn undefined_reads(func: &Function) -> bool {
+    let blocks = &func.blocks;
+    let mut entry: Vec<Option<HashSet<u32>>> = vec![None; blocks.len()];
+    if let Some(e) = entry.get_mut(0) {
+        *e = Some(HashSet::new());
+    }
+    let mut work: Vec<usize> = vec![0];
+    // Each block's entry set only grows, so this ends; a bound keeps it obviously so.
+    let mut budget = blocks.len().saturating_mul(blocks.len() + 16).max(1024);
+    while let Some(b) = work.pop() {
+        budget = budget.saturating_sub(1);
+        if budget == 0 {
+            return true;
+        }
+        let (Some(block), Some(Some(set))) = (blocks.get(b), entry.get(b)) else {
+            continue;
+        };
+        let mut set = set.clone();
+        for op in &block.ops {
+            if let Op::Undef { dst, count } = *op {
+                set.extend(dst..dst.saturating_add(count));
+                continue;
+            }
+            let Some((writes, reads)) = slots_of(op) else {
+                return true;
+            };
+            if reads.iter().any(|r| set.contains(r)) {
+                return true;
+            }
+            for w in writes {
+                set.remove(&w);
+            }
+        }
+        let targets: Vec<u32> = match block.terminator {
+            Terminator::Branch(t) => vec![t],
+            Terminator::BranchConditional { cond, t, f } => {
+                if set.contains(&cond) {
+                    return true;
+                }
+                vec![t, f]
+            }
+            _ => Vec::new(),
+        };
+        for t in targets {
+            let Some(target) = blocks.get(t as usize) else {
+                continue;
+            };
+            let mut out = set.clone();
+            if let Some((_, copies)) = target.phis.iter().find(|(p, _)| *p as usize == b) {
+                let undefined: Vec<bool> =
+                    copies.iter().map(|(_, src)| set.contains(src)).collect();
+                for (&(dst, _), u) in copies.iter().zip(undefined) {
+                    if u {
+                        out.insert(dst);
+                    } else {
+                        out.remove(&dst);
+                    }
+                }
+            }
+            let Some(slot) = entry.get_mut(t as usize) else {
+                continue;
+            };
+            let grown = match slot {
+                None => {
+                    *slot = Some(out);
+                    true
+                }
+                Some(old) => {
+                    let before = old.len();
+                    old.extend(out);
+                    old.len() != before
+                }
+            };
+            if grown {
+                work.push(t as usize);
+            }
+        }
+    }
+    false
+}
+
+/// The slots an op of the wide subset writes whole, and those it reads; `None` outside it.
+fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
+    let range = |first: u32, count: u32| (first..first.saturating_add(count)).collect::<Vec<_>>();
+    Some(match *op {
+        Op::Copy { dst, src } => (vec![dst], vec![src]),
+        Op::IntBin { dst, a, b, .. }
+        | Op::IntCmp { dst, a, b, .. }
+        | Op::FloatBin { dst, a, b, .. }
+        | Op::FloatCmp { dst, a, b, .. } => (vec![dst], vec![a, b]),
+        Op::IntUn { dst, a, .. } | Op::FNegate { dst, a, .. } | Op::Convert { dst, a, .. } => {
+            (vec![dst], vec![a])
+        }
+        Op::IntTern { dst, a, b, c, .. } => (vec![dst], vec![a, b, c]),
+        Op::Select { dst, cond, a, b } => (vec![dst], vec![cond, a, b]),
+        Op::BitFieldInsert {
+            dst,
+            base,
+            insert,
+            offset,
+            count,
+            ..
+        } => (vec![dst], vec![base, insert, offset, count]),
+        Op::Wide { lo, hi, a, b, .. } => (vec![lo, hi], vec![a, b]),
+        Op::Glsl {
+            dst, args, argc, ..
+        } => (
+            vec![dst],
+            args.iter().take(argc as usize).copied().collect(),
+        ),
+        Op::GlslVector {
+            dst,
+            dst_count,
+            ref args,
+            ..
+        } => (
+            range(dst, dst_count),
+            args.iter().flat_map(|&(s, c)| range(s, c)).collect(),
+        ),
+        Op::FDot {
+            dst, ref a, ref b, ..
+        } => (vec![dst], a.iter().chain(b.iter()).copied().collect()),
+        Op::Ldexp { dst, a, exp, .. } => (vec![dst], vec![a, exp]),
+        Op::Frexp { dst, exp, a, .. } => (vec![dst, exp], vec![a]),
+        Op::Modf { dst, whole, a, .. } => (vec![dst, whole], vec![a]),
+        Op::Bitcast {
+            dst,
+            dst_count,
+            src,
+            src_count,
+            ..
+        } => (range(dst, dst_count), range(src, src_count)),
+        Op::ExtractDynamic {
+            dst,
+            base,
+            count,
+            index,
+            ..
+        } => (vec![dst], [range(base, count), vec![index]].concat()),
+        // Writes one component and keeps the others: no whole write.
+        Op::InsertDynamic { value, index, .. } => (Vec::new(), vec![value, index]),
+        Op::Load { dst, ptr, ty: _ } | Op::LoadUniform { dst, ptr, ty: _ } => {
+            (vec![dst], vec![ptr])
+        }
+        Op::Store { ptr, src, .. } => (Vec::new(), vec![ptr, src]),
+        Op::AccessChain {
+            dst,
+            base,
+            ref steps,
+        } => {
+            let mut reads = vec![base];
+            reads.extend(steps.iter().filter_map(|s| match *s {
+                crate::program::Step::Dyn { index, .. } => Some(index),
+                crate::program::Step::Const(_) => None,
+            }));
+            (vec![dst], reads)
+        }
+        Op::CheckDivision { a, b, .. } => (Vec::new(), vec![a, b]),
+        Op::CheckShift { shift, .. } => (Vec::new(), vec![shift]),
+        Op::Undef { .. } => (Vec::new(), Vec::new()),
+        _ => return None,
+    })
+}
+
+/// Whether the wide path has a kernel for `op`.
+fn op_supported(
+    prog: &Program,
+    op: &Op,
+    consts: &HashMap<u32, u64>,
+    builtins: &HashSet<u64>,
+) -> Result<(), String> {
+    let ok = match op {
+        // The reference path's pure kernels ([`crate::run::alu::exec_pure`]), every width.
+        Op::Copy { .. }
+        | Op::Select { .. }
+        | Op::IntTern { .. }
+        | Op::BitFieldInsert { .. }
+        | Op::Wide { .. }
+        | Op::Glsl { .. }
+        | Op::GlslVector { .. }
+        | Op::FDot { .. }
+        | Op::Ldexp { .. }
+        | Op::Frexp { .. }
+        | Op::Modf { .. }
+        | Op::Bitcast { .. }
+        | Op::ExtractDynamic { .. }
+        | Op::InsertDynamic { .. }
+        | Op::FloatBin { .. }
+        | Op::FloatCmp { .. }
+        | Op::FNegate { .. } => true,
+        Op::IntBin { bits, .. }
+        | Op::IntUn { bits, .. }
+        | Op::IntCmp { bits, .. }
+        | Op::CheckDivision { bits, .. }
+        | Op::CheckShift { bits, .. } => *bits <= 64,
+        Op::Convert { from, to, .. } => *from <= 64 && *to <= 64,
+        Op::AccessChain { .. } => true,
+        Op::Load { ty, ptr, .. } | Op::LoadUniform { ty, ptr, .. } => {
+            match consts.get(ptr).map(|p| split_pointer(*p).0) {
+                // A built-in input (whole or one component), or a push constant; any other
+                // constant pointer is not one the wide path knows.
+                Some(REGION_INVOCATION) => {
+                    consts.get(ptr).is_some_and(|p| builtins.contains(p))
+                        && prog
+                            .leaves_of(*ty)
+                            .iter()
+                            .all(|l| l.bytes == 4 && !l.boolean && l.offset % 4 == 0)
+                }
+                Some(REGION_PUSH) => scalar(prog, *ty),
+                Some(_) => false,
+                // A pointer made at run time (a buffer's, by an access chain).
+                None => scalar(prog, *ty),
+            }
+        }
+        Op::Store { ty, ptr, .. } => scalar(prog, *ty) && !consts.contains_key(ptr),
+        _ => false,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("{op:?}"))
+    }
+}
+
+/// A numeric scalar of 4 or 8 bytes (booleans and pointers have memory forms of their own).
+fn scalar(prog: &Program, ty: u32) -> bool {
+    let info = prog.ty(ty);
+    matches!(info.ty, Type::Int { .. } | Type::Float { bf16: false, .. })
+        && matches!(info.size, 4 | 8)
+}

@@ -1,0 +1,188 @@
+//! The wide path's race screen: a log of buffer accesses as runs, and a sweep that says whether
+//! any two of them *might* race.
+//!
+//! The wide path runs only programs without atomics or barriers ([`super::plan`]), so nothing
+//! orders accesses of different invocations: any two that touch the same byte, one of them a
+//! write, are a data race (issue 15's rule, as [`crate::check::race`] applies it). The screen
+//! must never miss one; it may over-report, since a conflict only sends the dispatch back to the
+//! reference path, which then reports the race exactly (or finds none). So each access is
+//! logged in the shape the batch made it — a run of consecutive scalars, one address for every
+//! lane, or one lane's scalar — rather than byte by byte, and the sweep compares shapes.
+
+/// One logged access by the lanes of a batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Access {
+    /// The pointer (region and offset) of the first lane's bytes.
+    pub ptr: u64,
+    /// Bytes each lane accesses.
+    pub len: u64,
+    /// Bytes between consecutive lanes' accesses: `len` for a run, 0 when every lane
+    /// accesses the same bytes.
+    pub step: u64,
+    /// Lanes in the access.
+    pub count: u64,
+    /// The global invocation index of the first lane; lane `l` is invocation `first + l`.
+    pub first: u64,
+    /// Whether it writes.
+    pub write: bool,
+}
+
+impl Access {
+    /// The end of the bytes it covers (exclusive).
+    fn end(&self) -> u64 {
+        self.ptr
+            .saturating_add(self.step.saturating_mul(self.count.saturating_sub(1)))
+            .saturating_add(self.len)
+    }
+
+    /// Whether the lanes of one access race with each other: several lanes writing the same
+    /// bytes.
+    fn races_itself(&self) -> bool {
+        self.write && self.count > 1 && self.step < self.len
+    }
+
+    /// Whether `self` and `o` (which overlap) might race: exact for two runs of one scalar size,
+    /// where each address belongs to one invocation in each, and conservative otherwise.
+    fn may_race(&self, o: &Access) -> bool {
+        if !(self.write || o.write) {
+            return false;
+        }
+        let one_invocation = |a: &Access| a.count == 1;
+        if one_invocation(self) && one_invocation(o) {
+            return self.first != o.first;
+        }
+        let run = |a: &Access| a.step == a.len || a.count == 1;
+        if run(self) && run(o) && self.len == o.len {
+            // Address `p` is invocation `first + (p - ptr) / len` in each; they agree on every
+            // shared address when both map the same address to the same invocation, which is
+            // when `ptr - first * len` is equal (and the scalars are aligned alike).
+            let origin = |a: &Access| a.ptr.wrapping_sub(a.first.wrapping_mul(a.len));
+            return origin(self) != origin(o);
+        }
+        true
+    }
+}
+
+/// Whether some two accesses of `log` might race (see the module doc); sorts `log`.
+pub fn may_race(log: &mut Vec<Access>) -> bool {
+    log.sort_unstable();
+    log.dedup();
+    merge_shared_reads(log);
+    if log.iter().any(Access::races_itself) {
+        return true;
+    }
+    // A sweep by start address; the accesses still open at each start are those that may
+    // overlap it. Reads are compared with open writes only, and writes with everything.
+    let mut open_reads: Vec<Access> = Vec::new();
+    let mut open_writes: Vec<Access> = Vec::new();
+    for a in log.iter() {
+        open_reads.retain(|o| o.end() > a.ptr);
+        open_writes.retain(|o| o.end() > a.ptr);
+        if open_writes.iter().any(|o| o.may_race(a)) {
+            return true;
+        }
+        if a.write {
+            if open_reads.iter().any(|o| o.may_race(a)) {
+                return true;
+            }
+            open_writes.push(*a);
+        } else {
+            open_reads.push(*a);
+        }
+    }
+    false
+}
+
+/// Merges the reads of one scalar by several invocations (a uniform read in every batch) into
+/// one read by "several invocations" (every lane the same bytes, two lanes, no first), which any
+/// overlapping write races with: without it the sweep keeps one open read per batch, and is
+/// quadratic in the batches.
+fn merge_shared_reads(log: &mut Vec<Access>) {
+    let shared = |a: &Access| !a.write && (a.step == 0 || a.count == 1);
+    log.dedup_by(|later, kept| {
+        let same = shared(later) && shared(kept) && later.ptr == kept.ptr && later.len == kept.len;
+        if same {
+            *kept = Access {
+                step: 0,
+                count: 2,
+                first: u64::MAX,
+                ..*kept
+            };
+        }
+        same
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(ptr: u64, count: u64, first: u64, write: bool) -> Access {
+        Access {
+            ptr,
+            len: 4,
+            step: 4,
+            count,
+            first,
+            write,
+        }
+    }
+
+    #[test]
+    fn each_invocation_reading_and_writing_its_own_element_is_no_race() {
+        // y[i] = a * x[i] + y[i], two batches of 128.
+        let mut log = vec![
+            run(0, 128, 0, false),
+            run(0, 128, 0, true),
+            run(512, 128, 128, false),
+            run(512, 128, 128, true),
+        ];
+        assert!(!may_race(&mut log));
+    }
+
+    #[test]
+    fn a_neighbour_s_element_is_a_race() {
+        // Invocation i writes element i + 1 while invocation i + 1 reads its own element.
+        let mut log = vec![run(4, 128, 0, true), run(4, 128, 1, false)];
+        assert!(may_race(&mut log));
+    }
+
+    #[test]
+    fn every_lane_writing_one_address_is_a_race_and_reading_it_is_not() {
+        let same = |write| Access {
+            ptr: 64,
+            len: 4,
+            step: 0,
+            count: 8,
+            first: 0,
+            write,
+        };
+        assert!(may_race(&mut vec![same(true)]));
+        assert!(!may_race(&mut vec![same(false), same(false)]));
+    }
+
+    #[test]
+    fn single_lanes_race_only_between_invocations() {
+        let one = |first, write| Access {
+            ptr: 8,
+            len: 4,
+            step: 4,
+            count: 1,
+            first,
+            write,
+        };
+        assert!(!may_race(&mut vec![one(3, true), one(3, false)]));
+        assert!(may_race(&mut vec![one(3, true), one(4, false)]));
+        assert!(!may_race(&mut vec![one(3, false), one(4, false)]));
+    }
+
+    #[test]
+    fn disjoint_ranges_never_race() {
+        let mut log = vec![
+            run(0, 16, 0, true),
+            run(64, 16, 0, true),
+            run(128, 16, 7, true),
+        ];
+        assert!(!may_race(&mut log));
+    }
+}
