@@ -188,19 +188,27 @@ impl Words {
             }
             return;
         }
+        // Straight over the words the run covers: each loaded once, its values taken in order
+        // (the first word from the run's start within it); values past the region read 0.
         let mask = (1u64 << (8 * b)) - 1;
-        let mut current: Option<(u64, u32)> = None;
-        for i in 0..count {
-            let at = off + u64::from(i) * b;
-            let w = match current {
-                Some((index, w)) if index == at / 4 => w,
-                _ => {
-                    let w = self.word(at / 4).map_or(0, |x| x.load(Relaxed));
-                    current = Some((at / 4, w));
-                    w
-                }
-            };
-            f(i, (u64::from(w) >> ((at % 4) * 8)) & mask);
+        let per = (4 / b) as u32;
+        let first = usize::try_from(off / 4).unwrap_or(usize::MAX);
+        let mut skip = ((off % 4) / b) as u32;
+        let mut i = 0u32;
+        for w in self.words.get(first..).unwrap_or(&[]) {
+            if i >= count {
+                return;
+            }
+            let w = u64::from(w.load(Relaxed));
+            let take = (per - skip).min(count - i);
+            for s in skip..skip + take {
+                f(i, (w >> (u64::from(s) * 8 * b)) & mask);
+                i += 1;
+            }
+            skip = 0;
+        }
+        for i in i..count {
+            f(i, 0);
         }
     }
 

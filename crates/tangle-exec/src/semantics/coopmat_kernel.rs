@@ -100,8 +100,13 @@ struct Dims {
     k: usize,
 }
 
+/// Accumulators kept in registers across the k loop: a strip of this many columns of one row.
+const STRIP: usize = 8;
+
 /// The blocked loop nest: `acc[i][j] = step(acc[i][j], a[i][kk], b[kk][j])` for kk in order.
-/// `step` is inlined into the innermost loop, which runs along contiguous rows.
+/// Within a block, a strip of [`STRIP`] accumulators of one row stays in a fixed-size array
+/// (vector registers) while kk runs, each step reading one strip of a row of B; `step` is
+/// inlined into that loop.
 #[inline(always)]
 fn blocked<T: Copy, S: Copy>(
     d: Dims,
@@ -118,9 +123,26 @@ fn blocked<T: Copy, S: Copy>(
             for i in 0..m {
                 let acc_row = &mut acc[i * n + j0..i * n + j1];
                 let a_row = &a[i * k + k0..i * k + k1];
+                let mut strips = acc_row.chunks_exact_mut(STRIP);
+                for (strip, j) in (&mut strips).zip((j0..).step_by(STRIP)) {
+                    let Ok(mut s) = <[T; STRIP]>::try_from(&*strip) else {
+                        continue;
+                    };
+                    for (kk, &x) in (k0..k1).zip(a_row) {
+                        let Some(y) = b.get(kk * n + j..kk * n + j + STRIP) else {
+                            continue;
+                        };
+                        for (s, &y) in s.iter_mut().zip(y) {
+                            *s = step(*s, x, y);
+                        }
+                    }
+                    strip.copy_from_slice(&s);
+                }
+                let rest = strips.into_remainder();
+                let j = j1 - rest.len();
                 for (kk, &x) in (k0..k1).zip(a_row) {
-                    let b_row = &b[kk * n + j0..kk * n + j1];
-                    for (s, &y) in acc_row.iter_mut().zip(b_row) {
+                    let b_row = &b[kk * n + j..kk * n + j1];
+                    for (s, &y) in rest.iter_mut().zip(b_row) {
                         *s = step(*s, x, y);
                     }
                 }
@@ -138,7 +160,20 @@ pub fn f16_products_into_f32(m: usize, n: usize, k: usize, a: &[f32], b: &[f32],
         debug_assert!(false, "f16_products_into_f32: shapes");
         return;
     }
-    blocked(Dims { m, n, k }, a, b, acc, |s, x, y| s + x * y);
+    exact_products_f32(Dims { m, n, k }, a, b, acc);
+}
+
+/// [`f16_products_into_f32`]'s loop, compiled once more for CPUs with wider vectors and fused
+/// multiply-add, picked at run time. Fusing changes nothing here: a product of two f16 values
+/// has at most 22 significant bits, so it is exact in f32 (and cannot overflow or underflow
+/// it), and `round(x·y + s)` is then `round(round(x·y) + s)`, signed zeros included.
+#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+avx"))]
+fn exact_products_f32(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32]) {
+    if multiversion::target::target_cfg_f!(target_feature = "fma") {
+        blocked(d, a, b, acc, |s, x, y| x.mul_add(y, s));
+    } else {
+        blocked(d, a, b, acc, |s, x, y| s + x * y);
+    }
 }
 
 /// Every float combination.
