@@ -178,7 +178,10 @@ impl Map {
         let reg_of_cm = (0..elems)
             .map(|e| {
                 let (col, row) = (e / rows.max(1), e % rows.max(1));
-                reg_of.get((row * cols + col) as usize).copied().unwrap_or(0)
+                reg_of
+                    .get((row * cols + col) as usize)
+                    .copied()
+                    .unwrap_or(0)
             })
             .collect();
         let unowned_regs = (0..positions)
@@ -590,16 +593,15 @@ fn mul_add_f16_f32(
     let widen = |halves: &[u16], out: &mut Vec<f32>| {
         out.clear();
         out.resize(halves.len(), 0.0);
-        halves.reinterpret_cast::<half::f16>()
+        halves
+            .reinterpret_cast::<half::f16>()
             .convert_to_f32_slice(out);
     };
     gather(regs, a, ma, &mut scratch.halves);
     widen(&scratch.halves, &mut scratch.fa);
     gather(regs, b, mb, &mut scratch.halves);
     widen(&scratch.halves, &mut scratch.fb);
-    let acc = regs
-        .get(c..c + mc.length as usize * lanes)
-        .unwrap_or(&[]);
+    let acc = regs.get(c..c + mc.length as usize * lanes).unwrap_or(&[]);
     scratch.facc.clear();
     scratch.facc.extend(
         mc.reg_of
@@ -686,7 +688,10 @@ fn load_rows(
         log_row(at, map, cx, (ptr, major), n, race::READ);
         let row = map.row_regs(at.column_major, major);
         w.read_run(off, bytes, minors, |minor, v| {
-            if let Some(x) = row.get(minor as usize).and_then(|&r| out.get_mut(r as usize)) {
+            if let Some(x) = row
+                .get(minor as usize)
+                .and_then(|&r| out.get_mut(r as usize))
+            {
                 *x = v;
             }
         });
@@ -747,7 +752,9 @@ fn store_rows(
         return false;
     }
     let base = src as usize * n;
-    let values = regs.get(base..base + map.length as usize * n).unwrap_or(&[]);
+    let values = regs
+        .get(base..base + map.length as usize * n)
+        .unwrap_or(&[]);
     for major in 0..majors {
         let ptr = row_ptr(major);
         let Ok((w, off)) = cx.mem.resolve(ptr, 0, len) else {
