@@ -279,6 +279,8 @@ pub struct Scratch {
     fa: Vec<f32>,
     fb: Vec<f32>,
     facc: Vec<f32>,
+    /// The words of every row of a load, fetched before any is taken apart.
+    words: Vec<u32>,
 }
 
 /// What a cooperative-matrix op sees besides the registers.
@@ -361,7 +363,7 @@ pub fn exec_coopmat(
                 }
             }
         }
-        CoopmatInst::Load { dst, at } => load(*dst, at, regs, n, mask, cx, found),
+        CoopmatInst::Load { dst, at } => load(*dst, at, regs, n, mask, cx, scratch, found),
         CoopmatInst::Store { src, at } => store(*src, at, regs, n, mask, cx, found),
         CoopmatInst::MulAdd {
             dst,
@@ -459,6 +461,7 @@ fn address_of(at: &Access, ptr: u64, stride: i128, (major, minor): (u32, u32)) -
     make_pointer(region, byte.clamp(0, last) as u64)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn load(
     dst: Slot,
     at: &Access,
@@ -466,12 +469,13 @@ fn load(
     n: usize,
     mask: u128,
     cx: &Ctx<'_, '_>,
+    scratch: &mut Scratch,
     found: &mut Vec<LaneFinding>,
 ) {
     let Some(map) = cx.layouts.get(at.shape.rows, at.shape.cols) else {
         return;
     };
-    if load_rows(dst, at, regs, n, mask, cx, map) {
+    if load_rows(dst, at, regs, n, mask, cx, map, &mut scratch.words) {
         return;
     }
     for l in bits_of(mask, n) {
@@ -661,6 +665,7 @@ fn majors_and_minors(at: &Access) -> (u32, u32) {
 /// (the elements of a row are contiguous), elements read straight into their registers. Returns
 /// `false`, having changed nothing that the element-by-element path does not rewrite, where
 /// that does not apply or a row is out of bounds (so that path reports it).
+#[allow(clippy::too_many_arguments)]
 fn load_rows(
     dst: Slot,
     at: &Access,
@@ -669,6 +674,7 @@ fn load_rows(
     mask: u128,
     cx: &Ctx<'_, '_>,
     map: &Map,
+    words: &mut Vec<u32>,
 ) -> bool {
     let Some((ptr0, stride)) = uniform_access(at, regs, n, mask, map) else {
         return false;
@@ -680,12 +686,22 @@ fn load_rows(
     let Some(out) = regs.get_mut(base..base + map.length as usize * n) else {
         return false;
     };
+    let len = u64::from(minors) * u64::from(bytes);
+    // Components of 1, 2 or 4 bytes at their alignment: every row's words are fetched first
+    // (the rows of a tile lie far apart in a large buffer, and fetching them together overlaps
+    // their cache misses), then taken apart.
+    let aligned = |off: u64| matches!(bytes, 1 | 2 | 4) && off.is_multiple_of(u64::from(bytes));
+    words.clear();
     for major in 0..majors {
         let ptr = address_of(at, ptr0, stride, (major, 0));
-        let Ok((w, off)) = cx.mem.resolve(ptr, 0, u64::from(minors) * u64::from(bytes)) else {
+        let Ok((w, off)) = cx.mem.resolve(ptr, 0, len) else {
             return false;
         };
         log_row(at, map, cx, (ptr, major), n, race::READ);
+        if aligned(off) {
+            w.words_into(off, len, words);
+            continue;
+        }
         let row = map.row_regs(at.column_major, major);
         w.read_run(off, bytes, minors, |minor, v| {
             if let Some(x) = row
@@ -695,6 +711,26 @@ fn load_rows(
                 *x = v;
             }
         });
+    }
+    let field = (1u64 << (8 * bytes.min(4))) - 1;
+    let mut from = 0;
+    for major in 0..majors {
+        // The offset within the region has the same alignment as the one `resolve` gave.
+        let (_, off) = split_pointer(address_of(at, ptr0, stride, (major, 0)));
+        if !aligned(off) {
+            continue;
+        }
+        let skip = off % 4;
+        let count = (skip + len).div_ceil(4) as usize;
+        let row_words = words.get(from..from + count).unwrap_or(&[]);
+        from += count;
+        for (minor, &r) in map.row_regs(at.column_major, major).iter().enumerate() {
+            let byte = skip + minor as u64 * u64::from(bytes);
+            let word = row_words.get((byte / 4) as usize).copied().unwrap_or(0);
+            if let Some(x) = out.get_mut(r as usize) {
+                *x = (u64::from(word) >> (8 * (byte % 4))) & field;
+            }
+        }
     }
     for &r in &map.unowned_regs {
         if let Some(x) = out.get_mut(r as usize) {

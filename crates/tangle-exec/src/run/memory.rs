@@ -212,6 +212,18 @@ impl Words {
         }
     }
 
+    /// Appends to `out` the words holding bytes `[off, off + len)` (the caller checked bounds;
+    /// words outside the region read 0). A first pass of plain loads over several rows lets
+    /// the CPU fetch them all at once, before any is taken apart.
+    pub fn words_into(&self, off: u64, len: u64, out: &mut Vec<u32>) {
+        let (first, end) = (off / 4, (off + len).div_ceil(4));
+        let count = usize::try_from(end.saturating_sub(first)).unwrap_or(0);
+        let start = usize::try_from(first).unwrap_or(usize::MAX);
+        let have = self.words.get(start..).unwrap_or(&[]);
+        out.extend(have.iter().take(count).map(|w| w.load(Relaxed)));
+        out.resize(out.len() + count.saturating_sub(have.len()), 0);
+    }
+
     /// Writes `count` consecutive values of `bytes` (1..=8) bytes each from `off`, value `i`
     /// being `value(i)`: what [`Words::write`] of each would do, with whole words stored at once
     /// when the values are 1, 2 or 4 bytes aligned to their size.
