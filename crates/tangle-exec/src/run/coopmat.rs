@@ -20,11 +20,11 @@ use crate::check::race;
 use crate::policy::{CoopmatLayout, Rng};
 use crate::program::{Op, Program, Slot, Type};
 use crate::report::Finding;
-use crate::semantics::coopmat::{float_bits, IntMulAdd};
+use crate::semantics::coopmat::IntMulAdd;
 use crate::semantics::coopmat_kernel as kernel;
 use crate::semantics::coopmat_types::{Component, MulAddTypes};
 use crate::semantics::{int, mask as mask_of, sign_extend};
-use half::slice::HalfFloatSliceExt;
+use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 
 /// A position that holds no element, or an element at no position.
 const NONE: u32 = u32::MAX;
@@ -138,6 +138,9 @@ pub struct Map {
     lanes: u32,
     /// Element → its register, `index × lanes + lane`, relative to the value's first slot.
     reg_of: Vec<u32>,
+    /// [`Map::reg_of`] in column-major element order (`col * rows + row`), so that a column,
+    /// like a row in `reg_of`, is a contiguous slice.
+    reg_of_cm: Vec<u32>,
     /// The registers of the positions that hold no element (relative, as `reg_of`).
     unowned_regs: Vec<u32>,
 }
@@ -171,7 +174,16 @@ impl Map {
         }
         let lanes = lanes.max(1);
         let reg = |p: u32| (p % length.max(1)) * lanes + p / length.max(1);
-        let reg_of = pos_of.iter().map(|&p| reg(p)).collect();
+        let reg_of: Vec<u32> = pos_of.iter().map(|&p| reg(p)).collect();
+        let reg_of_cm = (0..elems)
+            .map(|e| {
+                let (col, row) = (e / rows.max(1), e % rows.max(1));
+                reg_of
+                    .get((row * cols + col) as usize)
+                    .copied()
+                    .unwrap_or(0)
+            })
+            .collect();
         let unowned_regs = (0..positions)
             .filter(|&p| elem_at.get(p as usize) == Some(&NONE))
             .map(reg)
@@ -184,8 +196,20 @@ impl Map {
             pos_of,
             lanes,
             reg_of,
+            reg_of_cm,
             unowned_regs,
         }
+    }
+
+    /// The registers of row `major` (column for ColumnMajorKHR) in element order.
+    fn row_regs(&self, column_major: bool, major: u32) -> &[u32] {
+        let (regs, len) = if column_major {
+            (&self.reg_of_cm, self.rows)
+        } else {
+            (&self.reg_of, self.cols)
+        };
+        let start = major as usize * len as usize;
+        regs.get(start..start + len as usize).unwrap_or(&[])
     }
 
     /// Whether the fast paths may address registers through `reg_of`: the whole subgroup is
@@ -249,11 +273,14 @@ pub struct Scratch {
     b: Vec<u64>,
     c: Vec<u64>,
     out: Vec<u64>,
-    /// The f16 × f16 → f32 fast path's gathered halves, widened operands and accumulator.
-    halves: Vec<half::f16>,
+    /// The f16 × f16 → f32 fast path's gathered halves (bits), widened operands and
+    /// accumulator.
+    halves: Vec<u16>,
     fa: Vec<f32>,
     fb: Vec<f32>,
     facc: Vec<f32>,
+    /// The words of every row of a load, fetched before any is taken apart.
+    words: Vec<u32>,
 }
 
 /// What a cooperative-matrix op sees besides the registers.
@@ -336,7 +363,7 @@ pub fn exec_coopmat(
                 }
             }
         }
-        CoopmatInst::Load { dst, at } => load(*dst, at, regs, n, mask, cx, found),
+        CoopmatInst::Load { dst, at } => load(*dst, at, regs, n, mask, cx, scratch, found),
         CoopmatInst::Store { src, at } => store(*src, at, regs, n, mask, cx, found),
         CoopmatInst::MulAdd {
             dst,
@@ -418,16 +445,23 @@ fn element_address(at: &Access, regs: &[u64], n: usize, l: usize, e: u32) -> u64
     } else {
         (row, col)
     };
-    let (region, off) = split_pointer(rd(regs, n, at.ptr, l));
+    let stride = at.stride.read(regs, n, l);
+    address_of(at, rd(regs, n, at.ptr, l), stride, (major, minor))
+}
+
+/// The address of (major, minor) from `ptr` with Stride `stride`: see [`element_address`].
+fn address_of(at: &Access, ptr: u64, stride: i128, (major, minor): (u32, u32)) -> u64 {
+    let (region, off) = split_pointer(ptr);
     let byte = i128::from(off)
-        + i128::from(major) * at.stride.read(regs, n, l) * i128::from(at.pointee)
-        + i128::from(minor) * i128::from(s.bytes);
+        + i128::from(major) * stride * i128::from(at.pointee)
+        + i128::from(minor) * i128::from(at.shape.bytes);
     // An offset outside the pointer's range is out of bounds of any region: the last
     // addressable byte stands for it, so the access code reports it and touches nothing.
     let last = (1i128 << OFFSET_BITS) - 1;
     make_pointer(region, byte.clamp(0, last) as u64)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn load(
     dst: Slot,
     at: &Access,
@@ -435,12 +469,13 @@ fn load(
     n: usize,
     mask: u128,
     cx: &Ctx<'_, '_>,
+    scratch: &mut Scratch,
     found: &mut Vec<LaneFinding>,
 ) {
     let Some(map) = cx.layouts.get(at.shape.rows, at.shape.cols) else {
         return;
     };
-    if load_rows(dst, at, regs, n, mask, cx, map) {
+    if load_rows(dst, at, regs, n, mask, cx, map, &mut scratch.words) {
         return;
     }
     for l in bits_of(mask, n) {
@@ -544,34 +579,52 @@ fn mul_add_f16_f32(
     (m, n, k): (usize, usize, usize),
     scratch: &mut Scratch,
 ) {
-    let reg = |base: usize, r: u32| regs.get(base + r as usize).copied().unwrap_or(0);
-    // Gathered as f16, then widened in bulk (vector instructions where the CPU has them).
-    let widen = |map: &Map, base: usize, halves: &mut Vec<half::f16>, out: &mut Vec<f32>| {
-        halves.clear();
-        halves.extend(
+    // A value's registers (`length` slots of the subgroup's width): every `reg_of` entry of its
+    // map lies inside, so the gathers below index one short slice.
+    let lanes = ma.lanes as usize;
+    let gather = |regs: &[u64], base: usize, map: &Map, out: &mut Vec<u16>| {
+        let src = regs
+            .get(base..base + map.length as usize * lanes)
+            .unwrap_or(&[]);
+        out.clear();
+        out.extend(
             map.reg_of
                 .iter()
-                .map(|&r| half::f16::from_bits(reg(base, r) as u16)),
+                .map(|&r| src.get(r as usize).map_or(0, |&v| v as u16)),
         );
+    };
+    // Gathered as f16, then widened in bulk (vector instructions where the CPU has them).
+    let widen = |halves: &[u16], out: &mut Vec<f32>| {
         out.clear();
         out.resize(halves.len(), 0.0);
-        halves.convert_to_f32_slice(out);
+        halves
+            .reinterpret_cast::<half::f16>()
+            .convert_to_f32_slice(out);
     };
-    widen(ma, a, &mut scratch.halves, &mut scratch.fa);
-    widen(mb, b, &mut scratch.halves, &mut scratch.fb);
+    gather(regs, a, ma, &mut scratch.halves);
+    widen(&scratch.halves, &mut scratch.fa);
+    gather(regs, b, mb, &mut scratch.halves);
+    widen(&scratch.halves, &mut scratch.fb);
+    let acc = regs.get(c..c + mc.length as usize * lanes).unwrap_or(&[]);
     scratch.facc.clear();
-    scratch
-        .facc
-        .extend(mc.reg_of.iter().map(|&r| f32::from_bits(reg(c, r) as u32)));
+    scratch.facc.extend(
+        mc.reg_of
+            .iter()
+            .map(|&r| f32::from_bits(acc.get(r as usize).map_or(0, |&v| v as u32))),
+    );
     kernel::f16_products_into_f32(m, n, k, &scratch.fa, &scratch.fb, &mut scratch.facc);
+    let Some(out) = regs.get_mut(dst..dst + mc.length as usize * lanes) else {
+        return;
+    };
     for (&r, &v) in mc.reg_of.iter().zip(&scratch.facc) {
-        let bits = float_bits(Component::Float(32), f64::from(v)).unwrap_or(0);
-        if let Some(x) = regs.get_mut(dst + r as usize) {
-            *x = bits;
+        // The canonical NaN, as `float_bits` gives every NaN result.
+        let bits = if v.is_nan() { 0x7fc0_0000 } else { v.to_bits() };
+        if let Some(x) = out.get_mut(r as usize) {
+            *x = u64::from(bits);
         }
     }
     for &r in &mc.unowned_regs {
-        if let Some(x) = regs.get_mut(dst + r as usize) {
+        if let Some(x) = out.get_mut(r as usize) {
             *x = 0;
         }
     }
@@ -581,7 +634,13 @@ fn mul_add_f16_f32(
 /// spec requires ("Pointer ... Stride ... must be dynamically uniform" — the Uniform checks
 /// report otherwise), into memory the invocations share; `None` sends the op down the
 /// element-by-element path.
-fn uniform_access(at: &Access, regs: &[u64], n: usize, mask: u128, map: &Map) -> Option<i128> {
+fn uniform_access(
+    at: &Access,
+    regs: &[u64],
+    n: usize,
+    mask: u128,
+    map: &Map,
+) -> Option<(u64, i128)> {
     if !map.whole(n, mask) {
         return None;
     }
@@ -590,17 +649,7 @@ fn uniform_access(at: &Access, regs: &[u64], n: usize, mask: u128, map: &Map) ->
     let same =
         (1..n).all(|l| rd(regs, n, at.ptr, l) == ptr && at.stride.read(regs, n, l) == stride);
     let (region, _) = split_pointer(ptr);
-    (same && region != REGION_INVOCATION && stride > 0).then_some(stride)
-}
-
-/// The element index of (major, minor): (row, column) for RowMajorKHR, (column, row) for
-/// ColumnMajorKHR.
-fn element_of(at: &Access, major: u32, minor: u32) -> u32 {
-    if at.column_major {
-        minor * at.shape.cols + major
-    } else {
-        major * at.shape.cols + minor
-    }
+    (same && region != REGION_INVOCATION && stride > 0).then_some((ptr, stride))
 }
 
 /// Rows (columns for ColumnMajorKHR) and their length.
@@ -612,16 +661,11 @@ fn majors_and_minors(at: &Access) -> (u32, u32) {
     }
 }
 
-/// The address of the first element of row `major` (column for ColumnMajorKHR), as lane 0
-/// computes it.
-fn row_pointer(at: &Access, regs: &[u64], n: usize, major: u32) -> u64 {
-    element_address(at, regs, n, 0, element_of(at, major, 0))
-}
-
 /// A load by the whole subgroup with a uniform pointer and stride: one bounds check per row
 /// (the elements of a row are contiguous), elements read straight into their registers. Returns
 /// `false`, having changed nothing that the element-by-element path does not rewrite, where
 /// that does not apply or a row is out of bounds (so that path reports it).
+#[allow(clippy::too_many_arguments)]
 fn load_rows(
     dst: Slot,
     at: &Access,
@@ -630,29 +674,66 @@ fn load_rows(
     mask: u128,
     cx: &Ctx<'_, '_>,
     map: &Map,
+    words: &mut Vec<u32>,
 ) -> bool {
-    if uniform_access(at, regs, n, mask, map).is_none() {
+    let Some((ptr0, stride)) = uniform_access(at, regs, n, mask, map) else {
         return false;
-    }
+    };
     let (majors, minors) = majors_and_minors(at);
     let bytes = at.shape.bytes;
     let base = dst as usize * n;
+    // The value's registers: every register of the map lies below `length × n`.
+    let Some(out) = regs.get_mut(base..base + map.length as usize * n) else {
+        return false;
+    };
+    let len = u64::from(minors) * u64::from(bytes);
+    // Components of 1, 2 or 4 bytes at their alignment: every row's words are fetched first
+    // (the rows of a tile lie far apart in a large buffer, and fetching them together overlaps
+    // their cache misses), then taken apart.
+    let aligned = |off: u64| matches!(bytes, 1 | 2 | 4) && off.is_multiple_of(u64::from(bytes));
+    words.clear();
     for major in 0..majors {
-        let ptr = row_pointer(at, regs, n, major);
-        let Ok((w, off)) = cx.mem.resolve(ptr, 0, u64::from(minors) * u64::from(bytes)) else {
+        let ptr = address_of(at, ptr0, stride, (major, 0));
+        let Ok((w, off)) = cx.mem.resolve(ptr, 0, len) else {
             return false;
         };
-        log_row(at, map, cx, (ptr, major, minors), n, race::READ);
+        log_row(at, map, cx, (ptr, major), n, race::READ);
+        if aligned(off) {
+            w.words_into(off, len, words);
+            continue;
+        }
+        let row = map.row_regs(at.column_major, major);
         w.read_run(off, bytes, minors, |minor, v| {
-            let e = element_of(at, major, minor);
-            let r = map.reg_of.get(e as usize).copied().unwrap_or(u32::MAX);
-            if let Some(x) = regs.get_mut(base + r as usize) {
+            if let Some(x) = row
+                .get(minor as usize)
+                .and_then(|&r| out.get_mut(r as usize))
+            {
                 *x = v;
             }
         });
     }
+    let field = (1u64 << (8 * bytes.min(4))) - 1;
+    let mut from = 0;
+    for major in 0..majors {
+        // The offset within the region has the same alignment as the one `resolve` gave.
+        let (_, off) = split_pointer(address_of(at, ptr0, stride, (major, 0)));
+        if !aligned(off) {
+            continue;
+        }
+        let skip = off % 4;
+        let count = (skip + len).div_ceil(4) as usize;
+        let row_words = words.get(from..from + count).unwrap_or(&[]);
+        from += count;
+        for (minor, &r) in map.row_regs(at.column_major, major).iter().enumerate() {
+            let byte = skip + minor as u64 * u64::from(bytes);
+            let word = row_words.get((byte / 4) as usize).copied().unwrap_or(0);
+            if let Some(x) = out.get_mut(r as usize) {
+                *x = (u64::from(word) >> (8 * (byte % 4))) & field;
+            }
+        }
+    }
     for &r in &map.unowned_regs {
-        if let Some(x) = regs.get_mut(base + r as usize) {
+        if let Some(x) = out.get_mut(r as usize) {
             *x = 0;
         }
     }
@@ -666,7 +747,7 @@ fn log_row(
     at: &Access,
     map: &Map,
     cx: &Ctx<'_, '_>,
-    (ptr, major, minors): (u64, u32, u32),
+    (ptr, major): (u64, u32),
     n: usize,
     class: u8,
 ) {
@@ -674,24 +755,15 @@ fn log_row(
         return;
     }
     let bytes = u64::from(at.shape.bytes);
-    let lane_of = |minor: u32| {
-        map.reg_of
-            .get(element_of(at, major, minor) as usize)
-            .map(|&r| r as usize % n.max(1))
-    };
-    let mut minor = 0;
-    while minor < minors {
-        let lane = lane_of(minor);
-        let mut end = minor + 1;
-        while end < minors && lane_of(end) == lane {
-            end += 1;
+    let row = map.row_regs(at.column_major, major);
+    let lane_of = |r: u32| r as usize % n.max(1);
+    let mut start = 0;
+    for run in row.chunk_by(|&x, &y| lane_of(x) == lane_of(y)) {
+        if let Some(&r) = run.first() {
+            let at = ptr + start as u64 * bytes;
+            cx.mem.log(lane_of(r), at, run.len() as u64 * bytes, class);
         }
-        if let Some(lane) = lane {
-            let start = ptr + u64::from(minor) * bytes;
-            cx.mem
-                .log(lane, start, u64::from(end - minor) * bytes, class);
-        }
-        minor = end;
+        start += run.len();
     }
 }
 
@@ -705,27 +777,32 @@ fn store_rows(
     cx: &Ctx<'_, '_>,
     map: &Map,
 ) -> bool {
-    if uniform_access(at, regs, n, mask, map).is_none() {
+    let Some((ptr0, stride)) = uniform_access(at, regs, n, mask, map) else {
         return false;
-    }
+    };
     let (majors, minors) = majors_and_minors(at);
     let bytes = at.shape.bytes;
     let len = u64::from(minors) * u64::from(bytes);
-    let row = |major: u32| cx.mem.resolve(row_pointer(at, regs, n, major), 0, len);
-    if (0..majors).any(|major| row(major).is_err()) {
+    let row_ptr = |major: u32| address_of(at, ptr0, stride, (major, 0));
+    if (0..majors).any(|major| cx.mem.resolve(row_ptr(major), 0, len).is_err()) {
         return false;
     }
     let base = src as usize * n;
+    let values = regs
+        .get(base..base + map.length as usize * n)
+        .unwrap_or(&[]);
     for major in 0..majors {
-        let ptr = row_pointer(at, regs, n, major);
+        let ptr = row_ptr(major);
         let Ok((w, off)) = cx.mem.resolve(ptr, 0, len) else {
             return false;
         };
-        log_row(at, map, cx, (ptr, major, minors), n, race::WRITE);
+        log_row(at, map, cx, (ptr, major), n, race::WRITE);
+        let row = map.row_regs(at.column_major, major);
         w.write_run(off, bytes, minors, |minor| {
-            let e = element_of(at, major, minor);
-            let r = map.reg_of.get(e as usize).copied().unwrap_or(u32::MAX);
-            regs.get(base + r as usize).copied().unwrap_or(0)
+            row.get(minor as usize)
+                .and_then(|&r| values.get(r as usize))
+                .copied()
+                .unwrap_or(0)
         });
     }
     true

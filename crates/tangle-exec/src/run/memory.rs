@@ -188,20 +188,40 @@ impl Words {
             }
             return;
         }
+        // Straight over the words the run covers: each loaded once, its values taken in order
+        // (the first word from the run's start within it); values past the region read 0.
         let mask = (1u64 << (8 * b)) - 1;
-        let mut current: Option<(u64, u32)> = None;
-        for i in 0..count {
-            let at = off + u64::from(i) * b;
-            let w = match current {
-                Some((index, w)) if index == at / 4 => w,
-                _ => {
-                    let w = self.word(at / 4).map_or(0, |x| x.load(Relaxed));
-                    current = Some((at / 4, w));
-                    w
-                }
-            };
-            f(i, (u64::from(w) >> ((at % 4) * 8)) & mask);
+        let per = (4 / b) as u32;
+        let first = usize::try_from(off / 4).unwrap_or(usize::MAX);
+        let mut skip = ((off % 4) / b) as u32;
+        let mut i = 0u32;
+        for w in self.words.get(first..).unwrap_or(&[]) {
+            if i >= count {
+                return;
+            }
+            let w = u64::from(w.load(Relaxed));
+            let take = (per - skip).min(count - i);
+            for s in skip..skip + take {
+                f(i, (w >> (u64::from(s) * 8 * b)) & mask);
+                i += 1;
+            }
+            skip = 0;
         }
+        for i in i..count {
+            f(i, 0);
+        }
+    }
+
+    /// Appends to `out` the words holding bytes `[off, off + len)` (the caller checked bounds;
+    /// words outside the region read 0). A first pass of plain loads over several rows lets
+    /// the CPU fetch them all at once, before any is taken apart.
+    pub fn words_into(&self, off: u64, len: u64, out: &mut Vec<u32>) {
+        let (first, end) = (off / 4, (off + len).div_ceil(4));
+        let count = usize::try_from(end.saturating_sub(first)).unwrap_or(0);
+        let start = usize::try_from(first).unwrap_or(usize::MAX);
+        let have = self.words.get(start..).unwrap_or(&[]);
+        out.extend(have.iter().take(count).map(|w| w.load(Relaxed)));
+        out.resize(out.len() + count.saturating_sub(have.len()), 0);
     }
 
     /// Writes `count` consecutive values of `bytes` (1..=8) bytes each from `off`, value `i`
