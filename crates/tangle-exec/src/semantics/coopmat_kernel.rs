@@ -203,17 +203,13 @@ pub fn f16_products_into_f32(m: usize, n: usize, k: usize, a: &[f32], b: &[f32],
     exact_products_f32(Dims { m, n, k }, a, b, acc);
 }
 
-/// [`f16_products_into_f32`]'s loop, compiled once more for CPUs with wider vectors and fused
-/// multiply-add, picked at run time. Fusing changes nothing here: a product of two f16 values
-/// has at most 22 significant bits, so it is exact in f32 (and cannot overflow or underflow
-/// it), and `round(x·y + s)` is then `round(round(x·y) + s)`, signed zeros included.
-#[multiversion::multiversion(targets("x86_64+avx2+fma", "x86_64+avx"))]
+/// [`f16_products_into_f32`]'s loop. A product of two f16 values has at most 22 significant
+/// bits, so it is exact in f32 (and cannot overflow or underflow it): `s + x * y` rounds once,
+/// as the reference's fused step does. (A clone for AVX2 + FMA picked at run time would be
+/// faster and as exact, but the `multiversion` crate that makes one expands to `unsafe` calls,
+/// which the project keeps to one module.)
 fn exact_products_f32(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32]) {
-    if multiversion::target::target_cfg_f!(target_feature = "fma") {
-        blocked(d, a, b, acc, |s, x, y| x.mul_add(y, s));
-    } else {
-        blocked(d, a, b, acc, |s, x, y| s + x * y);
-    }
+    blocked(d, a, b, acc, |s, x, y| s + x * y);
 }
 
 /// Every float combination.
