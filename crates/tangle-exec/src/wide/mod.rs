@@ -16,6 +16,7 @@
 //! gives the reference path's buffers, bit for bit (`tests/wide_path.rs` checks this on every
 //! Amber script of the repository).
 
+mod kernels;
 mod plan;
 pub mod races;
 
@@ -206,9 +207,12 @@ impl Batch {
             match block.terminator {
                 Terminator::Branch(t) => self.go(prog, &mut waiting, block_idx, t, mask),
                 Terminator::BranchConditional { cond, t, f } => {
-                    let taken = bits_of(mask, WIDTH)
-                        .filter(|&l| rd(&self.regs, WIDTH, cond, l) & 1 != 0)
-                        .fold(0u128, |m, l| m | 1 << l);
+                    // One straight pass over the lanes (the condition is a 0 or 1).
+                    let taken = alu::lanes_of(&self.regs, WIDTH, cond)
+                        .iter()
+                        .enumerate()
+                        .fold(0u128, |m, (l, &c)| m | u128::from(c & 1 != 0) << l)
+                        & mask;
                     if taken != 0 {
                         self.go(prog, &mut waiting, block_idx, t, taken);
                     }
@@ -354,7 +358,8 @@ impl Batch {
             // A built-in input: a constant pointer into invocation memory, its components
             // one slot each.
             let p = rd(&self.regs, n, ptr, 0);
-            if let Some(&(b, c)) = w.builtins.get(&p) {
+            let invocation = memory::split_pointer(p).0 == memory::REGION_INVOCATION;
+            if let Some(&(b, c)) = w.builtins.get(&p).filter(|_| invocation) {
                 for (i, leaf) in s.prog.leaves_of(ty).iter().enumerate() {
                     let component = c + (leaf.offset / 4) as usize;
                     self.load_builtin(w, (b, component), dst + i as u32, mask, first);
@@ -371,7 +376,9 @@ impl Batch {
             if s.options.checks {
                 crate::check::arith::exec_check(op, &self.regs, n, mask, &mut found);
             }
-        } else if alu::exec_pure(op, &mut self.regs, n, mask) {
+        } else if (mask == full_mask(n) && kernels::exec_fast(op, &mut self.regs))
+            || alu::exec_pure(op, &mut self.regs, n, mask)
+        {
         } else {
             if w.races {
                 self.log_access(s.prog, op, mask, first);
@@ -413,28 +420,25 @@ impl Batch {
         };
         let p0 = lanes.get(l0).copied().unwrap_or(0);
         let len = prog.ty(ty).size;
-        let active: Vec<usize> = bits_of(mask, WIDTH).collect();
-        let same = active.iter().all(|&l| lanes.get(l) == Some(&p0));
-        let consecutive = active.iter().all(|&l| {
-            lanes
-                .get(l)
-                .is_some_and(|&p| p.wrapping_sub(p0) == (l - l0) as u64 * len)
-        });
-        let contiguous_lanes = active
-            .last()
-            .is_some_and(|&last| last - l0 + 1 == active.len());
+        let active = mask.count_ones() as usize;
+        // The active lanes are l0, l0 + 1, ... with no gap.
+        let contiguous_lanes = (mask >> l0).count_ones() == (mask >> l0).trailing_ones();
+        let at = |l: usize| lanes.get(l).copied().unwrap_or(0);
+        let same = bits_of(mask, WIDTH).all(|l| at(l) == p0);
+        let consecutive =
+            bits_of(mask, WIDTH).all(|l| at(l).wrapping_sub(p0) == (l - l0) as u64 * len);
         if (same || consecutive) && contiguous_lanes && buffer(p0) {
             self.log.push(Access {
                 ptr: p0,
                 len,
-                step: if same && active.len() > 1 { 0 } else { len },
-                count: active.len() as u64,
+                step: if same && active > 1 { 0 } else { len },
+                count: active as u64,
                 first: first + l0 as u64,
                 write,
             });
             return;
         }
-        for l in active {
+        for l in bits_of(mask, WIDTH) {
             let p = lanes.get(l).copied().unwrap_or(0);
             if buffer(p) {
                 self.log.push(Access {

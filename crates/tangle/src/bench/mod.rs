@@ -23,6 +23,9 @@ pub struct Options {
     pub threads: usize,
     /// The standard sizes divided by this (1; 16 for `--quick`, which makes the GEMM 256³).
     pub divisor: u32,
+    /// Let the executor take its wide path ([`tangle_exec::wide`]); off measures the reference
+    /// path alone.
+    pub wide: bool,
 }
 
 /// One workload's figures.
@@ -87,6 +90,7 @@ pub fn measure(
     let mut resources = fresh();
     let run = RunOptions {
         threads: options.threads,
+        wide: options.wide,
         ..RunOptions::default()
     };
     let (report, tangle) = timed(|| pipeline.dispatch(&mut resources, case.groups, &run));
@@ -278,6 +282,7 @@ mod tests {
         let options = Options {
             threads: 2,
             divisor: 256,
+            wide: true,
         };
         for w in workloads::all() {
             let m = measure(&w, &options, None).unwrap_or_else(|e| panic!("{}: {e}", w.name));

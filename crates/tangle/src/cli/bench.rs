@@ -21,6 +21,10 @@ pub struct Args {
     /// set with LP_NUM_THREADS.
     #[arg(long, value_name = "N")]
     device: Option<usize>,
+    /// Run the executor's reference path alone (no wide path), to measure what the wide path
+    /// gives.
+    #[arg(long)]
+    reference: bool,
     /// Only these workloads (alu_hash, saxpy, rotate_conv, dot_gemv, coopmat_gemm).
     workloads: Vec<String>,
 }
@@ -30,6 +34,7 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
     let options = Options {
         threads: args.threads.unwrap_or(cores).clamp(1, cores),
         divisor: if args.quick { 16 } else { 1 },
+        wide: !args.reference,
     };
     let all = workloads::all();
     if let Some(unknown) = args
@@ -43,9 +48,14 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
         ));
     }
     println!(
-        "tangle bench: {} thread(s){}",
+        "tangle bench: {} thread(s){}{}",
         options.threads,
-        if args.quick { ", quick sizes" } else { "" }
+        if args.quick { ", quick sizes" } else { "" },
+        if args.reference {
+            ", reference path only"
+        } else {
+            ""
+        }
     );
     // The same SPIR-V on a Vulkan driver when one is installed (lavapipe in CI).
     let mut driver = if args.no_driver {
