@@ -28,6 +28,7 @@ pub mod format;
 pub mod layout;
 pub mod optimize;
 pub(crate) mod parse;
+pub mod png_data;
 pub mod report;
 pub mod run;
 pub mod script;
