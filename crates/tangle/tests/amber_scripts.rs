@@ -160,7 +160,6 @@ fn unsupported_scripts_exit_77_and_name_the_requirement() {
         ("debug.amber", "DEBUG"),
         ("depth_stencil_format.amber", "D24_UNORM_S8_UINT"),
         ("compressed_format.amber", "BC1_RGB_UNORM_BLOCK"),
-        ("png_file.amber", "PNG"),
         ("image_probe.amber", "image probes"),
         ("unknown_optimization_pass.amber", "--no-such-pass"),
         ("compile_option.amber", "'-O'"),
