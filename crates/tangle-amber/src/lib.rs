@@ -23,6 +23,7 @@
 
 pub mod backend;
 pub mod compile;
+pub mod debug;
 pub mod error;
 pub mod format;
 pub mod layout;

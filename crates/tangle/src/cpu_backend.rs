@@ -397,12 +397,26 @@ impl Backend for CpuBackend {
                     .insert((b.set, b.binding, i), b.bytes.clone()),
             };
         }
+        // DEBUG follows invocations through the dispatch's trace.
+        let options = match job.debug.is_empty() {
+            true => std::borrow::Cow::Borrowed(&self.options),
+            false => std::borrow::Cow::Owned(RunOptions {
+                trace: true,
+                ..self.options.clone()
+            }),
+        };
         let started = std::time::Instant::now();
         let report = pipeline
-            .dispatch(&mut resources, job.groups, &self.options)
+            .dispatch(&mut resources, job.groups, &options)
             .map_err(exec_error)?;
         let dispatch_time = Some(started.elapsed());
-        if let Some(trace) = report.trace {
+        let debug_paths = match &report.trace {
+            Some(trace) if !job.debug.is_empty() => {
+                debug_paths(trace, &job.debug, job.groups, pipeline.local_size())?
+            }
+            _ => Vec::new(),
+        };
+        if let Some(trace) = report.trace.filter(|_| self.options.trace) {
             self.traces.push(trace);
         }
         let bindings = job
@@ -445,8 +459,51 @@ impl Backend for CpuBackend {
             findings,
             notes,
             dispatch_time,
+            debug_paths,
         })
     }
+}
+
+/// The blocks each invocation of `invocations` started, in order: the `block` events of `trace`
+/// whose lane mask holds it (lane `l` of subgroup `s` is `LocalInvocationIndex`
+/// `s * subgroup_size + l`, `docs/trace-format.md`).
+fn debug_paths(
+    trace: &tangle_exec::trace::Trace,
+    invocations: &[[u32; 3]],
+    groups: [u32; 3],
+    local: [u32; 3],
+) -> Result<Vec<Vec<(u32, u32)>>, BackendError> {
+    if trace.dropped > 0 {
+        return Err(BackendError::Unsupported(format!(
+            "DEBUG: the dispatch runs more than {} blocks, more than tangle follows",
+            tangle_exec::trace::MAX_EVENTS
+        )));
+    }
+    let size = u64::from(trace.subgroup_size.max(1));
+    Ok(invocations
+        .iter()
+        .map(|g| {
+            let inside = (0..3).all(|i| u64::from(g[i]) < u64::from(groups[i]) * u64::from(local[i]));
+            if !inside {
+                return Vec::new();
+            }
+            let wg = [0, 1, 2].map(|i| g[i] / local[i].max(1));
+            let l = [0, 1, 2].map(|i| u64::from(g[i] % local[i].max(1)));
+            let index = l[0] + u64::from(local[0]) * (l[1] + u64::from(local[1]) * l[2]);
+            let (subgroup, lane) = (index / size, index % size);
+            trace
+                .events
+                .iter()
+                .filter(|e| e.workgroup == wg && u64::from(e.subgroup) == subgroup)
+                .filter_map(|e| match e.kind {
+                    tangle_exec::trace::EventKind::Block { mask } if mask >> lane & 1 == 1 => {
+                        Some((e.function, e.block))
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect())
 }
 
 #[cfg(test)]

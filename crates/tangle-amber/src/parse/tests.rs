@@ -435,7 +435,7 @@ fn outside_the_subset_is_unsupported_and_malformed_is_not() {
         "SHADER compute s OPENCL-C\nEND",
         "SHADER compute s HLSL\nEND",
         "CLEAR p",
-        "DEBUG p 1 1 1",
+        "SHADER compute s GLSL\nEND\nPIPELINE compute p\nATTACH s\nEND\nDEBUG p 1 1 1\nTHREAD VERTEX_INDEX 1\nEND\nEND",
         "ACCELERATION_STRUCTURE BOTTOM_LEVEL b\nEND",
         "SHADER compute s GLSL\nEND\nPIPELINE compute p\nATTACH s\nFRAMEBUFFER_SIZE 8 8\nEND",
         "SHADER compute s GLSL\nEND\nPIPELINE compute p\nATTACH s\nSET KERNEL ARG_NAME a AS uint32 1\nEND",
@@ -583,6 +583,83 @@ fn files_are_read_relative_to_the_script_and_bounded() {
     let e = parse("SHADER compute v GLSL VIRTUAL_FILE nope").unwrap_err();
     assert!(e.message.contains("no VIRTUAL_FILE"), "{e}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn debug_commands_parse_with_quoted_strings_and_refuse_what_tangle_cannot_check() {
+    use crate::script::{DebugStep, DebugThread};
+    let head = "SHADER compute s GLSL\nEND\nPIPELINE compute p\nATTACH s\nEND\n";
+    let s = parse(&format!(
+        "{head}DEBUG p 2 1 1\n  THREAD GLOBAL_INVOCATION_ID 1 0 0\n    \
+         EXPECT LOCATION \"a b.comp\" 26  \"  data[0] = A(data[0]); # not a comment\"\n    \
+         STEP_IN\n    STEP_OVER\n    STEP_OUT\n    EXPECT LOCATION x.comp 3\n    CONTINUE\n  END\n\
+         THREAD GLOBAL_INVOCATION_ID 0 0 0\n  END\nEND\n"
+    ))
+    .unwrap();
+    let Command::Debug {
+        pipeline,
+        groups,
+        threads,
+        ..
+    } = &s.commands[0]
+    else {
+        panic!("{:?}", s.commands);
+    };
+    assert_eq!((*pipeline, *groups), (0, [2, 1, 1]));
+    let loc = |file: &str, line, text: Option<&str>, at_line| DebugStep::ExpectLocation {
+        file: file.into(),
+        line,
+        text: text.map(str::to_string),
+        at: crate::error::Location {
+            line: at_line,
+            col: 5,
+        },
+    };
+    assert_eq!(
+        threads[0],
+        DebugThread {
+            invocation: [1, 0, 0],
+            steps: vec![
+                loc("a b.comp", 26, Some("  data[0] = A(data[0]); # not a comment"), 8),
+                DebugStep::StepIn,
+                DebugStep::StepOver,
+                DebugStep::StepOut,
+                loc("x.comp", 3, None, 12),
+                DebugStep::Continue,
+            ],
+            at: crate::error::Location { line: 7, col: 3 },
+        }
+    );
+    assert_eq!(threads[1].invocation, [0, 0, 0]);
+    assert!(threads[1].steps.is_empty());
+    assert_eq!(crate::run::tally(&s.commands), (1, 2));
+    let thread = |body: &str| format!("{head}DEBUG p 1 1 1\nTHREAD GLOBAL_INVOCATION_ID 0 0 0\n{body}\nEND\nEND");
+    for (body, unsupported) in [
+        ("EXPECT LOCAL \"x\" EQ 1", true),
+        ("EXPECT LOCAL \"s\" EQ \"meow\"", true),
+        ("EXPECT CALLSTACK\n\"main\" \"a.hlsl\" 26\nEND", true),
+        ("EXPECT LOCATION \"a.comp 3", false),
+        ("EXPECT LOCATION a.comp", false),
+        ("EXPECT LOCATION a.comp -1", false),
+        ("EXPECT WHERE", false),
+        ("STEP_SIDEWAYS", false),
+        ("STEP_IN now", false),
+    ] {
+        let e = parse(&thread(body)).expect_err(body);
+        assert_eq!(e.is_unsupported(), unsupported, "{body:?}: {e}");
+    }
+    for text in [
+        format!("{head}DEBUG p 1 1 1\nTHREAD GLOBAL_INVOCATION_ID 0 0 0\nEND"),
+        format!("{head}DEBUG p 1 1\nEND"),
+        format!("{head}DEBUG q 1 1 1\nEND"),
+        format!("{head}DEBUG p 1 1 1\nRUN p 1 1 1\nEND"),
+        format!("{head}DEBUG p 1 1 1\nTHREAD LOCAL_INVOCATION_INDEX 0\nEND\nEND"),
+    ] {
+        let e = parse(&text).expect_err(&text);
+        assert!(!e.is_unsupported(), "{text:?}: {e}");
+    }
+    let e = parse(&format!("{head}DEBUG p DRAW_ARRAY AS TRIANGLE_LIST\nEND")).unwrap_err();
+    assert!(e.is_unsupported(), "{e}");
 }
 
 #[test]
