@@ -231,11 +231,6 @@ fn exec_error(e: ExecError) -> BackendError {
 fn job_image(b: &JobBinding, image: &JobImage) -> Result<Image, BackendError> {
     let format = TexelFormat::by_name(&image.format)
         .ok_or_else(|| BackendError::Unsupported(format!("images of format {}", image.format)))?;
-    if b.element != 0 {
-        return Err(BackendError::Unsupported(
-            "arrays of images and texel buffers".to_string(),
-        ));
-    }
     Ok(Image {
         format,
         extent: image.extent,
@@ -378,9 +373,14 @@ impl Backend for CpuBackend {
                     .insert((b.set, b.binding), job_sampler(sampler)?);
             }
             if let Some(image) = &b.image {
-                resources
-                    .images
-                    .insert((b.set, b.binding), job_image(b, image)?);
+                // As for buffers, element 0 of an array of images is also its binding's image.
+                let image = job_image(b, image)?;
+                match b.element {
+                    0 => resources.images.insert((b.set, b.binding), image),
+                    i => resources
+                        .image_elements
+                        .insert((b.set, b.binding, i), image),
+                };
                 continue;
             }
             if b.kind == BindingKind::Sampler {
@@ -425,7 +425,11 @@ impl Backend for CpuBackend {
             .map(|b| {
                 let after = match (b.element, &b.image) {
                     _ if b.kind == BindingKind::Sampler => return Vec::new(),
-                    (_, Some(_)) => resources.images.get(&(b.set, b.binding)).map(|i| &i.texels),
+                    (0, Some(_)) => resources.images.get(&(b.set, b.binding)).map(|i| &i.texels),
+                    (i, Some(_)) => resources
+                        .image_elements
+                        .get(&(b.set, b.binding, i))
+                        .map(|i| &i.texels),
                     (0, None) => resources.buffers.get(&(b.set, b.binding)),
                     (i, None) => resources.elements.get(&(b.set, b.binding, i)),
                 };
