@@ -140,6 +140,10 @@ fn unsupported_resource_scripts_exit_77_and_say_why() {
         implicit.contains("OpImageSampleImplicitLod in a compute shader (implicit level of detail needs derivative groups)"),
         "{implicit}"
     );
+    let arrayed = output_of(&outputs, "arrayed_image.amber");
+    assert!(arrayed.contains("an arrayed image"), "{arrayed}");
+    let cube = output_of(&outputs, "cube_image.amber");
+    assert!(cube.contains("an image of Dim 3 (cube"), "{cube}");
     let combined = output_of(&outputs, "combined_sampler_array.amber");
     assert!(
         combined.contains("an array of combined image samplers"),
