@@ -25,6 +25,9 @@ use spirv::Op;
 use std::collections::HashMap;
 use tangle_spirv::module::Module;
 
+/// The blocks one invocation started, in order: (`OpFunction` id, `OpLabel` id).
+pub type BlockPath = Vec<(u32, u32)>;
+
 /// Where a thread pauses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stop {
@@ -70,7 +73,10 @@ impl Sources {
                     }
                 }
                 Some(Op::Source) => {
-                    let file = inst.id_operand(2).and_then(|id| s.strings.get(&id)).cloned();
+                    let file = inst
+                        .id_operand(2)
+                        .and_then(|id| s.strings.get(&id))
+                        .cloned();
                     last_source_file = None;
                     if let (Some(file), Some(text)) = (file, inst.string_operand(3)) {
                         s.texts.insert(file.clone(), text.to_string());
@@ -188,7 +194,11 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
     };
     enter(&mut frames, path.next(), true)?;
     while let Some(top) = frames.last_mut() {
-        let Some(inst) = module.instructions.get(top.next).filter(|_| top.next < top.end) else {
+        let Some(inst) = module
+            .instructions
+            .get(top.next)
+            .filter(|_| top.next < top.end)
+        else {
             return Err("a block ended without a terminator".into());
         };
         top.next += 1;
@@ -227,9 +237,7 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
                 if step.map(|s| s.0) != Some(callee)
                     || step.map(|s| s.1) != sources.first_block.get(&callee).copied()
                 {
-                    return Err(format!(
-                        "the path does not enter %{callee} at its call"
-                    ));
+                    return Err(format!("the path does not enter %{callee} at its call"));
                 }
                 enter(&mut frames, step, true)?;
             }
@@ -329,7 +337,7 @@ pub fn expectations(threads: &[DebugThread]) -> usize {
 pub fn check(
     words: &[u32],
     threads: &[DebugThread],
-    paths: &[Vec<(u32, u32)>],
+    paths: &[BlockPath],
 ) -> Result<Vec<ExpectResult>, (Status, String)> {
     let module = Module::from_words(words).map_err(|e| (Status::Error, e.to_string()))?;
     let sources = Sources::new(&module);
@@ -367,7 +375,8 @@ pub fn check(
                 format!("the executed path does not fit the module: {e}"),
             )
         })?;
-        results.extend(check_thread(thread, &stops, &sources).map_err(|e| (Status::Unsupported, e))?);
+        results
+            .extend(check_thread(thread, &stops, &sources).map_err(|e| (Status::Unsupported, e))?);
     }
     Ok(results)
 }

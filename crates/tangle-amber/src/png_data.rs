@@ -64,9 +64,7 @@ pub fn decode_rgba8(file: &[u8], max_bytes: u64) -> Result<Pixels, String> {
         .next_frame(&mut raw)
         .map_err(|e| format!("bad PNG file: {e}"))?;
     // A file cut short after its pixels (no IEND) is refused too, as lodepng refuses it.
-    reader
-        .finish()
-        .map_err(|e| format!("bad PNG file: {e}"))?;
+    reader.finish().map_err(|e| format!("bad PNG file: {e}"))?;
     let mut rgba = Vec::with_capacity(pixels * 4);
     for p in raw.chunks_exact(channels) {
         let px = match *p {
@@ -134,7 +132,11 @@ mod tests {
         for &b in bytes {
             crc ^= u32::from(b);
             for _ in 0..8 {
-                crc = if crc & 1 == 1 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+                crc = if crc & 1 == 1 {
+                    (crc >> 1) ^ 0xedb8_8320
+                } else {
+                    crc >> 1
+                };
             }
         }
         !crc

@@ -194,10 +194,8 @@ impl Runner<'_, '_> {
                         .dispatch(*pipeline, p, *groups, at.line, invocations)
                         .and_then(|paths| crate::debug::check(&words, threads, &paths))
                         .map_err(|(status, why)| {
-                            self.report.set(
-                                status,
-                                format!("line {}: DEBUG {}: {why}", at.line, p.name),
-                            );
+                            self.report
+                                .set(status, format!("line {}: DEBUG {}: {why}", at.line, p.name));
                             Stop
                         })?;
                     for result in results {
@@ -275,7 +273,7 @@ impl Runner<'_, '_> {
         groups: [u32; 3],
         line: u32,
         debug: Vec<[u32; 3]>,
-    ) -> Result<Vec<Vec<(u32, u32)>>, (Status, String)> {
+    ) -> Result<Vec<crate::debug::BlockPath>, (Status, String)> {
         let spirv = self
             .modules
             .get(index)

@@ -98,6 +98,11 @@ void main() {
             .filter(|d| matches!(d.finding, Finding::BadPointer { .. }))
             .count();
         assert_eq!(findings, bad, "seed {seed}: {:?}", report.diagnostics);
-        assert_eq!(findings, report.diagnostics.len(), "{:?}", report.diagnostics);
+        assert_eq!(
+            findings,
+            report.diagnostics.len(),
+            "{:?}",
+            report.diagnostics
+        );
     }
 }

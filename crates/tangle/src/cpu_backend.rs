@@ -487,7 +487,8 @@ fn debug_paths(
     Ok(invocations
         .iter()
         .map(|g| {
-            let inside = (0..3).all(|i| u64::from(g[i]) < u64::from(groups[i]) * u64::from(local[i]));
+            let inside =
+                (0..3).all(|i| u64::from(g[i]) < u64::from(groups[i]) * u64::from(local[i]));
             if !inside {
                 return Vec::new();
             }

@@ -111,11 +111,11 @@ fn paths_that_do_not_fit_the_module_are_errors() {
     let (main, f, last) = (p[0], p[1], p[3]);
     for bad in [
         vec![],
-        vec![main],                         // ends inside the call
-        vec![main, last],                   // does not enter f at the call
-        vec![main, f, (f.0, 9999)],         // no such block
-        vec![main, f, f, f],                // branches across functions
-        vec![main, f, f, last, last],       // goes on after the return
+        vec![main],                   // ends inside the call
+        vec![main, last],             // does not enter f at the call
+        vec![main, f, (f.0, 9999)],   // no such block
+        vec![main, f, f, f],          // branches across functions
+        vec![main, f, f, last, last], // goes on after the return
     ] {
         assert!(stops(&m, &s, &bad).is_err(), "{bad:?}");
     }
@@ -175,12 +175,17 @@ fn steps_move_as_line_debuggers_do() {
         StepOver,
         at(1, None), // finished: fails
     ];
-    assert_eq!(
-        outcomes(over),
-        [true, true, true, true, true, false]
-    );
+    assert_eq!(outcomes(over), [true, true, true, true, true, false]);
     // Out: from inside f back to main after the call; from main to the end.
-    let out = vec![StepIn, StepIn, at(10, None), StepOut, at(3, None), StepOut, at(3, None)];
+    let out = vec![
+        StepIn,
+        StepIn,
+        at(10, None),
+        StepOut,
+        at(3, None),
+        StepOut,
+        at(3, None),
+    ];
     assert_eq!(outcomes(out), [true, true, false]);
     // Continue: nothing is paused after it; a wrong line or text fails.
     let cont = vec![at(3, None), at(2, Some("l3")), Continue, at(2, None)];
@@ -218,7 +223,11 @@ fn check_refuses_modules_without_lines_and_reports_missing_invocations() {
     assert!(!results[0].passed && results[0].message.contains("no such invocation"));
     let no_lines = MODULE.replace("OpLine %50", "OpNop ; ");
     let words = assemble(
-        &no_lines.lines().map(|l| l.split(';').next().unwrap_or("")).collect::<Vec<_>>().join("\n"),
+        &no_lines
+            .lines()
+            .map(|l| l.split(';').next().unwrap_or(""))
+            .collect::<Vec<_>>()
+            .join("\n"),
         &AssembleOptions {
             target_env: crate::compile::DEFAULT_TARGET_ENV,
         },

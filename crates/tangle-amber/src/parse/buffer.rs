@@ -14,6 +14,9 @@ use crate::error::{AmberError, Location};
 use crate::layout::{ElementLayout, Layout};
 use crate::script::{Buffer, ImageShape};
 
+/// A buffer's bytes and, when they come from a PNG, its width and height.
+type FileData = (Vec<u8>, Option<(u32, u32)>);
+
 /// The largest PNG file read (the decoded pixels are bounded by the buffer limit instead).
 const MAX_PNG_FILE: u64 = 64 << 20;
 use crate::types::DataType;
@@ -264,10 +267,7 @@ impl Parser<'_> {
     /// `TEXT` holds values as `DATA` does, without `END`; `PNG` (the default when no kind is
     /// named, as upstream) is the image's RGBA8 pixels ([`crate::png_data`]), as whole elements.
     /// Returns the bytes and, for a PNG, its width and height.
-    fn file_data(
-        &mut self,
-        element: &ElementLayout,
-    ) -> Result<(Vec<u8>, Option<(u32, u32)>), AmberError> {
+    fn file_data(&mut self, element: &ElementLayout) -> Result<FileData, AmberError> {
         let mut kind = self.cursor.expect("BINARY, TEXT, PNG or a file name")?;
         let how = kind.text;
         if ["BINARY", "TEXT", "PNG"].contains(&how) {
@@ -275,7 +275,9 @@ impl Parser<'_> {
         }
         let path = kind;
         if how != "BINARY" && how != "TEXT" {
-            return self.png_data(element, path).map(|(b, size)| (b, Some(size)));
+            return self
+                .png_data(element, path)
+                .map(|(b, size)| (b, Some(size)));
         }
         let bytes = self.read_file(path, self.bytes_left(), "the script's buffer limit")?;
         if how == "BINARY" {
@@ -320,10 +322,7 @@ impl Parser<'_> {
     }
 
     /// `SIZE n FILL v` or `SIZE n SERIES_FROM s INC_BY i`.
-    fn sized(
-        &mut self,
-        element: &ElementLayout,
-    ) -> Result<(Vec<u8>, Option<(u32, u32)>), AmberError> {
+    fn sized(&mut self, element: &ElementLayout) -> Result<FileData, AmberError> {
         let size_tok = self.cursor.expect("the number of elements")?;
         let count: usize = uint(size_tok, "SIZE")?;
         if self.cursor.eat("FILE") {

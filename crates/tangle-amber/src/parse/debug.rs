@@ -23,7 +23,10 @@ impl<'a> Parser<'a> {
         if let Some(t) = self.cursor.peek().filter(|t| t.text.starts_with("DRAW")) {
             return Err(AmberError::unsupported(
                 t.at,
-                format!("DEBUG {} (drawing) is outside tangle's compute subset", t.text),
+                format!(
+                    "DEBUG {} (drawing) is outside tangle's compute subset",
+                    t.text
+                ),
             ));
         }
         let mut groups = [0u32; 3];
@@ -103,8 +106,7 @@ impl<'a> Parser<'a> {
         let mut invocation = [0u32; 3];
         for (g, axis) in invocation.iter_mut().zip(["x", "y", "z"]) {
             *g = uint(
-                self.cursor
-                    .expect(&format!("the invocation's {axis}"))?,
+                self.cursor.expect(&format!("the invocation's {axis}"))?,
                 "an invocation id",
             )?;
         }

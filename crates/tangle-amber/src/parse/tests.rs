@@ -620,7 +620,12 @@ fn debug_commands_parse_with_quoted_strings_and_refuse_what_tangle_cannot_check(
         DebugThread {
             invocation: [1, 0, 0],
             steps: vec![
-                loc("a b.comp", 26, Some("  data[0] = A(data[0]); # not a comment"), 8),
+                loc(
+                    "a b.comp",
+                    26,
+                    Some("  data[0] = A(data[0]); # not a comment"),
+                    8
+                ),
                 DebugStep::StepIn,
                 DebugStep::StepOver,
                 DebugStep::StepOut,
@@ -633,7 +638,9 @@ fn debug_commands_parse_with_quoted_strings_and_refuse_what_tangle_cannot_check(
     assert_eq!(threads[1].invocation, [0, 0, 0]);
     assert!(threads[1].steps.is_empty());
     assert_eq!(crate::run::tally(&s.commands), (1, 2));
-    let thread = |body: &str| format!("{head}DEBUG p 1 1 1\nTHREAD GLOBAL_INVOCATION_ID 0 0 0\n{body}\nEND\nEND");
+    let thread = |body: &str| {
+        format!("{head}DEBUG p 1 1 1\nTHREAD GLOBAL_INVOCATION_ID 0 0 0\n{body}\nEND\nEND")
+    };
     for (body, unsupported) in [
         ("EXPECT LOCAL \"x\" EQ 1", true),
         ("EXPECT LOCAL \"s\" EQ \"meow\"", true),
@@ -707,13 +714,19 @@ fn png_files_are_rgba8_pixels_as_upstream_reads_them() {
     assert_eq!(s.buffers[4].image, Some(shape));
     assert_eq!(s.buffers[4].format.as_deref(), Some("R8G8B8A8_UINT"));
     // 12 bytes do not fit in 11.
-    let e = parse_with("BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG p.png", &options(11))
-        .unwrap_err();
+    let e = parse_with(
+        "BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG p.png",
+        &options(11),
+    )
+    .unwrap_err();
     assert!(e.message.contains("3x1"), "{e}");
     assert!(!e.is_unsupported());
     for (text, words) in [
         ("BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG bad.png", "bad.png"),
-        ("BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG none.png", "cannot read FILE"),
+        (
+            "BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG none.png",
+            "cannot read FILE",
+        ),
     ] {
         let e = parse_with(text, &options(1 << 20)).unwrap_err();
         assert!(e.message.contains(words) && !e.is_unsupported(), "{e}");

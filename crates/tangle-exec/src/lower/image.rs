@@ -204,7 +204,9 @@ impl<'m> Lowerer<'m> {
         };
         let (Some(image), Some(count), None) = (
             image.filter(|t| t.op() == Some(SpvOp::TypeImage)),
-            count.and_then(|c| u32::try_from(c).ok()).filter(|c| *c <= 1 << 16),
+            count
+                .and_then(|c| u32::try_from(c).ok())
+                .filter(|c| *c <= 1 << 16),
             unsupported,
         ) else {
             let what = unsupported.unwrap_or("an array of images or samplers of this kind");
@@ -231,7 +233,13 @@ impl<'m> Lowerer<'m> {
                 init: None,
             });
         }
-        self.values.insert(id, super::Value { slot: first, ty: ptr_ty });
+        self.values.insert(
+            id,
+            super::Value {
+                slot: first,
+                ty: ptr_ty,
+            },
+        );
         self.image_arrays.insert(id, (first, count, handle_ty));
         Ok(())
     }
@@ -251,7 +259,8 @@ impl<'m> Lowerer<'m> {
             return Ok(false);
         };
         if inst.operands.len() != 2 {
-            return Err(self.unsupported("an access chain into an array of images with more than one index"));
+            return Err(self
+                .unsupported("an access chain into an array of images with more than one index"));
         }
         let dim = inst
             .id_operand(0)
@@ -269,7 +278,13 @@ impl<'m> Lowerer<'m> {
             }
             None => {
                 let zero = self.constant(0)?;
-                self.emit(out, Op::Copy { dst: dst.slot, src: zero });
+                self.emit(
+                    out,
+                    Op::Copy {
+                        dst: dst.slot,
+                        src: zero,
+                    },
+                );
                 let is = self.alloc(1)?;
                 for k in 0..count {
                     let k_slot = self.constant(u64::from(k))?;

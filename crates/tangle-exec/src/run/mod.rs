@@ -122,7 +122,10 @@ pub fn dispatch(
     let descriptors = descriptor_tables(prog, &keys)?;
     let mut buffers = buffers;
     let mut images: Vec<Option<image::ImageView>> = vec![None; buffers.len()];
-    let elements = res.image_elements.iter().map(|(&(s, b, e), i)| ((s, b, e), i));
+    let elements = res
+        .image_elements
+        .iter()
+        .map(|(&(s, b, e), i)| ((s, b, e), i));
     for ((set, binding, element), img) in res
         .images
         .iter()
