@@ -1,7 +1,8 @@
 //! Runs every Amber script (AmberScript `*.amber` and VkScript `*.vkscript`) under `tests/amber/`
 //! through the `tangle` binary and checks the exit codes: the top level, `group/`, `dot/`,
-//! `vkscript/` and `drivers/` (reproducers of driver bugs, correct on the CPU) pass (0), `fail/`,
-//! `group/fail/` and `dot/fail/` fail (1), `unsupported/` need a missing feature or something
+//! `vkscript/`, `drivers/` (reproducers of driver bugs, correct on the CPU) and `debug/` (`DEBUG`,
+//! which only the CPU executor follows) pass (0), `fail/`, `group/fail/`, `dot/fail/` and
+//! `debug/fail/` fail (1), `unsupported/` need a missing feature or something
 //! outside tangle's subset (77), `unusable/` cannot be used (2). `pending/` holds scripts waiting
 //! on executor features and is not run.
 
@@ -63,8 +64,8 @@ fn expect_exit(sub: &str, code: i32) -> Vec<(PathBuf, String, String)> {
 }
 
 /// The script folders whose scripts pass, and those that fail.
-const PASSING: [&str; 5] = ["", "group", "dot", "vkscript", "drivers"];
-const FAILING: [&str; 3] = ["fail", "group/fail", "dot/fail"];
+const PASSING: [&str; 6] = ["", "group", "dot", "vkscript", "drivers", "debug"];
+const FAILING: [&str; 4] = ["fail", "group/fail", "dot/fail", "debug/fail"];
 
 /// The examples every run checks.
 const EXAMPLES: [&str; 4] = [
