@@ -25,6 +25,10 @@ use spirv::Op;
 use std::collections::HashMap;
 use tangle_spirv::module::Module;
 
+/// The most stops one thread is followed through (a shader may run up to the step limit's
+/// instructions, each a line of its own: the stops are held in memory).
+pub const MAX_STOPS: usize = 1 << 20;
+
 /// The blocks one invocation started, in order: (`OpFunction` id, `OpLabel` id).
 pub type BlockPath = Vec<(u32, u32)>;
 
@@ -160,9 +164,31 @@ struct Frame {
     line: Option<(u32, u32)>,
 }
 
+/// Why a path could not be replayed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replay {
+    /// The path and the module disagree (where, in words).
+    Mismatch(String),
+    /// More than [`MAX_STOPS`] stops.
+    TooLong,
+}
+
+impl From<String> for Replay {
+    fn from(e: String) -> Replay {
+        Replay::Mismatch(e)
+    }
+}
+
+impl From<&str> for Replay {
+    fn from(e: &str) -> Replay {
+        Replay::Mismatch(e.to_string())
+    }
+}
+
 /// Replays `path` ((function id, label id) of each block started, in order) over `module`:
-/// the invocation's stops. An error says where the path and the module disagree.
-pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<Vec<Stop>, String> {
+/// the invocation's stops. An error says where the path and the module disagree, or that the
+/// invocation stops at more than [`MAX_STOPS`] lines.
+pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<Vec<Stop>, Replay> {
     let mut out: Vec<Stop> = Vec::new();
     let mut last: Option<(u32, u32, usize)> = None;
     let mut frames: Vec<Frame> = Vec::new();
@@ -222,6 +248,9 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
         let Some(top) = frames.last() else { break };
         if let Some((file, line)) = top.line {
             if last != Some((file, line, depth)) {
+                if out.len() >= MAX_STOPS {
+                    return Err(Replay::TooLong);
+                }
                 last = Some((file, line, depth));
                 out.push(Stop {
                     file: sources.strings.get(&file).cloned().unwrap_or_default(),
@@ -237,7 +266,7 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
                 if step.map(|s| s.0) != Some(callee)
                     || step.map(|s| s.1) != sources.first_block.get(&callee).copied()
                 {
-                    return Err(format!("the path does not enter %{callee} at its call"));
+                    return Err(format!("the path does not enter %{callee} at its call").into());
                 }
                 enter(&mut frames, step, true)?;
             }
@@ -369,11 +398,15 @@ pub fn check(
             });
             continue;
         }
-        let stops = stops(&module, &sources, path).map_err(|e| {
-            (
+        let stops = stops(&module, &sources, path).map_err(|e| match e {
+            Replay::TooLong => (
+                Status::Unsupported,
+                format!("the invocation stops at more than {MAX_STOPS} source lines, more than DEBUG follows"),
+            ),
+            Replay::Mismatch(e) => (
                 Status::Error,
                 format!("the executed path does not fit the module: {e}"),
-            )
+            ),
         })?;
         results
             .extend(check_thread(thread, &stops, &sources).map_err(|e| (Status::Unsupported, e))?);

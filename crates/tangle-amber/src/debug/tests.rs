@@ -239,3 +239,47 @@ fn check_refuses_modules_without_lines_and_reports_missing_invocations() {
     assert_eq!(status, Status::Unsupported);
     assert!(why.contains("OpLine"), "{why}");
 }
+
+#[test]
+fn more_stops_than_followed_is_refused_not_held() {
+    // A block that branches to itself with two lines: two stops per pass.
+    let text = r#"
+OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %1 "main"
+OpExecutionMode %1 LocalSize 1 1 1
+%50 = OpString "a.comp"
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%1 = OpFunction %void None %fn
+%10 = OpLabel
+OpBranch %11
+%11 = OpLabel
+OpLine %50 1 1
+OpNop
+OpLine %50 2 1
+OpBranch %11
+OpFunctionEnd
+"#;
+    let m = assemble(
+        text,
+        &AssembleOptions {
+            target_env: crate::compile::DEFAULT_TARGET_ENV,
+        },
+    )
+    .expect("assembles")
+    .0;
+    let s = Sources::new(&m);
+    let ids = |op: Op| -> Vec<u32> {
+        m.instructions
+            .iter()
+            .filter(|i| i.op() == Some(op))
+            .filter_map(|i| i.result_id)
+            .collect()
+    };
+    let (main, labels) = (ids(Op::Function)[0], ids(Op::Label));
+    let (entry, block) = (labels[0], labels[1]);
+    let mut long = vec![(main, entry)];
+    long.extend(std::iter::repeat_n((main, block), MAX_STOPS / 2 + 1));
+    assert_eq!(stops(&m, &s, &long), Err(Replay::TooLong));
+}
