@@ -251,12 +251,13 @@ OpExecutionMode %1 LocalSize 1 1 1
 %50 = OpString "a.comp"
 %void = OpTypeVoid
 %fn = OpTypeFunction %void
+%u = OpTypeInt 32 0
 %1 = OpFunction %void None %fn
 %10 = OpLabel
 OpBranch %11
 %11 = OpLabel
 OpLine %50 1 1
-OpNop
+%x = OpUndef %u
 OpLine %50 2 1
 OpBranch %11
 OpFunctionEnd
