@@ -12,7 +12,8 @@
 //! next OpLine instruction, or the next OpNoLine instruction."
 //!
 //! A *stop* (where a debugger pauses) is a maximal run of executed instructions with one source
-//! line in one call frame; instructions without a line are not stops. A thread starts paused
+//! line in one call frame (the rest of a line after a call returns to it is a new stop);
+//! instructions without a line are not stops and do not end one. A thread starts paused
 //! at its first stop; `STEP_IN` goes to the next stop, `STEP_OVER` to the next stop in the same
 //! frame or a caller, `STEP_OUT` to the next stop in a caller, `CONTINUE` runs to the end. The
 //! text of `EXPECT LOCATION ... "text"` is the line of the source the module embeds for that
