@@ -68,6 +68,10 @@ pub struct ComputeJob {
     pub subgroup: SubgroupControl,
     /// The line of the `RUN` this job executes (for reports that name it).
     pub line: u32,
+    /// `DEBUG`: the `GlobalInvocationId`s whose paths [`JobOutput::debug_paths`] returns; a
+    /// backend that cannot follow invocations refuses a job with any
+    /// ([`BackendError::Unsupported`]).
+    pub debug: Vec<[u32; 3]>,
 }
 
 /// What a dispatch left behind.
@@ -85,6 +89,9 @@ pub struct JobOutput {
     /// How long the dispatch itself took (for a driver: submission to completion, without
     /// pipeline creation or buffer transfers), where the backend measures it (`tangle bench`).
     pub dispatch_time: Option<std::time::Duration>,
+    /// For each of [`ComputeJob::debug`]: the blocks the invocation started, in order, as
+    /// (`OpFunction` id, `OpLabel` id); empty for an invocation the dispatch does not have.
+    pub debug_paths: Vec<Vec<(u32, u32)>>,
 }
 
 /// Why a dispatch did not complete.

@@ -23,11 +23,13 @@
 
 pub mod backend;
 pub mod compile;
+pub mod debug;
 pub mod error;
 pub mod format;
 pub mod layout;
 pub mod optimize;
 pub(crate) mod parse;
+pub mod png_data;
 pub mod report;
 pub mod run;
 pub mod script;

@@ -128,6 +128,10 @@ pub fn tally(commands: &[Command]) -> (usize, usize) {
         .iter()
         .fold((0usize, 0usize), |(runs, expects), command| match command {
             Command::Run { .. } => (runs.saturating_add(1), expects),
+            Command::Debug { threads, .. } => (
+                runs.saturating_add(1),
+                expects.saturating_add(crate::debug::expectations(threads)),
+            ),
             Command::Expect(_) => (runs, expects.saturating_add(1)),
             Command::Copy { .. } | Command::Write { .. } => (runs, expects),
             Command::Repeat { count, body, .. } => {
@@ -168,12 +172,41 @@ impl Runner<'_, '_> {
                     let Some(p) = self.script.pipelines.get(*pipeline) else {
                         return Err(Stop);
                     };
-                    self.dispatch(*pipeline, p, *groups, at.line)
+                    self.dispatch(*pipeline, p, *groups, at.line, Vec::new())
                         .map_err(|(status, why)| {
                             self.report
                                 .set(status, format!("line {}: RUN {}: {why}", at.line, p.name));
                             Stop
                         })?;
+                }
+                Command::Debug {
+                    pipeline,
+                    groups,
+                    threads,
+                    at,
+                } => {
+                    let Some(p) = self.script.pipelines.get(*pipeline) else {
+                        return Err(Stop);
+                    };
+                    let invocations = threads.iter().map(|t| t.invocation).collect();
+                    let words = self.modules.get(*pipeline).cloned().unwrap_or_default();
+                    let results = self
+                        .dispatch(*pipeline, p, *groups, at.line, invocations)
+                        .and_then(|paths| crate::debug::check(&words, threads, &paths))
+                        .map_err(|(status, why)| {
+                            self.report
+                                .set(status, format!("line {}: DEBUG {}: {why}", at.line, p.name));
+                            Stop
+                        })?;
+                    for result in results {
+                        if !result.passed {
+                            self.report.set(
+                                Status::Fail,
+                                format!("line {}: DEBUG {}", result.line, result.message),
+                            );
+                        }
+                        self.report.expects.push(result);
+                    }
                 }
                 Command::Expect(expect) => {
                     let result = verify(self.script, &self.buffers, expect);
@@ -239,7 +272,8 @@ impl Runner<'_, '_> {
         p: &Pipeline,
         groups: [u32; 3],
         line: u32,
-    ) -> Result<(), (Status, String)> {
+        debug: Vec<[u32; 3]>,
+    ) -> Result<Vec<crate::debug::BlockPath>, (Status, String)> {
         let spirv = self
             .modules
             .get(index)
@@ -335,6 +369,7 @@ impl Runner<'_, '_> {
             groups,
             subgroup: p.subgroup,
             line,
+            debug,
         };
         let output = self.backend.run_compute(&job).map_err(|e| match e {
             BackendError::Unsupported(_) => (Status::Unsupported, e.to_string()),
@@ -385,7 +420,7 @@ impl Runner<'_, '_> {
                 format!("{} undefined behaviour: {first}", p.name),
             );
         }
-        Ok(())
+        Ok(output.debug_paths)
     }
 }
 

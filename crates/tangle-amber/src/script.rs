@@ -396,6 +396,18 @@ pub enum Command {
         /// The command's line.
         at: Location,
     },
+    /// `DEBUG pipeline x y z` + `THREAD ... END` blocks + `END`: a `RUN` whose invocations
+    /// named by the threads are followed line by line ([`crate::debug`]).
+    Debug {
+        /// Index into [`Script::pipelines`].
+        pipeline: usize,
+        /// Workgroup counts.
+        groups: [u32; 3],
+        /// The threads followed.
+        threads: Vec<DebugThread>,
+        /// The `DEBUG` line.
+        at: Location,
+    },
     /// `REPEAT n ... END`.
     Repeat {
         /// How many times the body runs.
@@ -405,4 +417,40 @@ pub enum Command {
         /// The `REPEAT` line.
         at: Location,
     },
+}
+
+/// `THREAD GLOBAL_INVOCATION_ID x y z` + debugger commands + `END`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DebugThread {
+    /// The invocation's `GlobalInvocationId`.
+    pub invocation: [u32; 3],
+    /// Its commands, in order.
+    pub steps: Vec<DebugStep>,
+    /// The `THREAD` line.
+    pub at: Location,
+}
+
+/// One debugger command of a `THREAD`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DebugStep {
+    /// `EXPECT LOCATION "file" line ["text"]`: the thread is paused at that source line (whose
+    /// text is `text`).
+    ExpectLocation {
+        /// The source file, as the module's `OpString` names it.
+        file: String,
+        /// The line.
+        line: u32,
+        /// The line's text, when given.
+        text: Option<String>,
+        /// The command's place.
+        at: Location,
+    },
+    /// `STEP_IN`: to the next line executed, into calls.
+    StepIn,
+    /// `STEP_OVER`: to the next line executed in this function or a caller.
+    StepOver,
+    /// `STEP_OUT`: to the next line executed in a caller.
+    StepOut,
+    /// `CONTINUE`: the thread runs to its end.
+    Continue,
 }

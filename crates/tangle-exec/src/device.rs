@@ -142,6 +142,9 @@ pub struct Resources {
     pub elements: BTreeMap<(u32, u32, u32), Vec<u8>>,
     /// Images and texel buffers by `(set, binding)`.
     pub images: BTreeMap<(u32, u32), Image>,
+    /// Elements of descriptor arrays of images and texel buffers by `(set, binding, array
+    /// element)`; element 0 may also be given in [`Resources::images`].
+    pub image_elements: BTreeMap<(u32, u32, u32), Image>,
     /// Samplers by `(set, binding)`: alone, or with the image at the same binding for a
     /// combined image sampler.
     pub samplers: BTreeMap<(u32, u32), crate::semantics::sampler::Sampler>,

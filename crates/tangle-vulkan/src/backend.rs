@@ -103,6 +103,11 @@ impl Backend for VulkanBackend {
     }
 
     fn run_compute(&mut self, job: &ComputeJob) -> Result<JobOutput, BackendError> {
+        if !job.debug.is_empty() {
+            return Err(BackendError::Unsupported(
+                "DEBUG: following an invocation's source lines needs tangle's CPU executor".into(),
+            ));
+        }
         let plan = {
             let asked = self.asked.borrow();
             plan(job, &self.info, &asked.0, &asked.1)?
@@ -130,6 +135,7 @@ impl Backend for VulkanBackend {
             undefined_behaviour: Vec::new(),
             notes: Vec::new(),
             dispatch_time: Some(elapsed),
+            debug_paths: Vec::new(),
             // A driver reports no undefined behaviour.
             findings: Vec::new(),
         })

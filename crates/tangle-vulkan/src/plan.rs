@@ -442,6 +442,7 @@ OpFunctionEnd
             groups: [2, 1, 1],
             subgroup: SubgroupControl::default(),
             line: 1,
+            debug: Vec::new(),
         }
     }
 

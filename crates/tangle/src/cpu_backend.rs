@@ -240,11 +240,6 @@ fn exec_error(e: ExecError) -> BackendError {
 fn job_image(b: &JobBinding, image: &JobImage) -> Result<Image, BackendError> {
     let format = TexelFormat::by_name(&image.format)
         .ok_or_else(|| BackendError::Unsupported(format!("images of format {}", image.format)))?;
-    if b.element != 0 {
-        return Err(BackendError::Unsupported(
-            "arrays of images and texel buffers".to_string(),
-        ));
-    }
     Ok(Image {
         format,
         extent: image.extent,
@@ -387,9 +382,14 @@ impl Backend for CpuBackend {
                     .insert((b.set, b.binding), job_sampler(sampler)?);
             }
             if let Some(image) = &b.image {
-                resources
-                    .images
-                    .insert((b.set, b.binding), job_image(b, image)?);
+                // As for buffers, element 0 of an array of images is also its binding's image.
+                let image = job_image(b, image)?;
+                match b.element {
+                    0 => resources.images.insert((b.set, b.binding), image),
+                    i => resources
+                        .image_elements
+                        .insert((b.set, b.binding, i), image),
+                };
                 continue;
             }
             if b.kind == BindingKind::Sampler {
@@ -406,13 +406,27 @@ impl Backend for CpuBackend {
                     .insert((b.set, b.binding, i), b.bytes.clone()),
             };
         }
+        // DEBUG follows invocations through the dispatch's trace.
+        let options = match job.debug.is_empty() {
+            true => std::borrow::Cow::Borrowed(&self.options),
+            false => std::borrow::Cow::Owned(RunOptions {
+                trace: true,
+                ..self.options.clone()
+            }),
+        };
         let started = std::time::Instant::now();
         let report = pipeline
-            .dispatch(&mut resources, job.groups, &self.options)
+            .dispatch(&mut resources, job.groups, &options)
             .map_err(exec_error)?;
         let dispatch_time = Some(started.elapsed());
         self.wide_invocations += report.stats.wide_invocations;
-        if let Some(trace) = report.trace {
+        let debug_paths = match &report.trace {
+            Some(trace) if !job.debug.is_empty() => {
+                debug_paths(trace, &job.debug, job.groups, pipeline.local_size())?
+            }
+            _ => Vec::new(),
+        };
+        if let Some(trace) = report.trace.filter(|_| self.options.trace) {
             self.traces.push(trace);
         }
         let bindings = job
@@ -421,7 +435,11 @@ impl Backend for CpuBackend {
             .map(|b| {
                 let after = match (b.element, &b.image) {
                     _ if b.kind == BindingKind::Sampler => return Vec::new(),
-                    (_, Some(_)) => resources.images.get(&(b.set, b.binding)).map(|i| &i.texels),
+                    (0, Some(_)) => resources.images.get(&(b.set, b.binding)).map(|i| &i.texels),
+                    (i, Some(_)) => resources
+                        .image_elements
+                        .get(&(b.set, b.binding, i))
+                        .map(|i| &i.texels),
                     (0, None) => resources.buffers.get(&(b.set, b.binding)),
                     (i, None) => resources.elements.get(&(b.set, b.binding, i)),
                 };
@@ -455,8 +473,52 @@ impl Backend for CpuBackend {
             findings,
             notes,
             dispatch_time,
+            debug_paths,
         })
     }
+}
+
+/// The blocks each invocation of `invocations` started, in order: the `block` events of `trace`
+/// whose lane mask holds it (lane `l` of subgroup `s` is `LocalInvocationIndex`
+/// `s * subgroup_size + l`, `docs/trace-format.md`).
+fn debug_paths(
+    trace: &tangle_exec::trace::Trace,
+    invocations: &[[u32; 3]],
+    groups: [u32; 3],
+    local: [u32; 3],
+) -> Result<Vec<Vec<(u32, u32)>>, BackendError> {
+    if trace.dropped > 0 {
+        return Err(BackendError::Unsupported(format!(
+            "DEBUG: the dispatch runs more than {} blocks, more than tangle follows",
+            tangle_exec::trace::MAX_EVENTS
+        )));
+    }
+    let size = u64::from(trace.subgroup_size.max(1));
+    Ok(invocations
+        .iter()
+        .map(|g| {
+            let inside =
+                (0..3).all(|i| u64::from(g[i]) < u64::from(groups[i]) * u64::from(local[i]));
+            if !inside {
+                return Vec::new();
+            }
+            let wg = [0, 1, 2].map(|i| g[i] / local[i].max(1));
+            let l = [0, 1, 2].map(|i| u64::from(g[i] % local[i].max(1)));
+            let index = l[0] + u64::from(local[0]) * (l[1] + u64::from(local[1]) * l[2]);
+            let (subgroup, lane) = (index / size, index % size);
+            trace
+                .events
+                .iter()
+                .filter(|e| e.workgroup == wg && u64::from(e.subgroup) == subgroup)
+                .filter_map(|e| match e.kind {
+                    tangle_exec::trace::EventKind::Block { mask } if mask >> lane & 1 == 1 => {
+                        Some((e.function, e.block))
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .collect())
 }
 
 #[cfg(test)]

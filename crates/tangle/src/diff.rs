@@ -305,6 +305,7 @@ mod tests {
                 },
                 notes: Vec::new(),
                 dispatch_time: None,
+                debug_paths: Vec::new(),
                 findings: Vec::new(),
             })
         }

@@ -1,8 +1,8 @@
 //! Runs every Amber script (AmberScript `*.amber` and VkScript `*.vkscript`) under `tests/amber/`
 //! through the `tangle` binary and checks the exit codes: the top level, `group/`, `dot/`,
-//! `vkscript/`, `drivers/` (reproducers of driver bugs, correct on the CPU) and `wide/` (the
-//! executor's wide path) pass (0), `fail/`,
-//! `group/fail/` and `dot/fail/` fail (1), `unsupported/` need a missing feature or something
+//! `vkscript/`, `drivers/` (reproducers of driver bugs, correct on the CPU), `wide/` (the
+//! executor's wide path) and `debug/` (`DEBUG`, which only the CPU executor follows) pass (0), `fail/`, `group/fail/`, `dot/fail/` and
+//! `debug/fail/` fail (1), `unsupported/` need a missing feature or something
 //! outside tangle's subset (77), `unusable/` cannot be used (2). `pending/` holds scripts waiting
 //! on executor features and is not run.
 
@@ -64,8 +64,8 @@ fn expect_exit(sub: &str, code: i32) -> Vec<(PathBuf, String, String)> {
 }
 
 /// The script folders whose scripts pass, and those that fail.
-const PASSING: [&str; 6] = ["", "group", "dot", "vkscript", "drivers", "wide"];
-const FAILING: [&str; 3] = ["fail", "group/fail", "dot/fail"];
+const PASSING: [&str; 7] = ["", "group", "dot", "vkscript", "drivers", "wide", "debug"];
+const FAILING: [&str; 4] = ["fail", "group/fail", "dot/fail", "debug/fail"];
 
 /// The examples every run checks.
 const EXAMPLES: [&str; 4] = [
@@ -158,10 +158,12 @@ fn unsupported_scripts_exit_77_and_name_the_requirement() {
         ("graphics_pipeline.amber", "vertex shaders"),
         ("opencl_c.amber", "OPENCL-C"),
         ("clear.amber", "CLEAR"),
-        ("debug.amber", "DEBUG"),
+        ("debug.amber", "OpLine"),
+        ("debug_local.amber", "EXPECT LOCAL"),
+        ("debug_callstack.amber", "EXPECT CALLSTACK"),
+        ("debug_vertex_thread.amber", "VERTEX_INDEX"),
         ("depth_stencil_format.amber", "D24_UNORM_S8_UINT"),
         ("compressed_format.amber", "BC1_RGB_UNORM_BLOCK"),
-        ("png_file.amber", "PNG"),
         ("image_probe.amber", "image probes"),
         ("unknown_optimization_pass.amber", "--no-such-pass"),
         ("compile_option.amber", "'-O'"),

@@ -117,6 +117,12 @@ fn failing_resource_scripts_exit_1_and_name_the_descriptor() {
         unnormalized.contains("VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072 to 01075"),
         "{unnormalized}"
     );
+    // An unbound element of an array of images: a handle into no memory, never another image.
+    let unbound = output_of(&outputs, "image_array_unbound.amber");
+    assert!(
+        unbound.contains("error[bad-pointer]") && unbound.contains("OpImageRead"),
+        "{unbound}"
+    );
     let past = output_of(&outputs, "descriptor_array_index_past_end.amber");
     assert!(
         past.contains(
@@ -133,6 +139,15 @@ fn unsupported_resource_scripts_exit_77_and_say_why() {
     assert!(
         implicit.contains("OpImageSampleImplicitLod in a compute shader (implicit level of detail needs derivative groups)"),
         "{implicit}"
+    );
+    let arrayed = output_of(&outputs, "arrayed_image.amber");
+    assert!(arrayed.contains("an arrayed image"), "{arrayed}");
+    let cube = output_of(&outputs, "cube_image.amber");
+    assert!(cube.contains("an image of Dim 3 (cube"), "{cube}");
+    let combined = output_of(&outputs, "combined_sampler_array.amber");
+    assert!(
+        combined.contains("an array of combined image samplers"),
+        "{combined}"
     );
     let overlap = output_of(&outputs, "overlapping_descriptors.amber");
     assert!(

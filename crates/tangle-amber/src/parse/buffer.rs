@@ -1,5 +1,5 @@
 //! `BUFFER name (DATA_TYPE type | FORMAT fmt) [STD140|STD430] [DATA ... END | SIZE n (FILL v |
-//! SERIES_FROM s INC_BY i | FILE (BINARY|TEXT) path) | FILE ...]`.
+//! SERIES_FROM s INC_BY i | FILE [BINARY|TEXT|PNG] path) | FILE ...]`.
 //!
 //! Number conversions follow amber's parser (`ParseBufferInitializerFill`/`Series`, `ParseBufferData`):
 //! an integer literal for a float component is converted to the float; a decimal literal in `DATA`
@@ -12,7 +12,13 @@ use super::cursor::{Cursor, Tok};
 use super::{declare, number, uint, Parser};
 use crate::error::{AmberError, Location};
 use crate::layout::{ElementLayout, Layout};
-use crate::script::Buffer;
+use crate::script::{Buffer, ImageShape};
+
+/// A buffer's bytes and, when they come from a PNG, its width and height.
+type FileData = (Vec<u8>, Option<(u32, u32)>);
+
+/// The largest PNG file read (the decoded pixels are bounded by the buffer limit instead).
+const MAX_PNG_FILE: u64 = 64 << 20;
 use crate::types::DataType;
 use crate::value::Number;
 
@@ -169,9 +175,9 @@ impl Parser<'_> {
                 ))
             }
         };
-        let bytes = match self.cursor.next() {
-            None => Vec::new(),
-            Some(t) if t.text == "DATA" => self.data(&element, t.at)?,
+        let (bytes, png_size) = match self.cursor.next() {
+            None => (Vec::new(), None),
+            Some(t) if t.text == "DATA" => (self.data(&element, t.at)?, None),
             Some(t) if t.text == "SIZE" => self.sized(&element)?,
             Some(t) if t.text == "FILE" => self.file_data(&element)?,
             Some(t) if ["WIDTH", "HEIGHT", "DEPTH", "MIP_LEVELS", "SAMPLES"].contains(&t.text) => {
@@ -197,6 +203,25 @@ impl Parser<'_> {
             "buffer",
             self.script.buffers.len(),
         )?;
+        let format = match (kind.text, &data_type) {
+            ("FORMAT", _) => Some(type_tok.text.to_string()),
+            // A PNG buffer declared with a format name as its DATA_TYPE is an image too.
+            (_, Some(_))
+                if png_size.is_some()
+                    && matches!(crate::format::buffer_type(type_tok.text), Some(Ok(_))) =>
+            {
+                Some(type_tok.text.to_string())
+            }
+            _ => None,
+        };
+        // Upstream gives a PNG buffer the image's width and height, so it can be bound as an
+        // image; that holds when one texel is one pixel (a 4-byte format such as R8G8B8A8_UNORM).
+        let image = png_size
+            .filter(|_| format.is_some() && element.stride == 4)
+            .map(|(w, h)| ImageShape {
+                dimensions: 2,
+                extent: [w, h, 1],
+            });
         self.script.buffers.push(Buffer {
             name: name.text.to_string(),
             data_type,
@@ -204,8 +229,8 @@ impl Parser<'_> {
             element,
             bytes,
             at,
-            format: (kind.text == "FORMAT").then(|| type_tok.text.to_string()),
-            image: None,
+            format,
+            image,
         });
         Ok(())
     }
@@ -237,10 +262,12 @@ impl Parser<'_> {
             .map_err(|(i, e)| AmberError::new(places.get(i).copied().unwrap_or(at), e))
     }
 
-    /// `FILE (BINARY|TEXT|PNG) path` (after `SIZE n`, which the file's contents override, as in
+    /// `FILE [BINARY|TEXT|PNG] path` (after `SIZE n`, which the file's contents override, as in
     /// amber's `ParseBufferInitializerFile`): `BINARY` bytes are the buffer's bytes as they are;
-    /// `TEXT` holds values as `DATA` does, without `END`.
-    fn file_data(&mut self, element: &ElementLayout) -> Result<Vec<u8>, AmberError> {
+    /// `TEXT` holds values as `DATA` does, without `END`; `PNG` (the default when no kind is
+    /// named, as upstream) is the image's RGBA8 pixels ([`crate::png_data`]), as whole elements.
+    /// Returns the bytes and, for a PNG, its width and height.
+    fn file_data(&mut self, element: &ElementLayout) -> Result<FileData, AmberError> {
         let mut kind = self.cursor.expect("BINARY, TEXT, PNG or a file name")?;
         let how = kind.text;
         if ["BINARY", "TEXT", "PNG"].contains(&how) {
@@ -248,19 +275,14 @@ impl Parser<'_> {
         }
         let path = kind;
         if how != "BINARY" && how != "TEXT" {
-            return Err(AmberError::unsupported(
-                path.at,
-                format!(
-                    "FILE {}'{}': PNG buffer data is outside tangle's subset (BINARY and TEXT are read)",
-                    if how == "PNG" { "PNG " } else { "" },
-                    path.text
-                ),
-            ));
+            return self
+                .png_data(element, path)
+                .map(|(b, size)| (b, Some(size)));
         }
         let bytes = self.read_file(path, self.bytes_left(), "the script's buffer limit")?;
         if how == "BINARY" {
             self.charge(Some(bytes.len()), path.at)?;
-            return Ok(bytes);
+            return Ok((bytes, None));
         }
         let text = String::from_utf8(bytes).map_err(|_| {
             AmberError::new(
@@ -279,10 +301,28 @@ impl Parser<'_> {
             .map_err(|e| e.map_or_else(|| AmberError::new(path.at, "unreachable"), in_file))?;
         let places = vec![path.at; values.len()];
         self.encode_values(element, &values, &places, path.at)
+            .map(|b| (b, None))
+    }
+
+    /// The pixels of the PNG file `path` names, cut to whole elements (upstream's element count
+    /// is the byte count over the element size), counted against the buffer limit.
+    fn png_data(
+        &mut self,
+        element: &ElementLayout,
+        path: Tok<'_>,
+    ) -> Result<(Vec<u8>, (u32, u32)), AmberError> {
+        let file = self.read_file(path, MAX_PNG_FILE, "the PNG file limit")?;
+        let pixels = crate::png_data::decode_rgba8(&file, self.bytes_left())
+            .map_err(|e| AmberError::new(path.at, format!("FILE PNG '{}': {e}", path.text)))?;
+        let mut bytes = pixels.rgba;
+        let stride = element.stride.max(1);
+        bytes.truncate(bytes.len() / stride * stride);
+        self.charge(Some(bytes.len()), path.at)?;
+        Ok((bytes, (pixels.width, pixels.height)))
     }
 
     /// `SIZE n FILL v` or `SIZE n SERIES_FROM s INC_BY i`.
-    fn sized(&mut self, element: &ElementLayout) -> Result<Vec<u8>, AmberError> {
+    fn sized(&mut self, element: &ElementLayout) -> Result<FileData, AmberError> {
         let size_tok = self.cursor.expect("the number of elements")?;
         let count: usize = uint(size_tok, "SIZE")?;
         if self.cursor.eat("FILE") {
@@ -290,6 +330,7 @@ impl Parser<'_> {
             return self.file_data(element);
         }
         self.initialized(element, count, size_tok.at)
+            .map(|b| (b, None))
     }
 
     /// `FILL v` or `SERIES_FROM s INC_BY i` for `count` elements (after `SIZE n`, or an

@@ -178,6 +178,35 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Takes a string: a token, or a `"quoted string"` that may hold spaces and `#` (amber's
+    /// tokenizer reads a `"` token up to the next `"` on the line), without its quotes.
+    pub fn string(&mut self, what: &str) -> Result<(String, Location), AmberError> {
+        let tok = self.expect(what)?;
+        if !tok.text.starts_with('"') {
+            return Ok((tok.text.to_string(), tok.at));
+        }
+        // The token is a slice of its line: find it there and read to the closing quote.
+        let index = (tok.at.line as usize)
+            .saturating_sub(1)
+            .saturating_sub(self.first_line);
+        let line = self.lines.get(index).copied().unwrap_or_default();
+        let start = (tok.text.as_ptr() as usize).saturating_sub(line.as_ptr() as usize);
+        let rest = line.get(start.saturating_add(1)..).unwrap_or_default();
+        let Some(len) = rest.find('"') else {
+            return Err(AmberError::new(tok.at, "a string has no closing \""));
+        };
+        let end = start.saturating_add(len).saturating_add(2); // past the closing quote
+        let covered = line.get(..end).unwrap_or(line).chars().count();
+        // Skip the tokens the string covered (its words; a `#` in it ended the line's tokens).
+        while self
+            .peek()
+            .is_some_and(|t| t.at.line == tok.at.line && t.at.col as usize <= covered)
+        {
+            self.pos += 1;
+        }
+        Ok((rest.get(..len).unwrap_or_default().to_string(), tok.at))
+    }
+
     /// Takes the next token, moving on to later lines when the current one is used up.
     pub fn next_across_lines(&mut self) -> Option<Tok<'a>> {
         while self.peek().is_none() {

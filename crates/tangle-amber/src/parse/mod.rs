@@ -6,6 +6,7 @@
 mod buffer;
 mod command;
 mod cursor;
+mod debug;
 mod files;
 pub mod image;
 mod pipeline;
@@ -156,14 +157,12 @@ fn number(tok: Tok<'_>) -> Result<Number, AmberError> {
 }
 
 /// Statements amber has but tangle's compute subset does not run (exit 77): the `CLEAR`s
-/// act on a graphics pipeline's attachments; `DEBUG` steps a shader in a debugger, which tangle
-/// does not emulate; acceleration structures are for ray tracing.
+/// act on a graphics pipeline's attachments; acceleration structures are for ray tracing.
 const UNSUPPORTED: &[&str] = &[
     "CLEAR",
     "CLEAR_COLOR",
     "CLEAR_DEPTH",
     "CLEAR_STENCIL",
-    "DEBUG",
     "ACCELERATION_STRUCTURE",
 ];
 
@@ -207,6 +206,11 @@ impl Parser<'_> {
             "DERIVE_PIPELINE" => self.derive_pipeline(first.at),
             "RUN" | "EXPECT" | "COPY" | "REPEAT" => {
                 let command = self.command(first, 0)?;
+                self.script.commands.push(command);
+                Ok(())
+            }
+            "DEBUG" => {
+                let command = self.debug_command(first.at)?;
                 self.script.commands.push(command);
                 Ok(())
             }

@@ -435,14 +435,13 @@ fn outside_the_subset_is_unsupported_and_malformed_is_not() {
         "SHADER compute s OPENCL-C\nEND",
         "SHADER compute s HLSL\nEND",
         "CLEAR p",
-        "DEBUG p 1 1 1",
+        "SHADER compute s GLSL\nEND\nPIPELINE compute p\nATTACH s\nEND\nDEBUG p 1 1 1\nTHREAD VERTEX_INDEX 1\nEND\nEND",
         "ACCELERATION_STRUCTURE BOTTOM_LEVEL b\nEND",
         "SHADER compute s GLSL\nEND\nPIPELINE compute p\nATTACH s\nFRAMEBUFFER_SIZE 8 8\nEND",
         "SHADER compute s GLSL\nEND\nPIPELINE compute p\nATTACH s\nSET KERNEL ARG_NAME a AS uint32 1\nEND",
         "BUFFER b FORMAT D24_UNORM_S8_UINT",
         "BUFFER b DATA_TYPE BC1_RGB_UNORM_BLOCK SIZE 1 FILL 0",
         "BUFFER b DATA_TYPE D32_SFLOAT_S8_UINT SIZE 1 FILL 0",
-        "BUFFER b DATA_TYPE uint32 SIZE 1 FILE PNG x.png",
         "BUFFER b DATA_TYPE uint32 SIZE 4 FILL 0\nEXPECT b IDX 0 0 SIZE 1 1 EQ_RGB 1 1 1",
     ];
     for text in unsupported {
@@ -455,6 +454,8 @@ fn outside_the_subset_is_unsupported_and_malformed_is_not() {
         "BUFFER b DATA_TYPE uint33 SIZE 1 FILL 0",
         "BUFFER b FORMAT NOT_A_FORMAT",
         "BUFFER b DATA_TYPE uint32 SIZE 1 FILL 1.5",
+        // Standard input names no files.
+        "BUFFER b DATA_TYPE uint32 SIZE 1 FILE PNG x.png",
     ] {
         let e = parse(text).expect_err(text);
         assert!(!e.is_unsupported(), "{text:?}: {e}");
@@ -581,6 +582,156 @@ fn files_are_read_relative_to_the_script_and_bounded() {
     assert!(e.message.contains("cannot read FILE"), "{e}");
     let e = parse("SHADER compute v GLSL VIRTUAL_FILE nope").unwrap_err();
     assert!(e.message.contains("no VIRTUAL_FILE"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn debug_commands_parse_with_quoted_strings_and_refuse_what_tangle_cannot_check() {
+    use crate::script::{DebugStep, DebugThread};
+    let head = "SHADER compute s GLSL\nEND\nPIPELINE compute p\nATTACH s\nEND\n";
+    let s = parse(&format!(
+        "{head}DEBUG p 2 1 1\n  THREAD GLOBAL_INVOCATION_ID 1 0 0\n    \
+         EXPECT LOCATION \"a b.comp\" 26  \"  data[0] = A(data[0]); # not a comment\"\n    \
+         STEP_IN\n    STEP_OVER\n    STEP_OUT\n    EXPECT LOCATION x.comp 3\n    CONTINUE\n  END\n\
+         THREAD GLOBAL_INVOCATION_ID 0 0 0\n  END\nEND\n"
+    ))
+    .unwrap();
+    let Command::Debug {
+        pipeline,
+        groups,
+        threads,
+        ..
+    } = &s.commands[0]
+    else {
+        panic!("{:?}", s.commands);
+    };
+    assert_eq!((*pipeline, *groups), (0, [2, 1, 1]));
+    let loc = |file: &str, line, text: Option<&str>, at_line| DebugStep::ExpectLocation {
+        file: file.into(),
+        line,
+        text: text.map(str::to_string),
+        at: crate::error::Location {
+            line: at_line,
+            col: 5,
+        },
+    };
+    assert_eq!(
+        threads[0],
+        DebugThread {
+            invocation: [1, 0, 0],
+            steps: vec![
+                loc(
+                    "a b.comp",
+                    26,
+                    Some("  data[0] = A(data[0]); # not a comment"),
+                    8
+                ),
+                DebugStep::StepIn,
+                DebugStep::StepOver,
+                DebugStep::StepOut,
+                loc("x.comp", 3, None, 12),
+                DebugStep::Continue,
+            ],
+            at: crate::error::Location { line: 7, col: 3 },
+        }
+    );
+    assert_eq!(threads[1].invocation, [0, 0, 0]);
+    assert!(threads[1].steps.is_empty());
+    assert_eq!(crate::run::tally(&s.commands), (1, 2));
+    let thread = |body: &str| {
+        format!("{head}DEBUG p 1 1 1\nTHREAD GLOBAL_INVOCATION_ID 0 0 0\n{body}\nEND\nEND")
+    };
+    for (body, unsupported) in [
+        ("EXPECT LOCAL \"x\" EQ 1", true),
+        ("EXPECT LOCAL \"s\" EQ \"meow\"", true),
+        ("EXPECT CALLSTACK\n\"main\" \"a.hlsl\" 26\nEND", true),
+        ("EXPECT LOCATION \"a.comp 3", false),
+        ("EXPECT LOCATION a.comp", false),
+        ("EXPECT LOCATION a.comp -1", false),
+        ("EXPECT WHERE", false),
+        ("STEP_SIDEWAYS", false),
+        ("STEP_IN now", false),
+    ] {
+        let e = parse(&thread(body)).expect_err(body);
+        assert_eq!(e.is_unsupported(), unsupported, "{body:?}: {e}");
+    }
+    for text in [
+        format!("{head}DEBUG p 1 1 1\nTHREAD GLOBAL_INVOCATION_ID 0 0 0\nEND"),
+        format!("{head}DEBUG p 1 1\nEND"),
+        format!("{head}DEBUG q 1 1 1\nEND"),
+        format!("{head}DEBUG p 1 1 1\nRUN p 1 1 1\nEND"),
+        format!("{head}DEBUG p 1 1 1\nTHREAD LOCAL_INVOCATION_INDEX 0\nEND\nEND"),
+    ] {
+        let e = parse(&text).expect_err(&text);
+        assert!(!e.is_unsupported(), "{text:?}: {e}");
+    }
+    let e = parse(&format!("{head}DEBUG p DRAW_ARRAY AS TRIANGLE_LIST\nEND")).unwrap_err();
+    assert!(e.is_unsupported(), "{e}");
+}
+
+#[test]
+fn png_files_are_rgba8_pixels_as_upstream_reads_them() {
+    use super::{parse_with, ParseOptions};
+    let dir = std::env::temp_dir().join(format!("tangle-amber-png-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A 3x1 RGB image (no alpha): each pixel gains alpha 255.
+    let mut file = Vec::new();
+    {
+        let mut e = png::Encoder::new(&mut file, 3, 1);
+        e.set_color(png::ColorType::Rgb);
+        e.set_depth(png::BitDepth::Eight);
+        let mut w = e.write_header().unwrap();
+        w.write_image_data(&[1, 2, 3, 4, 5, 6, 7, 8, 9]).unwrap();
+    }
+    std::fs::write(dir.join("p.png"), &file).unwrap();
+    std::fs::write(dir.join("bad.png"), b"\x89PNG\r\n\x1a\nnot really").unwrap();
+    let options = |limit| ParseOptions {
+        buffer_limit: limit,
+        base_dir: Some(dir.clone()),
+    };
+    let pixels = [1, 2, 3, 255, 4, 5, 6, 255, 7, 8, 9, 255];
+    let s = parse_with(
+        "BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG p.png\n\
+         BUFFER b FORMAT B8G8R8A8_UNORM FILE p.png\n\
+         BUFFER c DATA_TYPE uint32 SIZE 1 FILE PNG p.png\n\
+         BUFFER d DATA_TYPE vec2<uint32> FILE PNG p.png\n\
+         BUFFER e DATA_TYPE R8G8B8A8_UINT FILE PNG p.png",
+        &options(1 << 20),
+    )
+    .unwrap();
+    for b in &s.buffers[..3] {
+        assert_eq!(b.bytes, pixels, "{}", b.name);
+    }
+    // Whole elements only: 12 bytes hold one 8-byte vec2<uint32>.
+    assert_eq!(s.buffers[3].bytes, pixels[..8]);
+    let shape = crate::script::ImageShape {
+        dimensions: 2,
+        extent: [3, 1, 1],
+    };
+    assert_eq!(s.buffers[0].image, Some(shape));
+    assert_eq!(s.buffers[1].image, Some(shape));
+    assert_eq!(s.buffers[2].image, None, "uint32 has no format");
+    assert_eq!(s.buffers[4].image, Some(shape));
+    assert_eq!(s.buffers[4].format.as_deref(), Some("R8G8B8A8_UINT"));
+    // 12 bytes do not fit in 11.
+    let e = parse_with(
+        "BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG p.png",
+        &options(11),
+    )
+    .unwrap_err();
+    assert!(e.message.contains("3x1"), "{e}");
+    assert!(!e.is_unsupported());
+    for (text, words) in [
+        ("BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG bad.png", "bad.png"),
+        (
+            "BUFFER a FORMAT R8G8B8A8_UNORM FILE PNG none.png",
+            "cannot read FILE",
+        ),
+    ] {
+        let e = parse_with(text, &options(1 << 20)).unwrap_err();
+        assert!(e.message.contains(words) && !e.is_unsupported(), "{e}");
+        assert_eq!((e.at.line, e.at.col), (1, 41), "{e}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -63,6 +63,7 @@ impl Backend for Doubler {
             findings: Vec::new(),
             notes: vec!["fake".into()],
             dispatch_time: None,
+            debug_paths: Vec::new(),
         })
     }
 }

@@ -21,6 +21,15 @@ const DIM_2D: u64 = 1;
 const DIM_3D: u64 = 2;
 const DIM_BUFFER: u64 = 5;
 
+/// The low `bits` bits.
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
 /// `Image Operands` bits.
 const LOD: u64 = 0x2;
 const SIGN_EXTEND: u64 = 0x1000;
@@ -73,6 +82,13 @@ impl<'m> Lowerer<'m> {
         let set = set.and_then(|p| p.first().copied()).unwrap_or(0) as u32;
         let binding = self.decoration(id, spirv::Decoration::Binding);
         let binding = binding.and_then(|p| p.first().copied()).unwrap_or(0) as u32;
+        // An array of images is an array of descriptors, each bound separately (Vulkan
+        // "DescriptorSet and Binding": "If the variable is an array, the array elements are
+        // consumed by the descriptors of the binding").
+        if pointee.is_some_and(|t| t.op() == Some(SpvOp::TypeArray)) {
+            self.image_array(id, inst, pointee, (set, binding))?;
+            return Ok(None);
+        }
         if pointee.is_some_and(|t| t.op() == Some(SpvOp::TypeSampler)) {
             return Ok(Some(RegionKind::Sampler { set, binding }));
         }
@@ -92,10 +108,27 @@ impl<'m> Lowerer<'m> {
         };
         let image = pointee.filter(|t| t.op() == Some(SpvOp::TypeImage));
         let Some(image) = image else {
-            let what = "an array of images or samplers (UniformConstant variable)";
+            let what = "a runtime array of images or samplers (UniformConstant variable)";
             self.unsupported_ids.insert(id, what.to_string());
             return Ok(None);
         };
+        match self.image_binding(id, image, (set, binding), combined, None)? {
+            Some(index) => Ok(Some(RegionKind::Image { index })),
+            None => Ok(None),
+        }
+    }
+
+    /// Records the image of type `image` bound at `(set, binding)` (array element `element`)
+    /// in the program: its index in [`crate::program::Program::images`], or `None` (recorded
+    /// as unsupported under `id`) for an image tangle does not run.
+    fn image_binding(
+        &mut self,
+        id: u32,
+        image: &Instruction,
+        (set, binding): (u32, u32),
+        combined: bool,
+        element: Option<u32>,
+    ) -> Result<Option<u32>, ExecError> {
         let lit = |i: usize| image.literal_operand(i).unwrap_or(u64::MAX);
         let (dim, arrayed, ms, sampled, format) = (lit(1), lit(3), lit(4), lit(5), lit(6));
         let why = if ![DIM_1D, DIM_2D, DIM_3D, DIM_BUFFER].contains(&dim) {
@@ -126,9 +159,164 @@ impl<'m> Lowerer<'m> {
             format: format as u32,
             float,
             combined,
+            element,
         });
         self.image_dims.insert(id, dim);
-        Ok(Some(RegionKind::Image { index }))
+        Ok(Some(index))
+    }
+
+    /// A variable holding an array of `N` storage images, sampled images (read with
+    /// `OpImageFetch`) or texel buffers: `N` image variables, one per element, in consecutive
+    /// slots, which an access chain through the array picks from ([`Lowerer::image_element`]).
+    /// Arrays of samplers and of combined image samplers are recorded as unsupported.
+    fn image_array(
+        &mut self,
+        id: u32,
+        inst: &Instruction,
+        array: Option<&Instruction>,
+        at: (u32, u32),
+    ) -> Result<(), ExecError> {
+        let element_ty = array.and_then(|a| a.id_operand(0));
+        let element = element_ty.and_then(|t| self.type_insts.get(&t)).copied();
+        let count = array
+            .and_then(|a| a.id_operand(1))
+            .and_then(|c| self.values.get(&c).copied())
+            .and_then(|v| self.const_value(v.slot));
+        let unsupported = match element.and_then(Instruction::op) {
+            Some(SpvOp::TypeSampler) => Some("an array of samplers"),
+            Some(SpvOp::TypeSampledImage)
+                if element
+                    .and_then(|t| t.id_operand(0))
+                    .and_then(|i| self.type_insts.get(&i))
+                    .is_some_and(|i| i.literal_operand(1) != Some(DIM_BUFFER)) =>
+            {
+                Some("an array of combined image samplers")
+            }
+            _ => None,
+        };
+        // A `samplerBuffer` array is an array of uniform texel buffers.
+        let image = match element {
+            Some(t) if t.op() == Some(SpvOp::TypeSampledImage) => t
+                .id_operand(0)
+                .and_then(|i| self.type_insts.get(&i))
+                .copied(),
+            t => t,
+        };
+        let (Some(image), Some(count), None) = (
+            image.filter(|t| t.op() == Some(SpvOp::TypeImage)),
+            count
+                .and_then(|c| u32::try_from(c).ok())
+                .filter(|c| *c <= 1 << 16),
+            unsupported,
+        ) else {
+            let what = unsupported.unwrap_or("an array of images or samplers of this kind");
+            self.unsupported_ids.insert(id, what.to_string());
+            return Ok(());
+        };
+        let mut indices = Vec::new();
+        for e in 0..count {
+            match self.image_binding(id, image, at, false, Some(e))? {
+                Some(index) => indices.push(index),
+                None => return Ok(()),
+            }
+        }
+        let handle_ty = self.lower_type(element_ty)?;
+        let ptr_ty = self.lower_type(inst.result_type)?;
+        let first = self.alloc(count)?;
+        for (slot, index) in (first..).zip(indices) {
+            self.program.variables.push(crate::program::Variable {
+                slot,
+                region: RegionKind::Image { index },
+                offset: 0,
+                ty: handle_ty,
+                builtin: None,
+                init: None,
+            });
+        }
+        self.values.insert(
+            id,
+            super::Value {
+                slot: first,
+                ty: ptr_ty,
+            },
+        );
+        self.image_arrays.insert(id, (first, count, handle_ty));
+        Ok(())
+    }
+
+    /// `OpAccessChain` (or `OpInBoundsAccessChain`) into an array of images ([`Lowerer::image_array`]):
+    /// the element's handle, picked lane by lane when the index is not a constant. An index
+    /// outside the array gives a handle into no memory (using it is a `bad-pointer` finding):
+    /// SPIR-V leaves such an access undefined. Returns whether `inst` was one.
+    pub(super) fn image_element(
+        &mut self,
+        inst: &Instruction,
+        out: &mut Out,
+    ) -> Result<bool, ExecError> {
+        let Some(&(first, count, handle_ty)) =
+            inst.id_operand(0).and_then(|a| self.image_arrays.get(&a))
+        else {
+            return Ok(false);
+        };
+        if inst.operands.len() != 2 {
+            return Err(self
+                .unsupported("an access chain into an array of images with more than one index"));
+        }
+        let dim = inst
+            .id_operand(0)
+            .and_then(|a| self.image_dims.get(&a).copied());
+        let index = self.operand(inst, 1)?;
+        let bits = self.scalar(index.ty).map_or(32, |s| s.bits);
+        let dst = self.value(inst.result_id)?;
+        match self.const_value(index.slot) {
+            Some(k) => {
+                let src = match u32::try_from(k & mask(bits)).ok().filter(|k| *k < count) {
+                    Some(k) => first + k,
+                    None => self.constant(0)?,
+                };
+                self.emit(out, Op::Copy { dst: dst.slot, src });
+            }
+            None => {
+                let zero = self.constant(0)?;
+                self.emit(
+                    out,
+                    Op::Copy {
+                        dst: dst.slot,
+                        src: zero,
+                    },
+                );
+                let is = self.alloc(1)?;
+                for k in 0..count {
+                    let k_slot = self.constant(u64::from(k))?;
+                    self.emit(
+                        out,
+                        Op::IntCmp {
+                            op: crate::program::IntCmp::Eq,
+                            bits,
+                            dst: is,
+                            a: index.slot,
+                            b: k_slot,
+                        },
+                    );
+                    self.emit(
+                        out,
+                        Op::Select {
+                            dst: dst.slot,
+                            cond: is,
+                            a: first + k,
+                            b: dst.slot,
+                        },
+                    );
+                }
+            }
+        }
+        if let Some(id) = inst.result_id {
+            self.pointees.insert(id, handle_ty);
+            if let Some(dim) = dim {
+                self.image_dims.insert(id, dim);
+            }
+        }
+        Ok(true)
     }
 
     /// The number of coordinates of the image `id` (a variable, or a value loaded from one).

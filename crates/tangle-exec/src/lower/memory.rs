@@ -52,6 +52,11 @@ impl<'m> Lowerer<'m> {
         if self.promoted_access(inst, op, out)? {
             return Ok(());
         }
+        if matches!(op, SpvOp::AccessChain | SpvOp::InBoundsAccessChain)
+            && self.image_element(inst, out)?
+        {
+            return Ok(());
+        }
         match op {
             SpvOp::Load => {
                 let ptr = self.operand(inst, 0)?;

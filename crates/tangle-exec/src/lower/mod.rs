@@ -91,6 +91,9 @@ pub(crate) struct Lowerer<'m> {
     pub handle_types: std::collections::HashSet<TypeIdx>,
     /// The SPIR-V `Dim` of image variables and of the handles loaded from them, by id.
     pub image_dims: HashMap<u32, u64>,
+    /// Arrays of images, by variable id: the first of their consecutive handle slots, the
+    /// element count and the handle type ([`Lowerer::image_array`]).
+    pub image_arrays: HashMap<u32, (Slot, u32, TypeIdx)>,
     /// Whether the Workgroup variables seen so far are `Block`s (explicitly laid out and
     /// aliased) or not; `None` before the first.
     pub workgroup_blocks: Option<bool>,
@@ -143,6 +146,7 @@ pub fn lower(
         workgroup_blocks: None,
         handle_types: Default::default(),
         image_dims: HashMap::new(),
+        image_arrays: HashMap::new(),
         memory_barrier: 0,
     };
     l.collect_facts();

@@ -125,6 +125,10 @@ pub struct ImageBinding {
     /// A combined image sampler (`OpTypeSampledImage`): the sampler at the same binding
     /// goes with the image.
     pub combined: bool,
+    /// The element of a descriptor array of images (`image2D imgs[4]`), `None` for a plain
+    /// image. An element nothing is bound to gets a handle into no memory, so that using it is
+    /// a `bad-pointer` finding (a plain image must be bound).
+    pub element: Option<u32>,
 }
 
 /// An array of storage or uniform buffer descriptors (`buffer B { .. } b[2];`): each element is

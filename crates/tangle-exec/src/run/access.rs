@@ -58,7 +58,10 @@ pub fn region_name(
             let i = r.wrapping_sub(m::FIRST_BUFFER) as usize;
             let image = images.get(i).is_some_and(Option::is_some);
             match buffers.get(i) {
-                Some((_, (s, b, _))) if image => format!("image (set {s}, binding {b})"),
+                Some((_, (s, b, None))) if image => format!("image (set {s}, binding {b})"),
+                Some((_, (s, b, Some(e)))) if image => {
+                    format!("image (set {s}, binding {b}, array element {e})")
+                }
                 Some((_, (s, b, None))) => format!("buffer (set {s}, binding {b})"),
                 Some((_, (s, b, Some(e)))) => {
                     format!("buffer (set {s}, binding {b}, array element {e})")

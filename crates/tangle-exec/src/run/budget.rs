@@ -47,6 +47,7 @@ pub(super) fn threads(
         .values()
         .chain(res.elements.values())
         .chain(res.images.values().map(|i| &i.texels))
+        .chain(res.image_elements.values().map(|i| &i.texels))
         .map(|b| b.len() as u64)
         .sum::<u64>()
         .saturating_add(res.push_constants.len() as u64);

@@ -103,6 +103,8 @@ pub struct ImageView {
     pub set: u32,
     /// `Binding`.
     pub binding: u32,
+    /// The array element (0 for a plain image).
+    pub element: u32,
     /// The bound format.
     pub format: &'static TexelFormat,
     /// Width, height, depth.

@@ -122,7 +122,16 @@ pub fn dispatch(
     let descriptors = descriptor_tables(prog, &keys)?;
     let mut buffers = buffers;
     let mut images: Vec<Option<image::ImageView>> = vec![None; buffers.len()];
-    for (&(set, binding), img) in &res.images {
+    let elements = res
+        .image_elements
+        .iter()
+        .map(|(&(s, b, e), i)| ((s, b, e), i));
+    for ((set, binding, element), img) in res
+        .images
+        .iter()
+        .map(|(&(s, b), i)| ((s, b, 0), i))
+        .chain(elements)
+    {
         let texels = img
             .extent
             .iter()
@@ -137,10 +146,12 @@ pub fn dispatch(
                 img.format.name
             )));
         }
-        buffers.push((Words::from_bytes(&img.texels), (set, binding, None)));
+        let key = (set, binding, (element > 0).then_some(element));
+        buffers.push((Words::from_bytes(&img.texels), key));
         images.push(Some(image::ImageView {
             set,
             binding,
+            element,
             format: img.format,
             extent: img.extent,
         }));
@@ -155,16 +166,19 @@ pub fn dispatch(
     }
     for var in &prog.variables {
         let handle = match var.region {
-            RegionKind::Image { index } => {
-                let region = image_region(prog, index, &images)?;
-                let combined = prog.images.get(index as usize).filter(|b| b.combined);
-                let sampler = match combined {
-                    Some(b) => sampler_handle(&samplers, b.set, b.binding)?,
-                    None => 0,
-                };
-                // A combined image sampler's handle carries its sampler in the offset bits.
-                Some(memory::buffer_address(region) | sampler)
-            }
+            RegionKind::Image { index } => match image_region(prog, index, &images)? {
+                Some(region) => {
+                    let combined = prog.images.get(index as usize).filter(|b| b.combined);
+                    let sampler = match combined {
+                        Some(b) => sampler_handle(&samplers, b.set, b.binding)?,
+                        None => 0,
+                    };
+                    // A combined image sampler's handle carries its sampler in the offset bits.
+                    Some(memory::buffer_address(region) | sampler)
+                }
+                // An unbound element of an array of images: a handle into no memory.
+                None => Some(0),
+            },
             RegionKind::Sampler { set, binding } => Some(sampler_handle(&samplers, set, binding)?),
             _ => None,
         };
@@ -219,7 +233,11 @@ pub fn dispatch(
     }
     for ((words, (set, binding, element)), image) in shared.buffers.iter().zip(&shared.images) {
         let b = match (element, image) {
-            (_, Some(_)) => res.images.get_mut(&(*set, *binding)).map(|i| &mut i.texels),
+            (None, Some(_)) => res.images.get_mut(&(*set, *binding)).map(|i| &mut i.texels),
+            (Some(e), Some(_)) => res
+                .image_elements
+                .get_mut(&(*set, *binding, *e))
+                .map(|i| &mut i.texels),
             (None, None) => res.buffers.get_mut(&(*set, *binding)),
             (Some(i), None) => res.elements.get_mut(&(*set, *binding, *i)),
         };
@@ -352,28 +370,30 @@ fn sampler_handle(
 /// shader's declaration: Vulkan requires the view's format to be the `Image Format` when that is
 /// not Unknown, its numeric type to match the `Sampled Type` (float or integer), and its type to
 /// match the `Dim` (a 1D image or texel buffer has height and depth 1, a 2D image depth 1).
+/// `None`: an element of an array of images that nothing is bound to.
 fn image_region(
     prog: &Program,
     index: u32,
     images: &[Option<image::ImageView>],
-) -> Result<usize, ExecError> {
+) -> Result<Option<usize>, ExecError> {
     let b = prog
         .images
         .get(index as usize)
         .ok_or_else(|| ExecError::Resource("an image variable the program lacks".into()))?;
-    let (set, binding) = (b.set, b.binding);
-    let (region, view) = images
-        .iter()
-        .enumerate()
-        .find_map(|(r, v)| {
-            v.filter(|v| (v.set, v.binding) == (set, binding))
-                .map(|v| (r, v))
-        })
-        .ok_or_else(|| {
-            ExecError::Resource(format!(
+    let (set, binding, element) = (b.set, b.binding, b.element.unwrap_or(0));
+    let found = images.iter().enumerate().find_map(|(r, v)| {
+        v.filter(|v| (v.set, v.binding, v.element) == (set, binding, element))
+            .map(|v| (r, v))
+    });
+    let (region, view) = match (found, b.element) {
+        (Some(found), _) => found,
+        (None, Some(_)) => return Ok(None),
+        (None, None) => {
+            return Err(ExecError::Resource(format!(
                 "the shader uses an image at set {set}, binding {binding}, but none is bound"
-            ))
-        })?;
+            )))
+        }
+    };
     let fmt = view.format;
     let declared = crate::semantics::texel::TexelFormat::by_spirv(b.format);
     let why = if declared.is_some_and(|d| d != fmt) {
@@ -395,12 +415,16 @@ fn image_region(
             _ => None,
         }
     };
+    let at = match b.element {
+        Some(e) => format!("set {set}, binding {binding}, array element {e}"),
+        None => format!("set {set}, binding {binding}"),
+    };
     match why {
         Some(why) => Err(ExecError::Resource(format!(
-            "the image at set {set}, binding {binding} is {} {:?}, but {why}",
+            "the image at {at} is {} {:?}, but {why}",
             fmt.name, view.extent
         ))),
-        None => Ok(region),
+        None => Ok(Some(region)),
     }
 }
 

@@ -51,6 +51,21 @@ pub enum InterfaceError {
     /// both an OpEntryPoint instruction and an OpFunctionCall instruction."
     #[error("entry point '{entry}' is also called with OpFunctionCall")]
     EntryPointCalled { entry: String },
+    /// SPV_KHR_workgroup_memory_explicit_layout (SPIRV-Tools `CheckDecorationsOfEntryPoints`):
+    /// "When declaring WorkgroupMemoryExplicitLayoutKHR, either all or none of the Workgroup
+    /// Storage Class variables in the entry point interface must point to struct types decorated
+    /// with Block".
+    #[error("entry point '{entry}' has Workgroup variables both explicitly laid out (Block, %{block}) and not (%{plain}): with WorkgroupMemoryExplicitLayoutKHR all or none of them must be Block structs")]
+    WorkgroupBlocksMixed { entry: String, block: Id, plain: Id },
+    /// The same check: "if more than one Workgroup Storage Class variable in the entry point
+    /// interface point to a type decorated with Block, all of them must be decorated with
+    /// Aliased".
+    #[error("entry point '{entry}' has several Workgroup Block variables, and %{variable} is not decorated Aliased (all of them must be)")]
+    WorkgroupBlocksNotAliased { entry: String, variable: Id },
+    /// The same check: "Workgroup Storage Class variables can't be decorated with Block unless
+    /// declaring the WorkgroupMemoryExplicitLayoutKHR capability."
+    #[error("Workgroup variable %{variable} of entry point '{entry}' is a Block struct, which needs the WorkgroupMemoryExplicitLayoutKHR capability")]
+    WorkgroupBlockWithoutCapability { entry: String, variable: Id },
 }
 
 impl InterfaceError {
@@ -118,6 +133,7 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
                 );
             }
         }
+        workgroup_blocks(cx, entry, sink);
         if !since_1_4 && !cx.vulkan() {
             continue;
         }
@@ -139,6 +155,64 @@ pub fn check(cx: &Ctx, sink: &mut Sink) {
             }
         }
     }
+}
+
+/// SPV_KHR_workgroup_memory_explicit_layout, counted as SPIRV-Tools counts: over the Workgroup
+/// variables the entry point's interface lists (only SPIR-V 1.4+ interfaces list them), those
+/// whose pointee is a struct decorated Block, and of the struct ones, those decorated Aliased.
+/// With the capability (and without `UntypedPointersKHR`, which lifts both rules), either none
+/// or all are Blocks, and several Blocks are all Aliased; without it, none is a Block.
+fn workgroup_blocks(cx: &Ctx, entry: &crate::facts::EntryPoint, sink: &mut Sink) {
+    let f = cx.facts;
+    let mut seen = IdSet::default();
+    let (mut blocks, mut plain, mut not_aliased) = (Vec::new(), Vec::new(), Vec::new());
+    for &id in &entry.interface {
+        let Some(def) = cx.def(id).filter(|d| d.op() == Some(Op::Variable)) else {
+            continue;
+        };
+        if def.literal_operand(0) != Some(StorageClass::Workgroup as u64) || !seen.insert(id) {
+            continue;
+        }
+        let pointee = match def.result_type.and_then(|t| f.ty(t)) {
+            Some(crate::facts::Type::Pointer { pointee, .. }) => *pointee,
+            _ => continue,
+        };
+        let is_struct = matches!(f.ty(pointee), Some(crate::facts::Type::Struct { .. }));
+        if is_struct && f.has_decoration(pointee, spirv::Decoration::Block) {
+            blocks.push(id);
+            if !f.has_decoration(id, spirv::Decoration::Aliased) {
+                not_aliased.push(id);
+            }
+        } else {
+            plain.push(id);
+        }
+    }
+    let Some(&block) = blocks.first() else {
+        return;
+    };
+    let entry_name = entry.name.clone();
+    let error = if !f.has_capability(Capability::WorkgroupMemoryExplicitLayoutKHR) {
+        InterfaceError::WorkgroupBlockWithoutCapability {
+            entry: entry_name,
+            variable: block,
+        }
+    } else if f.has_capability(Capability::UntypedPointersKHR) {
+        return;
+    } else if let Some(&plain) = plain.first() {
+        InterfaceError::WorkgroupBlocksMixed {
+            entry: entry_name,
+            block,
+            plain,
+        }
+    } else if let (true, Some(&variable)) = (blocks.len() > 1, not_aliased.first()) {
+        InterfaceError::WorkgroupBlocksNotAliased {
+            entry: entry_name,
+            variable,
+        }
+    } else {
+        return;
+    };
+    sink.error(Some(entry.index), error);
 }
 
 /// Vulkan: one push constant block per entry point, in its interface (SPIR-V 1.4+) and in what

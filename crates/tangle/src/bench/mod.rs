@@ -175,6 +175,7 @@ fn on_driver(
         groups: case.groups,
         subgroup: SubgroupControl::default(),
         line: 0,
+        debug: Vec::new(),
     };
     driver.run_compute(&job).map_err(|e| e.to_string())?;
     let out = driver.run_compute(&job).map_err(|e| e.to_string())?;

@@ -1,0 +1,429 @@
+//! `DEBUG` on a backend that reports an invocation's path: the source lines one invocation
+//! executed, in order, and the debugger commands of a `THREAD` checked against them.
+//!
+//! The backend returns the blocks the invocation started, in order (for tangle's CPU executor,
+//! the `block` events of its trace that include the invocation's lane). This module replays
+//! them over the module's instructions: from each block's `OpLabel` to its terminator, into
+//! callees at `OpFunctionCall` (the next block the path names is the callee's first) and back
+//! to the instruction after the call at `OpReturn`/`OpReturnValue`. Each instruction executed
+//! carries the source line of the `OpLine` in effect: SPIR-V "Debug Instructions", `OpLine`:
+//! "This location information applies to the instructions physically following this
+//! instruction, up to the first occurrence of any of the following: the next end of block, the
+//! next OpLine instruction, or the next OpNoLine instruction."
+//!
+//! A *stop* (where a debugger pauses) is a maximal run of executed instructions with one source
+//! line in one call frame (the rest of a line after a call returns to it is a new stop);
+//! instructions without a line are not stops and do not end one. A thread starts paused
+//! at its first stop; `STEP_IN` goes to the next stop, `STEP_OVER` to the next stop in the same
+//! frame or a caller, `STEP_OUT` to the next stop in a caller, `CONTINUE` runs to the end. The
+//! text of `EXPECT LOCATION ... "text"` is the line of the source the module embeds for that
+//! file (`OpSource` and `OpSourceContinued`). Upstream Amber leaves stepping to the driver's
+//! debugger (SwiftShader's); these are tangle's definitions, the usual ones of line debuggers.
+
+use crate::report::{ExpectResult, Status};
+use crate::script::{DebugStep, DebugThread};
+use spirv::Op;
+use std::collections::HashMap;
+use tangle_spirv::module::Module;
+
+/// The most stops one thread is followed through (a shader may run up to the step limit's
+/// instructions, each a line of its own: the stops are held in memory).
+pub const MAX_STOPS: usize = 1 << 20;
+
+/// The blocks one invocation started, in order: (`OpFunction` id, `OpLabel` id).
+pub type BlockPath = Vec<(u32, u32)>;
+
+/// Where a thread pauses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stop {
+    /// The source file (`OpString`).
+    pub file: String,
+    /// The source line.
+    pub line: u32,
+    /// Call depth: 1 in the entry point.
+    pub depth: usize,
+}
+
+/// What the module says about source lines.
+#[derive(Debug, Default)]
+pub struct Sources {
+    /// `OpString` texts by id.
+    strings: HashMap<u32, String>,
+    /// Embedded source texts by file name (`OpSource` + `OpSourceContinued`).
+    pub texts: HashMap<String, String>,
+    /// Whether any `OpLine` is present.
+    pub has_lines: bool,
+    /// Each block's instruction range (`OpLabel` index, end exclusive), by label id.
+    blocks: HashMap<u32, (usize, usize)>,
+    /// Each function's first block, by function id.
+    first_block: HashMap<u32, u32>,
+    /// The line in effect at each block's `OpLabel` (an `OpLine` between the previous block's
+    /// end and the label).
+    label_lines: HashMap<u32, Option<(u32, u32)>>,
+}
+
+impl Sources {
+    /// Indexes `module`.
+    pub fn new(module: &Module) -> Sources {
+        let mut s = Sources::default();
+        let mut last_source_file: Option<String> = None;
+        let mut line: Option<(u32, u32)> = None;
+        let mut function: Option<u32> = None;
+        let mut open: Option<(u32, usize)> = None;
+        for (i, inst) in module.instructions.iter().enumerate() {
+            match inst.op() {
+                Some(Op::String) => {
+                    if let (Some(id), Some(text)) = (inst.result_id, inst.string_operand(0)) {
+                        s.strings.insert(id, text.to_string());
+                    }
+                }
+                Some(Op::Source) => {
+                    let file = inst
+                        .id_operand(2)
+                        .and_then(|id| s.strings.get(&id))
+                        .cloned();
+                    last_source_file = None;
+                    if let (Some(file), Some(text)) = (file, inst.string_operand(3)) {
+                        s.texts.insert(file.clone(), text.to_string());
+                        last_source_file = Some(file);
+                    }
+                }
+                Some(Op::SourceContinued) => {
+                    if let (Some(file), Some(more)) = (&last_source_file, inst.string_operand(0)) {
+                        if let Some(text) = s.texts.get_mut(file) {
+                            text.push_str(more);
+                        }
+                    }
+                }
+                Some(Op::Line) => {
+                    s.has_lines = true;
+                    line = inst
+                        .id_operand(0)
+                        .zip(inst.literal_operand(1))
+                        .map(|(f, l)| (f, l as u32));
+                }
+                Some(Op::NoLine) => line = None,
+                Some(Op::Function) => function = inst.result_id,
+                Some(Op::Label) => {
+                    if let Some(label) = inst.result_id {
+                        open = Some((label, i));
+                        s.label_lines.insert(label, line);
+                        if let Some(f) = function {
+                            s.first_block.entry(f).or_insert(label);
+                        }
+                    }
+                }
+                Some(op) if is_terminator(op) => {
+                    if let Some((label, start)) = open.take() {
+                        s.blocks.insert(label, (start, i + 1));
+                    }
+                    line = None;
+                }
+                Some(Op::FunctionEnd) => {
+                    function = None;
+                    line = None;
+                }
+                _ => {}
+            }
+        }
+        s
+    }
+
+    /// The text of line `line` (1-based) of `file`'s embedded source.
+    pub fn line_text(&self, file: &str, line: u32) -> Option<&str> {
+        let index = usize::try_from(line).ok()?.checked_sub(1)?;
+        self.texts.get(file)?.lines().nth(index)
+    }
+}
+
+/// Block terminators (SPIR-V "Termination Instructions").
+fn is_terminator(op: Op) -> bool {
+    matches!(
+        op,
+        Op::Branch
+            | Op::BranchConditional
+            | Op::Switch
+            | Op::Return
+            | Op::ReturnValue
+            | Op::Kill
+            | Op::Unreachable
+            | Op::TerminateInvocation
+            | Op::IgnoreIntersectionKHR
+            | Op::TerminateRayKHR
+            | Op::EmitMeshTasksEXT
+    )
+}
+
+/// A call frame of the replay.
+struct Frame {
+    function: u32,
+    /// The next instruction to execute.
+    next: usize,
+    /// Its block's end (exclusive).
+    end: usize,
+    /// The line in effect.
+    line: Option<(u32, u32)>,
+}
+
+/// Why a path could not be replayed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Replay {
+    /// The path and the module disagree (where, in words).
+    Mismatch(String),
+    /// More than [`MAX_STOPS`] stops.
+    TooLong,
+}
+
+impl From<String> for Replay {
+    fn from(e: String) -> Replay {
+        Replay::Mismatch(e)
+    }
+}
+
+impl From<&str> for Replay {
+    fn from(e: &str) -> Replay {
+        Replay::Mismatch(e.to_string())
+    }
+}
+
+/// Replays `path` ((function id, label id) of each block started, in order) over `module`:
+/// the invocation's stops. An error says where the path and the module disagree, or that the
+/// invocation stops at more than [`MAX_STOPS`] lines.
+pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<Vec<Stop>, Replay> {
+    let mut out: Vec<Stop> = Vec::new();
+    let mut last: Option<(u32, u32, usize)> = None;
+    let mut frames: Vec<Frame> = Vec::new();
+    let mut path = path.iter();
+    let enter = |frames: &mut Vec<Frame>, step: Option<&(u32, u32)>, push: bool| {
+        let &(function, label) = step.ok_or("the path ended inside the shader")?;
+        let &(start, end) = sources
+            .blocks
+            .get(&label)
+            .ok_or_else(|| format!("the path names block %{label}, which the module lacks"))?;
+        let frame = Frame {
+            function,
+            next: start + 1,
+            end,
+            line: sources.label_lines.get(&label).copied().flatten(),
+        };
+        if push {
+            frames.push(frame);
+        } else if let Some(top) = frames.last_mut() {
+            if top.function != function {
+                return Err(format!(
+                    "the path branches from function %{} into block %{label} of %{function}",
+                    top.function
+                ));
+            }
+            *top = frame;
+        }
+        Ok::<(), String>(())
+    };
+    enter(&mut frames, path.next(), true)?;
+    while let Some(top) = frames.last_mut() {
+        let Some(inst) = module
+            .instructions
+            .get(top.next)
+            .filter(|_| top.next < top.end)
+        else {
+            return Err("a block ended without a terminator".into());
+        };
+        top.next += 1;
+        let op = inst.op();
+        match op {
+            Some(Op::Line) => {
+                top.line = inst
+                    .id_operand(0)
+                    .zip(inst.literal_operand(1))
+                    .map(|(f, l)| (f, l as u32));
+                continue;
+            }
+            Some(Op::NoLine) => {
+                top.line = None;
+                continue;
+            }
+            Some(Op::Nop) => continue,
+            _ => {}
+        }
+        let depth = frames.len();
+        let Some(top) = frames.last() else { break };
+        if let Some((file, line)) = top.line {
+            if last != Some((file, line, depth)) {
+                if out.len() >= MAX_STOPS {
+                    return Err(Replay::TooLong);
+                }
+                last = Some((file, line, depth));
+                out.push(Stop {
+                    file: sources.strings.get(&file).cloned().unwrap_or_default(),
+                    line,
+                    depth,
+                });
+            }
+        }
+        match op {
+            Some(Op::FunctionCall) => {
+                let callee = inst.id_operand(0).unwrap_or(0);
+                let step = path.next();
+                if step.map(|s| s.0) != Some(callee)
+                    || step.map(|s| s.1) != sources.first_block.get(&callee).copied()
+                {
+                    return Err(format!("the path does not enter %{callee} at its call").into());
+                }
+                enter(&mut frames, step, true)?;
+            }
+            Some(Op::Return | Op::ReturnValue) => {
+                frames.pop();
+                // The caller's stop resumes: a line seen again after a call is a new stop.
+                last = None;
+            }
+            Some(Op::Branch | Op::BranchConditional | Op::Switch) => {
+                enter(&mut frames, path.next(), false)?;
+            }
+            Some(o) if is_terminator(o) => frames.clear(),
+            _ => {}
+        }
+    }
+    if path.next().is_some() {
+        return Err("the path goes on after the entry point returned".into());
+    }
+    Ok(out)
+}
+
+/// Checks one thread's commands against its stops: one [`ExpectResult`] per
+/// `EXPECT LOCATION`. `Err`: a check tangle cannot make (the source text is not in the module).
+pub fn check_thread(
+    thread: &DebugThread,
+    stops: &[Stop],
+    sources: &Sources,
+) -> Result<Vec<ExpectResult>, String> {
+    let [x, y, z] = thread.invocation;
+    let mut results = Vec::new();
+    let mut pos = (!stops.is_empty()).then_some(0usize);
+    for step in &thread.steps {
+        let here = pos.and_then(|p| stops.get(p).map(|s| (p, s.depth)));
+        pos = match step {
+            DebugStep::StepIn => here.map(|(p, _)| p + 1).filter(|&p| p < stops.len()),
+            DebugStep::StepOver => here.and_then(|(p, d)| next_where(stops, p, |s| s.depth <= d)),
+            DebugStep::StepOut => here.and_then(|(p, d)| next_where(stops, p, |s| s.depth < d)),
+            DebugStep::Continue => None,
+            DebugStep::ExpectLocation {
+                file,
+                line,
+                text,
+                at,
+            } => {
+                let want = match text {
+                    Some(t) => format!("{file}:{line} \"{t}\""),
+                    None => format!("{file}:{line}"),
+                };
+                let failure = match pos.and_then(|p| stops.get(p)) {
+                    None => Some("the invocation is not paused: it has finished".to_string()),
+                    Some(s) if s.file != *file || s.line != *line => {
+                        Some(format!("paused at {}:{}", s.file, s.line))
+                    }
+                    Some(s) => match text {
+                        None => None,
+                        Some(t) => match sources.line_text(&s.file, s.line) {
+                            None => {
+                                return Err(format!(
+                                    "line {}: EXPECT LOCATION with a line's text: the module embeds no source text for '{}' line {} (OpSource)",
+                                    at.line, s.file, s.line
+                                ))
+                            }
+                            Some(actual) if actual == t => None,
+                            Some(actual) => Some(format!("the line reads \"{actual}\"")),
+                        },
+                    },
+                };
+                results.push(ExpectResult {
+                    line: at.line,
+                    buffer: format!("THREAD {x} {y} {z}"),
+                    passed: failure.is_none(),
+                    mismatch_count: 0,
+                    message: match failure {
+                        None => format!("LOCATION {want}"),
+                        Some(why) => format!("LOCATION {want}: {why}"),
+                    },
+                    mismatches: Vec::new(),
+                });
+                pos
+            }
+        };
+    }
+    Ok(results)
+}
+
+/// How many `EXPECT LOCATION`s `threads` hold.
+pub fn expectations(threads: &[DebugThread]) -> usize {
+    threads
+        .iter()
+        .flat_map(|t| &t.steps)
+        .filter(|s| matches!(s, DebugStep::ExpectLocation { .. }))
+        .count()
+}
+
+/// Checks every thread of a `DEBUG` against the paths the backend returned for it (in order):
+/// their `EXPECT LOCATION` results, or why the `DEBUG` could not be checked.
+pub fn check(
+    words: &[u32],
+    threads: &[DebugThread],
+    paths: &[BlockPath],
+) -> Result<Vec<ExpectResult>, (Status, String)> {
+    let module = Module::from_words(words).map_err(|e| (Status::Error, e.to_string()))?;
+    let sources = Sources::new(&module);
+    if !sources.has_lines {
+        return Err((
+            Status::Unsupported,
+            "the shader has no OpLine debug information to follow (tangle compiles GLSL without it; give the shader as SPIR-V with OpLine)".into(),
+        ));
+    }
+    if paths.len() != threads.len() {
+        return Err((
+            Status::Error,
+            "the backend did not follow every THREAD".into(),
+        ));
+    }
+    let mut results = Vec::new();
+    for (thread, path) in threads.iter().zip(paths) {
+        if path.is_empty() {
+            let [x, y, z] = thread.invocation;
+            results.push(ExpectResult {
+                line: thread.at.line,
+                buffer: format!("THREAD {x} {y} {z}"),
+                passed: false,
+                message: format!(
+                    "THREAD GLOBAL_INVOCATION_ID {x} {y} {z}: the dispatch has no such invocation"
+                ),
+                mismatches: Vec::new(),
+                mismatch_count: 0,
+            });
+            continue;
+        }
+        let stops = stops(&module, &sources, path).map_err(|e| match e {
+            Replay::TooLong => (
+                Status::Unsupported,
+                format!("the invocation stops at more than {MAX_STOPS} source lines, more than DEBUG follows"),
+            ),
+            Replay::Mismatch(e) => (
+                Status::Error,
+                format!("the executed path does not fit the module: {e}"),
+            ),
+        })?;
+        results
+            .extend(check_thread(thread, &stops, &sources).map_err(|e| (Status::Unsupported, e))?);
+    }
+    Ok(results)
+}
+
+/// The first stop after `p` that satisfies `f`.
+fn next_where(stops: &[Stop], p: usize, f: impl Fn(&Stop) -> bool) -> Option<usize> {
+    stops
+        .iter()
+        .enumerate()
+        .skip(p + 1)
+        .find(|(_, s)| f(s))
+        .map(|(i, _)| i)
+}
+
+#[cfg(test)]
+mod tests;
