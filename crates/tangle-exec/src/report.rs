@@ -63,6 +63,8 @@ pub enum Finding {
         /// The vector's components.
         count: u32,
     },
+    /// A GLSL.std.450 instruction outside its domain ([`crate::check::domain`]).
+    Domain(crate::check::domain::DomainFinding),
 }
 
 impl Finding {
@@ -95,6 +97,7 @@ impl Finding {
             // Texels outside the image are out-of-bounds accesses like a buffer's.
             Finding::Image(i) if i.is_memory_error() => Kind::OutOfBounds,
             Finding::Image(_) => Kind::Image,
+            Finding::Domain(_) => Kind::Domain,
         }
     }
 }
@@ -140,6 +143,7 @@ impl fmt::Display for Finding {
             Finding::Barrier(b) => write!(f, "{b}"),
             Finding::Race(r) => write!(f, "{r}"),
             Finding::Uninit(u) => write!(f, "{u}"),
+            Finding::Domain(d) => write!(f, "{d}"),
             Finding::IndexOutOfRange { index, count } => write!(
                 f,
                 "dynamic index {index} of a {count}-component vector is out of range (behavior undefined)"

@@ -132,6 +132,7 @@ impl Backend for VulkanBackend {
             dispatch_time: Some(elapsed),
             // A driver reports no undefined behaviour.
             findings: Vec::new(),
+            warnings: Vec::new(),
         })
     }
 }

@@ -422,9 +422,14 @@ impl Backend for CpuBackend {
         let module = (!report.summaries.is_empty())
             .then(|| Module::from_words(&job.spirv).ok())
             .flatten();
-        let undefined_behaviour = report
-            .summaries
-            .iter()
+        let (warnings, errors): (Vec<_>, Vec<_>) =
+            report.summaries.iter().partition(|s| s.kind.is_warning());
+        let undefined_behaviour = errors
+            .into_iter()
+            .map(|s| crate::findings::render(s, module.as_ref()))
+            .collect();
+        let warnings = warnings
+            .into_iter()
             .map(|s| crate::findings::render(s, module.as_ref()))
             .collect();
         let findings = report
@@ -443,6 +448,7 @@ impl Backend for CpuBackend {
             bindings,
             undefined_behaviour,
             findings,
+            warnings,
             notes,
             dispatch_time,
         })

@@ -306,6 +306,7 @@ mod tests {
                 notes: Vec::new(),
                 dispatch_time: None,
                 findings: Vec::new(),
+                warnings: Vec::new(),
             })
         }
     }

@@ -1,5 +1,5 @@
 //! Sanitizer checks of integer arithmetic: division by zero, signed division overflow and
-//! oversized shifts. Lowering emits a check op before an operation only where the second
+//! oversized shifts (and, through [`crate::check::domain`], GLSL.std.450 domains). Lowering emits a check op before an operation only where the second
 //! operand is not a constant that makes it defined ([`crate::lower::arith`]).
 
 use crate::program::Op;
@@ -35,7 +35,7 @@ pub fn exec_check(
                 }
             }
         }
-        _ => return false,
+        _ => return crate::check::domain::exec_check(op, regs, n, mask, found),
     }
     true
 }

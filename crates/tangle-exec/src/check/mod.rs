@@ -7,6 +7,7 @@
 pub mod arith;
 pub mod barrier;
 pub mod coopmat;
+pub mod domain;
 pub mod dot;
 pub mod group;
 pub mod index;

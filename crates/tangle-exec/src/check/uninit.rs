@@ -288,6 +288,7 @@ pub fn step(
         }
         Op::CheckDivision { .. }
         | Op::CheckShift { .. }
+        | Op::CheckDomain { .. }
         | Op::ControlBarrier { .. }
         | Op::SubgroupBarrier { .. } => {}
         Op::Undef { .. } => {}

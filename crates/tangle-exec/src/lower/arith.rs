@@ -905,12 +905,23 @@ impl<'m> Lowerer<'m> {
                     }
                 })
             };
+            let domain = crate::check::domain::has_domain(num);
             for i in 0..n {
+                let args = [slot(self, 0, i), slot(self, 1, i), slot(self, 2, i)];
+                if domain {
+                    let check = Op::CheckDomain {
+                        inst: num,
+                        bits: arg_bits,
+                        args,
+                        argc: argc as u32,
+                    };
+                    self.emit(out, check);
+                }
                 let op = Op::Glsl {
                     inst: num,
                     bits: arg_bits,
                     dst: d.slot + i,
-                    args: [slot(self, 0, i), slot(self, 1, i), slot(self, 2, i)],
+                    args,
                     argc: argc as u32,
                 };
                 self.emit(out, op);

@@ -367,6 +367,14 @@ pub enum Op {
     },
     /// Sanitizer: flags the lanes whose shift amount is not below `bits`.
     CheckShift { bits: u32, shift: Slot },
+    /// Sanitizer: flags the lanes whose operands of GLSL.std.450 instruction `inst` lie outside
+    /// its domain (a warning, [`crate::check::domain`]).
+    CheckDomain {
+        inst: u32,
+        bits: u32,
+        args: [Slot; 3],
+        argc: u32,
+    },
     /// `OpControlBarrier` with Workgroup execution scope: wait for every subgroup.
     /// `semantics` are its Memory Semantics with those of the `OpMemoryBarrier`s just before
     /// it: which storage classes it orders for the race check ([`crate::check::race`]).

@@ -818,8 +818,10 @@ impl Workgroup {
                     executed += 1;
                     // Without checks the division and shift checks are skipped, not only their
                     // reports (they find nothing else).
-                    if matches!(op, Op::CheckDivision { .. } | Op::CheckShift { .. })
-                        && !s.options.checks
+                    if matches!(
+                        op,
+                        Op::CheckDivision { .. } | Op::CheckShift { .. } | Op::CheckDomain { .. }
+                    ) && !s.options.checks
                     {
                         continue;
                     }
