@@ -237,6 +237,11 @@ pub struct RunOptions {
     /// The most findings kept one by one in [`Report::diagnostics`] (every finding is still
     /// counted in [`Report::summaries`]); it also bounds the sanitizer's race bookkeeping.
     pub max_findings: usize,
+    /// The most accesses the race check logs per workgroup between two barriers, and keeps
+    /// for the check between workgroups (default [`crate::check::race::RaceLog::LIMIT`]):
+    /// memory stays bounded; past it the check is cut short, and [`Report::race_cut_short`]
+    /// says where.
+    pub race_log_limit: usize,
 }
 
 impl Default for RunOptions {
@@ -253,6 +258,7 @@ impl Default for RunOptions {
             coopmat_layout: crate::policy::CoopmatLayout::default(),
             allow: crate::check::kind::KindSet::default(),
             max_findings: Report::MAX_DIAGNOSTICS,
+            race_log_limit: crate::check::race::RaceLog::LIMIT,
         }
     }
 }

@@ -208,6 +208,36 @@ impl Stats {
     }
 }
 
+/// Where the race check was cut short: its log was full, so races may be missed from there on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RaceCutShort {
+    /// The earliest workgroup (by number) whose accesses were not all kept.
+    pub workgroup: [u32; 3],
+    /// The first access not kept; `None` when the check between workgroups dropped the
+    /// workgroup's accesses as a whole.
+    pub at: Option<InstRef>,
+    /// The limit reached.
+    pub limit: usize,
+}
+
+impl fmt::Display for RaceCutShort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.workgroup;
+        match &self.at {
+            Some(at) => write!(
+                f,
+                "the race check was cut short: workgroup ({x}, {y}, {z}) made more than {} memory accesses between two barriers; from {at} on, its accesses were not checked for races",
+                self.limit
+            ),
+            None => write!(
+                f,
+                "the race check between workgroups was cut short: more than {} runs of accesses in all; the accesses of workgroup ({x}, {y}, {z}) (and maybe later ones) were not checked against other workgroups",
+                self.limit
+            ),
+        }
+    }
+}
+
 /// The outcome of a dispatch that ran to the end.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Report {
@@ -220,6 +250,9 @@ pub struct Report {
     pub summaries: Vec<Summary>,
     /// Counters.
     pub stats: Stats,
+    /// Set when the race check could not keep every access
+    /// ([`crate::RunOptions::race_log_limit`]): races after that point may be missed.
+    pub race_cut_short: Option<RaceCutShort>,
     /// The tangle events, when [`crate::RunOptions::trace`] asked for them.
     pub trace: Option<crate::trace::Trace>,
 }

@@ -438,6 +438,9 @@ impl Backend for CpuBackend {
             .map(|s| crate::findings::machine(s, &report.diagnostics))
             .collect();
         let mut notes = Vec::new();
+        if let Some(cut) = &report.race_cut_short {
+            notes.push(cut.to_string());
+        }
         if report.stats.dropped_diagnostics > 0 {
             notes.push(format!(
                 "{} findings were counted but not kept one by one (--max-findings)",

@@ -138,8 +138,18 @@ pub fn merge_runs(log: &mut Vec<Access>) {
     *log = out;
 }
 
+/// Where the race check was cut short: the first access it could not keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CutShort {
+    /// Workgroup number.
+    pub wg: u64,
+    /// The instruction's location index; `None` when the check between workgroups dropped
+    /// the workgroup's accesses as a whole.
+    pub loc: Option<u32>,
+}
+
 /// The accesses of one workgroup being run.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RaceLog {
     /// Whether accesses are logged (checks on, races not allowed).
     pub on: bool,
@@ -157,12 +167,32 @@ pub struct RaceLog {
     pub storage: Vec<Access>,
     /// This workgroup's buffer accesses as runs ([`merge_runs`]).
     pub runs: Vec<Access>,
-    /// Set when a log reached [`RaceLog::LIMIT`] and accesses were dropped.
-    pub truncated: bool,
+    /// The most accesses a log holds ([`RaceLog::LIMIT`] unless the run's options say less).
+    pub limit: usize,
+    /// The first access dropped because a log was full, in the workgroup being run.
+    pub truncated: Option<CutShort>,
+}
+
+impl Default for RaceLog {
+    fn default() -> Self {
+        RaceLog {
+            on: false,
+            loc: 0,
+            first: 0,
+            sg_epoch: 0,
+            wg: 0,
+            shared: Vec::new(),
+            storage: Vec::new(),
+            runs: Vec::new(),
+            limit: RaceLog::LIMIT,
+            truncated: None,
+        }
+    }
 }
 
 impl RaceLog {
-    /// The most accesses a log holds; past it, accesses are dropped (races may be missed).
+    /// The most accesses a log holds by default; past it, accesses are dropped (races may be
+    /// missed, and the report says so).
     pub const LIMIT: usize = 1 << 22;
 
     /// Logs an access of `len` bytes at pointer `ptr` by `lane` of the running subgroup.
@@ -186,8 +216,13 @@ impl RaceLog {
         if log.last() == Some(&a) {
             return;
         }
-        if log.len() >= Self::LIMIT {
-            self.truncated = true;
+        if log.len() >= self.limit {
+            if self.truncated.is_none() {
+                self.truncated = Some(CutShort {
+                    wg: self.wg,
+                    loc: Some(self.loc),
+                });
+            }
             return;
         }
         log.push(a);
@@ -211,6 +246,7 @@ impl RaceLog {
         self.shared.clear();
         self.storage.clear();
         self.runs.clear();
+        self.truncated = None;
     }
 }
 

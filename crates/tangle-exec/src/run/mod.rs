@@ -73,7 +73,10 @@ struct Shared<'a> {
     layouts: coopmat::Layouts,
     /// Every workgroup's buffer accesses as runs, for the race check across workgroups, and
     /// whether some were dropped at the bound.
-    runs: Mutex<(Vec<crate::check::race::Access>, bool)>,
+    runs: Mutex<(
+        Vec<crate::check::race::Access>,
+        Option<crate::check::race::CutShort>,
+    )>,
 }
 
 /// Runs a dispatch.
@@ -199,7 +202,7 @@ pub fn dispatch(
         sched: Schedule::new(prog, options.policy),
         events: Mutex::new(Collector::default()),
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
-        runs: Mutex::new((Vec::new(), false)),
+        runs: Mutex::new((Vec::new(), None)),
     };
     workers::run_all(&shared, total, threads)?;
     for ((words, (set, binding, element)), image) in shared.buffers.iter().zip(&shared.images) {
@@ -214,7 +217,8 @@ pub fn dispatch(
     }
     let (mut found, mut stats, mut summaries) =
         std::mem::take(&mut *shared.found.lock().unwrap_or_else(|e| e.into_inner()));
-    let mut runs = std::mem::take(&mut shared.runs.lock().unwrap_or_else(|e| e.into_inner()).0);
+    let (mut runs, cut) =
+        std::mem::take(&mut *shared.runs.lock().unwrap_or_else(|e| e.into_inner()));
     sanitize::races_across(
         &shared,
         &mut runs,
@@ -227,6 +231,7 @@ pub fn dispatch(
         stats.dropped_diagnostics += (found.len() - options.max_findings) as u64;
         found.truncate(options.max_findings);
     }
+    let race_cut_short = cut.map(|c| sanitize::cut_short(&shared, c));
     let policy = shared.sched.policy.to_string();
     let trace = options.trace.then(|| {
         let events = shared
@@ -238,6 +243,7 @@ pub fn dispatch(
     Ok(Report {
         diagnostics: found.into_iter().map(|(_, d)| d).collect(),
         summaries: summaries.finish(),
+        race_cut_short,
         stats,
         trace,
     })
@@ -449,6 +455,7 @@ impl Workgroup {
             coopmat: coopmat::Scratch::default(),
             races: RefCell::new(RaceLog {
                 on: Workgroup::races_on(s),
+                limit: s.options.race_log_limit,
                 ..RaceLog::default()
             }),
             written: RefCell::new(Shadow::new(uninit)),

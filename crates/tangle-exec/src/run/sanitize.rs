@@ -76,19 +76,29 @@ impl Workgroup {
         }
     }
 
-    /// Hands this workgroup's buffer accesses to the check across workgroups.
+    /// Hands this workgroup's buffer accesses to the check across workgroups, and where its
+    /// log was cut short (the earliest workgroup's place is kept, whatever thread ran first).
     pub(super) fn flush_races(&mut self, s: &Shared<'_>) {
         let log = self.races.get_mut();
-        if !log.on || log.runs.is_empty() {
+        if !log.on || (log.runs.is_empty() && log.truncated.is_none()) {
             return;
         }
         let mut all = s.runs.lock().unwrap_or_else(|e| e.into_inner());
-        if all.0.len() + log.runs.len() > race::RaceLog::LIMIT {
-            all.1 = true;
+        let mut cut = log.truncated.take();
+        if all.0.len() + log.runs.len() > s.options.race_log_limit {
+            cut = cut.or(Some(race::CutShort {
+                wg: log.wg,
+                loc: None,
+            }));
+            log.runs.clear();
         } else {
             all.0.append(&mut log.runs);
         }
-        all.1 |= log.truncated;
+        if let Some(c) = cut {
+            if all.1.is_none_or(|old| c.wg < old.wg) {
+                all.1 = Some(c);
+            }
+        }
     }
 }
 
@@ -104,6 +114,15 @@ pub(super) fn subgroup_barrier(mask: u128, others: &[super::Tangle]) -> Option<F
             finished: 0,
         })
     })
+}
+
+/// Where the race check was cut short, as the report says it.
+pub(super) fn cut_short(s: &Shared<'_>, c: race::CutShort) -> crate::report::RaceCutShort {
+    crate::report::RaceCutShort {
+        workgroup: workgroup_id(c.wg, s.groups),
+        at: c.loc.map(|l| s.prog.location(l)),
+        limit: s.options.race_log_limit,
+    }
 }
 
 /// After a dispatch: the races between workgroups, as findings added to `found` and
