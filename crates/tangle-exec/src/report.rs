@@ -226,7 +226,7 @@ impl fmt::Display for RaceCutShort {
         match &self.at {
             Some(at) => write!(
                 f,
-                "the race check was cut short: workgroup ({x}, {y}, {z}) made more than {} memory accesses between two barriers; from {at} on, its accesses were not checked for races",
+                "the race check was cut short: its bookkeeping (accesses between two barriers, release sequences) passed {} entries in workgroup ({x}, {y}, {z}) at {at}; races from there on may be missed",
                 self.limit
             ),
             None => write!(

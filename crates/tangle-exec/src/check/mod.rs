@@ -14,4 +14,5 @@ pub mod index;
 pub mod kind;
 pub mod race;
 pub mod summary;
+pub mod sync;
 pub mod uninit;

@@ -484,12 +484,27 @@ impl<'m> Lowerer<'m> {
             Some(_) => self.value(inst.result_id)?.slot,
             None => self.alloc(1)?,
         };
+        // Operands: Pointer, Memory scope, Semantics (Equal), [Unequal]; a scope or semantics
+        // that is not a constant is taken as relaxed (the race check then orders less).
+        let cst = |this: &Self, i: usize| {
+            this.operand(inst, i)
+                .ok()
+                .and_then(|v| this.const_value(v.slot))
+        };
+        let scope = cst(self, 1).unwrap_or(u64::MAX);
+        let semantics = cst(self, 2).unwrap_or(0) as u32;
+        let unequal = match aop {
+            AtomicOp::CompareExchange => cst(self, 3).unwrap_or(0) as u32,
+            _ => semantics,
+        };
+        let sync = crate::check::sync::sync_of(scope, semantics, unequal);
         self.emit(
             out,
             Op::Atomic {
                 op: aop,
                 bits: s.bits,
                 float: s.float,
+                sync,
                 dst,
                 ptr: ptr.slot,
                 value,

@@ -348,10 +348,13 @@ pub enum Op {
         stride: u64,
     },
     /// Atomic operation on a `bits`-wide integer (or float for `FAdd`/`FMin`/`FMax`).
+    /// `sync`: whether it releases or acquires buffer memory at device scope, for the race
+    /// check ([`crate::check::sync::sync_of`]).
     Atomic {
         op: AtomicOp,
         bits: u32,
         float: bool,
+        sync: u8,
         dst: Slot,
         ptr: Slot,
         value: Slot,

@@ -344,6 +344,7 @@ pub fn exec_memory(
             op,
             bits,
             float: is_float,
+            sync,
             dst,
             ptr,
             value,
@@ -362,7 +363,11 @@ pub fn exec_memory(
                             race::WRITE
                         };
                         mem.log(l, p, bytes, class | race::ATOMIC);
-                        let old = atomic(w, off, *op, *bits, *is_float, v, c);
+                        let run = || atomic(w, off, *op, *bits, *is_float, v, c);
+                        let old = match mem.races {
+                            Some(r) => r.borrow_mut().atomic(l, p, *op, *sync, c, run),
+                            None => run(),
+                        };
                         wr(regs, n, *dst, l, old);
                     }
                     Err(f) => {

@@ -77,6 +77,8 @@ struct Shared<'a> {
         Vec<crate::check::race::Access>,
         Option<crate::check::race::CutShort>,
     )>,
+    /// Release sequences and synchronizes-with edges of buffer atomics, for the race check.
+    sync: std::sync::Arc<Mutex<crate::check::sync::SyncState>>,
 }
 
 /// Runs a dispatch.
@@ -203,6 +205,9 @@ pub fn dispatch(
         events: Mutex::new(Collector::default()),
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
         runs: Mutex::new((Vec::new(), None)),
+        sync: std::sync::Arc::new(Mutex::new(crate::check::sync::SyncState::new(
+            options.race_log_limit,
+        ))),
     };
     workers::run_all(&shared, total, threads)?;
     for ((words, (set, binding, element)), image) in shared.buffers.iter().zip(&shared.images) {
@@ -231,7 +236,12 @@ pub fn dispatch(
         stats.dropped_diagnostics += (found.len() - options.max_findings) as u64;
         found.truncate(options.max_findings);
     }
-    let race_cut_short = cut.map(|c| sanitize::cut_short(&shared, c));
+    let overflow = shared
+        .sync
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .overflow;
+    let race_cut_short = cut.or(overflow).map(|c| sanitize::cut_short(&shared, c));
     let policy = shared.sched.policy.to_string();
     let trace = options.trace.then(|| {
         let events = shared
@@ -456,6 +466,7 @@ impl Workgroup {
             races: RefCell::new(RaceLog {
                 on: Workgroup::races_on(s),
                 limit: s.options.race_log_limit,
+                sync: Some(s.sync.clone()),
                 ..RaceLog::default()
             }),
             written: RefCell::new(Shadow::new(uninit)),
