@@ -360,6 +360,10 @@ pub enum Op {
         value: Slot,
         comparator: Slot,
     },
+    /// A `Function` variable kept in memory, without initializer, comes into scope: its `bytes`
+    /// bytes at `ptr` are undefined. Nothing runs; the uninitialised-value check marks them
+    /// ([`crate::check::uninit`]).
+    UndefMemory { ptr: Slot, bytes: u64 },
     /// Sanitizer: flags the lanes whose integer division or remainder of `a` by `b` is undefined
     /// (`b` = 0, or the most negative value divided by -1 when `signed`) ([`crate::check::arith`]).
     CheckDivision {

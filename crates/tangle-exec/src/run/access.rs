@@ -329,6 +329,8 @@ pub fn exec_memory(
                 wr(regs, n, *dst, l, p);
             }
         }
+        // Nothing to run: the uninitialised-value check marks the bytes.
+        Op::UndefMemory { .. } => {}
         Op::ArrayLength {
             dst,
             ptr,

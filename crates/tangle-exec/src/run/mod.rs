@@ -444,7 +444,8 @@ impl Workgroup {
                 lanes: (invocations - i * s.sg).min(s.sg),
                 rng: Rng::new(0, &[]),
                 barriers: 0,
-                poison: uninit::Poison::new(if uninit { s.template.len() } else { 0 }),
+                poison: uninit::Poison::new(if uninit { s.template.len() } else { 0 })
+                    .with_memory(s.sg, s.prog.invocation_bytes),
             })
             .collect();
         Workgroup {
@@ -589,6 +590,11 @@ impl Workgroup {
                         for l in 0..lanes {
                             uninit::set(&mut sg.poison, s_n, s, l, loc + 1);
                         }
+                    }
+                }
+                for &(off, bytes, loc) in &prog.undef_memory {
+                    for l in 0..lanes {
+                        sg.poison.mem_set(l, off, bytes, loc + 1);
                     }
                 }
             }
@@ -976,6 +982,7 @@ impl Workgroup {
                             wr(&mut sg.regs, n, dst, l, v);
                         }
                     }
+                    sanitize::copy_origins(&mut sg.poison, n, t.mask, args.iter().copied());
                     if let Some(f) = t.stack.last_mut() {
                         f.op = j as u32;
                     }
@@ -1156,6 +1163,8 @@ impl Workgroup {
                                     wr(&mut sg.regs, n, dst + i, l, v);
                                 }
                             }
+                            let pairs = (0..*count).map(|i| (dst + i, src + i));
+                            sanitize::copy_origins(&mut sg.poison, n, t.mask, pairs);
                         }
                     }
                     caller.op += 1;

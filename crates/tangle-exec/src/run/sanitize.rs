@@ -162,7 +162,7 @@ pub(super) fn races_across(
 }
 
 /// The uninitialised-value check after `op` ran for the lanes `mask` of `sg`: carries origins
-/// ([`uninit::step`]), gives a load of unwritten workgroup memory the load as its origin, and
+/// ([`uninit::step`], through invocation memory [`uninit::step_memory`]), gives a load of unwritten workgroup memory the load as its origin, and
 /// lists each use of an undefined value as a finding of its lane. The subgroup's registers and
 /// origins come apart because its per-invocation memory is borrowed by `mem`.
 #[allow(clippy::too_many_arguments)]
@@ -188,6 +188,15 @@ pub(super) fn track_uninit(
             uninit::forget(poison, n, mask);
         }
     }
+    uninit::step_memory(
+        prog,
+        op,
+        poison,
+        n,
+        mask,
+        &|ptr, l| rd(regs, n, ptr, l),
+        loc,
+    );
     if let (Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty }, Some(w)) =
         (op, mem.written)
     {
@@ -205,6 +214,25 @@ pub(super) fn track_uninit(
         }
     }
     push_uses(prog, uses, found);
+}
+
+/// Copies the origins of `(dst, src)` slot pairs for the lanes in `mask` (a call's parameters,
+/// a returned value), when some value is undefined.
+pub(super) fn copy_origins(
+    poison: &mut uninit::Poison,
+    n: usize,
+    mask: u128,
+    pairs: impl Iterator<Item = (crate::program::Slot, crate::program::Slot)>,
+) {
+    if !poison.any() {
+        return;
+    }
+    for (dst, src) in pairs {
+        for l in super::alu::bits_of(mask, n) {
+            let o = uninit::origin(poison, n, src, l);
+            uninit::set(poison, n, dst, l, o);
+        }
+    }
 }
 
 /// The uses of undefined values as lane findings.
