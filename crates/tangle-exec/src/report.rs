@@ -65,6 +65,9 @@ pub enum Finding {
     },
     /// A GLSL.std.450 instruction outside its domain ([`crate::check::domain`]).
     Domain(crate::check::domain::DomainFinding),
+    /// `OpUnreachable` executed ("Behavior is undefined if this instruction is executed"); the
+    /// invocation ends.
+    Unreachable,
 }
 
 impl Finding {
@@ -77,6 +80,12 @@ impl Finding {
                 | Finding::BadPointer { .. }
                 | Finding::UnboundDescriptor { .. }
         ) || matches!(self, Finding::Image(i) if i.is_memory_error())
+    }
+
+    /// Whether it is reported even with the checks off (`--no-checks`): memory errors, and
+    /// `OpUnreachable`, after which the invocation cannot go on.
+    pub fn always_reported(&self) -> bool {
+        self.is_memory_error() || *self == Finding::Unreachable
     }
 
     /// The finding's kind, as `--allow` names it.
@@ -98,6 +107,7 @@ impl Finding {
             Finding::Image(i) if i.is_memory_error() => Kind::OutOfBounds,
             Finding::Image(_) => Kind::Image,
             Finding::Domain(_) => Kind::Domain,
+            Finding::Unreachable => Kind::Unreachable,
         }
     }
 }
@@ -144,6 +154,10 @@ impl fmt::Display for Finding {
             Finding::Race(r) => write!(f, "{r}"),
             Finding::Uninit(u) => write!(f, "{u}"),
             Finding::Domain(d) => write!(f, "{d}"),
+            Finding::Unreachable => write!(
+                f,
+                "OpUnreachable executed (behavior is undefined); the invocation ends"
+            ),
             Finding::IndexOutOfRange { index, count } => write!(
                 f,
                 "dynamic index {index} of a {count}-component vector is out of range (behavior undefined)"

@@ -1,7 +1,8 @@
 //! The sanitizer's findings, provoked and absent: every `tests/amber/sanitizer/NAME.bad.amber`
 //! names in its header (`# expect: KIND ...`) the kind it must be reported for, under every
 //! subgroup size and thread count tried (`# expect: KIND warning ...`: reported as a warning,
-//! and the script passes), and its corrected twin `NAME.ok.amber` must pass with no finding. `--allow KIND` and `--no-checks` silence the bad one; `--max-findings` bounds
+//! and the script passes; `# expect: KIND always ...`: reported even with `--no-checks`), and
+//! its corrected twin `NAME.ok.amber` must pass with no finding. `--allow KIND` and `--no-checks` silence the bad one; `--max-findings` bounds
 //! the findings listed one by one but not their count.
 
 use std::path::{Path, PathBuf};
@@ -97,6 +98,10 @@ fn each_finding_is_provoked_and_absent_in_its_twin() {
 #[test]
 fn allow_and_no_checks_silence_a_kind() {
     for (bad, kind, _, _) in pairs() {
+        let text = std::fs::read_to_string(&bad).expect("readable");
+        let always = text
+            .lines()
+            .any(|l| l.starts_with(&format!("# expect: {kind} always")));
         // A workgroup race also reads memory no invocation wrote yet, depending on the order.
         let allow = format!("{kind},uninit");
         let (status, kinds, _) = run(&bad, &["--allow", &allow, "--subgroup-size", "64"]);
@@ -106,8 +111,13 @@ fn allow_and_no_checks_silence_a_kind() {
             bad.display()
         );
         let (status, kinds, _) = run(&bad, &["--no-checks"]);
-        assert_eq!(status, "Pass", "{}", bad.display());
-        assert!(kinds.is_empty(), "{}: {kinds:?}", bad.display());
+        if always {
+            assert_eq!(status, "Fail", "{}", bad.display());
+            assert_eq!(kinds, vec![kind.clone()], "{}", bad.display());
+        } else {
+            assert_eq!(status, "Pass", "{}", bad.display());
+            assert!(kinds.is_empty(), "{}: {kinds:?}", bad.display());
+        }
     }
     let (status, _, json) = run(&dir().join("race_workgroup.ok.amber"), &["--allow", "nope"]);
     assert_eq!(status, "Error");
@@ -184,4 +194,21 @@ fn warnings_do_not_fail_the_run() {
         "{text}"
     );
     assert!(text.contains("PASS"), "{text}");
+}
+
+/// With `OpLine` and the source in `OpSource` (glslang `-g`), a finding is shown at its GLSL
+/// file, line and column, with the line's text; `--json` gives the place as `source`.
+#[test]
+fn findings_show_the_glsl_source_line() {
+    let script = dir().join("division_source_line.bad.amber");
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(&script)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("  --> div.comp:6:3"), "{text}");
+    assert!(text.contains("   6 | o[i] = 12u / o[i];"), "{text}");
+    let (_, _, json) = run(&script, &[]);
+    assert_eq!(json["report"]["findings"][0]["source"], "div.comp:6:3");
 }

@@ -35,11 +35,13 @@ pub enum Kind {
     Image,
     /// A GLSL.std.450 instruction outside its domain (a warning).
     Domain,
+    /// `OpUnreachable` executed.
+    Unreachable,
 }
 
 impl Kind {
     /// Every kind, in the README's order.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 15] = [
         Kind::OutOfBounds,
         Kind::BadPointer,
         Kind::Division,
@@ -54,6 +56,7 @@ impl Kind {
         Kind::Descriptor,
         Kind::Image,
         Kind::Domain,
+        Kind::Unreachable,
     ];
 
     /// The name `--allow` takes.
@@ -73,6 +76,7 @@ impl Kind {
             Kind::Descriptor => "descriptor",
             Kind::Image => "image",
             Kind::Domain => "domain",
+            Kind::Unreachable => "unreachable",
         }
     }
 

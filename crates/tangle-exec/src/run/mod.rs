@@ -761,7 +761,7 @@ impl Workgroup {
     /// `loc`, unless the run's options turn its kind off.
     fn record(&mut self, s: &Shared<'_>, loc: u32, local: u32, f: Finding) {
         let kind = f.kind();
-        if (!s.options.checks && !f.is_memory_error()) || s.options.allow.contains(kind) {
+        if (!s.options.checks && !f.always_reported()) || s.options.allow.contains(kind) {
             return;
         }
         let d = Diagnostic {
@@ -1169,14 +1169,16 @@ impl Workgroup {
                     }
                     caller.op += 1;
                 }
+                // Fragment-only: the validator refuses it in a compute shader.
                 Terminator::Kill => return Ok(()),
                 Terminator::Unreachable => {
-                    let place = self.place(s, first + t.mask.trailing_zeros());
-                    return Err(Trap::Unreachable {
-                        at: prog.location(block.term_loc),
-                        invocation: place.global_id(),
+                    // Reported for each invocation, which then ends: nothing defines what
+                    // it would do next.
+                    for l in bits_of(t.mask, n) {
+                        self.found.push((l, Finding::Unreachable));
                     }
-                    .into());
+                    self.report(s, first, block.term_loc);
+                    return Ok(());
                 }
             }
             // Keep running while no other tangle may go first.
