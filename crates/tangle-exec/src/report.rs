@@ -63,8 +63,24 @@ pub enum Finding {
         /// The vector's components.
         count: u32,
     },
+    /// An access chain's dynamic index outside the array, vector or matrix it walks
+    /// ([`crate::check::index`]).
+    ChainIndexOutOfRange {
+        /// The index (signed when its type is).
+        index: i64,
+        /// The elements there are.
+        count: u32,
+    },
     /// A GLSL.std.450 instruction outside its domain ([`crate::check::domain`]).
     Domain(crate::check::domain::DomainFinding),
+    /// An operation decorated NoSignedWrap (`signed`) or NoUnsignedWrap wrapped: "the result is
+    /// a poison value" (operands `a`, `b` of width `bits`; a negation is 0 - b).
+    Wrap {
+        signed: bool,
+        bits: u32,
+        a: u64,
+        b: u64,
+    },
     /// `OpUnreachable` executed ("Behavior is undefined if this instruction is executed"); the
     /// invocation ends.
     Unreachable,
@@ -101,13 +117,14 @@ impl Finding {
             Finding::Barrier(_) => Kind::Barrier,
             Finding::Race(_) => Kind::Race,
             Finding::Uninit(_) => Kind::Uninit,
-            Finding::IndexOutOfRange { .. } => Kind::Index,
+            Finding::IndexOutOfRange { .. } | Finding::ChainIndexOutOfRange { .. } => Kind::Index,
             Finding::UnboundDescriptor { .. } => Kind::Descriptor,
             // Texels outside the image are out-of-bounds accesses like a buffer's.
             Finding::Image(i) if i.is_memory_error() => Kind::OutOfBounds,
             Finding::Image(_) => Kind::Image,
             Finding::Domain(_) => Kind::Domain,
             Finding::Unreachable => Kind::Unreachable,
+            Finding::Wrap { .. } => Kind::Wrap,
         }
     }
 }
@@ -154,6 +171,22 @@ impl fmt::Display for Finding {
             Finding::Race(r) => write!(f, "{r}"),
             Finding::Uninit(u) => write!(f, "{u}"),
             Finding::Domain(d) => write!(f, "{d}"),
+            Finding::Wrap { signed, bits, a, b } => {
+                let (x, y, which) = if *signed {
+                    let s = |v| crate::semantics::sign_extend(*bits, v).to_string();
+                    (s(*a), s(*b), "NoSignedWrap")
+                } else {
+                    (a.to_string(), b.to_string(), "NoUnsignedWrap")
+                };
+                write!(
+                    f,
+                    "{bits}-bit operation on {x} and {y} wraps, but is decorated {which} (the result is a poison value)"
+                )
+            }
+            Finding::ChainIndexOutOfRange { index, count } => write!(
+                f,
+                "access chain index {index} is outside the {count} elements it indexes (behavior undefined)"
+            ),
             Finding::Unreachable => write!(
                 f,
                 "OpUnreachable executed (behavior is undefined); the invocation ends"

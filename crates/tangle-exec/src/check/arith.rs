@@ -1,8 +1,8 @@
-//! Sanitizer checks of integer arithmetic: division by zero, signed division overflow and
-//! oversized shifts (and, through [`crate::check::domain`], GLSL.std.450 domains). Lowering emits a check op before an operation only where the second
+//! Sanitizer checks of integer arithmetic: division by zero, signed division overflow,
+//! oversized shifts, wraparound of NoSignedWrap/NoUnsignedWrap operations (and, through [`crate::check::domain`], GLSL.std.450 domains). Lowering emits a check op before an operation only where the second
 //! operand is not a constant that makes it defined ([`crate::lower::arith`]).
 
-use crate::program::Op;
+use crate::program::{IntBin, Op};
 use crate::report::Finding;
 use crate::run::access::LaneFinding;
 use crate::run::alu::{bits_of, rd};
@@ -32,6 +32,37 @@ pub fn exec_check(
                 let s = rd(regs, n, shift, l);
                 if int::shift_is_undefined(bits, s) {
                     found.push((l, Finding::ShiftTooLarge { shift: s, bits }));
+                }
+            }
+        }
+        Op::CheckWrap {
+            op: o,
+            bits,
+            a,
+            b,
+            signed,
+            unsigned,
+        } => {
+            for l in bits_of(mask, n) {
+                let (x, y) = (rd(regs, n, a, l), rd(regs, n, b, l));
+                let w = match o {
+                    IntBin::Add => int::iadd_wraps(bits, x, y),
+                    IntBin::Sub => int::isub_wraps(bits, x, y),
+                    IntBin::Mul => int::imul_wraps(bits, x, y),
+                    IntBin::ShiftLeft => int::shift_left_logical_wraps(bits, x, y),
+                    _ => int::Wraps::default(),
+                };
+                let (ws, wu) = (signed && w.signed, unsigned && w.unsigned);
+                if ws || wu {
+                    found.push((
+                        l,
+                        Finding::Wrap {
+                            signed: ws,
+                            bits,
+                            a: x,
+                            b: y,
+                        },
+                    ));
                 }
             }
         }

@@ -37,11 +37,13 @@ pub enum Kind {
     Domain,
     /// `OpUnreachable` executed.
     Unreachable,
+    /// A NoSignedWrap/NoUnsignedWrap operation that wrapped.
+    Wrap,
 }
 
 impl Kind {
     /// Every kind, in the README's order.
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 16] = [
         Kind::OutOfBounds,
         Kind::BadPointer,
         Kind::Division,
@@ -57,6 +59,7 @@ impl Kind {
         Kind::Image,
         Kind::Domain,
         Kind::Unreachable,
+        Kind::Wrap,
     ];
 
     /// The name `--allow` takes.
@@ -77,6 +80,7 @@ impl Kind {
             Kind::Image => "image",
             Kind::Domain => "domain",
             Kind::Unreachable => "unreachable",
+            Kind::Wrap => "wrap",
         }
     }
 

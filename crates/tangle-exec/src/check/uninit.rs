@@ -357,6 +357,7 @@ pub fn step(
         Op::CheckDivision { .. }
         | Op::CheckShift { .. }
         | Op::CheckDomain { .. }
+        | Op::CheckWrap { .. }
         | Op::ControlBarrier { .. }
         | Op::SubgroupBarrier { .. } => {}
         Op::Undef { .. } | Op::UndefMemory { .. } => {}

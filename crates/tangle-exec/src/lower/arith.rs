@@ -151,6 +151,7 @@ impl<'m> Lowerer<'m> {
             let bits = self.scalar_of(d)?.bits;
             let n = self.slots_of(d);
             self.check_int_bin(out, o, bits, a, b, n);
+            self.check_wrap(inst, out, o, bits, (a.slot, b.slot), n)?;
             self.each(out, n, |i| Op::IntBin {
                 op: o,
                 bits,
@@ -237,6 +238,13 @@ impl<'m> Lowerer<'m> {
                     _ => IntUn::Not,
                 };
                 let n = self.slots_of(d);
+                if op == S::SNegate {
+                    // A negation wraps exactly when 0 - a does.
+                    let zero = self.constant(0)?;
+                    for i in 0..n {
+                        self.check_wrap(inst, out, IntBin::Sub, bits, (zero, a.slot + i), 1)?;
+                    }
+                }
                 self.each(out, n, |i| Op::IntUn {
                     op: o,
                     bits,
@@ -588,6 +596,51 @@ impl<'m> Lowerer<'m> {
             S::Undef => {}
             S::ExtInst => self.ext_inst(inst, out)?,
             _ => return Err(self.unsupported(inst.name())),
+        }
+        Ok(())
+    }
+
+    /// Emits the no-wrap check of an integer operation decorated NoSignedWrap or NoUnsignedWrap
+    /// (SPV_KHR_no_integer_wrap_decoration, SPIR-V 1.4: "If the operation's result would wrap,
+    /// the result is a poison value"), on slots `a + i`, `b + i` (a constant 0 `a` stays).
+    fn check_wrap(
+        &mut self,
+        inst: &Instruction,
+        out: &mut Out,
+        o: IntBin,
+        bits: u32,
+        (a, b): (Slot, Slot),
+        n: u32,
+    ) -> Result<(), ExecError> {
+        let Some(id) = inst.result_id else {
+            return Ok(());
+        };
+        let signed = self
+            .decoration(id, spirv::Decoration::NoSignedWrap)
+            .is_some();
+        let unsigned = self
+            .decoration(id, spirv::Decoration::NoUnsignedWrap)
+            .is_some();
+        if !(signed || unsigned)
+            || !matches!(
+                o,
+                IntBin::Add | IntBin::Sub | IntBin::Mul | IntBin::ShiftLeft
+            )
+        {
+            return Ok(());
+        }
+        let zero = self.constant(0)?;
+        for i in 0..n {
+            let a = if a == zero { a } else { a + i };
+            let check = Op::CheckWrap {
+                op: o,
+                bits,
+                a,
+                b: b + i,
+                signed,
+                unsigned,
+            };
+            self.emit(out, check);
         }
         Ok(())
     }

@@ -357,11 +357,11 @@ impl<'m> Lowerer<'m> {
                 .and_then(|t| self.decoration(t, spirv::Decoration::ArrayStride))
                 .and_then(|p| p.first().copied())
                 .unwrap_or(self.program.ty(ty).size);
-            self.index_step(element, stride, &mut steps)?;
+            self.index_step(element, stride, 0, &mut steps)?;
         }
         for idx in indices {
             let id = idx.id();
-            let (next, stride) = match self.program.ty(ty).ty.clone() {
+            let (next, stride, count) = match self.program.ty(ty).ty.clone() {
                 Type::Struct { members } => {
                     let v = self.value(id)?;
                     let m = self
@@ -374,15 +374,26 @@ impl<'m> Lowerer<'m> {
                     ty = t;
                     continue;
                 }
-                Type::Array { elem, stride, .. } | Type::RuntimeArray { elem, stride } => {
-                    (elem, u64::from(stride))
-                }
-                Type::Vector { elem, stride, .. } => (elem, u64::from(stride)),
-                Type::CoopMatrix { elem, .. } => (elem, self.program.ty(elem).size),
-                Type::Matrix { column, stride, .. } => (column, u64::from(stride)),
+                Type::Array {
+                    elem,
+                    stride,
+                    count,
+                } => (elem, u64::from(stride), count),
+                Type::RuntimeArray { elem, stride } => (elem, u64::from(stride), 0),
+                Type::Vector {
+                    elem,
+                    stride,
+                    count,
+                } => (elem, u64::from(stride), count),
+                Type::CoopMatrix { elem, .. } => (elem, self.program.ty(elem).size, 0),
+                Type::Matrix {
+                    column,
+                    stride,
+                    count,
+                } => (column, u64::from(stride), count),
                 _ => return Err(self.malformed("access chain indexes into a scalar")),
             };
-            self.index_step(id, stride, &mut steps)?;
+            self.index_step(id, stride, count, &mut steps)?;
             ty = next;
         }
         // Merge adjacent constant steps.
@@ -422,11 +433,13 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
-    /// One array-like index step: constant indices fold to a byte offset.
+    /// One array-like index step into `count` elements (0: unbounded): constant indices fold
+    /// to a byte offset.
     fn index_step(
         &mut self,
         id: Option<u32>,
         stride: u64,
+        count: u32,
         steps: &mut Vec<Step>,
     ) -> Result<(), ExecError> {
         let v: Value = self.value(id)?;
@@ -443,6 +456,7 @@ impl<'m> Lowerer<'m> {
                 bits: s.bits,
                 signed: s.signed,
                 stride,
+                count,
             }),
         }
         Ok(())

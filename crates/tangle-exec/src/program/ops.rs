@@ -144,12 +144,15 @@ pub enum AtomicOp {
 pub enum Step {
     /// A constant byte offset.
     Const(u64),
-    /// `index × stride` bytes, the index read from a slot as a `bits`-wide integer.
+    /// `index × stride` bytes, the index read from a slot as a `bits`-wide integer; `count`
+    /// is the length of the array, vector or matrix it indexes (0: unbounded, a runtime array
+    /// or a pointer's element), which the sanitizer checks it against ([`crate::check::index`]).
     Dyn {
         index: Slot,
         bits: u32,
         signed: bool,
         stride: u64,
+        count: u32,
     },
 }
 
@@ -374,6 +377,17 @@ pub enum Op {
     },
     /// Sanitizer: flags the lanes whose shift amount is not below `bits`.
     CheckShift { bits: u32, shift: Slot },
+    /// Sanitizer: flags the lanes where `op` (Add, Sub, Mul, ShiftLeft; OpSNegate as 0 - b)
+    /// wraps although decorated NoSignedWrap (`signed`) or NoUnsignedWrap (`unsigned`)
+    /// ([`crate::check::arith`]).
+    CheckWrap {
+        op: IntBin,
+        bits: u32,
+        a: Slot,
+        b: Slot,
+        signed: bool,
+        unsigned: bool,
+    },
     /// Sanitizer: flags the lanes whose operands of GLSL.std.450 instruction `inst` lie outside
     /// its domain (a warning, [`crate::check::domain`]).
     CheckDomain {

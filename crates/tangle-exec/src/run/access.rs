@@ -312,6 +312,7 @@ pub fn exec_memory(
                             bits,
                             signed,
                             stride,
+                            ..
                         } => {
                             let i = rd(regs, n, index, l) & mask_of(bits);
                             let i = if signed {

@@ -844,7 +844,10 @@ impl Workgroup {
                     // reports (they find nothing else).
                     if matches!(
                         op,
-                        Op::CheckDivision { .. } | Op::CheckShift { .. } | Op::CheckDomain { .. }
+                        Op::CheckDivision { .. }
+                            | Op::CheckShift { .. }
+                            | Op::CheckDomain { .. }
+                            | Op::CheckWrap { .. }
                     ) && !s.options.checks
                     {
                         continue;
