@@ -81,6 +81,9 @@ pub enum Finding {
         a: u64,
         b: u64,
     },
+    /// `OpSRem`/`OpSMod` with a negative operand: Vulkan leaves the result undefined (a
+    /// warning).
+    NegativeRemainder { a: i64, b: i64 },
     /// `OpUnreachable` executed ("Behavior is undefined if this instruction is executed"); the
     /// invocation ends.
     Unreachable,
@@ -125,6 +128,7 @@ impl Finding {
             Finding::Domain(_) => Kind::Domain,
             Finding::Unreachable => Kind::Unreachable,
             Finding::Wrap { .. } => Kind::Wrap,
+            Finding::NegativeRemainder { .. } => Kind::Remainder,
         }
     }
 }
@@ -186,6 +190,10 @@ impl fmt::Display for Finding {
             Finding::ChainIndexOutOfRange { index, count } => write!(
                 f,
                 "access chain index {index} is outside the {count} elements it indexes (behavior undefined)"
+            ),
+            Finding::NegativeRemainder { a, b } => write!(
+                f,
+                "signed remainder of {a} by {b}: Vulkan leaves OpSRem/OpSMod undefined when an operand is negative"
             ),
             Finding::Unreachable => write!(
                 f,

@@ -35,6 +35,16 @@ pub fn exec_check(
                 }
             }
         }
+        Op::CheckRemainderSign { bits, a, b } => {
+            for l in bits_of(mask, n) {
+                let x = crate::semantics::sign_extend(bits, rd(regs, n, a, l));
+                let y = crate::semantics::sign_extend(bits, rd(regs, n, b, l));
+                // A zero divisor is the division check's finding.
+                if (x < 0 || y < 0) && y != 0 {
+                    found.push((l, Finding::NegativeRemainder { a: x, b: y }));
+                }
+            }
+        }
         Op::CheckWrap {
             op: o,
             bits,

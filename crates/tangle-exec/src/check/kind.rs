@@ -39,11 +39,13 @@ pub enum Kind {
     Unreachable,
     /// A NoSignedWrap/NoUnsignedWrap operation that wrapped.
     Wrap,
+    /// `OpSRem`/`OpSMod` with a negative operand (a warning).
+    Remainder,
 }
 
 impl Kind {
     /// Every kind, in the README's order.
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 17] = [
         Kind::OutOfBounds,
         Kind::BadPointer,
         Kind::Division,
@@ -60,6 +62,7 @@ impl Kind {
         Kind::Domain,
         Kind::Unreachable,
         Kind::Wrap,
+        Kind::Remainder,
     ];
 
     /// The name `--allow` takes.
@@ -81,6 +84,7 @@ impl Kind {
             Kind::Domain => "domain",
             Kind::Unreachable => "unreachable",
             Kind::Wrap => "wrap",
+            Kind::Remainder => "negative-remainder",
         }
     }
 
@@ -93,7 +97,7 @@ impl Kind {
     /// them (a value the spec leaves undefined that most shaders tolerate, such as the NaN of
     /// `sqrt(-1)`).
     pub fn is_warning(self) -> bool {
-        self == Kind::Domain
+        matches!(self, Kind::Domain | Kind::Remainder)
     }
 
     fn bit(self) -> u32 {

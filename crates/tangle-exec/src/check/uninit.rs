@@ -358,6 +358,7 @@ pub fn step(
         | Op::CheckShift { .. }
         | Op::CheckDomain { .. }
         | Op::CheckWrap { .. }
+        | Op::CheckRemainderSign { .. }
         | Op::ControlBarrier { .. }
         | Op::SubgroupBarrier { .. } => {}
         Op::Undef { .. } | Op::UndefMemory { .. } => {}

@@ -660,6 +660,21 @@ impl<'m> Lowerer<'m> {
         for i in 0..n {
             let bs = b.slot + i;
             let c = self.const_value(bs);
+            if matches!(o, IntBin::SRem | IntBin::SMod) {
+                // Vulkan, "Precision and Operation of SPIR-V Instructions": "For the OpSRem
+                // and OpSMod instructions, if either operand is negative the result is
+                // undefined."
+                let negative =
+                    |v: Option<u64>| v.is_none_or(|v| crate::semantics::sign_extend(bits, v) < 0);
+                if negative(self.const_value(a.slot + i)) || negative(c) {
+                    let check = Op::CheckRemainderSign {
+                        bits,
+                        a: a.slot + i,
+                        b: bs,
+                    };
+                    self.emit(out, check);
+                }
+            }
             if division {
                 let fine =
                     c.is_some_and(|c| c != 0 && (!signed || c != crate::semantics::mask(bits)));

@@ -377,6 +377,9 @@ pub enum Op {
     },
     /// Sanitizer: flags the lanes whose shift amount is not below `bits`.
     CheckShift { bits: u32, shift: Slot },
+    /// Sanitizer: flags the lanes where an `OpSRem`/`OpSMod` has a negative operand (a
+    /// warning, [`crate::check::arith`]).
+    CheckRemainderSign { bits: u32, a: Slot, b: Slot },
     /// Sanitizer: flags the lanes where `op` (Add, Sub, Mul, ShiftLeft; OpSNegate as 0 - b)
     /// wraps although decorated NoSignedWrap (`signed`) or NoUnsignedWrap (`unsigned`)
     /// ([`crate::check::arith`]).

@@ -848,6 +848,7 @@ impl Workgroup {
                             | Op::CheckShift { .. }
                             | Op::CheckDomain { .. }
                             | Op::CheckWrap { .. }
+                            | Op::CheckRemainderSign { .. }
                     ) && !s.options.checks
                     {
                         continue;
