@@ -82,8 +82,11 @@ pub struct JobOutput {
     pub bindings: Vec<Vec<u8>>,
     /// Undefined behaviour found during the run, one cause per string; any makes the script fail.
     pub undefined_behaviour: Vec<String>,
-    /// The same findings in machine form (its `line` is the runner's to fill in).
+    /// The same findings in machine form, warnings included (its `line` is the runner's to
+    /// fill in).
     pub findings: Vec<crate::report::UbSummary>,
+    /// Warnings found during the run, one cause per string; they do not fail the script.
+    pub warnings: Vec<String>,
     /// Other remarks worth printing (policies chosen, statistics); they do not fail the script.
     pub notes: Vec<String>,
     /// How long the dispatch itself took (for a driver: submission to completion, without

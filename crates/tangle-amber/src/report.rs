@@ -66,6 +66,8 @@ pub struct UbSummary {
     pub line: u32,
     /// The kind, as `--allow` names it (`race`, `uninit`, `barrier`, ...).
     pub kind: String,
+    /// `error` (the run fails) or `warning` (reported only, as for `domain`).
+    pub severity: String,
     /// The first finding, in words.
     pub message: String,
     /// The instruction (`%12 = OpLoad`).
@@ -105,8 +107,12 @@ pub struct RunReport {
     /// Undefined behaviour the backend found, with the script line of the `RUN`: one text per
     /// cause.
     pub undefined_behaviour: Vec<String>,
-    /// The same findings in machine form, one per cause (empty for a backend that gives none).
+    /// The same findings in machine form, one per cause (empty for a backend that gives none),
+    /// warnings included.
     pub findings: Vec<UbSummary>,
+    /// Findings that are warnings (a value the spec leaves undefined that most shaders
+    /// tolerate), with the script line of the `RUN`: one text per cause; they do not fail it.
+    pub warnings: Vec<String>,
     /// Other backend remarks.
     pub notes: Vec<String>,
 }
@@ -122,6 +128,7 @@ impl RunReport {
             runs: 0,
             undefined_behaviour: Vec::new(),
             findings: Vec::new(),
+            warnings: Vec::new(),
             notes: Vec::new(),
         }
     }

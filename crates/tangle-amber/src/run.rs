@@ -398,6 +398,7 @@ impl Runner<'_, '_> {
         }
         self.report.runs += 1;
         self.report.notes.extend(output.notes);
+        self.report.warnings.extend(output.warnings);
         self.report
             .findings
             .extend(output.findings.into_iter().map(|mut f| {

@@ -244,6 +244,11 @@ pub struct RunOptions {
     /// programs where the grouping is unobservable, falling back to the reference path on
     /// anything it would report. Off (`--reference`) runs the reference path alone.
     pub wide: bool,
+    /// The most accesses the race check logs per workgroup between two barriers, and keeps
+    /// for the check between workgroups (default [`crate::check::race::RaceLog::LIMIT`]):
+    /// memory stays bounded; past it the check is cut short, and [`Report::race_cut_short`]
+    /// says where.
+    pub race_log_limit: usize,
 }
 
 impl Default for RunOptions {
@@ -261,6 +266,7 @@ impl Default for RunOptions {
             allow: crate::check::kind::KindSet::default(),
             max_findings: Report::MAX_DIAGNOSTICS,
             wide: true,
+            race_log_limit: crate::check::race::RaceLog::LIMIT,
         }
     }
 }

@@ -125,9 +125,6 @@ pub enum Trap {
         needed: u64,
         what: String,
     },
-    /// `OpUnreachable` was executed.
-    #[error("{at} executed by invocation {invocation:?}")]
-    Unreachable { at: InstRef, invocation: [u32; 3] },
 }
 
 /// Shorthand for building [`ExecError::Unsupported`].

@@ -63,6 +63,30 @@ pub enum Finding {
         /// The vector's components.
         count: u32,
     },
+    /// An access chain's dynamic index outside the array, vector or matrix it walks
+    /// ([`crate::check::index`]).
+    ChainIndexOutOfRange {
+        /// The index (signed when its type is).
+        index: i64,
+        /// The elements there are.
+        count: u32,
+    },
+    /// A GLSL.std.450 instruction outside its domain ([`crate::check::domain`]).
+    Domain(crate::check::domain::DomainFinding),
+    /// An operation decorated NoSignedWrap (`signed`) or NoUnsignedWrap wrapped: "the result is
+    /// a poison value" (operands `a`, `b` of width `bits`; a negation is 0 - b).
+    Wrap {
+        signed: bool,
+        bits: u32,
+        a: u64,
+        b: u64,
+    },
+    /// `OpSRem`/`OpSMod` with a negative operand: Vulkan leaves the result undefined (a
+    /// warning).
+    NegativeRemainder { a: i64, b: i64 },
+    /// `OpUnreachable` executed ("Behavior is undefined if this instruction is executed"); the
+    /// invocation ends.
+    Unreachable,
 }
 
 impl Finding {
@@ -75,6 +99,12 @@ impl Finding {
                 | Finding::BadPointer { .. }
                 | Finding::UnboundDescriptor { .. }
         ) || matches!(self, Finding::Image(i) if i.is_memory_error())
+    }
+
+    /// Whether it is reported even with the checks off (`--no-checks`): memory errors, and
+    /// `OpUnreachable`, after which the invocation cannot go on.
+    pub fn always_reported(&self) -> bool {
+        self.is_memory_error() || *self == Finding::Unreachable
     }
 
     /// The finding's kind, as `--allow` names it.
@@ -90,11 +120,15 @@ impl Finding {
             Finding::Barrier(_) => Kind::Barrier,
             Finding::Race(_) => Kind::Race,
             Finding::Uninit(_) => Kind::Uninit,
-            Finding::IndexOutOfRange { .. } => Kind::Index,
+            Finding::IndexOutOfRange { .. } | Finding::ChainIndexOutOfRange { .. } => Kind::Index,
             Finding::UnboundDescriptor { .. } => Kind::Descriptor,
             // Texels outside the image are out-of-bounds accesses like a buffer's.
             Finding::Image(i) if i.is_memory_error() => Kind::OutOfBounds,
             Finding::Image(_) => Kind::Image,
+            Finding::Domain(_) => Kind::Domain,
+            Finding::Unreachable => Kind::Unreachable,
+            Finding::Wrap { .. } => Kind::Wrap,
+            Finding::NegativeRemainder { .. } => Kind::Remainder,
         }
     }
 }
@@ -140,6 +174,31 @@ impl fmt::Display for Finding {
             Finding::Barrier(b) => write!(f, "{b}"),
             Finding::Race(r) => write!(f, "{r}"),
             Finding::Uninit(u) => write!(f, "{u}"),
+            Finding::Domain(d) => write!(f, "{d}"),
+            Finding::Wrap { signed, bits, a, b } => {
+                let (x, y, which) = if *signed {
+                    let s = |v| crate::semantics::sign_extend(*bits, v).to_string();
+                    (s(*a), s(*b), "NoSignedWrap")
+                } else {
+                    (a.to_string(), b.to_string(), "NoUnsignedWrap")
+                };
+                write!(
+                    f,
+                    "{bits}-bit operation on {x} and {y} wraps, but is decorated {which} (the result is a poison value)"
+                )
+            }
+            Finding::ChainIndexOutOfRange { index, count } => write!(
+                f,
+                "access chain index {index} is outside the {count} elements it indexes (behavior undefined)"
+            ),
+            Finding::NegativeRemainder { a, b } => write!(
+                f,
+                "signed remainder of {a} by {b}: Vulkan leaves OpSRem/OpSMod undefined when an operand is negative"
+            ),
+            Finding::Unreachable => write!(
+                f,
+                "OpUnreachable executed (behavior is undefined); the invocation ends"
+            ),
             Finding::IndexOutOfRange { index, count } => write!(
                 f,
                 "dynamic index {index} of a {count}-component vector is out of range (behavior undefined)"
@@ -207,6 +266,36 @@ impl Stats {
     }
 }
 
+/// Where the race check was cut short: its log was full, so races may be missed from there on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RaceCutShort {
+    /// The earliest workgroup (by number) whose accesses were not all kept.
+    pub workgroup: [u32; 3],
+    /// The first access not kept; `None` when the check between workgroups dropped the
+    /// workgroup's accesses as a whole.
+    pub at: Option<InstRef>,
+    /// The limit reached.
+    pub limit: usize,
+}
+
+impl fmt::Display for RaceCutShort {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [x, y, z] = self.workgroup;
+        match &self.at {
+            Some(at) => write!(
+                f,
+                "the race check was cut short: its bookkeeping (accesses between two barriers, release sequences) passed {} entries in workgroup ({x}, {y}, {z}) at {at}; races from there on may be missed",
+                self.limit
+            ),
+            None => write!(
+                f,
+                "the race check between workgroups was cut short: more than {} runs of accesses in all; the accesses of workgroup ({x}, {y}, {z}) (and maybe later ones) were not checked against other workgroups",
+                self.limit
+            ),
+        }
+    }
+}
+
 /// The outcome of a dispatch that ran to the end.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Report {
@@ -219,6 +308,9 @@ pub struct Report {
     pub summaries: Vec<Summary>,
     /// Counters.
     pub stats: Stats,
+    /// Set when the race check could not keep every access
+    /// ([`crate::RunOptions::race_log_limit`]): races after that point may be missed.
+    pub race_cut_short: Option<RaceCutShort>,
     /// The tangle events, when [`crate::RunOptions::trace`] asked for them.
     pub trace: Option<crate::trace::Trace>,
 }

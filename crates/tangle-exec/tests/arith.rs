@@ -93,7 +93,20 @@ fn check_ints(ty: &str, bits: u32, signed: bool) {
         [(n / 64) as u32, 1, 1],
     );
     let (out, report) = run_glsl(&int_shader(ty, bits), &job);
-    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    // Signed `%` of negative values is only warned about (Vulkan leaves it undefined; SPIR-V
+    // defines the value this test checks); anything else found is a failure.
+    let errors: Vec<_> = report
+        .diagnostics
+        .iter()
+        .filter(|d| !d.finding.kind().is_warning())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    if signed {
+        assert!(report
+            .diagnostics
+            .iter()
+            .any(|d| matches!(d.finding, tangle_exec::Finding::NegativeRemainder { .. })));
+    }
     let r = unpack(&out[2]);
     let wrap = |v: i128| (v as u64) & mask;
     for i in 0..n {

@@ -85,3 +85,57 @@ fn spec_constant_ops_fold_the_wrapped_instruction() {
     let chosen = if a < b { sum } else { a << 4 };
     assert_eq!(to_u32s(&out[0]), vec![sum, a << 4, b, chosen]);
 }
+
+/// An `OpUndef` passed by value to a function, compared there and returned: the branch on the
+/// result names the `OpUndef` as the origin (origins survive parameters and returned values),
+/// and the same call with a constant is clean.
+#[test]
+fn undefined_values_keep_their_origin_through_calls() {
+    let src = |arg: &str| {
+        format!(
+            r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main"
+               OpExecutionMode %main LocalSize 8 1 1
+       %void = OpTypeVoid
+       %uint = OpTypeInt 32 0
+       %bool = OpTypeBool
+         %fn = OpTypeFunction %void
+        %fnu = OpTypeFunction %bool %uint
+      %undef = OpUndef %uint
+         %c3 = OpConstant %uint 3
+          %f = OpFunction %bool None %fnu
+          %p = OpFunctionParameter %uint
+          %l = OpLabel
+          %r = OpUGreaterThan %bool %p %c3
+               OpReturnValue %r
+               OpFunctionEnd
+       %main = OpFunction %void None %fn
+          %e = OpLabel
+          %b = OpFunctionCall %bool %f {arg}
+               OpSelectionMerge %m None
+               OpBranchConditional %b %t %m
+          %t = OpLabel
+               OpBranch %m
+          %m = OpLabel
+               OpReturn
+               OpFunctionEnd
+"#
+        )
+    };
+    let job = Job::new(vec![], [1, 1, 1]);
+    let (_, report) = run_module(&assemble(&src("%undef")), &job);
+    assert_eq!(report.diagnostics.len(), 8, "{:?}", report.diagnostics);
+    for d in &report.diagnostics {
+        match &d.finding {
+            tangle_exec::Finding::Uninit(u) => {
+                assert_eq!(u.used_as, "a branch condition");
+                assert_eq!(u.origin.name, "OpUndef");
+            }
+            f => panic!("{f:?}"),
+        }
+    }
+    let (_, report) = run_module(&assemble(&src("%c3")), &job);
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+}

@@ -138,6 +138,7 @@ impl Backend for VulkanBackend {
             debug_paths: Vec::new(),
             // A driver reports no undefined behaviour.
             findings: Vec::new(),
+            warnings: Vec::new(),
         })
     }
 }

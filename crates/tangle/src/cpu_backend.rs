@@ -450,9 +450,14 @@ impl Backend for CpuBackend {
         let module = (!report.summaries.is_empty())
             .then(|| Module::from_words(&job.spirv).ok())
             .flatten();
-        let undefined_behaviour = report
-            .summaries
-            .iter()
+        let (warnings, errors): (Vec<_>, Vec<_>) =
+            report.summaries.iter().partition(|s| s.kind.is_warning());
+        let undefined_behaviour = errors
+            .into_iter()
+            .map(|s| crate::findings::render(s, module.as_ref()))
+            .collect();
+        let warnings = warnings
+            .into_iter()
             .map(|s| crate::findings::render(s, module.as_ref()))
             .collect();
         let findings = report
@@ -461,6 +466,9 @@ impl Backend for CpuBackend {
             .map(|s| crate::findings::machine(s, &report.diagnostics))
             .collect();
         let mut notes = Vec::new();
+        if let Some(cut) = &report.race_cut_short {
+            notes.push(cut.to_string());
+        }
         if report.stats.dropped_diagnostics > 0 {
             notes.push(format!(
                 "{} findings were counted but not kept one by one (--max-findings)",
@@ -471,6 +479,7 @@ impl Backend for CpuBackend {
             bindings,
             undefined_behaviour,
             findings,
+            warnings,
             notes,
             dispatch_time,
             debug_paths,

@@ -9,8 +9,9 @@
 //! Components are compared with the buffer's element types: integers exactly; floats equal
 //! when both are NaN, within the script's `TOLERANCE` for that buffer (its first `EXPECT` that
 //! gives one), or else within [`ULP_BOUND`] units in the last place of their own precision.
-//! A difference in a `RUN` where the CPU executor found undefined behaviour is *explained*
-//! (the executor records findings per dispatch, not per value, so the whole dispatch is).
+//! A difference in a `RUN` where the CPU executor found undefined behaviour (an error or a
+//! warning) is *explained* (the executor records findings per dispatch, not per value, so the
+//! whole dispatch is).
 
 use tangle_amber::backend::{RequiredSize, Requirement};
 use tangle_amber::layout::ElementLayout;
@@ -261,7 +262,13 @@ impl Backend for DiffBackend<'_> {
         };
         let cpu = self.cpu.run_compute(&cpu_job)?;
         let device = self.device.run_compute(job)?;
-        let ub = cpu.undefined_behaviour.first().cloned();
+        // A warning (a value the spec leaves undefined, such as sqrt(-1)) explains a difference
+        // as well as an error does.
+        let ub = cpu
+            .undefined_behaviour
+            .first()
+            .or(cpu.warnings.first())
+            .cloned();
         for (i, (c, d)) in cpu.bindings.iter().zip(&device.bindings).enumerate() {
             self.compare(job, i, c, d, ub.as_deref());
         }
@@ -307,6 +314,7 @@ mod tests {
                 dispatch_time: None,
                 debug_paths: Vec::new(),
                 findings: Vec::new(),
+                warnings: Vec::new(),
             })
         }
     }

@@ -97,7 +97,7 @@ pub fn render(s: &Summary, module: Option<&Module>) -> String {
     let Some(first) = s.first() else {
         return String::new();
     };
-    let mut out = format!("error[{}]: {}\n", s.kind, first.finding);
+    let mut out = format!("{}[{}]: {}\n", severity(s.kind), s.kind, first.finding);
     out.push_str(&format!("  --> {}\n", place(&first.at)));
     if let Some(line) = shown_line(&first.at, module) {
         out.push_str(&format!("   {line}\n"));
@@ -119,6 +119,15 @@ pub fn render(s: &Summary, module: Option<&Module>) -> String {
         ));
     }
     out.trim_end().to_string()
+}
+
+/// `warning` for a kind that does not fail the run, else `error`.
+pub fn severity(kind: tangle_exec::check::kind::Kind) -> &'static str {
+    if kind.is_warning() {
+        "warning"
+    } else {
+        "error"
+    }
 }
 
 /// One cause in machine form, with the findings the run kept one by one (`diagnostics`, the
@@ -143,6 +152,7 @@ pub fn machine(s: &Summary, diagnostics: &[Diagnostic]) -> UbSummary {
     UbSummary {
         line: 0,
         kind: s.kind.to_string(),
+        severity: severity(s.kind).to_string(),
         message: first.finding.to_string(),
         instruction: match at.result_id {
             Some(id) => format!("%{id} = {}", at.name),

@@ -1,7 +1,8 @@
 //! The sanitizer's findings, provoked and absent: every `tests/amber/sanitizer/NAME.bad.amber`
 //! names in its header (`# expect: KIND ...`) the kind it must be reported for, under every
-//! subgroup size and thread count tried, and its corrected twin `NAME.ok.amber` must pass with
-//! no finding. `--allow KIND` and `--no-checks` silence the bad one; `--max-findings` bounds
+//! subgroup size and thread count tried (`# expect: KIND warning ...`: reported as a warning,
+//! and the script passes; `# expect: KIND always ...`: reported even with `--no-checks`), and
+//! its corrected twin `NAME.ok.amber` must pass with no finding. `--allow KIND` and `--no-checks` silence the bad one; `--max-findings` bounds
 //! the findings listed one by one but not their count.
 
 use std::path::{Path, PathBuf};
@@ -36,8 +37,8 @@ fn run(script: &Path, args: &[&str]) -> (String, Vec<String>, serde_json::Value)
     (status, kinds, json)
 }
 
-/// The pairs: (bad script, its expected kind, the corrected twin).
-fn pairs() -> Vec<(PathBuf, String, PathBuf)> {
+/// The pairs: (bad script, its expected kind, whether a warning, the corrected twin).
+fn pairs() -> Vec<(PathBuf, String, bool, PathBuf)> {
     let mut bad: Vec<PathBuf> = std::fs::read_dir(dir())
         .expect("tests/amber/sanitizer")
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -48,15 +49,17 @@ fn pairs() -> Vec<(PathBuf, String, PathBuf)> {
     bad.into_iter()
         .map(|b| {
             let text = std::fs::read_to_string(&b).expect("readable");
-            let kind = text
+            let header: Vec<&str> = text
                 .lines()
                 .find_map(|l| l.strip_prefix("# expect: "))
-                .and_then(|l| l.split_whitespace().next())
                 .expect("an expect header")
-                .to_string();
+                .split_whitespace()
+                .collect();
+            let kind = header.first().expect("a kind").to_string();
+            let warning = header.get(1) == Some(&"warning");
             let ok = PathBuf::from(b.to_string_lossy().replace(".bad.amber", ".ok.amber"));
             assert!(ok.exists(), "{} has no twin", b.display());
-            (b, kind, ok)
+            (b, kind, warning, ok)
         })
         .collect()
 }
@@ -64,12 +67,22 @@ fn pairs() -> Vec<(PathBuf, String, PathBuf)> {
 #[test]
 fn each_finding_is_provoked_and_absent_in_its_twin() {
     let mut wrong = Vec::new();
-    for (bad, kind, ok) in pairs() {
+    for (bad, kind, warning, ok) in pairs() {
         for sg in ["4", "32", "64"] {
             for threads in ["1", "3"] {
                 let args = ["--subgroup-size", sg, "--threads", threads];
-                let (status, kinds, _) = run(&bad, &args);
-                if status != "Fail" || !kinds.contains(&kind) {
+                let (status, kinds, json) = run(&bad, &args);
+                // A warning is listed with its severity and does not fail the run.
+                let (verdict, severity) = if warning {
+                    ("Pass", "warning")
+                } else {
+                    ("Fail", "error")
+                };
+                let severities_right = json["report"]["findings"].as_array().is_some_and(|a| {
+                    a.iter()
+                        .all(|f| f["kind"] != kind.as_str() || f["severity"] == severity)
+                });
+                if status != verdict || !kinds.contains(&kind) || !severities_right {
                     wrong.push(format!("{} {args:?}: {status} {kinds:?}", bad.display()));
                 }
                 let (status, kinds, _) = run(&ok, &args);
@@ -84,7 +97,11 @@ fn each_finding_is_provoked_and_absent_in_its_twin() {
 
 #[test]
 fn allow_and_no_checks_silence_a_kind() {
-    for (bad, kind, _) in pairs() {
+    for (bad, kind, _, _) in pairs() {
+        let text = std::fs::read_to_string(&bad).expect("readable");
+        let always = text
+            .lines()
+            .any(|l| l.starts_with(&format!("# expect: {kind} always")));
         // A workgroup race also reads memory no invocation wrote yet, depending on the order.
         let allow = format!("{kind},uninit");
         let (status, kinds, _) = run(&bad, &["--allow", &allow, "--subgroup-size", "64"]);
@@ -93,8 +110,14 @@ fn allow_and_no_checks_silence_a_kind() {
             "{}: {status} {kinds:?}",
             bad.display()
         );
-        let (status, _, _) = run(&bad, &["--no-checks"]);
-        assert_eq!(status, "Pass", "{}", bad.display());
+        let (status, kinds, _) = run(&bad, &["--no-checks"]);
+        if always {
+            assert_eq!(status, "Fail", "{}", bad.display());
+            assert_eq!(kinds, vec![kind.clone()], "{}", bad.display());
+        } else {
+            assert_eq!(status, "Pass", "{}", bad.display());
+            assert!(kinds.is_empty(), "{}: {kinds:?}", bad.display());
+        }
     }
     let (status, _, json) = run(&dir().join("race_workgroup.ok.amber"), &["--allow", "nope"]);
     assert_eq!(status, "Error");
@@ -138,4 +161,54 @@ fn one_diagnostic_per_cause_with_its_count() {
     );
     assert!(text.contains("64 times"), "{text}");
     assert!(text.contains("OpLoad"), "{text}");
+}
+
+/// A warning is printed and listed but leaves the verdict and the exit code alone.
+#[test]
+fn warnings_do_not_fail_the_run() {
+    let script = dir().join("domain.bad.amber");
+    let (status, _, json) = run(&script, &["--subgroup-size", "32"]);
+    assert_eq!(status, "Pass");
+    assert_eq!(
+        json["report"]["undefined_behaviour"]
+            .as_array()
+            .map(Vec::len),
+        Some(0)
+    );
+    let warnings = json["report"]["warnings"].as_array().map_or(0, Vec::len);
+    assert_eq!(warnings, 7, "{}", json["report"]["warnings"]);
+    let sqrt = &json["report"]["findings"][0];
+    assert_eq!(sqrt["kind"], "domain");
+    assert_eq!(sqrt["severity"], "warning");
+    // x[i] - 1.5 < 0 for x[i] = i / 64 < 1.5: invocations 0..=95.
+    assert_eq!(sqrt["count"], 96);
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(&script)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("warning[domain]: GLSL.std.450 Sqrt(-1.5)"),
+        "{text}"
+    );
+    assert!(text.contains("PASS"), "{text}");
+}
+
+/// With `OpLine` and the source in `OpSource` (glslang `-g`), a finding is shown at its GLSL
+/// file, line and column, with the line's text; `--json` gives the place as `source`.
+#[test]
+fn findings_show_the_glsl_source_line() {
+    let script = dir().join("division_source_line.bad.amber");
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(&script)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("  --> div.comp:6:3"), "{text}");
+    assert!(text.contains("   6 | o[i] = 12u / o[i];"), "{text}");
+    let (_, _, json) = run(&script, &[]);
+    assert_eq!(json["report"]["findings"][0]["source"], "div.comp:6:3");
 }

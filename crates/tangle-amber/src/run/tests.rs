@@ -61,6 +61,7 @@ impl Backend for Doubler {
             bindings,
             undefined_behaviour: self.ub.clone(),
             findings: Vec::new(),
+            warnings: Vec::new(),
             notes: vec!["fake".into()],
             dispatch_time: None,
             debug_paths: Vec::new(),

@@ -1,9 +1,14 @@
-//! Dynamic vector indices out of range.
+//! Dynamic indices out of range: of a vector (`OpVectorExtractDynamic`), and of an array,
+//! vector or matrix an access chain walks.
 //!
 //! # Spec
 //! SPIR-V `OpVectorExtractDynamic`/`OpVectorInsertDynamic`: "Behavior is undefined if Index's
 //! value is less than zero or greater than or equal to the number of components in Vector."
 //! The executor reads 0 / writes nothing there ([`crate::run::alu`]); this check reports it.
+//! An access chain's index outside its array addresses memory outside the object the shader
+//! named (a neighbouring variable or member, which a memory bounds check cannot tell from a
+//! legal access): undefined in Vulkan without robustness features, and reported here whether
+//! or not the address stays inside the memory region.
 
 use crate::program::Op;
 use crate::report::Finding;
@@ -14,6 +19,34 @@ use crate::semantics::mask;
 /// Reports the lanes in `lanes` whose dynamic vector index is out of range, for the ops that
 /// take one.
 pub fn check(op: &Op, regs: &[u64], n: usize, lanes: u128, found: &mut Vec<LaneFinding>) {
+    if let Op::AccessChain { steps, .. } = op {
+        for s in steps.iter() {
+            if let crate::program::Step::Dyn {
+                index,
+                bits,
+                signed,
+                count,
+                ..
+            } = *s
+            {
+                if count == 0 {
+                    continue;
+                }
+                for l in bits_of(lanes, n) {
+                    let raw = rd(regs, n, index, l) & mask(bits);
+                    let i = if signed {
+                        crate::semantics::sign_extend(bits, raw)
+                    } else {
+                        i64::try_from(raw).unwrap_or(i64::MAX)
+                    };
+                    if i < 0 || i >= i64::from(count) {
+                        found.push((l, Finding::ChainIndexOutOfRange { index: i, count }));
+                    }
+                }
+            }
+        }
+        return;
+    }
     let (count, index, bits) = match *op {
         Op::ExtractDynamic {
             count,

@@ -33,11 +33,19 @@ pub enum Kind {
     /// An image instruction's undefined case other than out-of-bounds texels (a value the
     /// format cannot hold, an atomic on a format without atomics).
     Image,
+    /// A GLSL.std.450 instruction outside its domain (a warning).
+    Domain,
+    /// `OpUnreachable` executed.
+    Unreachable,
+    /// A NoSignedWrap/NoUnsignedWrap operation that wrapped.
+    Wrap,
+    /// `OpSRem`/`OpSMod` with a negative operand (a warning).
+    Remainder,
 }
 
 impl Kind {
     /// Every kind, in the README's order.
-    pub const ALL: [Kind; 13] = [
+    pub const ALL: [Kind; 17] = [
         Kind::OutOfBounds,
         Kind::BadPointer,
         Kind::Division,
@@ -51,6 +59,10 @@ impl Kind {
         Kind::Index,
         Kind::Descriptor,
         Kind::Image,
+        Kind::Domain,
+        Kind::Unreachable,
+        Kind::Wrap,
+        Kind::Remainder,
     ];
 
     /// The name `--allow` takes.
@@ -69,12 +81,23 @@ impl Kind {
             Kind::Index => "index",
             Kind::Descriptor => "descriptor",
             Kind::Image => "image",
+            Kind::Domain => "domain",
+            Kind::Unreachable => "unreachable",
+            Kind::Wrap => "wrap",
+            Kind::Remainder => "negative-remainder",
         }
     }
 
     /// The kind `--allow` names `name`.
     pub fn by_name(name: &str) -> Option<Kind> {
         Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Whether findings of this kind are warnings: reported, but the run does not fail for
+    /// them (a value the spec leaves undefined that most shaders tolerate, such as the NaN of
+    /// `sqrt(-1)`).
+    pub fn is_warning(self) -> bool {
+        matches!(self, Kind::Domain | Kind::Remainder)
     }
 
     fn bit(self) -> u32 {

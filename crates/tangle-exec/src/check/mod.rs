@@ -7,10 +7,12 @@
 pub mod arith;
 pub mod barrier;
 pub mod coopmat;
+pub mod domain;
 pub mod dot;
 pub mod group;
 pub mod index;
 pub mod kind;
 pub mod race;
 pub mod summary;
+pub mod sync;
 pub mod uninit;

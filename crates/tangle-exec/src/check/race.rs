@@ -10,8 +10,8 @@
 //! Workgroup execution scope orders the accesses of every invocation before it with those after
 //! it, for the storage classes its semantics (or an `OpMemoryBarrier` just before it) name:
 //! WorkgroupMemory for Workgroup variables, UniformMemory for storage buffers. Between
-//! workgroups of one dispatch nothing orders plain accesses (synchronising through atomics with
-//! acquire/release semantics across workgroups is not modelled, so such shaders are reported).
+//! workgroups of one dispatch, plain accesses are ordered only by release/acquire atomics
+//! ([`crate::check::sync`]).
 //!
 //! # Algorithm (bounded, deterministic)
 //! Every access to Workgroup memory or a buffer is logged as a byte range with its invocation,
@@ -26,7 +26,9 @@
 //! findings are bounded ([`RaceLog::LIMIT`], `--max-findings`); past a bound, races may go
 //! unreported but none is invented.
 
+use super::sync::{self, SyncState};
 use std::fmt;
+use std::sync::{Arc, Mutex};
 
 /// A read.
 pub const READ: u8 = 1;
@@ -52,6 +54,11 @@ pub struct Access {
     pub loc: u32,
     /// Subgroup-scope barriers its subgroup had passed (subgroup index in the high bits).
     pub sg_epoch: u64,
+    /// Barriers ordering buffer memory its workgroup had passed ([`crate::check::sync`]).
+    pub phase: u32,
+    /// Releases and acquires its invocation had done before it ([`sync::COLLAPSED`]: none in
+    /// its workgroup's phase, so they do not matter).
+    pub ev: u32,
 }
 
 impl Access {
@@ -72,15 +79,15 @@ pub struct Race {
     pub other: Access,
 }
 
-/// Whether two overlapping accesses race. Across workgroups, any two of different workgroups;
-/// within one, two of different invocations not ordered by a subgroup barrier of their
-/// subgroup.
-fn conflict(a: &Access, b: &Access, across: bool) -> bool {
+/// Whether two overlapping accesses race. Across workgroups (`across` holds the release/acquire
+/// edges), any two of different workgroups no edge orders; within one, two of different
+/// invocations not ordered by a subgroup barrier of their subgroup.
+fn conflict(a: &Access, b: &Access, across: Option<&SyncState>) -> bool {
     if !(a.write() || b.write()) || (a.atomic() && b.atomic()) {
         return false;
     }
-    if across {
-        return a.wg != b.wg;
+    if let Some(edges) = across {
+        return a.wg != b.wg && (edges.is_empty() || !edges.ordered(a, b));
     }
     let same_subgroup = a.sg_epoch >> 32 == b.sg_epoch >> 32;
     a.inv != b.inv && !(same_subgroup && a.sg_epoch != b.sg_epoch)
@@ -88,7 +95,7 @@ fn conflict(a: &Access, b: &Access, across: bool) -> bool {
 
 /// Sweeps `log` (sorted here) and reports each access that races with an earlier overlapping
 /// one, at most `cap` in all.
-pub fn sweep(log: &mut [Access], across: bool, cap: usize, out: &mut Vec<Race>) {
+pub fn sweep(log: &mut [Access], across: Option<&SyncState>, cap: usize, out: &mut Vec<Race>) {
     log.sort_unstable();
     let mut writes: Vec<Access> = Vec::new();
     let mut reads: Vec<Access> = Vec::new();
@@ -123,23 +130,40 @@ pub fn sweep(log: &mut [Access], across: bool, cap: usize, out: &mut Vec<Race>) 
     }
 }
 
+/// What a run keeps apart: its class and its place among releases and acquires (the
+/// invocation only where that place depends on it).
+fn run_key(a: &Access) -> (u8, u32, u32, u32) {
+    let inv = if a.ev == sync::COLLAPSED { 0 } else { a.inv };
+    (a.class, a.phase, a.ev, inv)
+}
+
 /// Merges a workgroup's buffer accesses into runs of contiguous or overlapping bytes per class
-/// (each keeps its first access's invocation and instruction): what the check across
-/// workgroups needs.
+/// and place among releases and acquires (each keeps its first access's invocation and
+/// instruction): what the check across workgroups needs.
 pub fn merge_runs(log: &mut Vec<Access>) {
-    log.sort_unstable_by_key(|a| (a.class, a.start, a.end, a.inv, a.loc));
+    log.sort_unstable_by_key(|a| (run_key(a), a.start, a.end, a.inv, a.loc));
     let mut out: Vec<Access> = Vec::with_capacity(log.len());
     for a in log.drain(..) {
         match out.last_mut() {
-            Some(l) if l.class == a.class && a.start <= l.end => l.end = l.end.max(a.end),
+            Some(l) if run_key(l) == run_key(&a) && a.start <= l.end => l.end = l.end.max(a.end),
             _ => out.push(Access { sg_epoch: 0, ..a }),
         }
     }
     *log = out;
 }
 
+/// Where the race check was cut short: the first access it could not keep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CutShort {
+    /// Workgroup number.
+    pub wg: u64,
+    /// The instruction's location index; `None` when the check between workgroups dropped
+    /// the workgroup's accesses as a whole.
+    pub loc: Option<u32>,
+}
+
 /// The accesses of one workgroup being run.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct RaceLog {
     /// Whether accesses are logged (checks on, races not allowed).
     pub on: bool,
@@ -157,12 +181,44 @@ pub struct RaceLog {
     pub storage: Vec<Access>,
     /// This workgroup's buffer accesses as runs ([`merge_runs`]).
     pub runs: Vec<Access>,
-    /// Set when a log reached [`RaceLog::LIMIT`] and accesses were dropped.
-    pub truncated: bool,
+    /// The most accesses a log holds ([`RaceLog::LIMIT`] unless the run's options say less).
+    pub limit: usize,
+    /// The first access dropped because a log was full, in the workgroup being run.
+    pub truncated: Option<CutShort>,
+    /// Barriers ordering buffer memory passed in the workgroup being run.
+    pub phase: u32,
+    /// Whether an invocation released or acquired in the current phase, and in the workgroup.
+    pub synced: (bool, bool),
+    /// Releases and acquires done so far, by `LocalInvocationIndex`.
+    pub events: Vec<u32>,
+    /// The dispatch's release sequences ([`crate::check::sync`]).
+    pub sync: Option<Arc<Mutex<SyncState>>>,
+}
+
+impl Default for RaceLog {
+    fn default() -> Self {
+        RaceLog {
+            on: false,
+            loc: 0,
+            first: 0,
+            sg_epoch: 0,
+            wg: 0,
+            shared: Vec::new(),
+            storage: Vec::new(),
+            runs: Vec::new(),
+            limit: RaceLog::LIMIT,
+            truncated: None,
+            phase: 0,
+            synced: (false, false),
+            events: Vec::new(),
+            sync: None,
+        }
+    }
 }
 
 impl RaceLog {
-    /// The most accesses a log holds; past it, accesses are dropped (races may be missed).
+    /// The most accesses a log holds by default; past it, accesses are dropped (races may be
+    /// missed, and the report says so).
     pub const LIMIT: usize = 1 << 22;
 
     /// Logs an access of `len` bytes at pointer `ptr` by `lane` of the running subgroup.
@@ -173,21 +229,29 @@ impl RaceLog {
             r if r >= crate::run::memory::FIRST_BUFFER => &mut self.storage,
             _ => return,
         };
+        let inv = self.first + lane as u32;
         let a = Access {
             start: ptr,
             end: ptr.saturating_add(len),
             wg: self.wg,
-            inv: self.first + lane as u32,
+            inv,
             class,
             loc: self.loc,
             sg_epoch: self.sg_epoch,
+            phase: self.phase,
+            ev: self.events.get(inv as usize).copied().unwrap_or(0),
         };
         // A loop repeating the same access adds nothing.
         if log.last() == Some(&a) {
             return;
         }
-        if log.len() >= Self::LIMIT {
-            self.truncated = true;
+        if log.len() >= self.limit {
+            if self.truncated.is_none() {
+                self.truncated = Some(CutShort {
+                    wg: self.wg,
+                    loc: Some(self.loc),
+                });
+            }
             return;
         }
         log.push(a);
@@ -196,13 +260,81 @@ impl RaceLog {
     /// At a workgroup barrier (`storage`: it orders buffer accesses too) or the end of the
     /// workgroup: checks the accesses it orders and forgets them.
     pub fn barrier(&mut self, storage: bool, cap: usize, out: &mut Vec<Race>) {
-        sweep(&mut self.shared, false, cap, out);
+        sweep(&mut self.shared, None, cap, out);
         self.shared.clear();
         if storage {
-            sweep(&mut self.storage, false, cap, out);
+            sweep(&mut self.storage, None, cap, out);
+            // Without a release or acquire in this phase, an access is placed by its phase
+            // alone; without any so far, every earlier phase is before all later events.
+            if !self.synced.0 {
+                self.storage.iter_mut().for_each(|a| a.ev = sync::COLLAPSED);
+            }
             self.runs.append(&mut self.storage);
+            if !self.synced.1 {
+                self.runs.iter_mut().for_each(|a| a.phase = 0);
+            }
             merge_runs(&mut self.runs);
+            self.phase += 1;
+            self.synced.0 = false;
         }
+    }
+
+    /// Runs atomic `op` (`f`, returning the old value) by `lane` at `ptr`, with the release
+    /// sequences' bookkeeping under the dispatch's lock when it is on buffer memory.
+    /// `sync_flags` are the op's [`sync`] flags, `c` its comparator.
+    pub fn atomic(
+        &mut self,
+        lane: usize,
+        ptr: u64,
+        op: crate::program::AtomicOp,
+        sync_flags: u8,
+        c: u64,
+        f: impl FnOnce() -> u64,
+    ) -> u64 {
+        use crate::program::AtomicOp;
+        let (region, _) = crate::run::memory::split_pointer(ptr);
+        let Some(state) = self
+            .sync
+            .as_ref()
+            .filter(|_| region >= crate::run::memory::FIRST_BUFFER)
+        else {
+            return f();
+        };
+        let inv = self.first + lane as u32;
+        let ev = self.events.get(inv as usize).copied().unwrap_or(0);
+        let at = sync::Pos {
+            wg: self.wg,
+            inv,
+            phase: self.phase,
+            ev,
+        };
+        let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+        let old = f();
+        let wrote = match op {
+            AtomicOp::Load => false,
+            AtomicOp::CompareExchange => old == c,
+            _ => true,
+        };
+        let rmw = !matches!(op, AtomicOp::Load | AtomicOp::Store);
+        let release = wrote && sync_flags & sync::RELEASE != 0;
+        let acquire_flag = if op == AtomicOp::CompareExchange && !wrote {
+            sync::ACQUIRE_UNEQUAL
+        } else {
+            sync::ACQUIRE
+        };
+        let acquire = op != AtomicOp::Store && sync_flags & acquire_flag != 0;
+        st.atomic(ptr, at, self.loc, (wrote, rmw), (release, acquire));
+        drop(st);
+        if release || acquire {
+            if self.events.len() <= inv as usize {
+                self.events.resize(inv as usize + 1, 0);
+            }
+            if let Some(e) = self.events.get_mut(inv as usize) {
+                *e += 1;
+            }
+            self.synced = (true, true);
+        }
+        old
     }
 
     /// Starts workgroup `wg`.
@@ -211,6 +343,10 @@ impl RaceLog {
         self.shared.clear();
         self.storage.clear();
         self.runs.clear();
+        self.truncated = None;
+        self.phase = 0;
+        self.synced = (false, false);
+        self.events.clear();
     }
 }
 
@@ -237,14 +373,14 @@ impl fmt::Display for RaceFinding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let verb = |w: bool| if w { "write" } else { "read" };
         let [x, y, z] = self.other_invocation;
-        let scope = if self.across_workgroups {
-            " of another workgroup"
+        let (scope, order) = if self.across_workgroups {
+            (" of another workgroup", "a release and an acquire atomic")
         } else {
-            ""
+            ("", "a barrier")
         };
         write!(
             f,
-            "data race on {} bytes {}..{}: this {} and a {} by invocation ({x}, {y}, {z}){scope} at {} are not ordered by a barrier",
+            "data race on {} bytes {}..{}: this {} and a {} by invocation ({x}, {y}, {z}){scope} at {} are not ordered by {order}",
             self.region,
             self.bytes.0,
             self.bytes.1,
@@ -268,6 +404,8 @@ mod tests {
             class,
             loc: 0,
             sg_epoch: 0,
+            phase: 0,
+            ev: 0,
         }
     }
 
@@ -292,14 +430,14 @@ mod tests {
             let racy_reference = log.iter().enumerate().any(|(i, x)| {
                 log.iter()
                     .skip(i + 1)
-                    .any(|y| x.start < y.end && y.start < x.end && conflict(x, y, false))
+                    .any(|y| x.start < y.end && y.start < x.end && conflict(x, y, None))
             });
             let mut out = Vec::new();
-            sweep(&mut log, false, usize::MAX, &mut out);
+            sweep(&mut log, None, usize::MAX, &mut out);
             assert_eq!(!out.is_empty(), racy_reference, "{log:?}");
             for r in &out {
                 assert!(r.this.start < r.other.end && r.other.start < r.this.end);
-                assert!(conflict(&r.this, &r.other, false));
+                assert!(conflict(&r.this, &r.other, None));
             }
         }
     }
@@ -315,10 +453,10 @@ mod tests {
             a(16, 4, 0, READ),
             a(16, 4, 1, READ),
         ];
-        sweep(&mut log, false, 10, &mut out);
+        sweep(&mut log, None, 10, &mut out);
         assert!(out.is_empty(), "{out:?}");
         let mut log = vec![a(0, 4, 0, WRITE), a(2, 4, 1, READ)];
-        sweep(&mut log, false, 10, &mut out);
+        sweep(&mut log, None, 10, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].this.inv, 1);
     }

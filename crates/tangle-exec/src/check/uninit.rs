@@ -15,6 +15,12 @@
 //! initializer (held in registers), and by `OpUndef`; ops carry them from operands to results
 //! ([`step`]), and a use listed above is a finding naming the origin. Nothing is tracked while
 //! no slot is poisoned, so a clean run pays one flag test per op.
+//!
+//! Variables kept in invocation memory (`Private` ones, `Function` ones whose address is taken)
+//! have an origin per byte and lane ([`step_memory`]): they start undefined without an
+//! initializer, a store gives its bytes the stored value's origins and a load gives them back,
+//! so an undefined value survives a trip through memory (and, as registers are copied with
+//! their origins, through a call's parameters).
 
 use crate::program::{Op, Program, Slot, Step};
 use std::fmt;
@@ -89,15 +95,40 @@ pub type Use = (usize, u32, &'static str);
 pub struct Poison {
     origins: Vec<u32>,
     live: usize,
+    /// The origin of each byte of the subgroup's invocation memory (lane after lane, like the
+    /// memory); empty when not tracked.
+    memory: Vec<u32>,
+    memory_live: usize,
+    lane_bytes: u64,
 }
+
+/// The most bytes of invocation memory a subgroup tracks origins for (4 bytes each); past it,
+/// memory-held variables are not tracked (uses through them go unreported, never invented).
+const MEMORY_LIMIT: u64 = 1 << 22;
 
 impl Poison {
     /// Origins for `len` register values, all defined; empty (the check off) for 0.
     pub fn new(len: usize) -> Self {
         Poison {
             origins: vec![0; len],
-            live: 0,
+            ..Poison::default()
         }
+    }
+
+    /// Also tracks the invocation memory of `lanes` lanes of `lane_bytes` bytes each (when the
+    /// check is on and it is not too large).
+    pub fn with_memory(mut self, lanes: usize, lane_bytes: u64) -> Self {
+        let total = (lanes as u64).saturating_mul(lane_bytes);
+        if self.on() && total <= MEMORY_LIMIT {
+            self.memory = vec![0; total as usize];
+            self.lane_bytes = lane_bytes;
+        }
+        self
+    }
+
+    /// Whether some byte of invocation memory holds an undefined value.
+    pub fn memory_any(&self) -> bool {
+        self.memory_live > 0
     }
 
     /// Whether the check is on for this subgroup.
@@ -114,6 +145,43 @@ impl Poison {
     pub fn clear(&mut self) {
         self.origins.fill(0);
         self.live = 0;
+        self.memory.fill(0);
+        self.memory_live = 0;
+    }
+
+    /// Sets the origin of bytes `[off, off + len)` of `lane`'s invocation memory.
+    pub fn mem_set(&mut self, lane: usize, off: u64, len: u64, o: u32) {
+        let base = (lane as u64).saturating_mul(self.lane_bytes);
+        if off.saturating_add(len) > self.lane_bytes {
+            return;
+        }
+        for b in base + off..base + off + len {
+            if let Some(p) = self.memory.get_mut(b as usize) {
+                self.memory_live = self.memory_live + usize::from(o != 0) - usize::from(*p != 0);
+                *p = o;
+            }
+        }
+    }
+
+    /// The first origin among bytes `[off, off + len)` of `lane`'s invocation memory (0: all
+    /// defined).
+    pub fn mem_origin(&self, lane: usize, off: u64, len: u64) -> u32 {
+        if self.memory_live == 0 || off.saturating_add(len) > self.lane_bytes {
+            return 0;
+        }
+        let base = (lane as u64).saturating_mul(self.lane_bytes);
+        (base + off..base + off + len)
+            .filter_map(|b| self.memory.get(b as usize))
+            .copied()
+            .find(|&o| o != 0)
+            .unwrap_or(0)
+    }
+
+    /// Marks every byte of the invocation memory of the lanes in `mask` defined.
+    fn mem_forget(&mut self, n: usize, mask: u128) {
+        for l in (0..n).filter(|l| mask & (1 << l) != 0) {
+            self.mem_set(l, 0, self.lane_bytes, 0);
+        }
     }
 }
 
@@ -288,9 +356,12 @@ pub fn step(
         }
         Op::CheckDivision { .. }
         | Op::CheckShift { .. }
+        | Op::CheckDomain { .. }
+        | Op::CheckWrap { .. }
+        | Op::CheckRemainderSign { .. }
         | Op::ControlBarrier { .. }
         | Op::SubgroupBarrier { .. } => {}
-        Op::Undef { .. } => {}
+        Op::Undef { .. } | Op::UndefMemory { .. } => {}
         Op::Group(g) => {
             sink(
                 poison,
@@ -310,6 +381,72 @@ pub fn step(
         | Op::Image(_) => return false,
     }
     true
+}
+
+/// Carries origins through invocation memory for `op` (after it ran, and after [`step`]) for the
+/// lanes in `mask`: `pointer(slot, lane)` is a lane's pointer operand, `loc` the op's location.
+/// Stores give bytes the stored value's origins, loads give them back; ops it does not model
+/// that may write invocation memory make those lanes' bytes defined (never a false finding).
+pub fn step_memory(
+    p: &Program,
+    op: &Op,
+    poison: &mut Poison,
+    n: usize,
+    mask: u128,
+    pointer: &dyn Fn(Slot, usize) -> u64,
+    loc: u32,
+) {
+    use crate::run::memory::{split_pointer, REGION_INVOCATION};
+    if poison.memory.is_empty() {
+        return;
+    }
+    let lanes = || (0..n).filter(move |l| mask & (1 << l) != 0);
+    let mine = |ptr: Slot, l: usize| match split_pointer(pointer(ptr, l)) {
+        (REGION_INVOCATION, off) => Some(off),
+        _ => None,
+    };
+    match op {
+        Op::UndefMemory { ptr, bytes } => {
+            for l in lanes() {
+                if let Some(off) = mine(*ptr, l) {
+                    poison.mem_set(l, off, *bytes, loc + 1);
+                }
+            }
+        }
+        Op::Store { ptr, src, ty } if poison.memory_any() || poison.any() => {
+            for l in lanes() {
+                let Some(off) = mine(*ptr, l) else { continue };
+                for (i, leaf) in p.leaves_of(*ty).iter().enumerate() {
+                    let o = origin(poison, n, src + i as u32, l);
+                    poison.mem_set(l, off + leaf.offset, u64::from(leaf.bytes), o);
+                }
+            }
+        }
+        Op::Load { dst, ptr, ty } if poison.memory_any() => {
+            for l in lanes() {
+                let Some(off) = mine(*ptr, l) else { continue };
+                for (i, leaf) in p.leaves_of(*ty).iter().enumerate() {
+                    let o = poison.mem_origin(l, off + leaf.offset, u64::from(leaf.bytes));
+                    if o != 0 {
+                        set(poison, n, dst + i as u32, l, o);
+                    }
+                }
+            }
+        }
+        Op::CopyMemory { dst, src, size } if poison.memory_any() => {
+            for l in lanes() {
+                let Some(to) = mine(*dst, l) else { continue };
+                for b in 0..*size {
+                    let o = mine(*src, l).map_or(0, |from| poison.mem_origin(l, from + b, 1));
+                    poison.mem_set(l, to + b, 1, o);
+                }
+            }
+        }
+        Op::Atomic { .. } | Op::Coopmat(_) | Op::Image(_) if poison.memory_any() => {
+            poison.mem_forget(n, mask);
+        }
+        _ => {}
+    }
 }
 
 /// For the lanes in `mask`: every `dst` slot gets the first origin among the `src` slots (none:
@@ -399,6 +536,40 @@ mod tests {
         assert_eq!(uses, vec![(2, 7, "x")]);
         assert_eq!(origin(&poison, n, 3, 2), 0);
         assert!(!poison.any());
+    }
+
+    /// Stores give memory their value's origins, loads give them back, byte by byte and lane
+    /// by lane; a defined store over part of an undefined value leaves the rest undefined.
+    #[test]
+    fn origins_survive_invocation_memory() {
+        use crate::run::memory::{make_pointer, REGION_INVOCATION};
+        let n = 2;
+        let p = Program::default();
+        let mut poison = Poison::new(4 * n).with_memory(n, 16);
+        poison.mem_set(1, 0, 8, 9);
+        assert!(poison.memory_any());
+        assert_eq!(poison.mem_origin(1, 4, 4), 9);
+        assert_eq!(poison.mem_origin(0, 0, 8), 0, "lane 0 untouched");
+        poison.mem_set(1, 0, 4, 0);
+        assert_eq!(poison.mem_origin(1, 0, 4), 0);
+        assert_eq!(poison.mem_origin(1, 0, 8), 9, "bytes 4..8 still undefined");
+        // Past the lane's bytes: ignored, never a panic.
+        poison.mem_set(1, 14, 8, 3);
+        assert_eq!(poison.mem_origin(1, 14, 8), 0);
+        // An op it does not model that may write memory forgets the lane's origins.
+        let atomic = Op::Atomic {
+            op: crate::program::AtomicOp::IAdd,
+            bits: 32,
+            float: false,
+            sync: 0,
+            dst: 0,
+            ptr: 1,
+            value: 2,
+            comparator: 3,
+        };
+        let ptr = make_pointer(REGION_INVOCATION, 0);
+        step_memory(&p, &atomic, &mut poison, n, 0b10, &|_, _| ptr, 0);
+        assert!(!poison.memory_any());
     }
 
     #[test]

@@ -151,6 +151,7 @@ impl<'m> Lowerer<'m> {
             let bits = self.scalar_of(d)?.bits;
             let n = self.slots_of(d);
             self.check_int_bin(out, o, bits, a, b, n);
+            self.check_wrap(inst, out, o, bits, (a.slot, b.slot), n)?;
             self.each(out, n, |i| Op::IntBin {
                 op: o,
                 bits,
@@ -237,6 +238,13 @@ impl<'m> Lowerer<'m> {
                     _ => IntUn::Not,
                 };
                 let n = self.slots_of(d);
+                if op == S::SNegate {
+                    // A negation wraps exactly when 0 - a does.
+                    let zero = self.constant(0)?;
+                    for i in 0..n {
+                        self.check_wrap(inst, out, IntBin::Sub, bits, (zero, a.slot + i), 1)?;
+                    }
+                }
                 self.each(out, n, |i| Op::IntUn {
                     op: o,
                     bits,
@@ -592,6 +600,51 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
+    /// Emits the no-wrap check of an integer operation decorated NoSignedWrap or NoUnsignedWrap
+    /// (SPV_KHR_no_integer_wrap_decoration, SPIR-V 1.4: "If the operation's result would wrap,
+    /// the result is a poison value"), on slots `a + i`, `b + i` (a constant 0 `a` stays).
+    fn check_wrap(
+        &mut self,
+        inst: &Instruction,
+        out: &mut Out,
+        o: IntBin,
+        bits: u32,
+        (a, b): (Slot, Slot),
+        n: u32,
+    ) -> Result<(), ExecError> {
+        let Some(id) = inst.result_id else {
+            return Ok(());
+        };
+        let signed = self
+            .decoration(id, spirv::Decoration::NoSignedWrap)
+            .is_some();
+        let unsigned = self
+            .decoration(id, spirv::Decoration::NoUnsignedWrap)
+            .is_some();
+        if !(signed || unsigned)
+            || !matches!(
+                o,
+                IntBin::Add | IntBin::Sub | IntBin::Mul | IntBin::ShiftLeft
+            )
+        {
+            return Ok(());
+        }
+        let zero = self.constant(0)?;
+        for i in 0..n {
+            let a = if a == zero { a } else { a + i };
+            let check = Op::CheckWrap {
+                op: o,
+                bits,
+                a,
+                b: b + i,
+                signed,
+                unsigned,
+            };
+            self.emit(out, check);
+        }
+        Ok(())
+    }
+
     /// Emits the sanitizer checks an integer operation needs: none where the second operand is
     /// a constant that makes the operation defined.
     fn check_int_bin(&mut self, out: &mut Out, o: IntBin, bits: u32, a: Value, b: Value, n: u32) {
@@ -607,6 +660,21 @@ impl<'m> Lowerer<'m> {
         for i in 0..n {
             let bs = b.slot + i;
             let c = self.const_value(bs);
+            if matches!(o, IntBin::SRem | IntBin::SMod) {
+                // Vulkan, "Precision and Operation of SPIR-V Instructions": "For the OpSRem
+                // and OpSMod instructions, if either operand is negative the result is
+                // undefined."
+                let negative =
+                    |v: Option<u64>| v.is_none_or(|v| crate::semantics::sign_extend(bits, v) < 0);
+                if negative(self.const_value(a.slot + i)) || negative(c) {
+                    let check = Op::CheckRemainderSign {
+                        bits,
+                        a: a.slot + i,
+                        b: bs,
+                    };
+                    self.emit(out, check);
+                }
+            }
             if division {
                 let fine =
                     c.is_some_and(|c| c != 0 && (!signed || c != crate::semantics::mask(bits)));
@@ -905,12 +973,23 @@ impl<'m> Lowerer<'m> {
                     }
                 })
             };
+            let domain = crate::check::domain::has_domain(num);
             for i in 0..n {
+                let args = [slot(self, 0, i), slot(self, 1, i), slot(self, 2, i)];
+                if domain {
+                    let check = Op::CheckDomain {
+                        inst: num,
+                        bits: arg_bits,
+                        args,
+                        argc: argc as u32,
+                    };
+                    self.emit(out, check);
+                }
                 let op = Op::Glsl {
                     inst: num,
                     bits: arg_bits,
                     dst: d.slot + i,
-                    args: [slot(self, 0, i), slot(self, 1, i), slot(self, 2, i)],
+                    args,
                     argc: argc as u32,
                 };
                 self.emit(out, op);

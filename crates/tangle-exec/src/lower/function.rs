@@ -496,6 +496,11 @@ impl<'m> Lowerer<'m> {
             // for the uninitialised-value check.
             let count = self.program.ty(ty).slots;
             self.emit(out, Op::Undef { dst: slot, count });
+        } else {
+            // Kept in memory (its address is taken): undefined at each entry of its function.
+            let ty = self.pointee_of(v.ty)?;
+            let bytes = self.program.ty(ty).size;
+            self.emit(out, Op::UndefMemory { ptr: v.slot, bytes });
         }
         Ok(())
     }

@@ -362,11 +362,11 @@ impl<'m> Lowerer<'m> {
                 .and_then(|t| self.decoration(t, spirv::Decoration::ArrayStride))
                 .and_then(|p| p.first().copied())
                 .unwrap_or(self.program.ty(ty).size);
-            self.index_step(element, stride, &mut steps)?;
+            self.index_step(element, stride, 0, &mut steps)?;
         }
         for idx in indices {
             let id = idx.id();
-            let (next, stride) = match self.program.ty(ty).ty.clone() {
+            let (next, stride, count) = match self.program.ty(ty).ty.clone() {
                 Type::Struct { members } => {
                     let v = self.value(id)?;
                     let m = self
@@ -379,15 +379,26 @@ impl<'m> Lowerer<'m> {
                     ty = t;
                     continue;
                 }
-                Type::Array { elem, stride, .. } | Type::RuntimeArray { elem, stride } => {
-                    (elem, u64::from(stride))
-                }
-                Type::Vector { elem, stride, .. } => (elem, u64::from(stride)),
-                Type::CoopMatrix { elem, .. } => (elem, self.program.ty(elem).size),
-                Type::Matrix { column, stride, .. } => (column, u64::from(stride)),
+                Type::Array {
+                    elem,
+                    stride,
+                    count,
+                } => (elem, u64::from(stride), count),
+                Type::RuntimeArray { elem, stride } => (elem, u64::from(stride), 0),
+                Type::Vector {
+                    elem,
+                    stride,
+                    count,
+                } => (elem, u64::from(stride), count),
+                Type::CoopMatrix { elem, .. } => (elem, self.program.ty(elem).size, 0),
+                Type::Matrix {
+                    column,
+                    stride,
+                    count,
+                } => (column, u64::from(stride), count),
                 _ => return Err(self.malformed("access chain indexes into a scalar")),
             };
-            self.index_step(id, stride, &mut steps)?;
+            self.index_step(id, stride, count, &mut steps)?;
             ty = next;
         }
         // Merge adjacent constant steps.
@@ -427,11 +438,13 @@ impl<'m> Lowerer<'m> {
         Ok(())
     }
 
-    /// One array-like index step: constant indices fold to a byte offset.
+    /// One array-like index step into `count` elements (0: unbounded): constant indices fold
+    /// to a byte offset.
     fn index_step(
         &mut self,
         id: Option<u32>,
         stride: u64,
+        count: u32,
         steps: &mut Vec<Step>,
     ) -> Result<(), ExecError> {
         let v: Value = self.value(id)?;
@@ -448,6 +461,7 @@ impl<'m> Lowerer<'m> {
                 bits: s.bits,
                 signed: s.signed,
                 stride,
+                count,
             }),
         }
         Ok(())
@@ -489,12 +503,27 @@ impl<'m> Lowerer<'m> {
             Some(_) => self.value(inst.result_id)?.slot,
             None => self.alloc(1)?,
         };
+        // Operands: Pointer, Memory scope, Semantics (Equal), [Unequal]; a scope or semantics
+        // that is not a constant is taken as relaxed (the race check then orders less).
+        let cst = |this: &Self, i: usize| {
+            this.operand(inst, i)
+                .ok()
+                .and_then(|v| this.const_value(v.slot))
+        };
+        let scope = cst(self, 1).unwrap_or(u64::MAX);
+        let semantics = cst(self, 2).unwrap_or(0) as u32;
+        let unequal = match aop {
+            AtomicOp::CompareExchange => cst(self, 3).unwrap_or(0) as u32,
+            _ => semantics,
+        };
+        let sync = crate::check::sync::sync_of(scope, semantics, unequal);
         self.emit(
             out,
             Op::Atomic {
                 op: aop,
                 bits: s.bits,
                 float: s.float,
+                sync,
                 dst,
                 ptr: ptr.slot,
                 value,

@@ -401,6 +401,11 @@ impl<'m> Lowerer<'m> {
             Some(SC::Private) | Some(SC::Input) => {
                 let builtin = self.builtin_of(id, pointee);
                 let off = self.alloc_invocation(size);
+                if class == SC::Private as u32 && init.is_none() {
+                    // "If not present, the variable's value is undefined."
+                    let loc = self.location();
+                    self.program.undef_memory.push((off, size, loc));
+                }
                 (RegionKind::Invocation, off, builtin)
             }
             Some(SC::Output) => (RegionKind::Invocation, self.alloc_invocation(size), None),

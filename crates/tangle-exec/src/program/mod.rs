@@ -230,6 +230,9 @@ pub struct Program {
     /// Module-scope `OpUndef`s: first slot, slot count and location (for the
     /// uninitialised-value check, [`crate::check::uninit`]).
     pub undefs: Vec<(Slot, u32, u32)>,
+    /// `Private` variables without initializer: offset and size in invocation memory, and
+    /// location (their bytes start undefined, [`crate::check::uninit`]).
+    pub undef_memory: Vec<(u64, u64, u32)>,
 }
 
 /// One scalar of a type's memory image.

@@ -144,12 +144,15 @@ pub enum AtomicOp {
 pub enum Step {
     /// A constant byte offset.
     Const(u64),
-    /// `index × stride` bytes, the index read from a slot as a `bits`-wide integer.
+    /// `index × stride` bytes, the index read from a slot as a `bits`-wide integer; `count`
+    /// is the length of the array, vector or matrix it indexes (0: unbounded, a runtime array
+    /// or a pointer's element), which the sanitizer checks it against ([`crate::check::index`]).
     Dyn {
         index: Slot,
         bits: u32,
         signed: bool,
         stride: u64,
+        count: u32,
     },
 }
 
@@ -348,15 +351,22 @@ pub enum Op {
         stride: u64,
     },
     /// Atomic operation on a `bits`-wide integer (or float for `FAdd`/`FMin`/`FMax`).
+    /// `sync`: whether it releases or acquires buffer memory at device scope, for the race
+    /// check ([`crate::check::sync::sync_of`]).
     Atomic {
         op: AtomicOp,
         bits: u32,
         float: bool,
+        sync: u8,
         dst: Slot,
         ptr: Slot,
         value: Slot,
         comparator: Slot,
     },
+    /// A `Function` variable kept in memory, without initializer, comes into scope: its `bytes`
+    /// bytes at `ptr` are undefined. Nothing runs; the uninitialised-value check marks them
+    /// ([`crate::check::uninit`]).
+    UndefMemory { ptr: Slot, bytes: u64 },
     /// Sanitizer: flags the lanes whose integer division or remainder of `a` by `b` is undefined
     /// (`b` = 0, or the most negative value divided by -1 when `signed`) ([`crate::check::arith`]).
     CheckDivision {
@@ -367,6 +377,28 @@ pub enum Op {
     },
     /// Sanitizer: flags the lanes whose shift amount is not below `bits`.
     CheckShift { bits: u32, shift: Slot },
+    /// Sanitizer: flags the lanes where an `OpSRem`/`OpSMod` has a negative operand (a
+    /// warning, [`crate::check::arith`]).
+    CheckRemainderSign { bits: u32, a: Slot, b: Slot },
+    /// Sanitizer: flags the lanes where `op` (Add, Sub, Mul, ShiftLeft; OpSNegate as 0 - b)
+    /// wraps although decorated NoSignedWrap (`signed`) or NoUnsignedWrap (`unsigned`)
+    /// ([`crate::check::arith`]).
+    CheckWrap {
+        op: IntBin,
+        bits: u32,
+        a: Slot,
+        b: Slot,
+        signed: bool,
+        unsigned: bool,
+    },
+    /// Sanitizer: flags the lanes whose operands of GLSL.std.450 instruction `inst` lie outside
+    /// its domain (a warning, [`crate::check::domain`]).
+    CheckDomain {
+        inst: u32,
+        bits: u32,
+        args: [Slot; 3],
+        argc: u32,
+    },
     /// `OpControlBarrier` with Workgroup execution scope: wait for every subgroup.
     /// `semantics` are its Memory Semantics with those of the `OpMemoryBarrier`s just before
     /// it: which storage classes it orders for the race check ([`crate::check::race`]).

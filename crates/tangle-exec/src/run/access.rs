@@ -315,6 +315,7 @@ pub fn exec_memory(
                             bits,
                             signed,
                             stride,
+                            ..
                         } => {
                             let i = rd(regs, n, index, l) & mask_of(bits);
                             let i = if signed {
@@ -332,6 +333,8 @@ pub fn exec_memory(
                 wr(regs, n, *dst, l, p);
             }
         }
+        // Nothing to run: the uninitialised-value check marks the bytes.
+        Op::UndefMemory { .. } => {}
         Op::ArrayLength {
             dst,
             ptr,
@@ -347,6 +350,7 @@ pub fn exec_memory(
             op,
             bits,
             float: is_float,
+            sync,
             dst,
             ptr,
             value,
@@ -365,7 +369,11 @@ pub fn exec_memory(
                             race::WRITE
                         };
                         mem.log(l, p, bytes, class | race::ATOMIC);
-                        let old = atomic(w, off, *op, *bits, *is_float, v, c);
+                        let run = || atomic(w, off, *op, *bits, *is_float, v, c);
+                        let old = match mem.races {
+                            Some(r) => r.borrow_mut().atomic(l, p, *op, *sync, c, run),
+                            None => run(),
+                        };
                         wr(regs, n, *dst, l, old);
                     }
                     Err(f) => {

@@ -73,7 +73,12 @@ pub(crate) struct Shared<'a> {
     pub(crate) layouts: coopmat::Layouts,
     /// Every workgroup's buffer accesses as runs, for the race check across workgroups, and
     /// whether some were dropped at the bound.
-    pub(crate) runs: Mutex<(Vec<crate::check::race::Access>, bool)>,
+    pub(crate) runs: Mutex<(
+        Vec<crate::check::race::Access>,
+        Option<crate::check::race::CutShort>,
+    )>,
+    /// Release sequences and synchronizes-with edges of buffer atomics, for the race check.
+    pub(crate) sync: std::sync::Arc<Mutex<crate::check::sync::SyncState>>,
 }
 
 /// Runs a dispatch.
@@ -213,7 +218,10 @@ pub fn dispatch(
         sched: Schedule::new(prog, options.policy),
         events: Mutex::new(Collector::default()),
         layouts: coopmat::Layouts::new(prog, sg, options.coopmat_layout),
-        runs: Mutex::new((Vec::new(), false)),
+        runs: Mutex::new((Vec::new(), None)),
+        sync: std::sync::Arc::new(Mutex::new(crate::check::sync::SyncState::new(
+            options.race_log_limit,
+        ))),
     };
     let mut shared = shared;
     if options.wide && !run_wide(&shared, total, threads)? {
@@ -247,7 +255,8 @@ pub fn dispatch(
     }
     let (mut found, mut stats, mut summaries) =
         std::mem::take(&mut *shared.found.lock().unwrap_or_else(|e| e.into_inner()));
-    let mut runs = std::mem::take(&mut shared.runs.lock().unwrap_or_else(|e| e.into_inner()).0);
+    let (mut runs, cut) =
+        std::mem::take(&mut *shared.runs.lock().unwrap_or_else(|e| e.into_inner()));
     sanitize::races_across(
         &shared,
         &mut runs,
@@ -260,6 +269,12 @@ pub fn dispatch(
         stats.dropped_diagnostics += (found.len() - options.max_findings) as u64;
         found.truncate(options.max_findings);
     }
+    let overflow = shared
+        .sync
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .overflow;
+    let race_cut_short = cut.or(overflow).map(|c| sanitize::cut_short(&shared, c));
     let policy = shared.sched.policy.to_string();
     let trace = options.trace.then(|| {
         let events = shared
@@ -271,6 +286,7 @@ pub fn dispatch(
     Ok(Report {
         diagnostics: found.into_iter().map(|(_, d)| d).collect(),
         summaries: summaries.finish(),
+        race_cut_short,
         stats,
         trace,
     })
@@ -540,7 +556,8 @@ impl Workgroup {
                 lanes: (invocations - i * s.sg).min(s.sg),
                 rng: Rng::new(0, &[]),
                 barriers: 0,
-                poison: uninit::Poison::new(if uninit { s.template.len() } else { 0 }),
+                poison: uninit::Poison::new(if uninit { s.template.len() } else { 0 })
+                    .with_memory(s.sg, s.prog.invocation_bytes),
             })
             .collect();
         Workgroup {
@@ -561,6 +578,8 @@ impl Workgroup {
             coopmat: coopmat::Scratch::default(),
             races: RefCell::new(RaceLog {
                 on: Workgroup::races_on(s),
+                limit: s.options.race_log_limit,
+                sync: Some(s.sync.clone()),
                 ..RaceLog::default()
             }),
             written: RefCell::new(Shadow::new(uninit)),
@@ -683,6 +702,11 @@ impl Workgroup {
                         for l in 0..lanes {
                             uninit::set(&mut sg.poison, s_n, s, l, loc + 1);
                         }
+                    }
+                }
+                for &(off, bytes, loc) in &prog.undef_memory {
+                    for l in 0..lanes {
+                        sg.poison.mem_set(l, off, bytes, loc + 1);
                     }
                 }
             }
@@ -849,7 +873,7 @@ impl Workgroup {
     /// `loc`, unless the run's options turn its kind off.
     fn record(&mut self, s: &Shared<'_>, loc: u32, local: u32, f: Finding) {
         let kind = f.kind();
-        if (!s.options.checks && !f.is_memory_error()) || s.options.allow.contains(kind) {
+        if (!s.options.checks && !f.always_reported()) || s.options.allow.contains(kind) {
             return;
         }
         let d = Diagnostic {
@@ -930,8 +954,14 @@ impl Workgroup {
                     executed += 1;
                     // Without checks the division and shift checks are skipped, not only their
                     // reports (they find nothing else).
-                    if matches!(op, Op::CheckDivision { .. } | Op::CheckShift { .. })
-                        && !s.options.checks
+                    if matches!(
+                        op,
+                        Op::CheckDivision { .. }
+                            | Op::CheckShift { .. }
+                            | Op::CheckDomain { .. }
+                            | Op::CheckWrap { .. }
+                            | Op::CheckRemainderSign { .. }
+                    ) && !s.options.checks
                     {
                         continue;
                     }
@@ -1068,6 +1098,7 @@ impl Workgroup {
                             wr(&mut sg.regs, n, dst, l, v);
                         }
                     }
+                    sanitize::copy_origins(&mut sg.poison, n, t.mask, args.iter().copied());
                     if let Some(f) = t.stack.last_mut() {
                         f.op = j as u32;
                     }
@@ -1248,18 +1279,22 @@ impl Workgroup {
                                     wr(&mut sg.regs, n, dst + i, l, v);
                                 }
                             }
+                            let pairs = (0..*count).map(|i| (dst + i, src + i));
+                            sanitize::copy_origins(&mut sg.poison, n, t.mask, pairs);
                         }
                     }
                     caller.op += 1;
                 }
+                // Fragment-only: the validator refuses it in a compute shader.
                 Terminator::Kill => return Ok(()),
                 Terminator::Unreachable => {
-                    let place = self.place(s, first + t.mask.trailing_zeros());
-                    return Err(Trap::Unreachable {
-                        at: prog.location(block.term_loc),
-                        invocation: place.global_id(),
+                    // Reported for each invocation, which then ends: nothing defines what
+                    // it would do next.
+                    for l in bits_of(t.mask, n) {
+                        self.found.push((l, Finding::Unreachable));
                     }
-                    .into());
+                    self.report(s, first, block.term_loc);
+                    return Ok(());
                 }
             }
             // Keep running while no other tangle may go first.

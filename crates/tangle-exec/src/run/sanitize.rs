@@ -76,19 +76,29 @@ impl Workgroup {
         }
     }
 
-    /// Hands this workgroup's buffer accesses to the check across workgroups.
+    /// Hands this workgroup's buffer accesses to the check across workgroups, and where its
+    /// log was cut short (the earliest workgroup's place is kept, whatever thread ran first).
     pub(super) fn flush_races(&mut self, s: &Shared<'_>) {
         let log = self.races.get_mut();
-        if !log.on || log.runs.is_empty() {
+        if !log.on || (log.runs.is_empty() && log.truncated.is_none()) {
             return;
         }
         let mut all = s.runs.lock().unwrap_or_else(|e| e.into_inner());
-        if all.0.len() + log.runs.len() > race::RaceLog::LIMIT {
-            all.1 = true;
+        let mut cut = log.truncated.take();
+        if all.0.len() + log.runs.len() > s.options.race_log_limit {
+            cut = cut.or(Some(race::CutShort {
+                wg: log.wg,
+                loc: None,
+            }));
+            log.runs.clear();
         } else {
             all.0.append(&mut log.runs);
         }
-        all.1 |= log.truncated;
+        if let Some(c) = cut {
+            if all.1.is_none_or(|old| c.wg < old.wg) {
+                all.1 = Some(c);
+            }
+        }
     }
 }
 
@@ -106,6 +116,15 @@ pub(super) fn subgroup_barrier(mask: u128, others: &[super::Tangle]) -> Option<F
     })
 }
 
+/// Where the race check was cut short, as the report says it.
+pub(super) fn cut_short(s: &Shared<'_>, c: race::CutShort) -> crate::report::RaceCutShort {
+    crate::report::RaceCutShort {
+        workgroup: workgroup_id(c.wg, s.groups),
+        at: c.loc.map(|l| s.prog.location(l)),
+        limit: s.options.race_log_limit,
+    }
+}
+
 /// After a dispatch: the races between workgroups, as findings added to `found` and
 /// `summaries` (keyed after every finding of their workgroup).
 pub(super) fn races_across(
@@ -115,8 +134,14 @@ pub(super) fn races_across(
     summaries: &mut Summaries,
     dropped: &mut u64,
 ) {
+    let sync = s.sync.lock().unwrap_or_else(|e| e.into_inner());
+    // With orderings missing, a race could be invented: none is reported (the report says
+    // the check was cut short).
+    if sync.overflow.is_some() {
+        return;
+    }
     let mut races = Vec::new();
-    race::sweep(runs, true, s.options.max_findings, &mut races);
+    race::sweep(runs, Some(&sync), s.options.max_findings, &mut races);
     for (n, r) in races.iter().enumerate() {
         let finding = race_finding(s, r, true);
         let p = place(s, r.this.wg, r.this.inv);
@@ -137,7 +162,7 @@ pub(super) fn races_across(
 }
 
 /// The uninitialised-value check after `op` ran for the lanes `mask` of `sg`: carries origins
-/// ([`uninit::step`]), gives a load of unwritten workgroup memory the load as its origin, and
+/// ([`uninit::step`], through invocation memory [`uninit::step_memory`]), gives a load of unwritten workgroup memory the load as its origin, and
 /// lists each use of an undefined value as a finding of its lane. The subgroup's registers and
 /// origins come apart because its per-invocation memory is borrowed by `mem`.
 #[allow(clippy::too_many_arguments)]
@@ -163,6 +188,15 @@ pub(super) fn track_uninit(
             uninit::forget(poison, n, mask);
         }
     }
+    uninit::step_memory(
+        prog,
+        op,
+        poison,
+        n,
+        mask,
+        &|ptr, l| rd(regs, n, ptr, l),
+        loc,
+    );
     if let (Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty }, Some(w)) =
         (op, mem.written)
     {
@@ -180,6 +214,25 @@ pub(super) fn track_uninit(
         }
     }
     push_uses(prog, uses, found);
+}
+
+/// Copies the origins of `(dst, src)` slot pairs for the lanes in `mask` (a call's parameters,
+/// a returned value), when some value is undefined.
+pub(super) fn copy_origins(
+    poison: &mut uninit::Poison,
+    n: usize,
+    mask: u128,
+    pairs: impl Iterator<Item = (crate::program::Slot, crate::program::Slot)>,
+) {
+    if !poison.any() {
+        return;
+    }
+    for (dst, src) in pairs {
+        for l in super::alu::bits_of(mask, n) {
+            let o = uninit::origin(poison, n, src, l);
+            uninit::set(poison, n, dst, l, o);
+        }
+    }
 }
 
 /// The uses of undefined values as lane findings.

@@ -279,6 +279,7 @@ pub fn run(cx: &Ctx) -> Vec<Diagnostic> {
         atomic::check_models(cx, &mut sink);
         group::check_models(cx, &mut sink);
         glsl::check_models(cx, &mut sink);
+        cfg::check_models(cx, &mut sink);
     }
     finish(cx.module, sink.diagnostics)
 }

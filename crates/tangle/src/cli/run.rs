@@ -412,6 +412,9 @@ fn print_text(name: &str, report: &RunReport) {
     for ub in &report.undefined_behaviour {
         println!("{name}: undefined behaviour: {ub}");
     }
+    for w in &report.warnings {
+        println!("{name}: {w}");
+    }
     for note in &report.notes {
         println!("{name}: note: {note}");
     }

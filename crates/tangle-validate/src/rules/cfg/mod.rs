@@ -58,6 +58,12 @@ impl std::fmt::Display for ConstructKind {
 /// A control-flow rule failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CfgError {
+    /// `OpKill`, `OpTerminateInvocation`, `OpDemoteToHelperInvocation` and
+    /// `OpIsHelperInvocationEXT` are "only valid in the Fragment Execution Model" (SPIRV-Tools:
+    /// "OpKill requires Fragment execution model", for every entry point whose call tree holds
+    /// one).
+    #[error("{op} is used in a function called from a {model} entry point; it needs the Fragment execution model")]
+    FragmentOnly { op: String, model: String },
     /// Branch targets "must be the Result `<id>` of an OpLabel" in the same function.
     #[error("branch target %{target} is not a block of this function")]
     TargetNotBlock { target: Id },
@@ -193,6 +199,35 @@ pub enum CfgError {
     /// a continue target, a loop header or a switch target.
     #[error("with MaximallyReconvergesKHR, block %{label} has several predecessors but is not a merge block, continue target, loop header or switch target")]
     MaximalEarlyReconvergence { label: Id },
+}
+
+/// The Fragment-only instructions (the `OpKill` class) in the call tree of an entry point whose
+/// execution model is not Fragment.
+pub fn check_models(cx: &Ctx, sink: &mut Sink) {
+    cx.visit_with_models(|index, inst, models| {
+        let fragment_only = matches!(
+            inst.op(),
+            Some(
+                Op::Kill
+                    | Op::TerminateInvocation
+                    | Op::DemoteToHelperInvocation
+                    | Op::IsHelperInvocationEXT
+            )
+        );
+        if !fragment_only {
+            return;
+        }
+        if let Some(model) = models
+            .iter()
+            .find(|m| **m != spirv::ExecutionModel::Fragment as u32)
+        {
+            let e = CfgError::FragmentOnly {
+                op: inst.name().to_string(),
+                model: super::model_name(*model),
+            };
+            sink.error(Some(index), e);
+        }
+    });
 }
 
 /// Runs the control-flow rules on every function.
