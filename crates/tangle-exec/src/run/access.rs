@@ -152,6 +152,30 @@ impl<'a> Mem<'a> {
     }
 }
 
+/// The byte offset one access-chain step adds, `index` giving a lane's value of a slot: a
+/// constant, or the index (sign-extended when signed, the offset wrapping) times the stride.
+#[inline(always)]
+pub fn step_delta(step: &Step, index: impl Fn(Slot) -> u64) -> u64 {
+    match *step {
+        Step::Const(c) => c,
+        Step::Dyn {
+            index: slot,
+            bits,
+            signed,
+            stride,
+            ..
+        } => {
+            let i = index(slot) & mask_of(bits);
+            let i = if signed {
+                sign_extend(bits, i) as u64
+            } else {
+                i
+            };
+            i.wrapping_mul(stride)
+        }
+    }
+}
+
 /// Executes a memory op for the lanes in `mask`; findings go to `found`. Returns `false` for ops
 /// that are not memory ops.
 pub fn exec_memory(
@@ -308,24 +332,7 @@ pub fn exec_memory(
                     continue;
                 }
                 for s in steps.iter() {
-                    let delta = match *s {
-                        Step::Const(c) => c,
-                        Step::Dyn {
-                            index,
-                            bits,
-                            signed,
-                            stride,
-                            ..
-                        } => {
-                            let i = rd(regs, n, index, l) & mask_of(bits);
-                            let i = if signed {
-                                sign_extend(bits, i) as u64
-                            } else {
-                                i
-                            };
-                            i.wrapping_mul(stride)
-                        }
-                    };
+                    let delta = step_delta(s, |index| rd(regs, n, index, l));
                     // The offset wraps inside its 48 bits; the region never changes.
                     let (region, off) = split_pointer(p);
                     p = m::make_pointer(region, off.wrapping_add(delta));

@@ -57,6 +57,8 @@ pub(crate) struct Wide<'a> {
     invocations: u64,
     /// The built-in input and component each constant pointer into invocation memory names.
     builtins: HashMap<u64, (u32, usize)>,
+    /// Which slots hold constants (never written: one value for every lane).
+    constant: Vec<bool>,
     shared: &'a Shared<'a>,
 }
 
@@ -90,7 +92,14 @@ impl<'a> Wide<'a> {
                 }
             }
         }
+        let mut constant = vec![false; s.prog.slots as usize];
+        for &(slot, _) in &s.prog.constants {
+            if let Some(c) = constant.get_mut(slot as usize) {
+                *c = true;
+            }
+        }
         Ok(Wide {
+            constant,
             builtins,
             template,
             races: o.checks && !o.allow.contains(Kind::Race),
@@ -207,12 +216,7 @@ impl Batch {
             match block.terminator {
                 Terminator::Branch(t) => self.go(prog, &mut waiting, block_idx, t, mask),
                 Terminator::BranchConditional { cond, t, f } => {
-                    // One straight pass over the lanes (the condition is a 0 or 1).
-                    let taken = alu::lanes_of(&self.regs, WIDTH, cond)
-                        .iter()
-                        .enumerate()
-                        .fold(0u128, |m, (l, &c)| m | u128::from(c & 1 != 0) << l)
-                        & mask;
+                    let taken = branch_mask(alu::lanes_of(&self.regs, WIDTH, cond)) & mask;
                     if taken != 0 {
                         self.go(prog, &mut waiting, block_idx, t, taken);
                     }
@@ -376,8 +380,9 @@ impl Batch {
             if s.options.checks {
                 crate::check::arith::exec_check(op, &self.regs, n, mask, &mut found);
             }
-        } else if (mask == full_mask(n) && kernels::exec_fast(op, &mut self.regs))
+        } else if (mask == full_mask(n) && kernels::exec_fast(op, &mut self.regs, &w.constant))
             || alu::exec_pure(op, &mut self.regs, n, mask)
+            || crate::run::dot::exec_dot(op, &mut self.regs, n, mask, &mut found)
         {
         } else {
             if w.races {
@@ -395,6 +400,27 @@ impl Batch {
                 races: None,
                 written: None,
             };
+            if let (Op::AccessChain { dst, base, steps }, true) = (op, mask == full_mask(n)) {
+                if self.chain(*dst, *base, steps) {
+                    return Ok(());
+                }
+            }
+            if let (Op::LoadUniform { dst, ptr, ty }, true) = (op, mask == full_mask(n)) {
+                // One read for the whole batch, one fill (the kernel writes lane by lane).
+                if let [leaf] = s.prog.leaves_of(*ty) {
+                    let p = rd(&self.regs, n, *ptr, 0);
+                    let (words, off) = mem
+                        .resolve(p, 0, s.prog.ty(*ty).size)
+                        .map_err(|f| format!("a finding ({f})"))?;
+                    let v = words.read(off + leaf.offset, leaf.bytes);
+                    let v = if leaf.boolean { u64::from(v != 0) } else { v };
+                    let at = *dst as usize * n;
+                    if let Some(d) = self.regs.get_mut(at..at + n) {
+                        d.fill(v);
+                    }
+                    return Ok(());
+                }
+            }
             if !access::exec_memory(s.prog, op, &mut self.regs, n, mask, &mem, &mut found) {
                 return Err(format!("op {at:?} has no wide kernel"));
             }
@@ -405,12 +431,41 @@ impl Batch {
         }
     }
 
+    /// An access chain from one base pointer for every lane (a buffer variable's): the offsets
+    /// summed lane by lane in one pass per step, wrapping inside the offset's 48 bits as the
+    /// reference path's kernel does ([`access::step_delta`]). `false` (nothing done) for any
+    /// other base, which the kernel takes.
+    fn chain(&mut self, dst: u32, base: u32, steps: &[crate::program::Step]) -> bool {
+        let n = WIDTH;
+        let lanes = alu::lanes_of(&self.regs, n, base);
+        let p0 = lanes.first().copied().unwrap_or(0);
+        if memory::unbound_of(p0).is_some() || lanes.iter().any(|&p| p != p0) {
+            return false;
+        }
+        let (region, off) = memory::split_pointer(p0);
+        let mut offsets = [off; WIDTH];
+        for step in steps {
+            for (l, o) in offsets.iter_mut().enumerate() {
+                *o = o.wrapping_add(access::step_delta(step, |slot| rd(&self.regs, n, slot, l)));
+            }
+        }
+        let at = dst as usize * n;
+        let Some(d) = self.regs.get_mut(at..at + n) else {
+            return false;
+        };
+        for (d, o) in d.iter_mut().zip(offsets) {
+            *d = memory::make_pointer(region, o);
+        }
+        true
+    }
+
     /// Logs a buffer access of a load or store for the race screen, in the shape the lanes
     /// make: one run, one address, or lane by lane.
     fn log_access(&mut self, prog: &Program, op: &Op, mask: u128, first: u64) {
-        let (ptr, ty, write) = match *op {
-            Op::Load { ptr, ty, .. } | Op::LoadUniform { ptr, ty, .. } => (ptr, ty, false),
-            Op::Store { ptr, ty, .. } => (ptr, ty, true),
+        let (ptr, ty, write, uniform) = match *op {
+            Op::Load { ptr, ty, .. } => (ptr, ty, false, false),
+            Op::LoadUniform { ptr, ty, .. } => (ptr, ty, false, true),
+            Op::Store { ptr, ty, .. } => (ptr, ty, true, false),
             _ => return,
         };
         let lanes = alu::lanes_of(&self.regs, WIDTH, ptr);
@@ -421,17 +476,39 @@ impl Batch {
         let p0 = lanes.get(l0).copied().unwrap_or(0);
         let len = prog.ty(ty).size;
         let active = mask.count_ones() as usize;
+        if uniform {
+            // OpLoad of a pointer lowering proved uniform: every lane reads the first active
+            // lane's address, as the kernel does ([`access::exec_memory`]).
+            if buffer(p0) {
+                self.log.push(Access {
+                    ptr: p0,
+                    len,
+                    step: if active > 1 { 0 } else { len },
+                    count: active as u64,
+                    first: first + l0 as u64,
+                    write: false,
+                });
+            }
+            return;
+        }
         // The active lanes are l0, l0 + 1, ... with no gap.
         let contiguous_lanes = (mask >> l0).count_ones() == (mask >> l0).trailing_ones();
         let at = |l: usize| lanes.get(l).copied().unwrap_or(0);
-        let same = bits_of(mask, WIDTH).all(|l| at(l) == p0);
-        let consecutive =
-            bits_of(mask, WIDTH).all(|l| at(l).wrapping_sub(p0) == (l - l0) as u64 * len);
-        if (same || consecutive) && contiguous_lanes && buffer(p0) {
+        // One stride between every two neighbouring lanes (0: one address for all).
+        let step = bits_of(mask, WIDTH)
+            .nth(1)
+            .map_or(len, |l1| at(l1).wrapping_sub(p0));
+        let strided =
+            bits_of(mask, WIDTH).all(|l| at(l).wrapping_sub(p0) == (l - l0) as u64 * step);
+        let fits = step
+            .checked_mul(active as u64)
+            .and_then(|span| (p0 & ((1 << memory::OFFSET_BITS) - 1)).checked_add(span))
+            .is_some_and(|end| end < 1 << memory::OFFSET_BITS);
+        if strided && fits && (step == 0 || step >= len) && contiguous_lanes && buffer(p0) {
             self.log.push(Access {
                 ptr: p0,
                 len,
-                step: if same && active > 1 { 0 } else { len },
+                step: if active > 1 { step } else { len },
                 count: active as u64,
                 first: first + l0 as u64,
                 write,
@@ -452,6 +529,22 @@ impl Batch {
             }
         }
     }
+}
+
+/// The lanes whose condition (0 or 1) holds: one comparison when every lane agrees (a loop's
+/// test, mostly), else two 64-lane passes.
+fn branch_mask(cond: &[u64]) -> u128 {
+    let first = cond.first().copied().unwrap_or(0);
+    if cond.iter().all(|&c| c == first) {
+        return if first & 1 != 0 { u128::MAX } else { 0 };
+    }
+    let half = |c: &[u64]| {
+        c.iter()
+            .enumerate()
+            .fold(0u64, |m, (l, &v)| m | (v & 1) << l)
+    };
+    let (lo, hi) = cond.split_at(cond.len().min(64));
+    u128::from(half(lo)) | u128::from(half(hi)) << 64
 }
 
 /// The index in `waiting` of the tangle whose block comes first in the structured order.

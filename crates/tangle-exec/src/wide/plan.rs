@@ -53,6 +53,18 @@ pub fn plan(prog: &Program) -> Result<(), String> {
             ref t => return Err(format!("terminator {t:?}")),
         }
     }
+    // The wide kernels read a constant's slot as one value for every lane.
+    let written_constant = func.blocks.iter().any(|b| {
+        b.ops.iter().any(|op| {
+            slots_of(op).is_some_and(|(writes, _)| writes.iter().any(|w| consts.contains_key(w)))
+        }) || b
+            .phis
+            .iter()
+            .any(|(_, copies)| copies.iter().any(|(dst, _)| consts.contains_key(dst)))
+    });
+    if written_constant {
+        return Err("an op writes a constant's slot".into());
+    }
     if undefined_reads(func) {
         return Err("an OpUndef value that may be read".into());
     }
@@ -219,6 +231,13 @@ fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
             }));
             (vec![dst], reads)
         }
+        Op::Dot(ref d) => {
+            // A packed vector is one slot; otherwise one per component.
+            let per = if d.packed { 1 } else { d.count };
+            let mut reads = [range(d.a, per), range(d.b, per)].concat();
+            reads.extend(d.acc);
+            (vec![d.dst], reads)
+        }
         Op::CheckDivision { a, b, .. } => (Vec::new(), vec![a, b]),
         Op::CheckShift { shift, .. } => (Vec::new(), vec![shift]),
         Op::Undef { .. } => (Vec::new(), Vec::new()),
@@ -251,7 +270,9 @@ fn op_supported(
         | Op::InsertDynamic { .. }
         | Op::FloatBin { .. }
         | Op::FloatCmp { .. }
-        | Op::FNegate { .. } => true,
+        | Op::FNegate { .. }
+        // Integer dot products ([`crate::run::dot::exec_dot`]).
+        | Op::Dot(_) => true,
         Op::IntBin { bits, .. }
         | Op::IntUn { bits, .. }
         | Op::IntCmp { bits, .. }
