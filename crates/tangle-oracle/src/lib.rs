@@ -119,6 +119,18 @@ pub fn execute(
     workgroup_size: u32,
     rows: usize,
 ) -> Result<(Vec<u32>, Vec<Slot>), Failure> {
+    execute_on(module, subgroup_size, workgroup_size, rows, true).map(|(c, s, _)| (c, s))
+}
+
+/// [`execute`], letting the executor take its wide path or not (`tangle_exec::wide`); also
+/// returns how many invocations the wide path ran.
+pub fn execute_on(
+    module: &tangle_spirv::Module,
+    subgroup_size: u32,
+    workgroup_size: u32,
+    rows: usize,
+    wide: bool,
+) -> Result<(Vec<u32>, Vec<Slot>, u64), Failure> {
     let profile = Profile::default()
         .with_subgroup_size(subgroup_size)
         .ok_or_else(|| Failure::Exec("subgroup size".to_string()))?;
@@ -143,6 +155,7 @@ pub fn execute(
     let options = RunOptions {
         threads: 1,
         step_limit: 10_000_000,
+        wide,
         ..RunOptions::default()
     };
     let report = pipeline
@@ -166,7 +179,7 @@ pub fn execute(
         .chunks_exact(4)
         .map(|c| [c[0], c[1], c[2], c[3]])
         .collect();
-    Ok((counts, slots))
+    Ok((counts, slots, report.stats.wide_invocations))
 }
 
 /// The first difference between the expected slots and what the executor wrote.

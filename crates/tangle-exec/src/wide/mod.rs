@@ -65,6 +65,9 @@ pub(crate) struct Wide<'a> {
 /// The most log entries the race screen takes before giving up (its memory bound).
 const MAX_LOG: usize = 1 << 22;
 
+/// The most register values of one batch (32 MiB a worker).
+const MAX_REGISTERS: usize = 1 << 22;
+
 impl<'a> Wide<'a> {
     /// The wide form of the dispatch `s`, or why the wide path does not take it.
     pub(crate) fn new(s: &'a Shared<'a>, invocations: u64) -> Result<Wide<'a>, GaveUp> {
@@ -73,6 +76,10 @@ impl<'a> Wide<'a> {
             return Err(GaveUp("tracing follows subgroups".into()));
         }
         plan::plan(s.prog).map_err(GaveUp)?;
+        // Each worker holds a register file of every slot for WIDTH lanes.
+        if (s.prog.slots as usize).saturating_mul(WIDTH) > MAX_REGISTERS {
+            return Err(GaveUp("a register file too large for a batch".into()));
+        }
         // One value per slot: the template of the reference path holds every lane alike.
         let n = s.sg;
         let mut template = vec![0u64; s.prog.slots as usize * WIDTH];
@@ -87,7 +94,10 @@ impl<'a> Wide<'a> {
             if let (RegionKind::Invocation, Some(b)) = (var.region, var.builtin) {
                 let size = s.prog.ty(var.ty).size;
                 for (c, at) in (0..size).step_by(4).enumerate() {
-                    let ptr = memory::make_pointer(memory::REGION_INVOCATION, var.offset + at);
+                    let ptr = memory::make_pointer(
+                        memory::REGION_INVOCATION,
+                        var.offset.wrapping_add(at),
+                    );
                     builtins.insert(ptr, (b, c));
                 }
             }
@@ -225,6 +235,30 @@ impl Batch {
                     }
                     if taken != 0 && mask & !taken != 0 {
                         self.stats.splits += 1;
+                    }
+                }
+                Terminator::Switch {
+                    selector,
+                    bits,
+                    ref cases,
+                    default,
+                } => {
+                    // Each lane to the first case its selector (its low `bits`) equals, as the
+                    // reference path picks; how the lanes are grouped is unobservable here.
+                    let width = crate::semantics::mask(bits);
+                    let mut rest = mask;
+                    for &(value, target) in cases.iter() {
+                        let values = alu::lanes_of(&self.regs, WIDTH, selector);
+                        let hit = bits_of(rest, WIDTH)
+                            .filter(|&l| values.get(l).is_some_and(|v| v & width == value))
+                            .fold(0u128, |m, l| m | 1 << l);
+                        if hit != 0 {
+                            self.go(prog, &mut waiting, block_idx, target, hit);
+                            rest &= !hit;
+                        }
+                    }
+                    if rest != 0 {
+                        self.go(prog, &mut waiting, block_idx, default, rest);
                     }
                 }
                 _ => {}
@@ -498,8 +532,8 @@ impl Batch {
         let step = bits_of(mask, WIDTH)
             .nth(1)
             .map_or(len, |l1| at(l1).wrapping_sub(p0));
-        let strided =
-            bits_of(mask, WIDTH).all(|l| at(l).wrapping_sub(p0) == (l - l0) as u64 * step);
+        let strided = bits_of(mask, WIDTH)
+            .all(|l| at(l).wrapping_sub(p0) == ((l - l0) as u64).wrapping_mul(step));
         let fits = step
             .checked_mul(active as u64)
             .and_then(|span| (p0 & ((1 << memory::OFFSET_BITS) - 1)).checked_add(span))

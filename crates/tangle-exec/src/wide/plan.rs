@@ -7,7 +7,7 @@
 //! whose lane kernels it has ([`super::batch`]). Everything else runs on the reference path,
 //! so this list is about speed, never about meaning: a program outside it is not refused.
 
-use crate::program::{Function, Op, Program, RegionKind, Terminator, Type};
+use crate::program::{Function, Op, Program, RegionKind, Terminator};
 use crate::run::memory::{make_pointer, split_pointer, REGION_INVOCATION, REGION_PUSH};
 use std::collections::{HashMap, HashSet};
 
@@ -28,7 +28,7 @@ pub fn plan(prog: &Program) -> Result<(), String> {
             (RegionKind::Invocation, Some(_)) => {
                 let size = prog.ty(var.ty).size;
                 for at in (0..size).step_by(4) {
-                    builtins.insert(make_pointer(REGION_INVOCATION, var.offset + at));
+                    builtins.insert(make_pointer(REGION_INVOCATION, var.offset.wrapping_add(at)));
                 }
             }
             (RegionKind::Buffer { .. } | RegionKind::PushConstant, _) => {}
@@ -49,7 +49,10 @@ pub fn plan(prog: &Program) -> Result<(), String> {
             }
         }
         match block.terminator {
-            Terminator::Branch(_) | Terminator::BranchConditional { .. } | Terminator::Return => {}
+            Terminator::Branch(_)
+            | Terminator::BranchConditional { .. }
+            | Terminator::Switch { .. }
+            | Terminator::Return => {}
             ref t => return Err(format!("terminator {t:?}")),
         }
     }
@@ -109,6 +112,17 @@ fn undefined_reads(func: &Function) -> bool {
         }
         let targets: Vec<u32> = match block.terminator {
             Terminator::Branch(t) => vec![t],
+            Terminator::Switch {
+                selector,
+                ref cases,
+                default,
+                ..
+            } => {
+                if set.contains(&selector) {
+                    return true;
+                }
+                cases.iter().map(|&(_, t)| t).chain([default]).collect()
+            }
             Terminator::BranchConditional { cond, t, f } => {
                 if set.contains(&cond) {
                     return true;
@@ -291,13 +305,13 @@ fn op_supported(
                             .iter()
                             .all(|l| l.bytes == 4 && !l.boolean && l.offset % 4 == 0)
                 }
-                Some(REGION_PUSH) => scalar(prog, *ty),
+                Some(REGION_PUSH) => movable(prog, *ty),
                 Some(_) => false,
                 // A pointer made at run time (a buffer's, by an access chain).
-                None => scalar(prog, *ty),
+                None => movable(prog, *ty),
             }
         }
-        Op::Store { ty, ptr, .. } => scalar(prog, *ty) && !consts.contains_key(ptr),
+        Op::Store { ty, ptr, .. } => movable(prog, *ty) && !consts.contains_key(ptr),
         _ => false,
     };
     if ok {
@@ -307,9 +321,8 @@ fn op_supported(
     }
 }
 
-/// A numeric scalar of 4 or 8 bytes (booleans and pointers have memory forms of their own).
-fn scalar(prog: &Program, ty: u32) -> bool {
-    let info = prog.ty(ty);
-    matches!(info.ty, Type::Int { .. } | Type::Float { bf16: false, .. })
-        && matches!(info.size, 4 | 8)
+/// A type the memory kernels move ([`crate::run::access::exec_memory`]): one with a memory
+/// image (booleans and pointers included), not an opaque one.
+fn movable(prog: &Program, ty: u32) -> bool {
+    !prog.leaves_of(ty).is_empty()
 }
