@@ -1,11 +1,11 @@
 //! Benchmark of the cooperative-matrix MulAdd kernel (`semantics::coopmat_kernel::mul_add`) in
-//! the ML case, f16 × f16 → f32, against an f32 GEMM by `matrixmultiply` on the same data, all
+//! the ML case, f16 × f16 → f32, against an f32 GEMM by `matrixmultiply` (through ndarray) on the same data, all
 //! measured in the same run:
 //!
 //! 1. one 16×16×16 tile (the `nvidia` profile's shape), one core;
 //! 2. full M = N = K = 1024 and 2048 products done tile by tile with the kernel, on all cores
 //!    (rayon);
-//! 3. the baseline: `matrixmultiply::sgemm` on the f16 inputs widened to f32, split into row
+//! 3. the baseline: `matrixmultiply`'s sgemm (through ndarray) on the f16 inputs widened to f32, split into row
 //!    bands over all cores;
 //! 4. `bench/coopmat_gemm.comp` through tangle on the `nvidia` profile, once the executor lowers
 //!    cooperative matrices (otherwise "not run: <reason>").
@@ -100,7 +100,7 @@ fn tiled(n: usize, a: &[u16], b: &[u16]) -> Vec<f32> {
     c
 }
 
-/// The baseline: `matrixmultiply::sgemm` over row bands of 64, one band per rayon task.
+/// The baseline: `matrixmultiply`'s sgemm over row bands of 64, one band per rayon task.
 fn sgemm(n: usize, a: &[f32], b: &[f32]) -> Vec<f32> {
     let band = 64;
     let mut c = vec![0f32; n * n];
@@ -112,31 +112,13 @@ fn sgemm(n: usize, a: &[f32], b: &[f32]) -> Vec<f32> {
     c
 }
 
-/// One band `out = a_band·b` (rows×n times n×n).
+/// One band `out = a_band·b` (rows×n times n×n), through ndarray's safe front of
+/// `matrixmultiply` (its raw-pointer API would be `unsafe` outside the project's one module).
 fn sgemm_band(rows: usize, n: usize, a: &[f32], b: &[f32], out: &mut [f32]) {
-    assert!(a.len() == rows * n && b.len() == n * n && out.len() == rows * n);
-    let s = n as isize;
-    // SAFETY: the baseline crate's API takes raw pointers; they come from slices of exactly the
-    // dimensions and row strides passed (asserted above), which is all sgemm reads or writes.
-    // This is benchmark code only, never part of tangle.
-    unsafe {
-        matrixmultiply::sgemm(
-            rows,
-            n,
-            n,
-            1.0,
-            a.as_ptr(),
-            s,
-            1,
-            b.as_ptr(),
-            s,
-            1,
-            0.0,
-            out.as_mut_ptr(),
-            s,
-            1,
-        );
-    }
+    let a = ndarray::ArrayView2::from_shape((rows, n), a).expect("a band of rows x n");
+    let b = ndarray::ArrayView2::from_shape((n, n), b).expect("an n x n matrix");
+    let mut c = ndarray::ArrayViewMut2::from_shape((rows, n), out).expect("rows x n out");
+    ndarray::linalg::general_mat_mul(1.0, &a, &b, 0.0, &mut c);
 }
 
 /// Relative Frobenius error of `got` against `want`.

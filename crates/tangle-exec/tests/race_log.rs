@@ -6,8 +6,14 @@ mod common;
 use common::{compile, u32s};
 use tangle_exec::{Device, Profile, Report, Resources, RunOptions, SpecConstants};
 
-/// Runs `src` over `groups` workgroups with a 256-word buffer and the given race-log limit.
+/// Runs `src` over `groups` workgroups with a 256-word buffer and the given race-log limit, on
+/// the reference path: the wide path logs whole runs of a batch, so these programs fit its log
+/// and are checked in full there (see `the_wide_path_checks_them_in_full`).
 fn run(src: &str, groups: u32, limit: usize, threads: usize) -> Report {
+    run_on(src, groups, limit, threads, false)
+}
+
+fn run_on(src: &str, groups: u32, limit: usize, threads: usize, wide: bool) -> Report {
     let module = compile(src);
     let device = Device::new(Profile::default());
     let pipeline = device
@@ -18,6 +24,7 @@ fn run(src: &str, groups: u32, limit: usize, threads: usize) -> Report {
     let options = RunOptions {
         threads,
         race_log_limit: limit,
+        wide,
         ..RunOptions::default()
     };
     pipeline
@@ -76,4 +83,13 @@ void main() { o[gl_WorkGroupID.x * 4] = 1; }
     let cut = r.race_cut_short.expect("cut short between workgroups");
     assert_eq!(cut.at, None);
     assert!(cut.to_string().contains("between workgroups"));
+}
+
+#[test]
+fn the_wide_path_checks_them_in_full() {
+    // One log entry per batch and store: far under the limit, so nothing is cut short.
+    let r = run_on(BUSY, 2, 100, 1, true);
+    assert_eq!(r.stats.wide_invocations, 128);
+    assert_eq!(r.race_cut_short, None);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
 }

@@ -33,3 +33,4 @@ pub use backend::{list_devices, VulkanBackend, VulkanOptions, LOADER_ENV};
 pub use device::DeviceInfo;
 pub use error::VulkanError;
 pub use features::Feature;
+pub use raw::{device_left_running, exit_now};

@@ -27,6 +27,26 @@ use tangle_amber::backend::BindingKind;
 use tangle_amber::ComputeJob;
 use tangle_exec::profile::{ComponentType, CooperativeMatrixProperties, MatrixScope};
 
+/// Set once a dispatch timed out or lost its device: the driver may still be running it.
+static DEVICE_LEFT_RUNNING: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Whether some dispatch of this process timed out or lost its device, so the driver may still
+/// be running it (then [`exit_now`] must end the process).
+pub fn device_left_running() -> bool {
+    DEVICE_LEFT_RUNNING.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// Ends the process with `code` without running exit handlers or static destructors. After a
+/// timed-out dispatch the driver's threads may still be running the shader, and a normal exit
+/// destroys the driver's state under them: lavapipe then aborts the process ("pure virtual
+/// method called") and the exit code is lost. The caller flushes its output first.
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: `_exit` takes any status and never returns; it runs no user code, so no Rust
+    // invariant can be observed broken afterwards.
+    unsafe { libc::_exit(code) }
+}
+
 /// A loaded Vulkan loader and an instance on it.
 pub struct Instance {
     entry: ash::Entry,
@@ -634,6 +654,7 @@ impl Gpu {
         };
         if breaks(&result) {
             self.broken = true;
+            DEVICE_LEFT_RUNNING.store(true, std::sync::atomic::Ordering::SeqCst);
         }
         result
     }

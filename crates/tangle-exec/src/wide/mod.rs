@@ -23,7 +23,7 @@ pub mod races;
 pub use plan::plan;
 
 use crate::check::kind::Kind;
-use crate::error::ExecError;
+use crate::error::{ExecError, Trap};
 use crate::program::{Op, Program, RegionKind, Terminator};
 use crate::report::Stats;
 use crate::run::access::{self, Mem};
@@ -65,6 +65,10 @@ pub(crate) struct Wide<'a> {
 /// The most log entries the race screen takes before giving up (its memory bound).
 const MAX_LOG: usize = 1 << 22;
 
+/// Dispatches smaller than this run on the reference path: a batch mostly empty costs the wide
+/// path more than the reference path's subgroups (a lone invocation ran 2× slower).
+const MIN_INVOCATIONS: u64 = 32;
+
 /// The most register values of one batch (32 MiB a worker).
 const MAX_REGISTERS: usize = 1 << 22;
 
@@ -74,6 +78,9 @@ impl<'a> Wide<'a> {
         let o = s.options;
         if o.trace {
             return Err(GaveUp("tracing follows subgroups".into()));
+        }
+        if invocations < MIN_INVOCATIONS {
+            return Err(GaveUp("too few invocations to fill a batch".into()));
         }
         plan::plan(s.prog).map_err(GaveUp)?;
         // Each worker holds a register file of every slot for WIDTH lanes.
@@ -173,7 +180,10 @@ impl Batch {
     pub(crate) fn flush(&mut self, w: &Wide<'_>) {
         if !self.log.is_empty() {
             let mut log = w.log.lock().unwrap_or_else(|e| e.into_inner());
-            if log.len() + self.log.len() > MAX_LOG {
+            // The dispatch's bound on race bookkeeping holds here too; past it the reference
+            // path runs, and says where its own check was cut short.
+            let limit = MAX_LOG.min(w.shared.options.race_log_limit);
+            if log.len() + self.log.len() > limit {
                 drop(log);
                 w.give_up("the race screen's log is full".into());
                 self.log.clear();
@@ -197,24 +207,18 @@ impl Batch {
         let Some(func) = prog.functions.get(prog.entry as usize) else {
             return Ok(());
         };
-        // Tangles waiting: (block, mask). The one of lowest structured rank runs first, so
-        // lanes that left a loop or a selection wait at its merge block for the others.
-        let mut waiting: Vec<(u32, u128)> = vec![(0, full_mask(count))];
-        let mut steps = 0u64;
+        // Tangles waiting: (block, mask, steps). The one of lowest structured rank runs first,
+        // so lanes that left a loop or a selection wait at its merge block for the others.
+        // Steps count as the reference path counts them per tangle (ops and terminators; a split
+        // inherits them, a join keeps the larger), so the step limit stops the same invocation
+        // at the same terminator with the same error.
+        let mut waiting: Vec<(u32, u128, u64)> = vec![(0, full_mask(count), 0)];
         while let Some(at) = lowest_rank(&waiting, prog) {
-            let (block_idx, mask) = waiting.swap_remove(at);
+            let (block_idx, mask, mut steps) = waiting.swap_remove(at);
             let Some(block) = func.blocks.get(block_idx as usize) else {
                 return Ok(());
             };
-            if s.stop.load(Ordering::Relaxed) {
-                return Ok(());
-            }
             let lanes = u64::from(mask.count_ones());
-            steps += block.ops.len() as u64 + 1;
-            if steps > s.options.step_limit {
-                w.give_up("the step limit".into());
-                return Ok(());
-            }
             self.stats.instructions += block.ops.len() as u64 * lanes;
             self.stats.tangle_instructions += block.ops.len() as u64;
             for (j, op) in block.ops.iter().enumerate() {
@@ -223,15 +227,36 @@ impl Batch {
                     return Ok(());
                 }
             }
+            steps += block.ops.len() as u64 + 1;
+            if steps > s.options.step_limit {
+                return Err(Trap::StepLimit {
+                    limit: s.options.step_limit,
+                    at: prog.location(block.term_loc),
+                    invocation: place(s, first + u64::from(mask.trailing_zeros())).global_id(),
+                }
+                .into());
+            }
+            // As the reference path: one relaxed load per terminator, and the time limit names
+            // the terminator it stopped at.
+            if s.stop.load(Ordering::Relaxed) {
+                if s.timed_out.load(Ordering::Relaxed) {
+                    return Err(Trap::TimeLimit {
+                        limit_ms: s.options.time_limit.as_millis(),
+                        at: Some(prog.location(block.term_loc)),
+                    }
+                    .into());
+                }
+                return Ok(());
+            }
             match block.terminator {
-                Terminator::Branch(t) => self.go(prog, &mut waiting, block_idx, t, mask),
+                Terminator::Branch(t) => self.go(prog, &mut waiting, block_idx, t, mask, steps),
                 Terminator::BranchConditional { cond, t, f } => {
                     let taken = branch_mask(alu::lanes_of(&self.regs, WIDTH, cond)) & mask;
                     if taken != 0 {
-                        self.go(prog, &mut waiting, block_idx, t, taken);
+                        self.go(prog, &mut waiting, block_idx, t, taken, steps);
                     }
                     if mask & !taken != 0 {
-                        self.go(prog, &mut waiting, block_idx, f, mask & !taken);
+                        self.go(prog, &mut waiting, block_idx, f, mask & !taken, steps);
                     }
                     if taken != 0 && mask & !taken != 0 {
                         self.stats.splits += 1;
@@ -253,12 +278,12 @@ impl Batch {
                             .filter(|&l| values.get(l).is_some_and(|v| v & width == value))
                             .fold(0u128, |m, l| m | 1 << l);
                         if hit != 0 {
-                            self.go(prog, &mut waiting, block_idx, target, hit);
+                            self.go(prog, &mut waiting, block_idx, target, hit, steps);
                             rest &= !hit;
                         }
                     }
                     if rest != 0 {
-                        self.go(prog, &mut waiting, block_idx, default, rest);
+                        self.go(prog, &mut waiting, block_idx, default, rest, steps);
                     }
                 }
                 _ => {}
@@ -272,10 +297,11 @@ impl Batch {
     fn go(
         &mut self,
         prog: &Program,
-        waiting: &mut Vec<(u32, u128)>,
+        waiting: &mut Vec<(u32, u128, u64)>,
         from: u32,
         to: u32,
         mask: u128,
+        steps: u64,
     ) {
         let block = prog
             .functions
@@ -295,12 +321,13 @@ impl Batch {
                 }
             }
         }
-        match waiting.iter_mut().find(|(b, _)| *b == to) {
-            Some((_, m)) => {
+        match waiting.iter_mut().find(|(b, _, _)| *b == to) {
+            Some((_, m, s)) => {
                 *m |= mask;
+                *s = (*s).max(steps);
                 self.stats.joins += 1;
             }
-            None => waiting.push((to, mask)),
+            None => waiting.push((to, mask, steps)),
         }
     }
 
@@ -582,8 +609,32 @@ fn branch_mask(cond: &[u64]) -> u128 {
 }
 
 /// The index in `waiting` of the tangle whose block comes first in the structured order.
-fn lowest_rank(waiting: &[(u32, u128)], prog: &Program) -> Option<usize> {
+fn lowest_rank(waiting: &[(u32, u128, u64)], prog: &Program) -> Option<usize> {
     let func = prog.functions.get(prog.entry as usize)?;
     let rank = |b: u32| func.blocks.get(b as usize).map_or(u32::MAX, |b| b.rank);
-    (0..waiting.len()).min_by_key(|&i| waiting.get(i).map_or(u32::MAX, |(b, _)| rank(*b)))
+    (0..waiting.len()).min_by_key(|&i| waiting.get(i).map_or(u32::MAX, |(b, _, _)| rank(*b)))
+}
+
+/// Where invocation `g` (global linear index, workgroup-major) sits in the dispatch.
+fn place(s: &Shared<'_>, g: u64) -> Place {
+    let per_group = s
+        .prog
+        .local_size
+        .iter()
+        .map(|&x| u64::from(x))
+        .product::<u64>()
+        .max(1);
+    let [gx, gy, _] = s.groups.map(|g| u64::from(g).max(1));
+    let wg = g / per_group;
+    Place {
+        workgroup: [
+            (wg % gx) as u32,
+            ((wg / gx) % gy) as u32,
+            (wg / (gx * gy)) as u32,
+        ],
+        groups: s.groups,
+        local_size: s.prog.local_size,
+        local_index: (g % per_group) as u32,
+        subgroup_size: s.sg as u32,
+    }
 }

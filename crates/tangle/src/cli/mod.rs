@@ -34,7 +34,6 @@ mod val;
 mod vulkan;
 
 use clap::{Parser, Subcommand};
-use std::process::ExitCode;
 
 /// What a subcommand ended with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,18 +79,19 @@ enum Command {
 }
 
 /// Parses the command line and runs the subcommand.
-pub fn main() -> ExitCode {
+/// Runs the command line; the process's exit status.
+pub fn main() -> u8 {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
             // --help and --version are successes; everything else is a usage error.
             if !e.use_stderr() {
-                return ExitCode::SUCCESS;
+                return 0;
             }
             let words: Vec<String> = std::env::args().skip(1).collect();
             run::print_command_line_error(&words, &e);
-            return ExitCode::from(Exit::Unusable as u8);
+            return Exit::Unusable as u8;
         }
     };
     let result = match cli.command {
@@ -107,5 +107,5 @@ pub fn main() -> ExitCode {
         io::report(&e.to_string());
         Exit::Unusable
     });
-    ExitCode::from(exit as u8)
+    exit as u8
 }
