@@ -1,4 +1,4 @@
-//! The executor's wide path (`docs/executor.md`) against its reference path on the oracle's
+//! The executor's wide path (`docs/executor.md`) against its reference path on 120 of the oracle's
 //! random structured programs: loops, breaks, continues, switches and selections nested to depth
 //! 6, with every lane taking its own way. The oracle's ballots would keep the wide path out (it
 //! takes no subgroup operation), so each slot records the invocation instead; what is compared
@@ -11,7 +11,7 @@ use tangle_oracle::{case_program, compile, execute_on, glsl, partial_workgroup};
 fn random_programs_give_the_same_buffers_on_both_paths() {
     let (mut taken, mut runs) = (0, 0);
     let mut differences = Vec::new();
-    for seed in 0..200u64 {
+    for seed in 0..120u64 {
         let depth = 2 + (seed % 5) as u32;
         // Up to 200 invocations: two batches of the wide path, the second partial.
         let wg = partial_workgroup(seed, 128).max(130);
@@ -43,8 +43,8 @@ fn random_programs_give_the_same_buffers_on_both_paths() {
     }
     println!("{runs} programs, {taken} on the wide path");
     assert!(differences.is_empty(), "{}", differences.join("\n\n"));
-    assert!(runs >= 160, "only {runs} programs ran");
+    assert!(runs >= 100, "only {runs} programs ran");
     // Programs with function calls or `subgroupElect` conditions stay on the reference path
-    // (about seven in eight); the others, 28 of these 200, must take the wide one.
-    assert!(taken >= 20, "only {taken} of {runs} took the wide path");
+    // (about seven in eight); the others, 15 of these 120, must take the wide one.
+    assert!(taken >= 12, "only {taken} of {runs} took the wide path");
 }

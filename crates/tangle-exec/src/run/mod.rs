@@ -331,7 +331,7 @@ fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<bool, ExecErr
         .iter()
         .map(|&x| u64::from(x))
         .product::<u64>();
-    let Ok(w) = crate::wide::Wide::new(s, groups.saturating_mul(per_group)) else {
+    let Ok(w) = crate::wide::Wide::new(s, groups.saturating_mul(per_group), threads) else {
         return Ok(false);
     };
     let result = workers::run_all(s, w.batches(), threads, || WideWorker {

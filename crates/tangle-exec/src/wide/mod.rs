@@ -74,7 +74,11 @@ const MAX_REGISTERS: usize = 1 << 22;
 
 impl<'a> Wide<'a> {
     /// The wide form of the dispatch `s`, or why the wide path does not take it.
-    pub(crate) fn new(s: &'a Shared<'a>, invocations: u64) -> Result<Wide<'a>, GaveUp> {
+    pub(crate) fn new(
+        s: &'a Shared<'a>,
+        invocations: u64,
+        threads: usize,
+    ) -> Result<Wide<'a>, GaveUp> {
         let o = s.options;
         if o.trace {
             return Err(GaveUp("tracing follows subgroups".into()));
@@ -84,8 +88,19 @@ impl<'a> Wide<'a> {
         }
         plan::plan(s.prog).map_err(GaveUp)?;
         // Each worker holds a register file of every slot for WIDTH lanes.
-        if (s.prog.slots as usize).saturating_mul(WIDTH) > MAX_REGISTERS {
+        let registers = (s.prog.slots as usize).saturating_mul(WIDTH);
+        if registers > MAX_REGISTERS {
             return Err(GaveUp("a register file too large for a batch".into()));
+        }
+        // Its workers' register files stay inside the dispatch's memory budget too (the thread
+        // count was fitted to the reference path's smaller per-worker need).
+        let bytes = (registers as u64)
+            .saturating_mul(8)
+            .saturating_mul(threads as u64);
+        if bytes > s.options.memory_limit / 2 {
+            return Err(GaveUp(
+                "the register files would not fit the memory limit".into(),
+            ));
         }
         // One value per slot: the template of the reference path holds every lane alike.
         let n = s.sg;
