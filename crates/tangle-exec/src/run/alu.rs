@@ -141,6 +141,27 @@ fn map3(
     }
 }
 
+/// `OpPhi`'s copies on one edge, for the lanes of `mask`, as one parallel copy: every source is
+/// read (into `scratch`) before any destination is written.
+pub fn phi_copies(
+    regs: &mut [u64],
+    n: usize,
+    copies: &[(Slot, Slot)],
+    mask: u128,
+    scratch: &mut Vec<u64>,
+) {
+    scratch.clear();
+    for &(_, src) in copies {
+        scratch.extend_from_slice(lanes_of(regs, n, src));
+    }
+    for (i, &(dst, _)) in copies.iter().enumerate() {
+        for l in bits_of(mask, n) {
+            let v = scratch.get(i * n + l).copied().unwrap_or(0);
+            wr(regs, n, dst, l, v);
+        }
+    }
+}
+
 /// The bit pattern of `x` as a float of width `bits`.
 pub fn float_const(x: f64, bits: u32) -> u64 {
     float::from_f64(bits, x)

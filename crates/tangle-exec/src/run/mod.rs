@@ -1361,17 +1361,7 @@ impl Workgroup {
         let Some(sg) = self.subgroups.get_mut(k) else {
             return;
         };
-        self.scratch.clear();
-        for &(_, src) in copies {
-            self.scratch
-                .extend_from_slice(alu::lanes_of(&sg.regs, n, src));
-        }
-        for (i, &(dst, _)) in copies.iter().enumerate() {
-            for l in bits_of(mask, n) {
-                let v = self.scratch.get(i * n + l).copied().unwrap_or(0);
-                wr(&mut sg.regs, n, dst, l, v);
-            }
-        }
+        alu::phi_copies(&mut sg.regs, n, copies, mask, &mut self.scratch);
         if sg.poison.any() {
             // The origins move with the values, as one parallel copy too.
             let origins: Vec<u32> = copies

@@ -323,18 +323,7 @@ impl Batch {
             .get(prog.entry as usize)
             .and_then(|f| f.blocks.get(to as usize));
         if let Some((_, copies)) = block.and_then(|b| b.phis.iter().find(|(p, _)| *p == from)) {
-            // One parallel copy: every source read before any destination is written.
-            self.scratch.clear();
-            for &(_, src) in copies {
-                self.scratch
-                    .extend_from_slice(alu::lanes_of(&self.regs, WIDTH, src));
-            }
-            for (i, &(dst, _)) in copies.iter().enumerate() {
-                for l in bits_of(mask, WIDTH) {
-                    let v = self.scratch.get(i * WIDTH + l).copied().unwrap_or(0);
-                    wr(&mut self.regs, WIDTH, dst, l, v);
-                }
-            }
+            alu::phi_copies(&mut self.regs, WIDTH, copies, mask, &mut self.scratch);
         }
         match waiting.iter_mut().find(|(b, _, _)| *b == to) {
             Some((_, m, s)) => {
@@ -390,14 +379,7 @@ impl Batch {
                         _ => local,
                     }
                 } else {
-                    let place = Place {
-                        workgroup: wg_id.map(|x| x as u32),
-                        groups: s.groups,
-                        local_size: s.prog.local_size,
-                        local_index: local as u32,
-                        subgroup_size: s.sg as u32,
-                    };
-                    place
+                    place(s, first + l as u64)
                         .value(b)
                         .and_then(|v| v.as_slice().get(c).copied())
                         .unwrap_or(0)
