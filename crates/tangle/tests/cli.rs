@@ -798,3 +798,19 @@ fn bench_refuses_an_unknown_workload() {
         "{stderr}"
     );
 }
+
+#[test]
+fn reference_runs_the_reference_path_alone_and_is_cpu_only() {
+    // The same script passes with and without the wide path.
+    let script = amber("wide/masked_stores.amber");
+    for extra in [&[][..], &["--reference"][..]] {
+        let mut args = vec!["run", script.as_str()];
+        args.extend_from_slice(extra);
+        let (code, out, _) = tangle(&args, b"");
+        assert_eq!(code, 0, "{extra:?}: {}", String::from_utf8_lossy(&out));
+    }
+    // Only tangle's CPU executor has the two paths.
+    let (code, _, err) = tangle(&["run", "--backend", "vulkan", "--reference", &script], b"");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--reference"), "{err}");
+}
