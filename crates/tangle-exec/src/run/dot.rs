@@ -47,6 +47,14 @@ impl DotInst {
         }
     }
 
+    /// Whether an AccSat intermediate step can overflow at all: no product exceeds 2^(2·cb) in
+    /// magnitude, so when count · 2^(2·cb) < 2^(rb-1) no product or partial sum can leave the
+    /// result range and the per-lane check is skipped.
+    pub(crate) fn may_overflow(&self) -> bool {
+        let (cb, rb) = (self.comp_bits, self.result_bits);
+        u64::from(self.count).leading_zeros() < 64 - (rb - 1).saturating_sub(2 * cb).min(63)
+    }
+
     /// Reads one vector operand of lane `l` into `out`; returns the component count.
     fn gather(
         &self,
@@ -89,10 +97,7 @@ pub fn exec_dot(
     let Op::Dot(d) = op else { return false };
     let (mut a, mut b) = ([0u64; MAX_COMPONENTS], [0u64; MAX_COMPONENTS]);
     let (cb, rb) = (d.comp_bits, d.result_bits);
-    // No product exceeds 2^(2·cb) in magnitude, so when count · 2^(2·cb) < 2^(rb-1) no product
-    // or partial sum can leave the result range and the per-lane check is skipped.
-    let may_overflow =
-        u64::from(d.count).leading_zeros() < 64 - (rb - 1).saturating_sub(2 * cb).min(63);
+    let may_overflow = d.may_overflow();
     for l in bits_of(lanes, n) {
         let count = d.gather(regs, n, d.a, l, &mut a);
         d.gather(regs, n, d.b, l, &mut b);

@@ -45,15 +45,48 @@ fn products<'a>(a: Factors<'a>, b: Factors<'a>) -> impl Iterator<Item = i128> + 
 
 /// The low 128 bits of the exact dot product (products and sums modulo 2^128), hence its exact
 /// low N bits for any result width N ≤ 64.
+#[inline(always)]
 pub(super) fn wrapped_dot(a: Factors, b: Factors) -> u128 {
+    if let Some(exact) = small_dot(a, b) {
+        // Exact, so its two's complement is the sum modulo 2^128.
+        return i128::from(exact) as u128;
+    }
     pairs(a, b).fold(0u128, |acc, (x, y)| {
         acc.wrapping_add((x as u128).wrapping_mul(y as u128))
     })
 }
 
 /// The exact dot product, saturated to i128 (exact whenever it fits any 64-bit range).
+#[inline(always)]
 pub(super) fn exact_dot(a: Factors, b: Factors) -> i128 {
+    if let Some(exact) = small_dot(a, b) {
+        return i128::from(exact);
+    }
     products(a, b).fold(0i128, i128::saturating_add)
+}
+
+/// The exact dot product computed in i64 where that is exact: components of at most 16 bits
+/// (products below 2^32 in magnitude) and at most 16 of them (sums below 2^36). The same value
+/// as the i128 sum, several times faster: the packed 4x8 forms of ML kernels are the hot case.
+#[inline(always)]
+fn small_dot(a: Factors, b: Factors) -> Option<i64> {
+    if a.bits > 16 || b.bits > 16 || a.values.len() > 16 {
+        return None;
+    }
+    let widen = |f: Factors, v: u64| {
+        if f.signed {
+            sign_extend(f.bits, v)
+        } else {
+            (v & mask(f.bits)) as i64
+        }
+    };
+    Some(
+        a.values
+            .iter()
+            .zip(b.values)
+            .map(|(&x, &y)| widen(a, x) * widen(b, y))
+            .sum(),
+    )
 }
 
 /// Whether any product or partial sum (in component order) leaves `[lo, hi]`.
@@ -69,6 +102,7 @@ pub(super) fn dot_overflows(a: Factors, b: Factors, (lo, hi): (i128, i128)) -> b
 }
 
 /// The range of an N-bit integer of the given signedness.
+#[inline(always)]
 pub(super) fn range(signed: bool, bits: u32) -> (i128, i128) {
     if signed {
         (i128::from(signed_min(bits)), i128::from(signed_max(bits)))
@@ -78,6 +112,7 @@ pub(super) fn range(signed: bool, bits: u32) -> (i128, i128) {
 }
 
 /// `exact + acc` saturated into the N-bit range of the given signedness, as a canonical value.
+#[inline(always)]
 pub(super) fn saturate(signed: bool, bits: u32, exact: i128, acc: i128) -> u64 {
     let (lo, hi) = range(signed, bits);
     from_signed(bits, exact.saturating_add(acc).clamp(lo, hi) as i64)
@@ -86,6 +121,7 @@ pub(super) fn saturate(signed: bool, bits: u32, exact: i128, acc: i128) -> u64 {
 /// The dot product without accumulation: "The resulting value will equal the low-order N bits of
 /// the correct result R, where N is the result width and R is computed with enough precision to
 /// avoid overflow and underflow."
+#[inline(always)]
 fn dot(result_bits: u32, a: Factors, b: Factors) -> u64 {
     (wrapped_dot(a, b) as u64) & mask(result_bits)
 }
@@ -96,12 +132,14 @@ fn dot(result_bits: u32, a: Factors, b: Factors) -> u64 {
 ///
 /// When an intermediate step overflows (undefined, see [`dot_acc_sat_is_undefined`]) the
 /// fallback is the exact sum plus the accumulator, saturated.
+#[inline(always)]
 fn dot_acc_sat(result_bits: u32, a: Factors, b: Factors, acc: u64, signed: bool) -> u64 {
     let acc = widen(signed, result_bits, acc);
     saturate(signed, result_bits, exact_dot(a, b), acc)
 }
 
 /// Vector operands of component width `bits`: `signed` for Vector 1 and Vector 2.
+#[inline]
 fn operands<'a>(
     bits: u32,
     (sa, a): (bool, &'a [u64]),
@@ -125,12 +163,14 @@ fn operands<'a>(
 /// result's type. The sign-extended input vectors are then multiplied component-wise and all
 /// components of the vector resulting from the component-wise multiplication are added
 /// together."
+#[inline]
 pub fn sdot(comp_bits: u32, result_bits: u32, a: &[u64], b: &[u64]) -> u64 {
     let (a, b) = operands(comp_bits, (true, a), (true, b));
     dot(result_bits, a, b)
 }
 
 /// OpUDotKHR: as [`sdot`] with "All components of the input vectors are zero-extended".
+#[inline]
 pub fn udot(comp_bits: u32, result_bits: u32, a: &[u64], b: &[u64]) -> u64 {
     let (a, b) = operands(comp_bits, (false, a), (false, b));
     dot(result_bits, a, b)
@@ -138,6 +178,7 @@ pub fn udot(comp_bits: u32, result_bits: u32, a: &[u64], b: &[u64]) -> u64 {
 
 /// OpSUDotKHR: "All components of Vector 1 are sign-extended to the bit width of the result's
 /// type. All components of Vector 2 are zero-extended to the bit width of the result's type."
+#[inline]
 pub fn sudot(comp_bits: u32, result_bits: u32, a: &[u64], b: &[u64]) -> u64 {
     let (a, b) = operands(comp_bits, (true, a), (false, b));
     dot(result_bits, a, b)
@@ -145,6 +186,7 @@ pub fn sudot(comp_bits: u32, result_bits: u32, a: &[u64], b: &[u64]) -> u64 {
 
 /// OpSDotAccSatKHR: "Signed integer dot product of Vector 1 and Vector 2 and signed saturating
 /// addition of the result with Accumulator."
+#[inline]
 pub fn sdot_acc_sat(comp_bits: u32, result_bits: u32, a: &[u64], b: &[u64], acc: u64) -> u64 {
     let (a, b) = operands(comp_bits, (true, a), (true, b));
     dot_acc_sat(result_bits, a, b, acc, true)
@@ -152,6 +194,7 @@ pub fn sdot_acc_sat(comp_bits: u32, result_bits: u32, a: &[u64], b: &[u64], acc:
 
 /// OpUDotAccSatKHR: "Unsigned integer dot product of Vector 1 and Vector 2 and unsigned
 /// saturating addition of the result with Accumulator."
+#[inline]
 pub fn udot_acc_sat(comp_bits: u32, result_bits: u32, a: &[u64], b: &[u64], acc: u64) -> u64 {
     let (a, b) = operands(comp_bits, (false, a), (false, b));
     dot_acc_sat(result_bits, a, b, acc, false)
@@ -159,6 +202,7 @@ pub fn udot_acc_sat(comp_bits: u32, result_bits: u32, a: &[u64], b: &[u64], acc:
 
 /// OpSUDotAccSatKHR: "Mixed-signedness integer dot product of Vector 1 and Vector 2 and signed
 /// saturating addition of the result with Accumulator."
+#[inline]
 pub fn sudot_acc_sat(comp_bits: u32, result_bits: u32, a: &[u64], b: &[u64], acc: u64) -> u64 {
     let (a, b) = operands(comp_bits, (true, a), (false, b));
     dot_acc_sat(result_bits, a, b, acc, true)
@@ -206,6 +250,7 @@ pub fn dot_acc_sat_is_undefined(
 /// "Interpret 32-bit scalar integer operands as vectors of four 8-bit components. Vector
 /// components follow byte significance order with the lowest-numbered component stored in the
 /// least significant byte."
+#[inline]
 pub fn unpack_4x8(word: u64) -> [u64; 4] {
     [
         word & 0xff,

@@ -19,6 +19,7 @@ pub const BFLOAT16: u32 = 0x100 | 16;
 
 /// The value of a float bit pattern of format `bits` (a width, or [`BFLOAT16`]), widened exactly
 /// to f64.
+#[inline]
 pub fn to_f64(bits: u32, v: u64) -> f64 {
     match bits {
         16 => f16::from_bits(v as u16).to_f64(),
@@ -30,6 +31,7 @@ pub fn to_f64(bits: u32, v: u64) -> f64 {
 
 /// The bit pattern of `x` rounded once (to nearest, ties to even) to format `bits` (a width, or
 /// [`BFLOAT16`]).
+#[inline]
 pub fn from_f64(bits: u32, x: f64) -> u64 {
     match bits {
         16 => u64::from(f16_bits_from_f64(x)),
@@ -96,11 +98,13 @@ pub fn map1(bits: u32, a: u64, f: impl Fn(f64) -> f64) -> u64 {
 }
 
 /// Applies an f64 function to two operands and rounds once to `bits`.
+#[inline]
 pub fn map2(bits: u32, a: u64, b: u64, f: impl Fn(f64, f64) -> f64) -> u64 {
     from_f64(bits, f(to_f64(bits, a), to_f64(bits, b)))
 }
 
 /// Applies an f64 function to three operands and rounds once to `bits`.
+#[inline]
 pub fn map3(bits: u32, a: u64, b: u64, c: u64, f: impl Fn(f64, f64, f64) -> f64) -> u64 {
     from_f64(bits, f(to_f64(bits, a), to_f64(bits, b), to_f64(bits, c)))
 }
@@ -115,22 +119,26 @@ fn sign_bit(bits: u32) -> u64 {
 }
 
 /// OpFAdd: "Floating-point addition of Operand 1 and Operand 2."
+#[inline]
 pub fn fadd(bits: u32, a: u64, b: u64) -> u64 {
     map2(bits, a, b, |x, y| x + y)
 }
 
 /// OpFSub: "Floating-point subtraction of Operand 2 from Operand 1."
+#[inline]
 pub fn fsub(bits: u32, a: u64, b: u64) -> u64 {
     map2(bits, a, b, |x, y| x - y)
 }
 
 /// OpFMul: "Floating-point multiplication of Operand 1 and Operand 2."
+#[inline]
 pub fn fmul(bits: u32, a: u64, b: u64) -> u64 {
     map2(bits, a, b, |x, y| x * y)
 }
 
 /// OpFDiv: "Floating-point division of Operand 1 divided by Operand 2." Division by zero gives
 /// the IEEE infinity or NaN.
+#[inline]
 pub fn fdiv(bits: u32, a: u64, b: u64) -> u64 {
     map2(bits, a, b, |x, y| x / y)
 }

@@ -9,6 +9,8 @@
 
 use super::WIDTH;
 use crate::program::{FloatBin, IntBin, IntCmp, Op, Slot};
+use crate::run::dot::DotInst;
+use crate::semantics::dot::{self as sd, DotKind};
 use crate::semantics::{float, int};
 
 /// An operand: a slot's lanes, or one value for every lane (a constant's slot, which no op
@@ -56,7 +58,56 @@ pub fn exec_fast(op: &Op, regs: &mut [u64], constant: &[bool]) -> bool {
             let c: [u64; WIDTH] = *c;
             select(regs, dst, a, b, &c)
         }
+        Op::Dot(ref d) => dot_packed(d, regs),
         _ => false,
+    }
+}
+
+/// The packed 4x8-bit dot products (`dotPacked4x8EXT` and its AccSat form) when no lane can
+/// overflow (so there is nothing to report): [`sd`]'s functions lane by lane, without the
+/// reference kernel's per-lane gather and dispatch.
+fn dot_packed(d: &DotInst, regs: &mut [u64]) -> bool {
+    if !d.packed || d.comp_bits != 8 || d.acc.is_some_and(|_| d.may_overflow()) {
+        return false;
+    }
+    let (Some(a), Some(b)) = (lanes(regs, d.a), lanes(regs, d.b)) else {
+        return false;
+    };
+    let (a, b): ([u64; WIDTH], [u64; WIDTH]) = (*a, *b);
+    let acc: [u64; WIDTH] = match d.acc.map(|s| lanes(regs, s)) {
+        Some(Some(acc)) => *acc,
+        Some(None) => return false,
+        None => [0; WIDTH],
+    };
+    let rb = d.result_bits;
+    let at = d.dst as usize * WIDTH;
+    let Some(out) = regs.get_mut(at..at + WIDTH) else {
+        return false;
+    };
+    // Matched once, so each arm is its own loop with the function inlined.
+    let lanes = (&a, &b, &acc);
+    match (d.kind, d.acc.is_some()) {
+        (DotKind::Signed, false) => each_dot(out, lanes, |x, y, _| sd::sdot(8, rb, x, y)),
+        (DotKind::Unsigned, false) => each_dot(out, lanes, |x, y, _| sd::udot(8, rb, x, y)),
+        (DotKind::Mixed, false) => each_dot(out, lanes, |x, y, _| sd::sudot(8, rb, x, y)),
+        (DotKind::Signed, true) => each_dot(out, lanes, |x, y, c| sd::sdot_acc_sat(8, rb, x, y, c)),
+        (DotKind::Unsigned, true) => {
+            each_dot(out, lanes, |x, y, c| sd::udot_acc_sat(8, rb, x, y, c))
+        }
+        (DotKind::Mixed, true) => each_dot(out, lanes, |x, y, c| sd::sudot_acc_sat(8, rb, x, y, c)),
+    }
+    true
+}
+
+/// `out = f(unpacked a, unpacked b, acc)` on every lane.
+#[inline(always)]
+fn each_dot(
+    out: &mut [u64],
+    (a, b, acc): (&[u64; WIDTH], &[u64; WIDTH], &[u64; WIDTH]),
+    f: impl Fn(&[u64], &[u64], u64) -> u64,
+) {
+    for (l, o) in out.iter_mut().enumerate() {
+        *o = f(&sd::unpack_4x8(a[l]), &sd::unpack_4x8(b[l]), acc[l]);
     }
 }
 
