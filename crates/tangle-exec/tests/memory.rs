@@ -240,6 +240,49 @@ void main() { uint i = gl_GlobalInvocationID.x; r[i * 4u] = r[i * 4u + 1u] + 7u;
     assert!(text.contains("buffer (set 0, binding 0)"), "{text}");
 }
 
+/// Loads and stores whose lanes are evenly spaced by more than the scalar (a row per
+/// invocation) take one bounds check for the span; the values must be the lane-by-lane ones,
+/// on both executor paths (the wide path takes 256 invocations, subgroup sizes vary), and a
+/// span that leaves the buffer still reports exactly its out-of-bounds lanes.
+#[test]
+fn strided_loads_and_stores_match_a_plain_rust_gather() {
+    let src = "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer A { uint a[]; };
+layout(std430, binding = 1) buffer R { uint r[]; };
+layout(push_constant) uniform P { uint rows; } p;
+void main() {
+  uint i = gl_GlobalInvocationID.x;
+  r[i * 3u + 1u] = a[i * 5u + 2u] * 3u + a[i * 7u];
+}";
+    let module = compile(src);
+    let mut rng = Rng(11);
+    let n = 256usize;
+    let a: Vec<u32> = (0..n * 7).map(|_| rng.next() as u32).collect();
+    let mut expected = vec![0u32; n * 3];
+    for i in 0..n {
+        expected[i * 3 + 1] = a[i * 5 + 2].wrapping_mul(3).wrapping_add(a[i * 7]);
+    }
+    for sg in [4u32, 32, 64] {
+        let mut job = Job::new(vec![u32s(&a), vec![0; n * 3 * 4]], [4, 1, 1]);
+        job.subgroup = sg;
+        let (out, report) = run_module(&module, &job);
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+        assert_eq!(to_u32s(&out[1]), expected, "subgroup size {sg}");
+    }
+    // The input ends just before `a[255 * 7]`: only invocation 255 reads past it.
+    let mut job = Job::new(vec![u32s(&a[..n * 7 - 7]), vec![0; n * 3 * 4]], [4, 1, 1]);
+    job.subgroup = 64;
+    let (_, report) = run_module(&module, &job);
+    let oob: Vec<_> = report
+        .diagnostics
+        .iter()
+        .filter(|d| matches!(d.finding, Finding::OutOfBounds { .. }))
+        .map(|d| d.invocation)
+        .collect();
+    assert_eq!(oob, vec![[255, 0, 0]], "{:?}", report.diagnostics);
+}
+
 #[test]
 fn runaway_loop_hits_step_limit_naming_the_instruction() {
     let src = "#version 450

@@ -458,11 +458,32 @@ fn atomic(w: &Words, off: u64, op: AtomicOp, bits: u32, is_float: bool, v: u64, 
 }
 
 /// How the lanes of a whole subgroup address one scalar each.
+#[derive(Clone, Copy)]
 enum Run {
     /// Every lane the same address (a push constant, a uniform index).
     Same(u64),
-    /// Lane `l` at the first lane's address + `l` × the scalar's size (`a[gl_GlobalInvocationID]`).
-    Consecutive(u64),
+    /// Lane `l` at the first lane's address + `l` × `stride`, with `stride` at least the
+    /// scalar's size, so no two lanes overlap: `a[gl_GlobalInvocationID]` (stride = size), or a
+    /// row per invocation (`a[r * words + k]`).
+    Strided { first: u64, stride: u64 },
+}
+
+impl Run {
+    /// Lane `l`'s address.
+    fn address(self, l: u64) -> u64 {
+        match self {
+            Run::Same(p) => p,
+            Run::Strided { first, stride } => first + l * stride,
+        }
+    }
+
+    /// The bytes from the first lane's address to the end of the last lane's scalar.
+    fn span(self, n: usize, size: u64) -> u64 {
+        match self {
+            Run::Same(_) => size,
+            Run::Strided { stride, .. } => stride * (n as u64 - 1) + size,
+        }
+    }
 }
 
 /// The [`Run`] of the pointers in `ptr` when every lane of the subgroup is active, the memory is
@@ -477,24 +498,31 @@ fn run_of(regs: &[u64], n: usize, mask: u128, ptr: Slot, leaf: &Leaf, size: u64)
     if split_pointer(first).0 == m::REGION_INVOCATION {
         return None;
     }
-    if lanes.iter().all(|&p| p == first) {
+    let stride = lanes.get(1)?.wrapping_sub(first);
+    if stride == 0 && lanes.iter().all(|&p| p == first) {
         return Some(Run::Same(first));
     }
-    let consecutive = lanes
-        .iter()
-        .zip(0u64..)
-        .all(|(&p, l)| p.wrapping_sub(first) == l * size);
+    if stride < size {
+        return None;
+    }
     // The offsets must not wrap into the region bits.
     let (_, off) = split_pointer(first);
-    let fits = off
-        .checked_add(size * n as u64)
+    let fits = stride
+        .checked_mul(n as u64 - 1)
+        .and_then(|s| s.checked_add(size))
+        .and_then(|s| s.checked_add(off))
         .is_some_and(|e| e < 1u64 << m::OFFSET_BITS);
-    (consecutive && fits).then_some(Run::Consecutive(first))
+    let strided = fits
+        && lanes
+            .iter()
+            .zip(0u64..)
+            .all(|(&p, l)| p.wrapping_sub(first) == l * stride);
+    strided.then_some(Run::Strided { first, stride })
 }
 
-/// A scalar load by the whole subgroup from one address or consecutive addresses: one bounds
-/// check and each word read once. `false` (nothing done) where it does not apply or the range is
-/// out of bounds, which the lane-by-lane path then reports.
+/// A scalar load by the whole subgroup from one address or evenly spaced addresses: one bounds
+/// check for the span and each word read once. `false` (nothing done) where it does not apply or
+/// the span is out of bounds, which the lane-by-lane path then reports.
 fn load_run(
     regs: &mut [u64],
     n: usize,
@@ -508,47 +536,36 @@ fn load_run(
         return false;
     };
     let fix = |v: u64| if leaf.boolean { u64::from(v != 0) } else { v };
-    let address = |l: u64| match run {
-        Run::Same(p) => p,
-        Run::Consecutive(p) => p + l * size,
-    };
     let Some(out) = regs.get_mut(dst as usize * n..(dst as usize + 1) * n) else {
         return false;
     };
-    let resolved = match run {
-        Run::Same(p) => mem.resolve(p, 0, size),
-        Run::Consecutive(p) => mem.resolve(p, 0, size * n as u64),
-    };
-    if resolved.is_err() {
+    let Ok((w, off)) = mem.resolve(run.address(0), 0, run.span(n, size)) else {
         return false;
-    }
+    };
     if mem.logging() {
         for l in 0..n {
-            mem.log(l, address(l as u64), size, race::READ);
+            mem.log(l, run.address(l as u64), size, race::READ);
         }
     }
     match run {
-        Run::Same(p) => {
-            let Ok((w, off)) = mem.resolve(p, 0, size) else {
-                return false;
-            };
-            out.fill(fix(w.read(off, leaf.bytes)));
-        }
-        Run::Consecutive(p) => {
-            let Ok((w, off)) = mem.resolve(p, 0, size * n as u64) else {
-                return false;
-            };
+        Run::Same(_) => out.fill(fix(w.read(off, leaf.bytes))),
+        Run::Strided { stride, .. } if stride == size => {
             w.read_run(off, leaf.bytes, n as u32, |l, v| {
                 if let Some(x) = out.get_mut(l as usize) {
                     *x = fix(v);
                 }
             });
         }
+        Run::Strided { stride, .. } => {
+            for (l, x) in (0u64..).zip(out.iter_mut()) {
+                *x = fix(w.read(off + l * stride, leaf.bytes));
+            }
+        }
     }
     true
 }
 
-/// The store twin of [`load_run`], for consecutive addresses (lanes storing to one address
+/// The store twin of [`load_run`], for evenly spaced addresses (lanes storing to one address
 /// race, which the lane-by-lane path leaves to the last lane as before).
 fn store_run(
     regs: &[u64],
@@ -559,20 +576,26 @@ fn store_run(
     size: u64,
     mem: &Mem<'_>,
 ) -> bool {
-    let Some(Run::Consecutive(p)) = run_of(regs, n, mask, ptr, leaf, size) else {
+    let Some(run @ Run::Strided { stride, .. }) = run_of(regs, n, mask, ptr, leaf, size) else {
         return false;
     };
-    let Ok((w, off)) = mem.resolve(p, 0, size * n as u64) else {
+    let Ok((w, off)) = mem.resolve(run.address(0), 0, run.span(n, size)) else {
         return false;
     };
     if mem.logging() {
         for l in 0..n {
-            mem.log(l, p + l as u64 * size, size, race::WRITE);
+            mem.log(l, run.address(l as u64), size, race::WRITE);
         }
     }
     let values = lanes_of(regs, n, src);
-    w.write_run(off, leaf.bytes, n as u32, |l| {
-        values.get(l as usize).copied().unwrap_or(0)
-    });
+    if stride == size {
+        w.write_run(off, leaf.bytes, n as u32, |l| {
+            values.get(l as usize).copied().unwrap_or(0)
+        });
+    } else {
+        for (l, &v) in (0u64..).zip(values) {
+            w.write(off + l * stride, leaf.bytes, v);
+        }
+    }
     true
 }
