@@ -79,6 +79,11 @@ pub struct Shader {
     pub at: Location,
     /// Line number of the first source line, to map compiler messages back to the script.
     pub first_line: u32,
+    /// The file the source is named by in debug information (`OpString`, `OpLine`) and so in
+    /// `DEBUG`'s `EXPECT LOCATION` and the sanitizer's reports, as upstream Amber names it
+    /// (`Shader::GetFilePath`): the `FILE` or `VIRTUAL_FILE` path, else
+    /// `embedded-shaders/NAME` for a shader written in the script.
+    pub file_path: String,
 }
 
 /// A `BUFFER` declaration.
