@@ -35,6 +35,13 @@ pub const MAX_STOPS: usize = 1 << 20;
 /// The blocks one invocation started, in order: (`OpFunction` id, `OpLabel` id).
 pub type BlockPath = Vec<(u32, u32)>;
 
+/// A source line: (`OpString` id, line).
+pub type SourceLine = (u32, u32);
+
+/// The callers of a frame, outermost first: each one's function (`OpFunction` id) and the line
+/// in effect at its call.
+pub type Callers = Rc<[(u32, Option<SourceLine>)]>;
+
 /// Where a thread pauses.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stop {
@@ -48,7 +55,7 @@ pub struct Stop {
     pub function: u32,
     /// The callers, outermost first: each one's function and the line in effect at its call
     /// (`OpString` id, line). Shared by the stops between one call or return and the next.
-    pub callers: Rc<[(u32, Option<(u32, u32)>)]>,
+    pub callers: Callers,
 }
 
 /// What the module says about source lines.
@@ -234,7 +241,7 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
     let mut last: Option<(u32, u32, usize)> = None;
     let mut frames: Vec<Frame> = Vec::new();
     // The callers of the top frame, rebuilt after each call and return.
-    let mut callers: Rc<[(u32, Option<(u32, u32)>)]> = Rc::from(Vec::new());
+    let mut callers: Callers = Rc::from(Vec::new());
     let mut path = path.iter();
     let enter = |frames: &mut Vec<Frame>, step: Option<&(u32, u32)>, push: bool| {
         let &(function, label) = step.ok_or("the path ended inside the shader")?;
@@ -339,7 +346,7 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
 }
 
 /// The callers of the top frame of `frames`: each one's function and line.
-fn caller_list(frames: &[Frame]) -> Rc<[(u32, Option<(u32, u32)>)]> {
+fn caller_list(frames: &[Frame]) -> Callers {
     let callers = frames.len().saturating_sub(1);
     frames
         .iter()
