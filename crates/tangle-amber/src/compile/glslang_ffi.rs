@@ -16,8 +16,12 @@
 //!   the resource limits are the `glslang` crate's `'static` defaults;
 //! * every handle is checked non-null, owned by one guard and deleted exactly once, the program
 //!   before the shader it links (the guards are declared in that order, so dropped in reverse);
+//! * the source file and text are attached, and SPIR-V generated, only after a successful link:
+//!   before it the program has no compute intermediate and glslang would dereference null;
 //! * the SPIR-V is copied into a buffer of the size `glslang_program_SPIRV_get_size` gives, and
-//!   the logs are C strings glslang owns, copied out before the handle is deleted.
+//!   the logs are C strings glslang owns, copied out before the handle is deleted;
+//! * compiles on several threads at once are what the safe crate allows too (its `Compiler` is
+//!   shared across threads): every handle here is local to one call.
 
 use glslang::limits::{ResourceLimits, DEFAULT_LIMITS};
 use glslang::{SpirvVersion, VulkanVersion};
