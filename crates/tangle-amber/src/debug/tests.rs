@@ -369,3 +369,19 @@ fn glsl_modules_carry_their_source_lines() {
         assert!(!Sources::new(&Module::from_words(&plain).expect("reads")).has_lines);
     }
 }
+
+#[test]
+fn only_glslangs_own_header_is_skipped() {
+    let header =
+        "// OpModuleProcessed client vulkan100\n// OpModuleProcessed entry-point main\n#line 1\n";
+    assert_eq!(glslang_body(&format!("{header}a\nb\n")), "a\nb\n");
+    // Anything else is the author's text, kept whole.
+    for text in [
+        "a\nb\n",
+        "// OpModuleProcessed x\nnot a line directive\n",
+        "#line 1\na\n",
+        "// OpModuleProcessed x",
+    ] {
+        assert_eq!(glslang_body(text), text);
+    }
+}
