@@ -17,8 +17,13 @@
 //! at its first stop; `STEP_IN` goes to the next stop, `STEP_OVER` to the next stop in the same
 //! frame or a caller, `STEP_OUT` to the next stop in a caller, `CONTINUE` runs to the end. The
 //! text of `EXPECT LOCATION ... "text"` is the line of the source the module embeds for that
-//! file (`OpSource` and `OpSourceContinued`). Upstream Amber leaves stepping to the driver's
-//! debugger (SwiftShader's); these are tangle's definitions, the usual ones of line debuggers.
+//! file (`OpSource` and `OpSourceContinued`). `EXPECT CALLSTACK` lists the frames at a stop,
+//! innermost first, each named by its function's `OpName` (glslang's mangled `sq(u1;` is the
+//! source's `sq`) with the line in effect in it (in a caller, the line of its call). Upstream
+//! Amber leaves stepping to the driver's debugger (SwiftShader's); these are tangle's
+//! definitions, the usual ones of line debuggers. The `OpVariable`s of a function's first block
+//! are declarations, not statements, so they are not a stop: glslang `-g` gives them the line of
+//! the function's header, and a line debugger steps into a function at its first statement.
 
 use crate::error::Location;
 use crate::report::{ExpectResult, Status};
