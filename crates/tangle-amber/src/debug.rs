@@ -17,13 +17,20 @@
 //! at its first stop; `STEP_IN` goes to the next stop, `STEP_OVER` to the next stop in the same
 //! frame or a caller, `STEP_OUT` to the next stop in a caller, `CONTINUE` runs to the end. The
 //! text of `EXPECT LOCATION ... "text"` is the line of the source the module embeds for that
-//! file (`OpSource` and `OpSourceContinued`). Upstream Amber leaves stepping to the driver's
-//! debugger (SwiftShader's); these are tangle's definitions, the usual ones of line debuggers.
+//! file (`OpSource` and `OpSourceContinued`). `EXPECT CALLSTACK` lists the frames at a stop,
+//! innermost first, each named by its function's `OpName` (glslang's mangled `sq(u1;` is the
+//! source's `sq`) with the line in effect in it (in a caller, the line of its call). Upstream
+//! Amber leaves stepping to the driver's debugger (SwiftShader's); these are tangle's
+//! definitions, the usual ones of line debuggers. The `OpVariable`s of a function's first block
+//! are declarations, not statements, so they are not a stop: glslang `-g` gives them the line of
+//! the function's header, and a line debugger steps into a function at its first statement.
 
+use crate::error::Location;
 use crate::report::{ExpectResult, Status};
-use crate::script::{DebugStep, DebugThread};
+use crate::script::{CallFrame, DebugStep, DebugThread};
 use spirv::Op;
 use std::collections::HashMap;
+use std::rc::Rc;
 use tangle_spirv::module::Module;
 
 /// The most stops one thread is followed through (a shader may run up to the step limit's
@@ -32,6 +39,13 @@ pub const MAX_STOPS: usize = 1 << 20;
 
 /// The blocks one invocation started, in order: (`OpFunction` id, `OpLabel` id).
 pub type BlockPath = Vec<(u32, u32)>;
+
+/// A source line: (`OpString` id, line).
+pub type SourceLine = (u32, u32);
+
+/// The callers of a frame, outermost first: each one's function (`OpFunction` id) and the line
+/// in effect at its call.
+pub type Callers = Rc<[(u32, Option<SourceLine>)]>;
 
 /// Where a thread pauses.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +56,11 @@ pub struct Stop {
     pub line: u32,
     /// Call depth: 1 in the entry point.
     pub depth: usize,
+    /// The function paused in (`OpFunction` id).
+    pub function: u32,
+    /// The callers, outermost first: each one's function and the line in effect at its call
+    /// (`OpString` id, line). Shared by the stops between one call or return and the next.
+    pub callers: Callers,
 }
 
 /// What the module says about source lines.
@@ -49,6 +68,8 @@ pub struct Stop {
 pub struct Sources {
     /// `OpString` texts by id.
     strings: HashMap<u32, String>,
+    /// `OpName`s by id.
+    names: HashMap<u32, String>,
     /// Embedded source texts by file name (`OpSource` + `OpSourceContinued`).
     pub texts: HashMap<String, String>,
     /// Whether any `OpLine` is present.
@@ -75,6 +96,11 @@ impl Sources {
                 Some(Op::String) => {
                     if let (Some(id), Some(text)) = (inst.result_id, inst.string_operand(0)) {
                         s.strings.insert(id, text.to_string());
+                    }
+                }
+                Some(Op::Name) => {
+                    if let (Some(id), Some(name)) = (inst.id_operand(0), inst.string_operand(1)) {
+                        s.names.insert(id, name.to_string());
                     }
                 }
                 Some(Op::Source) => {
@@ -132,8 +158,34 @@ impl Sources {
     /// The text of line `line` (1-based) of `file`'s embedded source.
     pub fn line_text(&self, file: &str, line: u32) -> Option<&str> {
         let index = usize::try_from(line).ok()?.checked_sub(1)?;
-        self.texts.get(file)?.lines().nth(index)
+        glslang_body(self.texts.get(file)?).lines().nth(index)
     }
+
+    /// A function's source name: its `OpName`, up to the parameter list glslang appends
+    /// (`sq(u1;` is GLSL's `sq`).
+    pub fn function_name(&self, function: u32) -> Option<&str> {
+        let name = self.names.get(&function)?;
+        Some(name.split('(').next().unwrap_or(name))
+    }
+
+    /// The file an `OpString` id names.
+    fn file(&self, id: u32) -> String {
+        self.strings.get(&id).cloned().unwrap_or_default()
+    }
+}
+
+/// The source text without the header glslang `-g` puts before it for SPIR-V 1.0, which has no
+/// `OpModuleProcessed`: a comment line `// OpModuleProcessed ...` for each process, then
+/// `#line 1`, so that line 1 is the source's first line again (glslang's `GlslangToSpv`).
+fn glslang_body(text: &str) -> &str {
+    let mut rest = text;
+    while let Some(after) = rest.strip_prefix("// OpModuleProcessed ") {
+        rest = after.split_once('\n').map_or("", |(_, r)| r);
+    }
+    if rest.len() == text.len() {
+        return text;
+    }
+    rest.strip_prefix("#line 1\n").unwrap_or(text)
 }
 
 /// Block terminators (SPIR-V "Termination Instructions").
@@ -193,6 +245,8 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
     let mut out: Vec<Stop> = Vec::new();
     let mut last: Option<(u32, u32, usize)> = None;
     let mut frames: Vec<Frame> = Vec::new();
+    // The callers of the top frame, rebuilt after each call and return.
+    let mut callers: Callers = Rc::from(Vec::new());
     let mut path = path.iter();
     let enter = |frames: &mut Vec<Frame>, step: Option<&(u32, u32)>, push: bool| {
         let &(function, label) = step.ok_or("the path ended inside the shader")?;
@@ -242,7 +296,10 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
                 top.line = None;
                 continue;
             }
-            Some(Op::Nop) => continue,
+            // A function's variables are declared in its first block, before its first
+            // statement (glslang -g gives them the line of the function's header): like a line
+            // debugger skipping a prologue, they are not a stop.
+            Some(Op::Nop | Op::Variable) => continue,
             _ => {}
         }
         let depth = frames.len();
@@ -254,9 +311,11 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
                 }
                 last = Some((file, line, depth));
                 out.push(Stop {
-                    file: sources.strings.get(&file).cloned().unwrap_or_default(),
+                    file: sources.file(file),
                     line,
                     depth,
+                    function: top.function,
+                    callers: Rc::clone(&callers),
                 });
             }
         }
@@ -270,9 +329,11 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
                     return Err(format!("the path does not enter %{callee} at its call").into());
                 }
                 enter(&mut frames, step, true)?;
+                callers = caller_list(&frames);
             }
             Some(Op::Return | Op::ReturnValue) => {
                 frames.pop();
+                callers = caller_list(&frames);
                 // The caller's stop resumes: a line seen again after a call is a new stop.
                 last = None;
             }
@@ -287,6 +348,16 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
         return Err("the path goes on after the entry point returned".into());
     }
     Ok(out)
+}
+
+/// The callers of the top frame of `frames`: each one's function and line.
+fn caller_list(frames: &[Frame]) -> Callers {
+    let callers = frames.len().saturating_sub(1);
+    frames
+        .iter()
+        .take(callers)
+        .map(|f| (f.function, f.line))
+        .collect()
 }
 
 /// Checks one thread's commands against its stops: one [`ExpectResult`] per
@@ -306,6 +377,11 @@ pub fn check_thread(
             DebugStep::StepOver => here.and_then(|(p, d)| next_where(stops, p, |s| s.depth <= d)),
             DebugStep::StepOut => here.and_then(|(p, d)| next_where(stops, p, |s| s.depth < d)),
             DebugStep::Continue => None,
+            DebugStep::ExpectCallstack { frames, at } => {
+                let stop = pos.and_then(|p| stops.get(p));
+                results.push(callstack_result(thread, frames, *at, stop, sources)?);
+                pos
+            }
             DebugStep::ExpectLocation {
                 file,
                 line,
@@ -353,12 +429,80 @@ pub fn check_thread(
     Ok(results)
 }
 
-/// How many `EXPECT LOCATION`s `threads` hold.
+/// `EXPECT CALLSTACK`'s result at `stop` (`None`: the invocation has finished). `Err`: a
+/// check tangle cannot make (a function of the stack has no `OpName`).
+fn callstack_result(
+    thread: &DebugThread,
+    want: &[CallFrame],
+    at: Location,
+    stop: Option<&Stop>,
+    sources: &Sources,
+) -> Result<ExpectResult, String> {
+    let [x, y, z] = thread.invocation;
+    let show = |frames: &[CallFrame]| -> String {
+        frames
+            .iter()
+            .map(|f| format!("{} {}:{}", f.function, f.file, f.line))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let actual = match stop {
+        None => None,
+        Some(stop) => {
+            // Innermost first, as the command lists them.
+            let here = std::iter::once((stop.function, Some((stop.file.clone(), stop.line))));
+            let up = stop
+                .callers
+                .iter()
+                .rev()
+                .map(|&(f, line)| (f, line.map(|(file, l)| (sources.file(file), l))));
+            let mut frames = Vec::new();
+            for (function, line) in here.chain(up) {
+                let name = sources.function_name(function).ok_or_else(|| {
+                    format!(
+                        "line {}: EXPECT CALLSTACK: function %{function} has no OpName to name it by",
+                        at.line
+                    )
+                })?;
+                let (file, line) = line.unwrap_or_default();
+                frames.push(CallFrame {
+                    function: name.to_string(),
+                    file,
+                    line,
+                });
+            }
+            Some(frames)
+        }
+    };
+    let failure = match &actual {
+        None => Some("the invocation is not paused: it has finished".to_string()),
+        Some(frames) if frames.as_slice() != want => Some(format!("the stack is {}", show(frames))),
+        Some(_) => None,
+    };
+    Ok(ExpectResult {
+        line: at.line,
+        buffer: format!("THREAD {x} {y} {z}"),
+        passed: failure.is_none(),
+        mismatch_count: 0,
+        message: match failure {
+            None => format!("CALLSTACK {}", show(want)),
+            Some(why) => format!("CALLSTACK {}: {why}", show(want)),
+        },
+        mismatches: Vec::new(),
+    })
+}
+
+/// How many `EXPECT LOCATION`s and `EXPECT CALLSTACK`s `threads` hold.
 pub fn expectations(threads: &[DebugThread]) -> usize {
     threads
         .iter()
         .flat_map(|t| &t.steps)
-        .filter(|s| matches!(s, DebugStep::ExpectLocation { .. }))
+        .filter(|s| {
+            matches!(
+                s,
+                DebugStep::ExpectLocation { .. } | DebugStep::ExpectCallstack { .. }
+            )
+        })
         .count()
 }
 
@@ -374,7 +518,7 @@ pub fn check(
     if !sources.has_lines {
         return Err((
             Status::Unsupported,
-            "the shader has no OpLine debug information to follow (tangle compiles GLSL without it; give the shader as SPIR-V with OpLine)".into(),
+            "the shader has no OpLine debug information to follow (GLSL is compiled with it; give SPIR-V with OpLine)".into(),
         ));
     }
     if paths.len() != threads.len() {

@@ -21,6 +21,9 @@
 //! This crate does not execute SPIR-V itself: tangle's CPU executor (in the `tangle` crate) and the
 //! Vulkan runner implement [`Backend`].
 
+// The one exception, glslang's C API, is `compile/glslang_ffi.rs`.
+#![deny(unsafe_code)]
+
 pub mod backend;
 pub mod compile;
 pub mod debug;

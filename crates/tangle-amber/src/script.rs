@@ -79,6 +79,11 @@ pub struct Shader {
     pub at: Location,
     /// Line number of the first source line, to map compiler messages back to the script.
     pub first_line: u32,
+    /// The file the source is named by in debug information (`OpString`, `OpLine`) and so in
+    /// `DEBUG`'s `EXPECT LOCATION` and the sanitizer's reports, as upstream Amber names it
+    /// (`Shader::GetFilePath`): the `FILE` or `VIRTUAL_FILE` path, else
+    /// `embedded-shaders/NAME` for a shader written in the script.
+    pub file_path: String,
 }
 
 /// A `BUFFER` declaration.
@@ -430,6 +435,17 @@ pub struct DebugThread {
     pub at: Location,
 }
 
+/// One frame of `EXPECT CALLSTACK`: `"function" "file" line`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallFrame {
+    /// The function's source name.
+    pub function: String,
+    /// The source file, as the module's `OpString` names it.
+    pub file: String,
+    /// The line.
+    pub line: u32,
+}
+
 /// One debugger command of a `THREAD`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum DebugStep {
@@ -442,6 +458,14 @@ pub enum DebugStep {
         line: u32,
         /// The line's text, when given.
         text: Option<String>,
+        /// The command's place.
+        at: Location,
+    },
+    /// `EXPECT CALLSTACK` + frames + `END`: the call stack at the pause, innermost frame first.
+    ExpectCallstack {
+        /// Each frame: the function's source name, the file and the line paused at in it (in
+        /// a caller, the line of the call).
+        frames: Vec<CallFrame>,
         /// The command's place.
         at: Location,
     },

@@ -209,6 +209,7 @@ pub fn parse(text: &str, options: &ParseOptions) -> Result<Script, AmberError> {
                     source,
                     at: section.at,
                     first_line: section.at.line.saturating_add(1),
+                    file_path: "embedded-shaders/compute".into(),
                 });
             }
             "vertex data" | "indices" => {

@@ -22,33 +22,11 @@ fn range(r: ([u32; 3], [u32; 3])) -> String {
 }
 
 /// The text of line `line` of the source file `file`, when the module embeds it (`OpSource`
-/// with a File and Source operand, continued by `OpSourceContinued`).
+/// with a File and Source operand, continued by `OpSourceContinued`), read as `DEBUG` reads it.
 fn source_text(module: &Module, file: &str, line: u32) -> Option<String> {
-    use spirv::Op;
-    let file_id = module.instructions.iter().find_map(|i| {
-        (i.op() == Some(Op::String) && i.string_operand(0) == Some(file))
-            .then_some(i.result_id)
-            .flatten()
-    })?;
-    let mut text: Option<String> = None;
-    for inst in &module.instructions {
-        match inst.op() {
-            Some(Op::Source) => {
-                text = (inst.id_operand(2) == Some(file_id))
-                    .then(|| inst.string_operand(3).map(str::to_string))
-                    .flatten();
-            }
-            Some(Op::SourceContinued) => {
-                if let (Some(t), Some(more)) = (text.as_mut(), inst.string_operand(0)) {
-                    t.push_str(more);
-                }
-            }
-            _ if text.is_some() => break,
-            _ => {}
-        }
-    }
-    let n = usize::try_from(line).ok()?.checked_sub(1)?;
-    text?.lines().nth(n).map(|l| l.trim_end().to_string())
+    tangle_amber::debug::Sources::new(module)
+        .line_text(file, line)
+        .map(|l| l.trim_end().to_string())
 }
 
 /// Where a finding is: `file:line:col` from `OpLine`, or the word offset.

@@ -160,7 +160,10 @@ fn unsupported_scripts_exit_77_and_name_the_requirement() {
         ("clear.amber", "CLEAR"),
         ("debug.amber", "OpLine"),
         ("debug_local.amber", "EXPECT LOCAL"),
-        ("debug_callstack.amber", "EXPECT CALLSTACK"),
+        (
+            "debug_callstack.amber",
+            "EXPECT CALLSTACK with a frame's column",
+        ),
         ("debug_vertex_thread.amber", "VERTEX_INDEX"),
         ("depth_stencil_format.amber", "D24_UNORM_S8_UINT"),
         ("compressed_format.amber", "BC1_RGB_UNORM_BLOCK"),

@@ -160,7 +160,14 @@ fn one_diagnostic_per_cause_with_its_count() {
         "{text}"
     );
     assert!(text.contains("64 times"), "{text}");
-    assert!(text.contains("OpLoad"), "{text}");
+    // The GLSL is compiled with glslang -g: the read is shown at its GLSL line, and the write
+    // it races with is named by its line too.
+    assert!(text.contains("  --> embedded-shaders/s:11"), "{text}");
+    assert!(text.contains("11 | o[i] = s[i];"), "{text}");
+    assert!(
+        text.contains("OpStore (word") && text.contains("embedded-shaders/s:10)"),
+        "{text}"
+    );
 }
 
 /// A warning is printed and listed but leaves the verdict and the exit code alone.
@@ -211,4 +218,25 @@ fn findings_show_the_glsl_source_line() {
     assert!(text.contains("   6 | o[i] = 12u / o[i];"), "{text}");
     let (_, _, json) = run(&script, &[]);
     assert_eq!(json["report"]["findings"][0]["source"], "div.comp:6:3");
+}
+
+/// GLSL is compiled with glslang `-g`: a finding in a GLSL script is shown at the GLSL line,
+/// in the file upstream Amber names a script's shader (`embedded-shaders/NAME`), with its text.
+#[test]
+fn findings_in_glsl_scripts_show_the_glsl_line() {
+    let script = dir().join("division_glsl_line.bad.amber");
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(&script)
+        .output()
+        .expect("runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("  --> embedded-shaders/div:6"), "{text}");
+    assert!(text.contains("   6 | o[i] = 12u / o[i];"), "{text}");
+    let (_, kinds, json) = run(&script, &[]);
+    assert_eq!(kinds, ["division"]);
+    assert_eq!(
+        json["report"]["findings"][0]["source"],
+        "embedded-shaders/div:6"
+    );
 }

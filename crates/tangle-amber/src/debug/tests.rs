@@ -71,12 +71,16 @@ fn path(m: &Module) -> Vec<(u32, u32)> {
     vec![(f[1], l[1]), (f[0], l[0]), (f[0], l[0]), (f[1], l[2])]
 }
 
-fn stop(line: u32, depth: usize) -> Stop {
-    Stop {
-        file: "a.comp".into(),
-        line,
-        depth,
-    }
+/// A stop as (file, line, depth).
+fn stop(line: u32, depth: usize) -> (String, u32, usize) {
+    ("a.comp".into(), line, depth)
+}
+
+fn places(stops: &[Stop]) -> Vec<(String, u32, usize)> {
+    stops
+        .iter()
+        .map(|s| (s.file.clone(), s.line, s.depth))
+        .collect()
 }
 
 #[test]
@@ -100,7 +104,7 @@ fn the_replay_follows_calls_returns_and_branches() {
         stop(3, 1),
         stop(1, 1),
     ];
-    assert_eq!(got, want);
+    assert_eq!(places(&got), want);
 }
 
 #[test]
@@ -283,4 +287,101 @@ OpFunctionEnd
     let mut long = vec![(main, entry)];
     long.extend(std::iter::repeat_n((main, block), MAX_STOPS / 2 + 1));
     assert_eq!(stops(&m, &s, &long), Err(Replay::TooLong));
+}
+
+#[test]
+fn callstacks_name_functions_by_opname_and_callers_by_their_call_line() {
+    use crate::script::CallFrame;
+    let named = MODULE.replace(
+        "%void = OpTypeVoid",
+        "OpName %1 \"main\"\nOpName %2 \"f(u1;\"\n%void = OpTypeVoid",
+    );
+    let m = assemble(
+        &named,
+        &AssembleOptions {
+            target_env: crate::compile::DEFAULT_TARGET_ENV,
+        },
+    )
+    .expect("assembles")
+    .0;
+    let s = Sources::new(&m);
+    let stops = stops(&m, &s, &path(&m)).expect("fits");
+    let frame = |function: &str, line| CallFrame {
+        function: function.into(),
+        file: "a.comp".into(),
+        line,
+    };
+    let expect = |frames: Vec<CallFrame>| DebugStep::ExpectCallstack {
+        frames,
+        at: Location { line: 9, col: 1 },
+    };
+    // Stops: main 2, main 3, f 10 (called from line 3), ...
+    let steps = vec![
+        expect(vec![frame("main", 2)]),
+        DebugStep::StepIn,
+        DebugStep::StepIn,
+        // glslang's mangled `f(u1;` is the source's `f`.
+        expect(vec![frame("f", 10), frame("main", 3)]),
+        expect(vec![frame("f", 10)]),
+        expect(vec![frame("f", 10), frame("main", 2)]),
+        DebugStep::StepOut,
+        expect(vec![frame("main", 3)]),
+        DebugStep::Continue,
+        expect(vec![frame("main", 3)]),
+    ];
+    let got: Vec<bool> = check_thread(&thread(steps), &stops, &s)
+        .expect("checkable")
+        .iter()
+        .map(|r| r.passed)
+        .collect();
+    assert_eq!(got, [true, true, false, false, true, false]);
+    // Without OpName the frames cannot be named: refused, not passed.
+    let m = module();
+    let s = Sources::new(&m);
+    let stops = super::stops(&m, &s, &path(&m)).expect("fits");
+    let e = check_thread(&thread(vec![expect(vec![frame("main", 2)])]), &stops, &s)
+        .expect_err("no OpName");
+    assert!(e.contains("OpName"), "{e}");
+}
+
+/// GLSL compiled by tangle carries glslang -g's lines; for SPIR-V 1.0 glslang puts a header
+/// before the embedded text, which line numbers skip.
+#[test]
+fn glsl_modules_carry_their_source_lines() {
+    let src = "#version 450\n// two\nlayout(local_size_x = 1) in;\nlayout(binding = 0) buffer B { uint d[]; } b;\nvoid main() {\n  b.d[0] = 7u;\n}\n";
+    for env in ["spv1.0", "spv1.3"] {
+        let env = tangle_spirv::TargetEnv::parse(env).expect("env");
+        let words =
+            crate::compile::glsl_with(src, env, &[], Some("embedded-shaders/s")).expect("compiles");
+        let m = Module::from_words(&words).expect("reads");
+        let s = Sources::new(&m);
+        assert!(s.has_lines);
+        for (n, line) in src.lines().enumerate() {
+            let n = u32::try_from(n + 1).expect("small");
+            assert_eq!(
+                s.line_text("embedded-shaders/s", n),
+                Some(line),
+                "{env} line {n}"
+            );
+        }
+        // Without a file name, no debug information.
+        let plain = crate::compile::glsl(src, env).expect("compiles");
+        assert!(!Sources::new(&Module::from_words(&plain).expect("reads")).has_lines);
+    }
+}
+
+#[test]
+fn only_glslangs_own_header_is_skipped() {
+    let header =
+        "// OpModuleProcessed client vulkan100\n// OpModuleProcessed entry-point main\n#line 1\n";
+    assert_eq!(glslang_body(&format!("{header}a\nb\n")), "a\nb\n");
+    // Anything else is the author's text, kept whole.
+    for text in [
+        "a\nb\n",
+        "// OpModuleProcessed x\nnot a line directive\n",
+        "#line 1\na\n",
+        "// OpModuleProcessed x",
+    ] {
+        assert_eq!(glslang_body(text), text);
+    }
 }

@@ -2,12 +2,12 @@
 //! "Debugger"; its parser test `DebugEventsScript`). Every form upstream parses is read; the
 //! forms tangle cannot check exactly are refused as unsupported (exit 77) by name, never passed:
 //! `THREAD VERTEX_INDEX` / `FRAGMENT_WINDOW_SPACE_POSITION` (graphics), `EXPECT LOCAL` (a
-//! variable's value by source name) and `EXPECT CALLSTACK` (frames by source function name),
-//! which need the shader's source-level debug information, which tangle does not model.
+//! variable's value by source name: the executor reports the blocks an invocation ran, not its
+//! variables' values at each line) and a frame's column in `EXPECT CALLSTACK` (stops are lines).
 
 use super::{lookup, uint, Parser};
 use crate::error::{AmberError, Location};
-use crate::script::{Command, DebugStep, DebugThread};
+use crate::script::{CallFrame, Command, DebugStep, DebugThread};
 
 /// The most threads and commands one `DEBUG` holds (keeps hostile scripts bounded).
 const MAX_DEBUG_ITEMS: usize = 1 << 16;
@@ -167,29 +167,46 @@ impl<'a> Parser<'a> {
                 Err(AmberError::unsupported(
                     what.at,
                     format!(
-                        "EXPECT LOCAL \"{name}\": a variable's value by its source name needs source-level debug information, which tangle does not model"
+                        "EXPECT LOCAL \"{name}\": a variable's value at a paused line is not followed (tangle's executor reports the blocks an invocation ran, not its variables' values at each line)"
                     ),
                 ))
             }
             "CALLSTACK" => {
                 // Frames `"function" "file" line [column]`, one a line, up to END.
                 self.cursor.end_of_statement()?;
+                let mut frames = Vec::new();
+                let mut column = None;
                 loop {
                     let tok = self.statement_token(at, "EXPECT CALLSTACK")?;
                     if tok.text == "END" {
                         break;
                     }
-                    self.cursor.string("a file name")?;
-                    uint::<u32>(self.cursor.expect("a line number")?, "a line number")?;
+                    if frames.len() >= MAX_DEBUG_ITEMS {
+                        return Err(AmberError::new(tok.at, "too many frames in one CALLSTACK"));
+                    }
+                    // A function name has no spaces: the statement's first token, unquoted.
+                    let function = tok.text.trim_matches('"').to_string();
+                    let (file, _) = self.cursor.string("a file name")?;
+                    let line = uint::<u32>(self.cursor.expect("a line number")?, "a line number")?;
                     if let Some(col) = self.cursor.next() {
                         uint::<u32>(col, "a column")?;
+                        column = column.or(Some(col.at));
                     }
                     self.cursor.end_of_statement()?;
+                    frames.push(CallFrame {
+                        function,
+                        file,
+                        line,
+                    });
                 }
-                Err(AmberError::unsupported(
-                    what.at,
-                    "EXPECT CALLSTACK: call frames by source function name need source-level debug information, which tangle does not model",
-                ))
+                if let Some(col) = column {
+                    // Frames are followed line by line (debug.rs); a column is not checked.
+                    return Err(AmberError::unsupported(
+                        col,
+                        "EXPECT CALLSTACK with a frame's column: tangle follows source lines, not columns",
+                    ));
+                }
+                Ok(DebugStep::ExpectCallstack { frames, at })
             }
             t => Err(AmberError::new(
                 what.at,

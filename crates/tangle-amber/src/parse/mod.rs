@@ -282,7 +282,7 @@ impl Parser<'_> {
                 AmberError::new(env.at, format!("unknown TARGET_ENV '{}'", env.text))
             })?);
         }
-        let (source, first_line) = match self.cursor.peek().map(|t| t.text) {
+        let (source, first_line, file_path) = match self.cursor.peek().map(|t| t.text) {
             Some(how @ ("FILE" | "VIRTUAL_FILE")) => {
                 self.cursor.next();
                 let path = self.cursor.expect("a file path")?;
@@ -294,7 +294,7 @@ impl Parser<'_> {
                 } else {
                     self.shader_file(path, format)?
                 };
-                (source, 1)
+                (source, 1, path.text.to_string())
             }
             _ if format == ShaderFormat::SpirvBin => {
                 return Err(AmberError::new(
@@ -304,7 +304,12 @@ impl Parser<'_> {
             }
             _ => {
                 self.cursor.end_of_statement()?;
-                self.cursor.raw_block(at, "SHADER")?
+                let (source, first_line) = self.cursor.raw_block(at, "SHADER")?;
+                (
+                    source,
+                    first_line,
+                    format!("embedded-shaders/{}", name.text),
+                )
             }
         };
         declare(
@@ -320,6 +325,7 @@ impl Parser<'_> {
             source,
             at,
             first_line,
+            file_path,
         });
         Ok(())
     }

@@ -644,7 +644,9 @@ fn debug_commands_parse_with_quoted_strings_and_refuse_what_tangle_cannot_check(
     for (body, unsupported) in [
         ("EXPECT LOCAL \"x\" EQ 1", true),
         ("EXPECT LOCAL \"s\" EQ \"meow\"", true),
-        ("EXPECT CALLSTACK\n\"main\" \"a.hlsl\" 26\nEND", true),
+        ("EXPECT CALLSTACK\n\"main\" \"a.hlsl\" 26 3\nEND", true),
+        ("EXPECT CALLSTACK\n\"main\" \"a.hlsl\"\nEND", false),
+        ("EXPECT CALLSTACK\n\"main\" \"a.hlsl\" 26", false),
         ("EXPECT LOCATION \"a.comp 3", false),
         ("EXPECT LOCATION a.comp", false),
         ("EXPECT LOCATION a.comp -1", false),
@@ -665,6 +667,23 @@ fn debug_commands_parse_with_quoted_strings_and_refuse_what_tangle_cannot_check(
         let e = parse(&text).expect_err(&text);
         assert!(!e.is_unsupported(), "{text:?}: {e}");
     }
+    // Frames innermost first, the function name quoted or not.
+    let s = parse(&thread(
+        "EXPECT CALLSTACK\n\"sq\" \"a.comp\" 5\nmain a.comp 10\nEND",
+    ))
+    .expect("parses");
+    let Command::Debug { threads, .. } = &s.commands[0] else {
+        panic!("{:?}", s.commands);
+    };
+    let frame = |function: &str, line| crate::script::CallFrame {
+        function: function.into(),
+        file: "a.comp".into(),
+        line,
+    };
+    assert!(matches!(
+        &threads[0].steps[..],
+        [DebugStep::ExpectCallstack { frames, .. }] if *frames == [frame("sq", 5), frame("main", 10)]
+    ));
     let e = parse(&format!("{head}DEBUG p DRAW_ARRAY AS TRIANGLE_LIST\nEND")).unwrap_err();
     assert!(e.is_unsupported(), "{e}");
 }

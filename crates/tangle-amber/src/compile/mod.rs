@@ -1,12 +1,17 @@
 //! Turning a `SHADER` block into SPIR-V words: GLSL through glslang, SPIRV-ASM through tangle's
 //! assembler, SPIRV-HEX by packing bytes.
 //!
-//! The target environment is the shader's `TARGET_ENV`, or amber's default `spv1.0`.
+//! The target environment is the shader's `TARGET_ENV`, or amber's default `spv1.0`. GLSL of a
+//! script is compiled with glslang's debug information (`-g`), naming the shader's file as
+//! upstream Amber does ([`Shader::file_path`]); glslang's C API is reached in [`glslang_ffi`],
+//! the crate's only `unsafe` code.
+
+#[allow(unsafe_code)]
+mod glslang_ffi;
 
 use crate::script::{Shader, ShaderFormat};
 use glslang::{
-    Compiler, CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target,
-    VulkanVersion,
+    CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target, VulkanVersion,
 };
 use tangle_spirv::text::{assemble, AssembleOptions};
 use tangle_spirv::TargetEnv;
@@ -68,8 +73,13 @@ pub fn compile(shader: &Shader) -> Result<Vec<u32>, CompileError> {
                 }
             }
         }
-        ShaderFormat::Glsl => glsl(&shader.source, target_env(shader))
-            .map_err(|log| fail(glsl_errors(&log, shader.first_line))),
+        ShaderFormat::Glsl => glsl_with(
+            &shader.source,
+            target_env(shader),
+            &[],
+            Some(&shader.file_path),
+        )
+        .map_err(|log| fail(glsl_errors(&log, shader.first_line))),
     }
 }
 
@@ -88,7 +98,13 @@ pub fn compile_for(
         .iter()
         .map(|(n, v)| (n.as_str(), v.as_deref()))
         .collect();
-    glsl_with(&shader.source, target_env(shader), &defines).map_err(|log| CompileError {
+    glsl_with(
+        &shader.source,
+        target_env(shader),
+        &defines,
+        Some(&shader.file_path),
+    )
+    .map_err(|log| CompileError {
         shader: shader.name.clone(),
         message: glsl_errors(&log, shader.first_line),
     })
@@ -152,7 +168,7 @@ pub fn hex_words(text: &str) -> Result<Vec<u32>, String> {
 
 /// The glslang target for a SPIR-V environment: the Vulkan version that first accepts that
 /// SPIR-V version (1.0 → Vulkan 1.0, 1.1..1.3 → 1.1, 1.4..1.5 → 1.2, 1.6 → 1.3).
-fn glslang_target(env: TargetEnv) -> Target {
+fn glslang_target(env: TargetEnv) -> (VulkanVersion, SpirvVersion) {
     let ver = env.spirv_version();
     let (vulkan, spirv) = match ver.minor {
         0 => (VulkanVersion::Vulkan1_0, SpirvVersion::SPIRV1_0),
@@ -173,42 +189,54 @@ fn glslang_target(env: TargetEnv) -> Target {
         },
         _ => vulkan,
     };
-    Target::Vulkan {
-        version: vulkan,
-        spirv_version: spirv,
-    }
+    (vulkan, spirv)
 }
 
-/// Compiles a GLSL compute shader with glslang.
+/// Compiles a GLSL compute shader with glslang, without debug information.
 pub fn glsl(source: &str, env: TargetEnv) -> Result<Vec<u32>, String> {
-    glsl_with(source, env, &[])
+    glsl_with(source, env, &[], None)
 }
 
-/// Compiles a GLSL compute shader with glslang, with preprocessor `defines` (`-DNAME[=VALUE]`).
+/// Compiles a GLSL compute shader with glslang, with preprocessor `defines` (`-DNAME[=VALUE]`)
+/// and, when `file` is given, the debug information of glslang `-g` naming that file
+/// (`OpString`, `OpSource` with the text, `OpLine`: the source lines of `DEBUG` and of the
+/// sanitizer's reports). The code is otherwise the same: glslang's optimizer stays off.
 pub fn glsl_with(
     source: &str,
     env: TargetEnv,
     defines: &[(&str, Option<&str>)],
+    file: Option<&str>,
 ) -> Result<Vec<u32>, String> {
     if source.contains('\0') {
         return Err("the GLSL source contains a NUL character".into());
     }
-    let compiler = Compiler::acquire().ok_or("glslang could not be initialised")?;
-    let source = ShaderSource::from(source.to_string());
+    let (vulkan, spirv) = glslang_target(env);
+    // The safe crate's checks of `#version` and profile against the target, with its messages.
+    let checked = ShaderSource::from(source.to_string());
     let options = CompilerOptions {
-        target: glslang_target(env),
+        target: Target::Vulkan {
+            version: vulkan,
+            spirv_version: spirv,
+        },
         ..CompilerOptions::default()
     };
-    let input = ShaderInput::new(
-        &source,
+    ShaderInput::new(
+        &checked,
         ShaderStage::Compute,
         &options,
-        (!defines.is_empty()).then_some(defines),
+        None::<&[(&str, Option<&str>)]>,
         None,
     )
     .map_err(|e| e.to_string())?;
-    let shader = compiler.create_shader(input).map_err(|e| e.to_string())?;
-    shader.compile().map_err(|e| e.to_string())
+    glslang_ffi::compile(
+        source,
+        &glslang_ffi::Request {
+            vulkan,
+            spirv,
+            defines,
+            file,
+        },
+    )
 }
 
 #[cfg(test)]
@@ -224,6 +252,7 @@ mod tests {
             source: String::new(),
             at: crate::error::Location::default(),
             first_line: 1,
+            file_path: "embedded-shaders/s".into(),
         };
         let words = [0x0723_0203, 0x0001_0300];
         assert_eq!(
@@ -279,8 +308,8 @@ mod tests {
         // A definition reaches the preprocessor.
         let guarded = "#version 450\n#ifndef OK\n#error not defined\n#endif\nvoid main() {}\n";
         assert!(glsl(guarded, DEFAULT_TARGET_ENV).is_err());
-        assert!(glsl_with(guarded, DEFAULT_TARGET_ENV, &[("OK", None)]).is_ok());
-        assert!(glsl_with(guarded, DEFAULT_TARGET_ENV, &[("OK", Some("1"))]).is_ok());
+        assert!(glsl_with(guarded, DEFAULT_TARGET_ENV, &[("OK", None)], None).is_ok());
+        assert!(glsl_with(guarded, DEFAULT_TARGET_ENV, &[("OK", Some("1"))], None).is_ok());
         assert!(err.contains("undeclared"), "{err}");
         let mapped = glsl_errors(&err, 10);
         assert!(mapped.starts_with("line 11: 'undeclared'"), "{mapped}");
