@@ -1,11 +1,13 @@
-//! The executor's wide path (`docs/executor.md`) against its reference path on 120 of the oracle's
-//! random structured programs: loops, breaks, continues, switches and selections nested to depth
-//! 6, with every lane taking its own way. The oracle's ballots would keep the wide path out (it
-//! takes no subgroup operation), so each slot records the invocation instead; what is compared
-//! is every byte both paths leave in the buffers: which slots each invocation wrote, in which
-//! order, and its slot count.
+//! The executor's wide path (`docs/executor.md`) on the oracle's random structured programs:
+//! loops, breaks, continues, switches and selections nested to depth 6, with every lane taking
+//! its own way.
+//! * Against the reference path, in workgroups with a partial last subgroup (where the wide
+//!   path takes no subgroup operation), each slot recording the invocation instead of a ballot:
+//!   every byte both paths leave in the buffers is compared.
+//! * With the ballots, in workgroups of whole subgroups (where the wide path runs them):
+//!   against the independent simulator, slot by slot.
 
-use tangle_oracle::{case_program, compile, execute_on, glsl, partial_workgroup};
+use tangle_oracle::{case_program, compile, diff, execute_on, glsl, partial_workgroup};
 
 #[test]
 fn random_programs_give_the_same_buffers_on_both_paths() {
@@ -46,5 +48,43 @@ fn random_programs_give_the_same_buffers_on_both_paths() {
     assert!(runs >= 100, "only {runs} programs ran");
     // Programs with function calls or `subgroupElect` conditions stay on the reference path
     // (about seven in eight); the others, 15 of these 120, must take the wide one.
+    assert!(taken >= 12, "only {taken} of {runs} took the wide path");
+}
+
+/// The oracle's programs with their ballots (and `subgroupElect` conditions), in workgroups of
+/// whole subgroups, so the wide path takes them with their subgroup operations: every slot must
+/// be the independent simulator's, at subgroup sizes 4 to 128 (those with function calls stay
+/// on the reference path).
+#[test]
+fn random_programs_with_ballots_match_the_simulator_on_the_wide_path() {
+    let (mut taken, mut runs) = (0, 0);
+    let mut differences = Vec::new();
+    for seed in 0..96u64 {
+        let depth = 2 + (seed % 5) as u32;
+        let sg = 4u32 << (seed % 6);
+        // Whole subgroups, at least 32 invocations (the wide path's floor), at most 256.
+        let wg = (sg * (1 + (seed / 6 % 4) as u32)).clamp(32.max(sg), 256);
+        let Ok((program, expected)) = case_program(seed, depth, sg, wg) else {
+            continue;
+        };
+        let text = glsl::emit(&program, wg);
+        let module = compile(&text).unwrap_or_else(|e| panic!("seed {seed}: {e:?}\n{text}"));
+        let rows = expected.iter().map(Vec::len).max().unwrap_or(0) + 1;
+        runs += 1;
+        match execute_on(&module, sg, wg, rows, true) {
+            Ok((counts, slots, n)) => {
+                taken += usize::from(n > 0);
+                if let Some(f) = diff(&expected, &counts, &slots, rows) {
+                    differences.push(format!("seed {seed} (sg {sg}, wg {wg}): {f:?}\n{text}"));
+                }
+            }
+            Err(e) => differences.push(format!("seed {seed} (sg {sg}, wg {wg}): {e:?}")),
+        }
+    }
+    println!("{runs} programs with ballots, {taken} on the wide path");
+    assert!(differences.is_empty(), "{}", differences.join("\n\n"));
+    assert!(runs >= 80, "only {runs} programs ran");
+    // Every program records ballots, so each one taken ran subgroup operations on the wide
+    // path; about one in six has no function call (16 of these 96).
     assert!(taken >= 12, "only {taken} of {runs} took the wide path");
 }

@@ -93,6 +93,50 @@ pub struct GroupInst {
     pub float: bool,
 }
 
+impl GroupInst {
+    /// The slots the op writes (for its active lanes) and the slots it reads, from what
+    /// [`exec_group`] does for each kind: a one-slot result for the predicates, counts and
+    /// lane finds, the four words of a ballot, else a result shaped as Value; the ballot
+    /// operands are read as four words.
+    pub fn slots(&self) -> (std::ops::Range<Slot>, Vec<Slot>) {
+        use GroupKind as K;
+        let g = self;
+        let result = match g.kind {
+            K::Elect
+            | K::All
+            | K::Any
+            | K::AllEqual
+            | K::InverseBallot
+            | K::BallotBitExtract { .. }
+            | K::BallotBitCount { .. }
+            | K::BallotFindLsb
+            | K::BallotFindMsb => 1,
+            K::Ballot => 4,
+            _ => g.count,
+        };
+        let value = match g.kind {
+            K::Elect => 0,
+            K::InverseBallot
+            | K::BallotBitExtract { .. }
+            | K::BallotBitCount { .. }
+            | K::BallotFindLsb
+            | K::BallotFindMsb => g.count.max(4),
+            _ => g.count,
+        };
+        let mut reads: Vec<Slot> = (g.value..g.value.saturating_add(value)).collect();
+        match g.kind {
+            K::Broadcast { id } | K::Shuffle { id } => reads.push(id),
+            K::ShuffleXor { mask } => reads.push(mask),
+            K::ShuffleUp { delta } | K::ShuffleDown { delta } | K::Rotate { delta, .. } => {
+                reads.push(delta)
+            }
+            K::QuadBroadcast { index } | K::BallotBitExtract { index } => reads.push(index),
+            _ => {}
+        }
+        (g.dst..g.dst.saturating_add(result), reads)
+    }
+}
+
 /// The state of one execution of a group op.
 struct Exec<'a> {
     g: &'a GroupInst,

@@ -29,6 +29,7 @@ use crate::report::Stats;
 use crate::run::access::{self, Mem};
 use crate::run::alu::{self, bits_of, full_mask, rd, wr};
 use crate::run::builtins::Place;
+use crate::run::group::{self, GroupInst};
 use crate::run::memory::{self, Words};
 use crate::run::Shared;
 use races::Access;
@@ -59,6 +60,8 @@ pub(crate) struct Wide<'a> {
     builtins: HashMap<u64, (u32, usize)>,
     /// Which slots hold constants (never written: one value for every lane).
     constant: Vec<bool>,
+    /// The program has subgroup operations (batches then hold whole subgroups).
+    group_ops: bool,
     shared: &'a Shared<'a>,
 }
 
@@ -86,7 +89,10 @@ impl<'a> Wide<'a> {
         if invocations < MIN_INVOCATIONS {
             return Err(GaveUp("too few invocations to fill a batch".into()));
         }
-        plan::plan(s.prog).map_err(GaveUp)?;
+        let plan = plan::plan(s.prog).map_err(GaveUp)?;
+        if plan.group_ops {
+            group_batches(s)?;
+        }
         // Each worker holds a register file of every slot for WIDTH lanes.
         let registers = (s.prog.slots as usize).saturating_mul(WIDTH);
         if registers > MAX_REGISTERS {
@@ -131,6 +137,7 @@ impl<'a> Wide<'a> {
             }
         }
         Ok(Wide {
+            group_ops: plan.group_ops,
             constant,
             builtins,
             template,
@@ -169,6 +176,32 @@ impl<'a> Wide<'a> {
     }
 }
 
+/// Whether batches of [`WIDTH`] consecutive invocations hold whole subgroups whose tangles are
+/// the reference path's, so subgroup operations can run on them: `Err` says why not.
+///
+/// Subgroups are consecutive invocations of a workgroup, so with a workgroup size and
+/// [`WIDTH`] both multiples of the subgroup size every batch holds whole subgroups. And under
+/// the default policy the reference path runs, per subgroup, the tangle of lowest structured
+/// rank first and merges tangles that reach the same block (`run/tangle.rs`); the wide path
+/// does the same over the batch, which restricted to one subgroup is the same order and the
+/// same merges, since lanes of different subgroups never change each other's positions. Other
+/// policies choose differently per subgroup (branch order, coins, switch grouping).
+fn group_batches(s: &Shared<'_>) -> Result<(), GaveUp> {
+    let per_group: u64 = s.prog.local_size.iter().map(|&x| u64::from(x)).product();
+    let sg = s.sg as u64;
+    if sg == 0 || WIDTH as u64 % sg != 0 || per_group % sg != 0 {
+        return Err(GaveUp(
+            "subgroup operations where a batch cannot hold whole subgroups".into(),
+        ));
+    }
+    if s.options.policy != crate::policy::Policy::default() {
+        return Err(GaveUp(
+            "subgroup operations under a policy other than the default".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// One worker's batch state.
 pub(crate) struct Batch {
     /// The register file, `WIDTH` lanes per slot. It is filled from the template once: every
@@ -178,6 +211,9 @@ pub(crate) struct Batch {
     log: Vec<Access>,
     /// Scratch values (phi copies).
     scratch: Vec<u64>,
+    /// One subgroup's register file (subgroup-size lanes per slot) for a subgroup operation:
+    /// only the slots the op touches are filled.
+    subgroup: Vec<u64>,
     pub(crate) stats: Stats,
 }
 
@@ -187,6 +223,7 @@ impl Batch {
             regs: w.template.clone(),
             log: Vec::new(),
             scratch: Vec::new(),
+            subgroup: Vec::new(),
             stats: Stats::default(),
         }
     }
@@ -432,6 +469,9 @@ impl Batch {
                 return Ok(());
             }
         }
+        if let Op::Group(g) = op {
+            return self.group(w, g, op, mask);
+        }
         let mut found = Vec::new();
         if s.options.checks {
             // Dynamic vector indices out of range.
@@ -490,6 +530,53 @@ impl Batch {
             None => Ok(()),
             Some((_, f)) => Err(format!("a finding ({f})")),
         }
+    }
+
+    /// Runs subgroup operation `op` for the lanes of `mask`, one subgroup at a time with the
+    /// reference path's kernel on a subgroup-sized copy of the slots it touches. Any finding
+    /// (a non-uniform Id, an inactive source lane, ...) gives up: the reference path reports it.
+    fn group(&mut self, w: &Wide<'_>, g: &GroupInst, op: &Op, mask: u128) -> Result<(), String> {
+        let sg = w.shared.sg;
+        if !w.group_ops || sg == 0 || WIDTH % sg != 0 {
+            return Err("a subgroup operation the plan did not take".into());
+        }
+        let (writes, reads) = g.slots();
+        let size = w.shared.prog.slots as usize * sg;
+        if self.subgroup.len() != size {
+            self.subgroup = vec![0; size];
+        }
+        let mut found = Vec::new();
+        for k in 0..WIDTH / sg {
+            let lanes = (mask >> (k * sg)) & full_mask(sg);
+            if lanes == 0 {
+                continue;
+            }
+            for slot in reads.iter().copied().chain(writes.clone()) {
+                let (wide, one) = (slot as usize * WIDTH + k * sg, slot as usize * sg);
+                match (
+                    self.regs.get(wide..wide + sg),
+                    self.subgroup.get_mut(one..one + sg),
+                ) {
+                    (Some(from), Some(to)) => to.copy_from_slice(from),
+                    _ => return Err("a subgroup operation's slot out of range".into()),
+                }
+            }
+            group::exec_group(op, &mut self.subgroup, sg, sg, lanes, &mut found);
+            if let Some((_, f)) = found.first() {
+                return Err(format!("a finding ({f})"));
+            }
+            for slot in writes.clone() {
+                let (wide, one) = (slot as usize * WIDTH + k * sg, slot as usize * sg);
+                match (
+                    self.subgroup.get(one..one + sg),
+                    self.regs.get_mut(wide..wide + sg),
+                ) {
+                    (Some(from), Some(to)) => to.copy_from_slice(from),
+                    _ => return Err("a subgroup operation's slot out of range".into()),
+                }
+            }
+        }
+        Ok(())
     }
 
     /// An access chain from one base pointer for every lane (a buffer variable's): the offsets

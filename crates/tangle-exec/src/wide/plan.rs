@@ -1,20 +1,30 @@
 //! Which programs the wide path runs, decided once per dispatch from the lowered [`Program`].
 //!
 //! The wide path batches invocations of *several subgroups and workgroups* together, so it
-//! takes only programs in which nothing can observe how invocations are grouped: no subgroup
-//! or group operation, no Workgroup memory or barrier, no atomics, no function calls, no
-//! memory of an invocation's own besides its built-in inputs, and only the scalar operations
-//! whose lane kernels it has ([`super::batch`]). Everything else runs on the reference path,
-//! so this list is about speed, never about meaning: a program outside it is not refused.
+//! takes only programs in which nothing but subgroup operations can observe how invocations are
+//! grouped: no Workgroup memory or barrier, no atomics, no function calls, no memory of an
+//! invocation's own besides its built-in inputs, and only the operations whose lane kernels it
+//! has. Subgroup operations are taken where the dispatch lets batches hold whole subgroups
+//! ([`Plan::group_ops`], checked in [`super::Wide::new`]). Everything else runs on the
+//! reference path, so this list is about speed, never about meaning: a program outside it is
+//! not refused.
 
 use crate::program::{Function, Op, Program, RegionKind, Terminator};
 use crate::run::memory::{make_pointer, split_pointer, REGION_INVOCATION, REGION_PUSH};
 use std::collections::{HashMap, HashSet};
 
+/// What the wide path needs to know of a program it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plan {
+    /// The program has subgroup operations, so a batch must hold whole subgroups and the
+    /// tangles must be the reference path's.
+    pub group_ops: bool,
+}
+
 /// Whether the wide path takes `prog`: `Err` says why not. An `OpUndef` is taken only when each
 /// of its slots is overwritten before any read in its block (a value merely declared, as
 /// glslang does for every local variable, is no uninitialised read); the wide path skips it.
-pub fn plan(prog: &Program) -> Result<(), String> {
+pub fn plan(prog: &Program) -> Result<Plan, String> {
     if prog.workgroup_bytes > 0 {
         return Err("Workgroup memory".into());
     }
@@ -71,7 +81,11 @@ pub fn plan(prog: &Program) -> Result<(), String> {
     if undefined_reads(func) {
         return Err("an OpUndef value that may be read".into());
     }
-    Ok(())
+    let group_ops = func
+        .blocks
+        .iter()
+        .any(|b| b.ops.iter().any(|op| matches!(op, Op::Group(_))));
+    Ok(Plan { group_ops })
 }
 
 /// Whether some path may read a slot of an `OpUndef` before writing it: a forward dataflow
@@ -255,6 +269,10 @@ fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
         Op::CheckDivision { a, b, .. } => (Vec::new(), vec![a, b]),
         Op::CheckShift { shift, .. } => (Vec::new(), vec![shift]),
         Op::Undef { .. } => (Vec::new(), Vec::new()),
+        Op::Group(ref g) => {
+            let (writes, reads) = g.slots();
+            (writes.collect(), reads)
+        }
         _ => return None,
     })
 }
@@ -286,7 +304,9 @@ fn op_supported(
         | Op::FloatCmp { .. }
         | Op::FNegate { .. }
         // Integer dot products ([`crate::run::dot::exec_dot`]).
-        | Op::Dot(_) => true,
+        | Op::Dot(_)
+        // Subgroup operations, one subgroup at a time ([`crate::run::group::exec_group`]).
+        | Op::Group(_) => true,
         Op::IntBin { bits, .. }
         | Op::IntUn { bits, .. }
         | Op::IntCmp { bits, .. }
