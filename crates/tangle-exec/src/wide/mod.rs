@@ -189,7 +189,7 @@ impl<'a> Wide<'a> {
 fn group_batches(s: &Shared<'_>) -> Result<(), GaveUp> {
     let per_group: u64 = s.prog.local_size.iter().map(|&x| u64::from(x)).product();
     let sg = s.sg as u64;
-    if sg == 0 || WIDTH as u64 % sg != 0 || per_group % sg != 0 {
+    if sg == 0 || !(WIDTH as u64).is_multiple_of(sg) || !per_group.is_multiple_of(sg) {
         return Err(GaveUp(
             "subgroup operations where a batch cannot hold whole subgroups".into(),
         ));
@@ -537,7 +537,7 @@ impl Batch {
     /// (a non-uniform Id, an inactive source lane, ...) gives up: the reference path reports it.
     fn group(&mut self, w: &Wide<'_>, g: &GroupInst, op: &Op, mask: u128) -> Result<(), String> {
         let sg = w.shared.sg;
-        if !w.group_ops || sg == 0 || WIDTH % sg != 0 {
+        if !w.group_ops || sg == 0 || !WIDTH.is_multiple_of(sg) {
             return Err("a subgroup operation the plan did not take".into());
         }
         let (writes, reads) = g.slots();
