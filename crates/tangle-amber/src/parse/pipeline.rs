@@ -362,18 +362,12 @@ impl Parser<'_> {
         let array = match what.text {
             "BUFFER" => false,
             "BUFFER_ARRAY" => true,
-            "SAMPLER" => return self.bind_sampler(pipeline),
-            // Valid upstream, outside tangle's subset: exit 77.
-            "SAMPLER_ARRAY" => {
-                return Err(AmberError::unsupported(
-                    what.at,
-                    "BIND SAMPLER_ARRAY is not supported (arrays of samplers)",
-                ))
-            }
+            "SAMPLER" => return self.bind_sampler(pipeline, false),
+            "SAMPLER_ARRAY" => return self.bind_sampler(pipeline, true),
             t => {
                 return Err(AmberError::new(
                     what.at,
-                    format!("BIND {t} is not supported (only BUFFER, BUFFER_ARRAY and SAMPLER)"),
+                    format!("BIND {t} is not supported (only BUFFER, BUFFER_ARRAY, SAMPLER and SAMPLER_ARRAY)"),
                 ))
             }
         };
@@ -494,25 +488,45 @@ impl Parser<'_> {
         Ok((set, binding))
     }
 
-    /// `BIND SAMPLER s [DESCRIPTOR_SET n] BINDING b`.
-    fn bind_sampler(&mut self, pipeline: &mut Pipeline) -> Result<(), AmberError> {
-        let tok = self.cursor.expect("a sampler name")?;
-        let sampler = lookup(&self.names.samplers, tok, "sampler")?;
+    /// `BIND SAMPLER s [DESCRIPTOR_SET n] BINDING b`, or `BIND SAMPLER_ARRAY s0 s1 ...` (upstream:
+    /// "multiple buffer or sampler names need to be provided, separated by spaces. This creates a
+    /// descriptor array of buffers or samplers bound to the same descriptor set and binding ID";
+    /// it refuses an array of one name).
+    fn bind_sampler(&mut self, pipeline: &mut Pipeline, array: bool) -> Result<(), AmberError> {
+        let first = self.cursor.expect("a sampler name")?;
+        let mut samplers = vec![lookup(&self.names.samplers, first, "sampler")?];
+        while array
+            && self
+                .cursor
+                .peek()
+                .is_some_and(|t| !["DESCRIPTOR_SET", "BINDING"].contains(&t.text))
+        {
+            let tok = self.cursor.expect("a sampler name")?;
+            samplers.push(lookup(&self.names.samplers, tok, "sampler")?);
+        }
+        if array && samplers.len() < 2 {
+            return Err(AmberError::new(
+                first.at,
+                "BIND SAMPLER_ARRAY needs several sampler names",
+            ));
+        }
         let (set, binding) = self.set_and_binding()?;
         self.cursor.end_of_statement()?;
         pipeline
             .bindings
             .retain(|b| (b.set, b.binding) != (set, binding));
-        pipeline.bindings.push(Binding {
-            buffer: usize::MAX,
-            kind: BindingKind::Sampler,
-            set,
-            binding,
-            element: 0,
-            offset: 0,
-            range: None,
-            sampler: Some(sampler),
-        });
+        for (element, sampler) in (0u32..).zip(samplers) {
+            pipeline.bindings.push(Binding {
+                buffer: usize::MAX,
+                kind: BindingKind::Sampler,
+                set,
+                binding,
+                element,
+                offset: 0,
+                range: None,
+                sampler: Some(sampler),
+            });
+        }
         Ok(())
     }
 }
