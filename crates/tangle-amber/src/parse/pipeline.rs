@@ -603,4 +603,55 @@ BUFFER a DATA_TYPE uint32 SIZE 256 FILL 0\nBUFFER b DATA_TYPE uint32 SIZE 256 FI
         assert!(error("BIND BUFFER_ARRAY a c AS storage BINDING 0").contains("unknown buffer"));
         assert!(error("BIND BUFFER_ARRAY a b AS push_constant").contains("not supported"));
     }
+
+    /// (element, sampler index) of each binding of the first pipeline of a script declaring
+    /// samplers s0 s1 s2.
+    fn sampler_bindings(bind: &str) -> Result<Vec<(u32, Option<usize>, BindingKind)>, String> {
+        let text = format!(
+            "{HEAD}SAMPLER s0\nSAMPLER s1\nSAMPLER s2\nPIPELINE compute p\nATTACH s\n{bind}\nEND\n"
+        );
+        let s = parse(&text).map_err(|e| e.message)?;
+        Ok(s.pipelines[0]
+            .bindings
+            .iter()
+            .map(|b| (b.element, b.sampler, b.kind))
+            .collect())
+    }
+
+    #[test]
+    fn sampler_arrays_bind_one_element_per_sampler() {
+        use BindingKind::Sampler;
+        assert_eq!(
+            sampler_bindings("BIND SAMPLER_ARRAY s2 s0 s2 DESCRIPTOR_SET 1 BINDING 3"),
+            Ok(vec![
+                (0, Some(2), Sampler),
+                (1, Some(0), Sampler),
+                (2, Some(2), Sampler)
+            ])
+        );
+        assert_eq!(
+            sampler_bindings("BIND SAMPLER s1 BINDING 0"),
+            Ok(vec![(0, Some(1), Sampler)])
+        );
+        // Upstream refuses an array of one sampler, and an unknown name.
+        let one = sampler_bindings("BIND SAMPLER_ARRAY s1 BINDING 0").expect_err("one name");
+        assert!(one.contains("needs several sampler names"), "{one}");
+        let unknown = sampler_bindings("BIND SAMPLER_ARRAY s1 t BINDING 0").expect_err("unknown");
+        assert!(unknown.contains("unknown sampler"), "{unknown}");
+    }
+
+    #[test]
+    fn combined_image_sampler_arrays_give_every_element_the_sampler() {
+        let text = format!(
+            "{HEAD}IMAGE i DATA_TYPE float DIM_1D WIDTH 1\nIMAGE j DATA_TYPE float DIM_1D WIDTH 1\nSAMPLER s0\nSAMPLER s1\n\
+PIPELINE compute p\nATTACH s\nBIND BUFFER_ARRAY i j AS combined_image_sampler SAMPLER s1 BINDING 0\nEND\n"
+        );
+        let s = parse(&text).unwrap_or_else(|e| panic!("{}", e.message));
+        let got: Vec<(u32, Option<usize>)> = s.pipelines[0]
+            .bindings
+            .iter()
+            .map(|b| (b.element, b.sampler))
+            .collect();
+        assert_eq!(got, vec![(0, Some(1)), (1, Some(1))]);
+    }
 }

@@ -145,11 +145,11 @@ impl<'m> Lowerer<'m> {
         // 1D, 2D and 3D views of one layer (its IMAGE has no layers), so no script can bind one.
         const VIEWS: &str = "upstream Amber's IMAGE has no layers or faces and binds 1D, 2D and 3D image views only";
         let why = if dim == DIM_CUBE {
-            Some(format!("a cube image (Dim Cube): {VIEWS}"))
+            Some(format!("a cube image (Dim Cube; {VIEWS})"))
         } else if ![DIM_1D, DIM_2D, DIM_3D, DIM_BUFFER].contains(&dim) {
             Some(format!("an image of Dim {dim} (rect and subpass images)"))
         } else if arrayed != 0 {
-            Some(format!("an arrayed image (Arrayed 1): {VIEWS}"))
+            Some(format!("an arrayed image (Arrayed 1; {VIEWS})"))
         } else if ms != 0 {
             Some("a multisampled image".to_string())
         } else if format != 0 && TexelFormat::by_spirv(format as u32).is_none() {
