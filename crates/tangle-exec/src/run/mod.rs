@@ -96,19 +96,10 @@ pub fn dispatch(
         )));
     }
     let sg = p.profile.subgroup_size.clamp(1, 128) as usize;
-    let invocations = prog
-        .local_size
-        .iter()
-        .map(|&x| x as usize)
-        .product::<usize>();
     let per_subgroup = (prog.slots as usize).saturating_mul(sg);
-    let subgroups = invocations.div_ceil(sg);
-    if per_subgroup.saturating_mul(subgroups) > 1 << 25 {
-        return Err(ExecError::Limit(format!(
-            "the register file of a workgroup needs {} values",
-            per_subgroup * subgroups
-        )));
-    }
+    // A workgroup's register files are memory like its workgroup and Function variables: the
+    // memory limit the user set bounds them (`budget::threads` counts them per worker, and one
+    // worker that does not fit is `Trap::MemoryLimit`, exit 1), not a cap of tangle's own.
     let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
     // Before anything is allocated.
     let threads = budget::threads(prog, sg, res, options, total)?;
