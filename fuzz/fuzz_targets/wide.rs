@@ -82,9 +82,15 @@ impl Gen<'_> {
 
     /// A value of type `ty` in scope (one always exists: the constants).
     fn pick(&mut self, ty: Ty) -> String {
-        let of: Vec<&String> = self.pool.iter().filter(|(t, _)| *t == ty).map(|(_, v)| v).collect();
+        let of: Vec<&String> = self
+            .pool
+            .iter()
+            .filter(|(t, _)| *t == ty)
+            .map(|(_, v)| v)
+            .collect();
         let k = self.bytes.byte() as usize % of.len().max(1);
-        of.get(k).map_or_else(|| "%k0".to_string(), |v| (*v).clone())
+        of.get(k)
+            .map_or_else(|| "%k0".to_string(), |v| (*v).clone())
     }
 
     fn define(&mut self, ty: Ty, rhs: &str) -> String {
@@ -97,9 +103,20 @@ impl Gen<'_> {
     /// One value-producing instruction.
     fn op(&mut self) {
         const U2: [&str; 14] = [
-            "OpIAdd", "OpISub", "OpIMul", "OpUDiv", "OpSDiv", "OpUMod", "OpSRem", "OpSMod",
-            "OpShiftLeftLogical", "OpShiftRightLogical", "OpShiftRightArithmetic",
-            "OpBitwiseAnd", "OpBitwiseOr", "OpBitwiseXor",
+            "OpIAdd",
+            "OpISub",
+            "OpIMul",
+            "OpUDiv",
+            "OpSDiv",
+            "OpUMod",
+            "OpSRem",
+            "OpSMod",
+            "OpShiftLeftLogical",
+            "OpShiftRightLogical",
+            "OpShiftRightArithmetic",
+            "OpBitwiseAnd",
+            "OpBitwiseOr",
+            "OpBitwiseXor",
         ];
         const U1: [&str; 4] = ["OpNot", "OpSNegate", "OpBitCount", "OpBitReverse"];
         const UX2: [&str; 4] = ["UMin", "UMax", "SMin", "SMax"];
@@ -108,10 +125,19 @@ impl Gen<'_> {
         const FX1: [&str; 6] = ["FAbs", "Floor", "Ceil", "Fract", "Sqrt", "Trunc"];
         const FX2: [&str; 3] = ["FMin", "FMax", "Step"];
         const UCMP: [&str; 6] = [
-            "OpIEqual", "OpINotEqual", "OpULessThan", "OpSLessThan", "OpUGreaterThanEqual",
+            "OpIEqual",
+            "OpINotEqual",
+            "OpULessThan",
+            "OpSLessThan",
+            "OpUGreaterThanEqual",
             "OpSGreaterThan",
         ];
-        const FCMP: [&str; 4] = ["OpFOrdLessThan", "OpFUnordNotEqual", "OpFOrdEqual", "OpFOrdGreaterThanEqual"];
+        const FCMP: [&str; 4] = [
+            "OpFOrdLessThan",
+            "OpFUnordNotEqual",
+            "OpFOrdEqual",
+            "OpFOrdGreaterThanEqual",
+        ];
         let pick = |g: &mut Self, list: &[&'static str]| list[g.bytes.byte() as usize % list.len()];
         let rhs;
         let ty;
@@ -167,7 +193,15 @@ impl Gen<'_> {
                 (ty, rhs) = (Ty::B, format!("{o} %bool {a} {b}"));
             }
             _ => {
-                let o = pick(self, &["OpLogicalAnd", "OpLogicalOr", "OpLogicalEqual", "OpLogicalNotEqual"]);
+                let o = pick(
+                    self,
+                    &[
+                        "OpLogicalAnd",
+                        "OpLogicalOr",
+                        "OpLogicalEqual",
+                        "OpLogicalNotEqual",
+                    ],
+                );
                 let (a, b) = (self.pick(Ty::B), self.pick(Ty::B));
                 (ty, rhs) = (Ty::B, format!("{o} %bool {a} {b}"));
             }
@@ -179,7 +213,11 @@ impl Gen<'_> {
     /// anywhere in 1024 words, which may be out of bounds.
     fn load(&mut self) {
         let v = self.pick(Ty::U);
-        let mask = if self.bytes.byte() % 8 == 0 { "%k1023" } else { "%kwin" };
+        let mask = if self.bytes.byte() % 8 == 0 {
+            "%k1023"
+        } else {
+            "%kwin"
+        };
         let i = self.id("i");
         let p = self.id("p");
         self.emit(&format!("{i} = OpBitwiseAnd %uint {v} {mask}"));
@@ -273,14 +311,26 @@ impl Gen<'_> {
         let nb = self.id("n");
         self.emit(&format!("{nb} = OpBitwiseAnd %uint {n} %k7"));
         let pre = self.block.clone();
-        let (h, c, body, cont, merge) =
-            (self.id("l"), self.id("l"), self.id("l"), self.id("l"), self.id("l"));
-        let (i, acc, inext, accnext, lt) =
-            (self.id("v"), self.id("v"), self.id("v"), self.id("v"), self.id("v"));
+        let (h, c, body, cont, merge) = (
+            self.id("l"),
+            self.id("l"),
+            self.id("l"),
+            self.id("l"),
+            self.id("l"),
+        );
+        let (i, acc, inext, accnext, lt) = (
+            self.id("v"),
+            self.id("v"),
+            self.id("v"),
+            self.id("v"),
+            self.id("v"),
+        );
         self.emit(&format!("OpBranch {h}"));
         self.label(&h);
         self.emit(&format!("{i} = OpPhi %uint %k0 {pre} {inext} {cont}"));
-        self.emit(&format!("{acc} = OpPhi %uint {init} {pre} {accnext} {cont}"));
+        self.emit(&format!(
+            "{acc} = OpPhi %uint {init} {pre} {accnext} {cont}"
+        ));
         self.emit(&format!("OpLoopMerge {merge} {cont} None"));
         self.emit(&format!("OpBranch {c}"));
         self.label(&c);
@@ -411,12 +461,19 @@ fuzz_target!(|data: &[u8]| {
         Ok(v) => v,
         Err(e) => {
             if std::env::var_os("TANGLE_FUZZ_DEBUG").is_some() {
-                eprintln!("invalid: {}\n{text}", tangle_validate::render_all(&e, &module, "<fuzz>", None));
+                eprintln!(
+                    "invalid: {}\n{text}",
+                    tangle_validate::render_all(&e, &module, "<fuzz>", None)
+                );
             }
             return;
         }
     };
-    let pipeline = match Device::new(Profile::default()).compute_pipeline(&valid, "main", &SpecConstants::new()) {
+    let pipeline = match Device::new(Profile::default()).compute_pipeline(
+        &valid,
+        "main",
+        &SpecConstants::new(),
+    ) {
         Ok(p) => p,
         Err(e) => {
             if std::env::var_os("TANGLE_FUZZ_DEBUG").is_some() {
@@ -429,12 +486,18 @@ fuzz_target!(|data: &[u8]| {
     // The input: a deterministic function of the bytes' length and the index.
     let seed = data.len() as u32;
     let input: Vec<u8> = (0..(total + 1).max(WINDOW))
-        .flat_map(|i| i.wrapping_mul(0x9e37_79b9).wrapping_add(seed).rotate_left(i % 32).to_le_bytes())
+        .flat_map(|i| {
+            i.wrapping_mul(0x9e37_79b9)
+                .wrapping_add(seed)
+                .rotate_left(i % 32)
+                .to_le_bytes()
+        })
         .collect();
     let run = |wide: bool| {
         let mut res = Resources::default();
         res.buffers.insert((0, 0), input.clone());
-        res.buffers.insert((0, 1), vec![0xa5; (total * OUTS * 4) as usize]);
+        res.buffers
+            .insert((0, 1), vec![0xa5; (total * OUTS * 4) as usize]);
         let options = RunOptions {
             threads: 1,
             step_limit: 20_000,
@@ -458,10 +521,17 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         (Err(w), Err(r)) => assert_eq!(w.to_string(), r.to_string(), "errors differ\n{text}"),
-        (w, r) => panic!("one failed: wide {:?} / reference {:?}\n{text}", w.as_ref().err(), r.as_ref().err()),
+        (w, r) => panic!(
+            "one failed: wide {:?} / reference {:?}\n{text}",
+            w.as_ref().err(),
+            r.as_ref().err()
+        ),
     }
     let runs = RUNS.fetch_add(1, Ordering::Relaxed) + 1;
     if runs.is_power_of_two() && runs >= 64 {
-        eprintln!("wide: {runs} dispatches compared, {} run on the wide path", WIDE.load(Ordering::Relaxed));
+        eprintln!(
+            "wide: {runs} dispatches compared, {} run on the wide path",
+            WIDE.load(Ordering::Relaxed)
+        );
     }
 });
