@@ -148,6 +148,10 @@ pub struct Resources {
     /// Samplers by `(set, binding)`: alone, or with the image at the same binding for a
     /// combined image sampler.
     pub samplers: BTreeMap<(u32, u32), crate::semantics::sampler::Sampler>,
+    /// Elements of descriptor arrays of samplers and of combined image samplers by `(set,
+    /// binding, array element)`; element 0 may also be given in [`Resources::samplers`].
+    /// Elements not given are unbound: sampling through one is a finding.
+    pub sampler_elements: BTreeMap<(u32, u32, u32), crate::semantics::sampler::Sampler>,
 }
 
 /// An image (or texel buffer) bound to a dispatch: one mip level, one layer, one sample.

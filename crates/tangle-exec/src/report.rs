@@ -122,6 +122,8 @@ impl Finding {
             Finding::Uninit(_) => Kind::Uninit,
             Finding::IndexOutOfRange { .. } | Finding::ChainIndexOutOfRange { .. } => Kind::Index,
             Finding::UnboundDescriptor { .. } => Kind::Descriptor,
+            // No sampler where an array element has nothing bound: like an unbound image.
+            Finding::Image(crate::run::image::ImageFinding::NoSampler { .. }) => Kind::BadPointer,
             // Texels outside the image are out-of-bounds accesses like a buffer's.
             Finding::Image(i) if i.is_memory_error() => Kind::OutOfBounds,
             Finding::Image(_) => Kind::Image,

@@ -277,3 +277,60 @@ fn the_step_limit_names_the_source_line() {
         other => panic!("expected the step limit, got {other:?}"),
     }
 }
+
+/// A module of 1024 invocations a workgroup whose entry point keeps `values` sums of
+/// `gl_LocalInvocationIndex` alive: a register file of about `values` × 1024 values.
+fn many_registers(values: usize) -> String {
+    let mut text = String::from(
+        r#"OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main" %lii
+OpExecutionMode %main LocalSize 1024 1 1
+OpDecorate %lii BuiltIn LocalInvocationIndex
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%uint = OpTypeInt 32 0
+%ptr = OpTypePointer Input %uint
+%lii = OpVariable %ptr Input
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%v0 = OpLoad %uint %lii
+"#,
+    );
+    for k in 1..values {
+        text.push_str(&format!("%v{k} = OpIAdd %uint %v{} %v0\n", k - 1));
+    }
+    text.push_str("OpReturn\nOpFunctionEnd\n");
+    text
+}
+
+#[test]
+fn a_register_file_past_the_memory_limit_is_the_memory_limit() {
+    // 40000 values × 1024 invocations: more than the 2^25-value register file tangle once refused
+    // with a cap of its own (exit 77); the memory limit the user set bounds it like any other
+    // memory of the dispatch (exit 1), whichever path would run it.
+    let options = tangle_spirv::text::AssembleOptions {
+        target_env: tangle_spirv::TargetEnv::parse(ENV).expect("known environment"),
+    };
+    let (module, _) =
+        tangle_spirv::text::assemble(&many_registers(40_000), &options).expect("assemble");
+    let p = Device::new(Profile::default())
+        .compute_pipeline(&validated(module), "main", &Default::default())
+        .expect("pipeline");
+    let slots = u64::from(p.program().slots);
+    assert!(slots * 1024 > 1 << 25, "{slots} slots");
+    for reference in [false, true] {
+        let options = RunOptions {
+            memory_limit: 64 << 20,
+            wide: !reference,
+            ..RunOptions::default()
+        };
+        match p.dispatch(&mut Resources::default(), [4, 1, 1], &options) {
+            Err(ExecError::Trap(Trap::MemoryLimit { limit, needed, .. })) => {
+                assert_eq!(limit, 64 << 20);
+                assert!(needed >= slots * 1024 * 8, "{needed}");
+            }
+            other => panic!("expected the memory limit, got {other:?}"),
+        }
+    }
+}

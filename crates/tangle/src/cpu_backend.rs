@@ -377,9 +377,14 @@ impl Backend for CpuBackend {
         };
         for b in &job.bindings {
             if let Some(sampler) = &b.sampler {
-                resources
-                    .samplers
-                    .insert((b.set, b.binding), job_sampler(sampler)?);
+                // Element 0 of an array of samplers is also its binding's sampler, as for images.
+                let sampler = job_sampler(sampler)?;
+                match b.element {
+                    0 => resources.samplers.insert((b.set, b.binding), sampler),
+                    i => resources
+                        .sampler_elements
+                        .insert((b.set, b.binding, i), sampler),
+                };
             }
             if let Some(image) = &b.image {
                 // As for buffers, element 0 of an array of images is also its binding's image.

@@ -752,6 +752,39 @@ fn a_dispatch_past_the_memory_limit_is_refused() {
 }
 
 #[test]
+fn a_register_file_past_the_memory_limit_exits_as_the_memory_limit() {
+    // 1024 invocations keeping 40000 values each: a register file past the cap tangle once
+    // refused on its own (exit 77); now the memory limit the user set bounds it, like the rest
+    // of a dispatch's memory: the RUN fails (exit 1) naming the limit, on either path.
+    let mut shader = String::from(
+        "OpCapability Shader\nOpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main \"main\" %lii\n\
+OpExecutionMode %main LocalSize 1024 1 1\nOpDecorate %lii BuiltIn LocalInvocationIndex\n\
+%void = OpTypeVoid\n%fn = OpTypeFunction %void\n%uint = OpTypeInt 32 0\n%ptr = OpTypePointer Input %uint\n\
+%lii = OpVariable %ptr Input\n%main = OpFunction %void None %fn\n%entry = OpLabel\n%v0 = OpLoad %uint %lii\n",
+    );
+    for k in 1..40_000 {
+        shader.push_str(&format!("%v{k} = OpIAdd %uint %v{} %v0\n", k - 1));
+    }
+    shader.push_str("OpReturn\nOpFunctionEnd\n");
+    let script = format!(
+        "#!amber\nSHADER compute s SPIRV-ASM\n{shader}END\nPIPELINE compute p\nATTACH s\nEND\nRUN p 4 1 1\n"
+    );
+    let dir = Scratch::new("registers");
+    let path = dir.file("registers.amber", script.as_bytes());
+    for extra in [&[][..], &["--reference"][..]] {
+        let mut args = vec!["run", path.as_str(), "--memory-limit", "64M"];
+        args.extend_from_slice(extra);
+        let (code, stdout, stderr) = tangle(&args, b"");
+        let stdout = String::from_utf8_lossy(&stdout);
+        assert_eq!(code, 1, "{extra:?}: {stdout}{stderr}");
+        assert!(
+            stdout.contains("more than the memory limit of 67108864 bytes"),
+            "{extra:?}: {stdout}"
+        );
+    }
+}
+
+#[test]
 fn a_terminal_gets_a_progress_bar_for_a_long_dispatch() {
     // `script` (util-linux) runs tangle on a pseudo-terminal.
     let found = Command::new("script").arg("--version").output();

@@ -362,18 +362,12 @@ impl Parser<'_> {
         let array = match what.text {
             "BUFFER" => false,
             "BUFFER_ARRAY" => true,
-            "SAMPLER" => return self.bind_sampler(pipeline),
-            // Valid upstream, outside tangle's subset: exit 77.
-            "SAMPLER_ARRAY" => {
-                return Err(AmberError::unsupported(
-                    what.at,
-                    "BIND SAMPLER_ARRAY is not supported (arrays of samplers)",
-                ))
-            }
+            "SAMPLER" => return self.bind_sampler(pipeline, false),
+            "SAMPLER_ARRAY" => return self.bind_sampler(pipeline, true),
             t => {
                 return Err(AmberError::new(
                     what.at,
-                    format!("BIND {t} is not supported (only BUFFER, BUFFER_ARRAY and SAMPLER)"),
+                    format!("BIND {t} is not supported (only BUFFER, BUFFER_ARRAY, SAMPLER and SAMPLER_ARRAY)"),
                 ))
             }
         };
@@ -494,25 +488,45 @@ impl Parser<'_> {
         Ok((set, binding))
     }
 
-    /// `BIND SAMPLER s [DESCRIPTOR_SET n] BINDING b`.
-    fn bind_sampler(&mut self, pipeline: &mut Pipeline) -> Result<(), AmberError> {
-        let tok = self.cursor.expect("a sampler name")?;
-        let sampler = lookup(&self.names.samplers, tok, "sampler")?;
+    /// `BIND SAMPLER s [DESCRIPTOR_SET n] BINDING b`, or `BIND SAMPLER_ARRAY s0 s1 ...` (upstream:
+    /// "multiple buffer or sampler names need to be provided, separated by spaces. This creates a
+    /// descriptor array of buffers or samplers bound to the same descriptor set and binding ID";
+    /// it refuses an array of one name).
+    fn bind_sampler(&mut self, pipeline: &mut Pipeline, array: bool) -> Result<(), AmberError> {
+        let first = self.cursor.expect("a sampler name")?;
+        let mut samplers = vec![lookup(&self.names.samplers, first, "sampler")?];
+        while array
+            && self
+                .cursor
+                .peek()
+                .is_some_and(|t| !["DESCRIPTOR_SET", "BINDING"].contains(&t.text))
+        {
+            let tok = self.cursor.expect("a sampler name")?;
+            samplers.push(lookup(&self.names.samplers, tok, "sampler")?);
+        }
+        if array && samplers.len() < 2 {
+            return Err(AmberError::new(
+                first.at,
+                "BIND SAMPLER_ARRAY needs several sampler names",
+            ));
+        }
         let (set, binding) = self.set_and_binding()?;
         self.cursor.end_of_statement()?;
         pipeline
             .bindings
             .retain(|b| (b.set, b.binding) != (set, binding));
-        pipeline.bindings.push(Binding {
-            buffer: usize::MAX,
-            kind: BindingKind::Sampler,
-            set,
-            binding,
-            element: 0,
-            offset: 0,
-            range: None,
-            sampler: Some(sampler),
-        });
+        for (element, sampler) in (0u32..).zip(samplers) {
+            pipeline.bindings.push(Binding {
+                buffer: usize::MAX,
+                kind: BindingKind::Sampler,
+                set,
+                binding,
+                element,
+                offset: 0,
+                range: None,
+                sampler: Some(sampler),
+            });
+        }
         Ok(())
     }
 }
@@ -588,5 +602,56 @@ BUFFER a DATA_TYPE uint32 SIZE 256 FILL 0\nBUFFER b DATA_TYPE uint32 SIZE 256 FI
         );
         assert!(error("BIND BUFFER_ARRAY a c AS storage BINDING 0").contains("unknown buffer"));
         assert!(error("BIND BUFFER_ARRAY a b AS push_constant").contains("not supported"));
+    }
+
+    /// (element, sampler index) of each binding of the first pipeline of a script declaring
+    /// samplers s0 s1 s2.
+    fn sampler_bindings(bind: &str) -> Result<Vec<(u32, Option<usize>, BindingKind)>, String> {
+        let text = format!(
+            "{HEAD}SAMPLER s0\nSAMPLER s1\nSAMPLER s2\nPIPELINE compute p\nATTACH s\n{bind}\nEND\n"
+        );
+        let s = parse(&text).map_err(|e| e.message)?;
+        Ok(s.pipelines[0]
+            .bindings
+            .iter()
+            .map(|b| (b.element, b.sampler, b.kind))
+            .collect())
+    }
+
+    #[test]
+    fn sampler_arrays_bind_one_element_per_sampler() {
+        use BindingKind::Sampler;
+        assert_eq!(
+            sampler_bindings("BIND SAMPLER_ARRAY s2 s0 s2 DESCRIPTOR_SET 1 BINDING 3"),
+            Ok(vec![
+                (0, Some(2), Sampler),
+                (1, Some(0), Sampler),
+                (2, Some(2), Sampler)
+            ])
+        );
+        assert_eq!(
+            sampler_bindings("BIND SAMPLER s1 BINDING 0"),
+            Ok(vec![(0, Some(1), Sampler)])
+        );
+        // Upstream refuses an array of one sampler, and an unknown name.
+        let one = sampler_bindings("BIND SAMPLER_ARRAY s1 BINDING 0").expect_err("one name");
+        assert!(one.contains("needs several sampler names"), "{one}");
+        let unknown = sampler_bindings("BIND SAMPLER_ARRAY s1 t BINDING 0").expect_err("unknown");
+        assert!(unknown.contains("unknown sampler"), "{unknown}");
+    }
+
+    #[test]
+    fn combined_image_sampler_arrays_give_every_element_the_sampler() {
+        let text = format!(
+            "{HEAD}IMAGE i DATA_TYPE float DIM_1D WIDTH 1\nIMAGE j DATA_TYPE float DIM_1D WIDTH 1\nSAMPLER s0\nSAMPLER s1\n\
+PIPELINE compute p\nATTACH s\nBIND BUFFER_ARRAY i j AS combined_image_sampler SAMPLER s1 BINDING 0\nEND\n"
+        );
+        let s = parse(&text).unwrap_or_else(|e| panic!("{}", e.message));
+        let got: Vec<(u32, Option<usize>)> = s.pipelines[0]
+            .bindings
+            .iter()
+            .map(|b| (b.element, b.sampler))
+            .collect();
+        assert_eq!(got, vec![(0, Some(1)), (1, Some(1))]);
     }
 }

@@ -4,8 +4,10 @@
 //! `OpImageQueryLevels`, `OpImageQuerySamples`, and `OpImage` of a `samplerBuffer` (a uniform
 //! texel buffer declared as a sampled image).
 //!
-//! Supported images: Dim 1D, 2D, 3D and Buffer, not arrayed, single-sampled. Others, samplers
-//! and sampled-image instructions are refused when used, naming what is missing.
+//! Supported images: Dim 1D, 2D, 3D and Buffer, not arrayed, single-sampled, alone or in
+//! descriptor arrays (as are samplers and combined image samplers). Others (arrayed and cube
+//! images, which no upstream Amber script can bind) are refused when used, naming what is
+//! missing.
 
 use super::{Lowerer, Out};
 use crate::error::ExecError;
@@ -19,6 +21,7 @@ use tangle_spirv::module::Instruction;
 const DIM_1D: u64 = 0;
 const DIM_2D: u64 = 1;
 const DIM_3D: u64 = 2;
+const DIM_CUBE: u64 = 3;
 const DIM_BUFFER: u64 = 5;
 
 /// The low `bits` bits.
@@ -64,9 +67,10 @@ pub fn is_image(op: SpvOp) -> bool {
 }
 
 impl<'m> Lowerer<'m> {
-    /// A UniformConstant variable: an image becomes [`RegionKind::Image`]; anything else
-    /// (samplers, sampled images, arrays of images) is recorded as unsupported, an error only
-    /// if the shader uses it (`None`).
+    /// A UniformConstant variable: an image, texel buffer or combined image sampler becomes
+    /// [`RegionKind::Image`], a sampler [`RegionKind::Sampler`], an array of them one variable
+    /// per element ([`Lowerer::image_array`]); anything else (runtime arrays, images tangle
+    /// does not run) is recorded as unsupported, an error only if the shader uses it (`None`).
     pub(super) fn image_variable(
         &mut self,
         id: u32,
@@ -90,7 +94,11 @@ impl<'m> Lowerer<'m> {
             return Ok(None);
         }
         if pointee.is_some_and(|t| t.op() == Some(SpvOp::TypeSampler)) {
-            return Ok(Some(RegionKind::Sampler { set, binding }));
+            return Ok(Some(RegionKind::Sampler {
+                set,
+                binding,
+                element: None,
+            }));
         }
         // A sampled image is a combined image sampler, except with Dim Buffer (`samplerBuffer`),
         // which is a uniform texel buffer: no sampler.
@@ -131,12 +139,17 @@ impl<'m> Lowerer<'m> {
     ) -> Result<Option<u32>, ExecError> {
         let lit = |i: usize| image.literal_operand(i).unwrap_or(u64::MAX);
         let (dim, arrayed, ms, sampled, format) = (lit(1), lit(3), lit(4), lit(5), lit(6));
-        let why = if ![DIM_1D, DIM_2D, DIM_3D, DIM_BUFFER].contains(&dim) {
-            Some(format!(
-                "an image of Dim {dim} (cube, rect and subpass images)"
-            ))
+        // Vulkan's image view compatibility table "shows which SPIR-V OpTypeImage Dim and
+        // Arrayed parameters correspond to each image view type": an arrayed or cube image
+        // needs a 1D_ARRAY, 2D_ARRAY, CUBE or CUBE_ARRAY view, and upstream Amber creates only
+        // 1D, 2D and 3D views of one layer (its IMAGE has no layers), so no script can bind one.
+        const VIEWS: &str = "upstream Amber's IMAGE has no layers or faces and binds 1D, 2D and 3D image views only";
+        let why = if dim == DIM_CUBE {
+            Some(format!("a cube image (Dim Cube; {VIEWS})"))
+        } else if ![DIM_1D, DIM_2D, DIM_3D, DIM_BUFFER].contains(&dim) {
+            Some(format!("an image of Dim {dim} (rect and subpass images)"))
         } else if arrayed != 0 {
-            Some("an arrayed image".to_string())
+            Some(format!("an arrayed image (Arrayed 1; {VIEWS})"))
         } else if ms != 0 {
             Some("a multisampled image".to_string())
         } else if format != 0 && TexelFormat::by_spirv(format as u32).is_none() {
@@ -165,68 +178,73 @@ impl<'m> Lowerer<'m> {
         Ok(Some(index))
     }
 
-    /// A variable holding an array of `N` storage images, sampled images (read with
-    /// `OpImageFetch`) or texel buffers: `N` image variables, one per element, in consecutive
-    /// slots, which an access chain through the array picks from ([`Lowerer::image_element`]).
-    /// Arrays of samplers and of combined image samplers are recorded as unsupported.
+    /// A variable holding an array of `N` storage images, sampled images, combined image
+    /// samplers, samplers or texel buffers: `N` image (or sampler) variables, one per element,
+    /// in consecutive slots, which an access chain through the array picks from
+    /// ([`Lowerer::image_element`]). Each element is its own descriptor (Vulkan "DescriptorSet
+    /// and Binding": "If the variable is an array, the array elements are consumed by the
+    /// descriptors of the binding"); a combined image sampler's element `e` goes with the
+    /// sampler of element `e` of the binding.
     fn image_array(
         &mut self,
         id: u32,
         inst: &Instruction,
         array: Option<&Instruction>,
-        at: (u32, u32),
+        (set, binding): (u32, u32),
     ) -> Result<(), ExecError> {
         let element_ty = array.and_then(|a| a.id_operand(0));
         let element = element_ty.and_then(|t| self.type_insts.get(&t)).copied();
         let count = array
             .and_then(|a| a.id_operand(1))
             .and_then(|c| self.values.get(&c).copied())
-            .and_then(|v| self.const_value(v.slot));
-        let unsupported = match element.and_then(Instruction::op) {
-            Some(SpvOp::TypeSampler) => Some("an array of samplers"),
-            Some(SpvOp::TypeSampledImage)
-                if element
-                    .and_then(|t| t.id_operand(0))
-                    .and_then(|i| self.type_insts.get(&i))
-                    .is_some_and(|i| i.literal_operand(1) != Some(DIM_BUFFER)) =>
-            {
-                Some("an array of combined image samplers")
-            }
-            _ => None,
-        };
-        // A `samplerBuffer` array is an array of uniform texel buffers.
-        let image = match element {
-            Some(t) if t.op() == Some(SpvOp::TypeSampledImage) => t
-                .id_operand(0)
-                .and_then(|i| self.type_insts.get(&i))
-                .copied(),
-            t => t,
-        };
-        let (Some(image), Some(count), None) = (
-            image.filter(|t| t.op() == Some(SpvOp::TypeImage)),
-            count
-                .and_then(|c| u32::try_from(c).ok())
-                .filter(|c| *c <= 1 << 16),
-            unsupported,
-        ) else {
-            let what = unsupported.unwrap_or("an array of images or samplers of this kind");
+            .and_then(|v| self.const_value(v.slot))
+            .and_then(|c| u32::try_from(c).ok())
+            .filter(|c| *c <= 1 << 16);
+        let Some(count) = count else {
+            let what = "an array of images or samplers of this length";
             self.unsupported_ids.insert(id, what.to_string());
             return Ok(());
         };
-        let mut indices = Vec::new();
-        for e in 0..count {
-            match self.image_binding(id, image, at, false, Some(e))? {
-                Some(index) => indices.push(index),
-                None => return Ok(()),
+        let mut regions = Vec::with_capacity(count as usize);
+        if element.and_then(Instruction::op) == Some(SpvOp::TypeSampler) {
+            regions.extend((0..count).map(|e| RegionKind::Sampler {
+                set,
+                binding,
+                element: Some(e),
+            }));
+        } else {
+            // A sampled image is a combined image sampler, except a `samplerBuffer` (a uniform
+            // texel buffer).
+            let (image, combined) = match element {
+                Some(t) if t.op() == Some(SpvOp::TypeSampledImage) => {
+                    let image = t
+                        .id_operand(0)
+                        .and_then(|i| self.type_insts.get(&i))
+                        .copied();
+                    let combined = image.is_some_and(|i| i.literal_operand(1) != Some(DIM_BUFFER));
+                    (image, combined)
+                }
+                t => (t, false),
+            };
+            let Some(image) = image.filter(|t| t.op() == Some(SpvOp::TypeImage)) else {
+                let what = "an array of images or samplers of this kind";
+                self.unsupported_ids.insert(id, what.to_string());
+                return Ok(());
+            };
+            for e in 0..count {
+                match self.image_binding(id, image, (set, binding), combined, Some(e))? {
+                    Some(index) => regions.push(RegionKind::Image { index }),
+                    None => return Ok(()),
+                }
             }
         }
         let handle_ty = self.lower_type(element_ty)?;
         let ptr_ty = self.lower_type(inst.result_type)?;
         let first = self.alloc(count)?;
-        for (slot, index) in (first..).zip(indices) {
+        for (slot, region) in (first..).zip(regions) {
             self.program.variables.push(crate::program::Variable {
                 slot,
-                region: RegionKind::Image { index },
+                region,
                 offset: 0,
                 ty: handle_ty,
                 builtin: None,

@@ -102,8 +102,15 @@ pub enum RegionKind {
     /// An image or texel buffer: entry `index` of [`Program::images`]. The variable's slot
     /// holds the image's handle (a pointer to its texels) for the whole dispatch.
     Image { index: u32 },
-    /// A sampler at `(set, binding)`: its slot holds the sampler's handle.
-    Sampler { set: u32, binding: u32 },
+    /// A sampler at `(set, binding)`: its slot holds the sampler's handle. `element`: the
+    /// element of a descriptor array of samplers (`sampler s[2]`), `None` for a plain sampler;
+    /// an element nothing is bound to gets no sampler, so that sampling through it is a
+    /// `bad-pointer` finding (a plain sampler must be bound).
+    Sampler {
+        set: u32,
+        binding: u32,
+        element: Option<u32>,
+    },
 }
 
 /// An image variable (`OpTypeImage` in UniformConstant): storage images (`Sampled` 2), sampled
@@ -122,8 +129,8 @@ pub struct ImageBinding {
     pub format: u32,
     /// The `Sampled Type` is a float (else an integer).
     pub float: bool,
-    /// A combined image sampler (`OpTypeSampledImage`): the sampler at the same binding
-    /// goes with the image.
+    /// A combined image sampler (`OpTypeSampledImage`): the sampler at the same binding (and
+    /// array element) goes with the image.
     pub combined: bool,
     /// The element of a descriptor array of images (`image2D imgs[4]`), `None` for a plain
     /// image. An element nothing is bound to gets a handle into no memory, so that using it is

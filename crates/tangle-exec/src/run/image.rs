@@ -139,6 +139,14 @@ pub enum ImageFinding {
         binding: u32,
         format: &'static str,
     },
+    /// Sampling through an element of an array of samplers (or of combined image samplers)
+    /// that has nothing bound: Vulkan "Descriptor Set Binding" requires the descriptors a
+    /// shader uses to be valid, and tangle reads nothing (0) rather than another sampler.
+    NoSampler {
+        set: u32,
+        binding: u32,
+        element: u32,
+    },
     /// Linear filtering of an integer format, which has no
     /// `VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT`: the result is undefined.
     LinearFilterOfIntegers {
@@ -153,7 +161,9 @@ impl ImageFinding {
     pub fn is_memory_error(&self) -> bool {
         matches!(
             self,
-            ImageFinding::OutOfBounds { .. } | ImageFinding::AtomicFormat { .. }
+            ImageFinding::OutOfBounds { .. }
+                | ImageFinding::AtomicFormat { .. }
+                | ImageFinding::NoSampler { .. }
         )
     }
 }
@@ -181,6 +191,14 @@ impl fmt::Display for ImageFinding {
             } => write!(
                 f,
                 "an image atomic on the {format} image at set {set}, binding {binding}: atomics need a one-component 32- or 64-bit format of the pointer's width"
+            ),
+            ImageFinding::NoSampler {
+                set,
+                binding,
+                element,
+            } => write!(
+                f,
+                "sampling the image at set {set}, binding {binding} (element {element}) with no sampler: an element of an array of samplers or combined image samplers that has nothing bound"
             ),
             ImageFinding::LinearFilterOfIntegers {
                 set,
@@ -521,10 +539,19 @@ fn sample(
     let bad = Finding::BadPointer { address: handle };
     let (words, view, _) = image_of(mem, handle).ok_or_else(|| bad.clone())?;
     let (_, sampler_index) = m::split_pointer(handle);
-    let s = sampler_index
-        .checked_sub(1)
-        .and_then(|i| mem.samplers.get(usize::try_from(i).ok()?))
-        .ok_or(bad)?;
+    let no_sampler = Finding::Image(ImageFinding::NoSampler {
+        set: view.set,
+        binding: view.binding,
+        element: view.element,
+    });
+    let s = match sampler_index.checked_sub(1) {
+        Some(i) => usize::try_from(i)
+            .ok()
+            .and_then(|i| mem.samplers.get(i))
+            .ok_or(bad)?,
+        // An unbound element of an array of samplers gave the handle no sampler.
+        None => return Err(no_sampler),
+    };
     let c: Vec<f64> = (0..coords)
         .map(|k| float::to_f64(coord_bits, rd(regs, n, coord + k, l)))
         .collect();

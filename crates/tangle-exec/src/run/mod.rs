@@ -96,19 +96,10 @@ pub fn dispatch(
         )));
     }
     let sg = p.profile.subgroup_size.clamp(1, 128) as usize;
-    let invocations = prog
-        .local_size
-        .iter()
-        .map(|&x| x as usize)
-        .product::<usize>();
     let per_subgroup = (prog.slots as usize).saturating_mul(sg);
-    let subgroups = invocations.div_ceil(sg);
-    if per_subgroup.saturating_mul(subgroups) > 1 << 25 {
-        return Err(ExecError::Limit(format!(
-            "the register file of a workgroup needs {} values",
-            per_subgroup * subgroups
-        )));
-    }
+    // A workgroup's register files are memory like its workgroup and Function variables: the
+    // memory limit the user set bounds them (`budget::threads` counts them per worker, and one
+    // worker that does not fit is `Trap::MemoryLimit`, exit 1), not a cap of tangle's own.
     let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
     // Before anything is allocated.
     let threads = budget::threads(prog, sg, res, options, total)?;
@@ -162,7 +153,13 @@ pub fn dispatch(
         }));
     }
 
-    let samplers: Vec<((u32, u32), Sampler)> = res.samplers.iter().map(|(k, v)| (*k, *v)).collect();
+    // As for images, element 0 of an array of samplers may be its binding's plain sampler.
+    let samplers: Vec<((u32, u32, u32), Sampler)> = res
+        .samplers
+        .iter()
+        .map(|(&(s, b), v)| ((s, b, 0), *v))
+        .chain(res.sampler_elements.iter().map(|(k, v)| (*k, *v)))
+        .collect();
     let mut template = vec![0u64; per_subgroup];
     for &(slot, v) in &prog.constants {
         for l in 0..sg {
@@ -175,7 +172,7 @@ pub fn dispatch(
                 Some(region) => {
                     let combined = prog.images.get(index as usize).filter(|b| b.combined);
                     let sampler = match combined {
-                        Some(b) => sampler_handle(&samplers, b.set, b.binding)?,
+                        Some(b) => sampler_handle(&samplers, b.set, b.binding, b.element)?,
                         None => 0,
                     };
                     // A combined image sampler's handle carries its sampler in the offset bits.
@@ -184,7 +181,11 @@ pub fn dispatch(
                 // An unbound element of an array of images: a handle into no memory.
                 None => Some(0),
             },
-            RegionKind::Sampler { set, binding } => Some(sampler_handle(&samplers, set, binding)?),
+            RegionKind::Sampler {
+                set,
+                binding,
+                element,
+            } => Some(sampler_handle(&samplers, set, binding, element)?),
             _ => None,
         };
         if let Some(h) = handle {
@@ -365,21 +366,23 @@ fn reload_buffers(s: &mut Shared<'_>, res: &Resources) {
     }
 }
 
-/// The handle of the sampler at `(set, binding)`: its index plus 1.
+/// The handle of the sampler at `(set, binding)` (array element `element`): its index plus 1,
+/// or 0 for an array element nothing is bound to.
 fn sampler_handle(
-    samplers: &[((u32, u32), Sampler)],
+    samplers: &[((u32, u32, u32), Sampler)],
     set: u32,
     binding: u32,
+    element: Option<u32>,
 ) -> Result<u64, ExecError> {
-    samplers
-        .iter()
-        .position(|(k, _)| *k == (set, binding))
-        .map(|i| i as u64 + 1)
-        .ok_or_else(|| {
-            ExecError::Resource(format!(
-                "the shader uses a sampler at set {set}, binding {binding}, but none is bound"
-            ))
-        })
+    let key = (set, binding, element.unwrap_or(0));
+    match (samplers.iter().position(|(k, _)| *k == key), element) {
+        (Some(i), _) => Ok(i as u64 + 1),
+        // An unbound element of an array: no sampler, so sampling through it is a finding.
+        (None, Some(_)) => Ok(0),
+        (None, None) => Err(ExecError::Resource(format!(
+            "the shader uses a sampler at set {set}, binding {binding}, but none is bound"
+        ))),
+    }
 }
 
 /// The region of the image the program's image variable `index` reads, checked against the
