@@ -6,7 +6,8 @@
 //! composite access, element-wise ops, scalar multiply through a function, and conversions —
 //! under every layout policy, against plain-Rust references on random inputs written here (not
 //! the crate's semantics functions). bfloat16 entries (GL_EXT_bfloat16) run everything but the
-//! arithmetic, which bfloat16 does not have. 64-bit entries are not in GLSL (it has no 64-bit
+//! arithmetic, which bfloat16 does not have; every entry whose shape has a bfloat16 accumulator
+//! also converts to bfloat16 (through binary32, as SPV_KHR_bfloat16 defines it). 64-bit entries are not in GLSL (it has no 64-bit
 //! `coopmat`): `every_64bit_entry_from_assembly` runs them from SPIR-V assembly.
 
 mod common;
@@ -64,11 +65,13 @@ fn float(t: C, v: u64) -> f64 {
         _ => f64::from_bits(v),
     }
 }
-/// `x` rounded once to the float type `t` (f64 → f16/bf16 rounds directly).
+/// `x` converted to the float type `t`: rounded once (f64 → f16 directly), except to bfloat16,
+/// which SPV_KHR_bfloat16 reaches through binary32 ("first convert the source value to IEEE754
+/// binary32, and then from IEEE754 binary32 to the target format").
 fn encode(t: C, x: f64) -> u64 {
     match t {
         C::Float16 => u64::from(f16::from_f64(x).to_bits()),
-        C::BFloat16 => u64::from(bf16::from_f64(x).to_bits()),
+        C::BFloat16 => u64::from(bf16::from_f32(x as f32).to_bits()),
         C::Float32 => u64::from((x as f32).to_bits()),
         _ => x.to_bits(),
     }
@@ -213,7 +216,11 @@ void convert{i}(MR mc) {{
             "MR(TR(0)) + ",
         )
     };
-    let bf16 = if [e.a, e.b, e.c, e.result].contains(&C::BFloat16) {
+    let bf16 = if [e.a, e.b, e.c, e.result]
+        .iter()
+        .chain(targets)
+        .any(|&t| t == C::BFloat16)
+    {
         "#extension GL_EXT_bfloat16 : require\n"
     } else {
         ""
@@ -297,12 +304,7 @@ fn run_entry(profile: &Profile, e: &CooperativeMatrixProperties, seed: u64) -> u
         for t in [t.c, t.result] {
             // A bfloat16 C has no arithmetic to square it with: no unsigned targets.
             let unsigned_of_bf16 = e.result == C::BFloat16 && matches!(t, C::Uint(_));
-            if t != e.result
-                && t != C::BFloat16
-                && bits(t) < 64
-                && !unsigned_of_bf16
-                && !targets.contains(&t)
-            {
+            if t != e.result && bits(t) < 64 && !unsigned_of_bf16 && !targets.contains(&t) {
                 targets.push(t);
             }
         }
