@@ -376,6 +376,39 @@ impl Facts {
         }
     }
 
+    /// Whether `ty` is a float with an FP Encoding (bfloat16, FP8), or a vector or cooperative
+    /// matrix of one: the storage formats whose extensions give them no arithmetic.
+    pub fn is_encoded_float(&self, ty: Id) -> bool {
+        let scalar = self
+            .coopmat(ty)
+            .map(|m| m.component)
+            .or_else(|| self.scalar_or_vector_component(ty));
+        matches!(
+            scalar.and_then(|s| self.ty(s)),
+            Some(Type::Float {
+                encoding: Some(_),
+                ..
+            })
+        )
+    }
+
+    /// Whether `ty` is bfloat16 (FP Encoding BFloat16KHR, SPV_KHR_bfloat16) or a vector or
+    /// cooperative matrix of it.
+    pub fn is_bfloat16(&self, ty: Id) -> bool {
+        let scalar = self
+            .coopmat(ty)
+            .map(|m| m.component)
+            .or_else(|| self.scalar_or_vector_component(ty));
+        // FP Encoding 0 is BFloat16KHR.
+        matches!(
+            scalar.and_then(|s| self.ty(s)),
+            Some(Type::Float {
+                encoding: Some(0),
+                ..
+            })
+        )
+    }
+
     /// The number of components: 1 for scalars, the count for vectors.
     pub fn component_count(&self, ty: Id) -> Option<u32> {
         match self.ty(ty)? {
