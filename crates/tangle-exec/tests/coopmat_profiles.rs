@@ -552,7 +552,13 @@ fn conversion_targets(t: C) -> [C; 2] {
 }
 
 /// Regions of R the 64-bit module writes (see [`asm_module`]).
-const ASM_REGIONS: usize = 13;
+const ASM_REGIONS: usize = 14;
+
+/// `uvec4`s per row (or column) of `count` components of `t`, plus one spare, so the stride is
+/// not the row's length (odd for the 64-bit entries' 8-component rows).
+fn vec4_stride(t: C, count: u32) -> u32 {
+    (count * bytes(t) as u32).div_ceil(16) + 1
+}
 
 /// One 64-bit entry as SPIR-V assembly (GLSL has no 64-bit `coopmat`), on `sg` invocations:
 /// A row-major at element 1 with stride K+1, B column-major with stride K+3, C row-major; the
@@ -561,7 +567,10 @@ const ASM_REGIONS: usize = 13;
 /// splat constant 5, 6: OpConstantNull, 7: C·3 (OpMatrixTimesScalar for floats), 8: C+C through
 /// a function taking and returning a matrix, 9: 5 + 2·C element by element with
 /// OpCompositeExtract/Insert over the length, 10: OpPhi of C, 11: R/3; region 12 holds C
-/// column-major with stride M. Lengths of A, B and C go to L, conversions of C to T1 and T2.
+/// column-major with stride M. Through vector pointers (`uvec4`, strides from [`vec4_stride`]):
+/// C is loaded again row-major from V, stored column-major into W and into Workgroup memory,
+/// loaded back from there column-major, and stored into region 13. Lengths of A, B and C go to
+/// L, conversions of C to T1 and T2.
 fn asm_module(e: &CooperativeMatrixProperties, sg: u32) -> String {
     let (m, n, k) = (e.m, e.n, e.k);
     let tc = e.result;
@@ -615,9 +624,12 @@ fn asm_module(e: &CooperativeMatrixProperties, sg: u32) -> String {
     let mut text: String = caps.iter().map(|c| format!("OpCapability {c}\n")).collect();
     text += "OpExtension \"SPV_KHR_cooperative_matrix\"\nOpMemoryModel Logical Vulkan\n";
     let buffers = [e.a, e.b, tc, tc, C::Uint(32), t1, t2];
-    let names: Vec<String> = (0..buffers.len()).map(|i| format!("%buf{i}")).collect();
+    // Bindings 7 (V) and 8 (W) hold `uvec4`s.
+    let names: Vec<String> = (0..buffers.len() + 2).map(|i| format!("%buf{i}")).collect();
+    let (cv, cw) = (vec4_stride(tc, n), vec4_stride(tc, m));
     text += &format!(
-        "OpEntryPoint GLCompute %main \"main\" {} %tile %lid\nOpExecutionMode %main LocalSize {sg} 1 1\nOpDecorate %lid BuiltIn LocalInvocationIndex\n",
+        "OpEntryPoint GLCompute %main \"main\" {} %tile %vtile %lid\nOpExecutionMode %main LocalSize {sg} 1 1\nOpDecorate %lid BuiltIn LocalInvocationIndex\n\
+OpDecorate %rt_v4 ArrayStride 16\nOpDecorate %blk_v4 Block\nOpMemberDecorate %blk_v4 0 Offset 0\n",
         names.join(" ")
     );
     let blk = |t: C| format!("%blk_{}", &asm_type(t)[1..]);
@@ -645,13 +657,30 @@ fn asm_module(e: &CooperativeMatrixProperties, sg: u32) -> String {
     }
     let (ta, tb, tcs) = (asm_type(e.a), asm_type(e.b), asm_type(tc));
     let mn = m * n;
-    let mut consts = vec![0, 1, 2, 3, m, n, k + 1, k + 3, m + 1, n * (m + 1), 264];
+    let mut consts = vec![
+        0,
+        1,
+        2,
+        3,
+        m,
+        n,
+        k + 1,
+        k + 3,
+        m + 1,
+        n * (m + 1),
+        264,
+        cv,
+        cw,
+        n * cw,
+    ];
     consts.extend((0..ASM_REGIONS as u32).map(|r| r * mn));
     consts.sort_unstable();
     consts.dedup();
     for c in &consts {
         text += &format!("%c{c} = OpConstant %u32 {c}\n");
     }
+    text += "%u32x4 = OpTypeVector %u32 4\n%rt_v4 = OpTypeRuntimeArray %u32x4\n%blk_v4 = OpTypeStruct %rt_v4\n\
+%pblk_v4 = OpTypePointer StorageBuffer %blk_v4\n%psb_v4 = OpTypePointer StorageBuffer %u32x4\n";
     let lit = |v: u32| {
         if float {
             format!("{v}.0")
@@ -677,8 +706,11 @@ fn asm_module(e: &CooperativeMatrixProperties, sg: u32) -> String {
     text += &format!(
         "%k3 = OpConstantComposite %mC %t3\n%k5 = OpConstantComposite %mC %t5\n%null = OpConstantNull %mC\n\
 %tilearr = OpTypeArray {tcs} %c{}\n%ptile = OpTypePointer Workgroup %tilearr\n%wp = OpTypePointer Workgroup {tcs}\n\
-%tile = OpVariable %ptile Workgroup\n%pin = OpTypePointer Input %u32\n%lid = OpVariable %pin Input\n%fnM = OpTypeFunction %mC %mC\n",
-        n * (m + 1)
+%tile = OpVariable %ptile Workgroup\n%pin = OpTypePointer Input %u32\n%lid = OpVariable %pin Input\n%fnM = OpTypeFunction %mC %mC\n\
+%vtilearr = OpTypeArray %u32x4 %c{}\n%pvtile = OpTypePointer Workgroup %vtilearr\n%wv = OpTypePointer Workgroup %u32x4\n\
+%vtile = OpVariable %pvtile Workgroup\n%buf7 = OpVariable %pblk_v4 StorageBuffer\n%buf8 = OpVariable %pblk_v4 StorageBuffer\n",
+        n * (m + 1),
+        n * cw
     );
     for (&t, name) in buffers.iter().zip(&names) {
         text += &format!(
@@ -752,6 +784,17 @@ OpControlBarrier %c2 %c2 %c264\n%back = OpCooperativeMatrixLoadKHR %mC %pt %c1 %
         psb(tc),
         12 * mn
     );
+    // Vector pointers: StorageBuffer row-major in, column-major out, a Workgroup round trip
+    // column-major (the barrier orders the matrix store before the load).
+    text += &format!(
+        "%pv = OpAccessChain %psb_v4 %buf7 %c0 %c0\n%cvv = OpCooperativeMatrixLoadKHR %mC %pv %c0 %c{cv}\n\
+%pw = OpAccessChain %psb_v4 %buf8 %c0 %c0\nOpCooperativeMatrixStoreKHR %pw %cvv %c1 %c{cw}\n\
+%pvt = OpAccessChain %wv %vtile %c0\nOpCooperativeMatrixStoreKHR %pvt %cvv %c1 %c{cw}\n\
+OpControlBarrier %c2 %c2 %c264\n%cvb = OpCooperativeMatrixLoadKHR %mC %pvt %c1 %c{cw}\n\
+%pr13 = OpAccessChain {} %buf3 %c0 %c{}\nOpCooperativeMatrixStoreKHR %pr13 %cvb %c0 %c{n}\n",
+        psb(tc),
+        13 * mn
+    );
     text += "%li = OpLoad %u32 %lid\n%l3 = OpIMul %u32 %li %c3\n";
     for (t, ty) in ["%mA", "%mB", "%mC"].iter().enumerate() {
         text += &format!(
@@ -818,6 +861,15 @@ fn run_asm_entry(profile: &Profile, e: &CooperativeMatrixProperties, sg: u32, se
     }
     let tr = e.result;
     let [t1, t2] = conversion_targets(tr);
+    // C again, rows `cv` uvec4s apart; W receives it column-major, columns `cw` apart.
+    let (cv, cw) = (
+        vec4_stride(e.c, n as u32) as usize,
+        vec4_stride(tr, m as u32) as usize,
+    );
+    let mut vbuf = vec![0u8; 16 * m * cv];
+    for i in 0..m {
+        vbuf[16 * i * cv..][..n * bytes(e.c)].copy_from_slice(&pack(e.c, &c[i * n..][..n]));
+    }
     let bufs = [
         pack(e.a, &abuf),
         pack(e.b, &bbuf),
@@ -826,6 +878,8 @@ fn run_asm_entry(profile: &Profile, e: &CooperativeMatrixProperties, sg: u32, se
         vec![0; 3 * sg as usize * 4],
         vec![0; mn * bytes(t1)],
         vec![0; mn * bytes(t2)],
+        vbuf,
+        vec![0; 16 * n * cw],
     ];
     let float_r = is_float(tr);
     let col = |j: usize| -> Vec<u64> { (0..k).map(|p| b[p * n + j]).collect() };
@@ -865,6 +919,13 @@ fn run_asm_entry(profile: &Profile, e: &CooperativeMatrixProperties, sg: u32, se
                 r[12 * mn + j * m + i],
                 c[x] & mask(bits(tr)),
                 "{w} column-major"
+            );
+            assert_eq!(at(13), c[x] & mask(bits(tr)), "{w} through uvec4s");
+            let stored = unpack(tr, &out(8)[16 * j * cw + i * bytes(tr)..][..bytes(tr)])[0];
+            assert_eq!(
+                stored,
+                c[x] & mask(bits(tr)),
+                "{w} uvec4 column-major store"
             );
             assert_eq!(at(6), 0, "{w} OpConstantNull");
             if float_r {
