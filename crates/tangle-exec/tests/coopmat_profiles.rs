@@ -541,12 +541,15 @@ fn asm_declaration(t: C) -> String {
     }
 }
 
-/// The two conversion targets of a 64-bit entry's C: a narrower type of the same kind
-/// (S/UConvert, FConvert) and one across kinds (ConvertSToF/UToF to f64, ConvertFToS to i64).
+/// The two conversion targets of an assembly entry's C: another type of the same kind
+/// (S/UConvert, FConvert) and one across kinds (ConvertSToF/UToF to f64, ConvertFToS), each an
+/// accumulator type the entry's profile lists at its shape.
 fn conversion_targets(t: C) -> [C; 2] {
     match t {
         C::Sint(_) => [C::Sint(32), C::Float64],
         C::Uint(_) => [C::Uint(32), C::Float64],
+        C::Float32 => [C::Float16, C::Sint(32)],
+        C::BFloat16 => [C::Float32, C::Sint(32)],
         _ => [C::Float32, C::Sint(64)],
     }
 }
@@ -560,7 +563,8 @@ fn vec4_stride(t: C, count: u32) -> u32 {
     (count * bytes(t) as u32).div_ceil(16) + 1
 }
 
-/// One 64-bit entry as SPIR-V assembly (GLSL has no 64-bit `coopmat`), on `sg` invocations:
+/// One entry as SPIR-V assembly (GLSL has no 64-bit `coopmat`, and no bfloat16 constants or
+/// composite access without arithmetic), on `sg` invocations:
 /// A row-major at element 1 with stride K+1, B column-major with stride K+3, C row-major; the
 /// MulAdd with the entry's signedness and saturation, stored through Workgroup memory
 /// column-major (stride M+1) into region 0 of R; then 1: C+R, 2: C−R, 3: C·R, 4: −C, 5: the
@@ -571,12 +575,25 @@ fn vec4_stride(t: C, count: u32) -> u32 {
 /// C is loaded again row-major from V, stored column-major into W and into Workgroup memory,
 /// loaded back from there column-major, and stored into region 13. Lengths of A, B and C go to
 /// L, conversions of C to T1 and T2.
+///
+/// A bfloat16 C has no arithmetic (SPV_KHR_bfloat16 lists the instructions it may be used
+/// with): regions 1–4, 7 and 8 are then OpCopyObject of C (8 still through the function), 9
+/// inserts the extracted elements unchanged, and 11 is a copy of R.
 fn asm_module(e: &CooperativeMatrixProperties, sg: u32) -> String {
     let (m, n, k) = (e.m, e.n, e.k);
     let tc = e.result;
     let [t1, t2] = conversion_targets(tc);
     let float = is_float(tc);
-    let op = |f: &str, i: &str| if float { f.to_string() } else { i.to_string() };
+    let arithmetic = tc != C::BFloat16;
+    let op = |f: &str, i: &str| {
+        if !arithmetic {
+            "OpCopyObject".to_string()
+        } else if float {
+            f.to_string()
+        } else {
+            i.to_string()
+        }
+    };
     let div = match tc {
         C::Sint(_) => "OpSDiv",
         C::Uint(_) => "OpUDiv",
@@ -616,13 +633,18 @@ fn asm_module(e: &CooperativeMatrixProperties, sg: u32) -> String {
             C::Float64 => caps.push("Float64"),
             C::Sint(16) | C::Uint(16) => caps.extend(["Int16", "StorageBuffer16BitAccess"]),
             C::Sint(64) | C::Uint(64) => caps.push("Int64"),
+            C::BFloat16 => caps.extend(["BFloat16TypeKHR", "BFloat16CooperativeMatrixKHR"]),
             _ => {}
         }
     }
     caps.sort_unstable();
     caps.dedup();
     let mut text: String = caps.iter().map(|c| format!("OpCapability {c}\n")).collect();
-    text += "OpExtension \"SPV_KHR_cooperative_matrix\"\nOpMemoryModel Logical Vulkan\n";
+    text += "OpExtension \"SPV_KHR_cooperative_matrix\"\n";
+    if scalars.contains(&C::BFloat16) {
+        text += "OpExtension \"SPV_KHR_bfloat16\"\n";
+    }
+    text += "OpMemoryModel Logical Vulkan\n";
     let buffers = [e.a, e.b, tc, tc, C::Uint(32), t1, t2];
     // Bindings 7 (V) and 8 (W) hold `uvec4`s.
     let names: Vec<String> = (0..buffers.len() + 2).map(|i| format!("%buf{i}")).collect();
@@ -719,8 +741,13 @@ OpDecorate %rt_v4 ArrayStride 16\nOpDecorate %blk_v4 Block\nOpMemberDecorate %bl
         );
     }
     let add = op("OpFAdd", "OpIAdd");
+    let twice = if arithmetic {
+        format!("{add} %mC %x %x")
+    } else {
+        "OpCopyObject %mC %x".to_string()
+    };
     text += &format!(
-        "%twice = OpFunction %mC None %fnM\n%x = OpFunctionParameter %mC\n%tl = OpLabel\n%xx = {add} %mC %x %x\nOpReturnValue %xx\nOpFunctionEnd\n"
+        "%twice = OpFunction %mC None %fnM\n%x = OpFunctionParameter %mC\n%tl = OpLabel\n%xx = {twice}\nOpReturnValue %xx\nOpFunctionEnd\n"
     );
     text += "%main = OpFunction %void None %fn\n%entry = OpLabel\n";
     let psb = |t: C| format!("%psb_{}", &asm_type(t)[1..]);
@@ -741,13 +768,21 @@ OpControlBarrier %c2 %c2 %c264\n%back = OpCooperativeMatrixLoadKHR %mC %pt %c1 %
     );
     let length = (m * n).div_ceil(sg);
     let mut values = vec!["%back".to_string()];
-    text += &format!(
-        "%v1 = {add} %mC %c %r\n%v2 = {} %mC %c %r\n%v3 = {} %mC %c %r\n%v4 = {} %mC %c\n",
-        op("OpFSub", "OpISub"),
-        op("OpFMul", "OpIMul"),
-        op("OpFNegate", "OpSNegate")
-    );
-    text += &if float {
+    text += &if arithmetic {
+        format!(
+            "%v1 = {add} %mC %c %r\n%v2 = {} %mC %c %r\n%v3 = {} %mC %c %r\n%v4 = {} %mC %c\n",
+            op("OpFSub", "OpISub"),
+            op("OpFMul", "OpIMul"),
+            op("OpFNegate", "OpSNegate")
+        )
+    } else {
+        (1..=4)
+            .map(|i| format!("%v{i} = OpCopyObject %mC %c\n"))
+            .collect()
+    };
+    text += &if !arithmetic {
+        "%v7 = OpCopyObject %mC %c\n".to_string()
+    } else if float {
         "%v7 = OpMatrixTimesScalar %mC %c %t3\n".to_string()
     } else {
         "%v7 = OpIMul %mC %c %k3\n".to_string()
@@ -755,17 +790,29 @@ OpControlBarrier %c2 %c2 %c264\n%back = OpCooperativeMatrixLoadKHR %mC %pt %c1 %
     text += "%v8 = OpFunctionCall %mC %twice %c\n";
     let mut z = "%k5".to_string();
     for i in 0..length {
+        let element = if arithmetic {
+            format!(
+                "%m{i} = {} {tcs} %e{i} %t2\n%s{i} = {add} {tcs} %t5 %m{i}\n",
+                op("OpFMul", "OpIMul")
+            )
+        } else {
+            format!("%s{i} = OpCopyObject {tcs} %e{i}\n")
+        };
         text += &format!(
-            "%e{i} = OpCompositeExtract {tcs} %c {i}\n%m{i} = {} {tcs} %e{i} %t2\n%s{i} = {add} {tcs} %t5 %m{i}\n%z{i} = OpCompositeInsert %mC %s{i} {z} {i}\n",
-            op("OpFMul", "OpIMul")
+            "%e{i} = OpCompositeExtract {tcs} %c {i}\n{element}%z{i} = OpCompositeInsert %mC %s{i} {z} {i}\n"
         );
         z = format!("%z{i}");
     }
     // OpSelect does not take matrices; OpPhi does.
     text += &format!(
         "OpSelectionMerge %merge None\nOpBranchConditional %true %then %else\n%then = OpLabel\nOpBranch %merge\n\
-%else = OpLabel\nOpBranch %merge\n%merge = OpLabel\n%v10 = OpPhi %mC %c %then %r %else\n%v11 = {div} %mC %r %k3\n"
+%else = OpLabel\nOpBranch %merge\n%merge = OpLabel\n%v10 = OpPhi %mC %c %then %r %else\n"
     );
+    text += &if arithmetic {
+        format!("%v11 = {div} %mC %r %k3\n")
+    } else {
+        "%v11 = OpCopyObject %mC %r\n".to_string()
+    };
     values.extend(
         [
             "%v1", "%v2", "%v3", "%v4", "%k5", "%null", "%v7", "%v8", &z, "%v10", "%v11",
@@ -821,14 +868,15 @@ OpReturn\nOpFunctionEnd\n",
     text
 }
 
-/// Runs one 64-bit entry from [`asm_module`] on `sg` invocations under every layout, against
-/// the plain-Rust references above.
+/// Runs one entry (64-bit or bfloat16) from [`asm_module`] on `sg` invocations under every
+/// layout, against the plain-Rust references above.
 fn run_asm_entry(profile: &Profile, e: &CooperativeMatrixProperties, sg: u32, seed: u64) {
     use tangle_spirv::text::{assemble, AssembleOptions};
     let text = asm_module(e, sg);
     let (module, _) = assemble(&text, &AssembleOptions::default())
         .unwrap_or_else(|err| panic!("[{e}] {err}\n{text}"));
     let module = common::validated(module);
+    let name = profile.name.clone();
     let profile = profile
         .clone()
         .with_subgroup_size(sg)
@@ -887,7 +935,7 @@ fn run_asm_entry(profile: &Profile, e: &CooperativeMatrixProperties, sg: u32, se
         .map(|x| !float_r && mul_add_int(e, &a[x / n * k..][..k], &col(x % n), c[x]).is_none())
         .collect();
     for layout in CoopmatLayout::all() {
-        let what = format!("default [{e}] on {sg} invocations, {layout}");
+        let what = format!("{} [{e}] on {sg} invocations, {layout}", name);
         let mut res = Resources::default();
         for (i, buf) in bufs.iter().enumerate() {
             res.buffers.insert((0, i as u32), buf.clone());
@@ -938,22 +986,34 @@ fn run_asm_entry(profile: &Profile, e: &CooperativeMatrixProperties, sg: u32, se
                 let rx = float(tr, at(0));
                 let tol = 2f64.powi(1 - precision(tr)) * size.max(1.0) * 2.0;
                 assert!((rx - want).abs() <= tol, "{w} MulAdd: {rx} vs {want}");
-                for (region, want, ulps) in [
+                // bfloat16: copies in place of the arithmetic (see [`asm_module`]).
+                let arithmetic = tr != C::BFloat16;
+                let computed = [
                     (1, cx + rx, 0.5),
                     (2, cx - rx, 0.5),
                     (3, cx * rx, 0.5),
                     (4, -cx, 0.0),
-                    (5, 5.0, 0.0),
                     (7, cx * 3.0, 0.5),
                     (8, cx + cx, 0.0),
                     (9, 5.0 + 2.0 * cx, 0.5),
-                    (10, cx, 0.0),
                     (11, rx / 3.0, 0.5),
-                ] {
+                ];
+                let computed = computed.map(|(region, want, ulps)| match (arithmetic, region) {
+                    (true, _) => (region, want, ulps),
+                    (false, 11) => (region, rx, 0.0),
+                    (false, _) => (region, cx, 0.0),
+                });
+                for (region, want, ulps) in
+                    computed.into_iter().chain([(5, 5.0, 0.0), (10, cx, 0.0)])
+                {
                     check(tr, at(region), want, ulps, &format!("{w} region {region}"));
                 }
                 assert_eq!(conv1[x], encode(t1, cx), "{w} to {t1}");
-                assert_eq!(conv2[x], cx.trunc() as i64 as u64, "{w} to {t2}");
+                assert_eq!(
+                    conv2[x],
+                    cx.trunc() as i64 as u64 & mask(bits(t2)),
+                    "{w} to {t2}"
+                );
             } else {
                 let cx = int(tr, c[x]);
                 let fixed = [
@@ -1028,5 +1088,30 @@ fn every_64bit_entry_from_assembly() {
         "{runs} runs of 64-bit entries × {} layouts",
         CoopmatLayout::all().len()
     );
+    assert!(runs >= 24, "{runs}");
+}
+
+/// Every bfloat16 entry of every profile from SPIR-V assembly as well (the GLSL test above
+/// cannot write OpConstantNull, OpPhi or composite access on them without arithmetic), on 8,
+/// 32 and 64 invocations.
+#[test]
+fn every_bfloat16_entry_from_assembly() {
+    let mut runs = 0;
+    for profile in Profile::all() {
+        for (i, e) in profile.cooperative_matrix.iter().enumerate() {
+            if ![e.a, e.b, e.c, e.result].contains(&C::BFloat16) {
+                continue;
+            }
+            for sg in [8, 32, 64] {
+                run_asm_entry(&profile, e, sg, 91 * i as u64 + u64::from(sg));
+                runs += 1;
+            }
+        }
+    }
+    println!(
+        "{runs} runs of bfloat16 entries × {} layouts",
+        CoopmatLayout::all().len()
+    );
+    // default: 5, nvidia: 1, intel: 2.
     assert!(runs >= 24, "{runs}");
 }

@@ -649,6 +649,12 @@ impl Facts {
         self.contains_sized_with(ty, float, width, true)
     }
 
+    /// [`Facts::contains_sized`] for IEEE floats alone: a float with an FP Encoding (bf16, FP8)
+    /// is not counted.
+    pub fn contains_sized_ieee_float(&self, ty: Id, width: u32) -> bool {
+        self.contains_sized_with(ty, true, width, false)
+    }
+
     /// [`Facts::contains_sized`], counting floats with an FP Encoding (bf16, FP8) only when
     /// `encoded` is set.
     fn contains_sized_with(&self, ty: Id, float: bool, width: u32, encoded: bool) -> bool {
