@@ -190,7 +190,7 @@ fn half_bf16_rounds_to_nearest_even() {
         let bits = match k % 3 {
             0 => r,
             1 => (r & 0xffff_0000) | 0x8000,
-            _ => (r & 0xffff_0000) | 0x7fff + (k & 2),
+            _ => (r & 0xffff_0000) | (0x7fff + (k & 2)),
         };
         let x = f32::from_bits(bits);
         let got = half::bf16::from_f32(x).to_bits();

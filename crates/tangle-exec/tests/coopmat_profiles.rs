@@ -804,10 +804,8 @@ OpControlBarrier %c2 %c2 %c264\n%back = OpCooperativeMatrixLoadKHR %mC %pt %c1 %
         z = format!("%z{i}");
     }
     // OpSelect does not take matrices; OpPhi does.
-    text += &format!(
-        "OpSelectionMerge %merge None\nOpBranchConditional %true %then %else\n%then = OpLabel\nOpBranch %merge\n\
-%else = OpLabel\nOpBranch %merge\n%merge = OpLabel\n%v10 = OpPhi %mC %c %then %r %else\n"
-    );
+    text += "OpSelectionMerge %merge None\nOpBranchConditional %true %then %else\n%then = OpLabel\nOpBranch %merge\n\
+%else = OpLabel\nOpBranch %merge\n%merge = OpLabel\n%v10 = OpPhi %mC %c %then %r %else\n";
     text += &if arithmetic {
         format!("%v11 = {div} %mC %r %k3\n")
     } else {
