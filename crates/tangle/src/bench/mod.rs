@@ -26,6 +26,9 @@ pub struct Options {
     pub wide: bool,
 }
 
+/// The time limit of a benchmark dispatch (an hour).
+pub const BENCH_TIME_LIMIT: Duration = Duration::from_secs(3600);
+
 /// One workload's figures.
 #[derive(Debug, Clone)]
 pub struct Measured {
@@ -89,6 +92,9 @@ pub fn measure(
     let run = RunOptions {
         threads: options.threads,
         wide: options.wide,
+        // A measurement, not a guard against runaway shaders: the 2048³ GEMM takes minutes on
+        // two cores, past the default minute.
+        time_limit: BENCH_TIME_LIMIT,
         ..RunOptions::default()
     };
     let (report, tangle) = timed(|| pipeline.dispatch(&mut resources, case.groups, &run));
