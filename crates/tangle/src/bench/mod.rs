@@ -27,7 +27,7 @@ pub struct Options {
 }
 
 /// The time limit of a benchmark dispatch (an hour).
-pub const BENCH_TIME_LIMIT: Duration = Duration::from_secs(3600);
+const BENCH_TIME_LIMIT: Duration = Duration::from_secs(3600);
 
 /// One workload's figures.
 #[derive(Debug, Clone)]
