@@ -2,8 +2,11 @@
 //! stores, and every conversion to and from bfloat16 (OpFConvert with f16/f32/f64,
 //! OpConvertSToF/UToF from 32- and 64-bit integers, OpConvertFToS/FToU), on random inputs
 //! against a plain-Rust rounding written here from the format's definition (the upper half of
-//! an IEEE binary32, rounded to nearest with ties to even). bfloat16 has no arithmetic: an
-//! instruction that would compute on it is refused as unsupported, never run as f16.
+//! an IEEE binary32, rounded to nearest with ties to even), reached from f64 and integers
+//! through binary32 first, as the extension defines conversions to bfloat16 (inputs whose
+//! binary32 value is a bfloat16 tie are mixed in, where rounding once would differ). bfloat16
+//! has no arithmetic: an instruction that would compute on it is refused as unsupported, never
+//! run as f16.
 
 mod common;
 
@@ -14,30 +17,6 @@ use tangle_exec::{Device, Profile, SpecConstants};
 /// The value of bfloat16 bits: they are the high half of an f32.
 fn value(b: u16) -> f64 {
     f64::from(f32::from_bits(u32::from(b) << 16))
-}
-
-/// Rounds the exact integer `m × 2^e` (with sign) to bfloat16 bits: keep 8 significant bits,
-/// round the rest to nearest, ties to even. The integers here are far from the format's limits.
-fn round_int(negative: bool, m: u128) -> u16 {
-    if m == 0 {
-        return if negative { 0x8000 } else { 0 };
-    }
-    let len = 128 - m.leading_zeros();
-    let (mut kept, mut exp) = (m, 0i32);
-    if len > 8 {
-        let drop = len - 8;
-        let rem = m & ((1u128 << drop) - 1);
-        let half = 1u128 << (drop - 1);
-        kept = m >> drop;
-        exp = drop as i32;
-        if rem > half || (rem == half && kept & 1 == 1) {
-            kept += 1;
-        }
-    }
-    let x = kept as f64 * 2f64.powi(exp);
-    let bits = (x as f32).to_bits(); // exact: at most 9 significant bits
-    let sign = if negative { 0x8000 } else { 0 };
-    sign | (bits >> 16) as u16
 }
 
 /// f32 → bfloat16, ties to even on the dropped 16 bits (NaN stays NaN).
@@ -63,12 +42,14 @@ layout(set = 0, binding = 6) buffer OH { float16_t oh[]; };
 layout(set = 0, binding = 7) buffer OD { double od[]; };
 layout(set = 0, binding = 8) buffer OI { int oi[]; };
 layout(set = 0, binding = 9) buffer OU { uint ou[]; };
+layout(set = 0, binding = 10) buffer D { double d[]; };
 void main() {
   uint x = gl_GlobalInvocationID.x;
-  ob[4 * x] = bfloat16_t(f[x]);
-  ob[4 * x + 1] = bfloat16_t(i[x]);
-  ob[4 * x + 2] = bfloat16_t(u[x]);
-  ob[4 * x + 3] = b[x];
+  ob[5 * x] = bfloat16_t(f[x]);
+  ob[5 * x + 1] = bfloat16_t(i[x]);
+  ob[5 * x + 2] = bfloat16_t(u[x]);
+  ob[5 * x + 3] = b[x];
+  ob[5 * x + 4] = bfloat16_t(d[x]);
   of[x] = float(b[x]);
   oh[x] = float16_t(b[x]);
   od[x] = double(b[x]);
@@ -113,6 +94,17 @@ fn conversions_and_storage_on_random_inputs() {
             ((rng.u32() & 1) << 15 | exponent << 7 | (rng.u32() & 0x7f)) as u16
         })
         .collect();
+    // f64 inputs a hair off a bfloat16 tie (which binary32 rounds onto the tie), or random.
+    let d: Vec<f64> = (0..n)
+        .map(|k| {
+            let tie = f64::from(f32::from_bits((rng.u32() & 0x8fff_0000) | 0x8000));
+            match k % 3 {
+                0 => tie * (1.0 + 2f64.powi(-40)),
+                1 => tie * (1.0 - 2f64.powi(-40)),
+                _ => f64::from(f[k]) * (1.0 + f64::from(rng.u32()) * 2f64.powi(-60)),
+            }
+        })
+        .collect();
     let f_bytes: Vec<u8> = f.iter().flat_map(|x| x.to_le_bytes()).collect();
     let i_bytes = u32s(&i.iter().map(|&x| x as u32).collect::<Vec<_>>());
     let b_bytes: Vec<u8> = b.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -122,12 +114,13 @@ fn conversions_and_storage_on_random_inputs() {
             i_bytes,
             u64s(&u),
             b_bytes,
-            vec![0; 8 * n],
+            vec![0; 10 * n],
             vec![0; 4 * n],
             vec![0; 2 * n],
             vec![0; 8 * n],
             vec![0; 4 * n],
             vec![0; 4 * n],
+            d.iter().flat_map(|x| x.to_le_bytes()).collect(),
         ],
         [8, 1, 1],
     );
@@ -151,19 +144,29 @@ fn conversions_and_storage_on_random_inputs() {
     for x in 0..n {
         let want_f = from_f32(f[x]);
         if f[x].is_nan() {
-            assert!(value(ob[4 * x]).is_nan(), "{x}: bf16({}) not NaN", f[x]);
+            assert!(value(ob[5 * x]).is_nan(), "{x}: bf16({}) not NaN", f[x]);
         } else {
-            assert_eq!(ob[4 * x], want_f, "{x}: bf16({:e})", f[x]);
+            assert_eq!(ob[5 * x], want_f, "{x}: bf16({:e})", f[x]);
         }
-        let (neg, mag) = (i[x] < 0, u128::from(i[x].unsigned_abs()));
-        assert_eq!(ob[4 * x + 1], round_int(neg, mag), "{x}: bf16({})", i[x]);
+        // Integers and doubles: to binary32 first (Rust's `as` rounds to nearest even).
+        assert_eq!(ob[5 * x + 1], from_f32(i[x] as f32), "{x}: bf16({})", i[x]);
         assert_eq!(
-            ob[4 * x + 2],
-            round_int(false, u128::from(u[x])),
+            ob[5 * x + 2],
+            from_f32(u[x] as f32),
             "{x}: bf16({}u64)",
             u[x]
         );
-        assert_eq!(ob[4 * x + 3], b[x], "{x}: copy");
+        assert_eq!(ob[5 * x + 3], b[x], "{x}: copy");
+        if d[x].is_nan() {
+            assert!(value(ob[5 * x + 4]).is_nan(), "{x}: bf16({}) not NaN", d[x]);
+        } else {
+            assert_eq!(
+                ob[5 * x + 4],
+                from_f32(d[x] as f32),
+                "{x}: bf16({:e})",
+                d[x]
+            );
+        }
         let v = value(b[x]);
         assert_eq!(f64::from(of[x]), v, "{x}: float(bf16 {v})");
         assert_eq!(od[x], v, "{x}: double(bf16 {v})");
@@ -174,6 +177,28 @@ fn conversions_and_storage_on_random_inputs() {
         );
         assert_eq!(oi[x] as i32, v.trunc() as i32, "{x}: int(bf16 {v})");
         assert_eq!(ou[x], v.abs().trunc() as u32, "{x}: uint(bf16 {v})");
+    }
+}
+
+/// half's `bf16::from_f32`, which other tests' references use, rounds as the definition does
+/// (checked here on random bits and on ties and near-ties).
+#[test]
+fn half_bf16_rounds_to_nearest_even() {
+    let mut rng = Rng(0x5eed_bf16);
+    for k in 0..100_000u32 {
+        let r = rng.u32();
+        let bits = match k % 3 {
+            0 => r,
+            1 => (r & 0xffff_0000) | 0x8000,
+            _ => (r & 0xffff_0000) | (0x7fff + (k & 2)),
+        };
+        let x = f32::from_bits(bits);
+        let got = half::bf16::from_f32(x).to_bits();
+        if x.is_nan() {
+            assert!(value(got).is_nan(), "{x}");
+        } else {
+            assert_eq!(got, from_f32(x), "{bits:#x}");
+        }
     }
 }
 

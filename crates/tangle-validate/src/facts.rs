@@ -376,6 +376,39 @@ impl Facts {
         }
     }
 
+    /// Whether `ty` is a float with an FP Encoding (bfloat16, FP8), or a vector or cooperative
+    /// matrix of one: the storage formats whose extensions give them no arithmetic.
+    pub fn is_encoded_float(&self, ty: Id) -> bool {
+        let scalar = self
+            .coopmat(ty)
+            .map(|m| m.component)
+            .or_else(|| self.scalar_or_vector_component(ty));
+        matches!(
+            scalar.and_then(|s| self.ty(s)),
+            Some(Type::Float {
+                encoding: Some(_),
+                ..
+            })
+        )
+    }
+
+    /// Whether `ty` is bfloat16 (FP Encoding BFloat16KHR, SPV_KHR_bfloat16) or a vector or
+    /// cooperative matrix of it.
+    pub fn is_bfloat16(&self, ty: Id) -> bool {
+        let scalar = self
+            .coopmat(ty)
+            .map(|m| m.component)
+            .or_else(|| self.scalar_or_vector_component(ty));
+        // FP Encoding 0 is BFloat16KHR.
+        matches!(
+            scalar.and_then(|s| self.ty(s)),
+            Some(Type::Float {
+                encoding: Some(0),
+                ..
+            })
+        )
+    }
+
     /// The number of components: 1 for scalars, the count for vectors.
     pub fn component_count(&self, ty: Id) -> Option<u32> {
         match self.ty(ty)? {
@@ -614,6 +647,12 @@ impl Facts {
     /// integer (`float` false) or float type of this width.
     pub fn contains_sized(&self, ty: Id, float: bool, width: u32) -> bool {
         self.contains_sized_with(ty, float, width, true)
+    }
+
+    /// [`Facts::contains_sized`] for IEEE floats alone: a float with an FP Encoding (bf16, FP8)
+    /// is not counted.
+    pub fn contains_sized_ieee_float(&self, ty: Id, width: u32) -> bool {
+        self.contains_sized_with(ty, true, width, false)
     }
 
     /// [`Facts::contains_sized`], counting floats with an FP Encoding (bf16, FP8) only when

@@ -832,6 +832,18 @@ fn bench_refuses_an_unknown_workload() {
     );
 }
 
+/// `--large` (the 2048³ GEMM as well) and `--quick` contradict each other: a usage error.
+#[test]
+fn bench_refuses_quick_with_large() {
+    let (code, stdout, stderr) = tangle(&["bench", "--quick", "--large", "coopmat_gemm"], b"");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stdout.is_empty());
+    assert!(
+        stderr.contains("'--quick' cannot be used with '--large'"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn reference_runs_the_reference_path_alone_and_is_cpu_only() {
     // The same script passes with and without the wide path.

@@ -3,7 +3,9 @@
 //! component regrouping of OpBitcast.
 //!
 //! Every pair of widths is supported (integers 8/16/32/64, floats 16/32/64 and bfloat16, whose
-//! format code is [`BFLOAT16`]). Float results are rounded to nearest, ties to even, once.
+//! format code is [`BFLOAT16`]). Float results are rounded to nearest, ties to even, once;
+//! conversions to bfloat16 from f64 and integers round twice, through binary32, as
+//! SPV_KHR_bfloat16 defines them.
 
 use super::float::{from_f64, to_f64, BFLOAT16};
 use super::{from_signed, mask, sign_extend, signed_max, signed_min, truncate};
@@ -64,26 +66,16 @@ pub fn convert_f_to_s_is_undefined(src_bits: u32, dst_bits: u32, v: u64) -> bool
     !(t >= -half && t < half)
 }
 
-/// Rounds an exact integer once to float format `bits` (a width, or [`BFLOAT16`]).
+/// Rounds an exact integer to float format `bits` (a width, or [`BFLOAT16`]).
 ///
 /// An f64 result is rounded by `as` (round to nearest even). For f32 the `as` conversion from
 /// the integer is also a single rounding. For f16 the integer goes through f64 first: that is
 /// exact below 2^53, and anything at or above 2^53 (even after f64 rounding) is beyond the f16
-/// range and becomes infinity either way, so the result is still rounded once. bfloat16 reaches
-/// 2^127, so a magnitude of more than 53 bits is first cut to 53 bits rounding to odd (the
-/// dropped bits become a sticky last bit): exact in f64, and with 53 ≥ 8 + 2 bits the second
-/// rounding to bfloat16 then gives the once-rounded result (Boldo & Melquiond, "When double
-/// rounding is odd"); plain f64 rounding could make a false tie (2^60 + 2^52 + 1).
+/// range and becomes infinity either way, so the result is still rounded once. bfloat16 goes
+/// through binary32, as SPV_KHR_bfloat16 defines it (see [`to_binary32_first`]): two roundings.
 fn int_to_float(bits: u32, exact_i: Option<i64>, exact_u: u64) -> u64 {
     match (bits, exact_i) {
-        (BFLOAT16, _) => {
-            let (negative, magnitude) = match exact_i {
-                Some(i) => (i < 0, i.unsigned_abs()),
-                None => (false, exact_u),
-            };
-            let value = round_to_odd_53(magnitude);
-            from_f64(BFLOAT16, if negative { -value } else { value })
-        }
+        (BFLOAT16, _) => from_f64(BFLOAT16, to_f64(32, int_to_float(32, exact_i, exact_u))),
         (16, Some(i)) => from_f64(16, i as f64),
         (16, None) => from_f64(16, exact_u as f64),
         (64, Some(i)) => (i as f64).to_bits(),
@@ -93,16 +85,17 @@ fn int_to_float(bits: u32, exact_i: Option<i64>, exact_u: u64) -> u64 {
     }
 }
 
-/// `m` with its bits below the 53 most significant ones dropped, the last kept bit set when any
-/// dropped bit was (rounding to odd), as an exact f64.
-fn round_to_odd_53(m: u64) -> f64 {
-    let width = 64 - m.leading_zeros();
-    if width <= 53 {
-        return m as f64;
-    }
-    let shift = width - 53;
-    let kept = (m >> shift) | u64::from(m & ((1u64 << shift) - 1) != 0);
-    kept as f64 * 2f64.powi(shift as i32)
+/// `x` as the binary32 value a conversion to bfloat16 starts from: rounded to nearest even to
+/// f32 (exact for f16, f32 and bfloat16 sources; an f64 rounds here, then again to bfloat16).
+///
+/// # Spec
+/// SPV_KHR_bfloat16, added to OpFConvert, OpConvertFToU, OpConvertFToS, OpConvertSToF and
+/// OpConvertUToF: "Conversions to or from floating-point values with the `BFloat16KHR` encoding
+/// first convert the source value to IEEE754 binary32, and then from IEEE754 binary32 to the
+/// target format." (From bfloat16 the first step is exact, "producing the exact same value", so
+/// only conversions *to* bfloat16 from wider sources round twice.)
+fn to_binary32_first(x: f64) -> f64 {
+    f64::from(x as f32)
 }
 
 /// OpConvertSToF: "Convert value numerically from signed integer to floating point." Rounds to
@@ -129,9 +122,14 @@ pub fn sconvert(src_bits: u32, dst_bits: u32, v: u64) -> u64 {
 
 /// OpFConvert: "Convert value numerically from one floating-point width to another width."
 /// Widening is exact; narrowing rounds once to nearest even (f32 and f16 values widen exactly to
-/// f64, and f64 → f16 rounds once in [`super::float::f16_bits_from_f64`]).
+/// f64, and f64 → f16 rounds once in [`super::float::f16_bits_from_f64`]), except to bfloat16,
+/// which goes through binary32 ([`to_binary32_first`]).
 pub fn fconvert(src_bits: u32, dst_bits: u32, v: u64) -> u64 {
-    from_f64(dst_bits, to_f64(src_bits, v))
+    let x = to_f64(src_bits, v);
+    if dst_bits == BFLOAT16 {
+        return from_f64(BFLOAT16, to_binary32_first(x));
+    }
+    from_f64(dst_bits, x)
 }
 
 /// OpBitcast between types with different component counts: regroups the bits of `src`
@@ -260,15 +258,25 @@ mod tests {
         }
     }
 
+    /// Reference int → float format `fb`; to bfloat16 through binary32 first (SPV_KHR_bfloat16).
+    fn int_reference(fb: u32, v: i128) -> f64 {
+        if fb == BFLOAT16 {
+            // The f32 result is an integer below 2^64: exact as i128.
+            round_int(BFLOAT16, round_int(32, v) as i128)
+        } else {
+            round_int(fb, v)
+        }
+    }
+
     fn check_i_to_f(ib: u32, fb: u32, v: u64) {
         let s = to_f64(fb, convert_s_to_f(ib, fb, v));
         assert_eq!(
             s,
-            round_int(fb, i128::from(sign_extend(ib, v))),
+            int_reference(fb, i128::from(sign_extend(ib, v))),
             "s {ib}->{fb} {v:#x}"
         );
         let u = to_f64(fb, convert_u_to_f(ib, fb, v));
-        assert_eq!(u, round_int(fb, i128::from(v)), "u {ib}->{fb} {v:#x}");
+        assert_eq!(u, int_reference(fb, i128::from(v)), "u {ib}->{fb} {v:#x}");
     }
 
     fn check_int_widths(a: u32, b: u32, v: u64) {
@@ -287,11 +295,12 @@ mod tests {
             (_, 64) => Some(x.to_bits()),
             (_, 32) => Some(u64::from((x as f32).to_bits())),
             _ if a == b => Some(v),
-            // bfloat16 is the high half of an f32: round its low 16 bits to nearest even.
-            (_, BFLOAT16) => exact_f32.then(|| {
+            // To binary32 first (SPV_KHR_bfloat16), then, bfloat16 being the high half of an
+            // f32, its low 16 bits rounded to nearest even.
+            (_, BFLOAT16) => {
                 let bits = (x as f32).to_bits();
-                u64::from((bits + 0x7fff + ((bits >> 16) & 1)) >> 16)
-            }),
+                Some(u64::from((bits + 0x7fff + ((bits >> 16) & 1)) >> 16))
+            }
             _ => exact_f32.then(|| u64::from(f16::from_f32(x as f32).to_bits())),
         };
         if x.is_nan() {
@@ -372,11 +381,25 @@ mod tests {
         assert_eq!(to_f64(16, convert_u_to_f(32, 16, 2051)), 2052.0);
         assert_eq!(to_f64(16, convert_u_to_f(32, 16, 65520)), f64::INFINITY);
         assert_eq!(convert_f_to_s(32, 8, from_f64(32, -200.0)), 0x80);
-        // bfloat16: 2^60 + 2^52 + 1 is just above a tie, which rounding through f64 would lose.
+        // bfloat16 through binary32: 2^60 + 2^52 + 1 is just above a bfloat16 tie, but binary32
+        // rounds it to 2^60 + 2^52, a tie, which goes to even: 2^60 (rounded once it would be
+        // 2^60 + 2^53). Likewise 2^24 + 2^16 + 1 → 2^24 + 2^16 → 2^24.
         let above_tie = (1u64 << 60) + (1 << 52) + 1;
         assert_eq!(
             to_f64(BFLOAT16, convert_u_to_f(64, BFLOAT16, above_tie)),
-            2f64.powi(60) + 2f64.powi(53)
+            2f64.powi(60)
+        );
+        let small = (1u64 << 24) + (1 << 16) + 1;
+        assert_eq!(
+            to_f64(BFLOAT16, convert_s_to_f(32, BFLOAT16, small)),
+            2f64.powi(24)
+        );
+        // And f64 → bfloat16: 1 + 2^-8 + 2^-40 becomes the tie 1 + 2^-8 in binary32, then 1.
+        let x = 1.0 + 2f64.powi(-8) + 2f64.powi(-40);
+        assert_eq!(to_f64(BFLOAT16, fconvert(64, BFLOAT16, x.to_bits())), 1.0);
+        assert_eq!(
+            to_f64(BFLOAT16, fconvert(64, BFLOAT16, (-x).to_bits())),
+            -1.0
         );
         assert_eq!(to_f64(BFLOAT16, convert_u_to_f(32, BFLOAT16, 257)), 256.0);
         assert_eq!(to_f64(BFLOAT16, convert_u_to_f(32, BFLOAT16, 259)), 260.0);

@@ -57,7 +57,9 @@ pub fn bf16_to_f64(v: u64) -> f64 {
 }
 
 /// `x` rounded once, to nearest with ties to even, to bfloat16 bits (8 significand bits, the
-/// exponent range of f32). Not through f32: that would round twice.
+/// exponent range of f32), for results computed wider (the cooperative-matrix MulAdd). The
+/// conversion instructions reach it through binary32 first, as SPV_KHR_bfloat16 defines them
+/// ([`super::convert::fconvert`]).
 pub fn bf16_bits_from_f64(x: f64) -> u16 {
     small_float_bits(x, 7, -126)
 }

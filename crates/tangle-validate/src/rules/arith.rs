@@ -31,6 +31,10 @@ pub enum ArithError {
     /// cooperative matrix multiplication).
     #[error("{op} does not support floating-point types with an FP encoding (BFloat16, FP8)")]
     EncodedFloatNotSupported { op: String },
+    /// SPV_KHR_bfloat16: "If the Result Type (and the component types of Vector 1 and Vector 2)
+    /// has a BFloat16KHR encoding then BFloat16DotProductKHR must be declared."
+    #[error("OpDot on bfloat16 needs the BFloat16DotProductKHR capability")]
+    DotBFloat16NeedsCapability,
     /// Integer ops: "... must be a scalar or vector of integer type. It must have the same number
     /// of components as Result Type. The component width must equal the component width in
     /// Result Type."
@@ -75,11 +79,27 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), ArithError> {
     let Some(result) = inst.result_type else {
         return Ok(());
     };
+    // The float arithmetic SPIRV-Tools' invalid-type pass names; SPV_KHR_bfloat16: "Variables
+    // with a type that is or includes a floating-point type with the BFloat16KHR encoding must
+    // only be used with the following instructions" (conversions, composites, memory, OpDot,
+    // the cooperative-matrix MulAdd and Length, OpSelect, OpPhi, ... no arithmetic).
     let is_float_op = matches!(
         op,
-        Op::FAdd | Op::FSub | Op::FMul | Op::FDiv | Op::FRem | Op::FMod | Op::FNegate
+        Op::FAdd
+            | Op::FSub
+            | Op::FMul
+            | Op::FDiv
+            | Op::FRem
+            | Op::FMod
+            | Op::FNegate
+            | Op::VectorTimesScalar
+            | Op::MatrixTimesScalar
+            | Op::VectorTimesMatrix
+            | Op::MatrixTimesVector
+            | Op::MatrixTimesMatrix
+            | Op::OuterProduct
     );
-    if is_float_op && encoded_float(cx, result) {
+    if is_float_op && cx.facts.is_encoded_float(result) {
         return Err(ArithError::EncodedFloatNotSupported { op: inst.name() });
     }
     // The cooperative matrix forms SPIRV-Tools accepts belong to rules::coopmat.
@@ -129,22 +149,6 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), ArithError> {
         | Op::BitCount => bit_field(cx, inst, op, result),
         _ => Ok(()),
     }
-}
-
-/// Whether the type is (a vector or cooperative matrix of) an encoded float.
-fn encoded_float(cx: &Ctx, ty: Id) -> bool {
-    let f = cx.facts;
-    let scalar = f
-        .coopmat(ty)
-        .map(|m| m.component)
-        .or_else(|| f.scalar_or_vector_component(ty));
-    matches!(
-        scalar.and_then(|s| f.ty(s)),
-        Some(crate::facts::Type::Float {
-            encoding: Some(_),
-            ..
-        })
-    )
 }
 
 /// The type of the `i`-th operand (after the result type and id), as SPIRV-Tools'
@@ -222,6 +226,11 @@ fn dot(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), ArithError> {
     };
     if !f.is_float_scalar(result) {
         return err("Result Type must be a float scalar");
+    }
+    // SPV_KHR_bfloat16: "If the Result Type (and the component types of Vector 1 and Vector 2)
+    // has a BFloat16KHR encoding then BFloat16DotProductKHR must be declared."
+    if f.is_bfloat16(result) && !f.has_capability(spirv::Capability::BFloat16DotProductKHR) {
+        return Err(ArithError::DotBFloat16NeedsCapability);
     }
     let mut first = None;
     for (_, v) in operands(inst) {

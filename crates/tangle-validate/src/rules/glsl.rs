@@ -35,6 +35,10 @@ pub enum GlslError {
     /// operand is defined as).
     #[error("{name} operand {index} has the wrong type")]
     OperandType { name: &'static str, index: usize },
+    /// A bfloat16 or FP8 result or operand: SPV_KHR_bfloat16 allows bfloat16 values only in
+    /// conversions, composites, memory instructions, OpDot and the cooperative-matrix MulAdd.
+    #[error("{name} does not support floating-point types with an FP encoding (BFloat16, FP8)")]
+    EncodedFloatNotSupported { name: &'static str },
     /// IMix (number 47) was removed from GLSL.std.450; SPIRV-Tools rejects it.
     #[error("GLSL.std.450 IMix is not supported")]
     IMixNotSupported,
@@ -129,6 +133,17 @@ pub fn check(cx: &Ctx, inst: &Instruction) -> Result<(), GlslError> {
             expected: fixed,
             found: operands.len(),
         });
+    }
+    // SPV_KHR_bfloat16: "Variables with a type that is or includes a floating-point type with
+    // the BFloat16KHR encoding must only be used with the following instructions", which do not
+    // include OpExtInst (SPIRV-Tools: "ExtInst doesn't support BFloat16 type"; FP8 likewise).
+    let encoded = inst
+        .result_type
+        .into_iter()
+        .chain(operands.iter().filter_map(|&v| cx.facts.type_of(v)))
+        .any(|t| cx.facts.is_encoded_float(t));
+    if encoded {
+        return Err(GlslError::EncodedFloatNotSupported { name: ext.name });
     }
     let Some(result) = inst.result_type else {
         return Ok(());

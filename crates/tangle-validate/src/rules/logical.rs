@@ -25,6 +25,11 @@ pub enum LogicalError {
     /// same type as Result Type".
     #[error("OpSelect {what}")]
     Select { what: &'static str },
+    /// SPV_KHR_bfloat16: "Variables with a type that is or includes a floating-point type with
+    /// the BFloat16KHR encoding must only be used with the following instructions", which name
+    /// no relational instruction (SPIRV-Tools' invalid-type pass: FP8 likewise).
+    #[error("{op} does not support floating-point types with an FP encoding (BFloat16, FP8)")]
+    EncodedFloatNotSupported { op: String },
 }
 
 /// Checks relational, logical and select instructions.
@@ -104,10 +109,19 @@ fn any_all(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), LogicalError>
     Ok(())
 }
 
+/// A float test or comparison of bfloat16 or FP8 values.
+fn encoded_float_operand(cx: &Ctx, inst: &Instruction) -> Result<(), LogicalError> {
+    if operand_type(cx, inst, 0).is_some_and(|t| cx.facts.is_encoded_float(t)) {
+        return Err(LogicalError::EncodedFloatNotSupported { op: inst.name() });
+    }
+    Ok(())
+}
+
 /// OpIsNan, OpIsInf and friends: a float scalar or vector of the Result Type's count.
 fn float_test(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), LogicalError> {
     let f = cx.facts;
     bool_result(cx, inst, result)?;
+    encoded_float_operand(cx, inst)?;
     let ok = operand_type(cx, inst, 0)
         .is_some_and(|t| f.is_float_scalar_or_vector(t) && f.dimension(t) == f.dimension(result));
     if !ok {
@@ -121,6 +135,7 @@ fn float_test(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), LogicalErr
 fn float_compare(cx: &Ctx, inst: &Instruction, result: Id) -> Result<(), LogicalError> {
     let f = cx.facts;
     bool_result(cx, inst, result)?;
+    encoded_float_operand(cx, inst)?;
     let left = operand_type(cx, inst, 0);
     let ok = left
         .is_some_and(|t| f.is_float_scalar_or_vector(t) && f.dimension(t) == f.dimension(result));

@@ -21,12 +21,13 @@ use workloads::{Case, Check, Workload};
 pub struct Options {
     /// Threads for the executor and the baseline alike.
     pub threads: usize,
-    /// The standard sizes divided by this (1; 16 for `--quick`, which makes the GEMM 256³).
-    pub divisor: u32,
     /// Let the executor take its wide path ([`tangle_exec::wide`]); off measures the reference
     /// path alone.
     pub wide: bool,
 }
+
+/// The time limit of a benchmark dispatch (an hour).
+const BENCH_TIME_LIMIT: Duration = Duration::from_secs(3600);
 
 /// One workload's figures.
 #[derive(Debug, Clone)]
@@ -57,14 +58,14 @@ pub struct Measured {
     pub rust_rate: f64,
 }
 
-/// Runs one workload (and on `driver`, when given); `Err` says why it could not run or why its
-/// result is wrong.
+/// Runs one workload at one size, `case` (from [`Workload::case`] or [`Workload::large`]), and
+/// on `driver` when given; `Err` says why it could not run or why its result is wrong.
 pub fn measure(
     w: &Workload,
+    case: &Case,
     options: &Options,
     driver: Option<&mut dyn Backend>,
 ) -> Result<Measured, String> {
-    let case: Case = (w.case)(options.divisor.max(1));
     let env = TargetEnv::parse("vulkan1.3").ok_or("no vulkan1.3 environment")?;
     let (words, compile) = timed(|| tangle_amber::compile::glsl(w.shader, env));
     let words = words.map_err(|e| format!("GLSL: {e}"))?;
@@ -91,6 +92,9 @@ pub fn measure(
     let run = RunOptions {
         threads: options.threads,
         wide: options.wide,
+        // A measurement, not a guard against runaway shaders: the 2048³ GEMM takes minutes on
+        // two cores, past the default minute.
+        time_limit: BENCH_TIME_LIMIT,
         ..RunOptions::default()
     };
     let (report, tangle) = timed(|| pipeline.dispatch(&mut resources, case.groups, &run));
@@ -125,11 +129,11 @@ pub fn measure(
         .ok_or("no output buffer")?;
     let want = want.to_bytes();
     check(case.check, got, &want)?;
-    let driver = driver.map(|d| on_driver(d, &case, words.clone(), &want));
+    let driver = driver.map(|d| on_driver(d, case, words.clone(), &want));
     let rate = |t: Duration| case.work / t.as_secs_f64().max(1e-9) / w.unit_scale;
     Ok(Measured {
         name: w.name,
-        size: case.size,
+        size: case.size.clone(),
         unit: w.unit,
         compile,
         validate,
@@ -282,11 +286,11 @@ mod tests {
     fn every_workload_matches_plain_rust_small() {
         let options = Options {
             threads: 2,
-            divisor: 256,
             wide: true,
         };
         for w in workloads::all() {
-            let m = measure(&w, &options, None).unwrap_or_else(|e| panic!("{}: {e}", w.name));
+            let m = measure(&w, &(w.case)(256), &options, None)
+                .unwrap_or_else(|e| panic!("{}: {e}", w.name));
             assert!(m.tangle_rate > 0.0 && m.rust_rate > 0.0, "{}", w.name);
             assert!(
                 m.unchecked > Duration::ZERO && m.driver.is_none(),
@@ -294,6 +298,28 @@ mod tests {
                 w.name
             );
         }
+    }
+
+    /// `--large` adds the GEMM at 2048³ (128 × 128 tiles of 16×16, one workgroup each),
+    /// and only the GEMM; the case is built, not run (its dispatch is minutes in a debug build).
+    #[test]
+    fn large_size_is_the_2048_gemm() {
+        let large: Vec<_> = workloads::all()
+            .into_iter()
+            .filter_map(|w| w.large.map(|f| (w.name, f)))
+            .collect();
+        assert_eq!(large.len(), 1);
+        let (name, case) = large[0];
+        assert_eq!(name, "coopmat_gemm");
+        let case = case();
+        let n = 2048usize;
+        assert_eq!(case.groups, [(n / 16 * n / 16) as u32, 1, 1]);
+        assert_eq!(
+            case.buffers.iter().map(Vec::len).collect::<Vec<_>>(),
+            [2 * n * n, 2 * n * n, 4 * n * n]
+        );
+        assert_eq!(case.work, 2.0 * (n as f64).powi(3));
+        assert!(case.size.starts_with("2048^3"), "{}", case.size);
     }
 
     /// The comparison finds a difference.

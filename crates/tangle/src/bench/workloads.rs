@@ -72,6 +72,9 @@ pub struct Workload {
     pub unit_scale: f64,
     /// The case at the standard size divided by `divisor` (1; 16 for `--quick`).
     pub case: fn(divisor: u32) -> Case,
+    /// The case at the larger size the benchmark brief also names, where it names one
+    /// (`tangle bench --large`: the GEMM at 2048³).
+    pub large: Option<fn() -> Case>,
 }
 
 /// The workloads, in `bench/README.md` order.
@@ -84,6 +87,7 @@ pub fn all() -> Vec<Workload> {
             unit: "M loop bodies/s",
             unit_scale: 1e6,
             case: alu_hash,
+            large: None,
         },
         Workload {
             name: "saxpy",
@@ -92,6 +96,7 @@ pub fn all() -> Vec<Workload> {
             unit: "GB/s",
             unit_scale: 1e9,
             case: saxpy,
+            large: None,
         },
         Workload {
             name: "rotate_conv",
@@ -100,6 +105,7 @@ pub fn all() -> Vec<Workload> {
             unit: "M multiply-adds/s",
             unit_scale: 1e6,
             case: rotate_conv,
+            large: None,
         },
         Workload {
             name: "dot_gemv",
@@ -108,6 +114,7 @@ pub fn all() -> Vec<Workload> {
             unit: "M int8 multiply-adds/s",
             unit_scale: 1e6,
             case: dot_gemv,
+            large: None,
         },
         Workload {
             name: "coopmat_gemm",
@@ -116,6 +123,7 @@ pub fn all() -> Vec<Workload> {
             unit: "GFLOP/s",
             unit_scale: 1e9,
             case: coopmat_gemm,
+            large: Some(coopmat_gemm_large),
         },
     ]
 }
@@ -287,15 +295,23 @@ fn dot_gemv(divisor: u32) -> Case {
     }
 }
 
-/// `coopmat_gemm.comp` on the `nvidia` profile: M = N = K = 1024 (256 with `--quick`, 64 at
-/// 1/256), 16×16×16 tiles, against an f32 GEMM (ndarray's, on `matrixmultiply`) over row bands
-/// on every thread.
+/// `coopmat_gemm.comp` at M = N = K = 1024 (256 with `--quick`, 64 at 1/256).
 fn coopmat_gemm(divisor: u32) -> Case {
-    let n = match divisor {
-        1 => 1024usize,
+    coopmat_gemm_of(match divisor {
+        1 => 1024,
         2..=255 => 256,
         _ => 64,
-    };
+    })
+}
+
+/// `coopmat_gemm.comp` at M = N = K = 2048, the brief's second size.
+fn coopmat_gemm_large() -> Case {
+    coopmat_gemm_of(2048)
+}
+
+/// `coopmat_gemm.comp` on the `nvidia` profile at M = N = K = `n` (a multiple of 64), 16×16×16
+/// tiles, against an f32 GEMM (ndarray's, on `matrixmultiply`) over row bands on every thread.
+fn coopmat_gemm_of(n: usize) -> Case {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     // f16 values in ±[0.5, 2).
     let mut half = || {

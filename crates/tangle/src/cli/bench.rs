@@ -12,8 +12,11 @@ pub struct Args {
     #[arg(long)]
     threads: Option<usize>,
     /// 1/16 of the standard sizes (256³ for the GEMM).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "large")]
     quick: bool,
+    /// Also the larger sizes the benchmark brief names (the GEMM at 2048³ as well as 1024³).
+    #[arg(long)]
+    large: bool,
     /// Do not run the workloads on a Vulkan driver even when one is installed.
     #[arg(long)]
     no_driver: bool,
@@ -33,9 +36,9 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let options = Options {
         threads: args.threads.unwrap_or(cores).clamp(1, cores),
-        divisor: if args.quick { 16 } else { 1 },
         wide: !args.reference,
     };
+    let divisor = if args.quick { 16 } else { 1 };
     let all = workloads::all();
     if let Some(unknown) = args
         .workloads
@@ -50,7 +53,13 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
     println!(
         "tangle bench: {} thread(s){}{}",
         options.threads,
-        if args.quick { ", quick sizes" } else { "" },
+        if args.quick {
+            ", quick sizes"
+        } else if args.large {
+            ", standard and large sizes"
+        } else {
+            ""
+        },
         if args.reference {
             ", reference path only"
         } else {
@@ -79,12 +88,15 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
         .iter()
         .filter(|w| args.workloads.is_empty() || args.workloads.iter().any(|n| n == w.name))
     {
-        let d = driver.as_mut().map(|d| d as &mut dyn tangle_amber::Backend);
-        match bench::measure(w, &options, d) {
-            Ok(m) => println!("{}", bench::row(&m)),
-            Err(why) => {
-                println!("{:<13} not measured: {why}", w.name);
-                exit = Exit::No;
+        let large = w.large.filter(|_| args.large);
+        for case in std::iter::once((w.case)(divisor)).chain(large.into_iter().map(|f| f())) {
+            let d = driver.as_mut().map(|d| d as &mut dyn tangle_amber::Backend);
+            match bench::measure(w, &case, &options, d) {
+                Ok(m) => println!("{}", bench::row(&m)),
+                Err(why) => {
+                    println!("{:<13} not measured ({}): {why}", w.name, case.size);
+                    exit = Exit::No;
+                }
             }
         }
     }

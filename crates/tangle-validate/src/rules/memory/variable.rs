@@ -168,8 +168,11 @@ fn small_type_variable(cx: &Ctx, storage: u32, pointee: Id) -> Result<(), Memory
             break;
         }
     }
+    // A bfloat16 is not restricted: SPV_KHR_bfloat16's BFloat16TypeKHR declares it for use
+    // (as in `Facts::contains_limited_use`; spirv-val 2025.5 accepts bf16 buffers without the
+    // 16-bit storage capabilities).
     let sixteen = (!f.has_capability(Capability::Int16) && f.contains_sized(pointee, false, 16))
-        || (!f.has_capability(Capability::Float16) && f.contains_sized(pointee, true, 16));
+        || (!f.has_capability(Capability::Float16) && f.contains_sized_ieee_float(pointee, 16));
     let eight = !f.has_capability(Capability::Int8) && f.contains_sized(pointee, false, 8);
     for (bits, restricted) in [(16, sixteen), (8, eight)] {
         if !restricted {
