@@ -124,11 +124,12 @@ fn failing_resource_scripts_exit_1_and_name_the_descriptor() {
         unbound.contains("error[bad-pointer]") && unbound.contains("| s += imageLoad(imgs[k]"),
         "{unbound}"
     );
-    // An unbound element of an array of samplers: no sampler, never another one.
+    // An unbound element of an array of samplers: no sampler, never another one; shown at the
+    // GLSL line of the sampling.
     let no_sampler = output_of(&outputs, "sampler_array_unbound.amber");
     assert!(
         no_sampler.contains("error[bad-pointer]: sampling the image at set 0, binding 0 (element 0) with no sampler")
-            && no_sampler.contains("OpImageSampleExplicitLod"),
+            && no_sampler.contains("| o.v[k] = textureLod(sampler2D(tex, ss[k])"),
         "{no_sampler}"
     );
     let past = output_of(&outputs, "descriptor_array_index_past_end.amber");
