@@ -811,8 +811,9 @@ impl Workgroup {
         Some((loc, first.0 + first.1.mask.trailing_zeros(), finding))
     }
 
-    /// The Memory Semantics of the barrier the workgroup's first waiting tangle waits at.
-    fn waiting_semantics(&self, s: &Shared<'_>) -> u32 {
+    /// The Memory Semantics and [`crate::check::sync`] flags of the barrier the workgroup's
+    /// first waiting tangle waits at.
+    fn waiting_semantics(&self, s: &Shared<'_>) -> (u32, u8) {
         let frame = self
             .subgroups
             .iter()
@@ -828,8 +829,8 @@ impl Workgroup {
                 .get((f.op as usize).checked_sub(1)?)
         });
         match op {
-            Some(Op::ControlBarrier { semantics }) => *semantics,
-            _ => 0,
+            Some(Op::ControlBarrier { semantics, sync }) => (*semantics, *sync),
+            _ => (0, 0),
         }
     }
 
@@ -978,6 +979,10 @@ impl Workgroup {
                                     }
                                 }
                             }
+                            true
+                        }
+                        Op::Fence { sync } => {
+                            sanitize::fence(&mem, t.mask, n, *sync);
                             true
                         }
                         Op::SubgroupBarrier { semantics } => {
