@@ -66,26 +66,26 @@ const UNIFORM_MEMORY: u32 = 0x40;
 const WORKGROUP_MEMORY: u32 = 0x100;
 
 /// The flags of an atomic or barrier with Memory Scope `scope` and semantics `semantics`
-/// (`unequal`: a compare-exchange's failure semantics; `semantics` otherwise). Zero when it
-/// orders nothing the race check tracks.
+/// (`unequal`: a compare-exchange's failure semantics; `semantics` otherwise): [`DEVICE`] for
+/// its scope (a relaxed atomic too: its scope decides which release barriers it can carry),
+/// and its release/acquire part with the storage classes it orders, if any.
 pub fn sync_of(scope: u64, semantics: u32, unequal: u32) -> u8 {
     // CrossDevice 0, Device 1, QueueFamily 5 hold every workgroup; Workgroup 2 its own.
     let device = matches!(scope, 0 | 1 | 5);
     if !device && scope != 2 {
         return 0;
     }
+    let scope_flag = if device { DEVICE } else { 0 };
     let both = semantics | unequal;
-    let mut f = 0;
+    let mut classes = 0;
     if both & UNIFORM_MEMORY != 0 {
-        f |= UNIFORM_SEM;
+        classes |= UNIFORM_SEM;
     }
     if both & WORKGROUP_MEMORY != 0 {
-        f |= WORKGROUP_SEM;
-    }
-    if f == 0 {
-        return 0;
+        classes |= WORKGROUP_SEM;
     }
     let has = |s: u32, bits: u32| s & (bits | ACQ_REL_BIT | SEQ_CST_BIT) != 0;
+    let mut f = 0;
     if has(semantics, RELEASE_BIT) {
         f |= RELEASE;
     }
@@ -95,13 +95,10 @@ pub fn sync_of(scope: u64, semantics: u32, unequal: u32) -> u8 {
     if has(unequal, ACQUIRE_BIT) {
         f |= ACQUIRE_UNEQUAL;
     }
-    if f & (RELEASE | ACQUIRE | ACQUIRE_UNEQUAL) == 0 {
-        return 0;
+    if f == 0 || classes == 0 {
+        return scope_flag;
     }
-    if device {
-        f |= DEVICE;
-    }
-    f
+    f | classes | scope_flag
 }
 
 /// The storage classes flags name, as a mask of `1 << class`.
@@ -518,9 +515,10 @@ mod tests {
         assert_eq!(sync_of(1, 0x48, 0x40), RELEASE | ACQUIRE | dev_buf);
         assert_eq!(sync_of(2, 0x108, 0x108), RELEASE | ACQUIRE | ACQUIRE_UNEQUAL | WORKGROUP_SEM);
         assert_eq!(classes(sync_of(1, 0x148, 0x148)), 3);
-        // Relaxed, no storage class, or Subgroup scope: nothing.
-        assert_eq!(sync_of(1, 0x40, 0x40), 0);
-        assert_eq!(sync_of(1, 0x8, 0x8), 0);
+        // Relaxed or no storage class: its scope only; Subgroup scope: nothing.
+        assert_eq!(sync_of(1, 0x40, 0x40), DEVICE);
+        assert_eq!(sync_of(1, 0x8, 0x8), DEVICE);
+        assert_eq!(sync_of(2, 0x0, 0x0), 0);
         assert_eq!(sync_of(3, 0x48, 0x48), 0);
     }
 }

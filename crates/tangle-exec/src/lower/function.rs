@@ -370,7 +370,8 @@ impl<'m> Lowerer<'m> {
                 self.memory_barrier |= semantics;
                 let sync = crate::check::sync::sync_of(scope, semantics, semantics);
                 self.memory_barrier_sync |= sync;
-                if sync != 0 {
+                let ordering = crate::check::sync::RELEASE | crate::check::sync::ACQUIRE;
+                if sync & ordering != 0 {
                     self.emit(out, Op::Fence { sync });
                 }
                 Ok(())

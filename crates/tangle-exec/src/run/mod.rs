@@ -536,7 +536,15 @@ struct Workgroup {
     races: RefCell<RaceLog>,
     /// The workgroup memory written so far (the uninitialised-value check).
     written: RefCell<Shadow>,
+    /// Whether a subgroup gave its turn up while spinning ([`SPIN_TURN`]).
+    yielded: bool,
 }
+
+/// Steps a tangle runs in one turn before a block holding an atomic gives the turn to the
+/// other subgroups: a spin loop waiting for another subgroup's atomic (release/acquire
+/// between subgroups of one workgroup) then finishes. Counted in steps, so the interleaving
+/// is the same on every run.
+const SPIN_TURN: u64 = 1024;
 
 impl Workgroup {
     fn new(s: &Shared<'_>) -> Self {
@@ -583,6 +591,7 @@ impl Workgroup {
                 ..RaceLog::default()
             }),
             written: RefCell::new(Shadow::new(uninit)),
+            yielded: false,
         }
     }
 
@@ -739,13 +748,18 @@ impl Workgroup {
             if s.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let mut waiting = false;
+            let (mut waiting, mut yielded) = (false, false);
             for k in 0..self.subgroups.len() {
                 self.run_subgroup(s, k)?;
+                yielded |= std::mem::take(&mut self.yielded);
                 waiting |= self
                     .subgroups
                     .get(k)
                     .is_some_and(|sg| !sg.tangles.is_empty());
+            }
+            // A subgroup gave its turn up: not every one waits at a barrier yet.
+            if yielded {
+                continue;
             }
             if !waiting {
                 self.barrier_races(s, None);
@@ -837,7 +851,7 @@ impl Workgroup {
     /// Runs subgroup `k` until it finishes or every tangle waits at a barrier.
     fn run_subgroup(&mut self, s: &Shared<'_>, k: usize) -> Result<(), ExecError> {
         loop {
-            if s.stop.load(Ordering::Relaxed) {
+            if s.stop.load(Ordering::Relaxed) || self.yielded {
                 return Ok(());
             }
             let Some(sg) = self.subgroups.get_mut(k) else {
@@ -901,6 +915,7 @@ impl Workgroup {
             return Ok(());
         };
         let first = sg.first_index;
+        let turn = t.steps;
         loop {
             let Some(frame) = t.stack.last().copied() else {
                 return Ok(());
@@ -911,6 +926,14 @@ impl Workgroup {
             let Some(block) = func.blocks.get(frame.block as usize) else {
                 return Ok(());
             };
+            if t.steps - turn > SPIN_TURN
+                && frame.op == 0
+                && block.ops.iter().any(|o| matches!(o, Op::Atomic { .. }))
+            {
+                self.yielded = true;
+                self.push_tangle(k, t);
+                return Ok(());
+            }
             let active = u64::from(t.mask.count_ones());
             let start = frame.op as usize;
             if start == 0 && s.options.trace {
