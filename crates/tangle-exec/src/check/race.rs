@@ -475,9 +475,9 @@ impl fmt::Display for RaceFinding {
         let verb = |w: bool| if w { "write" } else { "read" };
         let [x, y, z] = self.other_invocation;
         let (scope, order) = if self.across_workgroups {
-            (" of another workgroup", "a release and an acquire atomic")
+            (" of another workgroup", "a release and an acquire")
         } else {
-            ("", "a barrier")
+            ("", "a barrier or a release and an acquire")
         };
         write!(
             f,
