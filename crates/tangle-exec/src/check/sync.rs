@@ -521,4 +521,213 @@ mod tests {
         assert_eq!(sync_of(2, 0x0, 0x0), 0);
         assert_eq!(sync_of(3, 0x48, 0x48), 0);
     }
+
+    /// Against a plain reference on random executions: happens-before built from the spec's
+    /// rules (program order; release atomic or release barrier before any atomic write,
+    /// synchronizing-with an acquire atomic, or any atomic read before an acquire barrier,
+    /// reading from the release sequence it heads) and closed transitively, compared with the
+    /// clocks' answer for every pair of plain accesses of different invocations.
+    #[test]
+    fn clocks_agree_with_transitive_closure() {
+        use super::super::race::{Access, WRITE};
+        #[derive(Clone, Copy, PartialEq, Debug)]
+        enum K {
+            Access,
+            Store(bool),
+            Load(bool),
+            Rmw(bool),
+            FenceRel,
+            FenceAcq,
+        }
+        let mut seed = 7u64;
+        let mut next = |m: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % m
+        };
+        let buf = UNIFORM_SEM | DEVICE;
+        let mut seen = [0usize; 2];
+        for _ in 0..400 {
+            // Three workgroups of two invocations; thread t = wg * 2 + inv.
+            let (threads, len) = (6usize, 7usize);
+            let progs: Vec<Vec<(K, u64)>> = (0..threads)
+                .map(|_| {
+                    (0..len)
+                        .map(|_| {
+                            let k = match next(9) {
+                                0 | 1 => K::Access,
+                                2 => K::Store(next(2) == 0),
+                                3 | 4 => K::Load(next(2) == 0),
+                                5 => K::Rmw(next(2) == 0),
+                                6 => K::FenceRel,
+                                7 => K::FenceAcq,
+                                _ => K::Store(true),
+                            };
+                            (k, 0x1000 + 4 * next(2))
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut wgs: Vec<WgSync> = (0..3).map(|_| WgSync::default()).collect();
+            for (w, g) in wgs.iter_mut().enumerate() {
+                g.start(w as u64);
+            }
+            let mut locs = Locations::default();
+            let mut events = vec![0u32; threads];
+            let mut pc = vec![0usize; threads];
+            // Execution order of (thread, index); for each atomic write its node; for each
+            // read, the write it read (by execution order: the last one).
+            let mut order: Vec<(usize, usize)> = Vec::new();
+            let mut last_write: std::collections::HashMap<u64, (usize, usize)> = Default::default();
+            let mut writes: Vec<((usize, usize), u64, bool)> = Vec::new(); // (node, loc, rmw)
+            let mut read_from: Vec<((usize, usize), (usize, usize))> = Vec::new();
+            let mut accesses: Vec<((usize, usize), Access)> = Vec::new();
+            while pc.iter().zip(&progs).any(|(p, q)| *p < q.len()) {
+                let t = next(threads as u64) as usize;
+                let j = pc[t];
+                let Some(&(k, loc)) = progs[t].get(j) else { continue };
+                pc[t] += 1;
+                order.push((t, j));
+                let (w, inv) = (t / 2, (t % 2) as u32);
+                let at = (inv, 0, events[t]);
+                let g = &mut wgs[w];
+                let atomic = |rel: bool, acq: bool| {
+                    let mut f = DEVICE;
+                    if rel || acq {
+                        f |= buf;
+                    }
+                    if rel {
+                        f |= RELEASE;
+                    }
+                    if acq {
+                        f |= ACQUIRE | ACQUIRE_UNEQUAL;
+                    }
+                    f
+                };
+                let (read, wrote, flags) = match k {
+                    K::Access => {
+                        let a = Access {
+                            start: 0,
+                            end: 4,
+                            wg: w as u64,
+                            inv,
+                            class: WRITE,
+                            loc: 0,
+                            sg_epoch: 0,
+                            phase: 0,
+                            ev: events[t],
+                        };
+                        accesses.push(((t, j), a));
+                        continue;
+                    }
+                    K::FenceRel | K::FenceAcq => {
+                        let f = if k == K::FenceRel { RELEASE } else { ACQUIRE };
+                        if g.fence(at, f | buf) {
+                            events[t] += 1;
+                        }
+                        continue;
+                    }
+                    K::Store(rel) => (false, true, atomic(rel, false)),
+                    K::Load(acq) => (true, false, atomic(false, acq)),
+                    K::Rmw(ar) => (true, true, atomic(ar, ar)),
+                };
+                if read {
+                    if let Some(wn) = last_write.get(&loc) {
+                        read_from.push(((t, j), *wn));
+                    }
+                }
+                if wrote {
+                    writes.push(((t, j), loc, read));
+                    last_write.insert(loc, (t, j));
+                }
+                let did = AtomicDid {
+                    read,
+                    wrote,
+                    rmw: read && wrote,
+                    acquires: flags & ACQUIRE != 0,
+                };
+                if g.atomic(&mut locs, (loc, BUFFER), at, flags, did) {
+                    events[t] += 1;
+                }
+            }
+            // The reference: nodes (thread, index), program order and synchronizes-with.
+            let n = threads * len;
+            let id = |(t, j): (usize, usize)| t * len + j;
+            let mut hb = vec![vec![false; n]; n];
+            for t in 0..threads {
+                for a in 0..len {
+                    for b in a + 1..len {
+                        hb[id((t, a))][id((t, b))] = true;
+                    }
+                }
+            }
+            let kind = |(t, j): (usize, usize)| progs[t][j].0;
+            for &(r, x0) in &read_from {
+                // Every write X whose (hypothetical) release sequence holds the write read.
+                let pos = |node| writes.iter().position(|(w, _, _)| *w == node);
+                let (Some(end), loc) = (pos(x0), writes.iter().find(|w| w.0 == x0).map(|w| w.1))
+                else {
+                    continue;
+                };
+                let mut heads = Vec::new();
+                let mut i = end;
+                loop {
+                    let (node, l, rmw) = writes[i];
+                    if Some(l) == loc {
+                        heads.push(node);
+                        if !rmw {
+                            break;
+                        }
+                    }
+                    if i == 0 {
+                        break;
+                    }
+                    i -= 1;
+                }
+                for x in heads {
+                    // Release side: X itself if a release atomic; any release barrier before it.
+                    let mut rel = Vec::new();
+                    if matches!(kind(x), K::Store(true) | K::Rmw(true)) {
+                        rel.push(x);
+                    }
+                    rel.extend((0..x.1).map(|j| (x.0, j)).filter(|&y| kind(y) == K::FenceRel));
+                    let mut acq = Vec::new();
+                    if matches!(kind(r), K::Load(true) | K::Rmw(true)) {
+                        acq.push(r);
+                    }
+                    acq.extend((r.1 + 1..len).map(|j| (r.0, j)).filter(|&y| kind(y) == K::FenceAcq));
+                    for &a in &rel {
+                        for &b in &acq {
+                            hb[id(a)][id(b)] = true;
+                        }
+                    }
+                }
+            }
+            for k in 0..n {
+                for i in 0..n {
+                    if hb[i][k] {
+                        for j in 0..n {
+                            if hb[k][j] {
+                                hb[i][j] = true;
+                            }
+                        }
+                    }
+                }
+            }
+            for (na, a) in &accesses {
+                for (nb, b) in &accesses {
+                    if na.0 == nb.0 {
+                        continue;
+                    }
+                    let reference = hb[id(*na)][id(*nb)];
+                    let clocks = wgs[b.wg as usize].history.knows(BUFFER, b, a);
+                    assert_eq!(clocks, reference, "{a:?} before {b:?}: {progs:?} {order:?}");
+                    seen[usize::from(reference)] += 1;
+                }
+            }
+        }
+        // Both answers are common (the check is not vacuous).
+        assert!(seen[0] > 1000 && seen[1] > 300, "{seen:?}");
+    }
 }
