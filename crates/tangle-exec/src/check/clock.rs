@@ -256,7 +256,11 @@ mod tests {
                             let x = acc(wg, inv, phase, ev);
                             // Frontiers of different phases: the later one covers the whole
                             // earlier phase, so the union is the later frontier's set.
-                            assert_eq!(j.covers(&x), a.covers(&x) || b.covers(&x), "{a:?} {b:?} {x:?}");
+                            assert_eq!(
+                                j.covers(&x),
+                                a.covers(&x) || b.covers(&x),
+                                "{a:?} {b:?} {x:?}"
+                            );
                         }
                     }
                 }
@@ -271,12 +275,27 @@ mod tests {
         h.invocation(BUFFER, (3, 0, 2), &Clock::own(8, 0, Some((5, 1))));
         let w7 = acc(7, 0, 1, COLLAPSED);
         let w8 = acc(8, 5, 0, 1);
-        assert!(!h.knows(BUFFER, &acc(1, 0, 0, COLLAPSED), &w7), "phase 0 knows nothing");
+        assert!(
+            !h.knows(BUFFER, &acc(1, 0, 0, COLLAPSED), &w7),
+            "phase 0 knows nothing"
+        );
         assert!(h.knows(BUFFER, &acc(1, 0, 1, COLLAPSED), &w7));
-        assert!(!h.knows(SHARED, &acc(1, 0, 1, COLLAPSED), &w7), "another class");
-        assert!(!h.knows(BUFFER, &acc(1, 3, 0, 1), &w8), "before the acquire");
+        assert!(
+            !h.knows(SHARED, &acc(1, 0, 1, COLLAPSED), &w7),
+            "another class"
+        );
+        assert!(
+            !h.knows(BUFFER, &acc(1, 3, 0, 1), &w8),
+            "before the acquire"
+        );
         assert!(h.knows(BUFFER, &acc(1, 3, 0, 2), &w8));
-        assert!(!h.knows(BUFFER, &acc(1, 4, 0, 2), &w8), "another invocation");
-        assert!(!h.knows(BUFFER, &acc(1, 3, 0, 2), &acc(8, 5, 0, 2)), "after the release");
+        assert!(
+            !h.knows(BUFFER, &acc(1, 4, 0, 2), &w8),
+            "another invocation"
+        );
+        assert!(
+            !h.knows(BUFFER, &acc(1, 3, 0, 2), &acc(8, 5, 0, 2)),
+            "after the release"
+        );
     }
 }

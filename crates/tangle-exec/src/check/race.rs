@@ -84,7 +84,12 @@ pub struct Race {
 /// Whether two overlapping accesses race: across workgroups (`across`), any two of different
 /// workgroups; within one, two of different invocations not ordered by a subgroup barrier of
 /// their subgroup — unless `order` (release/acquire, [`crate::check::sync`]) orders them.
-fn conflict(a: &Access, b: &Access, across: bool, order: &dyn Fn(&Access, &Access) -> bool) -> bool {
+fn conflict(
+    a: &Access,
+    b: &Access,
+    across: bool,
+    order: &dyn Fn(&Access, &Access) -> bool,
+) -> bool {
     if !(a.write() || b.write()) || (a.atomic() && b.atomic()) {
         return false;
     }
@@ -126,12 +131,18 @@ pub fn sweep(
             return;
         }
         writes.retain(|a| a.end > r.start);
-        let hit = writes.iter().find(|a| conflict(a, r, across, order)).copied();
+        let hit = writes
+            .iter()
+            .find(|a| conflict(a, r, across, order))
+            .copied();
         let hit = match hit {
             Some(h) => Some(h),
             None if r.write() => {
                 reads.retain(|a| a.end > r.start);
-                reads.iter().find(|a| conflict(a, r, across, order)).copied()
+                reads
+                    .iter()
+                    .find(|a| conflict(a, r, across, order))
+                    .copied()
             }
             None => None,
         };
@@ -331,7 +342,11 @@ impl RaceLog {
     /// Where `lane` of the running subgroup is: (`LocalInvocationIndex`, phase, event).
     fn at(&self, lane: usize) -> sync::At {
         let inv = self.first + lane as u32;
-        (inv, self.phase, self.events.get(inv as usize).copied().unwrap_or(0))
+        (
+            inv,
+            self.phase,
+            self.events.get(inv as usize).copied().unwrap_or(0),
+        )
     }
 
     /// Stops ordering by clocks past the memory bound: this workgroup's races are no longer
@@ -392,7 +407,9 @@ impl RaceLog {
         let event = if region == crate::run::memory::REGION_WORKGROUP {
             let old = f();
             let mut locs = std::mem::take(&mut self.wg_sync.shared_locs);
-            let event = self.wg_sync.atomic(&mut locs, (ptr, k), at, flags, did(old));
+            let event = self
+                .wg_sync
+                .atomic(&mut locs, (ptr, k), at, flags, did(old));
             self.wg_sync.shared_locs = locs;
             (old, event)
         } else {
@@ -405,7 +422,9 @@ impl RaceLog {
             };
             let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
             let old = f();
-            let event = self.wg_sync.atomic(&mut st.locs, (ptr, k), at, flags, did(old));
+            let event = self
+                .wg_sync
+                .atomic(&mut st.locs, (ptr, k), at, flags, did(old));
             let cut = CutShort {
                 wg: self.wg,
                 loc: Some(self.loc),
@@ -529,9 +548,9 @@ mod tests {
                 })
                 .collect();
             let racy_reference = log.iter().enumerate().any(|(i, x)| {
-                log.iter()
-                    .skip(i + 1)
-                    .any(|y| x.start < y.end && y.start < x.end && conflict(x, y, false, &unordered))
+                log.iter().skip(i + 1).any(|y| {
+                    x.start < y.end && y.start < x.end && conflict(x, y, false, &unordered)
+                })
             });
             let mut out = Vec::new();
             sweep(&mut log, (false, &unordered), usize::MAX, &mut out);

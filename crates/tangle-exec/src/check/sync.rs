@@ -513,7 +513,10 @@ mod tests {
         assert_eq!(sync_of(1, 0x44, 0x44), RELEASE | dev_buf);
         assert_eq!(sync_of(1, 0x42, 0x42), ACQUIRE | ACQUIRE_UNEQUAL | dev_buf);
         assert_eq!(sync_of(1, 0x48, 0x40), RELEASE | ACQUIRE | dev_buf);
-        assert_eq!(sync_of(2, 0x108, 0x108), RELEASE | ACQUIRE | ACQUIRE_UNEQUAL | WORKGROUP_SEM);
+        assert_eq!(
+            sync_of(2, 0x108, 0x108),
+            RELEASE | ACQUIRE | ACQUIRE_UNEQUAL | WORKGROUP_SEM
+        );
         assert_eq!(classes(sync_of(1, 0x148, 0x148)), 3);
         // Relaxed or no storage class: its scope only; Subgroup scope: nothing.
         assert_eq!(sync_of(1, 0x40, 0x40), DEVICE);
@@ -586,7 +589,9 @@ mod tests {
             while pc.iter().zip(&progs).any(|(p, q)| *p < q.len()) {
                 let t = next(threads as u64) as usize;
                 let j = pc[t];
-                let Some(&(k, loc)) = progs[t].get(j) else { continue };
+                let Some(&(k, loc)) = progs[t].get(j) else {
+                    continue;
+                };
                 pc[t] += 1;
                 order.push((t, j));
                 let (w, inv) = (t / 2, (t % 2) as u32);
@@ -691,12 +696,20 @@ mod tests {
                     if matches!(kind(x), K::Store(true) | K::Rmw(true)) {
                         rel.push(x);
                     }
-                    rel.extend((0..x.1).map(|j| (x.0, j)).filter(|&y| kind(y) == K::FenceRel));
+                    rel.extend(
+                        (0..x.1)
+                            .map(|j| (x.0, j))
+                            .filter(|&y| kind(y) == K::FenceRel),
+                    );
                     let mut acq = Vec::new();
                     if matches!(kind(r), K::Load(true) | K::Rmw(true)) {
                         acq.push(r);
                     }
-                    acq.extend((r.1 + 1..len).map(|j| (r.0, j)).filter(|&y| kind(y) == K::FenceAcq));
+                    acq.extend(
+                        (r.1 + 1..len)
+                            .map(|j| (r.0, j))
+                            .filter(|&y| kind(y) == K::FenceAcq),
+                    );
                     for &a in &rel {
                         for &b in &acq {
                             hb[id(a)][id(b)] = true;
