@@ -456,6 +456,9 @@ impl RaceLog {
     /// At the end of the workgroup: hands its history to the check between workgroups.
     pub fn keep_history(&mut self) {
         let h = std::mem::take(&mut self.wg_sync.history);
+        if h.is_empty() && !self.sync_lost {
+            return;
+        }
         if let Some(state) = &self.sync {
             let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
             if self.sync_lost {
