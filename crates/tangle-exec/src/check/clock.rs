@@ -146,6 +146,9 @@ pub fn join_classes(into: &mut Clocks, o: &Clocks, mask: u8) -> bool {
     changed
 }
 
+/// Clocks by `(invocation, phase)`: `(first event, clock)`, in event order.
+type InvClocks = HashMap<(u32, u32), Vec<(u32, Clock)>>;
+
 /// One workgroup's knowledge over its run, kept only where it changed: the knowledge every
 /// invocation shares from a phase on, and each invocation's own from an event on.
 #[derive(Debug, Clone, Default)]
@@ -153,7 +156,7 @@ pub struct History {
     /// Per class: `(first phase, clock)`, in phase order.
     phases: [Vec<(u32, Clock)>; CLASSES],
     /// Per class and `(invocation, phase)`: `(first event, clock)`, in event order.
-    invs: [HashMap<(u32, u32), Vec<(u32, Clock)>>; CLASSES],
+    invs: [InvClocks; CLASSES],
     /// Entries held, for the memory bound.
     pub size: usize,
 }
@@ -236,7 +239,7 @@ mod tests {
             (seed >> 33) % m
         };
         for _ in 0..500 {
-            let mut mk = |n: &mut dyn FnMut(u64) -> u64| {
+            let mk = |n: &mut dyn FnMut(u64) -> u64| {
                 let mut c = Clock::default();
                 for _ in 0..n(3) {
                     let wg = n(2);

@@ -102,6 +102,9 @@ fn conflict(
     unordered && !order(a, b)
 }
 
+/// Whether release/acquire orders two accesses ([`crate::check::sync`]).
+pub type Order<'a> = &'a dyn Fn(&Access, &Access) -> bool;
+
 /// Never ordered beyond barriers.
 pub fn unordered(_: &Access, _: &Access) -> bool {
     false
@@ -119,7 +122,7 @@ pub fn class_of(ptr: u64) -> usize {
 /// one, at most `cap` in all.
 pub fn sweep(
     log: &mut [Access],
-    (across, order): (bool, &dyn Fn(&Access, &Access) -> bool),
+    (across, order): (bool, Order<'_>),
     cap: usize,
     out: &mut Vec<Race>,
 ) {

@@ -718,12 +718,11 @@ mod tests {
                 }
             }
             for k in 0..n {
-                for i in 0..n {
-                    if hb[i][k] {
-                        for j in 0..n {
-                            if hb[k][j] {
-                                hb[i][j] = true;
-                            }
+                let via = hb[k].clone();
+                for row in hb.iter_mut() {
+                    if row[k] {
+                        for (x, &v) in row.iter_mut().zip(&via) {
+                            *x |= v;
                         }
                     }
                 }
