@@ -367,7 +367,7 @@ impl RaceLog {
     /// `OpMemoryBarrier` with [`sync`] flags `flags` by `lane`.
     pub fn fence(&mut self, lane: usize, flags: u8) {
         let at = self.at(lane);
-        if self.wg_sync.fence(at, flags) {
+        if !self.sync_lost && self.wg_sync.fence(at, flags) {
             self.event(at.0);
             self.bound();
         }
@@ -407,6 +407,10 @@ impl RaceLog {
                 acquires: flags & acquire != 0,
             }
         };
+        // Past the memory bound the check is cut short: no more bookkeeping.
+        if self.sync_lost {
+            return f();
+        }
         let event = if region == crate::run::memory::REGION_WORKGROUP {
             let old = f();
             let mut locs = std::mem::take(&mut self.wg_sync.shared_locs);
@@ -425,6 +429,12 @@ impl RaceLog {
             };
             let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
             let old = f();
+            if st.overflow.is_some() {
+                // Orderings are no longer followed: none of this workgroup's races is
+                // reported either.
+                self.sync_lost = true;
+                return old;
+            }
             let event = self
                 .wg_sync
                 .atomic(&mut st.locs, (ptr, k), at, flags, did(old));

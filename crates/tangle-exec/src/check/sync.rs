@@ -106,40 +106,43 @@ pub fn classes(flags: u8) -> u8 {
     (flags >> 4) & 3
 }
 
-/// Release sequences of one location, joined per (releasing workgroup, Device scope).
-#[derive(Debug, Clone)]
-struct Head {
-    wg: u64,
-    device: bool,
-    clocks: Clocks,
+/// The current release sequences of one location, joined: per releasing workgroup (any
+/// scope), and over every workgroup for those at Device scope. A read then costs one join of
+/// each, however many workgroups released there.
+#[derive(Debug, Clone, Default)]
+struct Heads {
+    by_wg: HashMap<u64, Clocks>,
+    device: Clocks,
 }
 
 fn clocks_size(c: &Clocks) -> usize {
     c.iter().map(Clock::size).sum()
 }
 
+impl Heads {
+    fn size(&self) -> usize {
+        self.by_wg.values().map(clocks_size).sum::<usize>() + clocks_size(&self.device)
+    }
+}
+
 /// The current release sequences of atomic locations, by pointer.
 #[derive(Debug, Default)]
 pub struct Locations {
-    heads: HashMap<u64, Vec<Head>>,
+    heads: HashMap<u64, Heads>,
     /// Clock entries held, for the memory bound.
     pub size: usize,
 }
 
 impl Locations {
     /// What an atomic read at `ptr` by workgroup `wg` reads from the release sequences there:
-    /// (those of its own workgroup, those of others at Device scope — when `device`, so that
-    /// both are in the instance of each other's scope).
-    fn read(&self, ptr: u64, wg: u64, device: bool) -> (Clocks, Clocks) {
-        let (mut local, mut remote) = (Clocks::default(), Clocks::default());
-        for h in self.heads.get(&ptr).map(Vec::as_slice).unwrap_or_default() {
-            if h.wg == wg {
-                join_classes(&mut local, &h.clocks, 3);
-            } else if h.device && device {
-                join_classes(&mut remote, &h.clocks, 3);
-            }
-        }
-        (local, remote)
+    /// (those of its own workgroup, and those at Device scope of every workgroup — when
+    /// `device`, so that both are in the instance of each other's scope; its own workgroup's
+    /// are in the first already).
+    fn read(&self, ptr: u64, wg: u64, device: bool) -> (Option<&Clocks>, Option<&Clocks>) {
+        let Some(h) = self.heads.get(&ptr) else {
+            return (None, None);
+        };
+        (h.by_wg.get(&wg), device.then_some(&h.device))
     }
 
     /// An atomic write at `ptr` by workgroup `wg`: a read-modify-write continues the release
@@ -148,25 +151,19 @@ impl Locations {
     fn write(&mut self, ptr: u64, wg: u64, rmw: bool, released: Option<(bool, Clocks)>) {
         if !rmw {
             if let Some(old) = self.heads.remove(&ptr) {
-                let freed: usize = old.iter().map(|h| clocks_size(&h.clocks)).sum();
-                self.size = self.size.saturating_sub(freed);
+                self.size = self.size.saturating_sub(old.size());
             }
         }
         let Some((device, clocks)) = released else {
             return;
         };
-        let heads = self.heads.entry(ptr).or_default();
-        match heads.iter_mut().find(|h| h.wg == wg && h.device == device) {
-            Some(h) => {
-                let before = clocks_size(&h.clocks);
-                join_classes(&mut h.clocks, &clocks, 3);
-                self.size = self.size.saturating_sub(before) + clocks_size(&h.clocks);
-            }
-            None => {
-                self.size += clocks_size(&clocks);
-                heads.push(Head { wg, device, clocks });
-            }
+        let h = self.heads.entry(ptr).or_default();
+        let before = h.size();
+        join_classes(h.by_wg.entry(wg).or_default(), &clocks, 3);
+        if device {
+            join_classes(&mut h.device, &clocks, 3);
         }
+        self.size = self.size.saturating_sub(before) + h.size();
     }
 }
 
@@ -319,14 +316,17 @@ impl WgSync {
         if did.read {
             let (local, remote) = locs.read(ptr, self.wg, device);
             if did.acquires && classes != 0 {
-                self.acquire(at, &local, classes);
-                if device {
-                    self.acquire(at, &remote, classes);
+                for got in [local, remote].into_iter().flatten() {
+                    self.acquire(at, got, classes);
                 }
                 event = true;
             } else if let Some(p) = self.inv_mut(at.0).and_then(|s| s.pending.get_mut(k)) {
-                join_classes(&mut p.0, &local, 3);
-                join_classes(&mut p.1, &remote, 3);
+                if let Some(l) = local {
+                    join_classes(&mut p.0, l, 3);
+                }
+                if let Some(r) = remote {
+                    join_classes(&mut p.1, r, 3);
+                }
             }
         }
         if did.wrote {
@@ -523,6 +523,84 @@ mod tests {
         assert_eq!(sync_of(1, 0x8, 0x8), DEVICE);
         assert_eq!(sync_of(2, 0x0, 0x0), 0);
         assert_eq!(sync_of(3, 0x48, 0x48), 0);
+    }
+
+    fn acc(wg: u64, inv: u32, phase: u32, ev: u32) -> super::super::race::Access {
+        super::super::race::Access {
+            start: 0,
+            end: 4,
+            wg,
+            inv,
+            class: super::super::race::WRITE,
+            loc: 0,
+            sg_epoch: 0,
+            phase,
+            ev,
+        }
+    }
+
+    const RMW: AtomicDid = AtomicDid {
+        read: true,
+        wrote: true,
+        rmw: true,
+        acquires: false,
+    };
+
+    /// Split reduction: a control barrier with release semantics before a relaxed
+    /// read-modify-write releases every invocation's writes; one with acquire semantics after
+    /// the other workgroup's relaxed read-modify-write passes them on to all its invocations.
+    #[test]
+    fn control_barriers_act_as_fences() {
+        let fence = RELEASE | ACQUIRE | UNIFORM_SEM | DEVICE;
+        for acquire_barrier in [true, false] {
+            let mut locs = Locations::default();
+            let mut a = WgSync::default();
+            a.start(0);
+            assert!(a.barrier(true, 1, fence));
+            a.atomic(&mut locs, (0x1000, BUFFER), (0, 1, 0), DEVICE, RMW);
+            let mut b = WgSync::default();
+            b.start(1);
+            b.atomic(&mut locs, (0x1000, BUFFER), (0, 0, 0), DEVICE, RMW);
+            let flags = if acquire_barrier {
+                fence
+            } else {
+                WORKGROUP_SEM | RELEASE
+            };
+            b.barrier(true, 1, flags);
+            // Invocation 1 of workgroup 0 wrote in phase 0; invocation 1 of workgroup 1 reads
+            // in phase 1.
+            let known = b.history.knows(BUFFER, &acc(1, 1, 1, 0), &acc(0, 1, 0, 0));
+            assert_eq!(known, acquire_barrier);
+            assert!(
+                !b.history.knows(BUFFER, &acc(1, 1, 1, 0), &acc(0, 1, 1, 0)),
+                "after the barrier"
+            );
+        }
+    }
+
+    #[test]
+    fn the_memory_bound_is_marked() {
+        let mut st = SyncState::new(3);
+        let mut g = WgSync::default();
+        g.start(0);
+        let store = AtomicDid {
+            read: false,
+            wrote: true,
+            rmw: false,
+            acquires: false,
+        };
+        for i in 0..10u32 {
+            let flags = RELEASE | UNIFORM_SEM | DEVICE;
+            g.atomic(
+                &mut st.locs,
+                (0x1000 + 4 * u64::from(i), BUFFER),
+                (0, 0, i),
+                flags,
+                store,
+            );
+            st.within_limit(0, CutShort { wg: 0, loc: None });
+        }
+        assert!(st.overflow.is_some());
     }
 
     /// Against a plain reference on random executions: happens-before built from the spec's

@@ -540,8 +540,8 @@ struct Workgroup {
     yielded: bool,
 }
 
-/// Steps a tangle runs in one turn before a block holding an atomic gives the turn to the
-/// other subgroups: a spin loop waiting for another subgroup's atomic (release/acquire
+/// Steps a tangle that ran an atomic runs in one turn before it gives the turn, at a block's
+/// start, to the other subgroups: a spin loop waiting for another subgroup's atomic (release/acquire
 /// between subgroups of one workgroup) then finishes. Counted in steps, so the interleaving
 /// is the same on every run.
 const SPIN_TURN: u64 = 1024;
@@ -916,6 +916,8 @@ impl Workgroup {
         };
         let first = sg.first_index;
         let turn = t.steps;
+        // Whether it ran an atomic in this turn (a spin may wait for another subgroup).
+        let mut spun = false;
         loop {
             let Some(frame) = t.stack.last().copied() else {
                 return Ok(());
@@ -926,10 +928,7 @@ impl Workgroup {
             let Some(block) = func.blocks.get(frame.block as usize) else {
                 return Ok(());
             };
-            if t.steps - turn > SPIN_TURN
-                && frame.op == 0
-                && block.ops.iter().any(|o| matches!(o, Op::Atomic { .. }))
-            {
+            if spun && frame.op == 0 && t.steps - turn > SPIN_TURN {
                 self.yielded = true;
                 self.push_tangle(k, t);
                 return Ok(());
@@ -1003,6 +1002,10 @@ impl Workgroup {
                                 }
                             }
                             true
+                        }
+                        Op::Atomic { .. } => {
+                            spun = true;
+                            false
                         }
                         Op::Fence { sync } => {
                             sanitize::fence(&mem, t.mask, n, *sync);
