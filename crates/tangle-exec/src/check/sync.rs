@@ -36,8 +36,9 @@
 //! right before an `OpControlBarrier` lend it their semantics and scope (the GLSL idiom
 //! `memoryBarrierBuffer(); barrier();`, as if it were `controlBarrier` with those semantics;
 //! strictly the acquire side needs a barrier after it); a compare-exchange's two semantics
-//! share their storage classes; Subgroup-scope release/acquire orders nothing beyond the
-//! subgroup barriers the race check already knows (reported, never silently ordered).
+//! share their storage classes; release barriers an invocation passed are joined with one
+//! scope. One limit can report a race the model orders: release/acquire at Subgroup scope is
+//! not followed (invocations of one subgroup are ordered by subgroup barriers only).
 
 use super::clock::{join_classes, Clock, Clocks, History, BUFFER, CLASSES};
 use super::race::CutShort;
@@ -167,13 +168,22 @@ impl Locations {
     }
 }
 
-/// A release barrier an invocation passed: what a relaxed atomic write after it releases.
-#[derive(Debug, Clone)]
+/// The release barriers an invocation passed, joined: a relaxed atomic write after them
+/// releases what each of them does ("A is program-ordered before X": every such A, so the join
+/// is exact; one at Device scope lends its scope to the join, which can only order more).
+#[derive(Debug, Clone, Default)]
 struct Fence {
-    phase: u32,
     device: bool,
     classes: u8,
     clocks: Clocks,
+}
+
+impl Fence {
+    fn join(&mut self, o: &Fence) {
+        join_classes(&mut self.clocks, &o.clocks, o.classes);
+        self.classes |= o.classes;
+        self.device |= o.device;
+    }
 }
 
 /// One invocation's synchronisation state within its workgroup's current phase.
@@ -181,7 +191,7 @@ struct Fence {
 struct InvSync {
     /// Known beyond the phase's clocks.
     know: Clocks,
-    /// Its latest release barrier.
+    /// The release barriers it passed.
     fence: Option<Fence>,
     /// What its relaxed atomic reads read, by the read's storage class: (own workgroup's,
     /// others'), for a later acquire barrier.
@@ -209,7 +219,7 @@ pub struct WgSync {
     /// Known to every invocation in the current phase.
     phase_clock: Clocks,
     invs: Vec<InvSync>,
-    /// The release barrier every invocation passed last (a control barrier's semantics).
+    /// The release barriers every invocation passed (control barriers' semantics).
     barrier_fence: Option<Fence>,
     /// Workgroup-memory atomics' release sequences.
     pub shared_locs: Locations,
@@ -282,20 +292,15 @@ impl WgSync {
         }
     }
 
-    /// The latest release barrier invocation `inv` passed (both when the workgroup's barrier
-    /// and its own are of one phase: which came later is not kept, and their join is no more
-    /// than either orders).
+    /// The release barriers invocation `inv` passed: its own and the workgroup's.
     fn fence_of(&self, inv: u32) -> Option<Fence> {
         let own = self.invs.get(inv as usize).and_then(|i| i.fence.as_ref());
         match (own, &self.barrier_fence) {
-            (Some(a), Some(b)) if a.phase == b.phase => {
+            (Some(a), Some(b)) => {
                 let mut f = a.clone();
-                join_classes(&mut f.clocks, &b.clocks, 3);
-                f.classes |= b.classes;
-                f.device &= b.device;
+                f.join(b);
                 Some(f)
             }
-            (Some(a), Some(b)) => Some(if a.phase > b.phase { a } else { b }.clone()),
             (a, b) => a.or(b.as_ref()).cloned(),
         }
     }
@@ -368,13 +373,13 @@ impl WgSync {
         }
         if flags & RELEASE != 0 {
             let clocks = self.released(at, classes);
+            let f = Fence {
+                device,
+                classes,
+                clocks,
+            };
             if let Some(st) = self.inv_mut(at.0) {
-                st.fence = Some(Fence {
-                    phase: at.1,
-                    device,
-                    classes,
-                    clocks,
-                });
+                st.fence.get_or_insert_with(Fence::default).join(&f);
             }
         }
         true
@@ -436,12 +441,14 @@ impl WgSync {
                     k.join(&own);
                 }
             }
-            self.barrier_fence = Some(Fence {
-                phase,
+            let f = Fence {
                 device,
                 classes,
                 clocks,
-            });
+            };
+            self.barrier_fence
+                .get_or_insert_with(Fence::default)
+                .join(&f);
             return true;
         }
         false
@@ -619,6 +626,9 @@ mod tests {
             Rmw(bool),
             FenceRel,
             FenceAcq,
+            // Barriers naming Workgroup memory only: they order no buffer atomic.
+            SharedRel,
+            SharedAcq,
         }
         let mut seed = 7u64;
         let mut next = |m: u64| {
@@ -636,13 +646,15 @@ mod tests {
                 .map(|_| {
                     (0..len)
                         .map(|_| {
-                            let k = match next(9) {
+                            let k = match next(11) {
                                 0 | 1 => K::Access,
                                 2 => K::Store(next(2) == 0),
                                 3 | 4 => K::Load(next(2) == 0),
                                 5 => K::Rmw(next(2) == 0),
                                 6 => K::FenceRel,
                                 7 => K::FenceAcq,
+                                8 => K::SharedRel,
+                                9 => K::SharedAcq,
                                 _ => K::Store(true),
                             };
                             (k, 0x1000 + 4 * next(2))
@@ -704,9 +716,14 @@ mod tests {
                         accesses.push(((t, j), a));
                         continue;
                     }
-                    K::FenceRel | K::FenceAcq => {
-                        let f = if k == K::FenceRel { RELEASE } else { ACQUIRE };
-                        if g.fence(at, f | buf) {
+                    K::FenceRel | K::FenceAcq | K::SharedRel | K::SharedAcq => {
+                        let f = match k {
+                            K::FenceRel => RELEASE | buf,
+                            K::FenceAcq => ACQUIRE | buf,
+                            K::SharedRel => RELEASE | WORKGROUP_SEM | DEVICE,
+                            _ => ACQUIRE | WORKGROUP_SEM | DEVICE,
+                        };
+                        if g.fence(at, f) {
                             events[t] += 1;
                         }
                         continue;
