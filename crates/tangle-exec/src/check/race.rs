@@ -326,9 +326,8 @@ impl RaceLog {
             self.phase += 1;
             self.synced.0 = false;
         }
-        if self.wg_sync.barrier(storage, self.phase, flags) {
-            self.synced = (true, true);
-        }
+        // A barrier's own release counts only once a relaxed write publishes it (`atomic`).
+        self.wg_sync.barrier(storage, self.phase, flags);
     }
 
     /// Counts a synchronising operation of invocation `inv`.
@@ -445,11 +444,15 @@ impl RaceLog {
             st.within_limit(0, cut);
             (old, event)
         };
-        if event.1 {
+        let (old, (event, published)) = event;
+        if event {
             self.event(at.0);
             self.bound();
         }
-        event.0
+        // Its release barriers name phases of this workgroup: they are kept from now on
+        // (those before were all before them).
+        self.synced.1 |= published;
+        old
     }
 
     /// Starts workgroup `wg`.

@@ -306,7 +306,8 @@ impl WgSync {
     }
 
     /// An atomic at `ptr` in `locs` of storage class `k` at `at`, with `flags`: whether it
-    /// is a synchronising operation of its invocation (a release or acquire).
+    /// is a synchronising operation of its invocation (a release or acquire), and whether it
+    /// published release barriers naming buffer memory (the workgroup's phases then matter).
     pub fn atomic(
         &mut self,
         locs: &mut Locations,
@@ -314,10 +315,10 @@ impl WgSync {
         at: At,
         flags: u8,
         did: AtomicDid,
-    ) -> bool {
+    ) -> (bool, bool) {
         let device = flags & DEVICE != 0;
         let classes = classes(flags);
-        let mut event = false;
+        let (mut event, mut published) = (false, false);
         if did.read {
             let (local, remote) = locs.read(ptr, self.wg, device);
             if did.acquires && classes != 0 {
@@ -340,13 +341,15 @@ impl WgSync {
                 Some((device, self.released(at, classes)))
             } else {
                 // A relaxed write after a release barrier naming its storage class.
-                self.fence_of(at.0)
-                    .filter(|f| f.classes & (1 << k) != 0)
-                    .map(|f| (f.device && device, f.clocks))
+                let f = self.fence_of(at.0).filter(|f| f.classes & (1 << k) != 0);
+                // Phases matter to buffer accesses only (Workgroup memory is swept at every
+                // barrier).
+                published = f.as_ref().is_some_and(|f| f.classes & (1 << BUFFER) != 0);
+                f.map(|f| (f.device && device, f.clocks))
             };
             locs.write(ptr, self.wg, did.rmw, released);
         }
-        event
+        (event, published)
     }
 
     /// `OpMemoryBarrier` with `flags` by the invocation at `at`: whether it synchronises.
@@ -387,8 +390,7 @@ impl WgSync {
 
     /// A workgroup barrier with `flags` (its semantics and those of the memory barriers it
     /// took in) was passed; `storage`: it orders buffer memory and starts phase `phase`.
-    /// Whether it synchronises beyond ordering the workgroup.
-    pub fn barrier(&mut self, storage: bool, phase: u32, flags: u8) -> bool {
+    pub fn barrier(&mut self, storage: bool, phase: u32, flags: u8) {
         let classes = classes(flags);
         let device = flags & DEVICE != 0;
         if storage {
@@ -449,9 +451,7 @@ impl WgSync {
             self.barrier_fence
                 .get_or_insert_with(Fence::default)
                 .join(&f);
-            return true;
         }
-        false
     }
 }
 
@@ -563,7 +563,7 @@ mod tests {
             let mut locs = Locations::default();
             let mut a = WgSync::default();
             a.start(0);
-            assert!(a.barrier(true, 1, fence));
+            a.barrier(true, 1, fence);
             a.atomic(&mut locs, (0x1000, BUFFER), (0, 1, 0), DEVICE, RMW);
             let mut b = WgSync::default();
             b.start(1);
@@ -747,7 +747,7 @@ mod tests {
                     rmw: read && wrote,
                     acquires: flags & ACQUIRE != 0,
                 };
-                if g.atomic(&mut locs, (loc, BUFFER), at, flags, did) {
+                if g.atomic(&mut locs, (loc, BUFFER), at, flags, did).0 {
                     events[t] += 1;
                 }
             }
