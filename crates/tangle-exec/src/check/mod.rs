@@ -6,6 +6,7 @@
 
 pub mod arith;
 pub mod barrier;
+pub mod clock;
 pub mod coopmat;
 pub mod domain;
 pub mod dot;

@@ -9,9 +9,10 @@
 //! concurrent ... and are not both atomic"). Within one workgroup, an `OpControlBarrier` with
 //! Workgroup execution scope orders the accesses of every invocation before it with those after
 //! it, for the storage classes its semantics (or an `OpMemoryBarrier` just before it) name:
-//! WorkgroupMemory for Workgroup variables, UniformMemory for storage buffers. Between
-//! workgroups of one dispatch, plain accesses are ordered only by release/acquire atomics
-//! ([`crate::check::sync`]).
+//! WorkgroupMemory for Workgroup variables, UniformMemory for storage buffers. Release/acquire
+//! atomics and memory barriers order accesses further, within a workgroup and between
+//! workgroups ([`crate::check::sync`], transitively through [`crate::check::clock`]); a pair
+//! is looked up there only when nothing cheaper orders it.
 //!
 //! # Algorithm (bounded, deterministic)
 //! Every access to Workgroup memory or a buffer is logged as a byte range with its invocation,
@@ -26,7 +27,8 @@
 //! findings are bounded ([`RaceLog::LIMIT`], `--max-findings`); past a bound, races may go
 //! unreported but none is invented.
 
-use super::sync::{self, SyncState};
+use super::clock::{self, COLLAPSED};
+use super::sync::{self, SyncState, WgSync};
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
@@ -56,7 +58,7 @@ pub struct Access {
     pub sg_epoch: u64,
     /// Barriers ordering buffer memory its workgroup had passed ([`crate::check::sync`]).
     pub phase: u32,
-    /// Releases and acquires its invocation had done before it ([`sync::COLLAPSED`]: none in
+    /// Synchronising operations its invocation had done before it ([`COLLAPSED`]: none in
     /// its workgroup's phase, so they do not matter).
     pub ev: u32,
 }
@@ -79,23 +81,51 @@ pub struct Race {
     pub other: Access,
 }
 
-/// Whether two overlapping accesses race. Across workgroups (`across` holds the release/acquire
-/// edges), any two of different workgroups no edge orders; within one, two of different
-/// invocations not ordered by a subgroup barrier of their subgroup.
-fn conflict(a: &Access, b: &Access, across: Option<&SyncState>) -> bool {
+/// Whether two overlapping accesses race: across workgroups (`across`), any two of different
+/// workgroups; within one, two of different invocations not ordered by a subgroup barrier of
+/// their subgroup — unless `order` (release/acquire, [`crate::check::sync`]) orders them.
+fn conflict(
+    a: &Access,
+    b: &Access,
+    across: bool,
+    order: &dyn Fn(&Access, &Access) -> bool,
+) -> bool {
     if !(a.write() || b.write()) || (a.atomic() && b.atomic()) {
         return false;
     }
-    if let Some(edges) = across {
-        return a.wg != b.wg && (edges.is_empty() || !edges.ordered(a, b));
+    let unordered = if across {
+        a.wg != b.wg
+    } else {
+        let same_subgroup = a.sg_epoch >> 32 == b.sg_epoch >> 32;
+        a.inv != b.inv && !(same_subgroup && a.sg_epoch != b.sg_epoch)
+    };
+    unordered && !order(a, b)
+}
+
+/// Whether release/acquire orders two accesses ([`crate::check::sync`]).
+pub type Order<'a> = &'a dyn Fn(&Access, &Access) -> bool;
+
+/// Never ordered beyond barriers.
+pub fn unordered(_: &Access, _: &Access) -> bool {
+    false
+}
+
+/// The clock ([`clock::BUFFER`], [`clock::SHARED`]) of an access at `ptr`.
+pub fn class_of(ptr: u64) -> usize {
+    match crate::run::memory::split_pointer(ptr).0 {
+        crate::run::memory::REGION_WORKGROUP => clock::SHARED,
+        _ => clock::BUFFER,
     }
-    let same_subgroup = a.sg_epoch >> 32 == b.sg_epoch >> 32;
-    a.inv != b.inv && !(same_subgroup && a.sg_epoch != b.sg_epoch)
 }
 
 /// Sweeps `log` (sorted here) and reports each access that races with an earlier overlapping
 /// one, at most `cap` in all.
-pub fn sweep(log: &mut [Access], across: Option<&SyncState>, cap: usize, out: &mut Vec<Race>) {
+pub fn sweep(
+    log: &mut [Access],
+    (across, order): (bool, Order<'_>),
+    cap: usize,
+    out: &mut Vec<Race>,
+) {
     log.sort_unstable();
     let mut writes: Vec<Access> = Vec::new();
     let mut reads: Vec<Access> = Vec::new();
@@ -104,12 +134,18 @@ pub fn sweep(log: &mut [Access], across: Option<&SyncState>, cap: usize, out: &m
             return;
         }
         writes.retain(|a| a.end > r.start);
-        let hit = writes.iter().find(|a| conflict(a, r, across)).copied();
+        let hit = writes
+            .iter()
+            .find(|a| conflict(a, r, across, order))
+            .copied();
         let hit = match hit {
             Some(h) => Some(h),
             None if r.write() => {
                 reads.retain(|a| a.end > r.start);
-                reads.iter().find(|a| conflict(a, r, across)).copied()
+                reads
+                    .iter()
+                    .find(|a| conflict(a, r, across, order))
+                    .copied()
             }
             None => None,
         };
@@ -133,7 +169,7 @@ pub fn sweep(log: &mut [Access], across: Option<&SyncState>, cap: usize, out: &m
 /// What a run keeps apart: its class and its place among releases and acquires (the
 /// invocation only where that place depends on it).
 fn run_key(a: &Access) -> (u8, u32, u32, u32) {
-    let inv = if a.ev == sync::COLLAPSED { 0 } else { a.inv };
+    let inv = if a.ev == COLLAPSED { 0 } else { a.inv };
     (a.class, a.phase, a.ev, inv)
 }
 
@@ -187,12 +223,16 @@ pub struct RaceLog {
     pub truncated: Option<CutShort>,
     /// Barriers ordering buffer memory passed in the workgroup being run.
     pub phase: u32,
-    /// Whether an invocation released or acquired in the current phase, and in the workgroup.
+    /// Whether an invocation synchronised in the current phase, and in the workgroup.
     pub synced: (bool, bool),
-    /// Releases and acquires done so far, by `LocalInvocationIndex`.
+    /// Synchronising operations done so far, by `LocalInvocationIndex`.
     pub events: Vec<u32>,
     /// The dispatch's release sequences ([`crate::check::sync`]).
     pub sync: Option<Arc<Mutex<SyncState>>>,
+    /// The workgroup's synchronisation state.
+    pub wg_sync: WgSync,
+    /// Whether its clocks passed the memory bound ([`RaceLog::limit`]).
+    pub sync_lost: bool,
 }
 
 impl Default for RaceLog {
@@ -212,6 +252,8 @@ impl Default for RaceLog {
             synced: (false, false),
             events: Vec::new(),
             sync: None,
+            wg_sync: WgSync::default(),
+            sync_lost: false,
         }
     }
 }
@@ -257,17 +299,24 @@ impl RaceLog {
         log.push(a);
     }
 
-    /// At a workgroup barrier (`storage`: it orders buffer accesses too) or the end of the
-    /// workgroup: checks the accesses it orders and forgets them.
-    pub fn barrier(&mut self, storage: bool, cap: usize, out: &mut Vec<Race>) {
-        sweep(&mut self.shared, None, cap, out);
+    /// At a workgroup barrier (`storage`: it orders buffer accesses too; `flags`: its
+    /// [`sync`] flags) or the end of the workgroup: checks the accesses it orders and forgets
+    /// them.
+    pub fn barrier(&mut self, storage: bool, flags: u8, cap: usize, out: &mut Vec<Race>) {
+        let lost = self.sync_lost;
+        let h = &self.wg_sync.history;
+        let order = |a: &Access, b: &Access| {
+            let c = class_of(a.start);
+            lost || h.knows(c, b, a) || h.knows(c, a, b)
+        };
+        sweep(&mut self.shared, (false, &order), cap, out);
         self.shared.clear();
         if storage {
-            sweep(&mut self.storage, None, cap, out);
-            // Without a release or acquire in this phase, an access is placed by its phase
-            // alone; without any so far, every earlier phase is before all later events.
+            sweep(&mut self.storage, (false, &order), cap, out);
+            // Without a synchronising operation in this phase, an access is placed by its
+            // phase alone; without any so far, every earlier phase is before all later events.
             if !self.synced.0 {
-                self.storage.iter_mut().for_each(|a| a.ev = sync::COLLAPSED);
+                self.storage.iter_mut().for_each(|a| a.ev = COLLAPSED);
             }
             self.runs.append(&mut self.storage);
             if !self.synced.1 {
@@ -277,63 +326,132 @@ impl RaceLog {
             self.phase += 1;
             self.synced.0 = false;
         }
+        // A barrier's own release counts only once a relaxed write publishes it (`atomic`).
+        self.wg_sync.barrier(storage, self.phase, flags);
+    }
+
+    /// Counts a synchronising operation of invocation `inv`.
+    fn event(&mut self, inv: u32) {
+        if self.events.len() <= inv as usize {
+            self.events.resize(inv as usize + 1, 0);
+        }
+        if let Some(e) = self.events.get_mut(inv as usize) {
+            *e += 1;
+        }
+        self.synced = (true, true);
+    }
+
+    /// Where `lane` of the running subgroup is: (`LocalInvocationIndex`, phase, event).
+    fn at(&self, lane: usize) -> sync::At {
+        let inv = self.first + lane as u32;
+        (
+            inv,
+            self.phase,
+            self.events.get(inv as usize).copied().unwrap_or(0),
+        )
+    }
+
+    /// Stops ordering by clocks past the memory bound: this workgroup's races are no longer
+    /// reported (and the check between workgroups is skipped), none invented.
+    fn bound(&mut self) {
+        if !self.sync_lost && self.wg_sync.size() > self.limit {
+            self.sync_lost = true;
+            self.truncated.get_or_insert(CutShort {
+                wg: self.wg,
+                loc: Some(self.loc),
+            });
+        }
+    }
+
+    /// `OpMemoryBarrier` with [`sync`] flags `flags` by `lane`.
+    pub fn fence(&mut self, lane: usize, flags: u8) {
+        let at = self.at(lane);
+        if !self.sync_lost && self.wg_sync.fence(at, flags) {
+            self.event(at.0);
+            self.bound();
+        }
     }
 
     /// Runs atomic `op` (`f`, returning the old value) by `lane` at `ptr`, with the release
-    /// sequences' bookkeeping under the dispatch's lock when it is on buffer memory.
-    /// `sync_flags` are the op's [`sync`] flags, `c` its comparator.
+    /// sequences' bookkeeping (under the dispatch's lock when it is on buffer memory).
+    /// `flags` are the op's [`sync`] flags, `c` its comparator.
     pub fn atomic(
         &mut self,
         lane: usize,
         ptr: u64,
         op: crate::program::AtomicOp,
-        sync_flags: u8,
+        flags: u8,
         c: u64,
         f: impl FnOnce() -> u64,
     ) -> u64 {
         use crate::program::AtomicOp;
         let (region, _) = crate::run::memory::split_pointer(ptr);
-        let Some(state) = self
-            .sync
-            .as_ref()
-            .filter(|_| region >= crate::run::memory::FIRST_BUFFER)
-        else {
+        let k = class_of(ptr);
+        let at = self.at(lane);
+        let did = |old: u64| {
+            let wrote = match op {
+                AtomicOp::Load => false,
+                AtomicOp::CompareExchange => old == c,
+                _ => true,
+            };
+            let acquire = if op == AtomicOp::CompareExchange && !wrote {
+                sync::ACQUIRE_UNEQUAL
+            } else {
+                sync::ACQUIRE
+            };
+            sync::AtomicDid {
+                read: op != AtomicOp::Store,
+                wrote,
+                rmw: !matches!(op, AtomicOp::Load | AtomicOp::Store),
+                acquires: flags & acquire != 0,
+            }
+        };
+        // Past the memory bound the check is cut short: no more bookkeeping.
+        if self.sync_lost {
             return f();
-        };
-        let inv = self.first + lane as u32;
-        let ev = self.events.get(inv as usize).copied().unwrap_or(0);
-        let at = sync::Pos {
-            wg: self.wg,
-            inv,
-            phase: self.phase,
-            ev,
-        };
-        let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
-        let old = f();
-        let wrote = match op {
-            AtomicOp::Load => false,
-            AtomicOp::CompareExchange => old == c,
-            _ => true,
-        };
-        let rmw = !matches!(op, AtomicOp::Load | AtomicOp::Store);
-        let release = wrote && sync_flags & sync::RELEASE != 0;
-        let acquire_flag = if op == AtomicOp::CompareExchange && !wrote {
-            sync::ACQUIRE_UNEQUAL
-        } else {
-            sync::ACQUIRE
-        };
-        let acquire = op != AtomicOp::Store && sync_flags & acquire_flag != 0;
-        st.atomic(ptr, at, self.loc, (wrote, rmw), (release, acquire));
-        drop(st);
-        if release || acquire {
-            if self.events.len() <= inv as usize {
-                self.events.resize(inv as usize + 1, 0);
-            }
-            if let Some(e) = self.events.get_mut(inv as usize) {
-                *e += 1;
-            }
-            self.synced = (true, true);
         }
+        let event = if region == crate::run::memory::REGION_WORKGROUP {
+            let old = f();
+            let mut locs = std::mem::take(&mut self.wg_sync.shared_locs);
+            let event = self
+                .wg_sync
+                .atomic(&mut locs, (ptr, k), at, flags, did(old));
+            self.wg_sync.shared_locs = locs;
+            (old, event)
+        } else {
+            let Some(state) = self
+                .sync
+                .clone()
+                .filter(|_| region >= crate::run::memory::FIRST_BUFFER)
+            else {
+                return f();
+            };
+            let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+            let old = f();
+            if st.overflow.is_some() {
+                // Orderings are no longer followed: none of this workgroup's races is
+                // reported either.
+                self.sync_lost = true;
+                return old;
+            }
+            let event = self
+                .wg_sync
+                .atomic(&mut st.locs, (ptr, k), at, flags, did(old));
+            let cut = CutShort {
+                wg: self.wg,
+                loc: Some(self.loc),
+            };
+            st.within_limit(0, cut);
+            (old, event)
+        };
+        let (old, (event, published)) = event;
+        if event {
+            self.event(at.0);
+            self.bound();
+        }
+        // Its release barriers name phases of this workgroup: they are kept from now on
+        // (those before were all before them).
+        self.synced.1 |= published;
         old
     }
 
@@ -347,6 +465,27 @@ impl RaceLog {
         self.phase = 0;
         self.synced = (false, false);
         self.events.clear();
+        self.wg_sync.start(wg);
+        self.sync_lost = false;
+    }
+
+    /// At the end of the workgroup: hands its history to the check between workgroups.
+    pub fn keep_history(&mut self) {
+        let h = std::mem::take(&mut self.wg_sync.history);
+        if h.is_empty() && !self.sync_lost {
+            return;
+        }
+        if let Some(state) = &self.sync {
+            let mut st = state.lock().unwrap_or_else(|e| e.into_inner());
+            if self.sync_lost {
+                st.overflow.get_or_insert(CutShort {
+                    wg: self.wg,
+                    loc: None,
+                });
+            } else {
+                st.keep(self.wg, h);
+            }
+        }
     }
 }
 
@@ -374,9 +513,9 @@ impl fmt::Display for RaceFinding {
         let verb = |w: bool| if w { "write" } else { "read" };
         let [x, y, z] = self.other_invocation;
         let (scope, order) = if self.across_workgroups {
-            (" of another workgroup", "a release and an acquire atomic")
+            (" of another workgroup", "a release and an acquire")
         } else {
-            ("", "a barrier")
+            ("", "a barrier or a release and an acquire")
         };
         write!(
             f,
@@ -428,16 +567,16 @@ mod tests {
                 })
                 .collect();
             let racy_reference = log.iter().enumerate().any(|(i, x)| {
-                log.iter()
-                    .skip(i + 1)
-                    .any(|y| x.start < y.end && y.start < x.end && conflict(x, y, None))
+                log.iter().skip(i + 1).any(|y| {
+                    x.start < y.end && y.start < x.end && conflict(x, y, false, &unordered)
+                })
             });
             let mut out = Vec::new();
-            sweep(&mut log, None, usize::MAX, &mut out);
+            sweep(&mut log, (false, &unordered), usize::MAX, &mut out);
             assert_eq!(!out.is_empty(), racy_reference, "{log:?}");
             for r in &out {
                 assert!(r.this.start < r.other.end && r.other.start < r.this.end);
-                assert!(conflict(&r.this, &r.other, None));
+                assert!(conflict(&r.this, &r.other, false, &unordered));
             }
         }
     }
@@ -453,10 +592,10 @@ mod tests {
             a(16, 4, 0, READ),
             a(16, 4, 1, READ),
         ];
-        sweep(&mut log, None, 10, &mut out);
+        sweep(&mut log, (false, &unordered), 10, &mut out);
         assert!(out.is_empty(), "{out:?}");
         let mut log = vec![a(0, 4, 0, WRITE), a(2, 4, 1, READ)];
-        sweep(&mut log, None, 10, &mut out);
+        sweep(&mut log, (false, &unordered), 10, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].this.inv, 1);
     }

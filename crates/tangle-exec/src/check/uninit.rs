@@ -360,6 +360,7 @@ pub fn step(
         | Op::CheckWrap { .. }
         | Op::CheckRemainderSign { .. }
         | Op::ControlBarrier { .. }
+        | Op::Fence { .. }
         | Op::SubgroupBarrier { .. } => {}
         Op::Undef { .. } | Op::UndefMemory { .. } => {}
         Op::Group(g) => {

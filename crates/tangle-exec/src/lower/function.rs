@@ -361,8 +361,19 @@ impl<'m> Lowerer<'m> {
             | SpvOp::MemberName
             | SpvOp::Source => Ok(()),
             SpvOp::MemoryBarrier => {
+                // A scope or semantics that is not a constant orders nothing (the race check
+                // then orders less, never more).
+                let scope = self.operand(inst, 0)?;
+                let scope = self.const_value(scope.slot).unwrap_or(u64::MAX);
                 let semantics = self.operand(inst, 1)?;
-                self.memory_barrier |= self.const_value(semantics.slot).unwrap_or(0) as u32;
+                let semantics = self.const_value(semantics.slot).unwrap_or(0) as u32;
+                self.memory_barrier |= semantics;
+                let sync = crate::check::sync::sync_of(scope, semantics, semantics);
+                self.memory_barrier_sync |= sync;
+                let ordering = crate::check::sync::RELEASE | crate::check::sync::ACQUIRE;
+                if sync & ordering != 0 {
+                    self.emit(out, Op::Fence { sync });
+                }
                 Ok(())
             }
             SpvOp::ControlBarrier => {
@@ -370,11 +381,15 @@ impl<'m> Lowerer<'m> {
                 // scope is satisfied by the tangle itself, and only checked.
                 let scope = self.operand(inst, 0)?;
                 let scope = self.const_value(scope.slot).unwrap_or(2);
+                let memory = self.operand(inst, 1)?;
+                let memory = self.const_value(memory.slot).unwrap_or(u64::MAX);
                 let semantics = self.operand(inst, 2)?;
-                let semantics = self.const_value(semantics.slot).unwrap_or(0) as u32
-                    | std::mem::take(&mut self.memory_barrier);
+                let own = self.const_value(semantics.slot).unwrap_or(0) as u32;
+                let semantics = own | std::mem::take(&mut self.memory_barrier);
+                let sync = crate::check::sync::sync_of(memory, own, own)
+                    | std::mem::take(&mut self.memory_barrier_sync);
                 if scope <= 2 {
-                    self.emit(out, Op::ControlBarrier { semantics });
+                    self.emit(out, Op::ControlBarrier { semantics, sync });
                 } else if scope == 3 {
                     self.emit(out, Op::SubgroupBarrier { semantics });
                 }

@@ -81,6 +81,8 @@ pub(crate) struct Lowerer<'m> {
     /// Memory semantics of the `OpMemoryBarrier`s since the last `OpControlBarrier`: the next
     /// control barrier orders what they name (`memoryBarrierBuffer(); barrier();`).
     pub memory_barrier: u32,
+    /// Their [`crate::check::sync`] flags, for the control barrier's part as a memory barrier.
+    pub memory_barrier_sync: u8,
     /// `OpString` texts by id (the files `OpLine` names).
     pub strings: HashMap<u32, String>,
     /// The source line of the instructions being lowered, from the last `OpLine`.
@@ -148,6 +150,7 @@ pub fn lower(
         image_dims: HashMap::new(),
         image_arrays: HashMap::new(),
         memory_barrier: 0,
+        memory_barrier_sync: 0,
     };
     l.collect_facts();
     l.check_capabilities(profile)?;

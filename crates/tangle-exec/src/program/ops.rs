@@ -401,8 +401,12 @@ pub enum Op {
     },
     /// `OpControlBarrier` with Workgroup execution scope: wait for every subgroup.
     /// `semantics` are its Memory Semantics with those of the `OpMemoryBarrier`s just before
-    /// it: which storage classes it orders for the race check ([`crate::check::race`]).
-    ControlBarrier { semantics: u32 },
+    /// it: which storage classes it orders for the race check ([`crate::check::race`]);
+    /// `sync` the [`crate::check::sync`] flags of both, for its part as a memory barrier.
+    ControlBarrier { semantics: u32, sync: u8 },
+    /// `OpMemoryBarrier`: executes nothing; for the race check, a release and/or acquire
+    /// barrier with [`crate::check::sync`] flags `sync` ([`crate::check::sync`]).
+    Fence { sync: u8 },
     /// `OpControlBarrier` with Subgroup execution scope: nothing to wait for (the tangle is the
     /// subgroup's invocations executing together); checked for uniformity
     /// ([`crate::check::barrier`]) and, with `semantics`, orders accesses within the subgroup.

@@ -539,7 +539,15 @@ struct Workgroup {
     races: RefCell<RaceLog>,
     /// The workgroup memory written so far (the uninitialised-value check).
     written: RefCell<Shadow>,
+    /// Whether a subgroup gave its turn up while spinning ([`SPIN_TURN`]).
+    yielded: bool,
 }
+
+/// Steps a tangle that ran an atomic runs in one turn before it gives the turn, at a block's
+/// start, to the other subgroups: a spin loop waiting for another subgroup's atomic (release/acquire
+/// between subgroups of one workgroup) then finishes. Counted in steps, so the interleaving
+/// is the same on every run.
+const SPIN_TURN: u64 = 1024;
 
 impl Workgroup {
     fn new(s: &Shared<'_>) -> Self {
@@ -586,6 +594,7 @@ impl Workgroup {
                 ..RaceLog::default()
             }),
             written: RefCell::new(Shadow::new(uninit)),
+            yielded: false,
         }
     }
 
@@ -742,13 +751,18 @@ impl Workgroup {
             if s.stop.load(Ordering::Relaxed) {
                 return Ok(());
             }
-            let mut waiting = false;
+            let (mut waiting, mut yielded) = (false, false);
             for k in 0..self.subgroups.len() {
                 self.run_subgroup(s, k)?;
+                yielded |= std::mem::take(&mut self.yielded);
                 waiting |= self
                     .subgroups
                     .get(k)
                     .is_some_and(|sg| !sg.tangles.is_empty());
+            }
+            // A subgroup gave its turn up: not every one waits at a barrier yet.
+            if yielded {
+                continue;
             }
             if !waiting {
                 self.barrier_races(s, None);
@@ -814,8 +828,9 @@ impl Workgroup {
         Some((loc, first.0 + first.1.mask.trailing_zeros(), finding))
     }
 
-    /// The Memory Semantics of the barrier the workgroup's first waiting tangle waits at.
-    fn waiting_semantics(&self, s: &Shared<'_>) -> u32 {
+    /// The Memory Semantics and [`crate::check::sync`] flags of the barrier the workgroup's
+    /// first waiting tangle waits at.
+    fn waiting_semantics(&self, s: &Shared<'_>) -> (u32, u8) {
         let frame = self
             .subgroups
             .iter()
@@ -831,15 +846,15 @@ impl Workgroup {
                 .get((f.op as usize).checked_sub(1)?)
         });
         match op {
-            Some(Op::ControlBarrier { semantics }) => *semantics,
-            _ => 0,
+            Some(Op::ControlBarrier { semantics, sync }) => (*semantics, *sync),
+            _ => (0, 0),
         }
     }
 
     /// Runs subgroup `k` until it finishes or every tangle waits at a barrier.
     fn run_subgroup(&mut self, s: &Shared<'_>, k: usize) -> Result<(), ExecError> {
         loop {
-            if s.stop.load(Ordering::Relaxed) {
+            if s.stop.load(Ordering::Relaxed) || self.yielded {
                 return Ok(());
             }
             let Some(sg) = self.subgroups.get_mut(k) else {
@@ -903,6 +918,9 @@ impl Workgroup {
             return Ok(());
         };
         let first = sg.first_index;
+        let turn = t.steps;
+        // Whether it ran an atomic in this turn (a spin may wait for another subgroup).
+        let mut spun = false;
         loop {
             let Some(frame) = t.stack.last().copied() else {
                 return Ok(());
@@ -913,6 +931,11 @@ impl Workgroup {
             let Some(block) = func.blocks.get(frame.block as usize) else {
                 return Ok(());
             };
+            if spun && frame.op == 0 && t.steps - turn > SPIN_TURN {
+                self.yielded = true;
+                self.push_tangle(k, t);
+                return Ok(());
+            }
             let active = u64::from(t.mask.count_ones());
             let start = frame.op as usize;
             if start == 0 && s.options.trace {
@@ -981,6 +1004,14 @@ impl Workgroup {
                                     }
                                 }
                             }
+                            true
+                        }
+                        Op::Atomic { .. } => {
+                            spun = true;
+                            false
+                        }
+                        Op::Fence { sync } => {
+                            sanitize::fence(&mem, t.mask, n, *sync);
                             true
                         }
                         Op::SubgroupBarrier { semantics } => {

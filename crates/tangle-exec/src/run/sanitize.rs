@@ -57,19 +57,21 @@ impl Workgroup {
         s.options.checks && !s.options.allow.contains(Kind::Race)
     }
 
-    /// At a workgroup barrier with Memory Semantics `semantics` (`None`: the end of the
-    /// workgroup, which orders everything): checks the accesses it orders.
-    pub(super) fn barrier_races(&mut self, s: &Shared<'_>, semantics: Option<u32>) {
+    /// At a workgroup barrier with Memory Semantics and [`crate::check::sync`] flags
+    /// `semantics` (`None`: the end of the workgroup, which orders everything): checks the
+    /// accesses it orders.
+    pub(super) fn barrier_races(&mut self, s: &Shared<'_>, semantics: Option<(u32, u8)>) {
         if !self.races.get_mut().on {
             return;
         }
         // GLSL's barrier() orders shared memory whatever its semantics say; buffers need
         // UniformMemory (memoryBarrierBuffer()), as the memory model asks.
-        let storage = semantics.is_none_or(|m| m & UNIFORM_MEMORY != 0);
+        let storage = semantics.is_none_or(|(m, _)| m & UNIFORM_MEMORY != 0);
+        let flags = semantics.map_or(0, |(_, f)| f);
         let mut found = Vec::new();
         self.races
             .get_mut()
-            .barrier(storage, s.options.max_findings, &mut found);
+            .barrier(storage, flags, s.options.max_findings, &mut found);
         for r in found {
             let f = race_finding(s, &r, false);
             self.record(s, r.this.loc, r.this.inv, f);
@@ -80,7 +82,11 @@ impl Workgroup {
     /// log was cut short (the earliest workgroup's place is kept, whatever thread ran first).
     pub(super) fn flush_races(&mut self, s: &Shared<'_>) {
         let log = self.races.get_mut();
-        if !log.on || (log.runs.is_empty() && log.truncated.is_none()) {
+        if !log.on {
+            return;
+        }
+        log.keep_history();
+        if log.runs.is_empty() && log.truncated.is_none() {
             return;
         }
         let mut all = s.runs.lock().unwrap_or_else(|e| e.into_inner());
@@ -98,6 +104,17 @@ impl Workgroup {
             if all.1.is_none_or(|old| c.wg < old.wg) {
                 all.1 = Some(c);
             }
+        }
+    }
+}
+
+/// `OpMemoryBarrier` with [`crate::check::sync`] flags `flags` by the lanes `mask` of the
+/// running subgroup.
+pub(super) fn fence(mem: &super::access::Mem<'_>, mask: u128, n: usize, flags: u8) {
+    if let (Some(r), true) = (mem.races, flags != 0) {
+        let mut r = r.borrow_mut();
+        for l in super::alu::bits_of(mask, n) {
+            r.fence(l, flags);
         }
     }
 }
@@ -141,7 +158,12 @@ pub(super) fn races_across(
         return;
     }
     let mut races = Vec::new();
-    race::sweep(runs, Some(&sync), s.options.max_findings, &mut races);
+    let knows = |x: &Access, a: &Access| {
+        sync.history(x.wg)
+            .is_some_and(|h| h.knows(race::class_of(a.start), x, a))
+    };
+    let order = |a: &Access, b: &Access| !sync.is_empty() && (knows(b, a) || knows(a, b));
+    race::sweep(runs, (true, &order), s.options.max_findings, &mut races);
     for (n, r) in races.iter().enumerate() {
         let finding = race_finding(s, r, true);
         let p = place(s, r.this.wg, r.this.inv);
