@@ -203,17 +203,22 @@ fn warnings_do_not_fail_the_run() {
     assert!(text.contains("PASS"), "{text}");
 }
 
+/// `tangle run SCRIPT`'s text report.
+fn text_report(script: &std::path::Path) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(script)
+        .output()
+        .expect("runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// With `OpLine` and the source in `OpSource` (glslang `-g`), a finding is shown at its GLSL
 /// file, line and column, with the line's text; `--json` gives the place as `source`.
 #[test]
 fn findings_show_the_glsl_source_line() {
     let script = dir().join("division_source_line.bad.amber");
-    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
-        .arg("run")
-        .arg(&script)
-        .output()
-        .expect("runs");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = text_report(&script);
     assert!(text.contains("  --> div.comp:6:3"), "{text}");
     assert!(text.contains("   6 | o[i] = 12u / o[i];"), "{text}");
     let (_, _, json) = run(&script, &[]);
@@ -225,12 +230,7 @@ fn findings_show_the_glsl_source_line() {
 #[test]
 fn findings_in_glsl_scripts_show_the_glsl_line() {
     let script = dir().join("division_glsl_line.bad.amber");
-    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
-        .arg("run")
-        .arg(&script)
-        .output()
-        .expect("runs");
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = text_report(&script);
     assert!(text.contains("  --> embedded-shaders/div:6"), "{text}");
     assert!(text.contains("   6 | o[i] = 12u / o[i];"), "{text}");
     let (_, kinds, json) = run(&script, &[]);

@@ -81,6 +81,40 @@ pub(crate) struct Shared<'a> {
     pub(crate) sync: std::sync::Arc<Mutex<crate::check::sync::SyncState>>,
 }
 
+impl Shared<'_> {
+    /// The checks at a terminator, the same on both paths: the step limit (a tangle's `steps`;
+    /// `invocation` names its first invocation), then one relaxed load of the stop flag, which
+    /// bounds how long a stopped dispatch keeps running to one block (or one barrier wait) per
+    /// worker; the time limit names the terminator it stopped at. `Ok(true)`: the dispatch
+    /// was stopped for another reason, so the caller ends quietly.
+    pub(crate) fn at_terminator(
+        &self,
+        steps: u64,
+        term_loc: u32,
+        invocation: impl FnOnce() -> [u32; 3],
+    ) -> Result<bool, ExecError> {
+        if steps > self.options.step_limit {
+            return Err(Trap::StepLimit {
+                limit: self.options.step_limit,
+                at: self.prog.location(term_loc),
+                invocation: invocation(),
+            }
+            .into());
+        }
+        if !self.stop.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        if self.timed_out.load(Ordering::Relaxed) {
+            return Err(Trap::TimeLimit {
+                limit_ms: self.options.time_limit.as_millis(),
+                at: Some(self.prog.location(term_loc)),
+            }
+            .into());
+        }
+        Ok(true)
+    }
+}
+
 /// Runs a dispatch.
 pub fn dispatch(
     p: &Pipeline,
@@ -1154,25 +1188,8 @@ impl Workgroup {
             t.steps += 1;
             self.stats.instructions += active;
             self.stats.tangle_instructions += 1;
-            if t.steps > s.options.step_limit {
-                let place = self.place(s, first + t.mask.trailing_zeros());
-                return Err(Trap::StepLimit {
-                    limit: s.options.step_limit,
-                    at: prog.location(block.term_loc),
-                    invocation: place.global_id(),
-                }
-                .into());
-            }
-            // One relaxed load per terminator bounds how long a stopped dispatch keeps running:
-            // at most one block (or one barrier wait) per worker.
-            if s.stop.load(Ordering::Relaxed) {
-                if s.timed_out.load(Ordering::Relaxed) {
-                    return Err(Trap::TimeLimit {
-                        limit_ms: s.options.time_limit.as_millis(),
-                        at: Some(prog.location(block.term_loc)),
-                    }
-                    .into());
-                }
+            let lane = first + t.mask.trailing_zeros();
+            if s.at_terminator(t.steps, block.term_loc, || self.place(s, lane).global_id())? {
                 return Ok(());
             }
             let b = frame.block;

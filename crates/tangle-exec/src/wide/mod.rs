@@ -23,7 +23,7 @@ pub mod races;
 pub use plan::plan;
 
 use crate::check::kind::Kind;
-use crate::error::{ExecError, Trap};
+use crate::error::ExecError;
 use crate::program::{Op, Program, RegionKind, Terminator};
 use crate::report::Stats;
 use crate::run::access::{self, Mem};
@@ -280,24 +280,9 @@ impl Batch {
                 }
             }
             steps += block.ops.len() as u64 + 1;
-            if steps > s.options.step_limit {
-                return Err(Trap::StepLimit {
-                    limit: s.options.step_limit,
-                    at: prog.location(block.term_loc),
-                    invocation: place(s, first + u64::from(mask.trailing_zeros())).global_id(),
-                }
-                .into());
-            }
-            // As the reference path: one relaxed load per terminator, and the time limit names
-            // the terminator it stopped at.
-            if s.stop.load(Ordering::Relaxed) {
-                if s.timed_out.load(Ordering::Relaxed) {
-                    return Err(Trap::TimeLimit {
-                        limit_ms: s.options.time_limit.as_millis(),
-                        at: Some(prog.location(block.term_loc)),
-                    }
-                    .into());
-                }
+            // The reference path's own checks, so the same limit gives the same error.
+            let lane = first + u64::from(mask.trailing_zeros());
+            if s.at_terminator(steps, block.term_loc, || place(s, lane).global_id())? {
                 return Ok(());
             }
             match block.terminator {
