@@ -405,7 +405,7 @@ impl<'m> Lowerer<'m> {
         if ints != 0 && ints != 4 {
             return Err(self.unsupported("a MulAdd mixing integer and float matrices"));
         }
-        let (sa, sb) = (self.shape(a.ty)?, self.shape(b.ty)?);
+        let (sa, sb, sc) = (self.shape(a.ty)?, self.shape(b.ty)?, self.shape(c.ty)?);
         self.emit(
             out,
             coop(CoopmatInst::MulAdd {
@@ -417,6 +417,7 @@ impl<'m> Lowerer<'m> {
                 m: sa.rows,
                 n: sb.cols,
                 k: sa.cols,
+                lengths: [sa.length, sb.length, sc.length],
             }),
         );
         Ok(())

@@ -97,6 +97,8 @@ pub enum CoopmatInst {
         m: u32,
         n: u32,
         k: u32,
+        /// `OpCooperativeMatrixLengthKHR` of A, B and C (= Result): the slots each takes.
+        lengths: [u32; 3],
     },
     /// Check: every invocation of the subgroup executes this instruction.
     Active,
@@ -122,6 +124,39 @@ pub enum CoopmatInst {
         length: u32,
         index: Slot,
     },
+}
+
+impl CoopmatInst {
+    /// The slots the op writes whole, and those it reads (for the wide path, which runs it on
+    /// a copy of one subgroup's slots).
+    pub fn slots(&self) -> (Vec<Slot>, Vec<Slot>) {
+        let range = |first: Slot, count: u32| (first..first.saturating_add(count)).collect();
+        match *self {
+            CoopmatInst::Load { dst, ref at } => {
+                (range(dst, at.shape.length), vec![at.ptr, at.stride.slot])
+            }
+            CoopmatInst::Store { src, ref at } => {
+                let mut reads: Vec<Slot> = range(src, at.shape.length);
+                reads.extend([at.ptr, at.stride.slot]);
+                (Vec::new(), reads)
+            }
+            CoopmatInst::MulAdd {
+                dst,
+                a,
+                b,
+                c,
+                lengths: [la, lb, lc],
+                ..
+            } => (
+                range(dst, lc),
+                [range(a, la), range(b, lb), range(c, lc)].concat(),
+            ),
+            CoopmatInst::Active => (Vec::new(), Vec::new()),
+            CoopmatInst::Uniform { slot, .. } => (Vec::new(), vec![slot]),
+            CoopmatInst::CheckDivision { a, b, .. } => (Vec::new(), vec![a, b]),
+            CoopmatInst::Owned { index, .. } => (Vec::new(), vec![index]),
+        }
+    }
 }
 
 /// The positions of one matrix shape's elements under a layout.
@@ -374,6 +409,7 @@ pub fn exec_coopmat(
             m,
             n: cols,
             k,
+            ..
         } => {
             let (Some(ma), Some(mb), Some(mc)) = (
                 cx.layouts.get(*m, *k),
@@ -741,8 +777,7 @@ fn load_rows(
 }
 
 /// Logs, when the race or uninitialised-value check is on, one row (at `ptr`) as accesses by the
-/// invocations holding its elements, as the element-by-element path does; a run of consecutive
-/// elements held by one invocation is one access (the logs merge byte ranges anyway).
+/// invocations holding its elements, as the element-by-element path does.
 fn log_row(
     at: &Access,
     map: &Map,
@@ -751,20 +786,68 @@ fn log_row(
     n: usize,
     class: u8,
 ) {
-    if !cx.mem.logging() {
-        return;
+    if cx.mem.logging() {
+        row_runs(at, map, (ptr, major), n, |lane, at, len| {
+            cx.mem.log(lane, at, len, class)
+        });
     }
+}
+
+/// The runs of consecutive elements of one row (at `ptr`) that one invocation holds, as
+/// `f(lane, address, bytes)`: a run is one access (the logs merge byte ranges anyway).
+fn row_runs(
+    at: &Access,
+    map: &Map,
+    (ptr, major): (u64, u32),
+    n: usize,
+    mut f: impl FnMut(usize, u64, u64),
+) {
     let bytes = u64::from(at.shape.bytes);
     let row = map.row_regs(at.column_major, major);
     let lane_of = |r: u32| r as usize % n.max(1);
     let mut start = 0;
     for run in row.chunk_by(|&x, &y| lane_of(x) == lane_of(y)) {
         if let Some(&r) = run.first() {
-            let at = ptr + start as u64 * bytes;
-            cx.mem.log(lane_of(r), at, run.len() as u64 * bytes, class);
+            f(
+                lane_of(r),
+                ptr + start as u64 * bytes,
+                run.len() as u64 * bytes,
+            );
         }
         start += run.len();
     }
+}
+
+/// What a load or store by the whole subgroup (`mask` = every invocation) touches, for the wide
+/// path's race screen, when its Pointer and Stride are uniform: the span from its first byte to
+/// its last, and, through `runs`, each run of consecutive elements one invocation holds, as
+/// `runs(lane, address, bytes)`. `None` (and no call) for any other access.
+pub fn touched(
+    at: &Access,
+    regs: &[u64],
+    n: usize,
+    mask: u128,
+    layouts: &Layouts,
+    runs: Option<&mut dyn FnMut(usize, u64, u64)>,
+) -> Option<(u64, u64)> {
+    let map = layouts.get(at.shape.rows, at.shape.cols)?;
+    let (ptr0, stride) = uniform_access(at, regs, n, mask, map)?;
+    let (majors, minors) = majors_and_minors(at);
+    let len = u64::from(minors) * u64::from(at.shape.bytes);
+    let first = address_of(at, ptr0, stride, (0, 0));
+    let last = address_of(at, ptr0, stride, (majors.saturating_sub(1), 0));
+    if let Some(f) = runs {
+        for major in 0..majors {
+            row_runs(
+                at,
+                map,
+                (address_of(at, ptr0, stride, (major, 0)), major),
+                n,
+                &mut *f,
+            );
+        }
+    }
+    Some((first, (last - first).saturating_add(len)))
 }
 
 /// The store twin of [`load_rows`]: every row is checked before any byte is written.

@@ -29,6 +29,7 @@ use crate::report::Stats;
 use crate::run::access::{self, Mem};
 use crate::run::alu::{self, bits_of, full_mask, rd, wr};
 use crate::run::builtins::Place;
+use crate::run::coopmat::{self, CoopmatInst};
 use crate::run::group::{self, GroupInst};
 use crate::run::memory::{self, Words};
 use crate::run::Shared;
@@ -60,8 +61,11 @@ pub(crate) struct Wide<'a> {
     builtins: HashMap<u64, (u32, usize)>,
     /// Which slots hold constants (never written: one value for every lane).
     constant: Vec<bool>,
-    /// The program has subgroup operations (batches then hold whole subgroups).
+    /// The program has subgroup operations or cooperative matrices (batches then hold whole
+    /// subgroups).
     group_ops: bool,
+    /// The Workgroup and invocation memory of a batch: none ([`plan`]).
+    no_memory: Words,
     shared: &'a Shared<'a>,
 }
 
@@ -138,6 +142,7 @@ impl<'a> Wide<'a> {
         }
         Ok(Wide {
             group_ops: plan.group_ops,
+            no_memory: Words::default(),
             constant,
             builtins,
             template,
@@ -147,6 +152,23 @@ impl<'a> Wide<'a> {
             invocations,
             shared: s,
         })
+    }
+
+    /// The memory a batch's ops see: the dispatch's buffers, images and push constants.
+    fn mem(&self) -> Mem<'_> {
+        let s = self.shared;
+        Mem {
+            buffers: &s.buffers,
+            descriptors: &s.descriptors,
+            images: &s.images,
+            samplers: &s.samplers,
+            push: &s.push,
+            workgroup: &self.no_memory,
+            invocation: &self.no_memory,
+            invocation_bytes: s.prog.invocation_bytes,
+            races: None,
+            written: None,
+        }
     }
 
     /// Batches in the dispatch.
@@ -214,6 +236,8 @@ pub(crate) struct Batch {
     /// One subgroup's register file (subgroup-size lanes per slot) for a subgroup operation:
     /// only the slots the op touches are filled.
     subgroup: Vec<u64>,
+    /// Reused buffers of cooperative-matrix ops.
+    coopmat: coopmat::Scratch,
     pub(crate) stats: Stats,
 }
 
@@ -224,6 +248,7 @@ impl Batch {
             log: Vec::new(),
             scratch: Vec::new(),
             subgroup: Vec::new(),
+            coopmat: coopmat::Scratch::default(),
             stats: Stats::default(),
         }
     }
@@ -457,6 +482,9 @@ impl Batch {
         if let Op::Group(g) = op {
             return self.group(w, g, op, mask);
         }
+        if let Op::Coopmat(c) = op {
+            return self.coopmat(w, c, op, mask, first);
+        }
         let mut found = Vec::new();
         if s.options.checks {
             // Dynamic vector indices out of range.
@@ -474,18 +502,7 @@ impl Batch {
             if w.races {
                 self.log_access(s.prog, op, mask, first);
             }
-            let mem = Mem {
-                buffers: &s.buffers,
-                descriptors: &s.descriptors,
-                images: &s.images,
-                samplers: &s.samplers,
-                push: &s.push,
-                workgroup: &Words::default(),
-                invocation: &Words::default(),
-                invocation_bytes: s.prog.invocation_bytes,
-                races: None,
-                written: None,
-            };
+            let mem = w.mem();
             if let (Op::AccessChain { dst, base, steps }, true) = (op, mask == full_mask(n)) {
                 if self.chain(*dst, *base, steps) {
                     return Ok(());
@@ -521,47 +538,63 @@ impl Batch {
     /// reference path's kernel on a subgroup-sized copy of the slots it touches. Any finding
     /// (a non-uniform Id, an inactive source lane, ...) gives up: the reference path reports it.
     fn group(&mut self, w: &Wide<'_>, g: &GroupInst, op: &Op, mask: u128) -> Result<(), String> {
-        let sg = w.shared.sg;
-        if !w.group_ops || sg == 0 || !WIDTH.is_multiple_of(sg) {
-            return Err("a subgroup operation the plan did not take".into());
-        }
         let (writes, reads) = g.slots();
-        let size = w.shared.prog.slots as usize * sg;
-        if self.subgroup.len() != size {
-            self.subgroup = vec![0; size];
-        }
         let mut found = Vec::new();
-        for k in 0..WIDTH / sg {
-            let lanes = (mask >> (k * sg)) & full_mask(sg);
-            if lanes == 0 {
-                continue;
-            }
-            for slot in reads.iter().copied().chain(writes.clone()) {
-                let (wide, one) = (slot as usize * WIDTH + k * sg, slot as usize * sg);
-                match (
-                    self.regs.get(wide..wide + sg),
-                    self.subgroup.get_mut(one..one + sg),
-                ) {
-                    (Some(from), Some(to)) => to.copy_from_slice(from),
-                    _ => return Err("a subgroup operation's slot out of range".into()),
+        let sg = w.shared.sg;
+        per_subgroup(
+            w,
+            &mut self.regs,
+            &mut self.subgroup,
+            mask,
+            (writes, &reads),
+            |regs, lanes, _| {
+                group::exec_group(op, regs, sg, sg, lanes, &mut found);
+                first_finding(&found)
+            },
+        )
+    }
+
+    /// Runs cooperative-matrix op `op` for the lanes of `mask` as [`Batch::group`] runs a
+    /// subgroup operation: the matrix's scope is the subgroup. Its loads and stores are logged
+    /// for the race screen: a load as the span it reads, by "several invocations" (a tile's
+    /// rows lie apart; one entry per load, merged with the last ones of the same region, keeps
+    /// the log of a GEMM's thousands of tile loads small, and reading more than was read can
+    /// only send the dispatch to the reference path), a store as the runs each invocation
+    /// writes. An access that is not uniform is not logged: the wide path gives up on it.
+    fn coopmat(
+        &mut self,
+        w: &Wide<'_>,
+        c: &CoopmatInst,
+        op: &Op,
+        mask: u128,
+        first: u64,
+    ) -> Result<(), String> {
+        let s = w.shared;
+        let (writes, reads) = c.slots();
+        let mem = w.mem();
+        let cx = coopmat::Ctx {
+            layouts: &s.layouts,
+            mem: &mem,
+            lanes: s.sg,
+        };
+        let (log, scratch) = (&mut self.log, &mut self.coopmat);
+        let mut found = Vec::new();
+        let sg = s.sg;
+        let writes = writes.into_iter();
+        per_subgroup(
+            w,
+            &mut self.regs,
+            &mut self.subgroup,
+            mask,
+            (writes, &reads),
+            |regs, lanes, k| {
+                if w.races {
+                    log_coopmat(c, regs, sg, lanes, &s.layouts, first + (k * sg) as u64, log)?;
                 }
-            }
-            group::exec_group(op, &mut self.subgroup, sg, sg, lanes, &mut found);
-            if let Some((_, f)) = found.first() {
-                return Err(format!("a finding ({f})"));
-            }
-            for slot in writes.clone() {
-                let (wide, one) = (slot as usize * WIDTH + k * sg, slot as usize * sg);
-                match (
-                    self.subgroup.get(one..one + sg),
-                    self.regs.get_mut(wide..wide + sg),
-                ) {
-                    (Some(from), Some(to)) => to.copy_from_slice(from),
-                    _ => return Err("a subgroup operation's slot out of range".into()),
-                }
-            }
-        }
-        Ok(())
+                coopmat::exec_coopmat(op, regs, sg, lanes, &cx, scratch, &mut found);
+                first_finding(&found)
+            },
+        )
     }
 
     /// An access chain from one base pointer for every lane (a buffer variable's): the offsets
@@ -662,6 +695,119 @@ impl Batch {
             }
         }
     }
+}
+
+/// Runs `f(registers, lanes, k)` for each subgroup `k` of the batch that has lanes in `mask`,
+/// on `subgroup`, a subgroup-sized register file into which the slots `reads` and `writes` are
+/// copied from the batch's `regs`; the slots of `writes` are copied back after.
+fn per_subgroup<W: Iterator<Item = u32> + Clone>(
+    w: &Wide<'_>,
+    regs: &mut [u64],
+    subgroup: &mut Vec<u64>,
+    mask: u128,
+    (writes, reads): (W, &[u32]),
+    mut f: impl FnMut(&mut [u64], u128, usize) -> Result<(), String>,
+) -> Result<(), String> {
+    let sg = w.shared.sg;
+    if !w.group_ops || sg == 0 || !WIDTH.is_multiple_of(sg) {
+        return Err("a subgroup-scope operation the plan did not take".into());
+    }
+    let size = w.shared.prog.slots as usize * sg;
+    if subgroup.len() != size {
+        *subgroup = vec![0; size];
+    }
+    let out_of_range = || "a subgroup-scope operation's slot out of range".to_string();
+    for k in 0..WIDTH / sg {
+        let lanes = (mask >> (k * sg)) & full_mask(sg);
+        if lanes == 0 {
+            continue;
+        }
+        for slot in reads.iter().copied().chain(writes.clone()) {
+            let (wide, one) = (slot as usize * WIDTH + k * sg, slot as usize * sg);
+            match (regs.get(wide..wide + sg), subgroup.get_mut(one..one + sg)) {
+                (Some(from), Some(to)) => to.copy_from_slice(from),
+                _ => return Err(out_of_range()),
+            }
+        }
+        f(subgroup, lanes, k)?;
+        for slot in writes.clone() {
+            let (wide, one) = (slot as usize * WIDTH + k * sg, slot as usize * sg);
+            match (subgroup.get(one..one + sg), regs.get_mut(wide..wide + sg)) {
+                (Some(from), Some(to)) => to.copy_from_slice(from),
+                _ => return Err(out_of_range()),
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `Err` naming the first finding, if there is one: the wide path gives up on it.
+fn first_finding(found: &[crate::run::access::LaneFinding]) -> Result<(), String> {
+    match found.first() {
+        None => Ok(()),
+        Some((_, f)) => Err(format!("a finding ({f})")),
+    }
+}
+
+/// Logs a cooperative-matrix load or store of one subgroup (registers `regs`, `n` lanes, the
+/// first being invocation `first`) for the race screen, as [`Batch::coopmat`] says.
+fn log_coopmat(
+    c: &CoopmatInst,
+    regs: &[u64],
+    n: usize,
+    mask: u128,
+    layouts: &coopmat::Layouts,
+    first: u64,
+    log: &mut Vec<Access>,
+) -> Result<(), String> {
+    let not_uniform = || "a cooperative-matrix access that is not uniform".to_string();
+    match c {
+        CoopmatInst::Load { at, .. } => {
+            let (ptr, len) =
+                coopmat::touched(at, regs, n, mask, layouts, None).ok_or_else(not_uniform)?;
+            if memory::split_pointer(ptr).0 < memory::FIRST_BUFFER {
+                return Ok(());
+            }
+            let region = memory::split_pointer(ptr).0;
+            let shared = |a: &Access| !a.write && a.first == u64::MAX && a.step == 0;
+            if let Some(a) = log
+                .iter_mut()
+                .rev()
+                .take(4)
+                .find(|a| shared(a) && memory::split_pointer(a.ptr).0 == region)
+            {
+                let end = (a.ptr + a.len).max(ptr + len);
+                a.ptr = a.ptr.min(ptr);
+                a.len = end - a.ptr;
+            } else {
+                log.push(Access {
+                    ptr,
+                    len,
+                    step: 0,
+                    count: 2,
+                    first: u64::MAX,
+                    write: false,
+                });
+            }
+        }
+        CoopmatInst::Store { at, .. } => {
+            let mut run = |lane: usize, ptr: u64, len: u64| {
+                if memory::split_pointer(ptr).0 >= memory::FIRST_BUFFER {
+                    log.push(Access {
+                        ptr,
+                        len,
+                        step: len,
+                        count: 1,
+                        first: first + lane as u64,
+                        write: true,
+                    });
+                }
+            };
+            coopmat::touched(at, regs, n, mask, layouts, Some(&mut run)).ok_or_else(not_uniform)?;
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The lanes whose condition (0 or 1) holds: one comparison when every lane agrees (a loop's

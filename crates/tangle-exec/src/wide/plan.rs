@@ -4,8 +4,8 @@
 //! takes only programs in which nothing but subgroup operations can observe how invocations are
 //! grouped: no Workgroup memory or barrier, no atomics, no function calls, no memory of an
 //! invocation's own besides its built-in inputs, and only the operations whose lane kernels it
-//! has. Subgroup operations are taken where the dispatch lets batches hold whole subgroups
-//! ([`Plan::group_ops`], checked in [`super::Wide::new`]). Everything else runs on the
+//! has. Subgroup operations and cooperative-matrix ops are taken where the dispatch lets
+//! batches hold whole subgroups ([`Plan::group_ops`], checked in [`super::Wide::new`]). Everything else runs on the
 //! reference path, so this list is about speed, never about meaning: a program outside it is
 //! not refused.
 
@@ -16,8 +16,9 @@ use std::collections::{HashMap, HashSet};
 /// What the wide path needs to know of a program it takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Plan {
-    /// The program has subgroup operations, so a batch must hold whole subgroups and the
-    /// tangles must be the reference path's.
+    /// The program has subgroup operations or cooperative-matrix ops (of Subgroup scope, the
+    /// only one lowering takes), so a batch must hold whole subgroups and the tangles must be
+    /// the reference path's.
     pub group_ops: bool,
 }
 
@@ -81,10 +82,11 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
     if undefined_reads(func) {
         return Err("an OpUndef value that may be read".into());
     }
-    let group_ops = func
-        .blocks
-        .iter()
-        .any(|b| b.ops.iter().any(|op| matches!(op, Op::Group(_))));
+    let group_ops = func.blocks.iter().any(|b| {
+        b.ops
+            .iter()
+            .any(|op| matches!(op, Op::Group(_) | Op::Coopmat(_)))
+    });
     Ok(Plan { group_ops })
 }
 
@@ -273,6 +275,7 @@ fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
             let (writes, reads) = g.slots();
             (writes.collect(), reads)
         }
+        Op::Coopmat(ref c) => c.slots(),
         _ => return None,
     })
 }
@@ -305,8 +308,11 @@ fn op_supported(
         | Op::FNegate { .. }
         // Integer dot products ([`crate::run::dot::exec_dot`]).
         | Op::Dot(_)
-        // Subgroup operations, one subgroup at a time ([`crate::run::group::exec_group`]).
-        | Op::Group(_) => true,
+        // Subgroup operations and cooperative-matrix ops (whose scope is the subgroup), one
+        // subgroup at a time ([`crate::run::group::exec_group`],
+        // [`crate::run::coopmat::exec_coopmat`]).
+        | Op::Group(_)
+        | Op::Coopmat(_) => true,
         Op::IntBin { bits, .. }
         | Op::IntUn { bits, .. }
         | Op::IntCmp { bits, .. }

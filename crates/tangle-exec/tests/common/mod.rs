@@ -59,6 +59,10 @@ pub struct Job {
     /// The device; `None` is the `default` profile with `subgroup` invocations per subgroup.
     pub profile: Option<Profile>,
     pub coopmat_layout: CoopmatLayout,
+    /// Whether the executor may take its wide path (`RunOptions::wide`).
+    pub wide: bool,
+    /// The sanitizer (`RunOptions::checks`).
+    pub checks: bool,
 }
 
 impl Job {
@@ -72,6 +76,8 @@ impl Job {
             spec: SpecConstants::new(),
             profile: None,
             coopmat_layout: CoopmatLayout::default(),
+            wide: true,
+            checks: true,
         }
     }
 }
@@ -97,6 +103,8 @@ pub fn run_module(module: &Validated<'_>, job: &Job) -> (Vec<Vec<u8>>, Report) {
     let options = RunOptions {
         threads: job.threads,
         coopmat_layout: job.coopmat_layout,
+        wide: job.wide,
+        checks: job.checks,
         ..RunOptions::default()
     };
     let report = pipeline

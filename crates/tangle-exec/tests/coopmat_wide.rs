@@ -1,0 +1,325 @@
+//! Cooperative matrices on the executor's wide path (`docs/executor.md`): a program with
+//! cooperative-matrix ops and no Workgroup memory runs there, its matrix ops one subgroup at a
+//! time. Each program here runs on both paths, under every layout policy, with the sanitizer on
+//! and off, and must give the same bytes and the same findings; the wide path must really have
+//! taken the well-defined ones, and must have given the others (a race, a non-uniform access,
+//! an overflowing saturating MulAdd) back to the reference path, which reports them.
+
+mod common;
+
+use common::{compile, f32s, run_module, Job};
+use tangle_exec::{CoopmatLayout, Report, SpecConstants};
+use tangle_validate::Validated;
+
+/// The benchmark's tiled GEMM (`bench/coopmat_gemm.comp`): one subgroup per tile, no shared
+/// memory.
+const GEMM: &str = include_str!("../../../bench/coopmat_gemm.comp");
+
+/// Runs `module` with the job `make` builds on both paths, every layout, checks on and off;
+/// asserts they agree, and that the wide path took every dispatch (`wide`, with checks on and
+/// off) or gave it back. Returns the outputs and report of the default layout with checks on.
+fn run_both(
+    label: &str,
+    module: &Validated<'_>,
+    make: &dyn Fn() -> Job,
+    wide: [bool; 2],
+) -> (Vec<Vec<u8>>, Report) {
+    let mut kept = None;
+    for (checks, wide) in [true, false].into_iter().zip(wide) {
+        for layout in CoopmatLayout::all() {
+            let what = format!("{label}: {layout}, checks {checks}");
+            let job = |on| Job {
+                wide: on,
+                checks,
+                coopmat_layout: layout,
+                ..make()
+            };
+            let (ref_out, ref_report) = run_module(module, &job(false));
+            let (out, report) = run_module(module, &job(true));
+            assert_eq!(ref_report.stats.wide_invocations, 0, "{what}");
+            assert!(out == ref_out, "{what}: the paths' buffers differ");
+            assert_eq!(report.diagnostics, ref_report.diagnostics, "{what}");
+            assert_eq!(report.summaries, ref_report.summaries, "{what}");
+            let took = report.stats.wide_invocations == report.stats.invocations;
+            assert_eq!(took, wide, "{what}: the wide path's share");
+            assert!(report.stats.invocations > 0, "{what}");
+            if checks && layout == CoopmatLayout::default() {
+                kept = Some((out, report));
+            }
+        }
+    }
+    kept.expect("the default layout ran")
+}
+
+/// A fixed-seed generator (SplitMix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// An integer in `-r..=r`.
+    fn small(&mut self, r: i64) -> i64 {
+        (self.next() % (2 * r as u64 + 1)) as i64 - r
+    }
+}
+
+fn halves(v: &[i64]) -> Vec<u8> {
+    v.iter()
+        .flat_map(|&x| half::f16::from_f32(x as f32).to_le_bytes())
+        .collect()
+}
+
+#[test]
+fn the_benchmark_gemm_matches_a_plain_product_on_both_paths() {
+    let module = compile(GEMM);
+    // (subgroup size, tile): lavapipe-like 8x8x8 tiles on 8 and 16 invocations, NVIDIA-like
+    // 16x16x16 on 32 and 64.
+    for (sg, t) in [(8u32, 8usize), (16, 8), (32, 16), (64, 16)] {
+        let (m, n, k) = (4 * t, 3 * t, 2 * t);
+        let mut rng = Rng(u64::from(sg));
+        // Small integers: every product and sum is exact in f16 and f32.
+        let a: Vec<i64> = (0..m * k).map(|_| rng.small(4)).collect();
+        let b: Vec<i64> = (0..k * n).map(|_| rng.small(4)).collect();
+        let want: Vec<f32> = (0..m * n)
+            .map(|x| {
+                (0..k)
+                    .map(|p| a[x / n * k + p] * b[p * n + x % n])
+                    .sum::<i64>() as f32
+            })
+            .collect();
+        let make = || {
+            let mut job = Job::new(
+                vec![halves(&a), halves(&b), vec![0; m * n * 4]],
+                [((m / t) * (n / t)) as u32, 1, 1],
+            );
+            job.subgroup = sg;
+            job.push = [m, n, k]
+                .iter()
+                .flat_map(|&x| (x as u32).to_le_bytes())
+                .collect();
+            let mut spec = SpecConstants::new();
+            for (id, v) in [
+                (0, t as u64),
+                (1, t as u64),
+                (2, t as u64),
+                (3, u64::from(sg)),
+            ] {
+                spec.insert(id, v);
+            }
+            job.spec = spec;
+            job.threads = 2;
+            job
+        };
+        let (out, report) = run_both(&format!("subgroup {sg}"), &module, &make, [true; 2]);
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+        assert_eq!(out[2], f32s(&want), "subgroup {sg}: C");
+    }
+}
+
+/// Integer and float matrices through every kind of op the wide path runs: loads with odd
+/// strides, column-major and through `uvec4` pointers, MulAdd (mixed signedness, saturating),
+/// element-wise arithmetic, composite access, conversions and stores; each workgroup
+/// into its own part of the outputs. (No function: the wide path takes no calls.)
+const ZOO: &str = r#"
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x_id = 0) in;
+layout(set = 0, binding = 0) readonly buffer A8 { int8_t a8[]; };
+layout(set = 0, binding = 1) readonly buffer B8 { uint8_t b8[]; };
+layout(set = 0, binding = 2) readonly buffer C32 { int c32[]; };
+layout(set = 0, binding = 3) readonly buffer H { float16_t h[]; };
+layout(set = 0, binding = 4) readonly buffer V { uvec4 v[]; };
+layout(set = 0, binding = 5) buffer OI { int oi[]; };
+layout(set = 0, binding = 6) buffer OF { float16_t of[]; };
+layout(set = 0, binding = 7) buffer OV { uvec4 ov[]; };
+#define RM gl_CooperativeMatrixLayoutRowMajor
+#define CM gl_CooperativeMatrixLayoutColumnMajor
+#define AI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BI coopmat<uint8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CI coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define FH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define FF coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+void main() {
+  uint g = gl_WorkGroupID.x;
+  AI a; BI b; CI c;
+  coopMatLoad(a, a8, g * 16 * 19 + 3, 19, RM);
+  coopMatLoad(b, b8, g * 16 * 17, 17, CM);
+  coopMatLoad(c, c32, g * 256, 16, RM);
+  CI r = coopMatMulAdd(a, b, c);
+  CI s = coopMatMulAdd(a, b, c, gl_MatrixOperandsSaturatingAccumulation);
+  coopMatStore(r, oi, g * 1280, 16, RM);
+  coopMatStore(s, oi, g * 1280 + 256, 16, CM);
+  coopMatStore(r + r - s * CI(3), oi, g * 1280 + 512, 16, RM);
+  r[0] = r[0] * 3 + 1;
+  r[1] = r[1] - r[0];
+  coopMatStore(r, oi, g * 1280 + 768, 16, CM);
+  FH x;
+  coopMatLoad(x, h, g * 256, 16, RM);
+  FH y = x * float16_t(0.5) + x / FH(float16_t(3.0)) - x * x;
+  coopMatStore(-y, of, g * 512, 16, RM);
+  FF yf = FF(y);
+  CI yi = CI(yf * 4.0);
+  coopMatStore(yi, oi, g * 1280 + 1024, 16, RM);
+  FH z;
+  coopMatLoad(z, v, g * 48 + 1, 3, RM);
+  coopMatStore(z + y, of, g * 512 + 256, 16, CM);
+  coopMatStore(z, ov, g * 48, 3, CM);
+}
+"#;
+
+#[test]
+fn integer_and_float_matrices_agree_on_both_paths() {
+    let module = compile(ZOO);
+    for sg in [8u32, 16, 32, 64] {
+        let groups = 6usize;
+        let mut rng = Rng(0x5eed + u64::from(sg));
+        let mut bytes = |n: usize, f: &mut dyn FnMut(&mut Rng) -> Vec<u8>| -> Vec<u8> {
+            (0..n).flat_map(|_| f(&mut rng)).collect()
+        };
+        let a8 = bytes(groups * 16 * 19 + 16, &mut |r| vec![r.next() as u8]);
+        let b8 = bytes(groups * 16 * 17, &mut |r| vec![r.next() as u8]);
+        let c32 = bytes(groups * 256, &mut |r| {
+            (r.small(1 << 20) as i32).to_le_bytes().to_vec()
+        });
+        // Halves in ±[1/4, 4): no overflow in the arithmetic, and NaN-free.
+        let mut half = |r: &mut Rng| {
+            let bits = ((r.next() & 1) << 15) | ((13 + r.next() % 4) << 10) | (r.next() & 0x3ff);
+            (bits as u16).to_le_bytes().to_vec()
+        };
+        let h = bytes(groups * 256, &mut half);
+        let v = bytes(groups * 48 * 8 + 64, &mut half);
+        let buffers = vec![
+            a8,
+            b8,
+            c32,
+            h,
+            v,
+            vec![0; groups * 1280 * 4],
+            vec![0; groups * 512 * 2],
+            vec![0; groups * 48 * 16],
+        ];
+        let make = || {
+            let mut job = Job::new(buffers.clone(), [groups as u32, 1, 1]);
+            job.subgroup = sg;
+            let mut spec = SpecConstants::new();
+            spec.insert(0, u64::from(sg));
+            job.spec = spec;
+            job.threads = 2;
+            job
+        };
+        let (out, report) = run_both(
+            &format!("subgroup {sg}"),
+            &module,
+            &make,
+            [sg * groups as u32 >= 32; 2],
+        );
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+        // Something was computed: the MulAdd region is not all zeros.
+        assert!(out[5].iter().any(|&x| x != 0), "subgroup {sg}");
+    }
+}
+
+/// `body` in a shader with an `int` accumulator `c` loaded from the workgroup's tile of `inp`
+/// and an output `out` of 16 tiles.
+fn tile_shader(body: &str) -> String {
+    format!(
+        r#"
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0) buffer I {{ int inp[]; }};
+layout(set = 0, binding = 1) buffer O {{ int out_[]; }};
+#define CI coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define AI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+void main() {{
+  uint g = gl_WorkGroupID.x;
+  CI c;
+  coopMatLoad(c, inp, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);
+{body}
+}}
+"#
+    )
+}
+
+fn tile_job(inp: &[i32]) -> Job {
+    let words: Vec<u8> = inp.iter().flat_map(|x| x.to_le_bytes()).collect();
+    let mut job = Job::new(vec![words, vec![0; 16 * 256 * 4]], [4, 1, 1]);
+    job.threads = 2;
+    job
+}
+
+#[test]
+fn races_and_undefined_matrix_ops_go_back_to_the_reference_path() {
+    let inp: Vec<i32> = (0..4 * 256).map(|i| i * 7 - 3000).collect();
+    // (what, body, reported, the wide path takes it with checks on and off)
+    let cases = [
+        // Every workgroup stores the same tile (the same values, so that the bytes do not
+        // depend on the order): a race between workgroups.
+        (
+            "same tile",
+            "  CI five = CI(5);\n  coopMatStore(five, out_, 0, 16, gl_CooperativeMatrixLayoutRowMajor);",
+            true,
+            [false, true],
+        ),
+        // A store in divergent control flow: not every invocation of the subgroup is active
+        // (reported without checks too).
+        (
+            "divergent store",
+            "  if (gl_SubgroupInvocationID < 16) {\n    coopMatStore(c, out_, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);\n  }",
+            true,
+            [false, false],
+        ),
+        // A stride that differs between invocations (reported without checks too; each
+        // workgroup in its own 1024 ints, so that the bytes do not depend on the order).
+        (
+            "non-uniform stride",
+            "  coopMatStore(c, out_, g * 1024, 16 + gl_SubgroupInvocationID % 2, gl_CooperativeMatrixLayoutRowMajor);",
+            true,
+            [false, false],
+        ),
+        // A saturating MulAdd whose addition of C clamps (defined: only an overflow of A x B
+        // is undefined, which 8-bit components at K = 16 cannot reach).
+        (
+            "saturating clamp",
+            "  AI a = AI(int8_t(100)); BI b = BI(int8_t(100));\n  CI big = CI(2147400000) + c;\n  CI r = coopMatMulAdd(a, b, big, gl_MatrixOperandsSaturatingAccumulation);\n  coopMatStore(r, out_, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);",
+            false,
+            [true, true],
+        ),
+        // Each subgroup reads and rewrites its own tile in place: no race, but a load the
+        // race screen takes as a span read by several invocations, so it gives up.
+        (
+            "in place",
+            "  coopMatStore(c, out_, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);\n  CI d;\n  coopMatLoad(d, out_, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);\n  coopMatStore(d + c, out_, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);",
+            false,
+            [false, true],
+        ),
+    ];
+    for (what, body, reported, wide) in cases {
+        let module = compile(&tile_shader(body));
+        let job = || tile_job(&inp);
+        let (out, report) = run_both(what, &module, &job, wide);
+        assert_eq!(
+            !report.diagnostics.is_empty(),
+            reported,
+            "{what}: {:?}",
+            report.diagnostics.first()
+        );
+        if what == "saturating clamp" {
+            // 2147400000 + C + 16 x 100 x 100 passes the int maximum for every element.
+            let max = i32::MAX.to_le_bytes();
+            assert!(out[1][..4 * 256 * 4].chunks(4).all(|x| x == max), "{what}");
+        }
+    }
+}
