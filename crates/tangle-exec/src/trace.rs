@@ -28,6 +28,17 @@ pub enum EventKind {
         /// The lanes of the rejoined tangles, in scheduling order.
         from: Vec<u128>,
     },
+    /// Watched lane `lane` ([`crate::RunOptions::watch`]) is about to execute the instruction
+    /// at word offset `at`; `set` holds the values (by id, scalars in component order) of its
+    /// function that changed since the lane's previous `Values` event.
+    Values {
+        /// The lane.
+        lane: u32,
+        /// The instruction's word offset in the module.
+        at: usize,
+        /// The changed values: (id, scalars; a boolean as 0 or 1).
+        set: Vec<(u32, Vec<u64>)>,
+    },
 }
 
 /// One event of one subgroup.
@@ -153,6 +164,20 @@ impl Trace {
                         "\"kind\":\"join\",\"mask\":{},\"from\":[{}]}}",
                         mask_json(union),
                         from.join(",")
+                    );
+                }
+                EventKind::Values { lane, at, set } => {
+                    let set: Vec<String> = set
+                        .iter()
+                        .map(|(id, v)| {
+                            let v: Vec<String> = v.iter().map(|x| format!("\"{x:#x}\"")).collect();
+                            format!("{{\"id\":{id},\"value\":[{}]}}", v.join(","))
+                        })
+                        .collect();
+                    let _ = write!(
+                        s,
+                        "\"kind\":\"values\",\"lane\":{lane},\"at\":{at},\"set\":[{}]}}",
+                        set.join(",")
                     );
                 }
             }
