@@ -108,7 +108,10 @@ pub enum PathEvent {
     /// `Values` (all of them the first time): by id, the scalars in component order (a boolean
     /// as 0 or 1, an integer or float as its bits, zero-extended). A backend that reports none
     /// leaves `EXPECT LOCAL` unchecked (refused).
-    Values { at: usize, set: Vec<(u32, Vec<u64>)> },
+    Values {
+        at: usize,
+        set: Vec<(u32, Vec<u64>)>,
+    },
 }
 
 /// Why a dispatch did not complete.

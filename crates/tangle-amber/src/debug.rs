@@ -530,9 +530,16 @@ pub fn check_thread(
                     None => Err("the invocation is not paused: it has finished"),
                     Some((p, stop)) => {
                         state.advance(replayed, stop);
-                        let got =
-                            locals::check(module, sources, (p, stop), replayed, &state, name, *value)
-                                .map_err(|why| format!("line {}: EXPECT LOCAL {name}: {why}", at.line))?;
+                        let got = locals::check(
+                            module,
+                            sources,
+                            (p, stop),
+                            replayed,
+                            &state,
+                            name,
+                            *value,
+                        )
+                        .map_err(|why| format!("line {}: EXPECT LOCAL {name}: {why}", at.line))?;
                         Ok(got)
                     }
                 };

@@ -28,13 +28,14 @@ pub enum EventKind {
         /// The lanes of the rejoined tangles, in scheduling order.
         from: Vec<u128>,
     },
-    /// Watched lane `lane` ([`crate::RunOptions::watch`]) is about to execute the instruction
-    /// at word offset `at`; `set` holds the values (by id, scalars in component order) of its
-    /// function that changed since the lane's previous `Values` event.
+    /// Watched lane `lane` ([`crate::RunOptions::watch`]) has executed the instruction at word
+    /// offset `at` (for an `OpFunctionCall`: the call has returned; 0: the block has just
+    /// started, its `OpPhi`s done); `set` holds the values (by id, scalars in component order)
+    /// of its function that changed since the lane's previous `Values` event.
     Values {
         /// The lane.
         lane: u32,
-        /// The instruction's word offset in the module.
+        /// The instruction's word offset in the module (0: the block's start).
         at: usize,
         /// The changed values: (id, scalars; a boolean as 0 or 1).
         set: Vec<(u32, Vec<u64>)>,

@@ -8,8 +8,8 @@
 
 use std::collections::HashMap;
 use tangle_amber::backend::{
-    AddressMode, BindingKind, BorderColor, Filter, PathEvent, RequiredSize, Requirement, SamplerState,
-    SubgroupControl,
+    AddressMode, BindingKind, BorderColor, Filter, PathEvent, RequiredSize, Requirement,
+    SamplerState, SubgroupControl,
 };
 use tangle_amber::{Backend, BackendError, ComputeJob, JobBinding, JobImage, JobOutput};
 use tangle_exec::profile::subgroup_ops;

@@ -34,7 +34,12 @@ impl State {
     /// Applies the value sets before `stop` (pauses only move forward).
     pub fn advance(&mut self, replayed: &Replayed, stop: &Stop) {
         let upto = stop.values.min(replayed.values.len());
-        for set in replayed.values.get(self.applied..upto).into_iter().flatten() {
+        for set in replayed
+            .values
+            .get(self.applied..upto)
+            .into_iter()
+            .flatten()
+        {
             for (id, v) in set {
                 self.values.insert(*id, v.clone());
             }
@@ -81,7 +86,9 @@ pub fn check(
 
 /// The id `first` names among the locals of `function`.
 fn local(module: &Module, sources: &Sources, function: u32, first: &str) -> Result<u32, String> {
-    let fname = sources.function_name(function).unwrap_or("the paused function");
+    let fname = sources
+        .function_name(function)
+        .unwrap_or("the paused function");
     if let Some(n) = first.strip_prefix('%') {
         let id = n
             .parse::<u32>()
@@ -230,7 +237,11 @@ fn scalars(module: &Module, sources: &Sources, ty: u32, depth: usize) -> Option<
 
 /// Compares the scalar `raw` of type `scalar` with `want`: whether it matches and how it reads.
 fn compare((op, width, signed): Scalar, raw: u64, want: LocalValue) -> (bool, String) {
-    let bits = if width >= 64 { raw } else { raw & ((1u64 << width) - 1) };
+    let bits = if width >= 64 {
+        raw
+    } else {
+        raw & ((1u64 << width) - 1)
+    };
     if op == Op::TypeFloat {
         let f = match width {
             16 => f16::from_bits(bits as u16).to_f64(),
@@ -261,7 +272,13 @@ fn compare((op, width, signed): Scalar, raw: u64, want: LocalValue) -> (bool, St
 }
 
 /// `EXPECT LOCAL`'s result line.
-pub fn result(line: u32, buffer: String, name: &str, want: LocalValue, got: Result<(bool, String), &str>) -> ExpectResult {
+pub fn result(
+    line: u32,
+    buffer: String,
+    name: &str,
+    want: LocalValue,
+    got: Result<(bool, String), &str>,
+) -> ExpectResult {
     let want = match want {
         LocalValue::Int(i) => i.to_string(),
         LocalValue::Float(f) => format!("{f}"),

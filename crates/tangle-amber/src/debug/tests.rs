@@ -351,8 +351,13 @@ fn callstacks_name_functions_by_opname_and_callers_by_their_call_line() {
     let m = module();
     let s = Sources::new(&m);
     let stops = super::stops(&m, &s, &path(&m)).expect("fits");
-    let e = check_thread(&thread(vec![expect(vec![frame("main", 2)])]), &stops, &s, &m)
-        .expect_err("no OpName");
+    let e = check_thread(
+        &thread(vec![expect(vec![frame("main", 2)])]),
+        &stops,
+        &s,
+        &m,
+    )
+    .expect_err("no OpName");
     assert!(e.contains("OpName"), "{e}");
 }
 

@@ -1012,12 +1012,16 @@ impl Workgroup {
                     r.sg_epoch = ((k as u64) << 32) | sg.barriers;
                 }
                 for (j, op) in block.ops.iter().enumerate().skip(start) {
-                    let loc = block.locs.get(j);
-                    if watching && (j == start || loc != block.locs.get(j.wrapping_sub(1))) {
-                        let at = loc.and_then(|&l| prog.locations.get(l as usize));
+                    let before = block.locs.get(j.wrapping_sub(1));
+                    if watching && (j == start || block.locs.get(j) != before) {
+                        // After the instruction of the op before (0: at the block's start).
+                        let at = before.and_then(|&l| prog.locations.get(l as usize));
                         let at = at.map_or(0, |l| l.offset);
                         let regs = (sg.regs.as_slice(), n);
-                        if !self.watch.look(prog, func, k, t.mask, regs, &mem, at, &mut looks) {
+                        if !self
+                            .watch
+                            .look(prog, func, k, t.mask, regs, &mem, at, &mut looks)
+                        {
                             dropped_looks += 1;
                         }
                     }
@@ -1152,11 +1156,15 @@ impl Workgroup {
                     }
                 }
                 if watching && stop_at.is_none() {
-                    // Before the terminator: what the block's last instruction left.
-                    let at = prog.locations.get(block.term_loc as usize);
+                    // Before the terminator: what the block's last op left.
+                    let last = block.locs.last();
+                    let at = last.and_then(|&l| prog.locations.get(l as usize));
                     let at = at.map_or(0, |l| l.offset);
                     let regs = (sg.regs.as_slice(), n);
-                    if !self.watch.look(prog, func, k, t.mask, regs, &mem, at, &mut looks) {
+                    if !self
+                        .watch
+                        .look(prog, func, k, t.mask, regs, &mem, at, &mut looks)
+                    {
                         dropped_looks += 1;
                     }
                 }

@@ -1,5 +1,6 @@
-//! Watched invocations ([`crate::RunOptions::watch`], what `DEBUG` follows): before each
-//! instruction a watched invocation executes, the values of its function's parameters,
+//! Watched invocations ([`crate::RunOptions::watch`], what `DEBUG` follows): after each
+//! instruction a watched invocation executes (looked at before the next op of another
+//! instruction, or before the block's terminator), the values of its function's parameters,
 //! variables and results ([`crate::program::Function::places`]) that changed since the last
 //! look, recorded as [`crate::trace::EventKind::Values`] trace events between the `block`
 //! events. Nothing here runs unless a dispatch names invocations to watch.
@@ -62,9 +63,9 @@ impl Watch {
             .fold(0, |m, w| m | 1u128 << w.lane)
     }
 
-    /// Looks at the watched lanes of subgroup `k` among `active` in `func`, before the
-    /// instruction at word offset `at`: each one's values that changed go to `out`. `false`
-    /// when the budget is spent (nothing is recorded then).
+    /// Looks at the watched lanes of subgroup `k` among `active` in `func`, after the
+    /// instruction at word offset `at` (0: at the block's start): each one's values that
+    /// changed go to `out`. `false` when the budget is spent (nothing is recorded then).
     #[allow(clippy::too_many_arguments)]
     pub fn look(
         &mut self,
@@ -119,7 +120,11 @@ fn read(
     match place {
         Place::Slots { slot, ty } => {
             let count = prog.ty(ty).slots;
-            Some((slot..slot.saturating_add(count)).map(|s| rd(regs, n, s, lane)).collect())
+            Some(
+                (slot..slot.saturating_add(count))
+                    .map(|s| rd(regs, n, s, lane))
+                    .collect(),
+            )
         }
         Place::Pointee { slot, ty } => {
             let size = prog.ty(ty).size;
