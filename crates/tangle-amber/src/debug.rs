@@ -69,7 +69,7 @@ pub struct Replayed {
     /// Where it pauses.
     pub stops: Vec<Stop>,
     /// The value sets of the path (`PathEvent::Values`), in the order they took effect.
-    pub values: Vec<Vec<(u32, Vec<u64>)>>,
+    pub values: Vec<ValueSet>,
     /// For each id: the first stop at which it holds a value (a result computed, a variable
     /// stored to or initialised, a parameter passed); ids not here have none at any stop.
     pub since: HashMap<u32, usize>,
@@ -296,13 +296,16 @@ impl From<&str> for Replay {
     }
 }
 
+/// One value set of a path: the values (by id, scalars) that changed.
+pub type ValueSet = Vec<(u32, Vec<u64>)>;
+
 /// The value sets of a path waiting to take effect, and what has taken effect.
 struct Values<'p> {
     /// `(at, set)` in path order: the set takes effect after the instruction at word offset
     /// `at` (after the call returns, for an `OpFunctionCall`), or at the start of the next
     /// block entered for `at` 0.
-    pending: std::iter::Peekable<std::slice::Iter<'p, (usize, &'p Vec<(u32, Vec<u64>)>)>>,
-    taken: Vec<Vec<(u32, Vec<u64>)>>,
+    pending: std::iter::Peekable<std::slice::Iter<'p, (usize, &'p ValueSet)>>,
+    taken: Vec<ValueSet>,
 }
 
 impl Values<'_> {
@@ -320,7 +323,7 @@ impl Values<'_> {
 pub fn stops(module: &Module, sources: &Sources, path: &[PathEvent]) -> Result<Replayed, Replay> {
     let mut out: Vec<Stop> = Vec::new();
     let mut since: HashMap<u32, usize> = HashMap::new();
-    let sets: Vec<(usize, &Vec<(u32, Vec<u64>)>)> = path
+    let sets: Vec<(usize, &ValueSet)> = path
         .iter()
         .filter_map(|e| match e {
             PathEvent::Values { at, set } => Some((*at, set)),
