@@ -236,6 +236,11 @@ mod tests {
                     into: vec![(10, 3), (11, 12)],
                 }),
                 ev(EventKind::Join { from: vec![3, 12] }),
+                ev(EventKind::Values {
+                    lane: 1,
+                    at: 40,
+                    set: vec![(7, vec![10, 0xff])],
+                }),
             ],
             dropped: 0,
         };
@@ -245,6 +250,9 @@ mod tests {
         ));
         assert!(j.contains("\"kind\":\"split\",\"mask\":\"0xf\",\"into\":[{\"block\":10,\"mask\":\"0x3\"},{\"block\":11,\"mask\":\"0xc\"}]"));
         assert!(j.contains("\"kind\":\"join\",\"mask\":\"0xf\",\"from\":[\"0x3\",\"0xc\"]"));
+        assert!(j.contains(
+            "\"kind\":\"values\",\"lane\":1,\"at\":40,\"set\":[{\"id\":7,\"value\":[\"0xa\",\"0xff\"]}]"
+        ));
         assert!(j.contains(
             "{\"workgroup\":[1,0,0],\"subgroup\":2,\"function\":4,\"block\":9,\"kind\":\"block\""
         ));
