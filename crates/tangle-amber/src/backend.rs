@@ -92,9 +92,26 @@ pub struct JobOutput {
     /// How long the dispatch itself took (for a driver: submission to completion, without
     /// pipeline creation or buffer transfers), where the backend measures it (`tangle bench`).
     pub dispatch_time: Option<std::time::Duration>,
-    /// For each of [`ComputeJob::debug`]: the blocks the invocation started, in order, as
-    /// (`OpFunction` id, `OpLabel` id); empty for an invocation the dispatch does not have.
-    pub debug_paths: Vec<Vec<(u32, u32)>>,
+    /// For each of [`ComputeJob::debug`]: the blocks the invocation started and the values it
+    /// held, in order; empty for an invocation the dispatch does not have.
+    pub debug_paths: Vec<Vec<PathEvent>>,
+}
+
+/// One step of an invocation's path ([`JobOutput::debug_paths`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathEvent {
+    /// The invocation started block `label` of function `function` (`OpFunction` and
+    /// `OpLabel` ids).
+    Block { function: u32, label: u32 },
+    /// The invocation is about to execute the instruction at word offset `at` of the module;
+    /// `set` holds the values of its current function that changed since the previous
+    /// `Values` (all of them the first time): by id, the scalars in component order (a boolean
+    /// as 0 or 1, an integer or float as its bits, zero-extended). A backend that reports none
+    /// leaves `EXPECT LOCAL` unchecked (refused).
+    Values {
+        at: usize,
+        set: Vec<(u32, Vec<u64>)>,
+    },
 }
 
 /// Why a dispatch did not complete.

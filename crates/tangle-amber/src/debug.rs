@@ -25,6 +25,7 @@
 //! are declarations, not statements, so they are not a stop: glslang `-g` gives them the line of
 //! the function's header, and a line debugger steps into a function at its first statement.
 
+use crate::backend::PathEvent;
 use crate::error::Location;
 use crate::report::{ExpectResult, Status};
 use crate::script::{CallFrame, DebugStep, DebugThread};
@@ -36,9 +37,6 @@ use tangle_spirv::module::Module;
 /// The most stops one thread is followed through (a shader may run up to the step limit's
 /// instructions, each a line of its own: the stops are held in memory).
 pub const MAX_STOPS: usize = 1 << 20;
-
-/// The blocks one invocation started, in order: (`OpFunction` id, `OpLabel` id).
-pub type BlockPath = Vec<(u32, u32)>;
 
 /// A source line: (`OpString` id, line).
 pub type SourceLine = (u32, u32);
@@ -61,6 +59,20 @@ pub struct Stop {
     /// The callers, outermost first: each one's function and the line in effect at its call
     /// (`OpString` id, line). Shared by the stops between one call or return and the next.
     pub callers: Callers,
+    /// How many of the path's value sets ([`Replayed::values`]) took effect before the pause.
+    pub values: usize,
+}
+
+/// An invocation's path replayed over its module.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Replayed {
+    /// Where it pauses.
+    pub stops: Vec<Stop>,
+    /// The value sets of the path (`PathEvent::Values`), in the order they took effect.
+    pub values: Vec<ValueSet>,
+    /// For each id: the first stop at which it holds a value (a result computed, a variable
+    /// stored to or initialised, a parameter passed); ids not here have none at any stop.
+    pub since: HashMap<u32, usize>,
 }
 
 /// What the module says about source lines.
@@ -81,6 +93,17 @@ pub struct Sources {
     /// The line in effect at each block's `OpLabel` (an `OpLine` between the previous block's
     /// end and the label).
     label_lines: HashMap<u32, Option<(u32, u32)>>,
+    /// Every result of a function (parameters, variables, values), by id: its function, its
+    /// instruction's index.
+    locals: HashMap<u32, (u32, usize)>,
+    /// Instructions by result id outside functions (types, constants), as indices.
+    globals: HashMap<u32, usize>,
+    /// Each function's parameters, by function id.
+    params: HashMap<u32, Vec<u32>>,
+    /// `OpMemberName`s by (struct id, member).
+    member_names: HashMap<(u32, u32), String>,
+    /// The variable each pointer made by an access chain (or copied) points into, by id.
+    roots: HashMap<u32, u32>,
 }
 
 impl Sources {
@@ -92,7 +115,42 @@ impl Sources {
         let mut function: Option<u32> = None;
         let mut open: Option<(u32, usize)> = None;
         for (i, inst) in module.instructions.iter().enumerate() {
+            if let Some(id) = inst.result_id {
+                match function {
+                    Some(f) if inst.op() != Some(Op::Label) => {
+                        s.locals.insert(id, (f, i));
+                        if inst.op() == Some(Op::FunctionParameter) {
+                            s.params.entry(f).or_default().push(id);
+                        }
+                    }
+                    None if inst.op() != Some(Op::Function) => {
+                        s.globals.insert(id, i);
+                    }
+                    _ => {}
+                }
+            }
             match inst.op() {
+                Some(
+                    Op::AccessChain
+                    | Op::InBoundsAccessChain
+                    | Op::PtrAccessChain
+                    | Op::InBoundsPtrAccessChain
+                    | Op::CopyObject,
+                ) => {
+                    if let (Some(id), Some(base)) = (inst.result_id, inst.id_operand(0)) {
+                        let root = s.roots.get(&base).copied().unwrap_or(base);
+                        s.roots.insert(id, root);
+                    }
+                }
+                Some(Op::MemberName) => {
+                    if let (Some(id), Some(m), Some(name)) = (
+                        inst.id_operand(0),
+                        inst.literal_operand(1),
+                        inst.string_operand(2),
+                    ) {
+                        s.member_names.insert((id, m as u32), name.to_string());
+                    }
+                }
                 Some(Op::String) => {
                     if let (Some(id), Some(text)) = (inst.result_id, inst.string_operand(0)) {
                         s.strings.insert(id, text.to_string());
@@ -238,17 +296,60 @@ impl From<&str> for Replay {
     }
 }
 
-/// Replays `path` ((function id, label id) of each block started, in order) over `module`:
-/// the invocation's stops. An error says where the path and the module disagree, or that the
-/// invocation stops at more than [`MAX_STOPS`] lines.
-pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<Vec<Stop>, Replay> {
+/// One value set of a path: the values (by id, scalars) that changed.
+pub type ValueSet = Vec<(u32, Vec<u64>)>;
+
+/// The value sets of a path waiting to take effect, and what has taken effect.
+struct Values<'p> {
+    /// `(at, set)` in path order: the set takes effect after the instruction at word offset
+    /// `at` (after the call returns, for an `OpFunctionCall`), or at the start of the next
+    /// block entered for `at` 0.
+    pending: std::iter::Peekable<std::slice::Iter<'p, (usize, &'p ValueSet)>>,
+    taken: Vec<ValueSet>,
+}
+
+impl Values<'_> {
+    /// Takes the sets due at `at`.
+    fn take(&mut self, at: usize) {
+        while let Some((_, set)) = self.pending.next_if(|(a, _)| *a == at) {
+            self.taken.push((*set).clone());
+        }
+    }
+}
+
+/// Replays `path` (the blocks an invocation started, in order, with the values it held) over
+/// `module`: the invocation's stops and values. An error says where the path and the module
+/// disagree, or that the invocation stops at more than [`MAX_STOPS`] lines.
+pub fn stops(module: &Module, sources: &Sources, path: &[PathEvent]) -> Result<Replayed, Replay> {
     let mut out: Vec<Stop> = Vec::new();
+    let mut since: HashMap<u32, usize> = HashMap::new();
+    let sets: Vec<(usize, &ValueSet)> = path
+        .iter()
+        .filter_map(|e| match e {
+            PathEvent::Values { at, set } => Some((*at, set)),
+            PathEvent::Block { .. } => None,
+        })
+        .collect();
+    let mut values = Values {
+        pending: sets.iter().peekable(),
+        taken: Vec::new(),
+    };
+    let blocks: Vec<(u32, u32)> = path
+        .iter()
+        .filter_map(|e| match e {
+            PathEvent::Block { function, label } => Some((*function, *label)),
+            PathEvent::Values { .. } => None,
+        })
+        .collect();
     let mut last: Option<(u32, u32, usize)> = None;
     let mut frames: Vec<Frame> = Vec::new();
     // The callers of the top frame, rebuilt after each call and return.
     let mut callers: Callers = Rc::from(Vec::new());
-    let mut path = path.iter();
-    let enter = |frames: &mut Vec<Frame>, step: Option<&(u32, u32)>, push: bool| {
+    let mut path = blocks.iter();
+    let enter = |frames: &mut Vec<Frame>,
+                 values: &mut Values<'_>,
+                 step: Option<&(u32, u32)>,
+                 push: bool| {
         let &(function, label) = step.ok_or("the path ended inside the shader")?;
         let &(start, end) = sources
             .blocks
@@ -271,9 +372,10 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
             }
             *top = frame;
         }
+        values.take(0);
         Ok::<(), String>(())
     };
-    enter(&mut frames, path.next(), true)?;
+    enter(&mut frames, &mut values, path.next(), true)?;
     while let Some(top) = frames.last_mut() {
         let Some(inst) = module
             .instructions
@@ -299,7 +401,14 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
             // A function's variables are declared in its first block, before its first
             // statement (glslang -g gives them the line of the function's header): like a line
             // debugger skipping a prologue, they are not a stop.
-            Some(Op::Nop | Op::Variable) => continue,
+            Some(Op::Nop | Op::Variable) => {
+                if let (Some(id), Some(_)) = (inst.result_id, inst.id_operand(1)) {
+                    // "Initializer ... the variable's initial value" (OpVariable).
+                    since.entry(id).or_insert(out.len());
+                }
+                values.take(inst.offset);
+                continue;
+            }
             _ => {}
         }
         let depth = frames.len();
@@ -316,19 +425,42 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
                     depth,
                     function: top.function,
                     callers: Rc::clone(&callers),
+                    values: values.taken.len(),
                 });
             }
+        }
+        // What this instruction gives a value to, from the next stop on.
+        let written = match op {
+            Some(Op::Store | Op::CopyMemory | Op::CopyMemorySized) => inst.id_operand(0),
+            _ => None,
+        };
+        for id in inst.result_id.into_iter().chain(written) {
+            let id = sources.roots.get(&id).copied().unwrap_or(id);
+            since.entry(id).or_insert(out.len());
+        }
+        if op != Some(Op::FunctionCall) {
+            values.take(inst.offset);
         }
         match op {
             Some(Op::FunctionCall) => {
                 let callee = inst.id_operand(0).unwrap_or(0);
+                // A pointer argument may be written through (an `out` parameter): its
+                // variable has a value from the call on. The callee's parameters have theirs.
+                let args = inst.operands.iter().skip(1).filter_map(|o| o.id());
+                for id in args {
+                    let id = sources.roots.get(&id).copied().unwrap_or(id);
+                    since.entry(id).or_insert(out.len());
+                }
+                for &id in sources.params.get(&callee).into_iter().flatten() {
+                    since.entry(id).or_insert(out.len());
+                }
                 let step = path.next();
                 if step.map(|s| s.0) != Some(callee)
                     || step.map(|s| s.1) != sources.first_block.get(&callee).copied()
                 {
                     return Err(format!("the path does not enter %{callee} at its call").into());
                 }
-                enter(&mut frames, step, true)?;
+                enter(&mut frames, &mut values, step, true)?;
                 callers = caller_list(&frames);
             }
             Some(Op::Return | Op::ReturnValue) => {
@@ -336,9 +468,16 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
                 callers = caller_list(&frames);
                 // The caller's stop resumes: a line seen again after a call is a new stop.
                 last = None;
+                // The call's result and what the callee wrote through pointers.
+                if let Some(call) = frames
+                    .last()
+                    .and_then(|f| module.instructions.get(f.next.wrapping_sub(1)))
+                {
+                    values.take(call.offset);
+                }
             }
             Some(Op::Branch | Op::BranchConditional | Op::Switch) => {
-                enter(&mut frames, path.next(), false)?;
+                enter(&mut frames, &mut values, path.next(), false)?;
             }
             Some(o) if is_terminator(o) => frames.clear(),
             _ => {}
@@ -347,7 +486,14 @@ pub fn stops(module: &Module, sources: &Sources, path: &[(u32, u32)]) -> Result<
     if path.next().is_some() {
         return Err("the path goes on after the entry point returned".into());
     }
-    Ok(out)
+    if let Some((at, _)) = values.pending.peek() {
+        return Err(format!("the path holds values after the instruction at word {at}, which the replay did not reach").into());
+    }
+    Ok(Replayed {
+        stops: out,
+        values: values.taken,
+        since,
+    })
 }
 
 /// The callers of the top frame of `frames`: each one's function and line.
@@ -360,14 +506,18 @@ fn caller_list(frames: &[Frame]) -> Callers {
         .collect()
 }
 
-/// Checks one thread's commands against its stops: one [`ExpectResult`] per
-/// `EXPECT LOCATION`. `Err`: a check tangle cannot make (the source text is not in the module).
+/// Checks one thread's commands against its replayed path: one [`ExpectResult`] per
+/// `EXPECT`. `Err`: a check tangle cannot make (the source text is not in the module, a local
+/// it cannot name or decode).
 pub fn check_thread(
     thread: &DebugThread,
-    stops: &[Stop],
+    replayed: &Replayed,
     sources: &Sources,
+    module: &Module,
 ) -> Result<Vec<ExpectResult>, String> {
     let [x, y, z] = thread.invocation;
+    let stops = replayed.stops.as_slice();
+    let mut state = locals::State::default();
     let mut results = Vec::new();
     let mut pos = (!stops.is_empty()).then_some(0usize);
     for step in &thread.steps {
@@ -377,6 +527,28 @@ pub fn check_thread(
             DebugStep::StepOver => here.and_then(|(p, d)| next_where(stops, p, |s| s.depth <= d)),
             DebugStep::StepOut => here.and_then(|(p, d)| next_where(stops, p, |s| s.depth < d)),
             DebugStep::Continue => None,
+            DebugStep::ExpectLocal { name, value, at } => {
+                let buffer = format!("THREAD {x} {y} {z}");
+                let got = match pos.and_then(|p| stops.get(p).map(|s| (p, s))) {
+                    None => Err("the invocation is not paused: it has finished"),
+                    Some((p, stop)) => {
+                        state.advance(replayed, stop);
+                        let got = locals::check(
+                            module,
+                            sources,
+                            (p, stop),
+                            replayed,
+                            &state,
+                            name,
+                            *value,
+                        )
+                        .map_err(|why| format!("line {}: EXPECT LOCAL {name}: {why}", at.line))?;
+                        Ok(got)
+                    }
+                };
+                results.push(locals::result(at.line, buffer, name, *value, got));
+                pos
+            }
             DebugStep::ExpectCallstack { frames, at } => {
                 let stop = pos.and_then(|p| stops.get(p));
                 results.push(callstack_result(thread, frames, *at, stop, sources)?);
@@ -492,7 +664,7 @@ fn callstack_result(
     })
 }
 
-/// How many `EXPECT LOCATION`s and `EXPECT CALLSTACK`s `threads` hold.
+/// How many `EXPECT LOCATION`s, `EXPECT LOCAL`s and `EXPECT CALLSTACK`s `threads` hold.
 pub fn expectations(threads: &[DebugThread]) -> usize {
     threads
         .iter()
@@ -500,7 +672,9 @@ pub fn expectations(threads: &[DebugThread]) -> usize {
         .filter(|s| {
             matches!(
                 s,
-                DebugStep::ExpectLocation { .. } | DebugStep::ExpectCallstack { .. }
+                DebugStep::ExpectLocation { .. }
+                    | DebugStep::ExpectCallstack { .. }
+                    | DebugStep::ExpectLocal { .. }
             )
         })
         .count()
@@ -511,7 +685,7 @@ pub fn expectations(threads: &[DebugThread]) -> usize {
 pub fn check(
     words: &[u32],
     threads: &[DebugThread],
-    paths: &[BlockPath],
+    paths: &[Vec<PathEvent>],
 ) -> Result<Vec<ExpectResult>, (Status, String)> {
     let module = Module::from_words(words).map_err(|e| (Status::Error, e.to_string()))?;
     let sources = Sources::new(&module);
@@ -543,7 +717,7 @@ pub fn check(
             });
             continue;
         }
-        let stops = stops(&module, &sources, path).map_err(|e| match e {
+        let replayed = stops(&module, &sources, path).map_err(|e| match e {
             Replay::TooLong => (
                 Status::Unsupported,
                 format!("the invocation stops at more than {MAX_STOPS} source lines, more than DEBUG follows"),
@@ -553,8 +727,10 @@ pub fn check(
                 format!("the executed path does not fit the module: {e}"),
             ),
         })?;
-        results
-            .extend(check_thread(thread, &stops, &sources).map_err(|e| (Status::Unsupported, e))?);
+        results.extend(
+            check_thread(thread, &replayed, &sources, &module)
+                .map_err(|e| (Status::Unsupported, e))?,
+        );
     }
     Ok(results)
 }
@@ -568,6 +744,8 @@ fn next_where(stops: &[Stop], p: usize, f: impl Fn(&Stop) -> bool) -> Option<usi
         .find(|(_, s)| f(s))
         .map(|(i, _)| i)
 }
+
+mod locals;
 
 #[cfg(test)]
 mod tests;

@@ -273,7 +273,7 @@ impl Runner<'_, '_> {
         groups: [u32; 3],
         line: u32,
         debug: Vec<[u32; 3]>,
-    ) -> Result<Vec<crate::debug::BlockPath>, (Status, String)> {
+    ) -> Result<Vec<Vec<crate::backend::PathEvent>>, (Status, String)> {
         let spirv = self
             .modules
             .get(index)

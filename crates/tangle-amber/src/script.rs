@@ -469,6 +469,17 @@ pub enum DebugStep {
         /// The command's place.
         at: Location,
     },
+    /// `EXPECT LOCAL "name" EQ value`: at the pause, the local `name` (a variable, parameter or
+    /// named result of the paused function, `%id` for any result; `a.b.x` for a member or a
+    /// vector component) has `value`.
+    ExpectLocal {
+        /// The name, as the command gives it.
+        name: String,
+        /// The value expected.
+        value: LocalValue,
+        /// The command's place.
+        at: Location,
+    },
     /// `STEP_IN`: to the next line executed, into calls.
     StepIn,
     /// `STEP_OVER`: to the next line executed in this function or a caller.
@@ -477,4 +488,13 @@ pub enum DebugStep {
     StepOut,
     /// `CONTINUE`: the thread runs to its end.
     Continue,
+}
+
+/// The value of an `EXPECT LOCAL`, as upstream Amber's parser types the token.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LocalValue {
+    /// An integer token.
+    Int(i64),
+    /// A number with a fraction or exponent.
+    Float(f64),
 }

@@ -232,6 +232,10 @@ pub struct RunOptions {
     pub policy: crate::policy::Policy,
     /// Record the tangle events of the dispatch in [`Report::trace`].
     pub trace: bool,
+    /// With [`RunOptions::trace`]: the invocations (`GlobalInvocationId`s) whose values the
+    /// trace records too, before each instruction they execute (`values` events, what `DEBUG`
+    /// shows; [`crate::trace::EventKind::Values`]).
+    pub watch: Vec<[u32; 3]>,
     /// Report the sanitizer's undefined-behaviour findings (`--no-checks` turns this off).
     /// Out-of-bounds accesses and bad pointers are reported either way: they are memory errors
     /// of the shader, not values the spec leaves undefined.
@@ -265,6 +269,7 @@ impl Default for RunOptions {
             progress: None,
             policy: crate::policy::Policy::default(),
             trace: false,
+            watch: Vec::new(),
             checks: true,
             coopmat_layout: crate::policy::CoopmatLayout::default(),
             allow: crate::check::kind::KindSet::default(),

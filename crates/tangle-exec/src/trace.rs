@@ -28,6 +28,18 @@ pub enum EventKind {
         /// The lanes of the rejoined tangles, in scheduling order.
         from: Vec<u128>,
     },
+    /// Watched lane `lane` ([`crate::RunOptions::watch`]) has executed the instruction at word
+    /// offset `at` (for an `OpFunctionCall`: the call has returned; 0: the block has just
+    /// started, its `OpPhi`s done); `set` holds the values (by id, scalars in component order)
+    /// of its function that changed since the lane's previous `Values` event.
+    Values {
+        /// The lane.
+        lane: u32,
+        /// The instruction's word offset in the module (0: the block's start).
+        at: usize,
+        /// The changed values: (id, scalars; a boolean as 0 or 1).
+        set: Vec<(u32, Vec<u64>)>,
+    },
 }
 
 /// One event of one subgroup.
@@ -155,6 +167,20 @@ impl Trace {
                         from.join(",")
                     );
                 }
+                EventKind::Values { lane, at, set } => {
+                    let set: Vec<String> = set
+                        .iter()
+                        .map(|(id, v)| {
+                            let v: Vec<String> = v.iter().map(|x| format!("\"{x:#x}\"")).collect();
+                            format!("{{\"id\":{id},\"value\":[{}]}}", v.join(","))
+                        })
+                        .collect();
+                    let _ = write!(
+                        s,
+                        "\"kind\":\"values\",\"lane\":{lane},\"at\":{at},\"set\":[{}]}}",
+                        set.join(",")
+                    );
+                }
             }
         }
         s.push_str("]}");
@@ -210,6 +236,11 @@ mod tests {
                     into: vec![(10, 3), (11, 12)],
                 }),
                 ev(EventKind::Join { from: vec![3, 12] }),
+                ev(EventKind::Values {
+                    lane: 1,
+                    at: 40,
+                    set: vec![(7, vec![10, 0xff])],
+                }),
             ],
             dropped: 0,
         };
@@ -219,6 +250,9 @@ mod tests {
         ));
         assert!(j.contains("\"kind\":\"split\",\"mask\":\"0xf\",\"into\":[{\"block\":10,\"mask\":\"0x3\"},{\"block\":11,\"mask\":\"0xc\"}]"));
         assert!(j.contains("\"kind\":\"join\",\"mask\":\"0xf\",\"from\":[\"0x3\",\"0xc\"]"));
+        assert!(j.contains(
+            "\"kind\":\"values\",\"lane\":1,\"at\":40,\"set\":[{\"id\":7,\"value\":[\"0xa\",\"0xff\"]}]"
+        ));
         assert!(j.contains(
             "{\"workgroup\":[1,0,0],\"subgroup\":2,\"function\":4,\"block\":9,\"kind\":\"block\""
         ));

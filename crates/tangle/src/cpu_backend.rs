@@ -8,8 +8,8 @@
 
 use std::collections::HashMap;
 use tangle_amber::backend::{
-    AddressMode, BindingKind, BorderColor, Filter, RequiredSize, Requirement, SamplerState,
-    SubgroupControl,
+    AddressMode, BindingKind, BorderColor, Filter, PathEvent, RequiredSize, Requirement,
+    SamplerState, SubgroupControl,
 };
 use tangle_amber::{Backend, BackendError, ComputeJob, JobBinding, JobImage, JobOutput};
 use tangle_exec::profile::subgroup_ops;
@@ -416,6 +416,7 @@ impl Backend for CpuBackend {
             true => std::borrow::Cow::Borrowed(&self.options),
             false => std::borrow::Cow::Owned(RunOptions {
                 trace: true,
+                watch: job.debug.clone(),
                 ..self.options.clone()
             }),
         };
@@ -492,15 +493,16 @@ impl Backend for CpuBackend {
     }
 }
 
-/// The blocks each invocation of `invocations` started, in order: the `block` events of `trace`
-/// whose lane mask holds it (lane `l` of subgroup `s` is `LocalInvocationIndex`
-/// `s * subgroup_size + l`, `docs/trace-format.md`).
+/// The path of each invocation of `invocations`: the `block` events of `trace` whose lane mask
+/// holds it (lane `l` of subgroup `s` is `LocalInvocationIndex` `s * subgroup_size + l`,
+/// `docs/trace-format.md`) and its `values` events.
 fn debug_paths(
     trace: &tangle_exec::trace::Trace,
     invocations: &[[u32; 3]],
     groups: [u32; 3],
     local: [u32; 3],
-) -> Result<Vec<Vec<(u32, u32)>>, BackendError> {
+) -> Result<Vec<Vec<PathEvent>>, BackendError> {
+    use tangle_exec::trace::EventKind;
     if trace.dropped > 0 {
         return Err(BackendError::Unsupported(format!(
             "DEBUG: the dispatch runs more than {} blocks, more than tangle follows",
@@ -524,9 +526,16 @@ fn debug_paths(
                 .events
                 .iter()
                 .filter(|e| e.workgroup == wg && u64::from(e.subgroup) == subgroup)
-                .filter_map(|e| match e.kind {
-                    tangle_exec::trace::EventKind::Block { mask } if mask >> lane & 1 == 1 => {
-                        Some((e.function, e.block))
+                .filter_map(|e| match &e.kind {
+                    EventKind::Block { mask } if mask >> lane & 1 == 1 => Some(PathEvent::Block {
+                        function: e.function,
+                        label: e.block,
+                    }),
+                    EventKind::Values { lane: l, at, set } if u64::from(*l) == lane => {
+                        Some(PathEvent::Values {
+                            at: *at,
+                            set: set.clone(),
+                        })
                     }
                     _ => None,
                 })

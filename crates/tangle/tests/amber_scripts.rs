@@ -159,7 +159,7 @@ fn unsupported_scripts_exit_77_and_name_the_requirement() {
         ("opencl_c.amber", "OPENCL-C"),
         ("clear.amber", "CLEAR"),
         ("debug.amber", "OpLine"),
-        ("debug_local.amber", "EXPECT LOCAL"),
+        ("debug_local.amber", "no local of A is named 'q'"),
         (
             "debug_callstack.amber",
             "EXPECT CALLSTACK with a frame's column",

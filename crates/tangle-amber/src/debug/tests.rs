@@ -59,7 +59,19 @@ fn module() -> Module {
 /// The path of the one invocation: main's entry, f twice, main's second block. The assembler
 /// numbers ids in order of appearance, so they are read back: functions f, main; labels f's,
 /// main's two.
-fn path(m: &Module) -> Vec<(u32, u32)> {
+fn path(m: &Module) -> Vec<PathEvent> {
+    blocks(&block_path(m))
+}
+
+/// The path that starts `blocks` ((function id, label id)), with no values.
+fn blocks(blocks: &[(u32, u32)]) -> Vec<PathEvent> {
+    blocks
+        .iter()
+        .map(|&(function, label)| PathEvent::Block { function, label })
+        .collect()
+}
+
+fn block_path(m: &Module) -> Vec<(u32, u32)> {
     let of = |op: Op| -> Vec<u32> {
         m.instructions
             .iter()
@@ -90,7 +102,7 @@ fn the_replay_follows_calls_returns_and_branches() {
     assert!(sources.has_lines);
     assert_eq!(sources.line_text("a.comp", 2), Some("l2"));
     assert_eq!(sources.line_text("a.comp", 4), None);
-    let got = stops(&m, &sources, &path(&m)).expect("the path fits");
+    let got = stops(&m, &sources, &path(&m)).expect("the path fits").stops;
     // Line 3 comes back after each call returns; f's first instruction has no line; the
     // OpLine before %11's label gives its OpReturn line 1.
     let want = [
@@ -111,7 +123,7 @@ fn the_replay_follows_calls_returns_and_branches() {
 fn paths_that_do_not_fit_the_module_are_errors() {
     let m = module();
     let s = Sources::new(&m);
-    let p = path(&m);
+    let p = block_path(&m);
     let (main, f, last) = (p[0], p[1], p[3]);
     for bad in [
         vec![],
@@ -121,7 +133,7 @@ fn paths_that_do_not_fit_the_module_are_errors() {
         vec![main, f, f, f],          // branches across functions
         vec![main, f, f, last, last], // goes on after the return
     ] {
-        assert!(stops(&m, &s, &bad).is_err(), "{bad:?}");
+        assert!(stops(&m, &s, &blocks(&bad)).is_err(), "{bad:?}");
     }
 }
 
@@ -147,7 +159,7 @@ fn outcomes(steps: Vec<DebugStep>) -> Vec<bool> {
     let m = module();
     let s = Sources::new(&m);
     let stops = stops(&m, &s, &path(&m)).expect("fits");
-    check_thread(&thread(steps), &stops, &s)
+    check_thread(&thread(steps), &stops, &s, &m)
         .expect("checkable")
         .iter()
         .map(|r| r.passed)
@@ -210,9 +222,9 @@ fn a_line_text_the_module_does_not_embed_is_refused_not_passed() {
     let s = Sources::new(&m);
     let stops = stops(&m, &s, &path(&m)).expect("fits");
     // Without text the location is still checked.
-    let ok = check_thread(&thread(vec![at(2, None)]), &stops, &s).expect("checkable");
+    let ok = check_thread(&thread(vec![at(2, None)]), &stops, &s, &m).expect("checkable");
     assert!(ok[0].passed);
-    let e = check_thread(&thread(vec![at(2, Some("l2"))]), &stops, &s).expect_err("no source");
+    let e = check_thread(&thread(vec![at(2, Some("l2"))]), &stops, &s, &m).expect_err("no source");
     assert!(e.contains("OpSource"), "{e}");
 }
 
@@ -286,7 +298,7 @@ OpFunctionEnd
     let (entry, block) = (labels[0], labels[1]);
     let mut long = vec![(main, entry)];
     long.extend(std::iter::repeat_n((main, block), MAX_STOPS / 2 + 1));
-    assert_eq!(stops(&m, &s, &long), Err(Replay::TooLong));
+    assert_eq!(stops(&m, &s, &blocks(&long)), Err(Replay::TooLong));
 }
 
 #[test]
@@ -329,7 +341,7 @@ fn callstacks_name_functions_by_opname_and_callers_by_their_call_line() {
         DebugStep::Continue,
         expect(vec![frame("main", 3)]),
     ];
-    let got: Vec<bool> = check_thread(&thread(steps), &stops, &s)
+    let got: Vec<bool> = check_thread(&thread(steps), &stops, &s, &m)
         .expect("checkable")
         .iter()
         .map(|r| r.passed)
@@ -339,8 +351,13 @@ fn callstacks_name_functions_by_opname_and_callers_by_their_call_line() {
     let m = module();
     let s = Sources::new(&m);
     let stops = super::stops(&m, &s, &path(&m)).expect("fits");
-    let e = check_thread(&thread(vec![expect(vec![frame("main", 2)])]), &stops, &s)
-        .expect_err("no OpName");
+    let e = check_thread(
+        &thread(vec![expect(vec![frame("main", 2)])]),
+        &stops,
+        &s,
+        &m,
+    )
+    .expect_err("no OpName");
     assert!(e.contains("OpName"), "{e}");
 }
 

@@ -1,13 +1,13 @@
 //! `DEBUG pipeline x y z` + `THREAD ... END` blocks + `END` (upstream's amber_script.md
 //! "Debugger"; its parser test `DebugEventsScript`). Every form upstream parses is read; the
 //! forms tangle cannot check exactly are refused as unsupported (exit 77) by name, never passed:
-//! `THREAD VERTEX_INDEX` / `FRAGMENT_WINDOW_SPACE_POSITION` (graphics), `EXPECT LOCAL` (a
-//! variable's value by source name: the executor reports the blocks an invocation ran, not its
-//! variables' values at each line) and a frame's column in `EXPECT CALLSTACK` (stops are lines).
+//! `THREAD VERTEX_INDEX` / `FRAGMENT_WINDOW_SPACE_POSITION` (graphics), `EXPECT LOCAL` with a
+//! string value (upstream compares the driver's printed text) and a frame's column in
+//! `EXPECT CALLSTACK` (stops are lines).
 
 use super::{lookup, uint, Parser};
 use crate::error::{AmberError, Location};
-use crate::script::{CallFrame, Command, DebugStep, DebugThread};
+use crate::script::{CallFrame, Command, DebugStep, DebugThread, LocalValue};
 
 /// The most threads and commands one `DEBUG` holds (keeps hostile scripts bounded).
 const MAX_DEBUG_ITEMS: usize = 1 << 16;
@@ -163,13 +163,29 @@ impl<'a> Parser<'a> {
             "LOCAL" => {
                 let (name, _) = self.cursor.string("a variable name")?;
                 self.cursor.keyword("EQ")?;
-                self.cursor.string("a value")?;
-                Err(AmberError::unsupported(
-                    what.at,
-                    format!(
-                        "EXPECT LOCAL \"{name}\": a variable's value at a paused line is not followed (tangle's executor reports the blocks an invocation ran, not its variables' values at each line)"
-                    ),
-                ))
+                let tok = self.cursor.expect("a value")?;
+                // Upstream's tokenizer types the value: an integer, a double (with a fraction
+                // or an exponent) or a string, which its debugger compares with the driver's
+                // printed text of the value.
+                let value = if let Ok(i) = tok.text.parse::<i64>() {
+                    LocalValue::Int(i)
+                } else if tok.text.starts_with('"') {
+                    return Err(AmberError::unsupported(
+                        tok.at,
+                        format!("EXPECT LOCAL \"{name}\" with a string value: upstream compares it with the driver's printed text of the value, which tangle does not imitate; give a number"),
+                    ));
+                } else {
+                    match tok.text.parse::<f64>() {
+                        Ok(f) if f.is_finite() => LocalValue::Float(f),
+                        _ => {
+                            return Err(AmberError::new(
+                                tok.at,
+                                format!("EXPECT LOCAL: '{}' is not a number", tok.text),
+                            ))
+                        }
+                    }
+                };
+                Ok(DebugStep::ExpectLocal { name, value, at })
             }
             "CALLSTACK" => {
                 // Frames `"function" "file" line [column]`, one a line, up to END.

@@ -285,16 +285,21 @@ impl Parser<'_> {
         let (source, first_line, file_path) = match self.cursor.peek().map(|t| t.text) {
             Some(how @ ("FILE" | "VIRTUAL_FILE")) => {
                 self.cursor.next();
-                let path = self.cursor.expect("a file path")?;
+                let path = self.cursor.peek();
+                // A quoted path is the string inside the quotes, as upstream's tokenizer reads
+                // it (the name DEBUG's EXPECT LOCATION gives the file by).
+                let (unquoted, _) = self.cursor.string("a file path")?;
                 self.cursor.end_of_statement()?;
-                let source = if how == "VIRTUAL_FILE" {
-                    self.virtual_files.get(path.text).cloned().ok_or_else(|| {
-                        AmberError::new(path.at, format!("no VIRTUAL_FILE '{}'", path.text))
-                    })?
-                } else {
-                    self.shader_file(path, format)?
+                let source = match path {
+                    Some(path) if how == "VIRTUAL_FILE" => {
+                        self.virtual_files.get(&unquoted).cloned().ok_or_else(|| {
+                            AmberError::new(path.at, format!("no VIRTUAL_FILE '{unquoted}'"))
+                        })?
+                    }
+                    Some(path) => self.shader_file(path, format)?,
+                    None => return Err(AmberError::new(at, "expected a file path")),
                 };
-                (source, 1, path.text.to_string())
+                (source, 1, unquoted)
             }
             _ if format == ShaderFormat::SpirvBin => {
                 return Err(AmberError::new(
@@ -333,17 +338,13 @@ impl Parser<'_> {
     /// `VIRTUAL_FILE path` + raw lines + `END`: text a later `SHADER ... VIRTUAL_FILE path`
     /// takes as its source.
     fn virtual_file(&mut self, at: Location) -> Result<(), AmberError> {
-        let path = self.cursor.expect("a virtual file path")?;
+        let (path, path_at) = self.cursor.string("a virtual file path")?;
         self.cursor.end_of_statement()?;
         let (text, _) = self.cursor.raw_block(at, "VIRTUAL_FILE")?;
-        if self
-            .virtual_files
-            .insert(path.text.to_string(), text)
-            .is_some()
-        {
+        if self.virtual_files.insert(path.clone(), text).is_some() {
             return Err(AmberError::new(
-                path.at,
-                format!("VIRTUAL_FILE '{}' is declared twice", path.text),
+                path_at,
+                format!("VIRTUAL_FILE '{path}' is declared twice"),
             ));
         }
         Ok(())

@@ -642,8 +642,9 @@ fn debug_commands_parse_with_quoted_strings_and_refuse_what_tangle_cannot_check(
         format!("{head}DEBUG p 1 1 1\nTHREAD GLOBAL_INVOCATION_ID 0 0 0\n{body}\nEND\nEND")
     };
     for (body, unsupported) in [
-        ("EXPECT LOCAL \"x\" EQ 1", true),
         ("EXPECT LOCAL \"s\" EQ \"meow\"", true),
+        ("EXPECT LOCAL \"s\" EQ meow", false),
+        ("EXPECT LOCAL \"s\" NE 1", false),
         ("EXPECT CALLSTACK\n\"main\" \"a.hlsl\" 26 3\nEND", true),
         ("EXPECT CALLSTACK\n\"main\" \"a.hlsl\"\nEND", false),
         ("EXPECT CALLSTACK\n\"main\" \"a.hlsl\" 26", false),
@@ -667,6 +668,29 @@ fn debug_commands_parse_with_quoted_strings_and_refuse_what_tangle_cannot_check(
         let e = parse(&text).expect_err(&text);
         assert!(!e.is_unsupported(), "{text:?}: {e}");
     }
+    // EXPECT LOCAL's value is typed as upstream's tokenizer types it.
+    let s = parse(&thread(
+        "EXPECT LOCAL \"a\" EQ 10\nEXPECT LOCAL \"v.pos.x\" EQ -1.007874",
+    ))
+    .expect("parses");
+    let Command::Debug { threads, .. } = &s.commands[0] else {
+        panic!("{:?}", s.commands);
+    };
+    let values: Vec<_> = threads[0]
+        .steps
+        .iter()
+        .filter_map(|st| match st {
+            DebugStep::ExpectLocal { name, value, .. } => Some((name.as_str(), *value)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        values,
+        [
+            ("a", crate::script::LocalValue::Int(10)),
+            ("v.pos.x", crate::script::LocalValue::Float(-1.007874))
+        ]
+    );
     // Frames innermost first, the function name quoted or not.
     let s = parse(&thread(
         "EXPECT CALLSTACK\n\"sq\" \"a.comp\" 5\nmain a.comp 10\nEND",

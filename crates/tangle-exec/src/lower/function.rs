@@ -3,7 +3,7 @@
 
 use super::{Lowerer, Out, Value};
 use crate::error::{ExecError, InstRef};
-use crate::program::{Block, Function, Op, Terminator, Type};
+use crate::program::{Block, Function, Op, Place, Terminator, Type};
 use spirv::Op as SpvOp;
 use std::collections::HashMap;
 use tangle_spirv::module::Instruction;
@@ -322,8 +322,58 @@ impl<'m> Lowerer<'m> {
         Ok(Function {
             id: f.id,
             params,
+            places: self.places(f),
             blocks,
         })
+    }
+
+    /// Where the values of `f`'s parameters, variables and results are held, for `DEBUG`'s
+    /// watched invocations ([`crate::program::Place`]). Pointer results other than variables and
+    /// parameters are left out (an access chain's pointer is no value a debugger shows), as are
+    /// loads that share a promoted variable's slots (their slots change with later stores).
+    fn places(&self, f: &RawFunction<'m>) -> Vec<(u32, Place)> {
+        let insts = f.params.iter().chain(f.blocks.iter().flat_map(|(_, b)| b));
+        let mut out = Vec::new();
+        for inst in insts {
+            let Some(id) = inst.result_id.filter(|_| inst.result_type.is_some()) else {
+                continue;
+            };
+            if self.alias_loads.contains(&id) {
+                continue;
+            }
+            let place = if let Some(&(slot, ty)) = self.reg_ptrs.get(&id) {
+                // A promoted variable (or a chain into one): its value's slots.
+                match inst.op() {
+                    Some(SpvOp::Variable) => Place::Slots { slot, ty },
+                    _ => continue,
+                }
+            } else {
+                let Some(v) = self.values.get(&id) else {
+                    continue;
+                };
+                match (&self.program.ty(v.ty).ty, inst.op()) {
+                    (Type::Pointer { .. }, Some(SpvOp::Variable | SpvOp::FunctionParameter)) => {
+                        match self.pointees.get(&id) {
+                            Some(&ty) => Place::Pointee { slot: v.slot, ty },
+                            None => match self.program.ty(v.ty).ty {
+                                Type::Pointer { pointee, .. } => Place::Pointee {
+                                    slot: v.slot,
+                                    ty: pointee,
+                                },
+                                _ => continue,
+                            },
+                        }
+                    }
+                    (Type::Pointer { .. } | Type::Opaque | Type::Void, _) => continue,
+                    _ => Place::Slots {
+                        slot: v.slot,
+                        ty: v.ty,
+                    },
+                }
+            };
+            out.push((id, place));
+        }
+        out
     }
 
     /// Follows `OpLine` / `OpNoLine`: the source line later instructions get in their

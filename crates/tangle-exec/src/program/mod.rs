@@ -191,6 +191,17 @@ pub struct Block {
     pub term_loc: u32,
 }
 
+/// Where one id's value is held, per lane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// In register slots from `slot`: a value of type `ty` (an SSA result, a parameter held by
+    /// value, or a variable promoted to registers).
+    Slots { slot: Slot, ty: TypeIdx },
+    /// In memory, at the pointer `slot` holds: a value of type `ty` (a variable, or a parameter
+    /// passed by pointer).
+    Pointee { slot: Slot, ty: TypeIdx },
+}
+
 /// A lowered function.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Function {
@@ -198,6 +209,9 @@ pub struct Function {
     pub id: u32,
     /// Parameter slots (first slot and slot count per parameter).
     pub params: Vec<(Slot, u32)>,
+    /// Where the function's parameters, variables and results are held, by id (what `DEBUG`
+    /// shows of a watched invocation, [`crate::RunOptions::watch`]).
+    pub places: Vec<(u32, Place)>,
     /// Blocks; the entry block is first.
     pub blocks: Vec<Block>,
 }

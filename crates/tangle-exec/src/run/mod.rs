@@ -12,6 +12,7 @@ pub mod image;
 pub mod memory;
 mod sanitize;
 pub mod tangle;
+mod watch;
 mod workers;
 
 use crate::check::barrier::BarrierFinding;
@@ -565,6 +566,8 @@ struct Workgroup {
     events: Vec<Event>,
     /// Trace events of the workgroup being run, kept or not.
     produced: u64,
+    /// The watched invocations of the workgroup being run ([`RunOptions::watch`]).
+    watch: watch::Watch,
     /// Masks of the tangles the last pick merged.
     joined: Vec<u128>,
     /// Buffers of cooperative-matrix MulAdd.
@@ -618,6 +621,7 @@ impl Workgroup {
             wg_index: 0,
             const_map: s.prog.constants.iter().copied().collect(),
             events: Vec::new(),
+            watch: watch::Watch::default(),
             produced: 0,
             joined: Vec::new(),
             coopmat: coopmat::Scratch::default(),
@@ -693,6 +697,10 @@ impl Workgroup {
         let prog = s.prog;
         self.events.clear();
         self.produced = 0;
+        if s.options.trace && !s.options.watch.is_empty() {
+            self.watch
+                .start(&s.options.watch, self.id, prog.local_size, s.sg);
+        }
         let seed = match s.options.policy.reconvergence {
             Reconvergence::Random(seed) => seed,
             _ => 0,
@@ -978,6 +986,10 @@ impl Workgroup {
             let mut executed = 0u64;
             let mut stop_at: Option<(usize, bool)> = None; // (op index, is barrier)
             let mut pending: Vec<(u32, Vec<LaneFinding>)> = Vec::new();
+            // DEBUG: the values of watched lanes, before each instruction (watch.rs).
+            let watching = s.options.trace && self.watch.mask(k) & t.mask != 0;
+            let mut looks: Vec<watch::Look> = Vec::new();
+            let mut dropped_looks = 0u64;
             {
                 let Some(sg) = self.subgroups.get_mut(k) else {
                     return Ok(());
@@ -1000,6 +1012,19 @@ impl Workgroup {
                     r.sg_epoch = ((k as u64) << 32) | sg.barriers;
                 }
                 for (j, op) in block.ops.iter().enumerate().skip(start) {
+                    let before = block.locs.get(j.wrapping_sub(1));
+                    if watching && (j == start || block.locs.get(j) != before) {
+                        // After the instruction of the op before (0: at the block's start).
+                        let at = before.and_then(|&l| prog.locations.get(l as usize));
+                        let at = at.map_or(0, |l| l.offset);
+                        let regs = (sg.regs.as_slice(), n);
+                        if !self
+                            .watch
+                            .look(prog, func, k, t.mask, regs, &mem, at, &mut looks)
+                        {
+                            dropped_looks += 1;
+                        }
+                    }
                     match op {
                         Op::Call { .. } => {
                             stop_at = Some((j, false));
@@ -1130,10 +1155,27 @@ impl Workgroup {
                         pending.push((loc, std::mem::take(&mut self.found)));
                     }
                 }
+                if watching && stop_at.is_none() {
+                    // Before the terminator: what the block's last op left.
+                    let last = block.locs.last();
+                    let at = last.and_then(|&l| prog.locations.get(l as usize));
+                    let at = at.map_or(0, |l| l.offset);
+                    let regs = (sg.regs.as_slice(), n);
+                    if !self
+                        .watch
+                        .look(prog, func, k, t.mask, regs, &mem, at, &mut looks)
+                    {
+                        dropped_looks += 1;
+                    }
+                }
             }
             for (loc, found) in pending {
                 self.found = found;
                 self.report(s, first, loc);
+            }
+            self.produced += dropped_looks;
+            for (lane, at, set) in looks {
+                self.trace(s, k, frame, EventKind::Values { lane, at, set });
             }
             self.stats.instructions += executed * active;
             self.stats.tangle_instructions += executed;
