@@ -25,6 +25,7 @@ use crate::semantics::coopmat_kernel as kernel;
 use crate::semantics::coopmat_types::{Component, MulAddTypes};
 use crate::semantics::{int, mask as mask_of, sign_extend};
 use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// A position that holds no element, or an element at no position.
 const NONE: u32 = u32::MAX;
@@ -314,8 +315,6 @@ pub struct Scratch {
     fa: Vec<f32>,
     fb: Vec<f32>,
     facc: Vec<f32>,
-    /// The words of every row of a load, fetched before any is taken apart.
-    words: Vec<u32>,
 }
 
 /// What a cooperative-matrix op sees besides the registers.
@@ -398,7 +397,7 @@ pub fn exec_coopmat(
                 }
             }
         }
-        CoopmatInst::Load { dst, at } => load(*dst, at, regs, n, mask, cx, scratch, found),
+        CoopmatInst::Load { dst, at } => load(*dst, at, regs, n, mask, cx, found),
         CoopmatInst::Store { src, at } => store(*src, at, regs, n, mask, cx, found),
         CoopmatInst::MulAdd {
             dst,
@@ -497,7 +496,6 @@ fn address_of(at: &Access, ptr: u64, stride: i128, (major, minor): (u32, u32)) -
     make_pointer(region, byte.clamp(0, last) as u64)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn load(
     dst: Slot,
     at: &Access,
@@ -505,13 +503,12 @@ fn load(
     n: usize,
     mask: u128,
     cx: &Ctx<'_, '_>,
-    scratch: &mut Scratch,
     found: &mut Vec<LaneFinding>,
 ) {
     let Some(map) = cx.layouts.get(at.shape.rows, at.shape.cols) else {
         return;
     };
-    if load_rows(dst, at, regs, n, mask, cx, map, &mut scratch.words) {
+    if load_rows(dst, at, regs, n, mask, cx, map) {
         return;
     }
     for l in bits_of(mask, n) {
@@ -698,10 +695,9 @@ fn majors_and_minors(at: &Access) -> (u32, u32) {
 }
 
 /// A load by the whole subgroup with a uniform pointer and stride: one bounds check per row
-/// (the elements of a row are contiguous), elements read straight into their registers. Returns
-/// `false`, having changed nothing that the element-by-element path does not rewrite, where
-/// that does not apply or a row is out of bounds (so that path reports it).
-#[allow(clippy::too_many_arguments)]
+/// (the elements of a row are contiguous), elements read straight into their registers, each
+/// word once. Returns `false` where that does not apply or a row is out of bounds, so that the
+/// element-by-element path (which rewrites every register of the value) reports it.
 fn load_rows(
     dst: Slot,
     at: &Access,
@@ -710,7 +706,6 @@ fn load_rows(
     mask: u128,
     cx: &Ctx<'_, '_>,
     map: &Map,
-    words: &mut Vec<u32>,
 ) -> bool {
     let Some((ptr0, stride)) = uniform_access(at, regs, n, mask, map) else {
         return false;
@@ -723,49 +718,26 @@ fn load_rows(
         return false;
     };
     let len = u64::from(minors) * u64::from(bytes);
-    // Components of 1, 2 or 4 bytes at their alignment: every row's words are fetched first
-    // (the rows of a tile lie far apart in a large buffer, and fetching them together overlaps
-    // their cache misses), then taken apart.
-    let aligned = |off: u64| matches!(bytes, 1 | 2 | 4) && off.is_multiple_of(u64::from(bytes));
-    words.clear();
     for major in 0..majors {
         let ptr = address_of(at, ptr0, stride, (major, 0));
         let Ok((w, off)) = cx.mem.resolve(ptr, 0, len) else {
             return false;
         };
         log_row(at, map, cx, (ptr, major), n, race::READ);
-        if aligned(off) {
-            w.words_into(off, len, words);
-            continue;
-        }
         let row = map.row_regs(at.column_major, major);
-        w.read_run(off, bytes, minors, |minor, v| {
-            if let Some(x) = row
-                .get(minor as usize)
-                .and_then(|&r| out.get_mut(r as usize))
-            {
-                *x = v;
-            }
-        });
-    }
-    let field = (1u64 << (8 * bytes.min(4))) - 1;
-    let mut from = 0;
-    for major in 0..majors {
-        // The offset within the region has the same alignment as the one `resolve` gave.
-        let (_, off) = split_pointer(address_of(at, ptr0, stride, (major, 0)));
-        if !aligned(off) {
-            continue;
-        }
-        let skip = off % 4;
-        let count = (skip + len).div_ceil(4) as usize;
-        let row_words = words.get(from..from + count).unwrap_or(&[]);
-        from += count;
-        for (minor, &r) in map.row_regs(at.column_major, major).iter().enumerate() {
-            let byte = skip + minor as u64 * u64::from(bytes);
-            let word = row_words.get((byte / 4) as usize).copied().unwrap_or(0);
-            if let Some(x) = out.get_mut(r as usize) {
-                *x = (u64::from(word) >> (8 * (byte % 4))) & field;
-            }
+        let aligned = off.is_multiple_of(u64::from(bytes));
+        match (bytes, w.span(off, len)) {
+            (1, Some(words)) => decode_row::<1>(words, (off % 4) as usize, row, out),
+            (2, Some(words)) if aligned => decode_row::<2>(words, (off % 4) as usize, row, out),
+            (4, Some(words)) if aligned => decode_row::<4>(words, 0, row, out),
+            _ => w.read_run(off, bytes, minors, |minor, v| {
+                if let Some(x) = row
+                    .get(minor as usize)
+                    .and_then(|&r| out.get_mut(r as usize))
+                {
+                    *x = v;
+                }
+            }),
         }
     }
     for &r in &map.unowned_regs {
@@ -774,6 +746,29 @@ fn load_rows(
         }
     }
     true
+}
+
+/// Takes the `B`-byte values (1, 2 or 4 bytes, aligned to their size) of one row apart into
+/// their registers (`row`: the register of each value in order, relative to `out`): the row's
+/// first value starts at byte `skip` of `words`. What [`Words::read_run`] does, with the
+/// value size known at compile time (a third of its cost in a GEMM's tile loads).
+fn decode_row<const B: usize>(words: &[AtomicU32], skip: usize, row: &[u32], out: &mut [u64]) {
+    let per = 4 / B;
+    let mask = (1u64 << (8 * B)) - 1;
+    let mut regs = row.iter();
+    let mut first = skip / B;
+    for w in words {
+        let w = u64::from(w.load(Relaxed));
+        for s in first..per {
+            let Some(&r) = regs.next() else {
+                return;
+            };
+            if let Some(x) = out.get_mut(r as usize) {
+                *x = (w >> (8 * B * s)) & mask;
+            }
+        }
+        first = 0;
+    }
 }
 
 /// Logs, when the race or uninitialised-value check is on, one row (at `ptr`) as accesses by the

@@ -177,6 +177,15 @@ impl Words {
         }
     }
 
+    /// The words holding bytes `off..off + len`, when they lie inside the region: for a
+    /// kernel that takes a run of small values apart itself (a matrix row).
+    pub fn span(&self, off: u64, len: u64) -> Option<&[AtomicU32]> {
+        let end = off.checked_add(len).filter(|&e| e <= self.len)?;
+        let first = usize::try_from(off / 4).ok()?;
+        let last = usize::try_from(end.div_ceil(4)).ok()?;
+        self.words.get(first..last)
+    }
+
     /// Reads `count` consecutive values of `bytes` (1..=8) bytes each from `off`, handing value
     /// `i` to `f(i, value)`: what [`Words::read`] of each would give, with each word loaded
     /// once when the values are 1, 2 or 4 bytes aligned to their size (a row of a matrix).
