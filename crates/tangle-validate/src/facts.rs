@@ -376,37 +376,30 @@ impl Facts {
         }
     }
 
-    /// Whether `ty` is a float with an FP Encoding (bfloat16, FP8), or a vector or cooperative
-    /// matrix of one: the storage formats whose extensions give them no arithmetic.
-    pub fn is_encoded_float(&self, ty: Id) -> bool {
+    /// The FP Encoding of `ty`'s float components (of a scalar, vector or cooperative matrix),
+    /// if it has one: bfloat16 or FP8, the storage formats whose extensions give them no
+    /// arithmetic.
+    fn float_encoding(&self, ty: Id) -> Option<u32> {
         let scalar = self
             .coopmat(ty)
             .map(|m| m.component)
-            .or_else(|| self.scalar_or_vector_component(ty));
-        matches!(
-            scalar.and_then(|s| self.ty(s)),
-            Some(Type::Float {
-                encoding: Some(_),
-                ..
-            })
-        )
+            .or_else(|| self.scalar_or_vector_component(ty))?;
+        match self.ty(scalar)? {
+            Type::Float { encoding, .. } => *encoding,
+            _ => None,
+        }
     }
 
-    /// Whether `ty` is bfloat16 (FP Encoding BFloat16KHR, SPV_KHR_bfloat16) or a vector or
+    /// Whether `ty` is a float with an FP Encoding (bfloat16, FP8), or a vector or cooperative
+    /// matrix of one.
+    pub fn is_encoded_float(&self, ty: Id) -> bool {
+        self.float_encoding(ty).is_some()
+    }
+
+    /// Whether `ty` is bfloat16 (FP Encoding BFloat16KHR, 0, of SPV_KHR_bfloat16) or a vector or
     /// cooperative matrix of it.
     pub fn is_bfloat16(&self, ty: Id) -> bool {
-        let scalar = self
-            .coopmat(ty)
-            .map(|m| m.component)
-            .or_else(|| self.scalar_or_vector_component(ty));
-        // FP Encoding 0 is BFloat16KHR.
-        matches!(
-            scalar.and_then(|s| self.ty(s)),
-            Some(Type::Float {
-                encoding: Some(0),
-                ..
-            })
-        )
+        self.float_encoding(ty) == Some(0)
     }
 
     /// The number of components: 1 for scalars, the count for vectors.
