@@ -183,6 +183,16 @@ impl Exec<'_> {
         wr(self.regs, self.n, s, l, v);
     }
 
+    /// Slot `s`'s values of every lane, when every lane of the subgroup exists and is active
+    /// (the case the full-subgroup fast paths take).
+    fn whole_row(&self, s: Slot) -> Option<&[u64]> {
+        if self.lanes != self.n || self.mask != full_mask(self.n) {
+            return None;
+        }
+        let at = s as usize * self.n;
+        self.regs.get(at..at + self.n)
+    }
+
     fn active(&self, l: u64) -> bool {
         l < 128 && (self.mask >> l) & 1 == 1
     }
@@ -208,7 +218,12 @@ impl Exec<'_> {
     /// the active lanes disagree.
     fn uniform(&mut self, s: Slot, operand: &'static str) -> Option<u64> {
         let first = self.get(s, self.first_lane());
-        if bits_of(self.mask, self.n).all(|l| self.get(s, l) == first) {
+        if let Some(row) = self.whole_row(s) {
+            // Every lane active: one pass over the slot's row (vectorised).
+            if row.iter().all(|&v| v == first) {
+                return Some(first);
+            }
+        } else if bits_of(self.mask, self.n).all(|l| self.get(s, l) == first) {
             return Some(first);
         }
         let values = bits_of(self.mask, self.n)
@@ -332,7 +347,9 @@ impl Exec<'_> {
                 let Some(size) = self.cluster(cluster) else {
                     return self.poison_all(g.count, g.bits);
                 };
-                self.by_source(|l| Ok(sg::rotate_source_lane(l, delta, size)));
+                if !self.rotate_whole(delta, size) {
+                    self.by_source(|l| Ok(sg::rotate_source_lane(l, delta, size)));
+                }
             }
             GroupKind::Ballot => {
                 let mut m = 0u128;
@@ -418,6 +435,33 @@ impl Exec<'_> {
     fn ballot_of(&self, l: usize) -> u128 {
         let words = [0, 1, 2, 3].map(|i| self.get(self.g.value + i, l));
         sg::ballot_from_words(&words)
+    }
+
+    /// A rotate with every lane of the subgroup active (so every source lane is active): each
+    /// lane's Value from [`sg::rotate_source_lane`], a row at a time through a copy of the
+    /// source row. `false` (nothing done) otherwise: [`Exec::by_source`] takes it.
+    fn rotate_whole(&mut self, delta: u64, size: u32) -> bool {
+        let g = self.g;
+        let n = self.n;
+        let mut src = [0u64; 128];
+        for i in 0..g.count {
+            let Some(row) = self.whole_row(g.value + i) else {
+                return false;
+            };
+            let Some(src) = src.get_mut(..n) else {
+                return false;
+            };
+            src.copy_from_slice(row);
+            let at = (g.dst + i) as usize * n;
+            let Some(dst) = self.regs.get_mut(at..at + n) else {
+                return false;
+            };
+            for (l, d) in dst.iter_mut().enumerate() {
+                let from = sg::rotate_source_lane(l as u32, delta, size) as usize;
+                *d = src.get(from).copied().unwrap_or(0);
+            }
+        }
+        true
     }
 
     /// Every active lane takes the Value of the lane `source` names: `Ok(lane)` within the
