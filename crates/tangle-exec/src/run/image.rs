@@ -88,7 +88,11 @@ pub enum ImageInst {
     },
     /// `OpSampledImage`: the image's handle with the sampler's handle in its offset bits (an
     /// image from an unbound array element stays as it is, naming that element).
-    Combine { dst: Slot, image: Slot, sampler: Slot },
+    Combine {
+        dst: Slot,
+        image: Slot,
+        sampler: Slot,
+    },
     /// `OpImageQuerySize` / `OpImageQuerySizeLod`.
     QuerySize {
         dst: Slot,

@@ -204,9 +204,9 @@ pub fn dispatch(
     }
     for var in &prog.variables {
         let handle = match var.region {
-            RegionKind::Image { index } => Some(descriptors::image_handle(
-                prog, index, &images, &samplers,
-            )?),
+            RegionKind::Image { index } => {
+                Some(descriptors::image_handle(prog, index, &images, &samplers)?)
+            }
             RegionKind::Sampler { set, binding } => {
                 Some(descriptors::sampler_handle(&samplers, set, binding)?)
             }
