@@ -441,7 +441,7 @@ mod unbound_tests {
         // Sampler handles: beyond every bound sampler's, and their own array and index.
         for (array, index) in [(0, 0), (3, 7), (0, -1), (12, 1 << 31)] {
             let h = unbound_sampler(array, index);
-            assert!(h >= 1 << 33 && h < 1 << OFFSET_BITS, "{h:#x}");
+            assert!((1 << 33..1 << OFFSET_BITS).contains(&h), "{h:#x}");
             assert_eq!(unbound_sampler_of(h), Some((array, index)));
         }
         assert_eq!(unbound_sampler_of(1), None);
