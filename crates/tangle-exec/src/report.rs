@@ -29,9 +29,10 @@ pub enum Finding {
     ShiftTooLarge { shift: u64, bits: u32 },
     /// A pointer that points into no known memory (e.g. a bad `OpConvertUToPtr`).
     BadPointer { address: u64 },
-    /// An access through an element of a descriptor array that has no buffer bound, or lies
-    /// past the array's length (Vulkan "Descriptor Set Binding": descriptors that are used
-    /// "must be valid"); the load returned 0 and the store was dropped.
+    /// An access through an element of a descriptor array (of buffers, images or samplers)
+    /// that has nothing bound, or lies past the array's length (Vulkan "Descriptor Set
+    /// Binding": descriptors that are used "must be valid"); the load (or sample) returned 0
+    /// and the store was dropped.
     UnboundDescriptor {
         /// `DescriptorSet` of the array.
         set: u32,
@@ -166,7 +167,7 @@ impl fmt::Display for Finding {
                 ),
                 _ => write!(
                     f,
-                    "access through element {index} of the descriptor array at set {set}, binding {binding}, which has no buffer bound"
+                    "access through element {index} of the descriptor array at set {set}, binding {binding}, which has nothing bound"
                 ),
             },
             Finding::Group(g) => write!(f, "{g}"),

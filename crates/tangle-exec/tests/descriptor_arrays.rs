@@ -1,4 +1,5 @@
-//! Descriptor arrays of buffers: every element is its own descriptor. Random element indices
+//! Descriptor arrays of buffers, sized and runtime-sized: every element is its own descriptor.
+//! Random element indices
 //! (bound, unbound, past the end, negative) against a plain-Rust model of which buffer each
 //! invocation reaches; an unbound element is a finding naming the binding and index, never an
 //! alias of another buffer.
@@ -8,7 +9,26 @@ mod common;
 use common::{compile, to_u32s, u32s, Rng};
 use tangle_exec::{Device, Finding, Profile, Resources, RunOptions};
 
-/// Invocation `i` reads `b[idx[i]].v[i % 4]` into `out[i]` and adds 1 to it in place.
+/// Invocation `i` reads `b[idx[i]].v[i % 4]` into `out[i]`; `decl` is the array's declarator
+/// (`[5]`, or `[]`: runtime-sized, as long as what is bound).
+fn shader(decl: &str) -> String {
+    format!(
+        r#"
+#version 450
+#extension GL_EXT_nonuniform_qualifier : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0) buffer B {{ uint v[4]; }} b{decl};
+layout(set = 0, binding = 1) buffer Idx {{ int idx[64]; }};
+layout(set = 0, binding = 2) buffer Out {{ uint o[64]; }};
+void main() {{
+  uint i = gl_LocalInvocationID.x;
+  o[i] = b[nonuniformEXT(idx[i])].v[i % 4u];
+}}
+"#
+    )
+}
+
+/// [`shader`]`("[5]")` indexed without `nonuniformEXT` (dynamically uniform indexing).
 const SHADER: &str = r#"
 #version 450
 layout(local_size_x = 64) in;
@@ -23,13 +43,24 @@ void main() {
 
 #[test]
 fn elements_are_separate_buffers_and_unbound_ones_are_findings() {
-    let module = compile(SHADER);
+    run(&shader("[5]"), Some(5));
+    run(SHADER, Some(5));
+}
+
+#[test]
+fn a_runtime_sized_array_of_buffers_is_as_long_as_what_is_bound() {
+    run(&shader("[]"), None);
+}
+
+/// Elements of `b` among 0..5 bound at random, indices from -2 to 7 drawn.
+fn run(src: &str, count: Option<u32>) {
+    let module = compile(src);
     let device = Device::new(Profile::default());
     let pipeline = device
         .compute_pipeline(&module, "main", &Default::default())
         .expect("pipeline");
     assert_eq!(pipeline.descriptor_arrays().len(), 1);
-    assert_eq!(pipeline.descriptor_arrays()[0].count, Some(5));
+    assert_eq!(pipeline.descriptor_arrays()[0].count, count);
     let mut rng = Rng(16);
     for round in 0..20u32 {
         // Which of the 5 elements are bound (element 0 sometimes as a plain buffer).
@@ -86,8 +117,8 @@ fn elements_are_separate_buffers_and_unbound_ones_are_findings() {
                     set: 0,
                     binding: 0,
                     index,
-                    count: Some(5),
-                } => (d.invocation[0], *index as i32),
+                    count: c,
+                } if *c == count => (d.invocation[0], *index as i32),
                 other => panic!("unexpected finding {other}"),
             })
             .collect();

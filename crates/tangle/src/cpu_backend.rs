@@ -55,6 +55,16 @@ const FEATURES: &[&str] = &[
     "DescriptorIndexingFeatures.shaderStorageBufferArrayNonUniformIndexing",
     "DescriptorIndexingFeatures.shaderUniformBufferArrayNonUniformIndexing",
     "DescriptorIndexingFeatures.descriptorBindingPartiallyBound",
+    // Descriptor arrays of images, texel buffers, samplers and combined image samplers, sized
+    // or runtime-sized, likewise.
+    "shaderSampledImageArrayDynamicIndexing",
+    "shaderStorageImageArrayDynamicIndexing",
+    "DescriptorIndexingFeatures.shaderSampledImageArrayNonUniformIndexing",
+    "DescriptorIndexingFeatures.shaderStorageImageArrayNonUniformIndexing",
+    "DescriptorIndexingFeatures.shaderUniformTexelBufferArrayDynamicIndexing",
+    "DescriptorIndexingFeatures.shaderStorageTexelBufferArrayDynamicIndexing",
+    "DescriptorIndexingFeatures.shaderUniformTexelBufferArrayNonUniformIndexing",
+    "DescriptorIndexingFeatures.shaderStorageTexelBufferArrayNonUniformIndexing",
     // Storage images and texel buffers of every format in tangle_exec::semantics::texel, with
     // or without a declared format.
     "shaderStorageImageExtendedFormats",

@@ -162,7 +162,7 @@ fn unsupported_scripts_exit_77_and_name_the_requirement() {
         ("debug_local.amber", "no local of A is named 'q'"),
         (
             "debug_callstack.amber",
-            "EXPECT CALLSTACK with a frame's column",
+            "EXPECT CALLSTACK with a frame's column: upstream Amber's stack frames (debug::StackFrame) hold a function name, a file and a line, no column",
         ),
         ("debug_vertex_thread.amber", "VERTEX_INDEX"),
         ("depth_stencil_format.amber", "D24_UNORM_S8_UINT"),

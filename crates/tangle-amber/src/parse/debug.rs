@@ -3,7 +3,7 @@
 //! forms tangle cannot check exactly are refused as unsupported (exit 77) by name, never passed:
 //! `THREAD VERTEX_INDEX` / `FRAGMENT_WINDOW_SPACE_POSITION` (graphics), `EXPECT LOCAL` with a
 //! string value (upstream compares the driver's printed text) and a frame's column in
-//! `EXPECT CALLSTACK` (stops are lines).
+//! `EXPECT CALLSTACK` (upstream's frames have none).
 
 use super::{lookup, uint, Parser};
 use crate::error::{AmberError, Location};
@@ -216,10 +216,14 @@ impl<'a> Parser<'a> {
                     });
                 }
                 if let Some(col) = column {
-                    // Frames are followed line by line (debug.rs); a column is not checked.
+                    // Upstream's model of a frame (src/debug.h, `debug::StackFrame`: a name and
+                    // a `debug::Location` of "a file path and a 1-based line number") has no
+                    // column, and its debugger compares file and line only: there is no
+                    // upstream meaning to check a column against, so it is refused rather than
+                    // ignored or given one of tangle's own (OpLine's column would be one).
                     return Err(AmberError::unsupported(
                         col,
-                        "EXPECT CALLSTACK with a frame's column: tangle follows source lines, not columns",
+                        "EXPECT CALLSTACK with a frame's column: upstream Amber's stack frames (debug::StackFrame) hold a function name, a file and a line, no column, so there is no column to check; give \"function\" \"file\" line",
                     ));
                 }
                 Ok(DebugStep::ExpectCallstack { frames, at })

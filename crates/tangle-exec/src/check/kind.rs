@@ -28,7 +28,8 @@ pub enum Kind {
     Uninit,
     /// A dynamic vector index out of range.
     Index,
-    /// An access through a descriptor-array element that has no buffer bound.
+    /// An access through a descriptor-array element (buffer, image or sampler) that has
+    /// nothing bound.
     Descriptor,
     /// An image instruction's undefined case other than out-of-bounds texels (a value the
     /// format cannot hold, an atomic on a format without atomics).

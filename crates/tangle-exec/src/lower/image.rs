@@ -5,13 +5,13 @@
 //! texel buffer declared as a sampled image).
 //!
 //! Supported images: Dim 1D, 2D, 3D and Buffer, not arrayed, single-sampled, alone or in
-//! descriptor arrays (as are samplers and combined image samplers). Others (arrayed and cube
+//! descriptor arrays, sized or runtime-sized (as are samplers and combined image samplers). Others (arrayed and cube
 //! images, which no upstream Amber script can bind) are refused when used, naming what is
 //! missing.
 
 use super::{Lowerer, Out};
 use crate::error::ExecError;
-use crate::program::{ImageBinding, Op, RegionKind, Type};
+use crate::program::{DescriptorArray, DescriptorKind, ImageBinding, Op, RegionKind, Type};
 use crate::run::image::{ImageInst, Kind};
 use crate::semantics::texel::TexelFormat;
 use spirv::Op as SpvOp;
@@ -23,15 +23,6 @@ const DIM_2D: u64 = 1;
 const DIM_3D: u64 = 2;
 const DIM_CUBE: u64 = 3;
 const DIM_BUFFER: u64 = 5;
-
-/// The low `bits` bits.
-fn mask(bits: u32) -> u64 {
-    if bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    }
-}
 
 /// `Image Operands` bits.
 const LOD: u64 = 0x2;
@@ -68,9 +59,10 @@ pub fn is_image(op: SpvOp) -> bool {
 
 impl<'m> Lowerer<'m> {
     /// A UniformConstant variable: an image, texel buffer or combined image sampler becomes
-    /// [`RegionKind::Image`], a sampler [`RegionKind::Sampler`], an array of them one variable
-    /// per element ([`Lowerer::image_array`]); anything else (runtime arrays, images tangle
-    /// does not run) is recorded as unsupported, an error only if the shader uses it (`None`).
+    /// [`RegionKind::Image`], a sampler [`RegionKind::Sampler`], an array of them (sized or
+    /// runtime-sized) a [`RegionKind::DescriptorArray`] ([`Lowerer::image_array`]); anything
+    /// else (images tangle does not run) is recorded as unsupported, an error only if the
+    /// shader uses it (`None`).
     pub(super) fn image_variable(
         &mut self,
         id: u32,
@@ -89,54 +81,60 @@ impl<'m> Lowerer<'m> {
         // An array of images is an array of descriptors, each bound separately (Vulkan
         // "DescriptorSet and Binding": "If the variable is an array, the array elements are
         // consumed by the descriptors of the binding").
-        if pointee.is_some_and(|t| t.op() == Some(SpvOp::TypeArray)) {
-            self.image_array(id, inst, pointee, (set, binding))?;
-            return Ok(None);
+        if let Some(array) = pointee.filter(|t| {
+            matches!(
+                t.op(),
+                Some(SpvOp::TypeArray) | Some(SpvOp::TypeRuntimeArray)
+            )
+        }) {
+            return self.image_array(id, array, (set, binding));
         }
         if pointee.is_some_and(|t| t.op() == Some(SpvOp::TypeSampler)) {
-            return Ok(Some(RegionKind::Sampler {
-                set,
-                binding,
-                element: None,
-            }));
+            return Ok(Some(RegionKind::Sampler { set, binding }));
         }
-        // A sampled image is a combined image sampler, except with Dim Buffer (`samplerBuffer`),
-        // which is a uniform texel buffer: no sampler.
-        let mut combined = false;
-        let pointee = match pointee {
+        let Some((image, combined)) = self.image_of_type(pointee) else {
+            let what = "a UniformConstant variable that is no image, sampler or array of them";
+            self.unsupported_ids.insert(id, what.to_string());
+            return Ok(None);
+        };
+        let Some(b) = self.image_binding(id, image, (set, binding), combined)? else {
+            return Ok(None);
+        };
+        let index = self.program.images.len() as u32;
+        self.program.images.push(b);
+        Ok(Some(RegionKind::Image { index }))
+    }
+
+    /// The `OpTypeImage` of an image, texel buffer or combined image sampler type, and whether
+    /// it is a combined image sampler: a sampled image is one, except with Dim Buffer
+    /// (`samplerBuffer`), which is a uniform texel buffer: no sampler.
+    fn image_of_type(&self, ty: Option<&'m Instruction>) -> Option<(&'m Instruction, bool)> {
+        let (image, combined) = match ty {
             Some(t) if t.op() == Some(SpvOp::TypeSampledImage) => {
                 let image = t
                     .id_operand(0)
                     .and_then(|i| self.type_insts.get(&i))
                     .copied();
-                combined = image.is_some_and(|i| i.literal_operand(1) != Some(DIM_BUFFER));
-                image
+                let combined = image.is_some_and(|i| i.literal_operand(1) != Some(DIM_BUFFER));
+                (image, combined)
             }
-            t => t,
+            t => (t, false),
         };
-        let image = pointee.filter(|t| t.op() == Some(SpvOp::TypeImage));
-        let Some(image) = image else {
-            let what = "a runtime array of images or samplers (UniformConstant variable)";
-            self.unsupported_ids.insert(id, what.to_string());
-            return Ok(None);
-        };
-        match self.image_binding(id, image, (set, binding), combined, None)? {
-            Some(index) => Ok(Some(RegionKind::Image { index })),
-            None => Ok(None),
-        }
+        image
+            .filter(|t| t.op() == Some(SpvOp::TypeImage))
+            .map(|i| (i, combined))
     }
 
-    /// Records the image of type `image` bound at `(set, binding)` (array element `element`)
-    /// in the program: its index in [`crate::program::Program::images`], or `None` (recorded
-    /// as unsupported under `id`) for an image tangle does not run.
+    /// The image of type `image` bound at `(set, binding)` as the program records it, or
+    /// `None` (recorded as unsupported under `id`) for an image tangle does not run. Notes the
+    /// variable's `Dim` for the instructions that use it.
     fn image_binding(
         &mut self,
         id: u32,
         image: &Instruction,
         (set, binding): (u32, u32),
         combined: bool,
-        element: Option<u32>,
-    ) -> Result<Option<u32>, ExecError> {
+    ) -> Result<Option<ImageBinding>, ExecError> {
         let lit = |i: usize| image.literal_operand(i).unwrap_or(u64::MAX);
         let (dim, arrayed, ms, sampled, format) = (lit(1), lit(3), lit(4), lit(5), lit(6));
         // Vulkan's image view compatibility table "shows which SPIR-V OpTypeImage Dim and
@@ -163,8 +161,8 @@ impl<'m> Lowerer<'m> {
         }
         let sampled_type = self.lower_type(image.id_operand(0))?;
         let float = matches!(self.program.ty(sampled_type).ty, Type::Float { .. });
-        let index = self.program.images.len() as u32;
-        self.program.images.push(ImageBinding {
+        self.image_dims.insert(id, dim);
+        Ok(Some(ImageBinding {
             set,
             binding,
             dim: dim as u32,
@@ -172,107 +170,78 @@ impl<'m> Lowerer<'m> {
             format: format as u32,
             float,
             combined,
-            element,
-        });
-        self.image_dims.insert(id, dim);
-        Ok(Some(index))
+            element: None,
+        }))
     }
 
-    /// A variable holding an array of `N` storage images, sampled images, combined image
-    /// samplers, samplers or texel buffers: `N` image (or sampler) variables, one per element,
-    /// in consecutive slots, which an access chain through the array picks from
-    /// ([`Lowerer::image_element`]). Each element is its own descriptor (Vulkan "DescriptorSet
-    /// and Binding": "If the variable is an array, the array elements are consumed by the
-    /// descriptors of the binding"); a combined image sampler's element `e` goes with the
-    /// sampler of element `e` of the binding.
+    /// A variable holding an array (sized or runtime-sized) of storage images, sampled images,
+    /// combined image samplers, samplers or texel buffers: a [`DescriptorArray`], whose
+    /// elements the dispatch takes from what is bound (Vulkan "DescriptorSet and Binding": "If
+    /// the variable is an array, the array elements are consumed by the descriptors of the
+    /// binding"; a runtime-sized one is as long as what the application binds), and which an
+    /// access chain picks from ([`Lowerer::image_element`]). A combined image sampler's
+    /// element `e` goes with the sampler of element `e` of the binding.
     fn image_array(
         &mut self,
         id: u32,
-        inst: &Instruction,
-        array: Option<&Instruction>,
+        array: &'m Instruction,
         (set, binding): (u32, u32),
-    ) -> Result<(), ExecError> {
-        let element_ty = array.and_then(|a| a.id_operand(0));
+    ) -> Result<Option<RegionKind>, ExecError> {
+        let element_ty = array.id_operand(0);
         let element = element_ty.and_then(|t| self.type_insts.get(&t)).copied();
-        let count = array
-            .and_then(|a| a.id_operand(1))
-            .and_then(|c| self.values.get(&c).copied())
-            .and_then(|v| self.const_value(v.slot))
-            .and_then(|c| u32::try_from(c).ok())
-            .filter(|c| *c <= 1 << 16);
-        let Some(count) = count else {
-            let what = "an array of images or samplers of this length";
-            self.unsupported_ids.insert(id, what.to_string());
-            return Ok(());
-        };
-        let mut regions = Vec::with_capacity(count as usize);
-        if element.and_then(Instruction::op) == Some(SpvOp::TypeSampler) {
-            regions.extend((0..count).map(|e| RegionKind::Sampler {
-                set,
-                binding,
-                element: Some(e),
-            }));
-        } else {
-            // A sampled image is a combined image sampler, except a `samplerBuffer` (a uniform
-            // texel buffer).
-            let (image, combined) = match element {
-                Some(t) if t.op() == Some(SpvOp::TypeSampledImage) => {
-                    let image = t
-                        .id_operand(0)
-                        .and_then(|i| self.type_insts.get(&i))
-                        .copied();
-                    let combined = image.is_some_and(|i| i.literal_operand(1) != Some(DIM_BUFFER));
-                    (image, combined)
-                }
-                t => (t, false),
-            };
-            let Some(image) = image.filter(|t| t.op() == Some(SpvOp::TypeImage)) else {
-                let what = "an array of images or samplers of this kind";
-                self.unsupported_ids.insert(id, what.to_string());
-                return Ok(());
-            };
-            for e in 0..count {
-                match self.image_binding(id, image, (set, binding), combined, Some(e))? {
-                    Some(index) => regions.push(RegionKind::Image { index }),
-                    None => return Ok(()),
-                }
+        let count = match array.op() {
+            Some(SpvOp::TypeRuntimeArray) => None,
+            _ => {
+                let count = array
+                    .id_operand(1)
+                    .and_then(|c| self.values.get(&c).copied())
+                    .and_then(|v| self.const_value(v.slot))
+                    .and_then(|c| u32::try_from(c).ok());
+                let Some(count) = count else {
+                    let what = "an array of images or samplers whose length is no 32-bit constant";
+                    self.unsupported_ids.insert(id, what.to_string());
+                    return Ok(None);
+                };
+                Some(count)
             }
-        }
+        };
+        let kind = if element.and_then(Instruction::op) == Some(SpvOp::TypeSampler) {
+            DescriptorKind::Sampler
+        } else {
+            let Some((image, combined)) = self.image_of_type(element) else {
+                let what = "an array of UniformConstant variables that are no images or samplers";
+                self.unsupported_ids.insert(id, what.to_string());
+                return Ok(None);
+            };
+            match self.image_binding(id, image, (set, binding), combined)? {
+                Some(b) => DescriptorKind::Image(b),
+                None => return Ok(None),
+            }
+        };
+        let index = self.program.descriptor_arrays.len() as u32;
+        self.program.descriptor_arrays.push(DescriptorArray {
+            set,
+            binding,
+            count,
+            kind,
+        });
         let handle_ty = self.lower_type(element_ty)?;
-        let ptr_ty = self.lower_type(inst.result_type)?;
-        let first = self.alloc(count)?;
-        for (slot, region) in (first..).zip(regions) {
-            self.program.variables.push(crate::program::Variable {
-                slot,
-                region,
-                offset: 0,
-                ty: handle_ty,
-                builtin: None,
-                init: None,
-            });
-        }
-        self.values.insert(
-            id,
-            super::Value {
-                slot: first,
-                ty: ptr_ty,
-            },
-        );
-        self.image_arrays.insert(id, (first, count, handle_ty));
-        Ok(())
+        self.image_arrays.insert(id, (index, handle_ty));
+        Ok(Some(RegionKind::DescriptorArray { index }))
     }
 
-    /// `OpAccessChain` (or `OpInBoundsAccessChain`) into an array of images ([`Lowerer::image_array`]):
-    /// the element's handle, picked lane by lane when the index is not a constant. An index
-    /// outside the array gives a handle into no memory (using it is a `bad-pointer` finding):
-    /// SPIR-V leaves such an access undefined. Returns whether `inst` was one.
+    /// `OpAccessChain` (or `OpInBoundsAccessChain`) into an array of images
+    /// ([`Lowerer::image_array`]): the element's handle, picked lane by lane from what is
+    /// bound ([`Op::Descriptor`]). An element with nothing bound, or an index outside the
+    /// array, gives a handle whose every use is a finding naming the binding and index: SPIR-V
+    /// leaves such an access undefined, and Vulkan requires the descriptors a shader uses to
+    /// be valid. Returns whether `inst` was one.
     pub(super) fn image_element(
         &mut self,
         inst: &Instruction,
         out: &mut Out,
     ) -> Result<bool, ExecError> {
-        let Some(&(first, count, handle_ty)) =
-            inst.id_operand(0).and_then(|a| self.image_arrays.get(&a))
+        let Some(&(array, handle_ty)) = inst.id_operand(0).and_then(|a| self.image_arrays.get(&a))
         else {
             return Ok(false);
         };
@@ -284,50 +253,21 @@ impl<'m> Lowerer<'m> {
             .id_operand(0)
             .and_then(|a| self.image_dims.get(&a).copied());
         let index = self.operand(inst, 1)?;
-        let bits = self.scalar(index.ty).map_or(32, |s| s.bits);
+        let s = self
+            .scalar(index.ty)
+            .filter(|s| !s.float)
+            .ok_or_else(|| self.malformed("index is not an integer"))?;
         let dst = self.value(inst.result_id)?;
-        match self.const_value(index.slot) {
-            Some(k) => {
-                let src = match u32::try_from(k & mask(bits)).ok().filter(|k| *k < count) {
-                    Some(k) => first + k,
-                    None => self.constant(0)?,
-                };
-                self.emit(out, Op::Copy { dst: dst.slot, src });
-            }
-            None => {
-                let zero = self.constant(0)?;
-                self.emit(
-                    out,
-                    Op::Copy {
-                        dst: dst.slot,
-                        src: zero,
-                    },
-                );
-                let is = self.alloc(1)?;
-                for k in 0..count {
-                    let k_slot = self.constant(u64::from(k))?;
-                    self.emit(
-                        out,
-                        Op::IntCmp {
-                            op: crate::program::IntCmp::Eq,
-                            bits,
-                            dst: is,
-                            a: index.slot,
-                            b: k_slot,
-                        },
-                    );
-                    self.emit(
-                        out,
-                        Op::Select {
-                            dst: dst.slot,
-                            cond: is,
-                            a: first + k,
-                            b: dst.slot,
-                        },
-                    );
-                }
-            }
-        }
+        self.emit(
+            out,
+            Op::Descriptor {
+                dst: dst.slot,
+                array,
+                index: index.slot,
+                bits: s.bits,
+                signed: s.signed,
+            },
+        );
         if let Some(id) = inst.result_id {
             self.pointees.insert(id, handle_ty);
             if let Some(dim) = dim {
@@ -438,17 +378,11 @@ impl<'m> Lowerer<'m> {
                 if let (Some(id), Some(dim)) = (inst.result_id, dim) {
                     self.image_dims.insert(id, dim);
                 }
-                self.emit(
-                    out,
-                    Op::IntBin {
-                        op: crate::program::IntBin::Or,
-                        bits: 64,
-                        dst: dst.slot,
-                        a: image,
-                        b: sampler.slot,
-                    },
-                );
-                return Ok(());
+                ImageInst::Combine {
+                    dst: dst.slot,
+                    image,
+                    sampler: sampler.slot,
+                }
             }
             SpvOp::ImageSampleExplicitLod | SpvOp::ImageGather => {
                 let dst = self.value(inst.result_id)?;

@@ -22,7 +22,9 @@ pub mod types;
 use crate::device::SpecConstants;
 use crate::error::{malformed, unsupported, ExecError, InstRef};
 use crate::profile::Profile;
-use crate::program::{DescriptorArray, Op, Program, RegionKind, Slot, Type, TypeIdx, Variable};
+use crate::program::{
+    DescriptorArray, DescriptorKind, Op, Program, RegionKind, Slot, Type, TypeIdx, Variable,
+};
 use spirv::Op as SpvOp;
 use std::collections::HashMap;
 
@@ -93,9 +95,9 @@ pub(crate) struct Lowerer<'m> {
     pub handle_types: std::collections::HashSet<TypeIdx>,
     /// The SPIR-V `Dim` of image variables and of the handles loaded from them, by id.
     pub image_dims: HashMap<u32, u64>,
-    /// Arrays of images, by variable id: the first of their consecutive handle slots, the
-    /// element count and the handle type ([`Lowerer::image_array`]).
-    pub image_arrays: HashMap<u32, (Slot, u32, TypeIdx)>,
+    /// Arrays of images and samplers, by variable id: their index in
+    /// [`Program::descriptor_arrays`] and the handle type ([`Lowerer::image_array`]).
+    pub image_arrays: HashMap<u32, (u32, TypeIdx)>,
     /// Whether the Workgroup variables seen so far are `Block`s (explicitly laid out and
     /// aliased) or not; `None` before the first.
     pub workgroup_blocks: Option<bool>,
@@ -383,6 +385,7 @@ impl<'m> Lowerer<'m> {
                             set,
                             binding,
                             count,
+                            kind: DescriptorKind::Buffer,
                         });
                         self.descriptor_vars.insert(id, index);
                         RegionKind::DescriptorArray { index }

@@ -95,22 +95,16 @@ pub enum RegionKind {
     PushConstant,
     /// A buffer bound at `(set, binding)`.
     Buffer { set: u32, binding: u32 },
-    /// An array of buffer descriptors at `(set, binding)`: entry `index` of
+    /// An array of descriptors at `(set, binding)`: entry `index` of
     /// [`Program::descriptor_arrays`]. The variable's own pointer points into no memory; an
     /// access chain's first index picks a descriptor ([`Op::Descriptor`]).
     DescriptorArray { index: u32 },
     /// An image or texel buffer: entry `index` of [`Program::images`]. The variable's slot
     /// holds the image's handle (a pointer to its texels) for the whole dispatch.
     Image { index: u32 },
-    /// A sampler at `(set, binding)`: its slot holds the sampler's handle. `element`: the
-    /// element of a descriptor array of samplers (`sampler s[2]`), `None` for a plain sampler;
-    /// an element nothing is bound to gets no sampler, so that sampling through it is a
-    /// `bad-pointer` finding (a plain sampler must be bound).
-    Sampler {
-        set: u32,
-        binding: u32,
-        element: Option<u32>,
-    },
+    /// A sampler at `(set, binding)`: its slot holds the sampler's handle (arrays of samplers
+    /// are [`RegionKind::DescriptorArray`]s).
+    Sampler { set: u32, binding: u32 },
 }
 
 /// An image variable (`OpTypeImage` in UniformConstant): storage images (`Sampled` 2), sampled
@@ -132,22 +126,36 @@ pub struct ImageBinding {
     /// A combined image sampler (`OpTypeSampledImage`): the sampler at the same binding (and
     /// array element) goes with the image.
     pub combined: bool,
-    /// The element of a descriptor array of images (`image2D imgs[4]`), `None` for a plain
-    /// image. An element nothing is bound to gets a handle into no memory, so that using it is
-    /// a `bad-pointer` finding (a plain image must be bound).
+    /// The element of a descriptor array of images (`image2D imgs[4]`) a bound image is checked
+    /// as, `None` for a plain image (and in an array's [`DescriptorKind::Image`]).
     pub element: Option<u32>,
 }
 
-/// An array of storage or uniform buffer descriptors (`buffer B { .. } b[2];`): each element is
-/// a separate descriptor, bound separately.
+/// An array of descriptors (`buffer B { .. } b[2];`, `uniform texture2D t[];`, `sampler s[4];`):
+/// each element is a separate descriptor, bound separately, picked by [`Op::Descriptor`] from
+/// the table the dispatch builds of what is bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DescriptorArray {
     /// `DescriptorSet`.
     pub set: u32,
     /// `Binding`.
     pub binding: u32,
-    /// The array's length; `None` for a runtime-sized array.
+    /// The array's length; `None` for a runtime-sized array (its length is what is bound).
     pub count: Option<u32>,
+    /// What each element is.
+    pub kind: DescriptorKind,
+}
+
+/// The descriptors of a [`DescriptorArray`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DescriptorKind {
+    /// Storage or uniform buffers: an element is a pointer to the start of its buffer.
+    Buffer,
+    /// Images, texel buffers or combined image samplers, each as this binding (its `element`
+    /// `None`) declares: an element is an image handle.
+    Image(ImageBinding),
+    /// Samplers: an element is a sampler handle.
+    Sampler,
 }
 
 /// A module-scope or function variable.
@@ -244,7 +252,8 @@ pub struct Program {
     pub locations: Vec<InstRef>,
     /// The memory image of each type: its scalars in slot order.
     pub leaves: Vec<Vec<Leaf>>,
-    /// Descriptor arrays of buffers, indexed by [`RegionKind::DescriptorArray`].
+    /// Descriptor arrays (of buffers, images or samplers), indexed by
+    /// [`RegionKind::DescriptorArray`].
     pub descriptor_arrays: Vec<DescriptorArray>,
     /// Image variables, indexed by [`RegionKind::Image`].
     pub images: Vec<ImageBinding>,

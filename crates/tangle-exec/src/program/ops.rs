@@ -332,8 +332,10 @@ pub enum Op {
     },
     /// The first index of an access chain into a descriptor array: `dst` = a pointer to the
     /// start of element `index` (a `bits`-wide integer) of [`super::Program::descriptor_arrays`]
-    /// entry `array`; an unbound or out-of-range element gives a pointer whose every access is a
-    /// finding naming the binding and index ([`crate::run::memory::unbound_pointer`]).
+    /// entry `array` (for images and samplers, the element's handle); an unbound or
+    /// out-of-range element gives a pointer (handle) whose every use is a finding naming the
+    /// binding and index ([`crate::run::memory::unbound_pointer`],
+    /// [`crate::run::memory::unbound_sampler`]).
     Descriptor {
         dst: Slot,
         array: u32,

@@ -4,14 +4,15 @@
 use super::alu::{bits_of, full_mask, lanes_of, rd, wr};
 use super::memory::{self as m, split_pointer, Words};
 use crate::check::race;
-use crate::program::{AtomicOp, DescriptorArray, Leaf, Op, Program, Slot, Step};
+use crate::program::{AtomicOp, DescriptorArray, DescriptorKind, Leaf, Op, Program, Slot, Step};
 use crate::report::Finding;
 use crate::semantics::{float, mask as mask_of, sign_extend};
 
 /// Which descriptor a buffer region is: `(set, binding)`, and the element of a descriptor array.
 pub type BufferKey = (u32, u32, Option<u32>);
 
-/// A descriptor array with the pointers of its bound elements, sorted by element.
+/// A descriptor array with the pointers (image or sampler handles) of its bound elements,
+/// sorted by element.
 pub type DescriptorTable = (DescriptorArray, Vec<(u32, u64)>);
 
 /// The memory one subgroup sees.
@@ -97,18 +98,34 @@ impl<'a> Mem<'a> {
         }
     }
 
+    /// The finding of an access through element `index` of descriptor array `array`, which
+    /// has nothing bound (or lies outside the array).
+    pub fn unbound(&self, array: u32, index: i64, address: u64) -> Finding {
+        match self.descriptors.get(array as usize) {
+            Some((a, _)) => Finding::UnboundDescriptor {
+                set: a.set,
+                binding: a.binding,
+                index,
+                count: a.count,
+            },
+            None => Finding::BadPointer { address },
+        }
+    }
+
+    /// The finding of using `handle`, a pointer or image handle into no memory: an unbound
+    /// element of a descriptor array ([`m::unbound_pointer`]) is named with its binding and
+    /// index.
+    pub fn no_memory(&self, handle: u64) -> Finding {
+        match m::unbound_of(handle) {
+            Some((array, index)) => self.unbound(array, index, handle),
+            None => Finding::BadPointer { address: handle },
+        }
+    }
+
     /// The region and absolute offset of an access of `len` bytes at `ptr` by `lane`.
     pub fn resolve(&self, ptr: u64, lane: usize, len: u64) -> Result<(&'a Words, u64), Finding> {
-        if let Some((array, index)) = m::unbound_of(ptr) {
-            return Err(match self.descriptors.get(array as usize) {
-                Some((a, _)) => Finding::UnboundDescriptor {
-                    set: a.set,
-                    binding: a.binding,
-                    index,
-                    count: a.count,
-                },
-                None => Finding::BadPointer { address: ptr },
-            });
+        if m::unbound_of(ptr).is_some() {
+            return Err(self.no_memory(ptr));
         }
         let (region, off) = split_pointer(ptr);
         let (words, base, size) = match region {
@@ -319,7 +336,10 @@ pub fn exec_memory(
                         let at = elements.binary_search_by_key(&i, |(e, _)| *e).ok()?;
                         elements.get(at).map(|(_, p)| *p)
                     })
-                    .unwrap_or_else(|| m::unbound_pointer(*array, i));
+                    .unwrap_or_else(|| match table.map(|(a, _)| a.kind) {
+                        Some(DescriptorKind::Sampler) => m::unbound_sampler(*array, i),
+                        _ => m::unbound_pointer(*array, i),
+                    });
                 wr(regs, n, *dst, l, p);
             }
         }

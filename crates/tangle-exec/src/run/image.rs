@@ -86,6 +86,13 @@ pub enum ImageInst {
         lod: Option<(Slot, u32)>,
         component: Option<Slot>,
     },
+    /// `OpSampledImage`: the image's handle with the sampler's handle in its offset bits (an
+    /// image from an unbound array element stays as it is, naming that element).
+    Combine {
+        dst: Slot,
+        image: Slot,
+        sampler: Slot,
+    },
     /// `OpImageQuerySize` / `OpImageQuerySizeLod`.
     QuerySize {
         dst: Slot,
@@ -139,8 +146,8 @@ pub enum ImageFinding {
         binding: u32,
         format: &'static str,
     },
-    /// Sampling through an element of an array of samplers (or of combined image samplers)
-    /// that has nothing bound: Vulkan "Descriptor Set Binding" requires the descriptors a
+    /// Sampling through an element of an array of combined image samplers whose image is
+    /// bound but not its sampler: Vulkan "Descriptor Set Binding" requires the descriptors a
     /// shader uses to be valid, and tangle reads nothing (0) rather than another sampler.
     NoSampler {
         set: u32,
@@ -198,7 +205,7 @@ impl fmt::Display for ImageFinding {
                 element,
             } => write!(
                 f,
-                "sampling the image at set {set}, binding {binding} (element {element}) with no sampler: an element of an array of samplers or combined image samplers that has nothing bound"
+                "sampling the image at set {set}, binding {binding} (element {element}) with no sampler: an element of an array of combined image samplers with no sampler bound"
             ),
             ImageFinding::LinearFilterOfIntegers {
                 set,
@@ -341,8 +348,7 @@ pub fn exec_image(
                         }
                     }
                     None => {
-                        let address = rd(regs, n, *image, l);
-                        found.push((l, Finding::BadPointer { address }));
+                        found.push((l, mem.no_memory(rd(regs, n, *image, l))));
                         None
                     }
                 };
@@ -362,8 +368,7 @@ pub fn exec_image(
                 coord_signed,
             } => {
                 let Some((words, view, _)) = image_of(mem, rd(regs, n, *image, l)) else {
-                    let address = rd(regs, n, *image, l);
-                    found.push((l, Finding::BadPointer { address }));
+                    found.push((l, mem.no_memory(rd(regs, n, *image, l))));
                     continue;
                 };
                 let at = texel_offset(
@@ -480,6 +485,19 @@ pub fn exec_image(
                     wr(regs, n, dst + k, l, v);
                 }
             }
+            ImageInst::Combine {
+                dst,
+                image,
+                sampler,
+            } => {
+                let (handle, sampler) = (rd(regs, n, *image, l), rd(regs, n, *sampler, l));
+                // A sampled image's image (`OpImage`) still carries its own sampler: replaced.
+                let combined = match m::unbound_of(handle) {
+                    Some(_) => handle,
+                    None => m::make_pointer(m::split_pointer(handle).0, sampler),
+                };
+                wr(regs, n, *dst, l, combined);
+            }
             ImageInst::QuerySize {
                 dst,
                 count,
@@ -506,8 +524,7 @@ pub fn exec_image(
                         view.extent
                     }
                     None => {
-                        let address = rd(regs, n, *image, l);
-                        found.push((l, Finding::BadPointer { address }));
+                        found.push((l, mem.no_memory(rd(regs, n, *image, l))));
                         [0; 3]
                     }
                 };
@@ -536,21 +553,26 @@ fn sample(
     lod: Option<(Slot, u32)>,
     component: Option<u64>,
 ) -> Result<Components, Finding> {
-    let bad = Finding::BadPointer { address: handle };
-    let (words, view, _) = image_of(mem, handle).ok_or_else(|| bad.clone())?;
+    let (words, view, _) = image_of(mem, handle).ok_or_else(|| mem.no_memory(handle))?;
     let (_, sampler_index) = m::split_pointer(handle);
-    let no_sampler = Finding::Image(ImageFinding::NoSampler {
-        set: view.set,
-        binding: view.binding,
-        element: view.element,
-    });
+    if let Some((array, index)) = m::unbound_sampler_of(sampler_index) {
+        // A sampler from an element of an array of samplers that has nothing bound.
+        return Err(mem.unbound(array, index, handle));
+    }
     let s = match sampler_index.checked_sub(1) {
         Some(i) => usize::try_from(i)
             .ok()
             .and_then(|i| mem.samplers.get(i))
-            .ok_or(bad)?,
-        // An unbound element of an array of samplers gave the handle no sampler.
-        None => return Err(no_sampler),
+            .ok_or(Finding::BadPointer { address: handle })?,
+        // An element of an array of combined image samplers whose image is bound but not its
+        // sampler.
+        None => {
+            return Err(Finding::Image(ImageFinding::NoSampler {
+                set: view.set,
+                binding: view.binding,
+                element: view.element,
+            }))
+        }
     };
     let c: Vec<f64> = (0..coords)
         .map(|k| float::to_f64(coord_bits, rd(regs, n, coord + k, l)))

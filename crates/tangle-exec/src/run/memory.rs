@@ -65,6 +65,21 @@ pub fn unbound_of(p: u64) -> Option<(u32, i64)> {
     (region == REGION_UNBOUND).then_some(((off >> UNBOUND_INDEX_BITS) as u32, index))
 }
 
+/// The sampler handle [`crate::program::Op::Descriptor`] makes from element `index` of the
+/// descriptor array of samplers `array` when that element has no sampler. A sampler handle sits
+/// in the offset bits of a combined image's handle, so it cannot be an [`unbound_pointer`]; it
+/// is that pointer's offset for array `array + 1`, at least 2^33, which no bound sampler's
+/// handle (its index plus 1) reaches.
+pub fn unbound_sampler(array: u32, index: i64) -> u64 {
+    split_pointer(unbound_pointer(array.saturating_add(1), index)).1
+}
+
+/// The (descriptor array, index) of an [`unbound_sampler`] handle; `None` for other handles.
+pub fn unbound_sampler_of(handle: u64) -> Option<(u32, i64)> {
+    let (array, index) = unbound_of(make_pointer(REGION_UNBOUND, handle))?;
+    Some((array.checked_sub(1)?, index))
+}
+
 /// The device address of the `index`-th buffer.
 pub fn buffer_address(index: usize) -> u64 {
     make_pointer(FIRST_BUFFER + index as u64, 0)
@@ -432,5 +447,13 @@ mod unbound_tests {
             Some((2, -(1 << 32)))
         );
         assert_eq!(unbound_of(buffer_address(3)), None);
+        // Sampler handles: beyond every bound sampler's, and their own array and index.
+        for (array, index) in [(0, 0), (3, 7), (0, -1), (12, 1 << 31)] {
+            let h = unbound_sampler(array, index);
+            assert!((1 << 33..1 << OFFSET_BITS).contains(&h), "{h:#x}");
+            assert_eq!(unbound_sampler_of(h), Some((array, index)));
+        }
+        assert_eq!(unbound_sampler_of(1), None);
+        assert_eq!(unbound_sampler_of(0), None);
     }
 }

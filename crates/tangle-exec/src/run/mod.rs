@@ -6,6 +6,7 @@ pub mod alu;
 mod budget;
 pub mod builtins;
 pub mod coopmat;
+mod descriptors;
 pub mod dot;
 pub mod group;
 pub mod image;
@@ -150,7 +151,6 @@ pub fn dispatch(
         .collect();
     // Before the images join the regions: an image is no element of a descriptor array.
     let keys: Vec<BufferKey> = buffers.iter().map(|(_, k)| *k).collect();
-    let descriptors = descriptor_tables(prog, &keys)?;
     let mut buffers = buffers;
     let mut images: Vec<Option<image::ImageView>> = vec![None; buffers.len()];
     let elements = res
@@ -195,6 +195,7 @@ pub fn dispatch(
         .map(|(&(s, b), v)| ((s, b, 0), *v))
         .chain(res.sampler_elements.iter().map(|(k, v)| (*k, *v)))
         .collect();
+    let descriptors = descriptors::descriptor_tables(prog, &keys, &images, &samplers)?;
     let mut template = vec![0u64; per_subgroup];
     for &(slot, v) in &prog.constants {
         for l in 0..sg {
@@ -203,24 +204,12 @@ pub fn dispatch(
     }
     for var in &prog.variables {
         let handle = match var.region {
-            RegionKind::Image { index } => match image_region(prog, index, &images)? {
-                Some(region) => {
-                    let combined = prog.images.get(index as usize).filter(|b| b.combined);
-                    let sampler = match combined {
-                        Some(b) => sampler_handle(&samplers, b.set, b.binding, b.element)?,
-                        None => 0,
-                    };
-                    // A combined image sampler's handle carries its sampler in the offset bits.
-                    Some(memory::buffer_address(region) | sampler)
-                }
-                // An unbound element of an array of images: a handle into no memory.
-                None => Some(0),
-            },
-            RegionKind::Sampler {
-                set,
-                binding,
-                element,
-            } => Some(sampler_handle(&samplers, set, binding, element)?),
+            RegionKind::Image { index } => {
+                Some(descriptors::image_handle(prog, index, &images, &samplers)?)
+            }
+            RegionKind::Sampler { set, binding } => {
+                Some(descriptors::sampler_handle(&samplers, set, binding)?)
+            }
             _ => None,
         };
         if let Some(h) = handle {
@@ -399,134 +388,6 @@ fn reload_buffers(s: &mut Shared<'_>, res: &Resources) {
             *words = Words::from_bytes(b);
         }
     }
-}
-
-/// The handle of the sampler at `(set, binding)` (array element `element`): its index plus 1,
-/// or 0 for an array element nothing is bound to.
-fn sampler_handle(
-    samplers: &[((u32, u32, u32), Sampler)],
-    set: u32,
-    binding: u32,
-    element: Option<u32>,
-) -> Result<u64, ExecError> {
-    let key = (set, binding, element.unwrap_or(0));
-    match (samplers.iter().position(|(k, _)| *k == key), element) {
-        (Some(i), _) => Ok(i as u64 + 1),
-        // An unbound element of an array: no sampler, so sampling through it is a finding.
-        (None, Some(_)) => Ok(0),
-        (None, None) => Err(ExecError::Resource(format!(
-            "the shader uses a sampler at set {set}, binding {binding}, but none is bound"
-        ))),
-    }
-}
-
-/// The region of the image the program's image variable `index` reads, checked against the
-/// shader's declaration: Vulkan requires the view's format to be the `Image Format` when that is
-/// not Unknown, its numeric type to match the `Sampled Type` (float or integer), and its type to
-/// match the `Dim` (a 1D image or texel buffer has height and depth 1, a 2D image depth 1).
-/// `None`: an element of an array of images that nothing is bound to.
-fn image_region(
-    prog: &Program,
-    index: u32,
-    images: &[Option<image::ImageView>],
-) -> Result<Option<usize>, ExecError> {
-    let b = prog
-        .images
-        .get(index as usize)
-        .ok_or_else(|| ExecError::Resource("an image variable the program lacks".into()))?;
-    let (set, binding, element) = (b.set, b.binding, b.element.unwrap_or(0));
-    let found = images.iter().enumerate().find_map(|(r, v)| {
-        v.filter(|v| (v.set, v.binding, v.element) == (set, binding, element))
-            .map(|v| (r, v))
-    });
-    let (region, view) = match (found, b.element) {
-        (Some(found), _) => found,
-        (None, Some(_)) => return Ok(None),
-        (None, None) => {
-            return Err(ExecError::Resource(format!(
-                "the shader uses an image at set {set}, binding {binding}, but none is bound"
-            )))
-        }
-    };
-    let fmt = view.format;
-    let declared = crate::semantics::texel::TexelFormat::by_spirv(b.format);
-    let why = if declared.is_some_and(|d| d != fmt) {
-        Some(format!(
-            "the shader declares Image Format {} ({})",
-            b.format,
-            declared.map_or("?", |d| d.name)
-        ))
-    } else if fmt.numeric.is_float() != b.float {
-        Some(format!(
-            "the shader's Sampled Type is {}",
-            if b.float { "a float" } else { "an integer" }
-        ))
-    } else {
-        let [_, h, d] = view.extent;
-        match b.dim {
-            0 | 5 if h != 1 || d != 1 => Some("the shader declares a one-dimensional image".into()),
-            1 if d != 1 => Some("the shader declares a 2D image".into()),
-            _ => None,
-        }
-    };
-    let at = match b.element {
-        Some(e) => format!("set {set}, binding {binding}, array element {e}"),
-        None => format!("set {set}, binding {binding}"),
-    };
-    match why {
-        Some(why) => Err(ExecError::Resource(format!(
-            "the image at {at} is {} {:?}, but {why}",
-            fmt.name, view.extent
-        ))),
-        None => Ok(Some(region)),
-    }
-}
-
-/// The pointer of every bound element of the program's descriptor arrays; `keys` names the
-/// dispatch's buffer regions in order. A plain buffer at an array's `(set, binding)` is its
-/// element 0 (a binding with one descriptor). An array with nothing bound, an element bound
-/// twice, or one past the array's length is a resource error, as for a plain buffer.
-fn descriptor_tables(
-    prog: &Program,
-    keys: &[BufferKey],
-) -> Result<Vec<DescriptorTable>, ExecError> {
-    let mut tables = Vec::with_capacity(prog.descriptor_arrays.len());
-    for a in &prog.descriptor_arrays {
-        let (set, binding) = (a.set, a.binding);
-        let mut bound: Vec<(u32, usize)> = Vec::new();
-        for (region, key) in keys.iter().enumerate() {
-            let element = match *key {
-                (s, b, None) if (s, b) == (set, binding) => 0,
-                (s, b, Some(i)) if (s, b) == (set, binding) => i,
-                _ => continue,
-            };
-            if bound.iter().any(|(i, _)| *i == element) {
-                return Err(ExecError::Resource(format!(
-                    "element {element} of the descriptor array at set {set}, binding {binding} is bound twice"
-                )));
-            }
-            if a.count.is_some_and(|n| element >= n) {
-                return Err(ExecError::Resource(format!(
-                    "element {element} is bound, but the descriptor array at set {set}, binding {binding} has {} elements",
-                    a.count.unwrap_or(0)
-                )));
-            }
-            bound.push((element, region));
-        }
-        if bound.is_empty() {
-            return Err(ExecError::Resource(format!(
-                "the shader uses a descriptor array at set {set}, binding {binding}, but none of its elements is bound"
-            )));
-        }
-        // Sparse, sorted by element: an index may be large while few are bound.
-        let mut elements: Vec<(u32, u64)> = bound
-            .into_iter()
-            .map(|(i, region)| (i, memory::buffer_address(region)))
-            .collect();
-        elements.sort_unstable();
-        tables.push((*a, elements));
-    }
-    Ok(tables)
 }
 
 /// One subgroup's state.

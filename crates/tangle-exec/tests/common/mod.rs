@@ -3,6 +3,8 @@
 //! a fixed-seed random source.
 #![allow(dead_code)]
 
+pub mod arrays;
+
 use tangle_exec::{CoopmatLayout, Device, Profile, Report, Resources, RunOptions, SpecConstants};
 use tangle_spirv::{Module, TargetEnv};
 use tangle_validate::{validate, ValidateOptions, Validated};
