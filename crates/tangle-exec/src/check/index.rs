@@ -13,7 +13,7 @@
 use crate::program::Op;
 use crate::report::Finding;
 use crate::run::access::LaneFinding;
-use crate::run::alu::{bits_of, rd};
+use crate::run::alu::{bits_of, full_mask, lanes_of, rd};
 use crate::semantics::mask;
 
 /// Reports the lanes in `lanes` whose dynamic vector index is out of range, for the ops that
@@ -32,14 +32,26 @@ pub fn check(op: &Op, regs: &[u64], n: usize, lanes: u128, found: &mut Vec<LaneF
                 if count == 0 {
                     continue;
                 }
-                for l in bits_of(lanes, n) {
-                    let raw = rd(regs, n, index, l) & mask(bits);
-                    let i = if signed {
+                let index_of = |raw: u64| {
+                    let raw = raw & mask(bits);
+                    if signed {
                         crate::semantics::sign_extend(bits, raw)
                     } else {
                         i64::try_from(raw).unwrap_or(i64::MAX)
-                    };
-                    if i < 0 || i >= i64::from(count) {
+                    }
+                };
+                let outside = |i: i64| i < 0 || i >= i64::from(count);
+                // Every lane active and in range (the usual case): one pass over the row.
+                if lanes == full_mask(n)
+                    && !lanes_of(regs, n, index)
+                        .iter()
+                        .any(|&v| outside(index_of(v)))
+                {
+                    continue;
+                }
+                for l in bits_of(lanes, n) {
+                    let i = index_of(rd(regs, n, index, l));
+                    if outside(i) {
                         found.push((l, Finding::ChainIndexOutOfRange { index: i, count }));
                     }
                 }

@@ -347,9 +347,7 @@ impl Exec<'_> {
                 let Some(size) = self.cluster(cluster) else {
                     return self.poison_all(g.count, g.bits);
                 };
-                if !self.rotate_whole(delta, size) {
-                    self.by_source(|l| Ok(sg::rotate_source_lane(l, delta, size)));
-                }
+                self.by_source(|l| Ok(sg::rotate_source_lane(l, delta, size)));
             }
             GroupKind::Ballot => {
                 let mut m = 0u128;
@@ -437,28 +435,34 @@ impl Exec<'_> {
         sg::ballot_from_words(&words)
     }
 
-    /// A rotate with every lane of the subgroup active (so every source lane is active): each
-    /// lane's Value from [`sg::rotate_source_lane`], a row at a time through a copy of the
-    /// source row. `false` (nothing done) otherwise: [`Exec::by_source`] takes it.
-    fn rotate_whole(&mut self, delta: u64, size: u32) -> bool {
-        let g = self.g;
-        let n = self.n;
+    /// [`Exec::by_source`] when every lane of the subgroup exists and is active and every
+    /// source lane lies in the subgroup (so is active): the sources computed once, then each
+    /// component a row at a time through a copy of the Value's row. `false` (nothing done)
+    /// otherwise.
+    fn by_source_whole(&mut self, source: &impl Fn(u32) -> Result<u32, i128>) -> bool {
+        let (g, n) = (self.g, self.n);
+        if self.whole_row(g.value).is_none() || n > 128 {
+            return false;
+        }
+        let mut from = [0u8; 128];
+        for (l, f) in from.iter_mut().enumerate().take(n) {
+            match source(l as u32) {
+                Ok(s) if (s as usize) < n => *f = s as u8,
+                _ => return false,
+            }
+        }
         let mut src = [0u64; 128];
         for i in 0..g.count {
             let Some(row) = self.whole_row(g.value + i) else {
                 return false;
             };
-            let Some(src) = src.get_mut(..n) else {
-                return false;
-            };
-            src.copy_from_slice(row);
+            src[..n].copy_from_slice(row);
             let at = (g.dst + i) as usize * n;
             let Some(dst) = self.regs.get_mut(at..at + n) else {
                 return false;
             };
-            for (l, d) in dst.iter_mut().enumerate() {
-                let from = sg::rotate_source_lane(l as u32, delta, size) as usize;
-                *d = src.get(from).copied().unwrap_or(0);
+            for (d, &f) in dst.iter_mut().zip(&from) {
+                *d = src[f as usize];
             }
         }
         true
@@ -468,6 +472,9 @@ impl Exec<'_> {
     /// group, `Err(id)` outside it. Reads of inactive or nonexistent lanes give poison and one
     /// finding.
     fn by_source(&mut self, source: impl Fn(u32) -> Result<u32, i128>) {
+        if self.by_source_whole(&source) {
+            return;
+        }
         let g = self.g;
         let mut bad = Vec::new();
         for l in bits_of(self.mask, self.n) {
@@ -512,6 +519,9 @@ impl Exec<'_> {
         let size = size.max(1) as usize;
         for i in 0..g.count {
             let slot = g.value + i;
+            if self.arith_whole(op, scan, size, slot, g.dst + i) {
+                continue;
+            }
             match scan {
                 Scan::Reduce => {
                     // One cluster is the whole subgroup when there is no ClusterSize.
@@ -539,6 +549,41 @@ impl Exec<'_> {
                 }
             }
         }
+    }
+
+    /// [`Exec::arith`] for one component when every lane of the subgroup exists and is active:
+    /// the same combinations in the same lane order, over a copy of the Value's row. `false`
+    /// (nothing done) otherwise.
+    fn arith_whole(&mut self, op: GroupOp, scan: Scan, size: usize, slot: Slot, dst: Slot) -> bool {
+        let (bits, n) = (self.g.bits, self.n);
+        let Some(row) = self.whole_row(slot).filter(|_| n <= 128) else {
+            return false;
+        };
+        let mut src = [0u64; 128];
+        src[..n].copy_from_slice(row);
+        let at = dst as usize * n;
+        let Some(out) = self.regs.get_mut(at..at + n) else {
+            return false;
+        };
+        match scan {
+            Scan::Reduce => {
+                for (cluster, out) in src[..n].chunks(size).zip(out.chunks_mut(size)) {
+                    let acc = cluster
+                        .iter()
+                        .fold(op.identity(bits), |acc, &v| op.combine(bits, acc, v));
+                    out.fill(acc);
+                }
+            }
+            Scan::Inclusive | Scan::Exclusive => {
+                let mut acc = op.identity(bits);
+                for (o, &v) in out.iter_mut().zip(&src[..n]) {
+                    let next = op.combine(bits, acc, v);
+                    *o = if scan == Scan::Inclusive { next } else { acc };
+                    acc = next;
+                }
+            }
+        }
+        true
     }
 }
 
