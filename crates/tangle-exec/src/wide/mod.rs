@@ -776,7 +776,7 @@ fn log_coopmat(
                 .take(4)
                 .find(|a| shared(a) && memory::split_pointer(a.ptr).0 == region)
             {
-                let end = (a.ptr + a.len).max(ptr + len);
+                let end = a.ptr.saturating_add(a.len).max(ptr.saturating_add(len));
                 a.ptr = a.ptr.min(ptr);
                 a.len = end - a.ptr;
             } else {
