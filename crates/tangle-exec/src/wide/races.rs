@@ -244,6 +244,31 @@ mod tests {
     }
 
     #[test]
+    fn a_span_read_by_several_invocations_races_with_any_write_inside_it() {
+        // A cooperative-matrix load logged as its span (`Batch::coopmat`).
+        let span = Access {
+            ptr: 64,
+            len: 256,
+            step: 0,
+            count: 2,
+            first: u64::MAX,
+            write: false,
+        };
+        let one = |ptr, first| Access {
+            ptr,
+            len: 4,
+            step: 4,
+            count: 1,
+            first,
+            write: true,
+        };
+        assert!(may_race(&mut vec![span, one(128, 0)]));
+        assert!(may_race(&mut vec![span, run(256, 16, 3, true)]));
+        assert!(!may_race(&mut vec![span, one(320, 0)]));
+        assert!(!may_race(&mut vec![span, one(60, 0)]));
+    }
+
+    #[test]
     fn disjoint_ranges_never_race() {
         let mut log = vec![
             run(0, 16, 0, true),
