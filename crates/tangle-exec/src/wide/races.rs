@@ -9,6 +9,8 @@
 //! logged in the shape the batch made it — a run of consecutive scalars, one address for every
 //! lane, or one lane's scalar — rather than byte by byte, and the sweep compares shapes.
 
+use rayon::slice::ParallelSliceMut;
+
 /// One logged access by the lanes of a batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Access {
@@ -73,17 +75,20 @@ impl Access {
 
 /// Whether some two accesses of `log` might race (see the module doc); sorts `log`.
 pub fn may_race(log: &mut Vec<Access>) -> bool {
-    log.sort_unstable();
-    log.dedup();
-    // Only regions written at all can race: the others' reads are dropped before the sweep
-    // (a read-only matrix read by every batch would keep thousands of long runs open).
+    // Only regions written at all can race: the others' reads are dropped first (a read-only
+    // matrix read by every batch would keep thousands of long runs open in the sweep, and its
+    // entries are most of the log to sort).
     let mut written: Vec<u64> = log
         .iter()
         .filter(|a| a.write)
         .map(|a| region(a.ptr))
         .collect();
+    written.sort_unstable();
     written.dedup();
     log.retain(|a| written.binary_search(&region(a.ptr)).is_ok());
+    // The sort is the one serial step after the workers: on every core.
+    log.par_sort_unstable();
+    log.dedup();
     merge_shared_reads(log);
     if log.iter().any(Access::races_itself) {
         return true;
