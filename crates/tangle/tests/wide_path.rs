@@ -168,6 +168,9 @@ fn every_script_gives_the_same_results_with_the_native_tier() {
         assert!(differences.is_empty(), "{}", differences.join("\n"));
         assert!(jobs > 100, "only {jobs} dispatches ran");
         // 3827 (checks on) and 3906 (off) when this was written.
-        assert!(native >= 3500, "only {native} invocations ran as native code");
+        assert!(
+            native >= 3500,
+            "only {native} invocations ran as native code"
+        );
     }
 }
