@@ -4,8 +4,8 @@
 //!
 //! The compiled code runs one invocation after the other, so a site sees invocation `g`'s
 //! access, then `g + 1`'s, ... An access that continues the site's open run (the next
-//! invocation, at the run's stride, the same size and direction) extends it in O(1); anything
-//! else closes the run into the log and opens a new one. An invocation repeating the bytes it
+//! invocation, the next scalar or the same one, the same size and direction) extends it in
+//! O(1); anything else closes the run into the log and opens a new one. An invocation repeating the bytes it
 //! just accessed (a loop reading one element) adds nothing: an invocation never races with
 //! itself, and a write already logged covers a later read of the same bytes.
 
@@ -82,9 +82,12 @@ fn extend(a: &mut Access, g: u64, ptr: u64, len: u64, write: bool) -> bool {
         return false;
     }
     if a.count == 1 {
-        // The second invocation sets the stride: one address for all, or disjoint scalars.
+        // The second invocation sets the stride: one address for all, or the next scalar.
+        // Only these two: the sweep compares runs of different strides conservatively, and a
+        // stride two invocations happen to make (the last access of one, the first of the
+        // next) would cover every byte between.
         let step = ptr - a.ptr;
-        if step != 0 && step < len {
+        if step != 0 && step != len {
             return false;
         }
         a.step = step;
