@@ -267,18 +267,8 @@ pub fn dispatch(
     };
     let fast = match native {
         crate::jit::Tier::Done => true,
-        crate::jit::Tier::GaveUp(ref w) => {
-            if std::env::var("JITDBG").is_ok() {
-                eprintln!("JITDBG gave up: {w}");
-            }
-            false
-        }
-        crate::jit::Tier::NotTaken(ref w) => {
-            if std::env::var("JITDBG").is_ok() {
-                eprintln!("JITDBG not taken: {w}");
-            }
-            options.wide && run_wide(&shared, total, threads)?
-        }
+        crate::jit::Tier::GaveUp(_) => false,
+        crate::jit::Tier::NotTaken(_) => options.wide && run_wide(&shared, total, threads)?,
     };
     if options.wide && !fast {
         // The fast path gave up: the reference path starts again from the inputs.
