@@ -227,6 +227,9 @@ pub(super) struct Emitter<'a> {
     sites: u32,
     /// Where the op being emitted is, for the give-up code: (block, op).
     at: (u32, u32),
+    /// The blocks that check the step bound and the stop flag on entry: loop headers, and
+    /// every target of a branch from a block not before it, so that every cycle has one.
+    checked: Vec<bool>,
 }
 
 /// The low `bits` bits mask.
@@ -246,6 +249,28 @@ impl<'a> Emitter<'a> {
         let vars = (0..prog.slots).map(|_| b.declare_var(I64)).collect();
         let blocks = func.blocks.iter().map(|_| b.create_block()).collect();
         let (giveup, stopped) = (b.create_block(), b.create_block());
+        let mut checked: Vec<bool> = func
+            .blocks
+            .iter()
+            .map(|b| b.continue_target.is_some())
+            .collect();
+        for (from, block) in func.blocks.iter().enumerate() {
+            let targets: Vec<u32> = match block.terminator {
+                Terminator::Branch(t) => vec![t],
+                Terminator::BranchConditional { t, f, .. } => vec![t, f],
+                Terminator::Switch {
+                    ref cases, default, ..
+                } => cases.iter().map(|c| c.1).chain([default]).collect(),
+                _ => Vec::new(),
+            };
+            for t in targets {
+                if t as usize <= from {
+                    if let Some(c) = checked.get_mut(t as usize) {
+                        *c = true;
+                    }
+                }
+            }
+        }
         let (g, steps, instructions) = (b.declare_var(I64), b.declare_var(I64), b.declare_var(I64));
         Emitter {
             b,
@@ -265,6 +290,7 @@ impl<'a> Emitter<'a> {
             sigs: HashMap::new(),
             sites: 0,
             at: (0, 0),
+            checked,
         }
     }
 
@@ -285,6 +311,11 @@ impl<'a> Emitter<'a> {
             .ok_or_else(|| format!("slot {s} outside the register file"))?;
         self.b.def_var(var, v);
         Ok(())
+    }
+
+    /// The value of a slot that holds a constant throughout.
+    pub(super) fn constant(&self, s: Slot) -> Option<u64> {
+        self.facts.known.get(&s).copied()
     }
 
     pub(super) fn iconst(&mut self, v: u64) -> Value {
@@ -450,7 +481,8 @@ impl<'a> Emitter<'a> {
     fn block(&mut self, i: u32, block: &PBlock, head: Block) -> Result<(), String> {
         let here = *self.blocks.get(i as usize).ok_or("block index")?;
         self.b.switch_to_block(here);
-        if block.continue_target.is_some() {
+        if self.checked.get(i as usize).copied().unwrap_or(true) {
+            self.at = (i, 0);
             let stop = self.vals()?.stop;
             let flag = self.b.ins().load(I8, MemFlagsData::trusted(), stop, 0);
             let cont = self.b.create_block();
@@ -459,6 +491,7 @@ impl<'a> Emitter<'a> {
                 .ins()
                 .brif(flag, self.stopped, &[BlockArg::Value(at)], cont, &[]);
             self.b.switch_to_block(cont);
+            self.check_steps()?;
         }
         for (j, op) in block.ops.iter().enumerate() {
             self.at = (i, j as u32);
@@ -472,10 +505,17 @@ impl<'a> Emitter<'a> {
         let total = self.b.use_var(self.instructions);
         let total = self.b.ins().iadd_imm_s(total, n);
         self.b.def_var(self.instructions, total);
+        self.terminator(i, &block.terminator, head)
+    }
+
+    /// Gives up when the invocation's steps passed the bound: on entry to the blocks every
+    /// cycle passes, and at the end of the invocation.
+    fn check_steps(&mut self) -> Result<(), String> {
         let limit = self.vals()?.limit;
+        let steps = self.b.use_var(self.steps);
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, steps, limit);
         self.give_up_if(over, reason::STEPS);
-        self.terminator(i, &block.terminator, head)
+        Ok(())
     }
 
     fn terminator(&mut self, from: u32, t: &Terminator, head: Block) -> Result<(), String> {
@@ -523,6 +563,7 @@ impl<'a> Emitter<'a> {
                 switch.emit(&mut self.b, v, otherwise);
             }
             Terminator::Return => {
+                self.check_steps()?;
                 let g = self.b.use_var(self.g);
                 let next = self.b.ins().iadd_imm_s(g, 1);
                 self.b.def_var(self.g, next);
@@ -600,7 +641,8 @@ impl<'a> Emitter<'a> {
             .ins()
             .imul_imm_s(region, std::mem::size_of::<Region>() as i64);
         let entry = self.b.ins().iadd(regions, at);
-        let flags = MemFlagsData::trusted().with_readonly();
+        // The table does not change during a call: loads a loop may hoist.
+        let flags = MemFlagsData::trusted().with_readonly().with_can_move();
         let base = self
             .b
             .ins()

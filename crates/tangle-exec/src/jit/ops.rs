@@ -11,6 +11,7 @@
 use super::compile::{reason, Emitter};
 use super::helpers::{self, code};
 use crate::program::{Conv, FloatBin, FloatCmp, IntBin, IntCmp, IntUn, Op};
+use crate::semantics::int;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
@@ -227,7 +228,12 @@ impl Emitter<'_> {
                 self.set(d.dst, v)
             }
             Op::CheckDivision { bits, signed, a, b } => {
-                if self.key.checks {
+                // A constant divisor the check passes for every dividend needs no code.
+                let fine = self.constant(b).is_some_and(|d| {
+                    !int::unsigned_division_is_undefined(d)
+                        && !(signed && crate::semantics::sign_extend(bits, d) == -1)
+                });
+                if self.key.checks && !fine {
                     let args = [
                         self.iconst(u64::from(bits)),
                         self.iconst(u64::from(signed)),
@@ -240,7 +246,10 @@ impl Emitter<'_> {
                 Ok(())
             }
             Op::CheckShift { bits, shift } => {
-                if self.key.checks {
+                let fine = self
+                    .constant(shift)
+                    .is_some_and(|s| !int::shift_is_undefined(bits, s));
+                if self.key.checks && !fine {
                     let s = self.get(shift)?;
                     let bad = self.b.ins().icmp_imm_s(
                         IntCC::UnsignedGreaterThanOrEqual,
