@@ -230,6 +230,9 @@ pub(super) struct Emitter<'a> {
     /// The blocks that check the step bound and the stop flag on entry: loop headers, and
     /// every target of a branch from a block not before it, so that every cycle has one.
     checked: Vec<bool>,
+    /// Loads from push constants through pointers known at compile time, read once on entry
+    /// (push constants do not change during a dispatch): their leaves' values by pointer slot.
+    push: HashMap<Slot, Vec<Value>>,
 }
 
 /// The low `bits` bits mask.
@@ -291,6 +294,7 @@ impl<'a> Emitter<'a> {
             sites: 0,
             at: (0, 0),
             checked,
+            push: HashMap::new(),
         }
     }
 
@@ -420,6 +424,7 @@ impl<'a> Emitter<'a> {
             self.set(s, v)?;
         }
         self.entry = Some(vals);
+        self.push_constants()?;
         let zero = self.iconst(0);
         self.b.def_var(self.instructions, zero);
         self.b.def_var(self.g, first);
@@ -690,19 +695,42 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
-    fn load(&mut self, dst: Slot, ptr: Slot, ty: u32) -> Result<(), String> {
-        if let Some(&p) = self.facts.known.get(&ptr) {
-            if crate::run::memory::split_pointer(p).0 == crate::run::memory::REGION_INVOCATION {
-                return self.load_builtin(dst, p, ty);
+    /// Reads, on entry, every push constant a load names with a pointer known at compile
+    /// time: a loop bound then costs nothing per iteration. One out of bounds gives up on
+    /// entry, earlier than the reference path would report it, which is safe: the reference
+    /// path then runs the dispatch.
+    fn push_constants(&mut self) -> Result<(), String> {
+        let func = self.func;
+        for (i, block) in func.blocks.iter().enumerate() {
+            for (j, op) in block.ops.iter().enumerate() {
+                let (Op::Load { ptr, ty, .. } | Op::LoadUniform { ptr, ty, .. }) = *op else {
+                    continue;
+                };
+                let Some(&p) = self.facts.known.get(&ptr) else {
+                    continue;
+                };
+                if crate::run::memory::split_pointer(p).0 != crate::run::memory::REGION_PUSH
+                    || self.push.contains_key(&ptr)
+                {
+                    continue;
+                }
+                self.at = (i as u32, j as u32);
+                let p = self.iconst(p);
+                let values = self.read(p, ty)?;
+                self.push.insert(ptr, values);
             }
         }
+        Ok(())
+    }
+
+    /// The leaves of a `ty` value at pointer `p`, after the checks of [`Emitter::address`].
+    fn read(&mut self, p: Value, ty: u32) -> Result<Vec<Value>, String> {
         let leaves = self.leaves(ty)?;
         let size = self.prog.ty(ty).size;
-        let p = self.get(ptr)?;
         let addr = self.address(p, size)?;
-        self.log(ptr, p, size, false)?;
         let flags = MemFlagsData::trusted();
-        for (i, leaf) in leaves.iter().enumerate() {
+        let mut out = Vec::new();
+        for leaf in &leaves {
             let at = leaf.offset as i32;
             let lo = self.b.ins().load(I32, flags, addr, at);
             let lo = self.b.ins().uextend(I64, lo);
@@ -717,6 +745,30 @@ impl<'a> Emitter<'a> {
                 let c = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
                 v = self.bool64(c);
             }
+            out.push(v);
+        }
+        Ok(out)
+    }
+
+    fn load(&mut self, dst: Slot, ptr: Slot, ty: u32) -> Result<(), String> {
+        if let Some(values) = self.push.get(&ptr).cloned() {
+            for (i, v) in values.into_iter().enumerate() {
+                self.set(dst + i as u32, v)?;
+            }
+            return Ok(());
+        }
+        if let Some(&p) = self.facts.known.get(&ptr) {
+            if crate::run::memory::split_pointer(p).0 == crate::run::memory::REGION_INVOCATION {
+                return self.load_builtin(dst, p, ty);
+            }
+        }
+        let size = self.prog.ty(ty).size;
+        let p = self.get(ptr)?;
+        // Logged before the read, as the reference path logs (and nothing reads the log
+        // before the end).
+        self.log(ptr, p, size, false)?;
+        let values = self.read(p, ty)?;
+        for (i, v) in values.into_iter().enumerate() {
             self.set(dst + i as u32, v)?;
         }
         Ok(())

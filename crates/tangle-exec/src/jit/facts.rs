@@ -175,6 +175,13 @@ impl Facts {
     /// store, and every load that may read a buffer some store may write (a read of a buffer
     /// nothing writes races with nothing).
     pub(crate) fn logged(&self, ptr: Slot, write: bool) -> bool {
+        // A pointer known at compile time into push constants (a loop bound read every
+        // iteration) is no buffer.
+        if let Some(&p) = self.known.get(&ptr) {
+            if split_pointer(p).0 < crate::run::memory::FIRST_BUFFER {
+                return false;
+            }
+        }
         if write {
             return true;
         }
