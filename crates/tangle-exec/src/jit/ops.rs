@@ -8,9 +8,10 @@
 //! products). Every op here is checked against the lane kernels on random inputs (tests
 //! below). An op not listed is refused: the program then runs on the interpreters.
 
-use super::compile::{reason, Emitter};
+use super::compile::{mask, reason, Emitter};
 use super::helpers::{self, code};
 use crate::program::{Conv, FloatBin, FloatCmp, IntBin, IntCmp, IntUn, Op};
+use crate::semantics::dot::DotKind;
 use crate::semantics::int;
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::types::{F32, F64, I32, I64};
@@ -210,6 +211,15 @@ impl Emitter<'_> {
                 if overflow_checked && d.result_bits >= 64 {
                     return Err("a 64-bit AccSat dot product".into());
                 }
+                if !overflow_checked && d.result_bits <= 32 {
+                    let (a, b) = (self.get(d.a)?, self.get(d.b)?);
+                    let acc = match d.acc {
+                        Some(s) => Some(self.get(s)?),
+                        None => None,
+                    };
+                    let v = self.dot_packed(d.kind, d.result_bits, a, b, acc);
+                    return self.set(d.dst, v);
+                }
                 let acc = match d.acc {
                     Some(s) => self.get(s)?,
                     None => self.iconst(0),
@@ -262,6 +272,65 @@ impl Emitter<'_> {
             }
             ref other => Err(format!("no native code for {}", op_name(other))),
         }
+    }
+
+    /// A packed 4x8-bit dot product with a result of at most 32 bits whose AccSat steps
+    /// cannot overflow, as `semantics::dot` computes it: the components sign- or zero-extended
+    /// (Vector 1 signed for `Signed` and `Mixed`, Vector 2 for `Signed`), the exact sum (below
+    /// 2^18 in magnitude, exact in i64), then wrapped to the width, or added to the
+    /// accumulator (widened with the result's signedness) and clamped to the result's range.
+    fn dot_packed(
+        &mut self,
+        kind: DotKind,
+        bits: u32,
+        a: Value,
+        b: Value,
+        acc: Option<Value>,
+    ) -> Value {
+        let (sa, sb) = match kind {
+            DotKind::Signed => (true, true),
+            DotKind::Unsigned => (false, false),
+            DotKind::Mixed => (true, false),
+        };
+        let mut sum = self.iconst(0);
+        for k in 0..4i64 {
+            let byte = |e: &mut Self, v: Value, signed: bool| {
+                if signed {
+                    let up = e.b.ins().ishl_imm_s(v, 56 - 8 * k);
+                    e.b.ins().sshr_imm_s(up, 56)
+                } else {
+                    let down = e.b.ins().ushr_imm_s(v, 8 * k);
+                    e.b.ins().band_imm_s(down, 0xff)
+                }
+            };
+            let x = byte(self, a, sa);
+            let y = byte(self, b, sb);
+            let p = self.b.ins().imul(x, y);
+            sum = self.b.ins().iadd(sum, p);
+        }
+        let Some(acc) = acc else {
+            return self.trunc(bits, sum);
+        };
+        let signed = kind != DotKind::Unsigned;
+        let acc = if signed {
+            self.sext(bits, acc)
+        } else {
+            self.trunc(bits, acc)
+        };
+        let total = self.b.ins().iadd(sum, acc);
+        let (lo, hi) = if signed {
+            (
+                crate::semantics::signed_min(bits),
+                crate::semantics::signed_max(bits),
+            )
+        } else {
+            (0, mask(bits) as i64)
+        };
+        let lo = self.b.ins().iconst(I64, lo);
+        let hi = self.b.ins().iconst(I64, hi);
+        let v = self.b.ins().smax(total, lo);
+        let v = self.b.ins().smin(v, hi);
+        self.trunc(bits, v)
     }
 
     pub(super) fn int_bin(&mut self, op: IntBin, bits: u32, a: Value, b: Value) -> Value {

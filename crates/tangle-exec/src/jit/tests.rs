@@ -400,7 +400,15 @@ fn float_ops_match_the_lane_kernels() {
 #[test]
 fn packed_dot_products_match_the_lane_kernel() {
     for kind in [DotKind::Signed, DotKind::Unsigned, DotKind::Mixed] {
-        for (acc, result_bits) in [(None, 32), (Some(2), 32), (Some(2), 8), (Some(2), 16)] {
+        for (acc, result_bits) in [
+            (None, 32),
+            (None, 8),
+            (None, 16),
+            (None, 64),
+            (Some(2), 32),
+            (Some(2), 8),
+            (Some(2), 16),
+        ] {
             let op = Op::Dot(Box::new(DotInst {
                 kind,
                 comp_bits: 8,
