@@ -196,6 +196,9 @@ pub(crate) fn compile_op(op: &Op, slots: u32, checks: bool) -> Result<Code, Stri
     Code::new(module, id)
 }
 
+/// A branch edge's block, the phi copies it makes, and the block it goes on to.
+type Edge<'a> = (Block, &'a [(Slot, Slot)], u32);
+
 /// The values every block may use, defined in the entry block.
 struct Entryvals {
     regions: Value,
@@ -594,12 +597,7 @@ impl<'a> Emitter<'a> {
 
     /// The block a branch from `from` to `to` jumps to: `to` itself, or a new block for the
     /// edge's phi copies (filled after the branch, from `pending`).
-    fn edge(
-        &mut self,
-        from: u32,
-        to: u32,
-        pending: &mut Vec<(Block, &'a [(Slot, Slot)], u32)>,
-    ) -> Result<Block, String> {
+    fn edge(&mut self, from: u32, to: u32, pending: &mut Vec<Edge<'a>>) -> Result<Block, String> {
         let target = *self.blocks.get(to as usize).ok_or("branch target")?;
         let func: &'a Function = self.func;
         let copies = func

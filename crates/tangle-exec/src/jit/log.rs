@@ -128,7 +128,7 @@ mod tests {
                     x ^= x >> 7;
                     x ^= x << 17;
                     // Mostly strided, sometimes an odd address.
-                    let off = if x % 5 == 0 {
+                    let off = if x.is_multiple_of(5) {
                         x % 32
                     } else {
                         offset + site * 4 + g * stride

@@ -66,12 +66,15 @@ pub(crate) enum Tier {
 /// The compiled forms of one pipeline's program, by key; a refusal is kept too, so it is not
 /// tried again.
 #[derive(Debug, Default)]
-pub struct Cache(Mutex<Vec<(Key, Result<Arc<Compiled>, String>)>>);
+pub struct Cache(Mutex<Vec<(Key, Compilation)>>);
+
+/// A program compiled for one key, or why not.
+type Compilation = Result<Arc<Compiled>, String>;
 
 impl Cache {
     /// The program compiled for `key` (compiling it now if needed, and saying how long that
     /// took), or why it is not compiled.
-    fn get(&self, prog: &Program, key: Key) -> (Result<Arc<Compiled>, String>, Duration) {
+    fn get(&self, prog: &Program, key: Key) -> (Compilation, Duration) {
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, c)) = all.iter().find(|(k, _)| *k == key) {
             return (c.clone(), Duration::ZERO);

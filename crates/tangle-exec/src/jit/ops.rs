@@ -241,7 +241,7 @@ impl Emitter<'_> {
                 // A constant divisor the check passes for every dividend needs no code.
                 let fine = self.constant(b).is_some_and(|d| {
                     !int::unsigned_division_is_undefined(d)
-                        && !(signed && crate::semantics::sign_extend(bits, d) == -1)
+                        && (!signed || crate::semantics::sign_extend(bits, d) != -1)
                 });
                 if self.key.checks && !fine {
                     let args = [
@@ -406,7 +406,7 @@ impl Emitter<'_> {
 
     /// A float of `bits` (32 or 64) from its lane value, as [`crate::semantics::float::to_f64`]
     /// reads it (an f32 from the low 32 bits).
-    fn to_float(&mut self, bits: u32, v: Value) -> Value {
+    fn float_of(&mut self, bits: u32, v: Value) -> Value {
         if bits == 64 {
             self.b.ins().bitcast(F64, MemFlagsData::new(), v)
         } else {
@@ -427,7 +427,7 @@ impl Emitter<'_> {
         }
         // float::map2: both operands widened to f64 (exact), one f64 operation, rounded once
         // to the width (`as f32`, round to nearest even).
-        let (mut x, mut y) = (self.to_float(bits, a), self.to_float(bits, b));
+        let (mut x, mut y) = (self.float_of(bits, a), self.float_of(bits, b));
         if bits == 32 {
             x = self.b.ins().fpromote(F64, x);
             y = self.b.ins().fpromote(F64, y);
@@ -481,11 +481,11 @@ impl Emitter<'_> {
             FloatCmp::UnordGe => FloatCC::UnorderedOrGreaterThanOrEqual,
             FloatCmp::IsNan | FloatCmp::IsInf => FloatCC::Unordered,
         };
-        let x = self.to_float(bits, a);
+        let x = self.float_of(bits, a);
         let y = if op == FloatCmp::IsNan {
             x
         } else {
-            self.to_float(bits, b)
+            self.float_of(bits, b)
         };
         let c = self.b.ins().fcmp(cc, x, y);
         Ok(self.bool64(c))
