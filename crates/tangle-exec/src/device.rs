@@ -106,6 +106,12 @@ impl Pipeline {
         &self.program
     }
 
+    /// The time spent compiling the program to native code so far ([`crate::jit`]): once per
+    /// dispatch shape, at its first dispatch.
+    pub fn native_compile_time(&self) -> std::time::Duration {
+        self.native.compile_time()
+    }
+
     /// The `(set, binding)` pairs of the buffers the entry point uses.
     pub fn bindings(&self) -> Vec<(u32, u32)> {
         self.program.bindings()

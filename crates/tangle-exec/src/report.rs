@@ -252,9 +252,6 @@ pub struct Stats {
     pub wide_invocations: u64,
     /// Of those, the invocations run as native code ([`crate::jit`]).
     pub jit_invocations: u64,
-    /// Microseconds spent compiling native code for this dispatch (0 when the pipeline had
-    /// it already).
-    pub jit_compile_micros: u64,
     /// Diagnostics found beyond those kept in the report.
     pub dropped_diagnostics: u64,
 }
@@ -270,7 +267,6 @@ impl Stats {
         self.invocations += o.invocations;
         self.wide_invocations += o.wide_invocations;
         self.jit_invocations += o.jit_invocations;
-        self.jit_compile_micros += o.jit_compile_micros;
         self.dropped_diagnostics += o.dropped_diagnostics;
     }
 }

@@ -135,11 +135,18 @@ pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
 
 /// Compiles one op alone, for the tests: a function `(regs, _, _) -> status` that reads slots
 /// `0..slots` from the `u64`s at `regs`, runs `op` and writes them back; status 1 when it gave
-/// up.
+/// up. `constants` are slots the compiler may take as known (the caller puts the same values
+/// in `regs`).
 #[cfg(test)]
-pub(crate) fn compile_op(op: &Op, slots: u32, checks: bool) -> Result<Code, String> {
+pub(crate) fn compile_op(
+    op: &Op,
+    slots: u32,
+    checks: bool,
+    constants: &[(Slot, u64)],
+) -> Result<Code, String> {
     let prog = Program {
         slots,
+        constants: constants.to_vec(),
         ..Program::default()
     };
     let func = Function::default();

@@ -64,9 +64,9 @@ pub(crate) enum Tier {
 }
 
 /// The compiled forms of one pipeline's program, by key; a refusal is kept too, so it is not
-/// tried again.
+/// tried again. Also the time spent compiling, in total.
 #[derive(Debug, Default)]
-pub struct Cache(Mutex<Vec<(Key, Compilation)>>);
+pub struct Cache(Mutex<(Vec<(Key, Compilation)>, Duration)>);
 
 /// A program compiled for one key, or why not.
 type Compilation = Result<Arc<Compiled>, String>;
@@ -74,16 +74,21 @@ type Compilation = Result<Arc<Compiled>, String>;
 impl Cache {
     /// The program compiled for `key` (compiling it now if needed, and saying how long that
     /// took), or why it is not compiled.
-    fn get(&self, prog: &Program, key: Key) -> (Compilation, Duration) {
+    fn get(&self, prog: &Program, key: Key) -> Compilation {
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, c)) = all.iter().find(|(k, _)| *k == key) {
-            return (c.clone(), Duration::ZERO);
+        if let Some((_, c)) = all.0.iter().find(|(k, _)| *k == key) {
+            return c.clone();
         }
         let start = Instant::now();
         let c = compile::compile(prog, key).map(Arc::new);
-        let took = start.elapsed();
-        all.push((key, c.clone()));
-        (c, took)
+        all.1 += start.elapsed();
+        all.0.push((key, c.clone()));
+        c
+    }
+
+    /// The time spent compiling so far (refusals included).
+    pub fn compile_time(&self) -> Duration {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).1
     }
 }
 
@@ -262,12 +267,7 @@ pub(crate) fn run(
         groups: s.groups,
         sg: s.sg as u32,
     };
-    let (compiled, took) = cache.get(s.prog, key);
-    {
-        let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
-        f.1.jit_compile_micros += took.as_micros() as u64;
-    }
-    let code = match compiled {
+    let code = match cache.get(s.prog, key) {
         Ok(c) => c,
         Err(why) => return Ok(Tier::NotTaken(why)),
     };
@@ -301,11 +301,8 @@ pub(crate) fn run(
     };
     let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = why {
-        // Its counters are the reference path's to give (the compile time stays).
-        f.1 = Stats {
-            jit_compile_micros: f.1.jit_compile_micros,
-            ..Stats::default()
-        };
+        // Its counters are the reference path's to give.
+        f.1 = Stats::default();
         return Ok(Tier::GaveUp(why));
     }
     drop(f);

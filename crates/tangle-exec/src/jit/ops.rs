@@ -32,8 +32,9 @@ impl Emitter<'_> {
                 a,
                 b,
             } => {
+                let known = self.constant(b);
                 let (a, b) = (self.get(a)?, self.get(b)?);
-                let v = self.int_bin(op, bits, a, b);
+                let v = self.int_bin(op, bits, a, b, known);
                 self.set(dst, v)
             }
             Op::IntUn { op, bits, dst, a } => {
@@ -333,8 +334,27 @@ impl Emitter<'_> {
         self.trunc(bits, v)
     }
 
-    pub(super) fn int_bin(&mut self, op: IntBin, bits: u32, a: Value, b: Value) -> Value {
+    /// An integer binary op; `known` is `b`'s value when it is a constant.
+    pub(super) fn int_bin(
+        &mut self,
+        op: IntBin,
+        bits: u32,
+        a: Value,
+        b: Value,
+        known: Option<u64>,
+    ) -> Value {
         match op {
+            IntBin::Add | IntBin::Sub | IntBin::Mul if bits == 32 => {
+                // The low 32 bits of the result depend on the operands' low 32 bits only: the
+                // 32-bit operation, zero-extended (one instruction on x86-64, no mask after it).
+                let (x, y) = (self.b.ins().ireduce(I32, a), self.b.ins().ireduce(I32, b));
+                let r = match op {
+                    IntBin::Add => self.b.ins().iadd(x, y),
+                    IntBin::Sub => self.b.ins().isub(x, y),
+                    _ => self.b.ins().imul(x, y),
+                };
+                self.b.ins().uextend(I64, r)
+            }
             IntBin::Add => {
                 let v = self.b.ins().iadd(a, b);
                 self.trunc(bits, v)
@@ -346,6 +366,24 @@ impl Emitter<'_> {
             IntBin::Mul => {
                 let v = self.b.ins().imul(a, b);
                 self.trunc(bits, v)
+            }
+            IntBin::ShiftLeft | IntBin::ShiftRightLogical
+                if known.is_some_and(|s| s < u64::from(bits)) =>
+            {
+                // A constant amount below the width: the plain shift.
+                let s = known.unwrap_or(0) as i64;
+                if op == IntBin::ShiftLeft {
+                    if bits == 32 {
+                        let x = self.b.ins().ireduce(I32, a);
+                        let r = self.b.ins().ishl_imm_s(x, s);
+                        self.b.ins().uextend(I64, r)
+                    } else {
+                        let v = self.b.ins().ishl_imm_s(a, s);
+                        self.trunc(bits, v)
+                    }
+                } else {
+                    self.b.ins().ushr_imm_s(a, s)
+                }
             }
             IntBin::UDiv | IntBin::SDiv | IntBin::UMod | IntBin::SRem | IntBin::SMod => {
                 let c = code::of(&code::INT_BIN, &op).unwrap_or(0);

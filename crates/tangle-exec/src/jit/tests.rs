@@ -116,7 +116,18 @@ fn input(rng: &mut Rng, edges: &[u64], bits: u32) -> u64 {
 /// Compiles `op` and runs it against the lane kernel; `widths[i]`/`floats[i]` describe input
 /// slot `i`. Returns how many inputs gave up.
 fn check(op: Op, widths: [u32; 4], floats: [bool; 4], checks: bool) -> usize {
-    let code = compile_op(&op, SLOTS, checks).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+    check_with(op, widths, floats, checks, &[])
+}
+
+/// [`check`] with slots the compiler knows as constants (slot 5 and up).
+fn check_with(
+    op: Op,
+    widths: [u32; 4],
+    floats: [bool; 4],
+    checks: bool,
+    constants: &[(u32, u64)],
+) -> usize {
+    let code = compile_op(&op, SLOTS, checks, constants).unwrap_or_else(|e| panic!("{op:?}: {e}"));
     let edges: Vec<Vec<u64>> = (0..4)
         .map(|i| {
             if floats[i] {
@@ -134,6 +145,9 @@ fn check(op: Op, widths: [u32; 4], floats: [bool; 4], checks: bool) -> usize {
             want[i] = input(&mut rng, &edges[i], widths[i]);
         }
         want[4] = rng.next();
+        for &(slot, v) in constants {
+            want[slot as usize] = v;
+        }
         let mut got = want.clone();
         let mut found = Vec::new();
         let pure = alu::exec_pure(&op, &mut want, 1, 1)
@@ -266,6 +280,54 @@ fn integer_ops_match_the_lane_kernels() {
                     a: 0,
                 };
                 check(op, w, [false; 4], true);
+            }
+        }
+    }
+}
+
+#[test]
+fn ops_with_a_constant_operand_match_the_lane_kernels() {
+    use IntBin::*;
+    for bits in INTS {
+        for c in [
+            0,
+            1,
+            7,
+            13,
+            u64::from(bits) - 1,
+            u64::from(bits),
+            40,
+            64,
+            65,
+        ] {
+            let c = c & mask(bits);
+            for op in [
+                ShiftLeft,
+                ShiftRightLogical,
+                ShiftRightArithmetic,
+                Add,
+                Mul,
+                UDiv,
+            ] {
+                let op = Op::IntBin {
+                    op,
+                    bits,
+                    dst: 4,
+                    a: 0,
+                    b: 5,
+                };
+                check_with(op, [bits; 4], [false; 4], true, &[(5, c)]);
+            }
+            let shift = Op::CheckShift { bits, shift: 5 };
+            check_with(shift, [bits; 4], [false; 4], true, &[(5, c)]);
+            for signed in [false, true] {
+                let op = Op::CheckDivision {
+                    bits,
+                    signed,
+                    a: 0,
+                    b: 5,
+                };
+                check_with(op, [bits; 4], [false; 4], true, &[(5, c)]);
             }
         }
     }
@@ -435,6 +497,6 @@ fn ops_without_native_code_are_refused() {
         a: 0,
         b: 1,
     };
-    let err = compile_op(&op, SLOTS, true).err();
+    let err = compile_op(&op, SLOTS, true, &[]).err();
     assert!(err.is_some_and(|e| e.contains("Wide")));
 }

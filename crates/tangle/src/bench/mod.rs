@@ -106,8 +106,9 @@ pub fn measure(
     };
     let (report, tangle) = timed(|| pipeline.dispatch(&mut resources, case.groups, &run));
     let report = report.map_err(|e| e.to_string())?;
-    // The native compile happens once per pipeline, before the workers start: its own column.
-    let native = Duration::from_micros(report.stats.jit_compile_micros);
+    // The native compile happens once per pipeline and dispatch shape, before the workers
+    // start: its own column.
+    let native = pipeline.native_compile_time();
     let tangle = tangle.saturating_sub(native);
     if let Some(d) = report.diagnostics.first() {
         return Err(format!("the sanitizer reported: {d}"));
@@ -120,8 +121,8 @@ pub fn measure(
     };
     let (again, unchecked) =
         timed(|| pipeline.dispatch(&mut unchecked_resources, case.groups, &unchecked_run));
-    let again = again.map_err(|e| e.to_string())?;
-    let unchecked = unchecked.saturating_sub(Duration::from_micros(again.stats.jit_compile_micros));
+    again.map_err(|e| e.to_string())?;
+    let unchecked = unchecked.saturating_sub(pipeline.native_compile_time().saturating_sub(native));
     if unchecked_resources.buffers != resources.buffers {
         return Err("the run without checks gives other results".into());
     }
