@@ -15,8 +15,10 @@
 //!   dispatch's `Shared`, borrowed for the whole run of the workers), each `base` from
 //!   `Words::as_ptr`, so every access lies inside a live `Box<[AtomicU32]>`. Besides those, it
 //!   reads and writes the fields of the one [`Ctx`] it is given, reads the stop flag (an
-//!   `AtomicBool` of the same `Shared`) and the template values (a `Vec` the caller keeps alive
-//!   across the call).
+//!   `AtomicBool` of the same `Shared`) and the template values (a `Vec` of one value per
+//!   register slot, which the caller keeps alive across the call; the code reads it at slots
+//!   of the program it was compiled from, all below that length). A region number at or past
+//!   the table's length gives up before any lookup.
 //! * **Data races.** The regions are `AtomicU32` words that other workers access at the same
 //!   time. The compiled code accesses them only with aligned 32-bit loads and stores (an
 //!   8-byte value is two of them, as [`crate::run::memory::Words::write`] does), and the stop
