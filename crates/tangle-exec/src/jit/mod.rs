@@ -82,6 +82,11 @@ impl Cache {
         let start = Instant::now();
         let c = compile::compile(prog, key).map(Arc::new);
         all.1 += start.elapsed();
+        // A bound on what one pipeline keeps (each dispatch shape is a key): past it the old
+        // entries go; a dispatch still running holds its own `Arc`.
+        if all.0.len() >= MAX_CACHED {
+            all.0.clear();
+        }
         all.0.push((key, c.clone()));
         c
     }
@@ -91,6 +96,9 @@ impl Cache {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).1
     }
 }
+
+/// The most compiled forms one pipeline keeps.
+const MAX_CACHED: usize = 32;
 
 /// Invocations per unit of work a worker takes.
 const BATCH: u64 = 256;
