@@ -433,6 +433,7 @@ OpDecorate %out Binding 1
 /// Dispatches run, and of those how many the wide path ran (printed now and then).
 static RUNS: AtomicU64 = AtomicU64::new(0);
 static WIDE: AtomicU64 = AtomicU64::new(0);
+static NATIVE: AtomicU64 = AtomicU64::new(0);
 
 fuzz_target!(|data: &[u8]| {
     let mut bytes = Bytes(data);
@@ -493,7 +494,7 @@ fuzz_target!(|data: &[u8]| {
                 .to_le_bytes()
         })
         .collect();
-    let run = |wide: bool| {
+    let run = |wide: bool, jit: bool| {
         let mut res = Resources::default();
         res.buffers.insert((0, 0), input.clone());
         res.buffers
@@ -504,34 +505,57 @@ fuzz_target!(|data: &[u8]| {
             time_limit: Duration::from_secs(30),
             memory_limit: 256 << 20,
             wide,
+            jit,
             ..RunOptions::default()
         };
         let report = pipeline.dispatch(&mut res, [groups, 1, 1], &options);
         (report, res)
     };
-    let (wide, wide_res) = run(true);
-    let (reference, reference_res) = run(false);
-    match (&wide, &reference) {
-        (Ok(w), Ok(r)) => {
-            assert_eq!(wide_res, reference_res, "buffers differ\n{text}");
-            assert_eq!(w.diagnostics, r.diagnostics, "findings differ\n{text}");
-            assert_eq!(w.summaries, r.summaries, "summaries differ\n{text}");
-            if w.stats.wide_invocations > 0 {
-                WIDE.fetch_add(1, Ordering::Relaxed);
+    let (reference, reference_res) = run(false, false);
+    // The wide interpreter alone, then the native tier in front of it.
+    for jit in [false, true] {
+        let (wide, wide_res) = run(true, jit);
+        match (&wide, &reference) {
+            (Ok(w), Ok(r)) => {
+                assert_eq!(
+                    wide_res, reference_res,
+                    "buffers differ (jit {jit})\n{text}"
+                );
+                assert_eq!(
+                    w.diagnostics, r.diagnostics,
+                    "findings differ (jit {jit})\n{text}"
+                );
+                assert_eq!(
+                    w.summaries, r.summaries,
+                    "summaries differ (jit {jit})\n{text}"
+                );
+                if w.stats.wide_invocations > 0 && !jit {
+                    WIDE.fetch_add(1, Ordering::Relaxed);
+                }
+                if w.stats.jit_invocations > 0 {
+                    NATIVE.fetch_add(1, Ordering::Relaxed);
+                }
             }
+            (Err(w), Err(r)) => {
+                assert_eq!(
+                    w.to_string(),
+                    r.to_string(),
+                    "errors differ (jit {jit})\n{text}"
+                )
+            }
+            (w, r) => panic!(
+                "one failed (jit {jit}): wide {:?} / reference {:?}\n{text}",
+                w.as_ref().err(),
+                r.as_ref().err()
+            ),
         }
-        (Err(w), Err(r)) => assert_eq!(w.to_string(), r.to_string(), "errors differ\n{text}"),
-        (w, r) => panic!(
-            "one failed: wide {:?} / reference {:?}\n{text}",
-            w.as_ref().err(),
-            r.as_ref().err()
-        ),
     }
     let runs = RUNS.fetch_add(1, Ordering::Relaxed) + 1;
     if runs.is_power_of_two() && runs >= 64 {
         eprintln!(
-            "wide: {runs} dispatches compared, {} run on the wide path",
-            WIDE.load(Ordering::Relaxed)
+            "wide: {runs} dispatches compared, {} run on the wide interpreter, {} as native code",
+            WIDE.load(Ordering::Relaxed),
+            NATIVE.load(Ordering::Relaxed)
         );
     }
 });

@@ -81,6 +81,7 @@ impl Device {
         Ok(Pipeline {
             program: Arc::new(program),
             profile: self.profile.clone(),
+            native: Arc::default(),
         })
     }
 }
@@ -90,6 +91,8 @@ impl Device {
 pub struct Pipeline {
     pub(crate) program: Arc<Program>,
     pub(crate) profile: Profile,
+    /// The program compiled to native code, by dispatch key ([`crate::jit`]).
+    pub(crate) native: Arc<crate::jit::Cache>,
 }
 
 impl Pipeline {
@@ -101,6 +104,12 @@ impl Pipeline {
     /// The lowered program (for dumps and tools).
     pub fn program(&self) -> &Program {
         &self.program
+    }
+
+    /// The time spent compiling the program to native code so far ([`crate::jit`]): once per
+    /// dispatch shape, at its first dispatch.
+    pub fn native_compile_time(&self) -> std::time::Duration {
+        self.native.compile_time()
     }
 
     /// The `(set, binding)` pairs of the buffers the entry point uses.
@@ -252,6 +261,10 @@ pub struct RunOptions {
     /// programs where the grouping is unobservable, falling back to the reference path on
     /// anything it would report. Off (`--reference`) runs the reference path alone.
     pub wide: bool,
+    /// Try the native tier before the wide interpreter ([`crate::jit`]): the wide path's
+    /// programs without subgroup operations compiled to machine code, with the same fallback.
+    /// Only with `wide`; off (`--no-jit`) leaves the wide interpreter.
+    pub jit: bool,
     /// The most accesses the race check logs per workgroup between two barriers, and keeps
     /// for the check between workgroups (default [`crate::check::race::RaceLog::LIMIT`]):
     /// memory stays bounded; past it the check is cut short, and [`Report::race_cut_short`]
@@ -275,6 +288,7 @@ impl Default for RunOptions {
             allow: crate::check::kind::KindSet::default(),
             max_findings: Report::MAX_DIAGNOSTICS,
             wide: true,
+            jit: true,
             race_log_limit: crate::check::race::RaceLog::LIMIT,
         }
     }

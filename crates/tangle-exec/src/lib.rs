@@ -24,9 +24,12 @@
 //! Memory use is O(threads × workgroup): register files and per-invocation memory are reused
 //! from one workgroup to the next.
 
+#![deny(unsafe_code)]
+
 pub mod check;
 pub mod device;
 pub mod error;
+pub mod jit;
 pub mod lower;
 pub mod policy;
 pub mod profile;

@@ -251,6 +251,8 @@ pub struct Stats {
     pub invocations: u64,
     /// Of those, the invocations run on the wide path ([`crate::wide`]).
     pub wide_invocations: u64,
+    /// Of those, the invocations run as native code ([`crate::jit`]).
+    pub jit_invocations: u64,
     /// Diagnostics found beyond those kept in the report.
     pub dropped_diagnostics: u64,
 }
@@ -265,6 +267,7 @@ impl Stats {
         self.workgroups += o.workgroups;
         self.invocations += o.invocations;
         self.wide_invocations += o.wide_invocations;
+        self.jit_invocations += o.jit_invocations;
         self.dropped_diagnostics += o.dropped_diagnostics;
     }
 }

@@ -119,17 +119,28 @@ pub fn execute(
     workgroup_size: u32,
     rows: usize,
 ) -> Result<(Vec<u32>, Vec<Slot>), Failure> {
-    execute_on(module, subgroup_size, workgroup_size, rows, true).map(|(c, s, _)| (c, s))
+    execute_on(module, subgroup_size, workgroup_size, rows, Path::Native).map(|(c, s, _)| (c, s))
 }
 
-/// [`execute`], letting the executor take its wide path or not (`tangle_exec::wide`); also
-/// returns how many invocations the wide path ran.
+/// Which of the executor's paths a dispatch may take (`docs/executor.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Path {
+    /// The reference path alone.
+    Reference,
+    /// The wide interpreter, else the reference path.
+    Wide,
+    /// The native tier, else the wide interpreter, else the reference path (the default).
+    Native,
+}
+
+/// [`execute`] on the given `path`; also returns how many invocations ran on that path (the
+/// wide interpreter's, or the native tier's; 0 for the reference path).
 pub fn execute_on(
     module: &tangle_spirv::Module,
     subgroup_size: u32,
     workgroup_size: u32,
     rows: usize,
-    wide: bool,
+    path: Path,
 ) -> Result<(Vec<u32>, Vec<Slot>, u64), Failure> {
     let profile = Profile::default()
         .with_subgroup_size(subgroup_size)
@@ -155,7 +166,8 @@ pub fn execute_on(
     let options = RunOptions {
         threads: 1,
         step_limit: 10_000_000,
-        wide,
+        wide: path != Path::Reference,
+        jit: path == Path::Native,
         ..RunOptions::default()
     };
     let report = pipeline
@@ -179,7 +191,12 @@ pub fn execute_on(
         .chunks_exact(4)
         .map(|c| [c[0], c[1], c[2], c[3]])
         .collect();
-    Ok((counts, slots, report.stats.wide_invocations))
+    let taken = match path {
+        Path::Reference => 0,
+        Path::Wide => report.stats.wide_invocations,
+        Path::Native => report.stats.jit_invocations,
+    };
+    Ok((counts, slots, taken))
 }
 
 /// The first difference between the expected slots and what the executor wrote.

@@ -1,17 +1,18 @@
-//! The executor's wide path (`docs/executor.md`) on the oracle's random structured programs:
+//! The executor's fast paths (`docs/executor.md`) on the oracle's random structured programs:
 //! loops, breaks, continues, switches and selections nested to depth 6, with every lane taking
 //! its own way.
 //! * Against the reference path, in workgroups with a partial last subgroup (where the wide
 //!   path takes no subgroup operation), each slot recording the invocation instead of a ballot:
-//!   every byte both paths leave in the buffers is compared.
+//!   every byte the wide interpreter, the native tier and the reference path leave in the
+//!   buffers is compared.
 //! * With the ballots, in workgroups of whole subgroups (where the wide path runs them):
 //!   against the independent simulator, slot by slot.
 
-use tangle_oracle::{case_program, compile, diff, execute_on, glsl, partial_workgroup};
+use tangle_oracle::{case_program, compile, diff, execute_on, glsl, partial_workgroup, Path};
 
 #[test]
-fn random_programs_give_the_same_buffers_on_both_paths() {
-    let (mut taken, mut runs) = (0, 0);
+fn random_programs_give_the_same_buffers_on_every_path() {
+    let (mut taken, mut native, mut runs) = (0, 0, 0);
     let mut differences = Vec::new();
     for seed in 0..120u64 {
         let depth = 2 + (seed % 5) as u32;
@@ -26,29 +27,38 @@ fn random_programs_give_the_same_buffers_on_both_paths() {
         );
         let module = compile(&text).unwrap_or_else(|e| panic!("seed {seed}: {e:?}\n{text}"));
         let rows = expected.iter().map(Vec::len).max().unwrap_or(0) + 1;
-        let wide = execute_on(&module, 32, wg, rows, true);
-        let reference = execute_on(&module, 32, wg, rows, false);
+        let reference = execute_on(&module, 32, wg, rows, Path::Reference);
         runs += 1;
-        match (wide, reference) {
-            (Ok((c1, s1, n)), Ok((c2, s2, _))) => {
-                taken += usize::from(n > 0);
-                if c1 != c2 || s1 != s2 {
-                    differences.push(format!("seed {seed}: buffers differ\n{text}"));
+        for path in [Path::Wide, Path::Native] {
+            match (execute_on(&module, 32, wg, rows, path), &reference) {
+                (Ok((c1, s1, n)), Ok((c2, s2, _))) => {
+                    match path {
+                        Path::Native => native += usize::from(n > 0),
+                        _ => taken += usize::from(n > 0),
+                    }
+                    if &c1 != c2 || &s1 != s2 {
+                        differences.push(format!("seed {seed}: {path:?}: buffers differ\n{text}"));
+                    }
                 }
+                (w, r) => differences.push(format!(
+                    "seed {seed}: {path:?} {:?} / reference {:?}",
+                    w.err(),
+                    r.as_ref().err()
+                )),
             }
-            (w, r) => differences.push(format!(
-                "seed {seed}: wide {:?} / reference {:?}",
-                w.err(),
-                r.err()
-            )),
         }
     }
-    println!("{runs} programs, {taken} on the wide path");
+    println!("{runs} programs, {taken} on the wide interpreter, {native} as native code");
     assert!(differences.is_empty(), "{}", differences.join("\n\n"));
     assert!(runs >= 100, "only {runs} programs ran");
     // Programs with function calls or `subgroupElect` conditions stay on the reference path
     // (about seven in eight); the others, 15 of these 120, must take the wide one.
     assert!(taken >= 12, "only {taken} of {runs} took the wide path");
+    // The native tier takes what the wide interpreter takes here (no subgroup operations).
+    assert!(
+        native >= taken,
+        "only {native} of {runs} ran as native code"
+    );
 }
 
 /// The oracle's programs with their ballots (and `subgroupElect` conditions), in workgroups of
@@ -71,7 +81,7 @@ fn random_programs_with_ballots_match_the_simulator_on_the_wide_path() {
         let module = compile(&text).unwrap_or_else(|e| panic!("seed {seed}: {e:?}\n{text}"));
         let rows = expected.iter().map(Vec::len).max().unwrap_or(0) + 1;
         runs += 1;
-        match execute_on(&module, sg, wg, rows, true) {
+        match execute_on(&module, sg, wg, rows, Path::Wide) {
             Ok((counts, slots, n)) => {
                 taken += usize::from(n > 0);
                 if let Some(f) = diff(&expected, &counts, &slots, rows) {

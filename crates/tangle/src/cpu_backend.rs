@@ -114,6 +114,8 @@ pub struct CpuBackend {
     traces: Vec<tangle_exec::Trace>,
     /// Invocations the dispatches so far ran on the executor's wide path.
     wide_invocations: u64,
+    /// Of those, the invocations run as native code.
+    jit_invocations: u64,
 }
 
 /// What decides a pipeline: the module, its environment, entry point, specialization and
@@ -129,6 +131,7 @@ impl CpuBackend {
             pipelines: HashMap::new(),
             traces: Vec::new(),
             wide_invocations: 0,
+            jit_invocations: 0,
         }
     }
 
@@ -136,6 +139,12 @@ impl CpuBackend {
     /// ([`tangle_exec::wide`]), of all they ran.
     pub fn wide_invocations(&self) -> u64 {
         self.wide_invocations
+    }
+
+    /// Invocations the dispatches so far ran as native code ([`tangle_exec::jit`]), of those
+    /// on the wide path.
+    pub fn jit_invocations(&self) -> u64 {
+        self.jit_invocations
     }
 
     /// The traces of the dispatches run so far (when [`RunOptions::trace`] is set), taken out.
@@ -436,6 +445,7 @@ impl Backend for CpuBackend {
             .map_err(exec_error)?;
         let dispatch_time = Some(started.elapsed());
         self.wide_invocations += report.stats.wide_invocations;
+        self.jit_invocations += report.stats.jit_invocations;
         let debug_paths = match &report.trace {
             Some(trace) if !job.debug.is_empty() => {
                 debug_paths(trace, &job.debug, job.groups, pipeline.local_size())?

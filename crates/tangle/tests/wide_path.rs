@@ -1,10 +1,11 @@
-//! The executor's wide path against its reference path (`docs/executor.md`): every Amber script
-//! of the repository (`tests/amber/**` but `pending/`, and `examples/`) runs on both, with the
-//! sanitizer on and off, and every `RUN` must give the same bytes in every bound buffer, the same
-//! findings and the same errors (a job the wide path does not take, or gives back, runs on the
-//! reference path already and is run once). The wide path must also really run: a count of invocations it
-//! took is printed and checked against a floor, so a change that quietly sends everything to
-//! the reference path fails here.
+//! The executor's fast paths against its reference path (`docs/executor.md`): every Amber
+//! script of the repository (`tests/amber/**` but `pending/`, and `examples/`) runs on the
+//! reference path and on the wide path, once with the wide interpreter alone and once with the
+//! native tier in front of it, with the sanitizer on and off, and every `RUN` must give the same
+//! bytes in every bound buffer, the same findings and the same errors (a job the fast path does
+//! not take, or gives back, runs on the reference path already and is run once). The fast paths
+//! must also really run: the invocations each took are printed and checked against a floor, so a
+//! change that quietly sends everything to the reference path fails here.
 
 use std::path::{Path, PathBuf};
 use tangle::cpu_backend::CpuBackend;
@@ -21,11 +22,12 @@ struct Twin {
 }
 
 impl Twin {
-    fn new(checks: bool) -> Twin {
+    fn new(checks: bool, jit: bool) -> Twin {
         let options = |wide| RunOptions {
             threads: 2,
             checks,
             wide,
+            jit,
             // Bounds `cli/runaway_loop.amber` (both paths must give the same error for it).
             step_limit: 5_000_000,
             ..RunOptions::default()
@@ -111,10 +113,11 @@ fn scripts() -> Vec<PathBuf> {
     out
 }
 
-/// Runs every script on both paths; the differences and the wide path's invocations.
-fn compare(checks: bool) -> (Vec<String>, u64, usize) {
+/// Runs every script on both paths; the differences, the wide path's invocations, the native
+/// tier's and the dispatches.
+fn compare(checks: bool, jit: bool) -> (Vec<String>, u64, u64, usize) {
     let mut differences = Vec::new();
-    let (mut wide, mut jobs) = (0, 0);
+    let (mut wide, mut native, mut jobs) = (0, 0, 0);
     for path in scripts() {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
@@ -127,7 +130,7 @@ fn compare(checks: bool) -> (Vec<String>, u64, usize) {
         let Ok(script) = tangle_amber::parse_with(&text, &options) else {
             continue;
         };
-        let mut twin = Twin::new(checks);
+        let mut twin = Twin::new(checks, jit);
         tangle_amber::run(&script, &mut twin);
         differences.extend(
             twin.differences
@@ -135,19 +138,39 @@ fn compare(checks: bool) -> (Vec<String>, u64, usize) {
                 .map(|d| format!("{}: {d}", path.display())),
         );
         wide += twin.wide.wide_invocations();
+        native += twin.wide.jit_invocations();
         jobs += twin.jobs;
     }
-    (differences, wide, jobs)
+    (differences, wide, native, jobs)
 }
 
 #[test]
 fn every_script_gives_the_same_results_on_both_paths() {
     for checks in [true, false] {
-        let (differences, wide, jobs) = compare(checks);
+        let (differences, wide, native, jobs) = compare(checks, false);
         println!("checks {checks}: {jobs} dispatches, {wide} invocations on the wide path");
         assert!(differences.is_empty(), "{}", differences.join("\n"));
         assert!(jobs > 100, "only {jobs} dispatches ran");
+        assert_eq!(native, 0, "the native tier ran although it was off");
         // The scripts written for the wide path (tests/amber/wide/) alone run 2496.
         assert!(wide >= 2496, "only {wide} invocations took the wide path");
+    }
+}
+
+#[test]
+fn every_script_gives_the_same_results_with_the_native_tier() {
+    for checks in [true, false] {
+        let (differences, wide, native, jobs) = compare(checks, true);
+        println!(
+            "checks {checks}: {jobs} dispatches, {wide} invocations on the wide path, \
+             {native} of them as native code"
+        );
+        assert!(differences.is_empty(), "{}", differences.join("\n"));
+        assert!(jobs > 100, "only {jobs} dispatches ran");
+        // 3827 (checks on) and 3906 (off) when this was written.
+        assert!(
+            native >= 3500,
+            "only {native} invocations ran as native code"
+        );
     }
 }

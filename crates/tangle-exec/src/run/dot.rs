@@ -86,6 +86,43 @@ fn widened(signed: bool, bits: u32, v: u64) -> i128 {
     }
 }
 
+impl DotInst {
+    /// One invocation's result from its vector components `va`, `vb` and accumulator `acc`
+    /// (read only by the AccSat forms); `Err` is the AccSat overflow finding, checked only when
+    /// `may_overflow` ([`DotInst::may_overflow`]). Shared by the lane loop below and the native
+    /// tier ([`crate::jit`]).
+    pub(crate) fn value(
+        &self,
+        va: &[u64],
+        vb: &[u64],
+        acc: u64,
+        may_overflow: bool,
+    ) -> Result<u64, Finding> {
+        let (cb, rb) = (self.comp_bits, self.result_bits);
+        Ok(match (self.kind, self.acc) {
+            (DotKind::Signed, None) => sd::sdot(cb, rb, va, vb),
+            (DotKind::Unsigned, None) => sd::udot(cb, rb, va, vb),
+            (DotKind::Mixed, None) => sd::sudot(cb, rb, va, vb),
+            (kind, Some(_)) => {
+                if may_overflow && sd::dot_acc_sat_is_undefined(kind, cb, rb, va, vb) {
+                    let (sa, sb) = self.signedness();
+                    return Err(Finding::DotAccSatOverflow(DotOverflow {
+                        vector1: va.iter().map(|&x| widened(sa, cb, x)).collect(),
+                        vector2: vb.iter().map(|&x| widened(sb, cb, x)).collect(),
+                        result_bits: rb,
+                        signed: kind != DotKind::Unsigned,
+                    }));
+                }
+                match kind {
+                    DotKind::Signed => sd::sdot_acc_sat(cb, rb, va, vb, acc),
+                    DotKind::Unsigned => sd::udot_acc_sat(cb, rb, va, vb, acc),
+                    DotKind::Mixed => sd::sudot_acc_sat(cb, rb, va, vb, acc),
+                }
+            }
+        })
+    }
+}
+
 /// Executes a dot product op for the lanes in `mask`. Returns `false` for other ops.
 pub fn exec_dot(
     op: &Op,
@@ -96,37 +133,17 @@ pub fn exec_dot(
 ) -> bool {
     let Op::Dot(d) = op else { return false };
     let (mut a, mut b) = ([0u64; MAX_COMPONENTS], [0u64; MAX_COMPONENTS]);
-    let (cb, rb) = (d.comp_bits, d.result_bits);
+    let rb = d.result_bits;
     let may_overflow = d.may_overflow();
     for l in bits_of(lanes, n) {
         let count = d.gather(regs, n, d.a, l, &mut a);
         d.gather(regs, n, d.b, l, &mut b);
-        let (va, vb) = (&a[..count], &b[..count]);
-        let v = match (d.kind, d.acc) {
-            (DotKind::Signed, None) => sd::sdot(cb, rb, va, vb),
-            (DotKind::Unsigned, None) => sd::udot(cb, rb, va, vb),
-            (DotKind::Mixed, None) => sd::sudot(cb, rb, va, vb),
-            (kind, Some(acc)) => {
-                if may_overflow && sd::dot_acc_sat_is_undefined(kind, cb, rb, va, vb) {
-                    let (sa, sb) = d.signedness();
-                    found.push((
-                        l,
-                        Finding::DotAccSatOverflow(DotOverflow {
-                            vector1: va.iter().map(|&x| widened(sa, cb, x)).collect(),
-                            vector2: vb.iter().map(|&x| widened(sb, cb, x)).collect(),
-                            result_bits: rb,
-                            signed: kind != DotKind::Unsigned,
-                        }),
-                    ));
-                    poison(rb)
-                } else {
-                    let acc = rd(regs, n, acc, l);
-                    match kind {
-                        DotKind::Signed => sd::sdot_acc_sat(cb, rb, va, vb, acc),
-                        DotKind::Unsigned => sd::udot_acc_sat(cb, rb, va, vb, acc),
-                        DotKind::Mixed => sd::sudot_acc_sat(cb, rb, va, vb, acc),
-                    }
-                }
+        let acc = d.acc.map_or(0, |acc| rd(regs, n, acc, l));
+        let v = match d.value(&a[..count], &b[..count], acc, may_overflow) {
+            Ok(v) => v,
+            Err(f) => {
+                found.push((l, f));
+                poison(rb)
             }
         };
         wr(regs, n, d.dst, l, v);

@@ -144,6 +144,12 @@ impl Words {
         out
     }
 
+    /// The first word, for the native tier's compiled code ([`crate::jit`]), which accesses
+    /// the words through it as its `//!` soundness argument says.
+    pub(crate) fn as_ptr(&self) -> *mut u32 {
+        self.words.as_ptr().cast_mut().cast()
+    }
+
     /// Size in bytes.
     pub fn len(&self) -> u64 {
         self.len

@@ -14,7 +14,7 @@ pub mod memory;
 mod sanitize;
 pub mod tangle;
 mod watch;
-mod workers;
+pub(crate) mod workers;
 
 use crate::check::barrier::BarrierFinding;
 use crate::check::kind::Kind;
@@ -249,8 +249,19 @@ pub fn dispatch(
         ))),
     };
     let mut shared = shared;
-    if options.wide && !run_wide(&shared, total, threads)? {
-        // The wide path gave up: the reference path starts again from the inputs.
+    // The native tier first; a program it does not take goes to the wide interpreter, and a
+    // dispatch it gave up to the reference path.
+    let native = match options.wide && options.jit {
+        true => crate::jit::run(&shared, &p.native, total, threads)?,
+        false => crate::jit::Tier::NotTaken("off".into()),
+    };
+    let fast = match native {
+        crate::jit::Tier::Done => true,
+        crate::jit::Tier::GaveUp(_) => false,
+        crate::jit::Tier::NotTaken(_) => options.wide && run_wide(&shared, total, threads)?,
+    };
+    if options.wide && !fast {
+        // The fast path gave up: the reference path starts again from the inputs.
         shared.stop.store(false, Ordering::Relaxed);
         shared.timed_out.store(false, Ordering::Relaxed);
         reload_buffers(&mut shared, res);

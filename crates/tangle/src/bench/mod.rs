@@ -3,7 +3,8 @@
 //! Rust before any time is printed.
 //!
 //! Per workload it measures, separately: the GLSL compile (glslang), validation, lowering (the
-//! pipeline), and the dispatch; and the plain-Rust baseline, warm, on a rayon pool of the same
+//! pipeline), the native tier's compile (its first dispatch's, [`tangle_exec::jit`]), and the
+//! dispatch without it; and the plain-Rust baseline, warm, on a rayon pool of the same
 //! number of threads as the executor (best of three). The ratio printed is tangle's rate over
 //! the baseline's.
 
@@ -24,6 +25,8 @@ pub struct Options {
     /// Let the executor take its wide path ([`tangle_exec::wide`]); off measures the reference
     /// path alone.
     pub wide: bool,
+    /// Let the wide path try the native tier first ([`tangle_exec::jit`]).
+    pub jit: bool,
 }
 
 /// The time limit of a benchmark dispatch (an hour).
@@ -44,6 +47,9 @@ pub struct Measured {
     pub validate: Duration,
     /// Lowering (pipeline creation).
     pub lower: Duration,
+    /// Compiling native code, in the first dispatch (zero when the native tier is off or did
+    /// not take the program).
+    pub native: Duration,
     /// The dispatch through tangle.
     pub tangle: Duration,
     /// The same dispatch without the sanitizer's checks (`--no-checks`).
@@ -92,6 +98,7 @@ pub fn measure(
     let run = RunOptions {
         threads: options.threads,
         wide: options.wide,
+        jit: options.jit,
         // A measurement, not a guard against runaway shaders: the 2048³ GEMM takes minutes on
         // two cores, past the default minute.
         time_limit: BENCH_TIME_LIMIT,
@@ -99,6 +106,10 @@ pub fn measure(
     };
     let (report, tangle) = timed(|| pipeline.dispatch(&mut resources, case.groups, &run));
     let report = report.map_err(|e| e.to_string())?;
+    // The native compile happens once per pipeline and dispatch shape, before the workers
+    // start: its own column.
+    let native = pipeline.native_compile_time();
+    let tangle = tangle.saturating_sub(native);
     if let Some(d) = report.diagnostics.first() {
         return Err(format!("the sanitizer reported: {d}"));
     }
@@ -111,6 +122,7 @@ pub fn measure(
     let (again, unchecked) =
         timed(|| pipeline.dispatch(&mut unchecked_resources, case.groups, &unchecked_run));
     again.map_err(|e| e.to_string())?;
+    let unchecked = unchecked.saturating_sub(pipeline.native_compile_time().saturating_sub(native));
     if unchecked_resources.buffers != resources.buffers {
         return Err("the run without checks gives other results".into());
     }
@@ -138,6 +150,7 @@ pub fn measure(
         compile,
         validate,
         lower,
+        native,
         tangle,
         unchecked,
         driver,
@@ -257,7 +270,7 @@ pub fn row(m: &Measured) -> String {
         Some(Err(why)) => format!("  driver: not run ({why})"),
     };
     format!(
-        "{:<13} {:>12} {:>12}  {:>7.3}x  {:>8.1} {:>8.1} {:>8.1} {:>9.1} {:>9.1} {:>6.2}x  {} ({}){driver}",
+        "{:<13} {:>12} {:>12}  {:>7.3}x  {:>8.1} {:>8.1} {:>8.1} {:>6.1} {:>9.1} {:>9.1} {:>6.2}x  {} ({}){driver}",
         m.name,
         significant(m.tangle_rate),
         significant(m.rust_rate),
@@ -265,6 +278,7 @@ pub fn row(m: &Measured) -> String {
         ms(m.compile),
         ms(m.validate),
         ms(m.lower),
+        ms(m.native),
         ms(m.tangle),
         ms(m.unchecked),
         ratio(m.unchecked, m.tangle),
@@ -274,7 +288,7 @@ pub fn row(m: &Measured) -> String {
 }
 
 /// The table's header.
-pub const HEADER: &str = "workload            tangle   plain Rust  tangle/Rust  compile  validate  lower  dispatch  no-checks  sanitizer  (ms; rates in the unit named)";
+pub const HEADER: &str = "workload            tangle   plain Rust  tangle/Rust  compile  validate  lower native  dispatch  no-checks  sanitizer  (ms; rates in the unit named)";
 
 #[cfg(test)]
 mod tests {
@@ -287,6 +301,7 @@ mod tests {
         let options = Options {
             threads: 2,
             wide: true,
+            jit: true,
         };
         for w in workloads::all() {
             let m = measure(&w, &(w.case)(256), &options, None)

@@ -28,6 +28,10 @@ pub struct Args {
     /// gives.
     #[arg(long)]
     reference: bool,
+    /// Leave the native tier off (the wide interpreter runs what it would), to measure what it
+    /// gives.
+    #[arg(long = "no-jit")]
+    no_jit: bool,
     /// Only these workloads (alu_hash, saxpy, rotate_conv, dot_gemv, coopmat_gemm).
     workloads: Vec<String>,
 }
@@ -37,6 +41,7 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
     let options = Options {
         threads: args.threads.unwrap_or(cores).clamp(1, cores),
         wide: !args.reference,
+        jit: !args.no_jit,
     };
     let divisor = if args.quick { 16 } else { 1 };
     let all = workloads::all();
@@ -62,6 +67,8 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
         },
         if args.reference {
             ", reference path only"
+        } else if args.no_jit {
+            ", no native tier"
         } else {
             ""
         }

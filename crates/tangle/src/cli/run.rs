@@ -1,6 +1,6 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
 //! [--time-limit S] [--memory-limit BYTES] [--json] [--policy P|all] [--trace FILE.json]
-//! [--no-checks] [--allow KIND,KIND] [--max-findings N] [--coopmat-layout L] [--reference]
+//! [--no-checks] [--allow KIND,KIND] [--max-findings N] [--coopmat-layout L] [--reference] [--no-jit]
 //! [--backend cpu|vulkan] [--device N]`: runs an Amber script's compute tests on the CPU executor, with a progress bar on
 //! a terminal for long dispatches and `REPEAT`s ([`super::progress`]), or on a Vulkan driver
 //! (`--backend vulkan`, [`super::vulkan`]).
@@ -74,6 +74,10 @@ pub struct Args {
     /// (docs/executor.md); the results are the same, only slower.
     #[arg(long)]
     reference: bool,
+    /// Leave the executor's native tier off (docs/executor.md): the wide interpreter runs what
+    /// it would have compiled; the results are the same.
+    #[arg(long = "no-jit")]
+    no_jit: bool,
     /// Which invocation holds which cooperative-matrix element: row-striped (the default),
     /// column-striped or shuffled:SEED. A shader that assumes one layout fails under another.
     #[arg(long = "coopmat-layout", value_name = "LAYOUT")]
@@ -107,6 +111,7 @@ impl Args {
             (self.trace.is_some(), "--trace"),
             (self.no_checks, "--no-checks"),
             (self.reference, "--reference"),
+            (self.no_jit, "--no-jit"),
             (self.allow.is_some(), "--allow"),
             (self.max_findings.is_some(), "--max-findings"),
             (self.coopmat_layout.is_some(), "--coopmat-layout"),
@@ -270,6 +275,7 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
     }
     options.checks = !args.no_checks;
     options.wide = !args.reference;
+    options.jit = !args.no_jit;
     if let Some(a) = args.allow.as_deref() {
         options.allow = a
             .parse()

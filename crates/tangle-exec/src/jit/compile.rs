@@ -1,0 +1,948 @@
+//! The native compiler: a lowered [`Program`] of the wide path's subset without subgroup
+//! operations to one Cranelift function `fn(ctx, first, count) -> status` that runs
+//! invocations `first .. first + count` (global linear order, workgroup-major) one after the
+//! other to completion, each one's blocks as real control flow.
+//!
+//! Register slots become Cranelift variables (`def_var`/`use_var`, which build the SSA form),
+//! holding the very `u64` lane value the interpreters hold. Pure ops are emitted by
+//! [`super::ops`]. This file emits the invocation loop, blocks and terminators (with `OpPhi`'s
+//! parallel copies on each edge), the built-in inputs, loads, stores and access chains, and
+//! the give-up exits:
+//!
+//! * a memory access outside its region, into a region the table leaves empty (workgroup,
+//!   invocation, unbound), or not 4-byte aligned;
+//! * a sanitizer check that fires (division, shift, index) when checks are on; a dot
+//!   product's AccSat overflow;
+//! * the step limit: each invocation counts what the reference path counts per tangle (a
+//!   block's ops plus one, [`crate::run::Shared::at_terminator`]), and gives up past
+//!   [`super::step_budget`], a bound under which no tangle of the reference path can reach
+//!   the limit;
+//! * the stop flag, read at every loop header (the time limit, another worker's error).
+
+use super::facts::Facts;
+use super::native::{self, Code, Ctx, Region};
+use crate::program::{Block as PBlock, Function, Op, Program, Slot, Step, Terminator};
+use crate::run::memory::{OFFSET_BITS, REGION_UNBOUND};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32, I64, I8};
+use cranelift_codegen::ir::{
+    AbiParam, Block, BlockArg, InstBuilder, MemFlagsData, SigRef, Signature, Value,
+};
+use cranelift_codegen::isa::CallConv;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Switch, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{default_libcall_names, Linkage, Module};
+use std::collections::HashMap;
+use std::mem::offset_of;
+
+/// What a compiled function is specialised for, besides its program.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Key {
+    /// The sanitizer's checks are on (division, shift and index checks give up).
+    pub checks: bool,
+    /// Buffer accesses are logged for the race screen.
+    pub races: bool,
+    /// Workgroups in the dispatch (the built-ins divide by them).
+    pub groups: [u32; 3],
+    /// The subgroup size.
+    pub sg: u32,
+}
+
+/// Why compiled code gave up (the low byte of [`Ctx::reason`]; the block and op follow).
+pub(crate) mod reason {
+    /// A memory access outside its region or into no region.
+    pub const OUT_OF_BOUNDS: u64 = 1;
+    /// A memory access not aligned to 4 bytes.
+    pub const UNALIGNED: u64 = 2;
+    /// An undefined division or remainder.
+    pub const DIVISION: u64 = 3;
+    /// A shift by at least the width.
+    pub const SHIFT: u64 = 4;
+    /// A dynamic index out of range.
+    pub const INDEX: u64 = 5;
+    /// The step bound.
+    pub const STEPS: u64 = 6;
+    /// A dot product's AccSat overflow.
+    pub const DOT: u64 = 7;
+}
+
+/// A compiled program.
+#[derive(Debug)]
+pub(crate) struct Compiled {
+    pub code: Code,
+    /// Memory op sites the race log keeps a run for.
+    pub sites: usize,
+}
+
+/// The host's code generator, or why there is none.
+fn host() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+    if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
+        // The memory argument of `native` holds for these two only.
+        return Err("the native tier supports x86-64 and aarch64 hosts".into());
+    }
+    let mut flags = settings::builder();
+    for (k, v) in [("opt_level", "speed"), ("is_pic", "false")] {
+        flags
+            .set(k, v)
+            .map_err(|e| format!("Cranelift setting {k}: {e}"))?;
+    }
+    cranelift_native::builder()
+        .map_err(|e| format!("no Cranelift code generator for this host: {e}"))?
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| format!("Cranelift: {e}"))
+}
+
+/// Compiles `prog` for `key`, or says why not (the dispatch then takes the interpreters).
+pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
+    let plan = crate::wide::plan(prog)?;
+    if plan.group_ops {
+        return Err("subgroup operations".into());
+    }
+    let func = prog
+        .functions
+        .get(prog.entry as usize)
+        .ok_or("no entry function")?;
+    let facts = Facts::of(prog, func);
+    let isa = host()?;
+    let call_conv = isa.default_call_conv();
+    let frontend = isa.frontend_config();
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut ctx = module.make_context();
+    let mut sig = Signature::new(call_conv);
+    sig.params.extend([AbiParam::new(I64); 3]);
+    sig.returns.push(AbiParam::new(I64));
+    ctx.func.signature = sig;
+    let id = module
+        .declare_function("tangle_dispatch", Linkage::Local, &ctx.func.signature)
+        .map_err(|e| format!("Cranelift: {e}"))?;
+    let mut fbc = FunctionBuilderContext::new();
+    let sites = {
+        let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+        let mut e = Emitter::new(b, prog, func, &facts, key, call_conv);
+        e.function()?;
+        e.b.seal_all_blocks();
+        e.b.finalize(frontend);
+        e.sites as usize
+    };
+    module
+        .define_function(id, &mut ctx)
+        .map_err(|e| format!("Cranelift: {e:?}"))?;
+    module.clear_context(&mut ctx);
+    let code = Code::new(module, id)?;
+    Ok(Compiled { code, sites })
+}
+
+/// Compiles one op alone, for the tests: a function `(regs, _, _) -> status` that reads slots
+/// `0..slots` from the `u64`s at `regs`, runs `op` and writes them back; status 1 when it gave
+/// up. `constants` are slots the compiler may take as known (the caller puts the same values
+/// in `regs`).
+#[cfg(test)]
+pub(crate) fn compile_op(
+    op: &Op,
+    slots: u32,
+    checks: bool,
+    constants: &[(Slot, u64)],
+) -> Result<Code, String> {
+    let prog = Program {
+        slots,
+        constants: constants.to_vec(),
+        ..Program::default()
+    };
+    let func = Function::default();
+    let facts = Facts::of(&prog, &func);
+    let isa = host()?;
+    let call_conv = isa.default_call_conv();
+    let frontend = isa.frontend_config();
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let mut ctx = module.make_context();
+    let mut sig = Signature::new(call_conv);
+    sig.params.extend([AbiParam::new(I64); 3]);
+    sig.returns.push(AbiParam::new(I64));
+    ctx.func.signature = sig;
+    let id = module
+        .declare_function("op", Linkage::Local, &ctx.func.signature)
+        .map_err(|e| format!("Cranelift: {e}"))?;
+    let mut fbc = FunctionBuilderContext::new();
+    {
+        let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
+        let key = Key {
+            checks,
+            races: false,
+            groups: [1; 3],
+            sg: 1,
+        };
+        let mut e = Emitter::new(b, &prog, &func, &facts, key, call_conv);
+        let entry = e.b.create_block();
+        e.b.append_block_params_for_function_params(entry);
+        e.b.switch_to_block(entry);
+        let regs = *e.b.block_params(entry).first().ok_or("no parameter")?;
+        let flags = MemFlagsData::trusted();
+        for s in 0..slots {
+            let v = e.b.ins().load(I64, flags, regs, s as i32 * 8);
+            e.set(s, v)?;
+        }
+        e.op(op)?;
+        for s in 0..slots {
+            let v = e.get(s)?;
+            e.b.ins().store(flags, v, regs, s as i32 * 8);
+        }
+        let zero = e.iconst(0);
+        e.b.ins().return_(&[zero]);
+        let giveup = e.giveup;
+        e.b.switch_to_block(giveup);
+        e.b.append_block_param(giveup, I64);
+        let one = e.iconst(1);
+        e.b.ins().return_(&[one]);
+        e.b.seal_all_blocks();
+        e.b.finalize(frontend);
+    }
+    module
+        .define_function(id, &mut ctx)
+        .map_err(|e| format!("Cranelift: {e:?}"))?;
+    Code::new(module, id)
+}
+
+/// A branch edge's block, the phi copies it makes, and the block it goes on to.
+type Edge<'a> = (Block, &'a [(Slot, Slot)], u32);
+
+/// The values every block may use, defined in the entry block.
+struct Entryvals {
+    regions: Value,
+    nregions: Value,
+    stop: Value,
+    log: Value,
+    limit: Value,
+}
+
+/// The state of one function's emission.
+pub(super) struct Emitter<'a> {
+    pub(super) b: FunctionBuilder<'a>,
+    prog: &'a Program,
+    func: &'a Function,
+    facts: &'a Facts,
+    pub(super) key: Key,
+    call_conv: CallConv,
+    vars: Vec<Variable>,
+    blocks: Vec<Block>,
+    giveup: Block,
+    stopped: Block,
+    entry: Option<Entryvals>,
+    /// The invocation index, the current invocation's steps, and instructions in total.
+    g: Variable,
+    steps: Variable,
+    instructions: Variable,
+    sigs: HashMap<usize, SigRef>,
+    /// The next race log site.
+    sites: u32,
+    /// Where the op being emitted is, for the give-up code: (block, op).
+    at: (u32, u32),
+    /// The blocks that check the step bound and the stop flag on entry: loop headers, and
+    /// every target of a branch from a block not before it, so that every cycle has one.
+    checked: Vec<bool>,
+    /// Loads from push constants through pointers known at compile time, read once on entry
+    /// (push constants do not change during a dispatch): their leaves' values by pointer slot.
+    push: HashMap<Slot, Vec<Value>>,
+}
+
+/// The low `bits` bits mask.
+pub(super) fn mask(bits: u32) -> u64 {
+    crate::semantics::mask(bits)
+}
+
+impl<'a> Emitter<'a> {
+    fn new(
+        mut b: FunctionBuilder<'a>,
+        prog: &'a Program,
+        func: &'a Function,
+        facts: &'a Facts,
+        key: Key,
+        call_conv: CallConv,
+    ) -> Emitter<'a> {
+        let vars = (0..prog.slots).map(|_| b.declare_var(I64)).collect();
+        let blocks = func.blocks.iter().map(|_| b.create_block()).collect();
+        let (giveup, stopped) = (b.create_block(), b.create_block());
+        let mut checked: Vec<bool> = func
+            .blocks
+            .iter()
+            .map(|b| b.continue_target.is_some())
+            .collect();
+        for (from, block) in func.blocks.iter().enumerate() {
+            let targets: Vec<u32> = match block.terminator {
+                Terminator::Branch(t) => vec![t],
+                Terminator::BranchConditional { t, f, .. } => vec![t, f],
+                Terminator::Switch {
+                    ref cases, default, ..
+                } => cases.iter().map(|c| c.1).chain([default]).collect(),
+                _ => Vec::new(),
+            };
+            for t in targets {
+                if t as usize <= from {
+                    if let Some(c) = checked.get_mut(t as usize) {
+                        *c = true;
+                    }
+                }
+            }
+        }
+        let (g, steps, instructions) = (b.declare_var(I64), b.declare_var(I64), b.declare_var(I64));
+        Emitter {
+            b,
+            prog,
+            func,
+            facts,
+            key,
+            call_conv,
+            vars,
+            blocks,
+            giveup,
+            stopped,
+            entry: None,
+            g,
+            steps,
+            instructions,
+            sigs: HashMap::new(),
+            sites: 0,
+            at: (0, 0),
+            checked,
+            push: HashMap::new(),
+        }
+    }
+
+    /// A slot's value.
+    pub(super) fn get(&mut self, s: Slot) -> Result<Value, String> {
+        let v = *self
+            .vars
+            .get(s as usize)
+            .ok_or_else(|| format!("slot {s} outside the register file"))?;
+        Ok(self.b.use_var(v))
+    }
+
+    /// Sets a slot.
+    pub(super) fn set(&mut self, s: Slot, v: Value) -> Result<(), String> {
+        let var = *self
+            .vars
+            .get(s as usize)
+            .ok_or_else(|| format!("slot {s} outside the register file"))?;
+        self.b.def_var(var, v);
+        Ok(())
+    }
+
+    /// The value of a slot that holds a constant throughout.
+    pub(super) fn constant(&self, s: Slot) -> Option<u64> {
+        self.facts.known.get(&s).copied()
+    }
+
+    pub(super) fn iconst(&mut self, v: u64) -> Value {
+        self.b.ins().iconst(I64, v as i64)
+    }
+
+    /// The low `bits` bits of `v` ([`crate::semantics::truncate`]).
+    pub(super) fn trunc(&mut self, bits: u32, v: Value) -> Value {
+        if bits >= 64 {
+            v
+        } else {
+            self.b.ins().band_imm_s(v, mask(bits) as i64)
+        }
+    }
+
+    /// `v`'s low `bits` bits sign-extended ([`crate::semantics::sign_extend`]).
+    pub(super) fn sext(&mut self, bits: u32, v: Value) -> Value {
+        match bits {
+            0 => self.iconst(0),
+            1..=63 => {
+                let up = self.b.ins().ishl_imm_s(v, i64::from(64 - bits));
+                self.b.ins().sshr_imm_s(up, i64::from(64 - bits))
+            }
+            _ => v,
+        }
+    }
+
+    /// A 0/1 `i64` from a comparison's `i8`.
+    pub(super) fn bool64(&mut self, c: Value) -> Value {
+        self.b.ins().uextend(I64, c)
+    }
+
+    /// Calls helper `f` (an `extern "C" fn` of `u64`s returning one) with `args`.
+    pub(super) fn call(&mut self, f: *const (), args: &[Value]) -> Value {
+        let n = args.len();
+        let sig = match self.sigs.get(&n) {
+            Some(s) => *s,
+            None => {
+                let mut sig = Signature::new(self.call_conv);
+                sig.params.extend((0..n).map(|_| AbiParam::new(I64)));
+                sig.returns.push(AbiParam::new(I64));
+                let s = self.b.import_signature(sig);
+                self.sigs.insert(n, s);
+                s
+            }
+        };
+        let callee = self.b.ins().iconst(I64, f as usize as i64);
+        let inst = self.b.ins().call_indirect(sig, callee, args);
+        self.b.inst_results(inst).first().copied().unwrap_or(callee)
+    }
+
+    /// Leaves for the give-up exit when `cond` (an integer) is not zero.
+    pub(super) fn give_up_if(&mut self, cond: Value, why: u64) {
+        let code = why | u64::from(self.at.0) << 8 | u64::from(self.at.1) << 32;
+        let code = self.iconst(code);
+        let cont = self.b.create_block();
+        self.b
+            .ins()
+            .brif(cond, self.giveup, &[BlockArg::Value(code)], cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    fn ctx_field(&mut self, ctx: Value, offset: usize) -> Value {
+        self.b
+            .ins()
+            .load(I64, MemFlagsData::trusted(), ctx, offset as i32)
+    }
+
+    fn function(&mut self) -> Result<(), String> {
+        let entry = self.b.create_block();
+        self.b.append_block_params_for_function_params(entry);
+        self.b.switch_to_block(entry);
+        let params = self.b.block_params(entry).to_vec();
+        let [ctx, first, count] = params[..] else {
+            return Err("the entry block's parameters".into());
+        };
+        let vals = Entryvals {
+            regions: self.ctx_field(ctx, offset_of!(Ctx, regions)),
+            nregions: self.ctx_field(ctx, offset_of!(Ctx, nregions)),
+            stop: self.ctx_field(ctx, offset_of!(Ctx, stop)),
+            log: self.ctx_field(ctx, offset_of!(Ctx, log)),
+            limit: self.ctx_field(ctx, offset_of!(Ctx, step_limit)),
+        };
+        let template = self.ctx_field(ctx, offset_of!(Ctx, template));
+        // Slots no op writes hold their template value (constants, buffer handles) throughout.
+        let consts: HashMap<Slot, u64> = self.prog.constants.iter().copied().collect();
+        let handles: Vec<Slot> = self.prog.variables.iter().map(|v| v.slot).collect();
+        for s in 0..self.prog.slots {
+            if self.facts.written.get(s as usize).copied().unwrap_or(true) {
+                continue;
+            }
+            let v = match consts.get(&s) {
+                Some(&c) => self.iconst(c),
+                None if handles.contains(&s) => self.b.ins().load(
+                    I64,
+                    MemFlagsData::trusted(),
+                    template,
+                    (s as i32).wrapping_mul(8),
+                ),
+                None => continue,
+            };
+            self.set(s, v)?;
+        }
+        self.entry = Some(vals);
+        self.push_constants()?;
+        let zero = self.iconst(0);
+        self.b.def_var(self.instructions, zero);
+        self.b.def_var(self.g, first);
+        let end = self.b.ins().iadd(first, count);
+        let head = self.b.create_block();
+        let (body, exit) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(head);
+        let g = self.b.use_var(self.g);
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, g, end);
+        self.b.ins().brif(more, body, &[], exit, &[]);
+
+        self.b.switch_to_block(body);
+        self.b.def_var(self.steps, zero);
+        let first_block = *self.blocks.first().ok_or("no blocks")?;
+        self.b.ins().jump(first_block, &[]);
+
+        let func = self.func;
+        for (i, block) in func.blocks.iter().enumerate() {
+            self.block(i as u32, block, head)?;
+        }
+
+        self.b.switch_to_block(exit);
+        let n = self.b.use_var(self.instructions);
+        self.b.ins().store(
+            MemFlagsData::trusted(),
+            n,
+            ctx,
+            offset_of!(Ctx, instructions) as i32,
+        );
+        let done = self.iconst(super::Status::Done as u64);
+        self.b.ins().return_(&[done]);
+
+        for (exit, status) in [
+            (self.giveup, super::Status::GaveUp),
+            (self.stopped, super::Status::Stopped),
+        ] {
+            self.b.switch_to_block(exit);
+            self.b.set_cold_block(exit);
+            let why = self.b.append_block_param(exit, I64);
+            self.b.ins().store(
+                MemFlagsData::trusted(),
+                why,
+                ctx,
+                offset_of!(Ctx, reason) as i32,
+            );
+            let s = self.iconst(status as u64);
+            self.b.ins().return_(&[s]);
+        }
+        Ok(())
+    }
+
+    fn vals(&self) -> Result<&Entryvals, String> {
+        self.entry.as_ref().ok_or_else(|| "no entry values".into())
+    }
+
+    /// One block: the stop flag at a loop header, its ops, the step count, the terminator.
+    fn block(&mut self, i: u32, block: &PBlock, head: Block) -> Result<(), String> {
+        let here = *self.blocks.get(i as usize).ok_or("block index")?;
+        self.b.switch_to_block(here);
+        if self.checked.get(i as usize).copied().unwrap_or(true) {
+            self.at = (i, 0);
+            let stop = self.vals()?.stop;
+            let flag = self.b.ins().load(I8, MemFlagsData::trusted(), stop, 0);
+            let cont = self.b.create_block();
+            let at = self.iconst(u64::from(i));
+            self.b
+                .ins()
+                .brif(flag, self.stopped, &[BlockArg::Value(at)], cont, &[]);
+            self.b.switch_to_block(cont);
+            self.check_steps()?;
+        }
+        for (j, op) in block.ops.iter().enumerate() {
+            self.at = (i, j as u32);
+            self.op(op)?;
+        }
+        self.at = (i, block.ops.len() as u32);
+        let n = block.ops.len() as i64;
+        let steps = self.b.use_var(self.steps);
+        let steps = self.b.ins().iadd_imm_s(steps, n + 1);
+        self.b.def_var(self.steps, steps);
+        let total = self.b.use_var(self.instructions);
+        let total = self.b.ins().iadd_imm_s(total, n);
+        self.b.def_var(self.instructions, total);
+        self.terminator(i, &block.terminator, head)
+    }
+
+    /// Gives up when the invocation's steps passed the bound: on entry to the blocks every
+    /// cycle passes, and at the end of the invocation.
+    fn check_steps(&mut self) -> Result<(), String> {
+        let limit = self.vals()?.limit;
+        let steps = self.b.use_var(self.steps);
+        let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, steps, limit);
+        self.give_up_if(over, reason::STEPS);
+        Ok(())
+    }
+
+    fn terminator(&mut self, from: u32, t: &Terminator, head: Block) -> Result<(), String> {
+        let mut pending = Vec::new();
+        match *t {
+            Terminator::Branch(to) => {
+                let target = self.edge(from, to, &mut pending)?;
+                self.b.ins().jump(target, &[]);
+            }
+            Terminator::BranchConditional { cond, t, f } => {
+                // The reference path takes the true branch where the condition is not 0.
+                let c = self.get(cond)?;
+                let tb = self.edge(from, t, &mut pending)?;
+                let fb = if t == f {
+                    tb
+                } else {
+                    self.edge(from, f, &mut pending)?
+                };
+                if tb == fb {
+                    self.b.ins().jump(tb, &[]);
+                } else {
+                    self.b.ins().brif(c, tb, &[], fb, &[]);
+                }
+            }
+            Terminator::Switch {
+                selector,
+                bits,
+                ref cases,
+                default,
+            } => {
+                // Each invocation to the first case its selector's low `bits` equal.
+                let v = self.get(selector)?;
+                let v = self.trunc(bits, v);
+                let mut switch = Switch::new();
+                let mut seen = Vec::new();
+                for &(value, to) in cases {
+                    if seen.contains(&value) {
+                        continue;
+                    }
+                    seen.push(value);
+                    let target = self.edge(from, to, &mut pending)?;
+                    switch.set_entry(u128::from(value), target);
+                }
+                let otherwise = self.edge(from, default, &mut pending)?;
+                switch.emit(&mut self.b, v, otherwise);
+            }
+            Terminator::Return => {
+                self.check_steps()?;
+                let g = self.b.use_var(self.g);
+                let next = self.b.ins().iadd_imm_s(g, 1);
+                self.b.def_var(self.g, next);
+                self.b.ins().jump(head, &[]);
+            }
+            ref t => return Err(format!("terminator {t:?}")),
+        }
+        // The edge blocks: each edge's phi copies, as one parallel copy.
+        for (edge, copies, to) in pending {
+            self.b.switch_to_block(edge);
+            let mut values = Vec::new();
+            for &(_, src) in copies {
+                values.push(self.get(src)?);
+            }
+            for (&(dst, _), v) in copies.iter().zip(values) {
+                self.set(dst, v)?;
+            }
+            let target = *self.blocks.get(to as usize).ok_or("branch target")?;
+            self.b.ins().jump(target, &[]);
+        }
+        Ok(())
+    }
+
+    /// The block a branch from `from` to `to` jumps to: `to` itself, or a new block for the
+    /// edge's phi copies (filled after the branch, from `pending`).
+    fn edge(&mut self, from: u32, to: u32, pending: &mut Vec<Edge<'a>>) -> Result<Block, String> {
+        let target = *self.blocks.get(to as usize).ok_or("branch target")?;
+        let func: &'a Function = self.func;
+        let copies = func
+            .blocks
+            .get(to as usize)
+            .and_then(|b| b.phis.iter().find(|(p, _)| *p == from));
+        match copies {
+            Some((_, c)) if !c.is_empty() => {
+                let e = self.b.create_block();
+                pending.push((e, &c[..], to));
+                Ok(e)
+            }
+            _ => Ok(target),
+        }
+    }
+
+    fn op(&mut self, op: &Op) -> Result<(), String> {
+        match op {
+            Op::Undef { .. } => Ok(()),
+            Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty } => {
+                self.load(*dst, *ptr, *ty)
+            }
+            Op::Store { ptr, src, ty } => self.store(*ptr, *src, *ty),
+            Op::AccessChain { dst, base, steps } => self.chain(*dst, *base, steps),
+            _ => self.pure(op),
+        }
+    }
+
+    /// The address of a `size`-byte access at pointer `p`, after the bounds and alignment
+    /// checks (module doc of [`native`], "Memory").
+    fn address(&mut self, p: Value, size: u64) -> Result<Value, String> {
+        let (regions, nregions) = {
+            let v = self.vals()?;
+            (v.regions, v.nregions)
+        };
+        let region = self.b.ins().ushr_imm_s(p, i64::from(OFFSET_BITS));
+        let outside = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, region, nregions);
+        self.give_up_if(outside, reason::OUT_OF_BOUNDS);
+        let at = self
+            .b
+            .ins()
+            .imul_imm_s(region, std::mem::size_of::<Region>() as i64);
+        let entry = self.b.ins().iadd(regions, at);
+        // The table does not change during a call: loads a loop may hoist.
+        let flags = MemFlagsData::trusted().with_readonly().with_can_move();
+        let base = self
+            .b
+            .ins()
+            .load(I64, flags, entry, offset_of!(Region, base) as i32);
+        let len = self
+            .b
+            .ins()
+            .load(I64, flags, entry, offset_of!(Region, len) as i32);
+        let off = self.trunc(OFFSET_BITS, p);
+        let end = self.b.ins().iadd_imm_s(off, size as i64);
+        let beyond = self.b.ins().icmp(IntCC::UnsignedGreaterThan, end, len);
+        self.give_up_if(beyond, reason::OUT_OF_BOUNDS);
+        let odd = self.b.ins().band_imm_s(off, 3);
+        self.give_up_if(odd, reason::UNALIGNED);
+        Ok(self.b.ins().iadd(base, off))
+    }
+
+    /// The leaves of `ty` if the compiled code can move them: 4 or 8 bytes at offsets that
+    /// are multiples of 4.
+    fn leaves(&self, ty: u32) -> Result<Vec<crate::program::Leaf>, String> {
+        let leaves = self.prog.leaves_of(ty);
+        if leaves.is_empty() {
+            return Err("a load or store of a type without scalars".into());
+        }
+        if leaves
+            .iter()
+            .any(|l| !matches!(l.bytes, 4 | 8) || l.offset % 4 != 0)
+        {
+            return Err("a load or store of 8- or 16-bit scalars".into());
+        }
+        Ok(leaves.to_vec())
+    }
+
+    /// Logs an access for the race screen when the site needs it.
+    fn log(&mut self, ptr: Slot, p: Value, size: u64, write: bool) -> Result<(), String> {
+        if !self.key.races || !self.facts.logged(ptr, write) {
+            return Ok(());
+        }
+        let log = self.vals()?.log;
+        let site = self.iconst(u64::from(self.sites));
+        self.sites += 1;
+        let g = self.b.use_var(self.g);
+        let len = self.iconst(size | u64::from(write) << 63);
+        self.call(native::log_access as *const (), &[log, site, g, p, len]);
+        Ok(())
+    }
+
+    /// Reads, on entry, every push constant a load names with a pointer known at compile
+    /// time: a loop bound then costs nothing per iteration. One out of bounds gives up on
+    /// entry, earlier than the reference path would report it, which is safe: the reference
+    /// path then runs the dispatch.
+    fn push_constants(&mut self) -> Result<(), String> {
+        let func = self.func;
+        for (i, block) in func.blocks.iter().enumerate() {
+            for (j, op) in block.ops.iter().enumerate() {
+                let (Op::Load { ptr, ty, .. } | Op::LoadUniform { ptr, ty, .. }) = *op else {
+                    continue;
+                };
+                let Some(&p) = self.facts.known.get(&ptr) else {
+                    continue;
+                };
+                if crate::run::memory::split_pointer(p).0 != crate::run::memory::REGION_PUSH
+                    || self.push.contains_key(&ptr)
+                {
+                    continue;
+                }
+                self.at = (i as u32, j as u32);
+                let p = self.iconst(p);
+                let values = self.read(p, ty)?;
+                self.push.insert(ptr, values);
+            }
+        }
+        Ok(())
+    }
+
+    /// The leaves of a `ty` value at pointer `p`, after the checks of [`Emitter::address`].
+    fn read(&mut self, p: Value, ty: u32) -> Result<Vec<Value>, String> {
+        let leaves = self.leaves(ty)?;
+        let size = self.prog.ty(ty).size;
+        let addr = self.address(p, size)?;
+        let flags = MemFlagsData::trusted();
+        let mut out = Vec::new();
+        for leaf in &leaves {
+            let at = leaf.offset as i32;
+            let lo = self.b.ins().load(I32, flags, addr, at);
+            let lo = self.b.ins().uextend(I64, lo);
+            let mut v = lo;
+            if leaf.bytes == 8 {
+                let hi = self.b.ins().load(I32, flags, addr, at + 4);
+                let hi = self.b.ins().uextend(I64, hi);
+                let hi = self.b.ins().ishl_imm_s(hi, 32);
+                v = self.b.ins().bor(lo, hi);
+            }
+            if leaf.boolean {
+                let c = self.b.ins().icmp_imm_s(IntCC::NotEqual, v, 0);
+                v = self.bool64(c);
+            }
+            out.push(v);
+        }
+        Ok(out)
+    }
+
+    fn load(&mut self, dst: Slot, ptr: Slot, ty: u32) -> Result<(), String> {
+        if let Some(values) = self.push.get(&ptr).cloned() {
+            for (i, v) in values.into_iter().enumerate() {
+                self.set(dst + i as u32, v)?;
+            }
+            return Ok(());
+        }
+        if let Some(&p) = self.facts.known.get(&ptr) {
+            if crate::run::memory::split_pointer(p).0 == crate::run::memory::REGION_INVOCATION {
+                return self.load_builtin(dst, p, ty);
+            }
+        }
+        let size = self.prog.ty(ty).size;
+        let p = self.get(ptr)?;
+        // Logged before the read, as the reference path logs (and nothing reads the log
+        // before the end).
+        self.log(ptr, p, size, false)?;
+        let values = self.read(p, ty)?;
+        for (i, v) in values.into_iter().enumerate() {
+            self.set(dst + i as u32, v)?;
+        }
+        Ok(())
+    }
+
+    fn store(&mut self, ptr: Slot, src: Slot, ty: u32) -> Result<(), String> {
+        let leaves = self.leaves(ty)?;
+        let size = self.prog.ty(ty).size;
+        let p = self.get(ptr)?;
+        let addr = self.address(p, size)?;
+        self.log(ptr, p, size, true)?;
+        let flags = MemFlagsData::trusted();
+        for (i, leaf) in leaves.iter().enumerate() {
+            let at = leaf.offset as i32;
+            let v = self.get(src + i as u32)?;
+            let lo = self.b.ins().ireduce(I32, v);
+            self.b.ins().store(flags, lo, addr, at);
+            if leaf.bytes == 8 {
+                let hi = self.b.ins().ushr_imm_s(v, 32);
+                let hi = self.b.ins().ireduce(I32, hi);
+                self.b.ins().store(flags, hi, addr, at + 4);
+            }
+        }
+        Ok(())
+    }
+
+    /// `OpAccessChain`: the offset wraps inside its 48 bits and the region stays; a pointer
+    /// from an unbound descriptor stays as it is ([`crate::run::access::exec_memory`]).
+    fn chain(&mut self, dst: Slot, base: Slot, steps: &[Step]) -> Result<(), String> {
+        let p = self.get(base)?;
+        let mut sum = self.iconst(0);
+        for step in steps {
+            let delta = match *step {
+                Step::Const(c) => self.iconst(c),
+                Step::Dyn {
+                    index,
+                    bits,
+                    signed,
+                    stride,
+                    count,
+                } => {
+                    let raw = self.get(index)?;
+                    let raw = self.trunc(bits, raw);
+                    let i = if signed { self.sext(bits, raw) } else { raw };
+                    if self.key.checks && count != 0 {
+                        // check::index: an index below 0 (a huge unsigned value here) or at
+                        // least the length.
+                        let out = self.b.ins().icmp_imm_s(
+                            IntCC::UnsignedGreaterThanOrEqual,
+                            i,
+                            i64::from(count),
+                        );
+                        self.give_up_if(out, reason::INDEX);
+                    }
+                    self.b.ins().imul_imm_s(i, stride as i64)
+                }
+            };
+            sum = self.b.ins().iadd(sum, delta);
+        }
+        let region_bits = !mask(OFFSET_BITS);
+        let region = self.b.ins().band_imm_s(p, region_bits as i64);
+        let moved = self.b.ins().iadd(p, sum);
+        let moved = self.trunc(OFFSET_BITS, moved);
+        let moved = self.b.ins().bor(region, moved);
+        let unbound =
+            self.b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, region, (REGION_UNBOUND << OFFSET_BITS) as i64);
+        let v = self.b.ins().select(unbound, p, moved);
+        self.set(dst, v)
+    }
+
+    /// A load of a built-in input: each 4-byte component computed from the invocation index
+    /// as [`crate::run::builtins::Place::value`] gives it.
+    fn load_builtin(&mut self, dst: Slot, p: u64, ty: u32) -> Result<(), String> {
+        let &(b, c) = self
+            .facts
+            .builtins
+            .get(&p)
+            .ok_or("a load of invocation memory that is no built-in")?;
+        let leaves = self.prog.leaves_of(ty).to_vec();
+        for (i, leaf) in leaves.iter().enumerate() {
+            let v = self.builtin(b, c + (leaf.offset / 4) as usize)?;
+            self.set(dst + i as u32, v)?;
+        }
+        Ok(())
+    }
+
+    fn div_const(&mut self, v: Value, d: u64) -> Value {
+        if d <= 1 {
+            v
+        } else if d.is_power_of_two() {
+            self.b.ins().ushr_imm_s(v, i64::from(d.trailing_zeros()))
+        } else {
+            let d = self.iconst(d);
+            self.b.ins().udiv(v, d)
+        }
+    }
+
+    fn rem_const(&mut self, v: Value, d: u64) -> Value {
+        if d <= 1 {
+            self.iconst(0)
+        } else if d.is_power_of_two() {
+            self.b.ins().band_imm_s(v, (d - 1) as i64)
+        } else {
+            let d = self.iconst(d);
+            self.b.ins().urem(v, d)
+        }
+    }
+
+    /// Component `c` of an `[x, y, z]` position with linear index `v` in a grid of `dims`.
+    fn split3(&mut self, v: Value, dims: [u64; 3], c: usize) -> Value {
+        let (x, y) = (dims[0].max(1), dims[1].max(1));
+        match c {
+            0 => self.rem_const(v, x),
+            1 => {
+                let q = self.div_const(v, x);
+                self.rem_const(q, y)
+            }
+            _ => self.div_const(v, x * y),
+        }
+    }
+
+    fn builtin(&mut self, b: u32, c: usize) -> Result<Value, String> {
+        use spirv::BuiltIn as B;
+        let size = self.prog.local_size.map(u64::from);
+        let groups = self.key.groups.map(u64::from);
+        let per_group = size.iter().product::<u64>().max(1);
+        let sg = u64::from(self.key.sg.max(1));
+        let g = self.b.use_var(self.g);
+        let local = self.rem_const(g, per_group);
+        let which = B::from_u32(b).ok_or("an unknown built-in")?;
+        let three = matches!(
+            which,
+            B::GlobalInvocationId
+                | B::LocalInvocationId
+                | B::WorkgroupId
+                | B::NumWorkgroups
+                | B::WorkgroupSize
+        );
+        // Components past the value's read 0, as `Place::value(..).get(c)` gives.
+        if (three && c >= 3) || (!three && c >= 1) {
+            return Ok(self.iconst(0));
+        }
+        Ok(match which {
+            B::LocalInvocationId => self.split3(local, size, c),
+            B::WorkgroupId | B::GlobalInvocationId => {
+                let wg = self.div_const(g, per_group);
+                let wg = self.split3(wg, groups, c);
+                if which == B::WorkgroupId {
+                    wg
+                } else {
+                    let l = self.split3(local, size, c);
+                    let at = self.b.ins().imul_imm_s(wg, size[c] as i64);
+                    let v = self.b.ins().iadd(at, l);
+                    self.trunc(32, v)
+                }
+            }
+            B::NumWorkgroups => self.iconst(groups[c]),
+            B::WorkgroupSize => self.iconst(size[c]),
+            B::LocalInvocationIndex => local,
+            B::SubgroupSize => self.iconst(sg),
+            B::SubgroupLocalInvocationId => self.rem_const(local, sg),
+            B::SubgroupId => self.div_const(local, sg),
+            B::NumSubgroups => {
+                let invocations = size.iter().product::<u64>();
+                self.iconst(invocations.div_ceil(sg))
+            }
+            _ => return Err(format!("the built-in {which:?}")),
+        })
+    }
+}

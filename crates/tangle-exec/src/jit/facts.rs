@@ -1,0 +1,194 @@
+//! What the native compiler needs to know of a program before it emits code: which slots ops
+//! write, which pointers are known at compile time (the built-in inputs a load names), and
+//! which memory op sites the race screen must log.
+
+use crate::program::{Function, Op, Program, RegionKind, Slot, Step};
+use crate::run::memory::{make_pointer, split_pointer, REGION_INVOCATION};
+use std::collections::HashMap;
+
+/// Facts of the entry function.
+pub(crate) struct Facts {
+    /// Slots some op or phi copy writes; the others hold their template value throughout.
+    pub written: Vec<bool>,
+    /// Pointers known at compile time: constants, and access chains of constant steps from
+    /// them that are the only write of their slot.
+    pub known: HashMap<Slot, u64>,
+    /// Each 4-byte component of a built-in input, by the pointer a load names it with:
+    /// (`spirv::BuiltIn` number, component).
+    pub builtins: HashMap<u64, (u32, usize)>,
+    /// The variable (buffer or push-constant block) each pointer slot is derived from, where
+    /// the chain of defining access chains says so.
+    origin: HashMap<Slot, RegionKind>,
+    /// The buffers that stores may write; `None` when some store's buffer is unknown.
+    written_buffers: Option<Vec<RegionKind>>,
+}
+
+/// The slots `op` writes, for the ops the compiler knows (others are refused anyway).
+pub(crate) fn writes(op: &Op) -> Vec<Slot> {
+    match *op {
+        Op::Copy { dst, .. }
+        | Op::IntBin { dst, .. }
+        | Op::IntUn { dst, .. }
+        | Op::IntCmp { dst, .. }
+        | Op::IntTern { dst, .. }
+        | Op::BitFieldInsert { dst, .. }
+        | Op::FloatBin { dst, .. }
+        | Op::FNegate { dst, .. }
+        | Op::Glsl { dst, .. }
+        | Op::FloatCmp { dst, .. }
+        | Op::Convert { dst, .. }
+        | Op::Select { dst, .. }
+        | Op::AccessChain { dst, .. } => vec![dst],
+        Op::Load { dst, .. } | Op::LoadUniform { dst, .. } => vec![dst],
+        Op::Dot(ref d) => vec![d.dst],
+        _ => Vec::new(),
+    }
+}
+
+impl Facts {
+    /// The facts of `func`, the entry function of `prog`.
+    pub(crate) fn of(prog: &Program, func: &Function) -> Facts {
+        let slots = prog.slots as usize;
+        let mut written = vec![false; slots];
+        let mut defs: HashMap<Slot, usize> = HashMap::new();
+        let mark = |s: Slot, written: &mut Vec<bool>, defs: &mut HashMap<Slot, usize>| {
+            if let Some(w) = written.get_mut(s as usize) {
+                *w = true;
+            }
+            *defs.entry(s).or_default() += 1;
+        };
+        for block in &func.blocks {
+            for op in &block.ops {
+                // A load of several leaves writes consecutive slots.
+                let extra = match *op {
+                    Op::Load { ty, .. } | Op::LoadUniform { ty, .. } => {
+                        prog.leaves_of(ty).len().saturating_sub(1)
+                    }
+                    _ => 0,
+                };
+                for d in writes(op) {
+                    for k in 0..=extra as u32 {
+                        mark(d.saturating_add(k), &mut written, &mut defs);
+                    }
+                }
+            }
+            for (_, copies) in &block.phis {
+                for &(dst, _) in copies {
+                    mark(dst, &mut written, &mut defs);
+                }
+            }
+        }
+        let is_written = |s: Slot| written.get(s as usize).copied().unwrap_or(true);
+        let mut known: HashMap<Slot, u64> = prog
+            .constants
+            .iter()
+            .filter(|(s, _)| !is_written(*s))
+            .copied()
+            .collect();
+        let mut origin: HashMap<Slot, RegionKind> = prog
+            .variables
+            .iter()
+            .filter(|v| !is_written(v.slot))
+            .filter(|v| {
+                matches!(
+                    v.region,
+                    RegionKind::Buffer { .. } | RegionKind::PushConstant
+                )
+            })
+            .map(|v| (v.slot, v.region))
+            .collect();
+        // Access chains in any order: repeat until nothing new is learnt (each round learns
+        // at least one slot, so at most one round per chain).
+        let chains: Vec<(Slot, Slot, &[Step])> = func
+            .blocks
+            .iter()
+            .flat_map(|b| &b.ops)
+            .filter_map(|op| match op {
+                Op::AccessChain { dst, base, steps } if defs.get(dst) == Some(&1) => {
+                    Some((*dst, *base, &steps[..]))
+                }
+                _ => None,
+            })
+            .collect();
+        for _ in 0..=chains.len() {
+            let mut learnt = false;
+            for &(dst, base, steps) in &chains {
+                if !origin.contains_key(&dst) {
+                    if let Some(&r) = origin.get(&base) {
+                        origin.insert(dst, r);
+                        learnt = true;
+                    }
+                }
+                if known.contains_key(&dst) {
+                    continue;
+                }
+                let Some(&p) = known.get(&base) else { continue };
+                let mut delta = 0u64;
+                for s in steps {
+                    match *s {
+                        Step::Const(c) => delta = delta.wrapping_add(c),
+                        Step::Dyn { .. } => {
+                            delta = u64::MAX;
+                            break;
+                        }
+                    }
+                }
+                if delta != u64::MAX && crate::run::memory::unbound_of(p).is_none() {
+                    let (region, off) = split_pointer(p);
+                    known.insert(dst, make_pointer(region, off.wrapping_add(delta)));
+                    learnt = true;
+                }
+            }
+            if !learnt {
+                break;
+            }
+        }
+        let mut builtins = HashMap::new();
+        for var in &prog.variables {
+            if let (RegionKind::Invocation, Some(b)) = (var.region, var.builtin) {
+                let size = prog.ty(var.ty).size;
+                for (c, at) in (0..size).step_by(4).enumerate() {
+                    let ptr = make_pointer(REGION_INVOCATION, var.offset.wrapping_add(at));
+                    builtins.insert(ptr, (b, c));
+                }
+            }
+        }
+        let mut written_buffers = Some(Vec::new());
+        for op in func.blocks.iter().flat_map(|b| &b.ops) {
+            if let Op::Store { ptr, .. } = op {
+                match (origin.get(ptr), written_buffers.as_mut()) {
+                    (Some(r), Some(set)) => set.push(*r),
+                    _ => written_buffers = None,
+                }
+            }
+        }
+        Facts {
+            written,
+            known,
+            builtins,
+            origin,
+            written_buffers,
+        }
+    }
+
+    /// Whether the race screen must see the accesses of a load or store through `ptr`: every
+    /// store, and every load that may read a buffer some store may write (a read of a buffer
+    /// nothing writes races with nothing).
+    pub(crate) fn logged(&self, ptr: Slot, write: bool) -> bool {
+        // A pointer known at compile time into push constants (a loop bound read every
+        // iteration) is no buffer.
+        if let Some(&p) = self.known.get(&ptr) {
+            if split_pointer(p).0 < crate::run::memory::FIRST_BUFFER {
+                return false;
+            }
+        }
+        if write {
+            return true;
+        }
+        match (self.origin.get(&ptr), &self.written_buffers) {
+            (Some(RegionKind::PushConstant), _) => false,
+            (Some(r), Some(set)) => set.contains(r),
+            _ => true,
+        }
+    }
+}

@@ -1,0 +1,324 @@
+//! The native tier: the wide path's programs without subgroup operations, compiled with
+//! Cranelift to machine code that runs each invocation to completion
+//! ([`compile`]), tried before the wide interpreter.
+//!
+//! Why: the wide interpreter pays a dispatch per op per batch and keeps every value in memory;
+//! compiled code keeps values in machine registers across ops (`docs/executor.md` has the
+//! measurements).
+//!
+//! Exactness: the programs taken ([`crate::wide::plan`] with no subgroup operation) have no
+//! Workgroup memory, barrier, atomic, call or memory of an invocation's own, so invocations
+//! are independent, and running each to completion computes what the wide path computes. Each
+//! op is the lane kernel's exact function ([`ops`]), or a call of the same semantics function
+//! ([`helpers`]); an op without native code is refused, never guessed. Like the wide path the
+//! tier is *speculative*: at anything the reference path would report or handle differently
+//! (a sanitizer check, an access outside a buffer, a possible data race from the same race
+//! screen, [`log`], or the step bound) it gives the dispatch back, before anything is written
+//! back, and the reference path runs it again and reports exactly.
+//!
+//! Compiled code is kept per pipeline ([`Cache`]), one function per [`Key`].
+
+mod compile;
+mod facts;
+mod helpers;
+mod log;
+#[allow(unsafe_code)]
+mod native;
+mod ops;
+
+pub(crate) use compile::Key;
+
+use crate::check::kind::Kind;
+use crate::error::ExecError;
+use crate::program::Program;
+use crate::report::Stats;
+use crate::run::memory::{FIRST_BUFFER, REGION_PUSH};
+use crate::run::Shared;
+use compile::{reason, Compiled};
+use native::{Ctx, Region};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What a call of compiled code ended with (its return value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u64)]
+pub(crate) enum Status {
+    /// Every invocation ran.
+    Done = 0,
+    /// It gave up; [`native::Ctx::reason`] says why ([`compile::reason`]).
+    GaveUp = 1,
+    /// The stop flag was set; `reason` is the loop header's block.
+    Stopped = 2,
+}
+
+/// What the native tier did with a dispatch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Tier {
+    /// Not taken (the program, the options or the host): the interpreters run it.
+    NotTaken(String),
+    /// Run; its results are in the buffers.
+    Done,
+    /// Given up (nothing of it is kept): the reference path must run it.
+    GaveUp(String),
+}
+
+/// The compiled forms of one pipeline's program, by key; a refusal is kept too, so it is not
+/// tried again. Also the time spent compiling, in total.
+#[derive(Debug, Default)]
+pub struct Cache(Mutex<(Vec<(Key, Compilation)>, Duration)>);
+
+/// A program compiled for one key, or why not.
+type Compilation = Result<Arc<Compiled>, String>;
+
+impl Cache {
+    /// The program compiled for `key` (compiling it now if needed, and saying how long that
+    /// took), or why it is not compiled.
+    fn get(&self, prog: &Program, key: Key) -> Compilation {
+        let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, c)) = all.0.iter().find(|(k, _)| *k == key) {
+            return c.clone();
+        }
+        let start = Instant::now();
+        let c = compile::compile(prog, key).map(Arc::new);
+        all.1 += start.elapsed();
+        // A bound on what one pipeline keeps (each dispatch shape is a key): past it the old
+        // entries go; a dispatch still running holds its own `Arc`.
+        if all.0.len() >= MAX_CACHED {
+            all.0.clear();
+        }
+        all.0.push((key, c.clone()));
+        c
+    }
+
+    /// The time spent compiling so far (refusals included).
+    pub fn compile_time(&self) -> Duration {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).1
+    }
+}
+
+/// The most compiled forms one pipeline keeps.
+const MAX_CACHED: usize = 32;
+
+/// Invocations per unit of work a worker takes.
+const BATCH: u64 = 256;
+
+/// The most log entries the race screen takes before giving up, as the wide path's.
+const MAX_LOG: usize = 1 << 22;
+
+/// The most steps one invocation may take on the native tier: no tangle of the reference
+/// path can then reach the step limit.
+///
+/// A tangle's count (a block's ops plus one per block it runs, inherited at a split, the
+/// larger kept at a join) is the weight of a chain of block executions, each by some
+/// invocation of its subgroup, none of them the same execution twice; so it is at most the
+/// sum of its subgroup's invocations' own counts, at most `sg` times the largest. Giving up
+/// past `limit / sg` steps is therefore never late (and may be early, when the reference path
+/// would finish: it then runs the dispatch).
+pub(crate) fn step_budget(limit: u64, sg: usize) -> u64 {
+    limit / (sg.max(1) as u64)
+}
+
+/// The dispatch state the workers share.
+struct Jit<'s> {
+    s: &'s Shared<'s>,
+    code: Arc<Compiled>,
+    invocations: u64,
+    logging: bool,
+    /// Every slot's template value.
+    template: Vec<u64>,
+    gave_up: Mutex<Option<String>>,
+    log: Mutex<Vec<crate::wide::races::Access>>,
+}
+
+impl Jit<'_> {
+    fn give_up(&self, why: String) {
+        let mut g = self.gave_up.lock().unwrap_or_else(|e| e.into_inner());
+        if g.is_none() {
+            *g = Some(why);
+        }
+        self.s.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The region table of a dispatch ([`native::Region`]): push constants and buffers, every
+/// other region empty.
+fn regions(s: &Shared<'_>) -> Vec<Region> {
+    let empty = Region {
+        base: std::ptr::NonNull::<u32>::dangling().as_ptr(),
+        len: 0,
+    };
+    let mut table = vec![empty; FIRST_BUFFER as usize];
+    if let Some(r) = table.get_mut(REGION_PUSH as usize) {
+        *r = Region {
+            base: s.push.as_ptr(),
+            len: s.push.len(),
+        };
+    }
+    table.extend(s.buffers.iter().map(|(w, _)| Region {
+        base: w.as_ptr(),
+        len: w.len(),
+    }));
+    table
+}
+
+/// One worker's state.
+struct Worker<'w, 's> {
+    j: &'w Jit<'s>,
+    regions: Vec<Region>,
+    log: log::LogState,
+    stats: Stats,
+}
+
+impl crate::run::workers::Unit for Worker<'_, '_> {
+    fn run(&mut self, i: u64) -> Result<(), ExecError> {
+        let j = self.j;
+        let first = i.saturating_mul(BATCH);
+        let count = j.invocations.saturating_sub(first).min(BATCH);
+        let mut ctx = Ctx {
+            regions: self.regions.as_ptr(),
+            nregions: self.regions.len() as u64,
+            stop: j.s.stop.as_ptr().cast_const().cast(),
+            log: if j.logging {
+                &mut self.log
+            } else {
+                std::ptr::null_mut()
+            },
+            template: j.template.as_ptr(),
+            step_limit: step_budget(j.s.options.step_limit, j.s.sg),
+            reason: 0,
+            instructions: 0,
+        };
+        let status = j.code.code.call(&mut ctx, first, count);
+        self.log.close();
+        match status {
+            s if s == Status::Done as u64 => {
+                self.stats.invocations += count;
+                self.stats.wide_invocations += count;
+                self.stats.jit_invocations += count;
+                self.stats.instructions += ctx.instructions;
+            }
+            s if s == Status::GaveUp as u64 => j.give_up(describe(ctx.reason)),
+            _ => {
+                // The stop flag: the time limit names the loop header it stopped at; any
+                // other reason ends quietly.
+                let loc =
+                    j.s.prog
+                        .functions
+                        .get(j.s.prog.entry as usize)
+                        .and_then(|f| f.blocks.get(ctx.reason as usize))
+                        .map_or(0, |b| b.term_loc);
+                j.s.at_terminator(0, loc, || [0; 3])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, _: u64) {
+        let j = self.j;
+        if !self.log.log.is_empty() {
+            let mut log = j.log.lock().unwrap_or_else(|e| e.into_inner());
+            let limit = MAX_LOG.min(j.s.options.race_log_limit);
+            if log.len() + self.log.log.len() > limit {
+                drop(log);
+                j.give_up("the race screen's log is full".into());
+                self.log.log.clear();
+            } else {
+                log.append(&mut self.log.log);
+            }
+        }
+        let mut f = j.s.found.lock().unwrap_or_else(|e| e.into_inner());
+        f.1.add(&self.stats);
+        self.stats = Stats::default();
+    }
+}
+
+/// A give-up code in words.
+fn describe(code: u64) -> String {
+    let what = match code & 0xff {
+        reason::OUT_OF_BOUNDS => "an access outside its region",
+        reason::UNALIGNED => "an access not aligned to 4 bytes",
+        reason::DIVISION => "an undefined division",
+        reason::SHIFT => "a shift by at least the width",
+        reason::INDEX => "an index out of range",
+        reason::STEPS => "the step bound",
+        reason::DOT => "a dot product's AccSat overflow",
+        _ => "an unknown reason",
+    };
+    format!(
+        "{what} (block {}, op {})",
+        (code >> 8) & 0xff_ffff,
+        code >> 32
+    )
+}
+
+/// Runs dispatch `s` of `groups` workgroups on the native tier.
+pub(crate) fn run(
+    s: &Shared<'_>,
+    cache: &Cache,
+    groups: u64,
+    threads: usize,
+) -> Result<Tier, ExecError> {
+    let o = s.options;
+    if o.trace {
+        return Ok(Tier::NotTaken("tracing follows subgroups".into()));
+    }
+    let per_group = s
+        .prog
+        .local_size
+        .iter()
+        .map(|&x| u64::from(x))
+        .product::<u64>();
+    let key = Key {
+        checks: o.checks,
+        races: o.checks && !o.allow.contains(Kind::Race),
+        groups: s.groups,
+        sg: s.sg as u32,
+    };
+    let code = match cache.get(s.prog, key) {
+        Ok(c) => c,
+        Err(why) => return Ok(Tier::NotTaken(why)),
+    };
+    let template = (0..s.prog.slots)
+        .map(|slot| crate::run::alu::rd(&s.template, s.sg, slot, 0))
+        .collect();
+    let j = Jit {
+        s,
+        logging: key.races && code.sites > 0,
+        code,
+        invocations: groups.saturating_mul(per_group),
+        template,
+        gave_up: Mutex::new(None),
+        log: Mutex::new(Vec::new()),
+    };
+    let sites = j.code.sites;
+    let result =
+        crate::run::workers::run_all(s, j.invocations.div_ceil(BATCH), threads, || Worker {
+            j: &j,
+            regions: regions(s),
+            log: log::LogState::new(sites),
+            stats: Stats::default(),
+        });
+    let gave_up = j.gave_up.into_inner().unwrap_or_else(|e| e.into_inner());
+    let why = match gave_up {
+        Some(why) => Some(why),
+        None => {
+            let mut log = j.log.into_inner().unwrap_or_else(|e| e.into_inner());
+            crate::wide::races::may_race(&mut log).then(|| "a possible data race".to_string())
+        }
+    };
+    let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(why) = why {
+        // Its counters are the reference path's to give.
+        f.1 = Stats::default();
+        return Ok(Tier::GaveUp(why));
+    }
+    drop(f);
+    result?;
+    let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
+    f.1.workgroups += groups;
+    Ok(Tier::Done)
+}
+
+#[cfg(test)]
+mod tests;

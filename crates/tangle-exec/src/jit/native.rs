@@ -1,0 +1,179 @@
+//! The native tier's only `unsafe` code: turning Cranelift's finished machine code into a
+//! callable function, calling it with raw pointers to the dispatch's memory, the two helpers
+//! the compiled code calls with a pointer, and freeing the code.
+//!
+//! # Soundness
+//!
+//! The compiled code is Rust-free machine code; what it may do is fixed by
+//! [`super::compile`], which is safe code. The argument rests on four rules:
+//!
+//! * **Memory.** Every load and store the compiled code makes is to `base + offset` of a
+//!   [`Region`] of the [`Ctx`] table, after one bounds check of `offset + size <= len` (`len`
+//!   in bytes, at most the words' byte size) and a check that the offset is a multiple of 4; a
+//!   failed check returns the give-up status before the access. The table is built by
+//!   [`super::regions`] from [`crate::run::memory::Words`] that outlive the call (the
+//!   dispatch's `Shared`, borrowed for the whole run of the workers), each `base` from
+//!   `Words::as_ptr`, so every access lies inside a live `Box<[AtomicU32]>`. Besides those, it
+//!   reads and writes the fields of the one [`Ctx`] it is given, reads the stop flag (an
+//!   `AtomicBool` of the same `Shared`) and the template values (a `Vec` of one value per
+//!   register slot, which the caller keeps alive across the call; the code reads it at slots
+//!   of the program it was compiled from, all below that length). A region number at or past
+//!   the table's length gives up before any lookup.
+//! * **Data races.** The regions are `AtomicU32` words that other workers access at the same
+//!   time. The compiled code accesses them only with aligned 32-bit loads and stores (an
+//!   8-byte value is two of them, as [`crate::run::memory::Words::write`] does), and the stop
+//!   flag with an aligned byte load. On x86-64 and aarch64, the only hosts [`compile`] accepts,
+//!   an aligned 32-bit `mov`/`ldr`/`str` is single-copy atomic and is exactly the instruction
+//!   a `Relaxed` atomic load or store of an `AtomicU32` compiles to, so these accesses are
+//!   relaxed atomic accesses at the machine level: the interleavings they allow are those the
+//!   interpreters' `Relaxed` accesses allow. Where two invocations' accesses really conflict,
+//!   the race screen gives the dispatch back ([`super`]).
+//! * **Calls.** The function pointer comes from the module that compiled it, with the
+//!   signature [`Entry`] it was declared with ([`super::compile`]: three `i64` parameters, one
+//!   `i64` result, the host's default calling convention, which is `extern "C"`). Every helper
+//!   it calls is an `extern "C" fn` of this crate whose address was taken from a Rust function
+//!   item, called with the signature that item has (`u64` parameters and result). Helpers
+//!   never unwind: they are plain arithmetic, or the two below, which catch nothing because
+//!   nothing in them panics on any input (no indexing without a check).
+//! * **Lifetime.** The code lives in the [`Code`]'s `JITModule`, freed only when the `Code`
+//!   is dropped; a caller holds the `Code` (by `Arc`) across every call, so no call runs on
+//!   freed code.
+//!
+//! The tests' single-op functions ([`super::compile::compile_op`]) take a `u64` array for
+//! the `Ctx` pointer and touch only its first `slots` values, which their caller provides.
+//!
+//! If Cranelift cannot target the host, [`compile`] returns an error and the dispatch takes
+//! the interpreters.
+
+use super::log::LogState;
+use cranelift_jit::JITModule;
+use std::sync::Mutex;
+
+/// The compiled function: `(ctx, first invocation, count) -> status` ([`super::Status`]).
+pub(crate) type Entry = extern "C" fn(*mut Ctx, u64, u64) -> u64;
+
+/// One memory region as the compiled code sees it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Region {
+    /// The first word (`Words::as_ptr`); dangling, with `len` 0, for an empty region.
+    pub base: *mut u32,
+    /// Bytes.
+    pub len: u64,
+}
+
+/// What one call of the compiled code reads and writes besides the regions. The compiled code
+/// reads its fields at the offsets `std::mem::offset_of!` gives ([`super::compile`]).
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct Ctx {
+    /// The region table, indexed by a pointer's region number.
+    pub regions: *const Region,
+    /// Entries in the table.
+    pub nregions: u64,
+    /// The dispatch's stop flag (`AtomicBool::as_ptr`).
+    pub stop: *const u8,
+    /// The race screen's per-site runs, or null when accesses are not logged.
+    pub log: *mut LogState,
+    /// The register file's template: one value per slot.
+    pub template: *const u64,
+    /// The most steps one invocation may take before the compiled code gives up.
+    pub step_limit: u64,
+    /// Out: why the code gave up, or where it stopped ([`super::Status`]).
+    pub reason: u64,
+    /// Out: instructions executed, summed over invocations.
+    pub instructions: u64,
+}
+
+/// Finished machine code and the module that owns it.
+pub(crate) struct Code {
+    entry: Entry,
+    /// Kept for its memory; behind a mutex only so that `Code` is `Sync` (it is never used
+    /// again until it is freed).
+    module: Mutex<Option<JITModule>>,
+}
+
+impl std::fmt::Debug for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Code")
+    }
+}
+
+impl Code {
+    /// Finalizes `module` and takes its function `id`, declared with the [`Entry`] signature.
+    pub(crate) fn new(mut module: JITModule, id: cranelift_module::FuncId) -> Result<Code, String> {
+        module
+            .finalize_definitions()
+            .map_err(|e| format!("finalizing the machine code: {e}"))?;
+        let ptr = module.get_finalized_function(id);
+        // SAFETY: `ptr` is the finalized code of function `id`, which `compile` declared with
+        // the signature of `Entry` (module doc, "Calls"); it stays valid while `module` lives,
+        // which `Code` owns.
+        #[allow(unsafe_code)]
+        let entry = unsafe { std::mem::transmute::<*const u8, Entry>(ptr) };
+        Ok(Code {
+            entry,
+            module: Mutex::new(Some(module)),
+        })
+    }
+
+    /// Runs invocations `first .. first + count` with `ctx` (module doc, "Memory").
+    pub(crate) fn call(&self, ctx: &mut Ctx, first: u64, count: u64) -> u64 {
+        (self.entry)(ctx, first, count)
+    }
+}
+
+#[cfg(test)]
+impl Code {
+    /// Runs a function of [`super::compile::compile_op`] on `regs`, which it reads and writes
+    /// at slots below the count it was compiled for; the caller passes at least that many.
+    pub(crate) fn call_regs(&self, regs: &mut [u64]) -> u64 {
+        (self.entry)(regs.as_mut_ptr().cast(), 0, regs.len() as u64)
+    }
+}
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        let module = self.module.get_mut().map(Option::take);
+        if let Ok(Some(m)) = module {
+            // SAFETY: `Code` is dropped when its last `Arc` is, so no call of its function is
+            // running or will run (module doc, "Lifetime").
+            #[allow(unsafe_code)]
+            unsafe {
+                m.free_memory()
+            };
+        }
+    }
+}
+
+// The `Entry` pointer is plain machine code that never changes once finalized.
+#[allow(unsafe_code)]
+unsafe impl Send for Code {}
+#[allow(unsafe_code)]
+unsafe impl Sync for Code {}
+
+/// Logs one buffer access for the race screen: `state` is the `Ctx::log` of the running
+/// call, `len_write` the access's bytes with bit 63 set for a write.
+pub(crate) extern "C" fn log_access(
+    state: *mut LogState,
+    site: u64,
+    invocation: u64,
+    ptr: u64,
+    len_write: u64,
+) -> u64 {
+    // SAFETY: the compiled code passes `Ctx::log`, which `super::Worker::run` set from a
+    // `&mut LogState` it does not touch until the call returns; it is only called when that
+    // pointer is not null (logging on).
+    #[allow(unsafe_code)]
+    let state = unsafe { state.as_mut() };
+    if let Some(state) = state {
+        state.access(
+            site,
+            invocation,
+            ptr,
+            len_write & !(1 << 63),
+            len_write >> 63 != 0,
+        );
+    }
+    0
+}
