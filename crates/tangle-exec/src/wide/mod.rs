@@ -287,8 +287,7 @@ impl Batch {
         // Tangles waiting: (block, mask, steps). The one of lowest structured rank runs first,
         // so lanes that left a loop or a selection wait at its merge block for the others.
         // Steps count as the reference path counts them per tangle (ops and terminators; a split
-        // inherits them, a join keeps the larger), so the step limit stops the same invocation
-        // at the same terminator with the same error.
+        // inherits them, a join keeps the larger); past the step limit the wide path gives up.
         let mut waiting: Vec<(u32, u128, u64)> = vec![(0, full_mask(count), 0)];
         while let Some(at) = lowest_rank(&waiting, prog) {
             let (block_idx, mask, mut steps) = waiting.swap_remove(at);
@@ -305,7 +304,15 @@ impl Batch {
                 }
             }
             steps += block.ops.len() as u64 + 1;
-            // The reference path's own checks, so the same limit gives the same error.
+            // A batch's tangle joins lanes of several subgroups, and a join keeps the larger
+            // count, so a lane's count here can pass the reference path's for its subgroup:
+            // at the step limit the reference path runs the dispatch and says which invocation
+            // stopped where.
+            if steps > s.options.step_limit {
+                w.give_up("the step limit".into());
+                return Ok(());
+            }
+            // The stop flag and the time limit, as the reference path checks them.
             let lane = first + u64::from(mask.trailing_zeros());
             if s.at_terminator(steps, block.term_loc, || place(s, lane).global_id())? {
                 return Ok(());
