@@ -817,17 +817,18 @@ fn log_coopmat(
     Ok(())
 }
 
-/// The lanes whose condition (0 or 1) holds: one comparison when every lane agrees (a loop's
+/// The lanes whose condition holds (is not 0): one comparison when every lane agrees (a loop's
 /// test, mostly), else two 64-lane passes.
 fn branch_mask(cond: &[u64]) -> u128 {
+    // A lane takes the branch when its condition is not 0, as on the reference path.
     let first = cond.first().copied().unwrap_or(0);
     if cond.iter().all(|&c| c == first) {
-        return if first & 1 != 0 { u128::MAX } else { 0 };
+        return if first != 0 { u128::MAX } else { 0 };
     }
     let half = |c: &[u64]| {
         c.iter()
             .enumerate()
-            .fold(0u64, |m, (l, &v)| m | (v & 1) << l)
+            .fold(0u64, |m, (l, &v)| m | u64::from(v != 0) << l)
     };
     let (lo, hi) = cond.split_at(cond.len().min(64));
     u128::from(half(lo)) | u128::from(half(hi)) << 64
