@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{compile, f32s, run_module, Job};
+use common::{compile, f32s, run_module, Job, Rng};
 use tangle_exec::{CoopmatLayout, Report, SpecConstants};
 use tangle_validate::Validated;
 
@@ -51,22 +51,9 @@ fn run_both(
     kept.expect("the default layout ran")
 }
 
-/// A fixed-seed generator (SplitMix64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// An integer in `-r..=r`.
-    fn small(&mut self, r: i64) -> i64 {
-        (self.next() % (2 * r as u64 + 1)) as i64 - r
-    }
+/// An integer in `-r..=r` from `rng`.
+fn small(rng: &mut Rng, r: i64) -> i64 {
+    (rng.next() % (2 * r as u64 + 1)) as i64 - r
 }
 
 fn halves(v: &[i64]) -> Vec<u8> {
@@ -84,8 +71,8 @@ fn the_benchmark_gemm_matches_a_plain_product_on_both_paths() {
         let (m, n, k) = (4 * t, 3 * t, 2 * t);
         let mut rng = Rng(u64::from(sg));
         // Small integers: every product and sum is exact in f16 and f32.
-        let a: Vec<i64> = (0..m * k).map(|_| rng.small(4)).collect();
-        let b: Vec<i64> = (0..k * n).map(|_| rng.small(4)).collect();
+        let a: Vec<i64> = (0..m * k).map(|_| small(&mut rng, 4)).collect();
+        let b: Vec<i64> = (0..k * n).map(|_| small(&mut rng, 4)).collect();
         let want: Vec<f32> = (0..m * n)
             .map(|x| {
                 (0..k)
@@ -187,7 +174,7 @@ fn integer_and_float_matrices_agree_on_both_paths() {
         let a8 = bytes(groups * 16 * 19 + 16, &mut |r| vec![r.next() as u8]);
         let b8 = bytes(groups * 16 * 17, &mut |r| vec![r.next() as u8]);
         let c32 = bytes(groups * 256, &mut |r| {
-            (r.small(1 << 20) as i32).to_le_bytes().to_vec()
+            (small(r, 1 << 20) as i32).to_le_bytes().to_vec()
         });
         // Halves in ±[1/4, 4): no overflow in the arithmetic, and NaN-free.
         let mut half = |r: &mut Rng| {

@@ -5,6 +5,7 @@
 //! sanitizer's check finds something.
 
 use super::compile::compile_op;
+use super::helpers::code;
 use crate::program::ops::WideOp;
 use crate::program::{Conv, FloatBin, FloatCmp, IntBin, IntCmp, IntTern, IntUn, Op};
 use crate::run::alu;
@@ -370,14 +371,7 @@ fn checks_give_up_exactly_where_the_sanitizer_finds() {
 fn float_ops_match_the_lane_kernels() {
     for bits in [16, 32, 64] {
         let w = [bits; 4];
-        for op in [
-            FloatBin::Add,
-            FloatBin::Sub,
-            FloatBin::Mul,
-            FloatBin::Div,
-            FloatBin::Rem,
-            FloatBin::Mod,
-        ] {
+        for op in code::FLOAT_BIN {
             let op = Op::FloatBin {
                 op,
                 bits,
@@ -388,22 +382,7 @@ fn float_ops_match_the_lane_kernels() {
             check(op, w, [true; 4], true);
         }
         check(Op::FNegate { bits, dst: 4, a: 0 }, w, [true; 4], true);
-        for op in [
-            FloatCmp::OrdEq,
-            FloatCmp::OrdNe,
-            FloatCmp::OrdLt,
-            FloatCmp::OrdGt,
-            FloatCmp::OrdLe,
-            FloatCmp::OrdGe,
-            FloatCmp::UnordEq,
-            FloatCmp::UnordNe,
-            FloatCmp::UnordLt,
-            FloatCmp::UnordGt,
-            FloatCmp::UnordLe,
-            FloatCmp::UnordGe,
-            FloatCmp::IsNan,
-            FloatCmp::IsInf,
-        ] {
+        for op in code::FLOAT_CMP {
             let op = Op::FloatCmp {
                 op,
                 bits,
