@@ -7,7 +7,7 @@
 use super::compile::compile_op;
 use super::helpers::code;
 use crate::program::ops::WideOp;
-use crate::program::{Conv, FloatBin, FloatCmp, IntBin, IntCmp, IntTern, IntUn, Op};
+use crate::program::{Conv, IntBin, IntCmp, IntTern, IntUn, Op};
 use crate::run::alu;
 use crate::run::dot::DotInst;
 use crate::semantics::dot::DotKind;
