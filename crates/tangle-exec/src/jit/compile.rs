@@ -103,6 +103,23 @@ pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
         .functions
         .get(prog.entry as usize)
         .ok_or("no entry function")?;
+    let (code, sites) = build("tangle_dispatch", prog, func, key, |e| {
+        e.function()?;
+        Ok(e.sites as usize)
+    })?;
+    Ok(Compiled { code, sites })
+}
+
+/// Builds one function of the [`super::native::Entry`] signature, named `name`: `body` emits
+/// it through an [`Emitter`] over `func` of `prog`. Returns the finished code and what `body`
+/// returned.
+fn build<R>(
+    name: &str,
+    prog: &Program,
+    func: &Function,
+    key: Key,
+    body: impl FnOnce(&mut Emitter<'_>) -> Result<R, String>,
+) -> Result<(Code, R), String> {
     let facts = Facts::of(prog, func);
     let isa = host()?;
     let call_conv = isa.default_call_conv();
@@ -114,23 +131,22 @@ pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
     sig.returns.push(AbiParam::new(I64));
     ctx.func.signature = sig;
     let id = module
-        .declare_function("tangle_dispatch", Linkage::Local, &ctx.func.signature)
+        .declare_function(name, Linkage::Local, &ctx.func.signature)
         .map_err(|e| format!("Cranelift: {e}"))?;
     let mut fbc = FunctionBuilderContext::new();
-    let sites = {
+    let out = {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
         let mut e = Emitter::new(b, prog, func, &facts, key, call_conv);
-        e.function()?;
+        let out = body(&mut e)?;
         e.b.seal_all_blocks();
         e.b.finalize(frontend);
-        e.sites as usize
+        out
     };
     module
         .define_function(id, &mut ctx)
         .map_err(|e| format!("Cranelift: {e:?}"))?;
     module.clear_context(&mut ctx);
-    let code = Code::new(module, id)?;
-    Ok(Compiled { code, sites })
+    Ok((Code::new(module, id)?, out))
 }
 
 /// Compiles one op alone, for the tests: a function `(regs, _, _) -> status` that reads slots
@@ -150,29 +166,13 @@ pub(crate) fn compile_op(
         ..Program::default()
     };
     let func = Function::default();
-    let facts = Facts::of(&prog, &func);
-    let isa = host()?;
-    let call_conv = isa.default_call_conv();
-    let frontend = isa.frontend_config();
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
-    let mut ctx = module.make_context();
-    let mut sig = Signature::new(call_conv);
-    sig.params.extend([AbiParam::new(I64); 3]);
-    sig.returns.push(AbiParam::new(I64));
-    ctx.func.signature = sig;
-    let id = module
-        .declare_function("op", Linkage::Local, &ctx.func.signature)
-        .map_err(|e| format!("Cranelift: {e}"))?;
-    let mut fbc = FunctionBuilderContext::new();
-    {
-        let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
-        let key = Key {
-            checks,
-            races: false,
-            groups: [1; 3],
-            sg: 1,
-        };
-        let mut e = Emitter::new(b, &prog, &func, &facts, key, call_conv);
+    let key = Key {
+        checks,
+        races: false,
+        groups: [1; 3],
+        sg: 1,
+    };
+    let (code, ()) = build("op", &prog, &func, key, |e| {
         let entry = e.b.create_block();
         e.b.append_block_params_for_function_params(entry);
         e.b.switch_to_block(entry);
@@ -194,13 +194,9 @@ pub(crate) fn compile_op(
         e.b.append_block_param(giveup, I64);
         let one = e.iconst(1);
         e.b.ins().return_(&[one]);
-        e.b.seal_all_blocks();
-        e.b.finalize(frontend);
-    }
-    module
-        .define_function(id, &mut ctx)
-        .map_err(|e| format!("Cranelift: {e:?}"))?;
-    Code::new(module, id)
+        Ok(())
+    })?;
+    Ok(code)
 }
 
 /// A branch edge's block, the phi copies it makes, and the block it goes on to.
