@@ -2,11 +2,13 @@
 //! gives the reference path's buffers; and it gives a dispatch back, for the reference path to
 //! report exactly, for each reason it has: an access out of bounds, a division the sanitizer
 //! flags, the step bound, and a possible data race. Each case is compared with the reference
-//! path alone (`wide: false`): same buffers, same findings, same error.
+//! path alone (`wide: false`): same buffers, same findings, same error. Invocations run in
+//! lockstep groups that part where their branches differ: programs whose lanes part at loops,
+//! switches and early returns, over dispatches that end inside a group.
 
 mod common;
 
-use common::{compile, to_u32s, u32s};
+use common::{compile, to_u32s, u32s, Rng};
 use tangle_exec::{Device, ExecError, Profile, Report, Resources, RunOptions, SpecConstants};
 
 /// Runs GLSL `src` with one buffer at binding 0 over `groups` workgroups; `fast` tries the
@@ -152,4 +154,107 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = o[i] + o[i + 64u]; }
     // it reads depends on the order the workgroups run in, so one thread runs them (in order).
     let r = agree(src, &[3; 256], 2, |o| o.threads = 1).expect("dispatch");
     assert_eq!(r.stats.jit_invocations, 0);
+}
+
+/// Programs whose invocations take different paths: a group in lockstep parts at a loop's
+/// exit, a switch, an early return, a `break` on data, a branch on a value held once for the
+/// group; workgroups of a size that is no multiple of the group's, so groups span two.
+const PARTING: [&str; 5] = [
+    "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint v = o[i];
+    uint acc = 0u;
+    switch (v % 4u) {
+        case 0u: acc = v * 3u; break;
+        case 1u: acc = v ^ 0x55u;
+        case 2u: acc += v >> 3; break;
+        default: for (uint k = 0u; k < (v & 15u); ++k) { acc = acc * 31u + k; }
+    }
+    o[i] = acc;
+}",
+    "#version 450
+layout(local_size_x = 12) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (o[i] % 5u == 0u) { return; }
+    uint x = o[i] + gl_WorkGroupID.x * 7u + gl_LocalInvocationID.x;
+    for (uint k = 0u; k < 40u; ++k) {
+        if ((x & 63u) == 17u) { break; }
+        x = x * 1103515245u + 12345u;
+        if ((x & 3u) == 0u) { continue; }
+        x ^= k;
+    }
+    o[i] = x;
+}",
+    "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint a = o[i];
+    uint b = 1u;
+    uint n = gl_NumWorkGroups.x * 3u;
+    for (uint k = 0u; k < n; ++k) {
+        uint t = (k & 1u) == 0u ? a + b : a ^ b;
+        a = b;
+        b = t;
+        if (k == 5u && (a & 1u) == 1u) { b += 9u; }
+    }
+    o[i] = a + (i < 70u ? b : 0u);
+}",
+    "#version 450
+layout(local_size_x = 8, local_size_y = 3) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_LocalInvocationIndex + gl_WorkGroupID.x * 24u;
+    uint v = o[i];
+    while (v > 1u && v < 0x40000000u) { v = (v & 1u) == 1u ? 3u * v + 1u : v / 2u; }
+    o[i] = v + gl_LocalInvocationID.y;
+}",
+    "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint s = 0u;
+    for (uint r = 0u; r < 4u; ++r) {
+        for (uint c = 0u; c < 4u + r; ++c) {
+            s += (o[i] >> (c + r)) & 1u;
+        }
+    }
+    if (s > 6u) { o[i] = s; }
+}",
+];
+
+#[test]
+fn groups_in_lockstep_part_and_agree_with_the_reference_path() {
+    let mut rng = Rng(14);
+    for (n, src) in PARTING.iter().enumerate() {
+        for groups in [1, 3, 5] {
+            // Random words, some small (long Collatz-style runs are cut by the bound).
+            let data: Vec<u32> = (0..(groups * 64) as usize)
+                .map(|k| {
+                    let v = rng.u32();
+                    if k % 3 == 0 {
+                        v % 1000
+                    } else {
+                        v
+                    }
+                })
+                .collect();
+            let r = agree(src, &data, groups, |_| {})
+                .unwrap_or_else(|e| panic!("program {n}, {groups} groups: {e}"));
+            assert!(r.diagnostics.is_empty(), "program {n}: {:?}", r.diagnostics);
+            assert_eq!(
+                r.stats.jit_invocations, r.stats.invocations,
+                "program {n}, {groups} groups: all of it as native code"
+            );
+            agree(src, &data, groups, |o| o.checks = false)
+                .unwrap_or_else(|e| panic!("program {n} unchecked: {e}"));
+        }
+    }
 }

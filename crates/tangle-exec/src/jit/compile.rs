@@ -20,13 +20,15 @@
 //! * the stop flag, read at every loop header (the time limit, another worker's error).
 
 use super::facts::Facts;
+use super::lockstep;
 use super::native::{self, Code, Ctx, Region};
 use crate::program::{Block as PBlock, Function, Op, Program, Slot, Step, Terminator};
 use crate::run::memory::{OFFSET_BITS, REGION_UNBOUND};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I64, I8};
 use cranelift_codegen::ir::{
-    AbiParam, Block, BlockArg, InstBuilder, MemFlagsData, SigRef, Signature, Value,
+    AbiParam, Block, BlockArg, InstBuilder, MemFlagsData, SigRef, Signature, StackSlotData,
+    StackSlotKind, Value,
 };
 use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings::{self, Configurable};
@@ -65,6 +67,8 @@ pub(crate) mod reason {
     pub const STEPS: u64 = 6;
     /// A dot product's AccSat overflow.
     pub const DOT: u64 = 7;
+    /// A state the compiled code never reaches (a give-up, never a guess, if it did).
+    pub const INTERNAL: u64 = 8;
 }
 
 /// A compiled program.
@@ -211,26 +215,65 @@ struct Entryvals {
     limit: Value,
 }
 
+/// The variables a diverged group keeps while its lanes finish one by one
+/// ([`super::lockstep`]).
+pub(super) struct Divergence {
+    /// The block whose terminator the group diverged at.
+    pub block: Variable,
+    /// The next lane to finish.
+    pub lane: Variable,
+    /// The group's first invocation.
+    pub first: Variable,
+    /// The group's steps when it diverged.
+    pub steps: Variable,
+    /// 1 while a diverged group's lanes are finishing (a return then resumes the next).
+    pub active: Variable,
+}
+
 /// The state of one function's emission.
 pub(super) struct Emitter<'a> {
     pub(super) b: FunctionBuilder<'a>,
-    prog: &'a Program,
-    func: &'a Function,
+    pub(super) prog: &'a Program,
+    pub(super) func: &'a Function,
     facts: &'a Facts,
     pub(super) key: Key,
     call_conv: CallConv,
     vars: Vec<Variable>,
     blocks: Vec<Block>,
-    giveup: Block,
+    pub(super) giveup: Block,
     stopped: Block,
     entry: Option<Entryvals>,
-    /// The invocation index, the current invocation's steps, and instructions in total.
-    g: Variable,
-    steps: Variable,
+    /// The invocation index (a group's first in lockstep), the current invocation's (or
+    /// group's) steps, and instructions in total.
+    pub(super) g: Variable,
+    pub(super) steps: Variable,
     instructions: Variable,
     sigs: HashMap<usize, SigRef>,
     /// The next race log site.
     sites: u32,
+    /// Invocations per lockstep group ([`super::lockstep`]); 1 when there is no lockstep copy.
+    pub(super) lanes: u32,
+    /// The lane being emitted in the lockstep copy; `None` in the scalar code.
+    pub(super) lane: Option<u32>,
+    /// Each lane's variables of the slots not shared, by lane then slot.
+    lane_vars: Vec<Vec<Variable>>,
+    /// The slots held once for a group in lockstep ([`super::lockstep::shared_slots`]).
+    shared: Vec<bool>,
+    /// The lockstep copy's blocks.
+    lock_blocks: Vec<Block>,
+    /// The race log site of the op being emitted in lockstep, shared by its lanes.
+    pub(super) op_site: Option<u32>,
+    /// The written slots, in the order a diverging group spills them.
+    pub(super) spilled: Vec<Slot>,
+    /// The spill area's address.
+    pub(super) spill: Option<Value>,
+    /// The blocks whose terminator a group may diverge at.
+    pub(super) diverges: Vec<bool>,
+    pub(super) div: Divergence,
+    /// Where diverged lanes are restored ([`Emitter::resume`]).
+    pub(super) resume_block: Block,
+    /// Divergence blocks to fill after the terminator being emitted.
+    pub(super) pending_div: Vec<(Block, u32)>,
     /// Where the op being emitted is, for the give-up code: (block, op).
     at: (u32, u32),
     /// The blocks that check the step bound and the stop flag on entry: loop headers, and
@@ -281,6 +324,46 @@ impl<'a> Emitter<'a> {
             }
         }
         let (g, steps, instructions) = (b.declare_var(I64), b.declare_var(I64), b.declare_var(I64));
+        let spilled: Vec<Slot> = (0..prog.slots)
+            .filter(|&s| facts.written.get(s as usize).copied().unwrap_or(false))
+            .collect();
+        let lanes = lockstep::lanes_for(func, spilled.len());
+        let shared = if lanes > 1 {
+            lockstep::shared_slots(prog, func, &facts.known, &facts.builtins)
+        } else {
+            Vec::new()
+        };
+        let lane_vars = if lanes > 1 {
+            (0..lanes)
+                .map(|_| (0..prog.slots).map(|_| b.declare_var(I64)).collect())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let lock_blocks = if lanes > 1 {
+            func.blocks.iter().map(|_| b.create_block()).collect()
+        } else {
+            Vec::new()
+        };
+        let unshared = |s: Slot| !shared.get(s as usize).copied().unwrap_or(false);
+        let diverges = func
+            .blocks
+            .iter()
+            .map(|block| match block.terminator {
+                Terminator::BranchConditional { cond, t, f } => t != f && unshared(cond),
+                Terminator::Switch { selector, .. } => unshared(selector),
+                _ => false,
+            })
+            .map(|d| d && lanes > 1)
+            .collect();
+        let div = Divergence {
+            block: b.declare_var(I64),
+            lane: b.declare_var(I64),
+            first: b.declare_var(I64),
+            steps: b.declare_var(I64),
+            active: b.declare_var(I64),
+        };
+        let resume_block = b.create_block();
         Emitter {
             b,
             prog,
@@ -301,26 +384,60 @@ impl<'a> Emitter<'a> {
             at: (0, 0),
             checked,
             push: HashMap::new(),
+            lanes,
+            lane: None,
+            lane_vars,
+            shared,
+            lock_blocks,
+            op_site: None,
+            spilled,
+            spill: None,
+            diverges,
+            div,
+            resume_block,
+            pending_div: Vec::new(),
         }
+    }
+
+    /// Whether slot `s` is held once for a group in lockstep.
+    pub(super) fn is_shared(&self, s: Slot) -> bool {
+        self.shared.get(s as usize).copied().unwrap_or(false)
+    }
+
+    /// The variable of slot `s` in the lane being emitted.
+    fn var(&self, s: Slot) -> Result<Variable, String> {
+        let vars = match self.lane {
+            Some(l) if !self.is_shared(s) => self
+                .lane_vars
+                .get(l as usize)
+                .ok_or("a lane outside the group")?,
+            _ => &self.vars,
+        };
+        vars.get(s as usize)
+            .copied()
+            .ok_or_else(|| format!("slot {s} outside the register file"))
     }
 
     /// A slot's value.
     pub(super) fn get(&mut self, s: Slot) -> Result<Value, String> {
-        let v = *self
-            .vars
-            .get(s as usize)
-            .ok_or_else(|| format!("slot {s} outside the register file"))?;
+        let v = self.var(s)?;
         Ok(self.b.use_var(v))
     }
 
     /// Sets a slot.
     pub(super) fn set(&mut self, s: Slot, v: Value) -> Result<(), String> {
-        let var = *self
-            .vars
-            .get(s as usize)
-            .ok_or_else(|| format!("slot {s} outside the register file"))?;
+        let var = self.var(s)?;
         self.b.def_var(var, v);
         Ok(())
+    }
+
+    /// The index of the invocation being emitted: the group's first plus the lane.
+    fn inv(&mut self) -> Value {
+        let g = self.b.use_var(self.g);
+        match self.lane {
+            Some(l) if l > 0 => self.b.ins().iadd_imm_s(g, i64::from(l)),
+            _ => g,
+        }
     }
 
     /// The value of a slot that holds a constant throughout.
@@ -434,6 +551,24 @@ impl<'a> Emitter<'a> {
         let zero = self.iconst(0);
         self.b.def_var(self.instructions, zero);
         self.b.def_var(self.g, first);
+        if self.lanes > 1 {
+            let bytes = self.spilled.len() * (self.lanes as usize + 1) * 8;
+            let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+                StackSlotKind::ExplicitSlot,
+                u32::try_from(bytes.max(8)).map_err(|_| "a spill area too large")?,
+                3,
+            ));
+            self.spill = Some(self.b.ins().stack_addr(I64, slot, 0));
+            for v in [
+                self.div.block,
+                self.div.lane,
+                self.div.first,
+                self.div.steps,
+                self.div.active,
+            ] {
+                self.b.def_var(v, zero);
+            }
+        }
         let end = self.b.ins().iadd(first, count);
         let head = self.b.create_block();
         let (body, exit) = (self.b.create_block(), self.b.create_block());
@@ -447,11 +582,34 @@ impl<'a> Emitter<'a> {
         self.b.switch_to_block(body);
         self.b.def_var(self.steps, zero);
         let first_block = *self.blocks.first().ok_or("no blocks")?;
-        self.b.ins().jump(first_block, &[]);
+        match self.lock_blocks.first() {
+            // A whole group left: in lockstep; the last invocations alone.
+            Some(&lock) => {
+                let g = self.b.use_var(self.g);
+                let left = self.b.ins().isub(end, g);
+                let whole = self.b.ins().icmp_imm_s(
+                    IntCC::UnsignedGreaterThanOrEqual,
+                    left,
+                    i64::from(self.lanes),
+                );
+                self.b.ins().brif(whole, lock, &[], first_block, &[]);
+            }
+            None => {
+                self.b.ins().jump(first_block, &[]);
+            }
+        }
 
         let func = self.func;
         for (i, block) in func.blocks.iter().enumerate() {
             self.block(i as u32, block, head)?;
+        }
+        if self.lanes > 1 {
+            for (i, block) in func.blocks.iter().enumerate() {
+                self.lane = Some(0);
+                self.block(i as u32, block, head)?;
+            }
+            self.lane = None;
+            self.resume(head)?;
         }
 
         self.b.switch_to_block(exit);
@@ -489,8 +647,16 @@ impl<'a> Emitter<'a> {
     }
 
     /// One block: the stop flag at a loop header, its ops, the step count, the terminator.
+    /// In the lockstep copy when [`Emitter::lane`] is set: the ops for every lane, the steps
+    /// once for the group.
     fn block(&mut self, i: u32, block: &PBlock, head: Block) -> Result<(), String> {
-        let here = *self.blocks.get(i as usize).ok_or("block index")?;
+        let lock = self.lane.is_some();
+        let here = *if lock {
+            self.lock_blocks.get(i as usize)
+        } else {
+            self.blocks.get(i as usize)
+        }
+        .ok_or("block index")?;
         self.b.switch_to_block(here);
         if self.checked.get(i as usize).copied().unwrap_or(true) {
             self.at = (i, 0);
@@ -506,7 +672,11 @@ impl<'a> Emitter<'a> {
         }
         for (j, op) in block.ops.iter().enumerate() {
             self.at = (i, j as u32);
-            self.op(op)?;
+            if lock {
+                self.lock_op(op)?;
+            } else {
+                self.op(op)?;
+            }
         }
         self.at = (i, block.ops.len() as u32);
         let n = block.ops.len() as i64;
@@ -514,7 +684,8 @@ impl<'a> Emitter<'a> {
         let steps = self.b.ins().iadd_imm_s(steps, n + 1);
         self.b.def_var(self.steps, steps);
         let total = self.b.use_var(self.instructions);
-        let total = self.b.ins().iadd_imm_s(total, n);
+        let per = if lock { i64::from(self.lanes) } else { 1 };
+        let total = self.b.ins().iadd_imm_s(total, n * per);
         self.b.def_var(self.instructions, total);
         self.terminator(i, &block.terminator, head)
     }
@@ -529,25 +700,42 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
-    fn terminator(&mut self, from: u32, t: &Terminator, head: Block) -> Result<(), String> {
+    /// Block `from`'s terminator, in the lockstep copy when [`Emitter::lane`] is set: a
+    /// condition or selector not shared may send the group to [`Emitter::diverge`].
+    pub(super) fn terminator(
+        &mut self,
+        from: u32,
+        t: &Terminator,
+        head: Block,
+    ) -> Result<(), String> {
+        let lock = self.lane.is_some();
         let mut pending = Vec::new();
         match *t {
             Terminator::Branch(to) => {
-                let target = self.edge(from, to, &mut pending)?;
+                let target = self.edge(from, to, &mut pending, lock)?;
                 self.b.ins().jump(target, &[]);
             }
             Terminator::BranchConditional { cond, t, f } => {
-                // The reference path takes the true branch where the condition is not 0.
-                let c = self.get(cond)?;
-                let tb = self.edge(from, t, &mut pending)?;
+                let tb = self.edge(from, t, &mut pending, lock)?;
                 let fb = if t == f {
                     tb
                 } else {
-                    self.edge(from, f, &mut pending)?
+                    self.edge(from, f, &mut pending, lock)?
                 };
                 if tb == fb {
                     self.b.ins().jump(tb, &[]);
+                } else if lock && !self.is_shared(cond) {
+                    // Every lane true, every lane false, or the group diverges.
+                    let (all, any) = self.lock_condition(cond)?;
+                    let div = self.diverge(from);
+                    let mixed = self.b.create_block();
+                    self.b.ins().brif(all, tb, &[], mixed, &[]);
+                    self.b.switch_to_block(mixed);
+                    self.b.ins().brif(any, div, &[], fb, &[]);
                 } else {
+                    // The reference path takes the true branch where the condition is not 0.
+                    self.lane = lock.then_some(0);
+                    let c = self.get(cond)?;
                     self.b.ins().brif(c, tb, &[], fb, &[]);
                 }
             }
@@ -558,8 +746,18 @@ impl<'a> Emitter<'a> {
                 default,
             } => {
                 // Each invocation to the first case its selector's low `bits` equal.
-                let v = self.get(selector)?;
-                let v = self.trunc(bits, v);
+                let v = if lock && !self.is_shared(selector) {
+                    let (v, same) = self.lock_selector(selector, bits)?;
+                    let div = self.diverge(from);
+                    let together = self.b.create_block();
+                    self.b.ins().brif(same, together, &[], div, &[]);
+                    self.b.switch_to_block(together);
+                    v
+                } else {
+                    self.lane = lock.then_some(0);
+                    let v = self.get(selector)?;
+                    self.trunc(bits, v)
+                };
                 let mut switch = Switch::new();
                 let mut seen = Vec::new();
                 for &(value, to) in cases {
@@ -567,41 +765,85 @@ impl<'a> Emitter<'a> {
                         continue;
                     }
                     seen.push(value);
-                    let target = self.edge(from, to, &mut pending)?;
+                    let target = self.edge(from, to, &mut pending, lock)?;
                     switch.set_entry(u128::from(value), target);
                 }
-                let otherwise = self.edge(from, default, &mut pending)?;
+                let otherwise = self.edge(from, default, &mut pending, lock)?;
                 switch.emit(&mut self.b, v, otherwise);
             }
             Terminator::Return => {
                 self.check_steps()?;
                 let g = self.b.use_var(self.g);
-                let next = self.b.ins().iadd_imm_s(g, 1);
-                self.b.def_var(self.g, next);
-                self.b.ins().jump(head, &[]);
+                if lock {
+                    let next = self.b.ins().iadd_imm_s(g, i64::from(self.lanes));
+                    self.b.def_var(self.g, next);
+                    self.b.ins().jump(head, &[]);
+                } else {
+                    let next = self.b.ins().iadd_imm_s(g, 1);
+                    self.b.def_var(self.g, next);
+                    if self.lanes > 1 {
+                        // A diverged group's lane: the next lane, else the next invocation.
+                        let active = self.b.use_var(self.div.active);
+                        let resume = self.resume_block;
+                        self.b.ins().brif(active, resume, &[], head, &[]);
+                    } else {
+                        self.b.ins().jump(head, &[]);
+                    }
+                }
             }
             ref t => return Err(format!("terminator {t:?}")),
         }
-        // The edge blocks: each edge's phi copies, as one parallel copy.
+        // The edge blocks: each edge's phi copies, as one parallel copy (per lane where the
+        // destination is not shared).
         for (edge, copies, to) in pending {
             self.b.switch_to_block(edge);
             let mut values = Vec::new();
-            for &(_, src) in copies {
-                values.push(self.get(src)?);
+            for &(dst, src) in copies {
+                let lanes = if lock && !self.is_shared(dst) {
+                    self.lanes
+                } else {
+                    1
+                };
+                for l in 0..lanes {
+                    self.lane = lock.then_some(l);
+                    values.push((dst, self.lane, self.get(src)?));
+                }
             }
-            for (&(dst, _), v) in copies.iter().zip(values) {
+            for (dst, lane, v) in values {
+                self.lane = lane;
                 self.set(dst, v)?;
             }
-            let target = *self.blocks.get(to as usize).ok_or("branch target")?;
+            let blocks = if lock {
+                &self.lock_blocks
+            } else {
+                &self.blocks
+            };
+            let target = *blocks.get(to as usize).ok_or("branch target")?;
             self.b.ins().jump(target, &[]);
         }
+        for (div, from) in std::mem::take(&mut self.pending_div) {
+            self.fill_diverge(div, from)?;
+        }
+        self.lane = lock.then_some(0);
         Ok(())
     }
 
-    /// The block a branch from `from` to `to` jumps to: `to` itself, or a new block for the
-    /// edge's phi copies (filled after the branch, from `pending`).
-    fn edge(&mut self, from: u32, to: u32, pending: &mut Vec<Edge<'a>>) -> Result<Block, String> {
-        let target = *self.blocks.get(to as usize).ok_or("branch target")?;
+    /// The block a branch from `from` to `to` jumps to (in the lockstep copy when `lock`):
+    /// `to` itself, or a new block for the edge's phi copies (filled after the branch, from
+    /// `pending`).
+    fn edge(
+        &mut self,
+        from: u32,
+        to: u32,
+        pending: &mut Vec<Edge<'a>>,
+        lock: bool,
+    ) -> Result<Block, String> {
+        let blocks = if lock {
+            &self.lock_blocks
+        } else {
+            &self.blocks
+        };
+        let target = *blocks.get(to as usize).ok_or("branch target")?;
         let func: &'a Function = self.func;
         let copies = func
             .blocks
@@ -617,7 +859,7 @@ impl<'a> Emitter<'a> {
         }
     }
 
-    fn op(&mut self, op: &Op) -> Result<(), String> {
+    pub(super) fn op(&mut self, op: &Op) -> Result<(), String> {
         match op {
             Op::Undef { .. } => Ok(()),
             Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty } => {
@@ -688,9 +930,21 @@ impl<'a> Emitter<'a> {
             return Ok(());
         }
         let log = self.vals()?.log;
-        let site = self.iconst(u64::from(self.sites));
-        self.sites += 1;
-        let g = self.b.use_var(self.g);
+        // The lanes of a group in lockstep share the op's site: their accesses come in
+        // invocation order, as the scalar code's do.
+        let site = match (self.lane, self.op_site) {
+            (Some(_), Some(site)) => site,
+            _ => {
+                let site = self.sites;
+                self.sites += 1;
+                if self.lane.is_some() {
+                    self.op_site = Some(site);
+                }
+                site
+            }
+        };
+        let site = self.iconst(u64::from(site));
+        let g = self.inv();
         let len = self.iconst(size | u64::from(write) << 63);
         self.call(native::log_access as *const (), &[log, site, g, p, len]);
         Ok(())
@@ -899,7 +1153,7 @@ impl<'a> Emitter<'a> {
         let groups = self.key.groups.map(u64::from);
         let per_group = size.iter().product::<u64>().max(1);
         let sg = u64::from(self.key.sg.max(1));
-        let g = self.b.use_var(self.g);
+        let g = self.inv();
         let local = self.rem_const(g, per_group);
         let which = B::from_u32(b).ok_or("an unknown built-in")?;
         let three = matches!(

@@ -21,6 +21,7 @@
 mod compile;
 mod facts;
 mod helpers;
+mod lockstep;
 mod log;
 #[allow(unsafe_code)]
 mod native;
@@ -243,6 +244,7 @@ fn describe(code: u64) -> String {
         reason::INDEX => "an index out of range",
         reason::STEPS => "the step bound",
         reason::DOT => "a dot product's AccSat overflow",
+        reason::INTERNAL => "a state the compiled code never reaches",
         _ => "an unknown reason",
     };
     format!(

@@ -21,6 +21,7 @@ mod plan;
 pub mod races;
 
 pub use plan::plan;
+pub(crate) use plan::slots_of;
 
 use crate::check::kind::Kind;
 use crate::error::ExecError;

@@ -1,0 +1,330 @@
+//! Lockstep groups: the native tier runs [`LANES`] consecutive invocations side by side, each
+//! op emitted once per invocation ("lane") in turn, so that the processor overlaps their
+//! independent chains of dependent instructions (one invocation alone is latency-bound: an
+//! integer hash's loop body is a chain of eight dependent instructions).
+//!
+//! While a group's invocations take the same branches they stay together ("lockstep"), and a
+//! slot whose value is the same in every lane ([`shared_slots`]: loop counters, push
+//! constants, values computed from them) is held and computed once for the group. At a branch
+//! where the lanes disagree the group *diverges*: every lane's registers are spilled to a stack
+//! area, and each lane in turn is restored into the scalar code's registers and finishes
+//! alone from that branch on ([`Emitter::resume`]), as a lone invocation of the scalar code
+//! does. Lanes never join again.
+//!
+//! Exactness: the programs taken have independent invocations (module doc of [`super`]), so
+//! interleaving their ops computes what running them one after the other does; the race
+//! screen (fed the same accesses, one log site per op for the group) and every give-up are
+//! the scalar code's. A group counts its steps once: its lanes have run the same blocks.
+
+use super::compile::Emitter;
+use crate::program::{Function, Op, Program, Slot};
+use crate::run::memory::{split_pointer, REGION_INVOCATION, REGION_PUSH};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::Switch;
+
+/// Invocations in a lockstep group.
+pub(super) const LANES: u32 = 8;
+
+/// The most ops (counted once per lane) a lockstep copy of a function may have: past it the
+/// code would grow without a gain worth its compile time, and only the scalar code is built.
+const MAX_LOCKSTEP_OPS: usize = 1 << 15;
+
+/// The most bytes of registers a diverging group spills (a stack area of the compiled code).
+const MAX_SPILL_BYTES: usize = 1 << 18;
+
+/// Whether `func` gets a lockstep copy with `written` slots written: not when it is too large.
+pub(super) fn lanes_for(func: &Function, written: usize) -> u32 {
+    let ops: usize = func.blocks.iter().map(|b| b.ops.len() + 1).sum();
+    let spill = written.saturating_mul(LANES as usize + 1).saturating_mul(8);
+    if ops.saturating_mul(LANES as usize) > MAX_LOCKSTEP_OPS || spill > MAX_SPILL_BYTES {
+        1
+    } else {
+        LANES
+    }
+}
+
+/// Every slot an op writes (loads of several leaves and dynamic inserts included) and every
+/// slot it reads, for the programs the native tier takes; `None` for an op outside them.
+fn slots(prog: &Program, op: &Op) -> Option<(Vec<Slot>, Vec<Slot>)> {
+    let (mut writes, mut reads) = crate::wide::slots_of(op)?;
+    match *op {
+        Op::Load { dst, ty, .. } | Op::LoadUniform { dst, ty, .. } => {
+            let n = prog.leaves_of(ty).len().max(1) as u32;
+            writes = (dst..dst.saturating_add(n)).collect();
+        }
+        Op::InsertDynamic { dst, count, .. } => {
+            // One lane's component at its own index: the whole vector is written, and read.
+            writes = (dst..dst.saturating_add(count)).collect();
+            reads.extend(dst..dst.saturating_add(count));
+        }
+        _ => {}
+    }
+    Some((writes, reads))
+}
+
+/// Whether the built-in `b` reads the same in every lane of a group (its lanes are
+/// consecutive invocations, the first a multiple of [`LANES`]).
+fn shared_builtin(b: u32, per_group: u64) -> bool {
+    use spirv::BuiltIn as B;
+    match B::from_u32(b) {
+        Some(B::NumWorkgroups | B::WorkgroupSize | B::SubgroupSize | B::NumSubgroups) => true,
+        // A workgroup holds whole groups when its size is a multiple of the lanes.
+        Some(B::WorkgroupId) => per_group % u64::from(LANES) == 0,
+        _ => false,
+    }
+}
+
+/// Which slots hold the same value in every lane of a group while it is in lockstep: those
+/// only ever written by ops that read shared slots alone, loads of push constants and of
+/// built-ins that are the same for the group ([`shared_builtin`]), and copies of shared
+/// slots on edges (the lanes take the same edges). Slots nothing writes hold their template
+/// value, the same in every lane. A fixpoint: each round marks at least one slot unshared.
+pub(super) fn shared_slots(
+    prog: &Program,
+    func: &Function,
+    known: &std::collections::HashMap<Slot, u64>,
+    builtins: &std::collections::HashMap<u64, (u32, usize)>,
+) -> Vec<bool> {
+    let per_group = prog.local_size.iter().map(|&x| u64::from(x)).product();
+    let mut shared = vec![true; prog.slots as usize];
+    let is = |shared: &[bool], s: Slot| shared.get(s as usize).copied().unwrap_or(false);
+    for _ in 0..=prog.slots {
+        let mut changed = false;
+        let mut unshare = |shared: &mut Vec<bool>, s: Slot| {
+            if let Some(v) = shared.get_mut(s as usize) {
+                changed |= std::mem::replace(v, false);
+            }
+        };
+        for block in &func.blocks {
+            for op in &block.ops {
+                let Some((writes, reads)) = slots(prog, op) else {
+                    continue;
+                };
+                let own = match *op {
+                    Op::Load { ptr, .. } | Op::LoadUniform { ptr, .. } => {
+                        match known.get(&ptr).map(|&p| (split_pointer(p).0, p)) {
+                            Some((REGION_PUSH, _)) => true,
+                            Some((REGION_INVOCATION, p)) => builtins
+                                .get(&p)
+                                .is_some_and(|&(b, _)| shared_builtin(b, per_group)),
+                            _ => false,
+                        }
+                    }
+                    _ => reads.iter().all(|&r| is(&shared, r)),
+                };
+                if !own {
+                    for w in writes {
+                        unshare(&mut shared, w);
+                    }
+                }
+            }
+            for (_, copies) in &block.phis {
+                for &(dst, src) in copies {
+                    if !is(&shared, src) {
+                        unshare(&mut shared, dst);
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    shared
+}
+
+impl Emitter<'_> {
+    /// Whether `op` is emitted once for a group in lockstep: it writes only shared slots (or,
+    /// writing none, reads only shared slots) and is no store (each lane's store is an access
+    /// of its own, for the race screen).
+    pub(super) fn op_shared(&self, op: &Op) -> bool {
+        if matches!(op, Op::Store { .. }) {
+            return false;
+        }
+        let Some((writes, reads)) = slots(self.prog, op) else {
+            return false;
+        };
+        if writes.is_empty() {
+            reads.iter().all(|&r| self.is_shared(r))
+        } else {
+            writes.iter().all(|&w| self.is_shared(w))
+        }
+    }
+
+    /// One op of a group in lockstep: once, or once per lane in turn.
+    pub(super) fn lock_op(&mut self, op: &Op) -> Result<(), String> {
+        self.op_site = None;
+        if self.op_shared(op) {
+            self.lane = Some(0);
+            return self.op(op);
+        }
+        for l in 0..self.lanes {
+            self.lane = Some(l);
+            self.op(op)?;
+        }
+        Ok(())
+    }
+
+    /// A branch condition of a group in lockstep: `(all, any)` lanes true, as `i8`s.
+    pub(super) fn lock_condition(&mut self, cond: Slot) -> Result<(Value, Value), String> {
+        let mut all = None;
+        let mut any = None;
+        for l in 0..self.lanes {
+            self.lane = Some(l);
+            let c = self.get(cond)?;
+            // The reference path takes the true branch where the condition is not 0.
+            let t = self.b.ins().icmp_imm_s(IntCC::NotEqual, c, 0);
+            all = Some(all.map_or(t, |a| self.b.ins().band(a, t)));
+            any = Some(any.map_or(t, |a| self.b.ins().bor(a, t)));
+        }
+        all.zip(any).ok_or_else(|| "a group of no lanes".into())
+    }
+
+    /// A switch selector of a group in lockstep: lane 0's selector's low `bits` bits, and
+    /// whether every lane's equals it (an `i8`).
+    pub(super) fn lock_selector(&mut self, sel: Slot, bits: u32) -> Result<(Value, Value), String> {
+        self.lane = Some(0);
+        let first = self.get(sel)?;
+        let first = self.trunc(bits, first);
+        let mut same = None;
+        for l in 1..self.lanes {
+            self.lane = Some(l);
+            let v = self.get(sel)?;
+            let v = self.trunc(bits, v);
+            let eq = self.b.ins().icmp(IntCC::Equal, v, first);
+            same = Some(same.map_or(eq, |s| self.b.ins().band(s, eq)));
+        }
+        let same = match same {
+            Some(s) => s,
+            None => self.b.ins().iconst(cranelift_codegen::ir::types::I8, 1),
+        };
+        Ok((first, same))
+    }
+
+    /// The block a group whose lanes disagree at block `from`'s terminator goes to, filled
+    /// by [`Emitter::fill_diverge`] once the terminator is emitted.
+    pub(super) fn diverge(&mut self, from: u32) -> cranelift_codegen::ir::Block {
+        let div = self.b.create_block();
+        self.pending_div.push((div, from));
+        div
+    }
+
+    /// Fills a [`Emitter::diverge`] block: it spills every written slot (once if shared, else
+    /// per lane) and has [`Emitter::resume`] finish the lanes one by one from the terminator.
+    pub(super) fn fill_diverge(
+        &mut self,
+        div: cranelift_codegen::ir::Block,
+        from: u32,
+    ) -> Result<(), String> {
+        self.b.switch_to_block(div);
+        self.b.set_cold_block(div);
+        let base = self.spill_base()?;
+        let flags = MemFlagsData::trusted();
+        let n = self.spilled.len();
+        for k in 0..n {
+            let s = self.spilled[k];
+            if self.is_shared(s) {
+                self.lane = None;
+                let v = self.get(s)?;
+                self.b.ins().store(flags, v, base, (k * 8) as i32);
+            } else {
+                for l in 0..self.lanes {
+                    self.lane = Some(l);
+                    let v = self.get(s)?;
+                    let at = ((l as usize + 1) * n + k) * 8;
+                    self.b.ins().store(flags, v, base, at as i32);
+                }
+            }
+        }
+        self.lane = None;
+        let from = self.iconst(u64::from(from));
+        self.b.def_var(self.div.block, from);
+        let zero = self.iconst(0);
+        self.b.def_var(self.div.lane, zero);
+        let g = self.b.use_var(self.g);
+        self.b.def_var(self.div.first, g);
+        let steps = self.b.use_var(self.steps);
+        self.b.def_var(self.div.steps, steps);
+        let one = self.iconst(1);
+        self.b.def_var(self.div.active, one);
+        let resume = self.resume_block;
+        self.b.ins().jump(resume, &[]);
+        Ok(())
+    }
+
+    /// The block every diverged lane goes through: the next lane's registers restored into
+    /// the scalar code's, its invocation index and the group's steps, then the scalar copy of
+    /// the terminator the group diverged at; after the last lane, the next group.
+    pub(super) fn resume(&mut self, head: cranelift_codegen::ir::Block) -> Result<(), String> {
+        self.b.switch_to_block(self.resume_block);
+        self.b.set_cold_block(self.resume_block);
+        self.lane = None;
+        let lane = self.b.use_var(self.div.lane);
+        let first = self.b.use_var(self.div.first);
+        let done = self.b.ins().icmp_imm_s(
+            IntCC::UnsignedGreaterThanOrEqual,
+            lane,
+            i64::from(self.lanes),
+        );
+        let (finish, restore) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(done, finish, &[], restore, &[]);
+
+        self.b.switch_to_block(finish);
+        let next = self.b.ins().iadd_imm_s(first, i64::from(self.lanes));
+        self.b.def_var(self.g, next);
+        let zero = self.iconst(0);
+        self.b.def_var(self.div.active, zero);
+        self.b.ins().jump(head, &[]);
+
+        self.b.switch_to_block(restore);
+        let base = self.spill_base()?;
+        let n = self.spilled.len();
+        let lane_at = self.b.ins().iadd_imm_s(lane, 1);
+        let lane_at = self.b.ins().imul_imm_s(lane_at, (n * 8) as i64);
+        let lane_base = self.b.ins().iadd(base, lane_at);
+        let flags = MemFlagsData::trusted();
+        for k in 0..n {
+            let s = self.spilled[k];
+            let from = if self.is_shared(s) { base } else { lane_base };
+            let v = self.b.ins().load(I64, flags, from, (k * 8) as i32);
+            self.set(s, v)?;
+        }
+        let g = self.b.ins().iadd(first, lane);
+        self.b.def_var(self.g, g);
+        let steps = self.b.use_var(self.div.steps);
+        self.b.def_var(self.steps, steps);
+        let next = self.b.ins().iadd_imm_s(lane, 1);
+        self.b.def_var(self.div.lane, next);
+        let which = self.b.use_var(self.div.block);
+        let mut switch = Switch::new();
+        let mut terms = Vec::new();
+        for (i, block) in self.func.blocks.iter().enumerate() {
+            if self.diverges.get(i).copied().unwrap_or(false) {
+                let t = self.b.create_block();
+                switch.set_entry(i as u128, t);
+                terms.push((i as u32, t, block));
+            }
+        }
+        // No other value is ever stored; a give-up, never a guess, if one were.
+        let nowhere = self.b.create_block();
+        switch.emit(&mut self.b, which, nowhere);
+        self.b.switch_to_block(nowhere);
+        let code = self.iconst(super::compile::reason::INTERNAL);
+        let giveup = self.giveup;
+        self.b
+            .ins()
+            .jump(giveup, &[cranelift_codegen::ir::BlockArg::Value(code)]);
+        for (i, t, block) in terms {
+            self.b.switch_to_block(t);
+            self.terminator(i, &block.terminator, head)?;
+        }
+        Ok(())
+    }
+
+    /// The spill area's address (made once, in the entry block).
+    fn spill_base(&self) -> Result<Value, String> {
+        self.spill.ok_or_else(|| "no spill area".into())
+    }
+}
