@@ -146,9 +146,15 @@ fn build<R>(
         e.b.finalize(frontend);
         out
     };
+    // A developer's aid: the machine code of every function compiled, on stderr.
+    let disasm = std::env::var_os("TANGLE_JIT_DISASM").is_some();
+    ctx.set_disasm(disasm);
     module
         .define_function(id, &mut ctx)
         .map_err(|e| format!("Cranelift: {e:?}"))?;
+    if let Some(code) = ctx.compiled_code().and_then(|c| c.vcode.as_ref()) {
+        eprintln!("{name}:\n{code}");
+    }
     module.clear_context(&mut ctx);
     Ok((Code::new(module, id)?, out))
 }
@@ -274,6 +280,9 @@ pub(super) struct Emitter<'a> {
     pub(super) resume_block: Block,
     /// Divergence blocks to fill after the terminator being emitted.
     pub(super) pending_div: Vec<(Block, u32)>,
+    /// While a lockstep op's lanes are emitted, their race log accesses (pointer, bytes,
+    /// write), logged together after the last lane ([`Emitter::log_group`]).
+    pub(super) deferred: Option<Vec<(Value, u64, bool)>>,
     /// Where the op being emitted is, for the give-up code: (block, op).
     at: (u32, u32),
     /// The blocks that check the step bound and the stop flag on entry: loop headers, and
@@ -329,7 +338,7 @@ impl<'a> Emitter<'a> {
             .collect();
         let lanes = lockstep::lanes_for(func, spilled.len());
         let shared = if lanes > 1 {
-            lockstep::shared_slots(prog, func, &facts.known, &facts.builtins)
+            lockstep::shared_slots(prog, func, facts)
         } else {
             Vec::new()
         };
@@ -396,6 +405,7 @@ impl<'a> Emitter<'a> {
             div,
             resume_block,
             pending_div: Vec::new(),
+            deferred: None,
         }
     }
 
@@ -929,6 +939,10 @@ impl<'a> Emitter<'a> {
         if !self.key.races || !self.facts.logged(ptr, write) {
             return Ok(());
         }
+        if let (Some(_), Some(d)) = (self.lane, self.deferred.as_mut()) {
+            d.push((p, size, write));
+            return Ok(());
+        }
         let log = self.vals()?.log;
         // The lanes of a group in lockstep share the op's site: their accesses come in
         // invocation order, as the scalar code's do.
@@ -947,6 +961,57 @@ impl<'a> Emitter<'a> {
         let g = self.inv();
         let len = self.iconst(size | u64::from(write) << 63);
         self.call(native::log_access as *const (), &[log, site, g, p, len]);
+        Ok(())
+    }
+
+    /// Logs a lockstep op's accesses, deferred while its lanes were emitted (one per lane,
+    /// in lane order): one call for the group when each lane's pointer is the one before plus
+    /// the access's size (`out[i]` of consecutive invocations), else one per lane.
+    pub(super) fn log_group(&mut self, accesses: &[(Value, u64, bool)]) -> Result<(), String> {
+        let Some(&(p0, size, write)) = accesses.first() else {
+            return Ok(());
+        };
+        let log = self.vals()?.log;
+        let site = match self.op_site {
+            Some(site) => site,
+            None => {
+                self.sites += 1;
+                self.sites - 1
+            }
+        };
+        let site = self.iconst(u64::from(site));
+        let len = self.iconst(size | u64::from(write) << 63);
+        let g = self.b.use_var(self.g);
+        let mut all = None;
+        for (l, &(p, _, _)) in accesses.iter().enumerate().skip(1) {
+            let want = self.b.ins().iadd_imm_s(p0, (l as u64 * size) as i64);
+            let eq = self.b.ins().icmp(IntCC::Equal, p, want);
+            all = Some(all.map_or(eq, |a| self.b.ins().band(a, eq)));
+        }
+        let (run, each, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        match all {
+            Some(all) => self.b.ins().brif(all, run, &[], each, &[]),
+            None => self.b.ins().jump(run, &[]),
+        };
+        self.b.switch_to_block(run);
+        let count = self.iconst(accesses.len() as u64);
+        self.call(
+            native::log_run as *const (),
+            &[log, site, g, p0, len, count],
+        );
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(each);
+        self.b.set_cold_block(each);
+        for (l, &(p, _, _)) in accesses.iter().enumerate() {
+            let gl = self.b.ins().iadd_imm_s(g, l as i64);
+            self.call(native::log_access as *const (), &[log, site, gl, p, len]);
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
         Ok(())
     }
 

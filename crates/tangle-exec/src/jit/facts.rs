@@ -171,6 +171,16 @@ impl Facts {
         }
     }
 
+    /// Whether `ptr` points into a buffer no store of the program writes, or push constants:
+    /// what it reads is the same for every invocation and throughout the dispatch.
+    pub(crate) fn read_only(&self, ptr: Slot) -> bool {
+        match (self.origin.get(&ptr), &self.written_buffers) {
+            (Some(RegionKind::PushConstant), _) => true,
+            (Some(r @ RegionKind::Buffer { .. }), Some(set)) => !set.contains(r),
+            _ => false,
+        }
+    }
+
     /// Whether the race screen must see the accesses of a load or store through `ptr`: every
     /// store, and every load that may read a buffer some store may write (a read of a buffer
     /// nothing writes races with nothing).

@@ -17,6 +17,7 @@
 //! the scalar code's. A group counts its steps once: its lanes have run the same blocks.
 
 use super::compile::Emitter;
+use super::facts::Facts;
 use crate::program::{Function, Op, Program, Slot};
 use crate::run::memory::{split_pointer, REGION_INVOCATION, REGION_PUSH};
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -77,16 +78,13 @@ fn shared_builtin(b: u32, per_group: u64) -> bool {
 }
 
 /// Which slots hold the same value in every lane of a group while it is in lockstep: those
-/// only ever written by ops that read shared slots alone, loads of push constants and of
-/// built-ins that are the same for the group ([`shared_builtin`]), and copies of shared
+/// only ever written by ops that read shared slots alone, loads of push constants, of
+/// built-ins that are the same for the group ([`shared_builtin`]) and through a shared
+/// pointer into a buffer no store writes ([`Facts::read_only`]), and copies of shared
 /// slots on edges (the lanes take the same edges). Slots nothing writes hold their template
 /// value, the same in every lane. A fixpoint: each round marks at least one slot unshared.
-pub(super) fn shared_slots(
-    prog: &Program,
-    func: &Function,
-    known: &std::collections::HashMap<Slot, u64>,
-    builtins: &std::collections::HashMap<u64, (u32, usize)>,
-) -> Vec<bool> {
+pub(super) fn shared_slots(prog: &Program, func: &Function, facts: &Facts) -> Vec<bool> {
+    let (known, builtins) = (&facts.known, &facts.builtins);
     let per_group = prog.local_size.iter().map(|&x| u64::from(x)).product();
     let mut shared = vec![true; prog.slots as usize];
     let is = |shared: &[bool], s: Slot| shared.get(s as usize).copied().unwrap_or(false);
@@ -109,7 +107,8 @@ pub(super) fn shared_slots(
                             Some((REGION_INVOCATION, p)) => builtins
                                 .get(&p)
                                 .is_some_and(|&(b, _)| shared_builtin(b, per_group)),
-                            _ => false,
+                            // The same address of memory nothing writes: the same value.
+                            _ => facts.read_only(ptr) && is(&shared, ptr),
                         }
                     }
                     _ => reads.iter().all(|&r| is(&shared, r)),
@@ -160,9 +159,17 @@ impl Emitter<'_> {
             self.lane = Some(0);
             return self.op(op);
         }
+        self.deferred = Some(Vec::new());
         for l in 0..self.lanes {
             self.lane = Some(l);
             self.op(op)?;
+        }
+        let accesses = self.deferred.take().unwrap_or_default();
+        // Every lane's access or none (a site not logged).
+        if accesses.len() == self.lanes as usize {
+            self.log_group(&accesses)?;
+        } else if !accesses.is_empty() {
+            return Err("a lockstep op logged by some lanes only".into());
         }
         Ok(())
     }

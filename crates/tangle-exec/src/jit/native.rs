@@ -177,3 +177,30 @@ pub(crate) extern "C" fn log_access(
     }
     0
 }
+
+/// Logs `count` buffer accesses for the race screen at once: invocations `invocation ..
+/// invocation + count`, each `len` bytes after the one before, from `ptr` (a lockstep group's
+/// accesses of one site, [`super::lockstep`]); otherwise as [`log_access`].
+pub(crate) extern "C" fn log_run(
+    state: *mut LogState,
+    site: u64,
+    invocation: u64,
+    ptr: u64,
+    len_write: u64,
+    count: u64,
+) -> u64 {
+    // SAFETY: as in `log_access`.
+    #[allow(unsafe_code)]
+    let state = unsafe { state.as_mut() };
+    if let Some(state) = state {
+        state.access_run(
+            site,
+            invocation,
+            ptr,
+            len_write & !(1 << 63),
+            len_write >> 63 != 0,
+            count,
+        );
+    }
+    0
+}
