@@ -25,7 +25,7 @@ use super::native::{self, Code, Ctx, Region};
 use crate::program::{Block as PBlock, Function, Op, Program, Slot, Step, Terminator};
 use crate::run::memory::{OFFSET_BITS, REGION_UNBOUND};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I64, I8};
+use cranelift_codegen::ir::types::{I32, I32X4, I64, I8};
 use cranelift_codegen::ir::{
     AbiParam, Block, BlockArg, InstBuilder, MemFlagsData, SigRef, Signature, StackSlotData,
     StackSlotKind, Value,
@@ -265,6 +265,10 @@ pub(super) struct Emitter<'a> {
     lane_vars: Vec<Vec<Variable>>,
     /// The slots held once for a group in lockstep ([`super::lockstep::shared_slots`]).
     shared: Vec<bool>,
+    /// The slots held as vectors of 32-bit lanes ([`super::lockstep::vector_slots`]).
+    vector: Vec<bool>,
+    /// Their variables, by vector then slot.
+    vec_vars: Vec<Vec<Option<Variable>>>,
     /// The lockstep copy's blocks.
     lock_blocks: Vec<Block>,
     /// The race log site of the op being emitted in lockstep, shared by its lanes.
@@ -342,6 +346,19 @@ impl<'a> Emitter<'a> {
         } else {
             Vec::new()
         };
+        let vector = if lanes >= 4 {
+            lockstep::vector_slots(prog, func, &shared, facts)
+        } else {
+            Vec::new()
+        };
+        let vec_vars = (0..lanes / 4)
+            .map(|_| {
+                vector
+                    .iter()
+                    .map(|&v| v.then(|| b.declare_var(I32X4)))
+                    .collect()
+            })
+            .collect();
         let lane_vars = if lanes > 1 {
             (0..lanes)
                 .map(|_| (0..prog.slots).map(|_| b.declare_var(I64)).collect())
@@ -397,6 +414,8 @@ impl<'a> Emitter<'a> {
             lane: None,
             lane_vars,
             shared,
+            vector,
+            vec_vars,
             lock_blocks,
             op_site: None,
             spilled,
@@ -407,6 +426,21 @@ impl<'a> Emitter<'a> {
             pending_div: Vec::new(),
             deferred: None,
         }
+    }
+
+    /// Whether slot `s` is held as vectors of 32-bit lanes in lockstep.
+    pub(super) fn is_vector(&self, s: Slot) -> bool {
+        self.vector.get(s as usize).copied().unwrap_or(false)
+    }
+
+    /// The variable of vector `v` (lanes `4v .. 4v + 4`) of vector slot `s`.
+    pub(super) fn vec_var(&self, s: Slot, v: u32) -> Result<Variable, String> {
+        self.vec_vars
+            .get(v as usize)
+            .and_then(|vars| vars.get(s as usize))
+            .copied()
+            .flatten()
+            .ok_or_else(|| format!("slot {s} is no vector slot"))
     }
 
     /// Whether slot `s` is held once for a group in lockstep.
@@ -428,14 +462,20 @@ impl<'a> Emitter<'a> {
             .ok_or_else(|| format!("slot {s} outside the register file"))
     }
 
-    /// A slot's value.
+    /// A slot's value (in the lane being emitted).
     pub(super) fn get(&mut self, s: Slot) -> Result<Value, String> {
+        if let Some(l) = self.lane.filter(|_| self.is_vector(s)) {
+            return self.vec_lane(s, l);
+        }
         let v = self.var(s)?;
         Ok(self.b.use_var(v))
     }
 
-    /// Sets a slot.
+    /// Sets a slot (in the lane being emitted).
     pub(super) fn set(&mut self, s: Slot, v: Value) -> Result<(), String> {
+        if let Some(l) = self.lane.filter(|_| self.is_vector(s)) {
+            return self.vec_set_lane(s, l, v);
+        }
         let var = self.var(s)?;
         self.b.def_var(var, v);
         Ok(())
@@ -808,7 +848,14 @@ impl<'a> Emitter<'a> {
         for (edge, copies, to) in pending {
             self.b.switch_to_block(edge);
             let mut values = Vec::new();
+            let mut vectors = Vec::new();
             for &(dst, src) in copies {
+                if lock && self.is_vector(dst) {
+                    for v in 0..self.lanes / 4 {
+                        vectors.push((self.vec_var(dst, v)?, self.vec_get(src, v)?));
+                    }
+                    continue;
+                }
                 let lanes = if lock && !self.is_shared(dst) {
                     self.lanes
                 } else {
@@ -822,6 +869,9 @@ impl<'a> Emitter<'a> {
             for (dst, lane, v) in values {
                 self.lane = lane;
                 self.set(dst, v)?;
+            }
+            for (var, v) in vectors {
+                self.b.def_var(var, v);
             }
             let blocks = if lock {
                 &self.lock_blocks

@@ -11,6 +11,13 @@
 //! alone from that branch on ([`Emitter::resume`]), as a lone invocation of the scalar code
 //! does. Lanes never join again.
 //!
+//! Integer values of 32 bits that simple ops compute ([`vector_slots`]: add, subtract,
+//! multiply, bitwise ops, shifts by a constant) are held as vectors of four lanes
+//! (`I32X4`, [`LANES`] / 4 of them), one vector instruction computing four lanes; any other
+//! op reads or writes such a slot lane by lane (extract, insert), so the choice changes the
+//! code's speed, never what it computes: a 32-bit value is a `u64` lane zero-extended, and
+//! these ops wrap modulo 2^32 in either form.
+//!
 //! Exactness: the programs taken have independent invocations (module doc of [`super`]), so
 //! interleaving their ops computes what running them one after the other does; the race
 //! screen (fed the same accesses, one log site per op for the group) and every give-up are
@@ -18,10 +25,10 @@
 
 use super::compile::Emitter;
 use super::facts::Facts;
-use crate::program::{Function, Op, Program, Slot};
+use crate::program::{Function, IntBin, IntUn, Op, Program, Slot};
 use crate::run::memory::{split_pointer, REGION_INVOCATION, REGION_PUSH};
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::I64;
+use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Switch;
 
@@ -134,6 +141,107 @@ pub(super) fn shared_slots(prog: &Program, func: &Function, facts: &Facts) -> Ve
     shared
 }
 
+/// An op held as vectors of 32-bit lanes: what it computes from which slots.
+#[derive(Debug, Clone, Copy)]
+enum VecOp {
+    Bin(IntBin, Slot, Slot),
+    /// A shift by a constant amount below 32.
+    Shift(IntBin, Slot, i64),
+    Not(Slot),
+    Negate(Slot),
+    Copy(Slot),
+}
+
+/// The destination and vector form of a 32-bit op that has one.
+fn vector_form(op: &Op, constant: impl Fn(Slot) -> Option<u64>) -> Option<(Slot, VecOp)> {
+    use IntBin as B;
+    Some(match *op {
+        Op::IntBin {
+            op,
+            bits: 32,
+            dst,
+            a,
+            b,
+        } => match op {
+            B::Add | B::Sub | B::Mul | B::And | B::Or | B::Xor => (dst, VecOp::Bin(op, a, b)),
+            B::ShiftLeft | B::ShiftRightLogical | B::ShiftRightArithmetic => {
+                // Below the width the plain shift (int::shift_*); at or past it the
+                // semantics' fallbacks, left to the scalar code.
+                let s = constant(b).filter(|&s| s < 32)?;
+                (dst, VecOp::Shift(op, a, s as i64))
+            }
+            _ => return None,
+        },
+        Op::IntUn {
+            op: IntUn::Not,
+            bits: 32,
+            dst,
+            a,
+        } => (dst, VecOp::Not(a)),
+        Op::IntUn {
+            op: IntUn::Negate,
+            bits: 32,
+            dst,
+            a,
+        } => (dst, VecOp::Negate(a)),
+        Op::Copy { dst, src } => (dst, VecOp::Copy(src)),
+        _ => return None,
+    })
+}
+
+/// Which slots a group in lockstep holds as vectors of 32-bit lanes: unshared slots that
+/// ops write, every such op a 32-bit op with a vector form ([`vector_form`]; a copy only
+/// of a vector slot, whose width it then has). Edge copies may write them from anything (a
+/// phi's operands have its type).
+pub(super) fn vector_slots(
+    prog: &Program,
+    func: &Function,
+    shared: &[bool],
+    facts: &Facts,
+) -> Vec<bool> {
+    let n = prog.slots as usize;
+    let (mut written, mut other) = (vec![false; n], vec![false; n]);
+    let mut copies = Vec::new();
+    let mark = |v: &mut Vec<bool>, s: Slot| {
+        if let Some(x) = v.get_mut(s as usize) {
+            *x = true;
+        }
+    };
+    for op in func.blocks.iter().flat_map(|b| &b.ops) {
+        match vector_form(op, |s| facts.known.get(&s).copied()) {
+            Some((dst, form)) => {
+                mark(&mut written, dst);
+                if let VecOp::Copy(src) = form {
+                    copies.push((dst, src));
+                }
+            }
+            None => {
+                for w in slots(prog, op).map(|(w, _)| w).unwrap_or_default() {
+                    mark(&mut other, w);
+                }
+            }
+        }
+    }
+    let mut vector: Vec<bool> = (0..n)
+        .map(|s| written[s] && !other[s] && !shared.get(s).copied().unwrap_or(true))
+        .collect();
+    let is = |v: &[bool], s: Slot| v.get(s as usize).copied().unwrap_or(false);
+    // A copy of a slot that is not a vector may be of any width: not one either.
+    for _ in 0..=copies.len() {
+        let mut changed = false;
+        for &(dst, src) in &copies {
+            if is(&vector, dst) && !is(&vector, src) {
+                vector[dst as usize] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    vector
+}
+
 impl Emitter<'_> {
     /// Whether `op` is emitted once for a group in lockstep: it writes only shared slots (or,
     /// writing none, reads only shared slots) and is no store (each lane's store is an access
@@ -155,6 +263,9 @@ impl Emitter<'_> {
     /// One op of a group in lockstep: once, or once per lane in turn.
     pub(super) fn lock_op(&mut self, op: &Op) -> Result<(), String> {
         self.op_site = None;
+        if self.vector_op(op)? {
+            return Ok(());
+        }
         if self.op_shared(op) {
             self.lane = Some(0);
             return self.op(op);
@@ -327,6 +438,102 @@ impl Emitter<'_> {
             self.b.switch_to_block(t);
             self.terminator(i, &block.terminator, head)?;
         }
+        Ok(())
+    }
+
+    /// Emits `op` as vector instructions if it has a vector form and its destination is a
+    /// vector slot; says whether it did.
+    pub(super) fn vector_op(&mut self, op: &Op) -> Result<bool, String> {
+        let Some((dst, form)) = vector_form(op, |s| self.constant(s)) else {
+            return Ok(false);
+        };
+        if !self.is_vector(dst) {
+            return Ok(false);
+        }
+        let mut out = Vec::new();
+        for v in 0..self.lanes / 4 {
+            let r = match form {
+                VecOp::Bin(op, a, b) => {
+                    let (x, y) = (self.vec_get(a, v)?, self.vec_get(b, v)?);
+                    let i = self.b.ins();
+                    match op {
+                        IntBin::Add => i.iadd(x, y),
+                        IntBin::Sub => i.isub(x, y),
+                        IntBin::Mul => i.imul(x, y),
+                        IntBin::And => i.band(x, y),
+                        IntBin::Or => i.bor(x, y),
+                        _ => i.bxor(x, y),
+                    }
+                }
+                VecOp::Shift(op, a, s) => {
+                    let x = self.vec_get(a, v)?;
+                    let i = self.b.ins();
+                    match op {
+                        IntBin::ShiftLeft => i.ishl_imm_s(x, s),
+                        IntBin::ShiftRightLogical => i.ushr_imm_s(x, s),
+                        _ => i.sshr_imm_s(x, s),
+                    }
+                }
+                VecOp::Not(a) => {
+                    let x = self.vec_get(a, v)?;
+                    self.b.ins().bnot(x)
+                }
+                VecOp::Negate(a) => {
+                    let x = self.vec_get(a, v)?;
+                    self.b.ins().ineg(x)
+                }
+                VecOp::Copy(a) => self.vec_get(a, v)?,
+            };
+            out.push(r);
+        }
+        for (v, r) in out.into_iter().enumerate() {
+            let var = self.vec_var(dst, v as u32)?;
+            self.b.def_var(var, r);
+        }
+        Ok(true)
+    }
+
+    /// Lanes `4v .. 4v + 4` of slot `s` as an `I32X4` (low 32 bits of each lane): a vector
+    /// slot's vector, a shared slot's value in every lane, or the lanes gathered.
+    pub(super) fn vec_get(&mut self, s: Slot, v: u32) -> Result<Value, String> {
+        if self.is_vector(s) {
+            let var = self.vec_var(s, v)?;
+            return Ok(self.b.use_var(var));
+        }
+        if self.is_shared(s) {
+            self.lane = Some(0);
+            let x = self.get(s)?;
+            let x = self.b.ins().ireduce(I32, x);
+            return Ok(self.b.ins().splat(I32X4, x));
+        }
+        let mut vec = None;
+        for k in 0..4u8 {
+            self.lane = Some(v * 4 + u32::from(k));
+            let x = self.get(s)?;
+            let x = self.b.ins().ireduce(I32, x);
+            vec = Some(match vec {
+                None => self.b.ins().scalar_to_vector(I32X4, x),
+                Some(p) => self.b.ins().insertlane(p, x, k),
+            });
+        }
+        vec.ok_or_else(|| "an empty vector".into())
+    }
+
+    /// Lane `l` of vector slot `s`, zero-extended as every 32-bit lane value is.
+    pub(super) fn vec_lane(&mut self, s: Slot, l: u32) -> Result<Value, String> {
+        let var = self.vec_var(s, l / 4)?;
+        let v = self.b.use_var(var);
+        let x = self.b.ins().extractlane(v, (l % 4) as u8);
+        Ok(self.b.ins().uextend(I64, x))
+    }
+
+    /// Sets lane `l` of vector slot `s` to the low 32 bits of `x`.
+    pub(super) fn vec_set_lane(&mut self, s: Slot, l: u32, x: Value) -> Result<(), String> {
+        let var = self.vec_var(s, l / 4)?;
+        let v = self.b.use_var(var);
+        let x = self.b.ins().ireduce(I32, x);
+        let v = self.b.ins().insertlane(v, x, (l % 4) as u8);
+        self.b.def_var(var, v);
         Ok(())
     }
 
