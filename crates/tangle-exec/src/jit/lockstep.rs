@@ -79,7 +79,7 @@ fn shared_builtin(b: u32, per_group: u64) -> bool {
     match B::from_u32(b) {
         Some(B::NumWorkgroups | B::WorkgroupSize | B::SubgroupSize | B::NumSubgroups) => true,
         // A workgroup holds whole groups when its size is a multiple of the lanes.
-        Some(B::WorkgroupId) => per_group % u64::from(LANES) == 0,
+        Some(B::WorkgroupId) => per_group.is_multiple_of(u64::from(LANES)),
         _ => false,
     }
 }
