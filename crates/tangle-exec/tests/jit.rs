@@ -159,7 +159,7 @@ void main() { uint i = gl_GlobalInvocationID.x; o[i] = o[i] + o[i + 64u]; }
 /// Programs whose invocations take different paths: a group in lockstep parts at a loop's
 /// exit, a switch, an early return, a `break` on data, a branch on a value held once for the
 /// group; workgroups of a size that is no multiple of the group's, so groups span two.
-const PARTING: [&str; 5] = [
+const PARTING: [&str; 6] = [
     "#version 450
 layout(local_size_x = 64) in;
 layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
@@ -227,6 +227,34 @@ void main() {
         }
     }
     if (s > 6u) { o[i] = s; }
+}",
+    // Packed dot products of every signedness, plain and saturating (accumulators from the
+    // data, near the limits now and then), in a loop whose trip count varies.
+    "#version 450
+#extension GL_EXT_integer_dot_product : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint a = o[i];
+    uint b = a * 2654435761u ^ (a >> 7);
+    // Accumulators near the signed and unsigned limits, with no branch (a group that
+    // parted here would run the dot products lane by lane).
+    uint sel = a % 3u;
+    uint c = uint(sel == 0u) * (0x7ffff000u + (a >> 20)) + uint(sel == 1u) * (0x80000fffu - (a >> 20))
+        + uint(sel == 2u) * (0xfffff000u + (a >> 20));
+    int s = int(c);
+    uint u = c;
+    int m = int(c);
+    int p = 0;
+    for (uint k = 0u; k < 3u + (a & 7u); ++k) {
+        s = dotPacked4x8AccSatEXT(int(a), int(b), s);
+        u = dotPacked4x8AccSatEXT(a, b, u);
+        m = dotPacked4x8AccSatEXT(int(a), b, m);
+        p += dotPacked4x8EXT(int(a), int(b)) + int(dotPacked4x8EXT(a, b)) + dotPacked4x8EXT(int(b), a);
+        a = a * 747796405u + 2891336453u;
+    }
+    o[i] = uint(s) ^ (u * 3u) ^ (uint(m) * 5u) ^ (uint(p) * 7u);
 }",
 ];
 

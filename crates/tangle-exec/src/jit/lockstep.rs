@@ -12,7 +12,7 @@
 //! does. Lanes never join again.
 //!
 //! Integer values of 32 bits that simple ops compute ([`vector_slots`]: add, subtract,
-//! multiply, bitwise ops, shifts by a constant) are held as vectors of four lanes
+//! multiply, bitwise ops, shifts by a constant, packed 4x8-bit dot products) are held as vectors of four lanes
 //! (`I32X4`, [`LANES`] / 4 of them), one vector instruction computing four lanes; any other
 //! op reads or writes such a slot lane by lane (extract, insert), so the choice changes the
 //! code's speed, never what it computes: a 32-bit value is a `u64` lane zero-extended, and
@@ -27,13 +27,14 @@ use super::compile::Emitter;
 use super::facts::Facts;
 use crate::program::{Function, IntBin, IntUn, Op, Program, Slot};
 use crate::run::memory::{split_pointer, REGION_INVOCATION, REGION_PUSH};
+use crate::semantics::dot::DotKind;
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Switch;
 
 /// Invocations in a lockstep group.
-pub(super) const LANES: u32 = 8;
+pub(super) const LANES: u32 = 16;
 
 /// The most ops (counted once per lane) a lockstep copy of a function may have: past it the
 /// code would grow without a gain worth its compile time, and only the scalar code is built.
@@ -150,6 +151,9 @@ enum VecOp {
     Not(Slot),
     Negate(Slot),
     Copy(Slot),
+    /// A packed 4x8-bit dot product to 32 bits, with or without an accumulator, whose
+    /// steps cannot overflow (no sanitizer check).
+    Dot(DotKind, Slot, Slot, Option<Slot>),
 }
 
 /// The destination and vector form of a 32-bit op that has one.
@@ -185,6 +189,15 @@ fn vector_form(op: &Op, constant: impl Fn(Slot) -> Option<u64>) -> Option<(Slot,
             a,
         } => (dst, VecOp::Negate(a)),
         Op::Copy { dst, src } => (dst, VecOp::Copy(src)),
+        Op::Dot(ref d)
+            if d.packed
+                && d.comp_bits == 8
+                && d.count == 4
+                && d.result_bits == 32
+                && !(d.acc.is_some() && d.may_overflow()) =>
+        {
+            (d.dst, VecOp::Dot(d.kind, d.a, d.b, d.acc))
+        }
         _ => return None,
     })
 }
@@ -483,6 +496,14 @@ impl Emitter<'_> {
                     self.b.ins().ineg(x)
                 }
                 VecOp::Copy(a) => self.vec_get(a, v)?,
+                VecOp::Dot(kind, a, b, acc) => {
+                    let (x, y) = (self.vec_get(a, v)?, self.vec_get(b, v)?);
+                    let acc = match acc {
+                        Some(c) => Some(self.vec_get(c, v)?),
+                        None => None,
+                    };
+                    self.vec_dot(kind, x, y, acc)
+                }
             };
             out.push(r);
         }
@@ -491,6 +512,60 @@ impl Emitter<'_> {
             self.b.def_var(var, r);
         }
         Ok(true)
+    }
+
+    /// [`super::ops`]'s packed dot product on four lanes: each byte sign- or zero-extended
+    /// (Vector 1 signed for `Signed` and `Mixed`, Vector 2 for `Signed`), the four products
+    /// summed (exact: below 2^17 in magnitude), then wrapped to 32 bits, or added to the
+    /// accumulator and clamped to the result's range — a saturating 32-bit add, signed
+    /// unless `Unsigned`.
+    fn vec_dot(&mut self, kind: DotKind, a: Value, b: Value, acc: Option<Value>) -> Value {
+        let (sa, sb) = match kind {
+            DotKind::Signed => (true, true),
+            DotKind::Unsigned => (false, false),
+            DotKind::Mixed => (true, false),
+        };
+        let byte = |e: &mut Self, v: Value, k: i64, signed: bool| {
+            if signed {
+                let up = e.b.ins().ishl_imm_s(v, 24 - 8 * k);
+                e.b.ins().sshr_imm_s(up, 24)
+            } else {
+                let up = e.b.ins().ishl_imm_s(v, 24 - 8 * k);
+                e.b.ins().ushr_imm_s(up, 24)
+            }
+        };
+        let mut sum = None;
+        for k in 0..4 {
+            let x = byte(self, a, k, sa);
+            let y = byte(self, b, k, sb);
+            let p = self.b.ins().imul(x, y);
+            sum = Some(match sum {
+                None => p,
+                Some(s) => self.b.ins().iadd(s, p),
+            });
+        }
+        let sum = sum.unwrap_or(a);
+        let Some(acc) = acc else {
+            return sum;
+        };
+        let total = self.b.ins().iadd(acc, sum);
+        if kind == DotKind::Unsigned {
+            // Past 2^32 - 1 the wrapped total is below the accumulator: all ones then.
+            let over = self.b.ins().icmp(IntCC::UnsignedLessThan, total, acc);
+            self.b.ins().bor(total, over)
+        } else {
+            // Overflow where the total's sign differs from both operands'; then the bound
+            // on the accumulator's side: MAX (0x7fffffff) for a positive one, MIN below.
+            let t1 = self.b.ins().bxor(acc, total);
+            let t2 = self.b.ins().bxor(sum, total);
+            let both = self.b.ins().band(t1, t2);
+            let over = self.b.ins().sshr_imm_s(both, 31);
+            let sign = self.b.ins().sshr_imm_s(acc, 31);
+            let max = self.b.ins().iconst(I32, i64::from(i32::MAX));
+            let max = self.b.ins().splat(I32X4, max);
+            let bound = self.b.ins().bxor(sign, max);
+            self.b.ins().bitselect(over, bound, total)
+        }
     }
 
     /// Lanes `4v .. 4v + 4` of slot `s` as an `I32X4` (low 32 bits of each lane): a vector
