@@ -289,8 +289,11 @@ pub fn dispatch(
             (None, None) => res.buffers.get_mut(&(*set, *binding)),
             (Some(i), None) => res.elements.get_mut(&(*set, *binding, *i)),
         };
-        if let Some(b) = b {
-            *b = words.to_bytes();
+        // In place: the buffer is the one `words` was made from, so the lengths agree.
+        match b {
+            Some(b) if b.len() as u64 == words.len() => words.write_into(b),
+            Some(b) => *b = words.to_bytes(),
+            None => {}
         }
     }
     let (mut found, mut stats, mut summaries) =

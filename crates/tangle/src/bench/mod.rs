@@ -122,11 +122,7 @@ pub fn measure(
     // start: its own column.
     let native = pipeline.native_compile_time();
     let tangle = tangle.saturating_sub(native);
-    let host = report
-        .timing
-        .host()
-        .saturating_sub(native)
-        .min(tangle);
+    let host = report.timing.host().saturating_sub(native).min(tangle);
     if let Some(d) = report.diagnostics.first() {
         return Err(format!("the sanitizer reported: {d}"));
     }
