@@ -44,5 +44,5 @@ pub use device::{Device, Image, Pipeline, Progress, Resources, RunOptions, SpecC
 pub use error::{ExecError, InstRef, Trap};
 pub use policy::{BranchOrder, CoopmatLayout, Policy, Reconvergence, SwitchGrouping};
 pub use profile::Profile;
-pub use report::{Diagnostic, Finding, RaceCutShort, Report, Stats};
+pub use report::{Diagnostic, Finding, RaceCutShort, Report, Stats, Timing};
 pub use trace::Trace;

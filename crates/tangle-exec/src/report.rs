@@ -319,7 +319,38 @@ pub struct Report {
     pub race_cut_short: Option<RaceCutShort>,
     /// The tangle events, when [`crate::RunOptions::trace`] asked for them.
     pub trace: Option<crate::trace::Trace>,
+    /// Where the dispatch's time went.
+    pub timing: Timing,
 }
+
+/// Where a dispatch's time went: the worker threads against the host's own work around them
+/// (the buffers' conversion in and out, setup, the native tier's compile, the race screen's
+/// sweep, the findings' sort), which issue 14 asks to keep small.
+///
+/// Timings are not results: two reports compare equal whatever their timings.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timing {
+    /// The whole dispatch, from the call to the report.
+    pub total: std::time::Duration,
+    /// The time worker pools ran, from starting their threads to joining them (every pool of
+    /// the dispatch: a fast path that gave up and the reference path after it add up).
+    pub workers: std::time::Duration,
+}
+
+impl Timing {
+    /// The host's own work: the dispatch outside its worker pools.
+    pub fn host(&self) -> std::time::Duration {
+        self.total.saturating_sub(self.workers)
+    }
+}
+
+impl PartialEq for Timing {
+    fn eq(&self, _: &Timing) -> bool {
+        true
+    }
+}
+
+impl Eq for Timing {}
 
 impl Report {
     /// The most diagnostics a report keeps by default ([`crate::RunOptions::max_findings`]).

@@ -130,6 +130,23 @@ impl LogState {
 
 /// Whether the access continues run `a` (then `a` now covers it).
 fn extend(a: &mut Access, g: u64, ptr: u64, len: u64, write: bool) -> bool {
+    // The common case first, in a few compares: the next invocation's access of the next
+    // scalar of a run of at least two (`y[i]` in a loop over `i`), in the run's region. It
+    // is the last branch below taken early: `g` is `last + 1`, the size and direction agree,
+    // and `ptr` is `a.ptr + step * count`, so not below `a.ptr`.
+    if a.count > 1
+        && Some(g) == a.first.checked_add(a.count)
+        && write == a.write
+        && len == a.len
+        && Some(ptr)
+            == a.step
+                .checked_mul(a.count)
+                .and_then(|d| a.ptr.checked_add(d))
+        && split_pointer(ptr).0 == split_pointer(a.ptr).0
+    {
+        a.count += 1;
+        return true;
+    }
     if len != a.len || split_pointer(ptr).0 != split_pointer(a.ptr).0 {
         return false;
     }

@@ -81,6 +81,8 @@ pub(crate) struct Shared<'a> {
     )>,
     /// Release sequences and synchronizes-with edges of buffer atomics, for the race check.
     pub(crate) sync: std::sync::Arc<Mutex<crate::check::sync::SyncState>>,
+    /// Nanoseconds the dispatch's worker pools ran ([`crate::report::Timing::workers`]).
+    pub(crate) worker_nanos: std::sync::atomic::AtomicU64,
 }
 
 impl Shared<'_> {
@@ -124,6 +126,7 @@ pub fn dispatch(
     groups: [u32; 3],
     options: &RunOptions,
 ) -> Result<Report, ExecError> {
+    let start = std::time::Instant::now();
     let prog = &*p.program;
     let max = p.profile.max_workgroup_count;
     if groups.iter().zip(max).any(|(g, m)| *g > m) {
@@ -247,6 +250,7 @@ pub fn dispatch(
         sync: std::sync::Arc::new(Mutex::new(crate::check::sync::SyncState::new(
             options.race_log_limit,
         ))),
+        worker_nanos: std::sync::atomic::AtomicU64::new(0),
     };
     let mut shared = shared;
     // The native tier first; a program it does not take goes to the wide interpreter, and a
@@ -285,8 +289,11 @@ pub fn dispatch(
             (None, None) => res.buffers.get_mut(&(*set, *binding)),
             (Some(i), None) => res.elements.get_mut(&(*set, *binding, *i)),
         };
-        if let Some(b) = b {
-            *b = words.to_bytes();
+        // In place: the buffer is the one `words` was made from, so the lengths agree.
+        match b {
+            Some(b) if b.len() as u64 == words.len() => words.write_into(b),
+            Some(b) => *b = words.to_bytes(),
+            None => {}
         }
     }
     let (mut found, mut stats, mut summaries) =
@@ -325,6 +332,10 @@ pub fn dispatch(
         race_cut_short,
         stats,
         trace,
+        timing: crate::report::Timing {
+            total: start.elapsed(),
+            workers: std::time::Duration::from_nanos(shared.worker_nanos.load(Ordering::Relaxed)),
+        },
     })
 }
 

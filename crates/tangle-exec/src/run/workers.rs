@@ -32,8 +32,9 @@ pub(crate) fn run_all<U: Unit>(
     threads: usize,
     new: impl Fn() -> U + Sync,
 ) -> Result<(), ExecError> {
+    let started = Instant::now();
     // `None`: the limit is too large to add to the clock, so there is none.
-    let deadline = Instant::now().checked_add(s.options.time_limit);
+    let deadline = started.checked_add(s.options.time_limit);
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let first_error: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);
@@ -62,6 +63,8 @@ pub(crate) fn run_all<U: Unit>(
         }
         spawned
     });
+    let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    s.worker_nanos.fetch_add(nanos, Ordering::Relaxed);
     if spawned == 0 {
         return Err(ExecError::Limit("cannot start a worker thread".to_string()));
     }

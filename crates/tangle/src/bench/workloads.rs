@@ -30,6 +30,22 @@ pub struct Case {
     pub check: Check,
     /// Whether the output holds f32 values (a driver's may differ in the last bits).
     pub float_output: bool,
+    /// How a driver whose `maxComputeWorkGroupCount` is below [`Case::groups`] runs the case
+    /// instead: as `pieces` dispatches of the same SPIR-V over consecutive slices of the
+    /// buffers, whose output buffers, concatenated, are the case's output. `None`: the
+    /// workload cannot be cut so, and such a driver does not run it.
+    pub split: Option<fn(&Case, pieces: u32) -> Vec<Part>>,
+}
+
+/// One dispatch of a case cut into pieces ([`Case::split`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Part {
+    /// Its buffers, bindings as the case's.
+    pub buffers: Vec<Vec<u8>>,
+    /// Its push constants.
+    pub push: Vec<u8>,
+    /// Its workgroup counts.
+    pub groups: [u32; 3],
 }
 
 /// The values of a result.
@@ -190,6 +206,7 @@ fn alu_hash(divisor: u32) -> Case {
         reference: Box::new(reference),
         check: Check::Exact,
         float_output: false,
+        split: None,
     }
 }
 
@@ -214,7 +231,34 @@ fn saxpy(divisor: u32) -> Case {
         reference: Box::new(reference),
         check: Check::Exact,
         float_output: true,
+        split: Some(saxpy_split),
     }
+}
+
+/// `saxpy` in `pieces` dispatches: each takes a run of whole workgroups, its slices of `x` and
+/// `y` and its element count as `n` (invocation `i` of a piece is element `i` of its slices,
+/// and the bound check is against the piece's count), so the pieces' `y`, concatenated, is the
+/// whole dispatch's.
+fn saxpy_split(case: &Case, pieces: u32) -> Vec<Part> {
+    let (groups, a) = (case.groups[0], case.push.get(..4).unwrap_or(&[0; 4]));
+    let per = groups.div_ceil(pieces.max(1)).max(1);
+    (0..groups)
+        .step_by(per as usize)
+        .map(|first| {
+            let count = per.min(groups - first);
+            let bytes = |b: &Vec<u8>| {
+                let start = (first as usize * 256 * 4).min(b.len());
+                let end = ((first + count) as usize * 256 * 4).min(b.len());
+                b[start..end].to_vec()
+            };
+            let n = u32::try_from(bytes(&case.buffers[0]).len() / 4).unwrap_or(u32::MAX);
+            Part {
+                buffers: case.buffers.iter().map(bytes).collect(),
+                push: [a, &n.to_le_bytes()].concat(),
+                groups: [count, 1, 1],
+            }
+        })
+        .collect()
 }
 
 /// `rotate_conv.comp`: 1M invocations, a 16-tap convolution inside each cluster of 8.
@@ -248,6 +292,7 @@ fn rotate_conv(divisor: u32) -> Case {
         reference: Box::new(reference),
         check: Check::Exact,
         float_output: true,
+        split: None,
     }
 }
 
@@ -292,6 +337,7 @@ fn dot_gemv(divisor: u32) -> Case {
         reference: Box::new(reference),
         check: Check::Exact,
         float_output: false,
+        split: None,
     }
 }
 
@@ -356,5 +402,6 @@ fn coopmat_gemm_of(n: usize) -> Case {
         reference: Box::new(reference),
         check: Check::Frobenius(1e-2),
         float_output: true,
+        split: None,
     }
 }

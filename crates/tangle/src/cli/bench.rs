@@ -97,7 +97,10 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
     {
         let large = w.large.filter(|_| args.large);
         for case in std::iter::once((w.case)(divisor)).chain(large.into_iter().map(|f| f())) {
-            let d = driver.as_mut().map(|d| d as &mut dyn tangle_amber::Backend);
+            let d = driver.as_mut().map(|d| bench::Driver {
+                max_groups: d.device().limits.max_workgroup_count,
+                backend: d as &mut dyn tangle_amber::Backend,
+            });
             match bench::measure(w, &case, &options, d) {
                 Ok(m) => println!("{}", bench::row(&m)),
                 Err(why) => {
