@@ -20,8 +20,23 @@ fn run(
     fast: bool,
     tweak: impl Fn(&mut RunOptions),
 ) -> (Vec<u32>, Result<Report, ExecError>) {
+    run_sg(src, buffer, groups, fast, 32, tweak)
+}
+
+/// [`run`] with subgroups of `sg`.
+fn run_sg(
+    src: &str,
+    buffer: &[u32],
+    groups: u32,
+    fast: bool,
+    sg: u32,
+    tweak: impl Fn(&mut RunOptions),
+) -> (Vec<u32>, Result<Report, ExecError>) {
     let module = compile(src);
-    let pipeline = Device::new(Profile::default())
+    let profile = Profile::default()
+        .with_subgroup_size(sg)
+        .expect("a subgroup size the profile takes");
+    let pipeline = Device::new(profile)
         .compute_pipeline(&module, "main", &SpecConstants::new())
         .expect("pipeline");
     let mut res = Resources::default();
@@ -44,8 +59,19 @@ fn agree(
     groups: u32,
     tweak: impl Fn(&mut RunOptions) + Copy,
 ) -> Result<Report, ExecError> {
-    let (fast, r) = run(src, buffer, groups, true, tweak);
-    let (reference, want) = run(src, buffer, groups, false, tweak);
+    agree_sg(src, buffer, groups, 32, tweak)
+}
+
+/// [`agree`] with subgroups of `sg`.
+fn agree_sg(
+    src: &str,
+    buffer: &[u32],
+    groups: u32,
+    sg: u32,
+    tweak: impl Fn(&mut RunOptions) + Copy,
+) -> Result<Report, ExecError> {
+    let (fast, r) = run_sg(src, buffer, groups, true, sg, tweak);
+    let (reference, want) = run_sg(src, buffer, groups, false, sg, tweak);
     assert_eq!(fast, reference, "buffers differ");
     match (&r, &want) {
         (Ok(r), Ok(w)) => {
@@ -285,4 +311,90 @@ fn groups_in_lockstep_part_and_agree_with_the_reference_path() {
                 .unwrap_or_else(|e| panic!("program {n} unchecked: {e}"));
         }
     }
+}
+
+/// Subgroup operations of every family, each group in lockstep being one subgroup.
+const SUBGROUP_OPS: &str = "#version 450
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_vote : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_shuffle_relative : require
+#extension GL_KHR_shader_subgroup_clustered : require
+#extension GL_KHR_shader_subgroup_rotate : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = o[i];
+    uint h = subgroupAdd(x) ^ subgroupMin(x) * 3u ^ subgroupMax(x) * 5u;
+    h ^= subgroupInclusiveAdd(x) * 7u ^ subgroupExclusiveMul(x | 1u) * 11u;
+    h ^= subgroupAnd(x) ^ subgroupOr(x) * 13u ^ subgroupXor(x) * 17u;
+    h ^= subgroupClusteredAdd(x, 4u) * 19u ^ subgroupClusteredMax(x, 2u) * 23u;
+    h ^= uint(subgroupElect()) * 29u ^ subgroupBallot((x & 1u) == 1u).x * 31u;
+    h ^= subgroupBroadcast(x, 3u) * 37u ^ subgroupBroadcastFirst(x) * 41u;
+    h ^= subgroupShuffle(x, (gl_SubgroupInvocationID * 5u) & (gl_SubgroupSize - 1u)) * 43u;
+    h ^= subgroupShuffleXor(x, 1u) * 47u ^ subgroupShuffleXor(x, gl_SubgroupSize - 1u) * 53u;
+    h ^= uint(subgroupAll(x != 7u)) * 59u ^ uint(subgroupAny(x == 7u)) * 61u ^ uint(subgroupAllEqual(x & 0u));
+    float f = subgroupAdd(float(x & 0xffffu) * 0.37) + subgroupInclusiveMul(1.0 + float(x & 7u) * 0.125);
+    h ^= floatBitsToUint(f);
+    uint acc = 0u;
+    for (uint t = 0u; t < 8u; ++t) {
+        acc = acc * 3u + subgroupClusteredRotate(x, t, 4u) + subgroupRotate(x ^ t, t);
+    }
+    o[i] = h ^ acc;
+}";
+
+#[test]
+fn subgroup_operations_run_in_lockstep_groups_of_one_subgroup() {
+    let mut rng = Rng(21);
+    for sg in [4, 8, 16, 32, 64] {
+        let data: Vec<u32> = (0..128).map(|_| rng.u32() % 4096).collect();
+        let r = agree_sg(SUBGROUP_OPS, &data, 2, sg, |_| {})
+            .unwrap_or_else(|e| panic!("subgroups of {sg}: {e}"));
+        assert!(r.diagnostics.is_empty(), "{sg}: {:?}", r.diagnostics);
+        assert_eq!(r.stats.jit_invocations, 128, "subgroups of {sg}");
+    }
+    // Not under another policy (as on the wide path): the interpreters run it, alike.
+    let r = agree_sg(SUBGROUP_OPS, &[5; 128], 2, 16, |o| {
+        o.policy = "false-first".parse().expect("a policy");
+    })
+    .expect("dispatch");
+    assert_eq!(r.stats.jit_invocations, 0);
+}
+
+#[test]
+fn subgroup_operations_after_lanes_part_or_with_findings_are_given_back() {
+    // Lanes part before the reduction: the native tier gives the dispatch back and the
+    // reference path runs it (the reduction then sees part of the subgroup).
+    let parted = "#version 450
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint x = o[i];
+    if ((x & 1u) == 0u) { x = subgroupAdd(x); }
+    o[i] = x;
+}";
+    let data: Vec<u32> = (0..64u32).map(|k| k * 7 + 1).collect();
+    let r = agree_sg(parted, &data, 1, 16, |_| {}).expect("dispatch");
+    assert_eq!(r.stats.jit_invocations, 0);
+    // Every lane even: no parting, native code.
+    let even: Vec<u32> = (0..64u32).map(|k| k * 2).collect();
+    let r = agree_sg(parted, &even, 1, 16, |_| {}).expect("dispatch");
+    assert_eq!(r.stats.jit_invocations, 64);
+    // A broadcast whose Id is not uniform: the reference path's finding.
+    let id = "#version 450
+#extension GL_KHR_shader_subgroup_ballot : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[i] = subgroupBroadcast(o[i], gl_SubgroupInvocationID & 1u);
+}";
+    let r = agree_sg(id, &data, 1, 8, |_| {}).expect("dispatch");
+    assert_eq!(r.stats.jit_invocations, 0);
+    assert!(!r.diagnostics.is_empty(), "the finding is reported");
 }

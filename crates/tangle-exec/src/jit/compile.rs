@@ -41,6 +41,9 @@ use std::mem::offset_of;
 /// What a compiled function is specialised for, besides its program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Key {
+    /// The run's scheduling policy is the default one (subgroup operations are taken only
+    /// then, as on the wide path: `wide::group_batches`).
+    pub default_policy: bool,
     /// The sanitizer's checks are on (division, shift and index checks give up).
     pub checks: bool,
     /// Buffer accesses are logged for the race screen.
@@ -69,6 +72,8 @@ pub(crate) mod reason {
     pub const DOT: u64 = 7;
     /// A state the compiled code never reaches (a give-up, never a guess, if it did).
     pub const INTERNAL: u64 = 8;
+    /// A subgroup operation with a finding, or reached after its group's lanes parted.
+    pub const GROUP: u64 = 9;
 }
 
 /// A compiled program.
@@ -77,6 +82,8 @@ pub(crate) struct Compiled {
     pub code: Code,
     /// Memory op sites the race log keeps a run for.
     pub sites: usize,
+    /// The subgroup operations, by the index the code passes to [`native::group_op`].
+    pub group_ops: std::sync::Arc<Vec<Op>>,
 }
 
 /// The host's code generator, or why there is none.
@@ -100,18 +107,22 @@ fn host() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
 /// Compiles `prog` for `key`, or says why not (the dispatch then takes the interpreters).
 pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
     let plan = crate::wide::plan(prog)?;
-    if plan.group_ops {
-        return Err("subgroup operations".into());
-    }
     let func = prog
         .functions
         .get(prog.entry as usize)
         .ok_or("no entry function")?;
-    let (code, sites) = build("tangle_dispatch", prog, func, key, |e| {
+    if plan.group_ops {
+        lockstep::subgroups_taken(prog, func, key)?;
+    }
+    let (code, (sites, group_ops)) = build("tangle_dispatch", prog, func, key, |e| {
         e.function()?;
-        Ok(e.sites as usize)
+        Ok((e.sites as usize, std::mem::take(&mut e.group_ops)))
     })?;
-    Ok(Compiled { code, sites })
+    Ok(Compiled {
+        code,
+        sites,
+        group_ops: std::sync::Arc::new(group_ops),
+    })
 }
 
 /// Builds one function of the [`super::native::Entry`] signature, named `name`: `body` emits
@@ -177,6 +188,7 @@ pub(crate) fn compile_op(
     };
     let func = Function::default();
     let key = Key {
+        default_policy: true,
         checks,
         races: false,
         groups: [1; 3],
@@ -213,7 +225,10 @@ pub(crate) fn compile_op(
 type Edge<'a> = (Block, &'a [(Slot, Slot)], u32);
 
 /// The values every block may use, defined in the entry block.
-struct Entryvals {
+pub(super) struct Entryvals {
+    /// `Ctx::group` and `Ctx::group_regs`.
+    pub(super) group: Value,
+    pub(super) group_regs: Value,
     regions: Value,
     nregions: Value,
     stop: Value,
@@ -282,6 +297,8 @@ pub(super) struct Emitter<'a> {
     pub(super) div: Divergence,
     /// Where diverged lanes are restored ([`Emitter::resume`]).
     pub(super) resume_block: Block,
+    /// The subgroup operations emitted, by index ([`super::group`]).
+    pub(super) group_ops: Vec<Op>,
     /// Divergence blocks to fill after the terminator being emitted.
     pub(super) pending_div: Vec<(Block, u32)>,
     /// While a lockstep op's lanes are emitted, their race log accesses (pointer, bytes,
@@ -340,9 +357,9 @@ impl<'a> Emitter<'a> {
         let spilled: Vec<Slot> = (0..prog.slots)
             .filter(|&s| facts.written.get(s as usize).copied().unwrap_or(false))
             .collect();
-        let lanes = lockstep::lanes_for(func, spilled.len());
+        let lanes = lockstep::lanes_for(func, spilled.len(), key);
         let shared = if lanes > 1 {
-            lockstep::shared_slots(prog, func, facts)
+            lockstep::shared_slots(prog, func, facts, lanes, key.sg)
         } else {
             Vec::new()
         };
@@ -425,6 +442,7 @@ impl<'a> Emitter<'a> {
             resume_block,
             pending_div: Vec::new(),
             deferred: None,
+            group_ops: Vec::new(),
         }
     }
 
@@ -570,6 +588,8 @@ impl<'a> Emitter<'a> {
             return Err("the entry block's parameters".into());
         };
         let vals = Entryvals {
+            group: self.ctx_field(ctx, offset_of!(Ctx, group)),
+            group_regs: self.ctx_field(ctx, offset_of!(Ctx, group_regs)),
             regions: self.ctx_field(ctx, offset_of!(Ctx, regions)),
             nregions: self.ctx_field(ctx, offset_of!(Ctx, nregions)),
             stop: self.ctx_field(ctx, offset_of!(Ctx, stop)),
@@ -692,7 +712,7 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
-    fn vals(&self) -> Result<&Entryvals, String> {
+    pub(super) fn vals(&self) -> Result<&Entryvals, String> {
         self.entry.as_ref().ok_or_else(|| "no entry values".into())
     }
 
@@ -927,6 +947,15 @@ impl<'a> Emitter<'a> {
             }
             Op::Store { ptr, src, ty } => self.store(*ptr, *src, *ty),
             Op::AccessChain { dst, base, steps } => self.chain(*dst, *base, steps),
+            // Reached outside lockstep: its subgroup's lanes parted (or a tail) — not taken.
+            Op::Group(_) => {
+                let code = self
+                    .iconst(reason::GROUP | u64::from(self.at.0) << 8 | u64::from(self.at.1) << 32);
+                let cont = self.b.create_block();
+                self.b.ins().jump(self.giveup, &[BlockArg::Value(code)]);
+                self.b.switch_to_block(cont);
+                Ok(())
+            }
             _ => self.pure(op),
         }
     }

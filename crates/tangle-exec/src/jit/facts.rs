@@ -41,6 +41,7 @@ pub(crate) fn writes(op: &Op) -> Vec<Slot> {
         | Op::AccessChain { dst, .. } => vec![dst],
         Op::Load { dst, .. } | Op::LoadUniform { dst, .. } => vec![dst],
         Op::Dot(ref d) => vec![d.dst],
+        Op::Group(ref g) => g.slots().0.collect(),
         _ => Vec::new(),
     }
 }

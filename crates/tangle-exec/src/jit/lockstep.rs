@@ -23,7 +23,7 @@
 //! screen (fed the same accesses, one log site per op for the group) and every give-up are
 //! the scalar code's. A group counts its steps once: its lanes have run the same blocks.
 
-use super::compile::Emitter;
+use super::compile::{Emitter, Key};
 use super::facts::Facts;
 use crate::program::{Function, IntBin, IntUn, Op, Program, Slot};
 use crate::run::memory::{split_pointer, REGION_INVOCATION, REGION_PUSH};
@@ -43,15 +43,63 @@ const MAX_LOCKSTEP_OPS: usize = 1 << 15;
 /// The most bytes of registers a diverging group spills (a stack area of the compiled code).
 const MAX_SPILL_BYTES: usize = 1 << 18;
 
-/// Whether `func` gets a lockstep copy with `written` slots written: not when it is too large.
-pub(super) fn lanes_for(func: &Function, written: usize) -> u32 {
+/// The lanes of `func`'s lockstep groups, with `written` slots written: a subgroup's
+/// invocations when it has subgroup operations ([`subgroups_taken`]), else [`LANES`]; 1 (no
+/// lockstep copy) when the copy would be too large.
+pub(super) fn lanes_for(func: &Function, written: usize, key: Key) -> u32 {
+    let lanes = if has_group_ops(func) { key.sg } else { LANES };
     let ops: usize = func.blocks.iter().map(|b| b.ops.len() + 1).sum();
-    let spill = written.saturating_mul(LANES as usize + 1).saturating_mul(8);
-    if ops.saturating_mul(LANES as usize) > MAX_LOCKSTEP_OPS || spill > MAX_SPILL_BYTES {
+    let spill = written.saturating_mul(lanes as usize + 1).saturating_mul(8);
+    if ops.saturating_mul(lanes as usize) > MAX_LOCKSTEP_OPS || spill > MAX_SPILL_BYTES {
         1
     } else {
-        LANES
+        lanes
     }
+}
+
+/// Whether `func` has subgroup operations.
+fn has_group_ops(func: &Function) -> bool {
+    func.blocks
+        .iter()
+        .flat_map(|b| &b.ops)
+        .any(|op| matches!(op, Op::Group(_)))
+}
+
+/// The most invocations a subgroup may have for a lockstep group to hold it.
+const MAX_SUBGROUP: u32 = 64;
+
+/// Whether the native tier takes a program with subgroup operations for `key`, else why not:
+/// a lockstep group must be exactly one subgroup (a size of 4 to [`MAX_SUBGROUP`], a power of
+/// two, dividing the workgroup's, so that subgroups are whole and aligned), under the
+/// default policy (the wide path's condition, `wide::group_batches`: other policies may
+/// split a subgroup's tangles where its lanes agree), with no cooperative-matrix op, and
+/// small enough for a lockstep copy.
+pub(super) fn subgroups_taken(prog: &Program, func: &Function, key: Key) -> Result<(), String> {
+    let per_group: u64 = prog.local_size.iter().map(|&x| u64::from(x)).product();
+    let sg = key.sg;
+    if func
+        .blocks
+        .iter()
+        .flat_map(|b| &b.ops)
+        .any(|op| matches!(op, Op::Coopmat(_)))
+    {
+        return Err("cooperative-matrix ops".into());
+    }
+    if !key.default_policy {
+        return Err("subgroup operations under a policy other than the default".into());
+    }
+    if !(4..=MAX_SUBGROUP).contains(&sg)
+        || !sg.is_power_of_two()
+        || !per_group.is_multiple_of(u64::from(sg))
+    {
+        return Err(format!(
+            "subgroup operations with subgroups of {sg} in workgroups of {per_group}"
+        ));
+    }
+    if lanes_for(func, 0, key) != sg {
+        return Err("subgroup operations in a program too large for lockstep groups".into());
+    }
+    Ok(())
 }
 
 /// Every slot an op writes (loads of several leaves and dynamic inserts included) and every
@@ -73,14 +121,16 @@ fn slots(prog: &Program, op: &Op) -> Option<(Vec<Slot>, Vec<Slot>)> {
     Some((writes, reads))
 }
 
-/// Whether the built-in `b` reads the same in every lane of a group (its lanes are
-/// consecutive invocations, the first a multiple of [`LANES`]).
-fn shared_builtin(b: u32, per_group: u64) -> bool {
+/// Whether the built-in `b` reads the same in every lane of a group of `lanes` (its lanes
+/// are consecutive invocations, the first a multiple of `lanes`) with subgroups of `sg`.
+fn shared_builtin(b: u32, per_group: u64, lanes: u32, sg: u32) -> bool {
     use spirv::BuiltIn as B;
     match B::from_u32(b) {
         Some(B::NumWorkgroups | B::WorkgroupSize | B::SubgroupSize | B::NumSubgroups) => true,
         // A workgroup holds whole groups when its size is a multiple of the lanes.
-        Some(B::WorkgroupId) => per_group.is_multiple_of(u64::from(LANES)),
+        Some(B::WorkgroupId) => per_group.is_multiple_of(u64::from(lanes)),
+        // A group that is one subgroup.
+        Some(B::SubgroupId) => lanes == sg && per_group.is_multiple_of(u64::from(lanes)),
         _ => false,
     }
 }
@@ -91,7 +141,13 @@ fn shared_builtin(b: u32, per_group: u64) -> bool {
 /// pointer into a buffer no store writes ([`Facts::read_only`]), and copies of shared
 /// slots on edges (the lanes take the same edges). Slots nothing writes hold their template
 /// value, the same in every lane. A fixpoint: each round marks at least one slot unshared.
-pub(super) fn shared_slots(prog: &Program, func: &Function, facts: &Facts) -> Vec<bool> {
+pub(super) fn shared_slots(
+    prog: &Program,
+    func: &Function,
+    facts: &Facts,
+    lanes: u32,
+    sg: u32,
+) -> Vec<bool> {
     let (known, builtins) = (&facts.known, &facts.builtins);
     let per_group = prog.local_size.iter().map(|&x| u64::from(x)).product();
     let mut shared = vec![true; prog.slots as usize];
@@ -114,11 +170,14 @@ pub(super) fn shared_slots(prog: &Program, func: &Function, facts: &Facts) -> Ve
                             Some((REGION_PUSH, _)) => true,
                             Some((REGION_INVOCATION, p)) => builtins
                                 .get(&p)
-                                .is_some_and(|&(b, _)| shared_builtin(b, per_group)),
+                                .is_some_and(|&(b, _)| shared_builtin(b, per_group, lanes, sg)),
                             // The same address of memory nothing writes: the same value.
                             _ => facts.read_only(ptr) && is(&shared, ptr),
                         }
                     }
+                    // Each lane's result its own (an inclusive scan, an elect), even from
+                    // shared operands.
+                    Op::Group(_) => false,
                     _ => reads.iter().all(|&r| is(&shared, r)),
                 };
                 if !own {
@@ -276,6 +335,9 @@ impl Emitter<'_> {
     /// One op of a group in lockstep: once, or once per lane in turn.
     pub(super) fn lock_op(&mut self, op: &Op) -> Result<(), String> {
         self.op_site = None;
+        if let Op::Group(g) = op {
+            return self.group_op(g, op);
+        }
         if self.vector_op(op)? {
             return Ok(());
         }
@@ -609,6 +671,45 @@ impl Emitter<'_> {
         let x = self.b.ins().ireduce(I32, x);
         let v = self.b.ins().insertlane(v, x, (l % 4) as u8);
         self.b.def_var(var, v);
+        Ok(())
+    }
+
+    /// A subgroup operation of a group in lockstep, which is one whole subgroup with every
+    /// lane active ([`super::group`]): the operands of every lane into the subgroup register
+    /// file, the reference path's kernel, the results back.
+    fn group_op(&mut self, g: &crate::run::group::GroupInst, op: &Op) -> Result<(), String> {
+        let (writes, reads) = g.slots();
+        let (group, regs) = {
+            let v = self.vals()?;
+            (v.group, v.group_regs)
+        };
+        let sg = self.lanes;
+        let flags = MemFlagsData::trusted();
+        let at = |s: Slot, l: u32| -> Result<i32, String> {
+            if s >= self.prog.slots {
+                return Err(format!("slot {s} outside the register file"));
+            }
+            i32::try_from((u64::from(s) * u64::from(sg) + u64::from(l)) * 8)
+                .map_err(|_| "a subgroup register file too large".to_string())
+        };
+        for &r in &reads {
+            for l in 0..sg {
+                self.lane = Some(l);
+                let v = self.get(r)?;
+                self.b.ins().store(flags, v, regs, at(r, l)?);
+            }
+        }
+        let index = self.iconst(self.group_ops.len() as u64);
+        self.group_ops.push(op.clone());
+        let bad = self.call(super::native::group_op as *const (), &[group, index]);
+        self.give_up_if(bad, super::compile::reason::GROUP);
+        for w in writes {
+            for l in 0..sg {
+                self.lane = Some(l);
+                let v = self.b.ins().load(I64, flags, regs, at(w, l)?);
+                self.set(w, v)?;
+            }
+        }
         Ok(())
     }
 

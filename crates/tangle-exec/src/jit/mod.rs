@@ -1,6 +1,7 @@
-//! The native tier: the wide path's programs without subgroup operations, compiled with
-//! Cranelift to machine code that runs each invocation to completion
-//! ([`compile`]), tried before the wide interpreter.
+//! The native tier: the wide path's programs without cooperative-matrix ops, compiled with
+//! Cranelift to machine code that runs groups of invocations side by side to completion
+//! ([`compile`], [`lockstep`]; subgroup operations in [`group`]), tried before the wide
+//! interpreter.
 //!
 //! Why: the wide interpreter pays a dispatch per op per batch and keeps every value in memory;
 //! compiled code keeps values in machine registers across ops (`docs/executor.md` has the
@@ -20,6 +21,7 @@
 
 mod compile;
 mod facts;
+mod group;
 mod helpers;
 mod lockstep;
 mod log;
@@ -168,6 +170,7 @@ struct Worker<'w, 's> {
     j: &'w Jit<'s>,
     regions: Vec<Region>,
     log: log::LogState,
+    group: group::GroupScratch,
     stats: Stats,
 }
 
@@ -189,6 +192,8 @@ impl crate::run::workers::Unit for Worker<'_, '_> {
             step_limit: step_budget(j.s.options.step_limit, j.s.sg),
             reason: 0,
             instructions: 0,
+            group: &mut self.group,
+            group_regs: self.group.regs.as_mut_ptr(),
         };
         let status = j.code.code.call(&mut ctx, first, count);
         self.log.close();
@@ -245,6 +250,7 @@ fn describe(code: u64) -> String {
         reason::STEPS => "the step bound",
         reason::DOT => "a dot product's AccSat overflow",
         reason::INTERNAL => "a state the compiled code never reaches",
+        reason::GROUP => "a subgroup operation with a finding, or in a group that parted",
         _ => "an unknown reason",
     };
     format!(
@@ -272,6 +278,7 @@ pub(crate) fn run(
         .map(|&x| u64::from(x))
         .product::<u64>();
     let key = Key {
+        default_policy: o.policy == crate::policy::Policy::default(),
         checks: o.checks,
         races: o.checks && !o.allow.contains(Kind::Race),
         groups: s.groups,
@@ -299,6 +306,7 @@ pub(crate) fn run(
             j: &j,
             regions: regions(s),
             log: log::LogState::new(sites),
+            group: group::GroupScratch::new(j.code.group_ops.clone(), s.prog.slots, s.sg),
             stats: Stats::default(),
         });
     let gave_up = j.gave_up.into_inner().unwrap_or_else(|e| e.into_inner());

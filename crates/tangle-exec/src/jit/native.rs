@@ -1,6 +1,6 @@
 //! The native tier's only `unsafe` code: turning Cranelift's finished machine code into a
-//! callable function, calling it with raw pointers to the dispatch's memory, the two helpers
-//! the compiled code calls with a pointer, and freeing the code.
+//! callable function, calling it with raw pointers to the dispatch's memory, the helpers the
+//! compiled code calls with a pointer, and freeing the code.
 //!
 //! # Soundness
 //!
@@ -18,7 +18,13 @@
 //!   `AtomicBool` of the same `Shared`) and the template values (a `Vec` of one value per
 //!   register slot, which the caller keeps alive across the call; the code reads it at slots
 //!   of the program it was compiled from, all below that length). A region number at or past
-//!   the table's length gives up before any lookup.
+//!   the table's length gives up before any lookup. Two more areas: the compiled function's
+//!   own stack slot (a diverging lockstep group's spilled registers, [`super::lockstep`]),
+//!   accessed at constant offsets inside the size it was declared with; and the subgroup
+//!   register file [`Ctx::group_regs`], accessed at `(slot * sg + lane) * 8` for slots of the
+//!   program and lanes below the subgroup size `sg` of the key it was compiled for, which is
+//!   the `slots * sg` values [`super::group::GroupScratch::new`] allocates for that program
+//!   and key.
 //! * **Data races.** The regions are `AtomicU32` words that other workers access at the same
 //!   time. The compiled code accesses them only with aligned 32-bit loads and stores (an
 //!   8-byte value is two of them, as [`crate::run::memory::Words::write`] does), and the stop
@@ -45,6 +51,7 @@
 //! If Cranelift cannot target the host, [`compile`] returns an error and the dispatch takes
 //! the interpreters.
 
+use super::group::GroupScratch;
 use super::log::LogState;
 use cranelift_jit::JITModule;
 use std::sync::Mutex;
@@ -83,6 +90,11 @@ pub(crate) struct Ctx {
     pub reason: u64,
     /// Out: instructions executed, summed over invocations.
     pub instructions: u64,
+    /// The subgroup operations' state ([`super::group`]), or null for a program without.
+    pub group: *mut GroupScratch,
+    /// Its register file (`GroupScratch::regs`): `slots * subgroup size` values of the
+    /// program and key the code was compiled for.
+    pub group_regs: *mut u64,
 }
 
 /// Finished machine code and the module that owns it.
@@ -203,4 +215,15 @@ pub(crate) extern "C" fn log_run(
         );
     }
     0
+}
+
+/// Runs subgroup operation `index` of the compiled program on the register file the compiled
+/// code filled ([`GroupScratch::run`]): 0 when it ran without a finding, else 1.
+pub(crate) extern "C" fn group_op(scratch: *mut GroupScratch, index: u64) -> u64 {
+    // SAFETY: the compiled code passes `Ctx::group`, which `super::Worker::run` set from a
+    // `&mut GroupScratch` it does not touch until the call returns; the compiled code does not
+    // run while this helper does, so nothing else accesses the scratch meanwhile.
+    #[allow(unsafe_code)]
+    let scratch = unsafe { scratch.as_mut() };
+    u64::from(!scratch.is_some_and(|s| s.run(index)))
 }
