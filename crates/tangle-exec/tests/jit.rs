@@ -366,8 +366,8 @@ fn subgroup_operations_run_in_lockstep_groups_of_one_subgroup() {
 
 #[test]
 fn subgroup_operations_after_lanes_part_or_with_findings_are_given_back() {
-    // Lanes part before the reduction: the native tier gives the dispatch back and the
-    // reference path runs it (the reduction then sees part of the subgroup).
+    // Lanes part before the reduction: the native tier gives the dispatch back (the
+    // reduction sees part of the subgroup) ...
     let parted = "#version 450
 #extension GL_KHR_shader_subgroup_arithmetic : require
 layout(local_size_x = 64) in;
@@ -381,6 +381,8 @@ void main() {
     let data: Vec<u32> = (0..64u32).map(|k| k * 7 + 1).collect();
     let r = agree_sg(parted, &data, 1, 16, |_| {}).expect("dispatch");
     assert_eq!(r.stats.jit_invocations, 0);
+    // ... to the wide interpreter, which follows parted lanes.
+    assert_eq!(r.stats.wide_invocations, 64);
     // Every lane even: no parting, native code.
     let even: Vec<u32> = (0..64u32).map(|k| k * 2).collect();
     let r = agree_sg(parted, &even, 1, 16, |_| {}).expect("dispatch");

@@ -64,6 +64,9 @@ pub(crate) enum Tier {
     Done,
     /// Given up (nothing of it is kept): the reference path must run it.
     GaveUp(String),
+    /// Given up (nothing of it is kept) because a subgroup's lanes parted before a subgroup
+    /// operation: the wide interpreter, which follows parted lanes, may run it.
+    Parted(String),
 }
 
 /// The compiled forms of one pipeline's program, by key; a refusal is kept too, so it is not
@@ -131,6 +134,8 @@ struct Jit<'s> {
     /// Every slot's template value.
     template: Vec<u64>,
     gave_up: Mutex<Option<String>>,
+    /// Some worker gave up at a subgroup operation ([`Tier::Parted`]).
+    parted: std::sync::atomic::AtomicBool,
     log: Mutex<Vec<crate::wide::races::Access>>,
 }
 
@@ -204,7 +209,12 @@ impl crate::run::workers::Unit for Worker<'_, '_> {
                 self.stats.jit_invocations += count;
                 self.stats.instructions += ctx.instructions;
             }
-            s if s == Status::GaveUp as u64 => j.give_up(describe(ctx.reason)),
+            s if s == Status::GaveUp as u64 => {
+                j.give_up(describe(ctx.reason));
+                if ctx.reason & 0xff == reason::GROUP {
+                    j.parted.store(true, Ordering::Relaxed);
+                }
+            }
             _ => {
                 // The stop flag: the time limit names the loop header it stopped at; any
                 // other reason ends quietly.
@@ -298,6 +308,7 @@ pub(crate) fn run(
         invocations: groups.saturating_mul(per_group),
         template,
         gave_up: Mutex::new(None),
+        parted: std::sync::atomic::AtomicBool::new(false),
         log: Mutex::new(Vec::new()),
     };
     let sites = j.code.sites;
@@ -309,6 +320,7 @@ pub(crate) fn run(
             group: group::GroupScratch::new(j.code.group_ops.clone(), s.prog.slots, s.sg),
             stats: Stats::default(),
         });
+    let parted = j.parted.load(Ordering::Relaxed);
     let gave_up = j.gave_up.into_inner().unwrap_or_else(|e| e.into_inner());
     let why = match gave_up {
         Some(why) => Some(why),
@@ -321,7 +333,11 @@ pub(crate) fn run(
     if let Some(why) = why {
         // Its counters are the reference path's to give.
         f.1 = Stats::default();
-        return Ok(Tier::GaveUp(why));
+        return Ok(if parted {
+            Tier::Parted(why)
+        } else {
+            Tier::GaveUp(why)
+        });
     }
     drop(f);
     result?;

@@ -254,7 +254,8 @@ pub fn dispatch(
     };
     let mut shared = shared;
     // The native tier first; a program it does not take goes to the wide interpreter, and a
-    // dispatch it gave up to the reference path.
+    // dispatch it gave up to the reference path (or to the wide interpreter, from its inputs
+    // again, when lanes parted before a subgroup operation).
     let native = match options.wide && options.jit {
         true => crate::jit::run(&shared, &p.native, total, threads)?,
         false => crate::jit::Tier::NotTaken("off".into()),
@@ -262,6 +263,12 @@ pub fn dispatch(
     let fast = match native {
         crate::jit::Tier::Done => true,
         crate::jit::Tier::GaveUp(_) => false,
+        crate::jit::Tier::Parted(_) => {
+            shared.stop.store(false, Ordering::Relaxed);
+            shared.timed_out.store(false, Ordering::Relaxed);
+            reload_buffers(&mut shared, res);
+            options.wide && run_wide(&shared, total, threads)?
+        }
         crate::jit::Tier::NotTaken(_) => options.wide && run_wide(&shared, total, threads)?,
     };
     if options.wide && !fast {
