@@ -1,7 +1,9 @@
-//! The native compiler: a lowered [`Program`] of the wide path's subset without subgroup
-//! operations to one Cranelift function `fn(ctx, first, count) -> status` that runs
-//! invocations `first .. first + count` (global linear order, workgroup-major) one after the
-//! other to completion, each one's blocks as real control flow.
+//! The native compiler: a lowered [`Program`] of the wide path's subset without
+//! cooperative-matrix ops to one Cranelift function `fn(ctx, first, count) -> status` that
+//! runs invocations `first .. first + count` (global linear order, workgroup-major) to
+//! completion, their blocks as real control flow: in lockstep groups where a group fits
+//! ([`super::lockstep`], the function's lockstep copy of every block), else one after the
+//! other (its scalar copy, which also finishes the lanes of a group that parted).
 //!
 //! Register slots become Cranelift variables (`def_var`/`use_var`, which build the SSA form),
 //! holding the very `u64` lane value the interpreters hold. Pure ops are emitted by

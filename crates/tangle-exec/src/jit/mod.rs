@@ -7,9 +7,11 @@
 //! compiled code keeps values in machine registers across ops (`docs/executor.md` has the
 //! measurements).
 //!
-//! Exactness: the programs taken ([`crate::wide::plan`] with no subgroup operation) have no
-//! Workgroup memory, barrier, atomic, call or memory of an invocation's own, so invocations
-//! are independent, and running each to completion computes what the wide path computes. Each
+//! Exactness: the programs taken ([`crate::wide::plan`]) have no Workgroup memory, barrier,
+//! atomic, call or memory of an invocation's own, so invocations are independent but for
+//! subgroup operations, and running them to completion in any interleaving computes what the
+//! wide path computes; a subgroup operation runs only where its whole subgroup is together
+//! ([`group`]). Each
 //! op is the lane kernel's exact function ([`ops`]), or a call of the same semantics function
 //! ([`helpers`]); an op without native code is refused, never guessed. Like the wide path the
 //! tier is *speculative*: at anything the reference path would report or handle differently
