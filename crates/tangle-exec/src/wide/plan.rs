@@ -186,7 +186,7 @@ fn undefined_reads(func: &Function) -> bool {
 }
 
 /// The slots an op of the wide subset writes whole, and those it reads; `None` outside it.
-fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
+pub(super) fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
     let range = |first: u32, count: u32| (first..first.saturating_add(count)).collect::<Vec<_>>();
     Some(match *op {
         Op::Copy { dst, src } => (vec![dst], vec![src]),
