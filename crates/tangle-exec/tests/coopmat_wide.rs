@@ -310,3 +310,140 @@ fn races_and_undefined_matrix_ops_go_back_to_the_reference_path() {
         }
     }
 }
+
+/// Matrices the wide path holds in dense form (`wide/dense.rs`) meeting every other kind of
+/// use: read by composite access after a MulAdd, written element by element and multiplied
+/// again, copied, chosen by a uniform select, assigned under divergent control flow (part of a
+/// subgroup copies), carried around a loop, in int8, f16 → f16 and f16 → f32 MulAdds.
+const DENSE_MEETS_LANES: &str = r#"
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x_id = 0) in;
+layout(set = 0, binding = 0) readonly buffer A8 { int8_t a8[]; };
+layout(set = 0, binding = 1) readonly buffer H { float16_t h[]; };
+layout(set = 0, binding = 2) buffer OI { int oi[]; };
+layout(set = 0, binding = 3) buffer OF { float of[]; };
+layout(set = 0, binding = 4) buffer OH { float16_t oh[]; };
+layout(push_constant) uniform P { uint pick; uint rounds; } p;
+#define RM gl_CooperativeMatrixLayoutRowMajor
+#define CM gl_CooperativeMatrixLayoutColumnMajor
+#define AI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CI coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define AH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define CF coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+void main() {
+  uint g = gl_WorkGroupID.x;
+  uint lane = gl_SubgroupInvocationID;
+  uint o = g * 2048;
+  AI a; BI b;
+  coopMatLoad(a, a8, g * 512, 16, RM);
+  coopMatLoad(b, a8, g * 512 + 256, 16, CM);
+  CI r = coopMatMulAdd(a, b, CI(7));
+  // Composite access after a MulAdd.
+  for (int i = 0; i < r.length(); i++) {
+    oi[o + lane * r.length() + i] = r[i];
+  }
+  // Written element by element, then multiplied again.
+  r[0] = r[0] * 3 + 1;
+  CI t = r;
+  CI u = coopMatMulAdd(a, b, t);
+  coopMatStore(u, oi, o + 256, 16, RM);
+  // A uniform select, and part of the subgroup assigning.
+  CI s = p.pick != 0u ? u : t;
+  coopMatStore(s, oi, o + 512, 16, CM);
+  CI m = u;
+  if (lane < 5u) {
+    m = t;
+  }
+  coopMatStore(m, oi, o + 768, 16, RM);
+  // Carried around a loop, in f16 and f32.
+  AH x; BH y;
+  coopMatLoad(x, h, g * 512, 16, RM);
+  coopMatLoad(y, h, g * 512 + 256, 16, RM);
+  CH acc = CH(float16_t(0.0));
+  CF accf = CF(0.5);
+  for (uint k = 0u; k < p.rounds; k++) {
+    acc = coopMatMulAdd(x, y, acc);
+    accf = coopMatMulAdd(x, y, accf);
+    if (k == 1u) {
+      accf[1] = accf[0];
+    }
+  }
+  coopMatStore(acc, oh, g * 256, 16, RM);
+  coopMatStore(accf, of, g * 256, 16, CM);
+  CF copy = accf;
+  oi[o + 1024 + lane] = int(copy[0]);
+}
+"#;
+
+#[test]
+fn dense_matrices_meet_composite_access_copies_selects_and_divergence() {
+    let module = compile(DENSE_MEETS_LANES);
+    for sg in [8u32, 16, 32, 64] {
+        for pick in [0u32, 1] {
+            let groups = 4usize;
+            let mut rng = Rng(0xd0_0d + u64::from(sg) + u64::from(pick));
+            let a8: Vec<u8> = (0..groups * 512).map(|_| rng.next() as u8).collect();
+            // Halves in ±[1/8, 1/2): sums of a few rounds stay far from overflow.
+            let h: Vec<u8> = (0..groups * 512)
+                .flat_map(|_| {
+                    let bits =
+                        ((rng.next() & 1) << 15) | ((12 + rng.next() % 2) << 10) | (rng.next() & 0x3ff);
+                    (bits as u16).to_le_bytes()
+                })
+                .collect();
+            let buffers = vec![
+                a8,
+                h,
+                vec![0; groups * 2048 * 4],
+                vec![0; groups * 256 * 4],
+                vec![0; groups * 256 * 2],
+            ];
+            let make = || {
+                let mut job = Job::new(buffers.clone(), [groups as u32, 1, 1]);
+                job.subgroup = sg;
+                let mut spec = SpecConstants::new();
+                spec.insert(0, u64::from(sg));
+                job.spec = spec;
+                job.push = [pick, 3].iter().flat_map(|x| x.to_le_bytes()).collect();
+                job.threads = 2;
+                job
+            };
+            let what = format!("subgroup {sg}, pick {pick}");
+            let (out, report) = run_both(&what, &module, &make, [sg * groups as u32 >= 32; 2]);
+            assert!(report.diagnostics.is_empty(), "{what}: {:?}", report.diagnostics);
+            // The int8 product, checked against plain Rust: A row-major, B column-major.
+            let (a, b) = (&buffers[0], &buffers[0]);
+            let ints: Vec<i32> = out[2]
+                .chunks(4)
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            for gi in 0..groups {
+                let prod = |i: usize, j: usize| -> i32 {
+                    (0..16)
+                        .map(|kk| {
+                            i32::from(a[gi * 512 + i * 16 + kk] as i8)
+                                * i32::from(b[gi * 512 + 256 + j * 16 + kk] as i8)
+                        })
+                        .sum()
+                };
+                // u = A·B + t, t = A·B + 7 with element 0 of each invocation changed, so the
+                // elements no invocation's index 0 holds are 2·A·B + 7.
+                let u = &ints[gi * 2048 + 256..gi * 2048 + 512];
+                let changed = u
+                    .iter()
+                    .enumerate()
+                    .filter(|&(e, &v)| v != 2 * prod(e / 16, e % 16) + 7)
+                    .count();
+                assert!(changed <= sg as usize, "{what}: {changed} elements differ from 2AB + 7");
+                assert!(changed > 0, "{what}: r[0] was written");
+            }
+        }
+    }
+}
