@@ -42,6 +42,8 @@ fn run_both(
             assert_eq!(report.summaries, ref_report.summaries, "{what}");
             let took = report.stats.wide_invocations == report.stats.invocations;
             assert_eq!(took, wide, "{what}: the wide path's share");
+            // Where it took the dispatch, its matrix ops ran on dense forms.
+            assert_eq!(report.stats.dense_matrix_ops > 0, wide, "{what}: dense matrices");
             assert!(report.stats.invocations > 0, "{what}");
             if checks && layout == CoopmatLayout::default() {
                 kept = Some((out, report));
@@ -313,8 +315,9 @@ fn races_and_undefined_matrix_ops_go_back_to_the_reference_path() {
 
 /// Matrices the wide path holds in dense form (`wide/dense.rs`) meeting every other kind of
 /// use: read by composite access after a MulAdd, written element by element and multiplied
-/// again, copied, chosen by a uniform select, assigned under divergent control flow (part of a
-/// subgroup copies), carried around a loop, in int8, f16 → f16 and f16 → f32 MulAdds.
+/// again, copied, chosen under uniform control flow, carried around a loop and changed in it,
+/// in int8, f16 → f16 and f16 → f32 MulAdds. (Assigning a matrix under divergent control flow
+/// is a finding, `coopmat_sanitizer.rs`.)
 const DENSE_MEETS_LANES: &str = r#"
 #version 450
 #extension GL_KHR_cooperative_matrix : require
@@ -345,22 +348,25 @@ void main() {
   coopMatLoad(a, a8, g * 512, 16, RM);
   coopMatLoad(b, a8, g * 512 + 256, 16, CM);
   CI r = coopMatMulAdd(a, b, CI(7));
-  // Composite access after a MulAdd.
-  for (int i = 0; i < r.length(); i++) {
-    oi[o + lane * r.length() + i] = r[i];
-  }
+  // Composite access after a MulAdd (constant indices: a dynamic one makes glslang copy the
+  // matrix to a Function variable, which the wide path does not take). Every subgroup size
+  // here holds at least 4 components per invocation.
+  oi[o + 1024 + lane * 4] = r[0];
+  oi[o + 1024 + lane * 4 + 1] = r[1];
+  oi[o + 1024 + lane * 4 + 2] = r[2] - r[3];
   // Written element by element, then multiplied again.
   r[0] = r[0] * 3 + 1;
   CI t = r;
   CI u = coopMatMulAdd(a, b, t);
   coopMatStore(u, oi, o + 256, 16, RM);
-  // A uniform select, and part of the subgroup assigning.
-  CI s = p.pick != 0u ? u : t;
+  // A uniform choice (OpSelect takes no matrix), and part of the subgroup assigning.
+  CI s = t;
+  if (p.pick != 0u) {
+    s = u;
+  }
   coopMatStore(s, oi, o + 512, 16, CM);
   CI m = u;
-  if (lane < 5u) {
-    m = t;
-  }
+  m[1] = m[2];
   coopMatStore(m, oi, o + 768, 16, RM);
   // Carried around a loop, in f16 and f32.
   AH x; BH y;
@@ -377,13 +383,11 @@ void main() {
   }
   coopMatStore(acc, oh, g * 256, 16, RM);
   coopMatStore(accf, of, g * 256, 16, CM);
-  CF copy = accf;
-  oi[o + 1024 + lane] = int(copy[0]);
 }
 "#;
 
 #[test]
-fn dense_matrices_meet_composite_access_copies_selects_and_divergence() {
+fn dense_matrices_meet_composite_access_copies_and_divergence() {
     let module = compile(DENSE_MEETS_LANES);
     for sg in [8u32, 16, 32, 64] {
         for pick in [0u32, 1] {

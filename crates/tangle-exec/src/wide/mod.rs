@@ -740,6 +740,7 @@ impl Batch {
                     _ => false,
                 };
             if done {
+                self.stats.dense_matrix_ops += 1;
                 continue;
             }
             // The lane path, on registers filled from the dense forms.
