@@ -761,6 +761,27 @@ fn read_rows(
         log_row(at, map, cx, (ptr, major), map.lanes as usize, race::READ);
         let row = map.row_targets(dense, at.column_major, major);
         let aligned = off.is_multiple_of(u64::from(bytes));
+        if dense && !at.column_major && aligned {
+            // A row of the dense form is contiguous: decoded straight into it.
+            let start = major as usize * minors as usize;
+            if let (Some(to), Some(words)) = (
+                out.get_mut(start..start + minors as usize),
+                w.span(off, len),
+            ) {
+                let skip = (off % 4) as usize;
+                match bytes {
+                    1 => decode_contiguous::<1>(words, skip, to),
+                    2 => decode_contiguous::<2>(words, skip, to),
+                    4 => decode_contiguous::<4>(words, skip, to),
+                    _ => w.read_run(off, bytes, minors, |minor, v| {
+                        if let Some(x) = to.get_mut(minor as usize) {
+                            *x = v;
+                        }
+                    }),
+                }
+                continue;
+            }
+        }
         match (bytes, w.span(off, len)) {
             (1, Some(words)) => decode_row::<1>(words, (off % 4) as usize, row, out),
             (2, Some(words)) if aligned => decode_row::<2>(words, (off % 4) as usize, row, out),
@@ -796,6 +817,25 @@ fn decode_row<const B: usize>(words: &[AtomicU32], skip: usize, row: &[u32], out
             if let Some(x) = out.get_mut(r as usize) {
                 *x = (w >> (8 * B * s)) & mask;
             }
+        }
+        first = 0;
+    }
+}
+
+/// [`decode_row`] into consecutive values `out` (a row of a dense form): the values of `B`
+/// bytes (1, 2 or 4, aligned to their size) from byte `skip` of `words`, in order.
+fn decode_contiguous<const B: usize>(words: &[AtomicU32], skip: usize, out: &mut [u64]) {
+    let per = 4 / B;
+    let mask = (1u64 << (8 * B)) - 1;
+    let mut values = out.iter_mut();
+    let mut first = skip / B;
+    for w in words {
+        let w = u64::from(w.load(Relaxed));
+        for s in first..per {
+            let Some(x) = values.next() else {
+                return;
+            };
+            *x = (w >> (8 * B * s)) & mask;
         }
         first = 0;
     }

@@ -698,7 +698,6 @@ impl Batch {
             CoopmatInst::Store { .. } => &[],
             _ => ranges.get(..1).unwrap_or(&[]),
         };
-        let (writes, reads) = c.slots();
         subgroup_file(w, &mut self.subgroup);
         let mut found = Vec::new();
         for k in dense::subgroups(p, mask) {
@@ -744,6 +743,7 @@ impl Batch {
                 continue;
             }
             // The lane path, on registers filled from the dense forms.
+            let (writes, reads) = c.slots();
             (self.tiles).to_lanes(p, layouts, &ranges, in_batch, &mut self.regs);
             let slots = reads.iter().copied().chain(writes.iter().copied());
             copy_slots(&mut self.regs, &mut self.subgroup, slots, (k, sg), true)?;
