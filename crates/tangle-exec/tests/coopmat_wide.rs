@@ -43,7 +43,11 @@ fn run_both(
             let took = report.stats.wide_invocations == report.stats.invocations;
             assert_eq!(took, wide, "{what}: the wide path's share");
             // Where it took the dispatch, its matrix ops ran on dense forms.
-            assert_eq!(report.stats.dense_matrix_ops > 0, wide, "{what}: dense matrices");
+            assert_eq!(
+                report.stats.dense_matrix_ops > 0,
+                wide,
+                "{what}: dense matrices"
+            );
             assert!(report.stats.invocations > 0, "{what}");
             if checks && layout == CoopmatLayout::default() {
                 kept = Some((out, report));
@@ -397,8 +401,9 @@ fn dense_matrices_meet_composite_access_copies_and_divergence() {
             // Halves in ±[1/8, 1/2): sums of a few rounds stay far from overflow.
             let h: Vec<u8> = (0..groups * 512)
                 .flat_map(|_| {
-                    let bits =
-                        ((rng.next() & 1) << 15) | ((12 + rng.next() % 2) << 10) | (rng.next() & 0x3ff);
+                    let bits = ((rng.next() & 1) << 15)
+                        | ((12 + rng.next() % 2) << 10)
+                        | (rng.next() & 0x3ff);
                     (bits as u16).to_le_bytes()
                 })
                 .collect();
@@ -421,7 +426,11 @@ fn dense_matrices_meet_composite_access_copies_and_divergence() {
             };
             let what = format!("subgroup {sg}, pick {pick}");
             let (out, report) = run_both(&what, &module, &make, [sg * groups as u32 >= 32; 2]);
-            assert!(report.diagnostics.is_empty(), "{what}: {:?}", report.diagnostics);
+            assert!(
+                report.diagnostics.is_empty(),
+                "{what}: {:?}",
+                report.diagnostics
+            );
             // The int8 product, checked against plain Rust: A row-major, B column-major.
             let (a, b) = (&buffers[0], &buffers[0]);
             let ints: Vec<i32> = out[2]
@@ -445,7 +454,10 @@ fn dense_matrices_meet_composite_access_copies_and_divergence() {
                     .enumerate()
                     .filter(|&(e, &v)| v != 2 * prod(e / 16, e % 16) + 7)
                     .count();
-                assert!(changed <= sg as usize, "{what}: {changed} elements differ from 2AB + 7");
+                assert!(
+                    changed <= sg as usize,
+                    "{what}: {changed} elements differ from 2AB + 7"
+                );
                 assert!(changed > 0, "{what}: r[0] was written");
             }
         }

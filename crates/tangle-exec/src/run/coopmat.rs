@@ -14,7 +14,7 @@
 use super::access::{LaneFinding, Mem};
 use super::alu::{bits_of, full_mask, rd, wr};
 use super::coopmat_dense::{self as dense, F16_F32};
-use super::memory::{make_pointer, split_pointer, OFFSET_BITS, REGION_INVOCATION};
+use super::memory::{make_pointer, split_pointer, Words, OFFSET_BITS, REGION_INVOCATION};
 use crate::check::coopmat::CoopmatFinding as CF;
 use crate::check::group::poison;
 use crate::check::race;
@@ -753,12 +753,22 @@ fn read_rows(
     let (majors, minors) = majors_and_minors(at);
     let bytes = at.shape.bytes;
     let len = u64::from(minors) * u64::from(bytes);
+    let span = rows_in_bounds(at, (ptr0, stride), cx);
     for major in 0..majors {
-        let ptr = address_of(at, ptr0, stride, (major, 0));
-        let Ok((w, off)) = cx.mem.resolve(ptr, 0, len) else {
-            return false;
+        let (w, off) = match span {
+            Some((w, first, pitch)) => (w, first + u64::from(major) * pitch),
+            None => match cx
+                .mem
+                .resolve(address_of(at, ptr0, stride, (major, 0)), 0, len)
+            {
+                Ok(found) => found,
+                Err(_) => return false,
+            },
         };
-        log_row(at, map, cx, (ptr, major), map.lanes as usize, race::READ);
+        if cx.mem.logging() {
+            let ptr = address_of(at, ptr0, stride, (major, 0));
+            log_row(at, map, cx, (ptr, major), map.lanes as usize, race::READ);
+        }
         let row = map.row_targets(dense, at.column_major, major);
         let aligned = off.is_multiple_of(u64::from(bytes));
         if dense && !at.column_major && aligned {
@@ -799,6 +809,31 @@ fn read_rows(
     true
 }
 
+/// Where the rows (columns for ColumnMajorKHR) of a load or store from `ptr0` with Stride
+/// `stride` (> 0, as [`uniform_access`] gives it) lie, when one bounds check shows every one in
+/// bounds: the span from the first row's first byte to the last row's last lies inside the
+/// region. `(words, offset of row 0, bytes from one row to the next)`; `None` where that span
+/// does not fit (a row may still be out of bounds, each is checked alone) or an address was
+/// clamped.
+fn rows_in_bounds<'m>(
+    at: &Access,
+    (ptr0, stride): (u64, i128),
+    cx: &Ctx<'_, 'm>,
+) -> Option<(&'m Words, u64, u64)> {
+    let (majors, minors) = majors_and_minors(at);
+    let len = u64::from(minors) * u64::from(at.shape.bytes);
+    let first = address_of(at, ptr0, stride, (0, 0));
+    let last = address_of(at, ptr0, stride, (majors.checked_sub(1)?, 0));
+    let pitch = u64::try_from(stride.checked_mul(i128::from(at.pointee))?).ok()?;
+    let (f, l) = (split_pointer(first).1, split_pointer(last).1);
+    // Every row's address is row 0's plus a whole number of pitches: none was clamped.
+    if l.checked_sub(f)? != pitch.checked_mul(u64::from(majors - 1))? {
+        return None;
+    }
+    let (words, off) = cx.mem.resolve(first, 0, (l - f).checked_add(len)?).ok()?;
+    Some((words, off, pitch))
+}
+
 /// Takes the `B`-byte values (1, 2 or 4 bytes, aligned to their size) of one row apart into
 /// their registers (`row`: the register of each value in order, relative to `out`): the row's
 /// first value starts at byte `skip` of `words`. What [`Words::read_run`] does, with the
@@ -827,6 +862,16 @@ fn decode_row<const B: usize>(words: &[AtomicU32], skip: usize, row: &[u32], out
 fn decode_contiguous<const B: usize>(words: &[AtomicU32], skip: usize, out: &mut [u64]) {
     let per = 4 / B;
     let mask = (1u64 << (8 * B)) - 1;
+    if skip == 0 && words.len() * per == out.len() {
+        // Whole words (a row starting on a word boundary): a fixed count per word.
+        for (values, w) in out.chunks_exact_mut(per).zip(words) {
+            let w = u64::from(w.load(Relaxed));
+            for (s, x) in values.iter_mut().enumerate() {
+                *x = (w >> (8 * B * s)) & mask;
+            }
+        }
+        return;
+    }
     let mut values = out.iter_mut();
     let mut first = skip / B;
     for w in words {
@@ -967,13 +1012,18 @@ fn write_rows(
     let bytes = at.shape.bytes;
     let len = u64::from(minors) * u64::from(bytes);
     let row_ptr = |major: u32| address_of(at, ptr0, stride, (major, 0));
-    if (0..majors).any(|major| cx.mem.resolve(row_ptr(major), 0, len).is_err()) {
+    let span = rows_in_bounds(at, (ptr0, stride), cx);
+    if span.is_none() && (0..majors).any(|major| cx.mem.resolve(row_ptr(major), 0, len).is_err()) {
         return false;
     }
     for major in 0..majors {
         let ptr = row_ptr(major);
-        let Ok((w, off)) = cx.mem.resolve(ptr, 0, len) else {
-            return false;
+        let (w, off) = match span {
+            Some((w, first, pitch)) => (w, first + u64::from(major) * pitch),
+            None => match cx.mem.resolve(ptr, 0, len) {
+                Ok(found) => found,
+                Err(_) => return false,
+            },
         };
         log_row(at, map, cx, (ptr, major), map.lanes as usize, race::WRITE);
         let row = map.row_targets(dense, at.column_major, major);

@@ -93,22 +93,38 @@ fn f16_f32(
     out: &mut [u64],
     s: &mut Scratch,
 ) {
-    let widen = |v: &[u64], halves: &mut Vec<u16>, out: &mut Vec<f32>| {
-        halves.clear();
-        halves.extend(v.iter().map(|&x| x as u16));
-        out.clear();
-        out.resize(halves.len(), 0.0);
+    // Buffers sized once, then plain passes the compiler vectorises; the halves are widened
+    // in bulk (with the CPU's conversion instructions where it has them).
+    for (buf, len) in [
+        (&mut s.fa, a.len()),
+        (&mut s.fb, b.len()),
+        (&mut s.facc, c.len()),
+    ] {
+        buf.resize(len, 0.0);
+    }
+    s.halves.resize(a.len().max(b.len()), 0);
+    let widen = |v: &[u64], halves: &mut [u16], out: &mut [f32]| {
+        // (Equal lengths, as the conversion requires: the buffers were sized for `v`.)
+        let len = v.len().min(halves.len()).min(out.len());
+        let (Some(halves), Some(out)) = (halves.get_mut(..len), out.get_mut(..len)) else {
+            return;
+        };
+        for (h, &x) in halves.iter_mut().zip(v) {
+            *h = x as u16;
+        }
         halves
             .reinterpret_cast::<half::f16>()
             .convert_to_f32_slice(out);
     };
     widen(a, &mut s.halves, &mut s.fa);
     widen(b, &mut s.halves, &mut s.fb);
-    s.facc.clear();
-    s.facc.extend(c.iter().map(|&v| f32::from_bits(v as u32)));
+    for (x, &v) in s.facc.iter_mut().zip(c) {
+        *x = f32::from_bits(v as u32);
+    }
     kernel::f16_products_into_f32(m, n, k, &s.fa, &s.fb, &mut s.facc);
     for (o, &v) in out.iter_mut().zip(&s.facc) {
         // The canonical NaN, as `float_bits` gives every NaN result.
-        *o = u64::from(if v.is_nan() { 0x7fc0_0000 } else { v.to_bits() });
+        let bits = v.to_bits();
+        *o = u64::from(if v.is_nan() { 0x7fc0_0000 } else { bits });
     }
 }

@@ -35,12 +35,53 @@ pub(super) fn exact_products_f32(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32])
     false
 }
 
-/// The kernel's loop nest compiled for AVX2 + FMA: 4 rows × 16 columns of accumulators are 8
-/// of the 16 vector registers, and each step is one `vfmadd`.
+/// The kernel's steps compiled for AVX2 + FMA: 4 rows × 16 columns of accumulators are 8 of
+/// the 16 vector registers, and each step is one `vfmadd`. Shapes of whole 4 × 16 blocks (a
+/// 16 × 16 tile) take a loop of their own, A's rows sliced once so the steps carry no bounds
+/// checks; others take the kernel's general loop nest with the same steps. Each element steps
+/// through k in increasing order either way.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn fma_products(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32]) {
-    blocked_by::<4, 16, f32, f32>(d, a, b, acc, |s, x, y| x.mul_add(y, s));
+    const R: usize = 4;
+    const W: usize = 16;
+    let Dims { m, n, k } = d;
+    if !(m.is_multiple_of(R) && n.is_multiple_of(W)) || a.len() != m * k || b.len() != k * n {
+        blocked_by::<R, W, f32, f32>(d, a, b, acc, |s, x, y| x.mul_add(y, s));
+        return;
+    }
+    for (i, rows) in a.chunks_exact(R * k.max(1)).enumerate() {
+        let (r0, rest) = rows.split_at(k);
+        let (r1, rest) = rest.split_at(k);
+        let (r2, r3) = rest.split_at(k);
+        for j in (0..n).step_by(W) {
+            let mut s = [[0f32; W]; R];
+            for (r, s) in s.iter_mut().enumerate() {
+                let at = (i * R + r) * n + j;
+                if let Some(from) = acc.get(at..at + W) {
+                    s.copy_from_slice(from);
+                }
+            }
+            for (kk, ((&x0, &x1), (&x2, &x3))) in
+                r0.iter().zip(r1).zip(r2.iter().zip(r3)).enumerate()
+            {
+                let Some(y) = b.get(kk * n + j..kk * n + j + W) else {
+                    continue;
+                };
+                for (r, x) in [x0, x1, x2, x3].into_iter().enumerate() {
+                    for (s, &y) in s[r].iter_mut().zip(y) {
+                        *s = x.mul_add(y, *s);
+                    }
+                }
+            }
+            for (r, s) in s.iter().enumerate() {
+                let at = (i * R + r) * n + j;
+                if let Some(to) = acc.get_mut(at..at + W) {
+                    to.copy_from_slice(s);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -245,12 +245,7 @@ fn matrix_operands(c: &CoopmatInst) -> Vec<(Slot, u32, u32, u32)> {
             k,
             lengths: [la, lb, lc],
             ..
-        } => vec![
-            (a, m, k, la),
-            (b, k, n, lb),
-            (c, m, n, lc),
-            (dst, m, n, lc),
-        ],
+        } => vec![(a, m, k, la), (b, k, n, lb), (c, m, n, lc), (dst, m, n, lc)],
         _ => Vec::new(),
     }
 }
@@ -580,4 +575,3 @@ fn wide_reg(p: &DensePlan, r: &Range, k: usize, reg: u32) -> usize {
     let (index, lane) = (reg as usize / p.sg, reg as usize % p.sg);
     (r.first as usize + index) * WIDTH + k * p.sg + lane
 }
-

@@ -629,6 +629,9 @@ impl Batch {
         mask: u128,
         first: u64,
     ) -> Result<(), String> {
+        if checks_pass(w, c, &self.regs, mask) {
+            return Ok(());
+        }
         let s = w.shared;
         let (writes, reads) = c.slots();
         let mem = w.mem();
@@ -682,12 +685,14 @@ impl Batch {
         let missing = || "a dense matrix operand without its range".to_string();
         // The ranges of its matrix operands, the written one first; the Pointer and Stride.
         let (ranges, scalars): (Vec<u32>, Vec<u32>) = match *c {
-            CoopmatInst::Load { dst, ref at } => {
-                (vec![p.range_at(dst).ok_or_else(missing)?], vec![at.ptr, at.stride.slot])
-            }
-            CoopmatInst::Store { src, ref at } => {
-                (vec![p.range_at(src).ok_or_else(missing)?], vec![at.ptr, at.stride.slot])
-            }
+            CoopmatInst::Load { dst, ref at } => (
+                vec![p.range_at(dst).ok_or_else(missing)?],
+                vec![at.ptr, at.stride.slot],
+            ),
+            CoopmatInst::Store { src, ref at } => (
+                vec![p.range_at(src).ok_or_else(missing)?],
+                vec![at.ptr, at.stride.slot],
+            ),
             CoopmatInst::MulAdd { dst, a, b, c, .. } => {
                 let r = |slot| p.range_at(slot).ok_or_else(missing);
                 (vec![r(dst)?, r(a)?, r(b)?, r(c)?], Vec::new())
@@ -703,7 +708,13 @@ impl Batch {
         for k in dense::subgroups(p, mask) {
             let lanes = (mask >> (k * sg)) & full_mask(sg);
             let in_batch = lanes << (k * sg);
-            copy_slots(&mut self.regs, &mut self.subgroup, scalars.iter().copied(), (k, sg), true)?;
+            copy_slots(
+                &mut self.regs,
+                &mut self.subgroup,
+                scalars.iter().copied(),
+                (k, sg),
+                true,
+            )?;
             if w.races {
                 let at = first + (k * sg) as u64;
                 log_coopmat(c, &self.subgroup, sg, lanes, layouts, at, &mut self.log)?;
@@ -747,9 +758,23 @@ impl Batch {
             (self.tiles).to_lanes(p, layouts, &ranges, in_batch, &mut self.regs);
             let slots = reads.iter().copied().chain(writes.iter().copied());
             copy_slots(&mut self.regs, &mut self.subgroup, slots, (k, sg), true)?;
-            coopmat::exec_coopmat(op, &mut self.subgroup, sg, lanes, &cx, &mut self.coopmat, &mut found);
+            coopmat::exec_coopmat(
+                op,
+                &mut self.subgroup,
+                sg,
+                lanes,
+                &cx,
+                &mut self.coopmat,
+                &mut found,
+            );
             first_finding(&found)?;
-            copy_slots(&mut self.regs, &mut self.subgroup, writes.iter().copied(), (k, sg), false)?;
+            copy_slots(
+                &mut self.regs,
+                &mut self.subgroup,
+                writes.iter().copied(),
+                (k, sg),
+                false,
+            )?;
             self.tiles.written(p, written, in_batch);
         }
         Ok(())
@@ -903,13 +928,41 @@ fn copy_slots(
 ) -> Result<(), String> {
     for slot in slots {
         let (wide, one) = (slot as usize * WIDTH + k * sg, slot as usize * sg);
-        match (regs.get_mut(wide..wide + sg), subgroup.get_mut(one..one + sg)) {
+        match (
+            regs.get_mut(wide..wide + sg),
+            subgroup.get_mut(one..one + sg),
+        ) {
             (Some(batch), Some(sub)) if into => sub.copy_from_slice(batch),
             (Some(batch), Some(sub)) => batch.copy_from_slice(sub),
             _ => return Err("a subgroup-scope operation's slot out of range".into()),
         }
     }
     Ok(())
+}
+
+/// Whether `c` is an Active or Uniform check that holds for every subgroup with lanes in `mask`
+/// in one pass over the batch's registers (a GEMM's loop runs a dozen per step): each such
+/// subgroup active whole, the operand the same in all its lanes. `false` for anything else,
+/// which [`Batch::coopmat`] runs with the reference path's kernel, reporting what fails.
+fn checks_pass(w: &Wide<'_>, c: &CoopmatInst, regs: &[u64], mask: u128) -> bool {
+    let sg = w.shared.sg;
+    if !w.group_ops || sg == 0 || !WIDTH.is_multiple_of(sg) {
+        return false;
+    }
+    let whole = |k: usize| {
+        let lanes = (mask >> (k * sg)) & full_mask(sg);
+        lanes == 0 || lanes == full_mask(sg)
+    };
+    let active = |k: usize| (mask >> (k * sg)) & full_mask(sg) != 0;
+    match *c {
+        CoopmatInst::Active => (0..WIDTH / sg).all(whole),
+        CoopmatInst::Uniform { slot, .. } => (0..WIDTH / sg).all(|k| {
+            let at = slot as usize * WIDTH + k * sg;
+            let same = |v: &[u64]| v.iter().all(|&x| Some(&x) == v.first());
+            whole(k) && (!active(k) || regs.get(at..at + sg).is_some_and(same))
+        }),
+        _ => false,
+    }
 }
 
 /// `Err` naming the first finding, if there is one: the wide path gives up on it.
