@@ -58,14 +58,18 @@ pub(crate) enum Action {
     Coopmat,
 }
 
+/// The phi copies of one edge that touch ranges: (predecessor, the ranges they touch, those
+/// they write).
+type PhiEdge = (u32, Vec<u32>, Vec<u32>);
+
 /// The ranges and the action around each op of a program, for one dispatch.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DensePlan {
     ranges: Vec<Range>,
     /// Per block, per op; empty when no value is held densely.
     actions: Vec<Vec<Action>>,
-    /// Per block: (predecessor, the ranges its phi copies touch, those they write).
-    phis: Vec<Vec<(u32, Vec<u32>, Vec<u32>)>>,
+    /// Per block, its edges whose phi copies touch ranges.
+    phis: Vec<Vec<PhiEdge>>,
     /// Invocations per subgroup and subgroups per batch.
     sg: usize,
     per_batch: usize,
@@ -346,7 +350,7 @@ impl Tiles {
 
     /// Fills the registers of `ranges` for every subgroup with lanes in `mask` (the batch's
     /// register file `regs`) where only the tile holds the value.
-    pub(crate) fn to_lanes(
+    pub(crate) fn fill_lanes(
         &mut self,
         p: &DensePlan,
         layouts: &Layouts,
@@ -445,7 +449,7 @@ impl Tiles {
             let (fd, fs) = (Self::flag(p, dst, k), Self::flag(p, src, k));
             let whole = lanes == full_mask(p.sg);
             if !whole {
-                self.to_lanes(p, layouts, &[src, dst], lanes << (k * p.sg), regs);
+                self.fill_lanes(p, layouts, &[src, dst], lanes << (k * p.sg), regs);
             }
             let (lanes_ok, dense_ok) = (
                 self.lanes_ok.get(fs).copied().unwrap_or(true),

@@ -394,7 +394,7 @@ impl Batch {
             let ranges = w.dense.phis(to, from);
             if let Some((touched, _)) = ranges {
                 let layouts = &w.shared.layouts;
-                (self.tiles).to_lanes(&w.dense, layouts, touched, mask, &mut self.regs);
+                (self.tiles).fill_lanes(&w.dense, layouts, touched, mask, &mut self.regs);
             }
             alu::phi_copies(&mut self.regs, WIDTH, copies, mask, &mut self.scratch);
             if let Some((_, writes)) = ranges {
@@ -498,7 +498,7 @@ impl Batch {
                 Ok(())
             }
             dense::Action::Lanes { ranges, writes } => {
-                (self.tiles).to_lanes(p, layouts, ranges, mask, &mut self.regs);
+                (self.tiles).fill_lanes(p, layouts, ranges, mask, &mut self.regs);
                 self.exec(w, op, mask, first, at)?;
                 self.tiles.written(p, writes, mask);
                 Ok(())
@@ -755,7 +755,7 @@ impl Batch {
             }
             // The lane path, on registers filled from the dense forms.
             let (writes, reads) = c.slots();
-            (self.tiles).to_lanes(p, layouts, &ranges, in_batch, &mut self.regs);
+            (self.tiles).fill_lanes(p, layouts, &ranges, in_batch, &mut self.regs);
             let slots = reads.iter().copied().chain(writes.iter().copied());
             copy_slots(&mut self.regs, &mut self.subgroup, slots, (k, sg), true)?;
             coopmat::exec_coopmat(
