@@ -463,3 +463,166 @@ fn dense_matrices_meet_composite_access_copies_and_divergence() {
         }
     }
 }
+
+/// SPIR-V that glslang does not write: an `OpPhi` of matrices under divergent control flow
+/// (part of each subgroup takes each edge, so the phi copies run for part of a subgroup while
+/// its sources are held in dense form) and `OpCopyObject` of a MulAdd's result fed to another
+/// MulAdd. The stored result mixes `c` (invocations below 3) and `r` per invocation.
+const PHI_AND_COPY: &str = r#"
+OpCapability Shader
+OpCapability VulkanMemoryModel
+OpCapability CooperativeMatrixKHR
+OpCapability Int8
+OpCapability StorageBuffer8BitAccess
+OpExtension "SPV_KHR_cooperative_matrix"
+OpMemoryModel Logical Vulkan
+OpEntryPoint GLCompute %main "main" %in8 %in32 %out %sid %wg
+OpExecutionMode %main LocalSize 32 1 1
+OpDecorate %sid BuiltIn LocalInvocationIndex
+OpDecorate %wg BuiltIn WorkgroupId
+OpDecorate %rt8 ArrayStride 1
+OpDecorate %rt32 ArrayStride 4
+OpDecorate %blk8 Block
+OpMemberDecorate %blk8 0 Offset 0
+OpDecorate %blk32 Block
+OpMemberDecorate %blk32 0 Offset 0
+OpDecorate %in8 DescriptorSet 0
+OpDecorate %in8 Binding 0
+OpDecorate %in32 DescriptorSet 0
+OpDecorate %in32 Binding 1
+OpDecorate %out DescriptorSet 0
+OpDecorate %out Binding 2
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%bool = OpTypeBool
+%u32 = OpTypeInt 32 0
+%i32 = OpTypeInt 32 1
+%i8 = OpTypeInt 8 1
+%v3u32 = OpTypeVector %u32 3
+%c0 = OpConstant %u32 0
+%c2 = OpConstant %u32 2
+%c3 = OpConstant %u32 3
+%c1 = OpConstant %u32 1
+%c16 = OpConstant %u32 16
+%c256 = OpConstant %u32 256
+%c512 = OpConstant %u32 512
+%rt8 = OpTypeRuntimeArray %i8
+%blk8 = OpTypeStruct %rt8
+%p8 = OpTypePointer StorageBuffer %blk8
+%e8 = OpTypePointer StorageBuffer %i8
+%rt32 = OpTypeRuntimeArray %i32
+%blk32 = OpTypeStruct %rt32
+%p32 = OpTypePointer StorageBuffer %blk32
+%e32 = OpTypePointer StorageBuffer %i32
+%pu = OpTypePointer Input %u32
+%pv = OpTypePointer Input %v3u32
+%mA = OpTypeCooperativeMatrixKHR %i8 %c3 %c16 %c16 %c0
+%mB = OpTypeCooperativeMatrixKHR %i8 %c3 %c16 %c16 %c1
+%mC = OpTypeCooperativeMatrixKHR %i32 %c3 %c16 %c16 %c2
+%in8 = OpVariable %p8 StorageBuffer
+%in32 = OpVariable %p32 StorageBuffer
+%out = OpVariable %p32 StorageBuffer
+%sid = OpVariable %pu Input
+%wg = OpVariable %pv Input
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%g = OpLoad %v3u32 %wg
+%gx = OpCompositeExtract %u32 %g 0
+%lane = OpLoad %u32 %sid
+%o8 = OpIMul %u32 %gx %c512
+%o8b = OpIAdd %u32 %o8 %c256
+%o32 = OpIMul %u32 %gx %c256
+%oo = OpIMul %u32 %gx %c512
+%oo2 = OpIAdd %u32 %oo %c256
+%pa = OpAccessChain %e8 %in8 %c0 %o8
+%pb = OpAccessChain %e8 %in8 %c0 %o8b
+%pc = OpAccessChain %e32 %in32 %c0 %o32
+%a = OpCooperativeMatrixLoadKHR %mA %pa %c0 %c16
+%b = OpCooperativeMatrixLoadKHR %mB %pb %c1 %c16
+%c = OpCooperativeMatrixLoadKHR %mC %pc %c0 %c16
+%r = OpCooperativeMatrixMulAddKHR %mC %a %b %c MatrixASignedComponentsKHR|MatrixBSignedComponentsKHR|MatrixCSignedComponentsKHR|MatrixResultSignedComponentsKHR
+%rc = OpCopyObject %mC %r
+%low = OpULessThan %bool %lane %c3
+OpSelectionMerge %merge None
+OpBranchConditional %low %then %else
+%then = OpLabel
+OpBranch %merge
+%else = OpLabel
+OpBranch %merge
+%merge = OpLabel
+%v = OpPhi %mC %c %then %rc %else
+%s = OpCooperativeMatrixMulAddKHR %mC %a %b %rc MatrixASignedComponentsKHR|MatrixBSignedComponentsKHR|MatrixCSignedComponentsKHR|MatrixResultSignedComponentsKHR
+%po = OpAccessChain %e32 %out %c0 %oo
+OpCooperativeMatrixStoreKHR %po %v %c0 %c16
+%po2 = OpAccessChain %e32 %out %c0 %oo2
+OpCooperativeMatrixStoreKHR %po2 %s %c1 %c16
+OpReturn
+OpFunctionEnd
+"#;
+
+#[test]
+fn a_divergent_phi_and_a_copy_of_dense_matrices_agree_on_both_paths() {
+    use tangle_spirv::text::{assemble, AssembleOptions};
+    let (module, _) = assemble(PHI_AND_COPY, &AssembleOptions::default()).expect("assembles");
+    let module = common::validated(module);
+    let groups = 4usize;
+    let mut rng = Rng(0x0f1d);
+    let in8: Vec<u8> = (0..groups * 512).map(|_| rng.next() as u8).collect();
+    let in32: Vec<u8> = (0..groups * 256)
+        .flat_map(|_| (small(&mut rng, 1000) as i32).to_le_bytes())
+        .collect();
+    let make = || {
+        let mut job = Job::new(
+            vec![in8.clone(), in32.clone(), vec![0; groups * 512 * 4]],
+            [groups as u32, 1, 1],
+        );
+        job.threads = 2;
+        job
+    };
+    let (out, report) = run_both("phi and copy", &module, &make, [true; 2]);
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let ints: Vec<i32> = out[2]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let c = |g: usize, e: usize| {
+        let at = (g * 256 + e) * 4;
+        i32::from_le_bytes([in32[at], in32[at + 1], in32[at + 2], in32[at + 3]])
+    };
+    for g in 0..groups {
+        let ab = |i: usize, j: usize| -> i32 {
+            (0..16)
+                .map(|k| {
+                    i32::from(in8[g * 512 + i * 16 + k] as i8)
+                        * i32::from(in8[g * 512 + 256 + j * 16 + k] as i8)
+                })
+                .sum()
+        };
+        // `s` = A·B + (A·B + C), stored column-major.
+        for e in 0..256 {
+            let (i, j) = (e / 16, e % 16);
+            assert_eq!(
+                ints[g * 512 + 256 + j * 16 + i],
+                2 * ab(i, j) + c(g, e),
+                "s ({i}, {j})"
+            );
+        }
+        // `v` holds C where the invocation holding the element took the first edge, else
+        // A·B + C: each element is one of the two, and both kinds occur.
+        let (mut from_c, mut from_r) = (0, 0);
+        for e in 0..256 {
+            let v = ints[g * 512 + e];
+            let (i, j) = (e / 16, e % 16);
+            if v == c(g, e) {
+                from_c += 1;
+            } else {
+                assert_eq!(v, ab(i, j) + c(g, e), "v ({i}, {j})");
+                from_r += 1;
+            }
+        }
+        assert!(
+            from_c > 0 && from_r > 0,
+            "{from_c} from C, {from_r} from A·B + C"
+        );
+    }
+}
