@@ -253,6 +253,9 @@ pub struct Stats {
     pub wide_invocations: u64,
     /// Of those, the invocations run as native code ([`crate::jit`]).
     pub jit_invocations: u64,
+    /// Cooperative-matrix loads, stores and MulAdds the wide path ran on matrices held in
+    /// dense form, one per subgroup (`wide/dense.rs`).
+    pub dense_matrix_ops: u64,
     /// Diagnostics found beyond those kept in the report.
     pub dropped_diagnostics: u64,
 }
@@ -268,6 +271,7 @@ impl Stats {
         self.invocations += o.invocations;
         self.wide_invocations += o.wide_invocations;
         self.jit_invocations += o.jit_invocations;
+        self.dense_matrix_ops += o.dense_matrix_ops;
         self.dropped_diagnostics += o.dropped_diagnostics;
     }
 }

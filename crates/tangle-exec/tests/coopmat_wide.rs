@@ -42,6 +42,12 @@ fn run_both(
             assert_eq!(report.summaries, ref_report.summaries, "{what}");
             let took = report.stats.wide_invocations == report.stats.invocations;
             assert_eq!(took, wide, "{what}: the wide path's share");
+            // Where it took the dispatch, its matrix ops ran on dense forms.
+            assert_eq!(
+                report.stats.dense_matrix_ops > 0,
+                wide,
+                "{what}: dense matrices"
+            );
             assert!(report.stats.invocations > 0, "{what}");
             if checks && layout == CoopmatLayout::default() {
                 kept = Some((out, report));
@@ -308,5 +314,315 @@ fn races_and_undefined_matrix_ops_go_back_to_the_reference_path() {
             let max = i32::MAX.to_le_bytes();
             assert!(out[1][..4 * 256 * 4].chunks(4).all(|x| x == max), "{what}");
         }
+    }
+}
+
+/// Matrices the wide path holds in dense form (`wide/dense.rs`) meeting every other kind of
+/// use: read by composite access after a MulAdd, written element by element and multiplied
+/// again, copied, chosen under uniform control flow, carried around a loop and changed in it,
+/// in int8, f16 → f16 and f16 → f32 MulAdds. (Assigning a matrix under divergent control flow
+/// is a finding, `coopmat_sanitizer.rs`.)
+const DENSE_MEETS_LANES: &str = r#"
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x_id = 0) in;
+layout(set = 0, binding = 0) readonly buffer A8 { int8_t a8[]; };
+layout(set = 0, binding = 1) readonly buffer H { float16_t h[]; };
+layout(set = 0, binding = 2) buffer OI { int oi[]; };
+layout(set = 0, binding = 3) buffer OF { float of[]; };
+layout(set = 0, binding = 4) buffer OH { float16_t oh[]; };
+layout(push_constant) uniform P { uint pick; uint rounds; } p;
+#define RM gl_CooperativeMatrixLayoutRowMajor
+#define CM gl_CooperativeMatrixLayoutColumnMajor
+#define AI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CI coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define AH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define CF coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+void main() {
+  uint g = gl_WorkGroupID.x;
+  uint lane = gl_SubgroupInvocationID;
+  uint o = g * 2048;
+  AI a; BI b;
+  coopMatLoad(a, a8, g * 512, 16, RM);
+  coopMatLoad(b, a8, g * 512 + 256, 16, CM);
+  CI r = coopMatMulAdd(a, b, CI(7));
+  // Composite access after a MulAdd (constant indices: a dynamic one makes glslang copy the
+  // matrix to a Function variable, which the wide path does not take). Every subgroup size
+  // here holds at least 4 components per invocation.
+  oi[o + 1024 + lane * 4] = r[0];
+  oi[o + 1024 + lane * 4 + 1] = r[1];
+  oi[o + 1024 + lane * 4 + 2] = r[2] - r[3];
+  // Written element by element, then multiplied again.
+  r[0] = r[0] * 3 + 1;
+  CI t = r;
+  CI u = coopMatMulAdd(a, b, t);
+  coopMatStore(u, oi, o + 256, 16, RM);
+  // A uniform choice (OpSelect takes no matrix), and part of the subgroup assigning.
+  CI s = t;
+  if (p.pick != 0u) {
+    s = u;
+  }
+  coopMatStore(s, oi, o + 512, 16, CM);
+  CI m = u;
+  m[1] = m[2];
+  coopMatStore(m, oi, o + 768, 16, RM);
+  // Carried around a loop, in f16 and f32.
+  AH x; BH y;
+  coopMatLoad(x, h, g * 512, 16, RM);
+  coopMatLoad(y, h, g * 512 + 256, 16, RM);
+  CH acc = CH(float16_t(0.0));
+  CF accf = CF(0.5);
+  for (uint k = 0u; k < p.rounds; k++) {
+    acc = coopMatMulAdd(x, y, acc);
+    accf = coopMatMulAdd(x, y, accf);
+    if (k == 1u) {
+      accf[1] = accf[0];
+    }
+  }
+  coopMatStore(acc, oh, g * 256, 16, RM);
+  coopMatStore(accf, of, g * 256, 16, CM);
+}
+"#;
+
+#[test]
+fn dense_matrices_meet_composite_access_copies_and_divergence() {
+    let module = compile(DENSE_MEETS_LANES);
+    for sg in [8u32, 16, 32, 64] {
+        for pick in [0u32, 1] {
+            let groups = 4usize;
+            let mut rng = Rng(0xd0_0d + u64::from(sg) + u64::from(pick));
+            let a8: Vec<u8> = (0..groups * 512).map(|_| rng.next() as u8).collect();
+            // Halves in ±[1/8, 1/2): sums of a few rounds stay far from overflow.
+            let h: Vec<u8> = (0..groups * 512)
+                .flat_map(|_| {
+                    let bits = ((rng.next() & 1) << 15)
+                        | ((12 + rng.next() % 2) << 10)
+                        | (rng.next() & 0x3ff);
+                    (bits as u16).to_le_bytes()
+                })
+                .collect();
+            let buffers = vec![
+                a8,
+                h,
+                vec![0; groups * 2048 * 4],
+                vec![0; groups * 256 * 4],
+                vec![0; groups * 256 * 2],
+            ];
+            let make = || {
+                let mut job = Job::new(buffers.clone(), [groups as u32, 1, 1]);
+                job.subgroup = sg;
+                let mut spec = SpecConstants::new();
+                spec.insert(0, u64::from(sg));
+                job.spec = spec;
+                job.push = [pick, 3].iter().flat_map(|x| x.to_le_bytes()).collect();
+                job.threads = 2;
+                job
+            };
+            let what = format!("subgroup {sg}, pick {pick}");
+            let (out, report) = run_both(&what, &module, &make, [sg * groups as u32 >= 32; 2]);
+            assert!(
+                report.diagnostics.is_empty(),
+                "{what}: {:?}",
+                report.diagnostics
+            );
+            // The int8 product, checked against plain Rust: A row-major, B column-major.
+            let (a, b) = (&buffers[0], &buffers[0]);
+            let ints: Vec<i32> = out[2]
+                .chunks(4)
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            for gi in 0..groups {
+                let prod = |i: usize, j: usize| -> i32 {
+                    (0..16)
+                        .map(|kk| {
+                            i32::from(a[gi * 512 + i * 16 + kk] as i8)
+                                * i32::from(b[gi * 512 + 256 + j * 16 + kk] as i8)
+                        })
+                        .sum()
+                };
+                // u = A·B + t, t = A·B + 7 with element 0 of each invocation changed, so the
+                // elements no invocation's index 0 holds are 2·A·B + 7.
+                let u = &ints[gi * 2048 + 256..gi * 2048 + 512];
+                let changed = u
+                    .iter()
+                    .enumerate()
+                    .filter(|&(e, &v)| v != 2 * prod(e / 16, e % 16) + 7)
+                    .count();
+                assert!(
+                    changed <= sg as usize,
+                    "{what}: {changed} elements differ from 2AB + 7"
+                );
+                assert!(changed > 0, "{what}: r[0] was written");
+            }
+        }
+    }
+}
+
+/// SPIR-V that glslang does not write: an `OpPhi` of matrices under divergent control flow
+/// (part of each subgroup takes each edge, so the phi copies run for part of a subgroup while
+/// its sources are held in dense form) and `OpCopyObject` of a MulAdd's result fed to another
+/// MulAdd. The stored result mixes `c` (invocations below 3) and `r` per invocation.
+const PHI_AND_COPY: &str = r#"
+OpCapability Shader
+OpCapability VulkanMemoryModel
+OpCapability CooperativeMatrixKHR
+OpCapability Int8
+OpCapability StorageBuffer8BitAccess
+OpExtension "SPV_KHR_cooperative_matrix"
+OpMemoryModel Logical Vulkan
+OpEntryPoint GLCompute %main "main" %in8 %in32 %out %sid %wg
+OpExecutionMode %main LocalSize 32 1 1
+OpDecorate %sid BuiltIn LocalInvocationIndex
+OpDecorate %wg BuiltIn WorkgroupId
+OpDecorate %rt8 ArrayStride 1
+OpDecorate %rt32 ArrayStride 4
+OpDecorate %blk8 Block
+OpMemberDecorate %blk8 0 Offset 0
+OpDecorate %blk32 Block
+OpMemberDecorate %blk32 0 Offset 0
+OpDecorate %in8 DescriptorSet 0
+OpDecorate %in8 Binding 0
+OpDecorate %in32 DescriptorSet 0
+OpDecorate %in32 Binding 1
+OpDecorate %out DescriptorSet 0
+OpDecorate %out Binding 2
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%bool = OpTypeBool
+%u32 = OpTypeInt 32 0
+%i32 = OpTypeInt 32 1
+%i8 = OpTypeInt 8 1
+%v3u32 = OpTypeVector %u32 3
+%c0 = OpConstant %u32 0
+%c2 = OpConstant %u32 2
+%c3 = OpConstant %u32 3
+%c1 = OpConstant %u32 1
+%c16 = OpConstant %u32 16
+%c256 = OpConstant %u32 256
+%c512 = OpConstant %u32 512
+%rt8 = OpTypeRuntimeArray %i8
+%blk8 = OpTypeStruct %rt8
+%p8 = OpTypePointer StorageBuffer %blk8
+%e8 = OpTypePointer StorageBuffer %i8
+%rt32 = OpTypeRuntimeArray %i32
+%blk32 = OpTypeStruct %rt32
+%p32 = OpTypePointer StorageBuffer %blk32
+%e32 = OpTypePointer StorageBuffer %i32
+%pu = OpTypePointer Input %u32
+%pv = OpTypePointer Input %v3u32
+%mA = OpTypeCooperativeMatrixKHR %i8 %c3 %c16 %c16 %c0
+%mB = OpTypeCooperativeMatrixKHR %i8 %c3 %c16 %c16 %c1
+%mC = OpTypeCooperativeMatrixKHR %i32 %c3 %c16 %c16 %c2
+%in8 = OpVariable %p8 StorageBuffer
+%in32 = OpVariable %p32 StorageBuffer
+%out = OpVariable %p32 StorageBuffer
+%sid = OpVariable %pu Input
+%wg = OpVariable %pv Input
+%main = OpFunction %void None %fn
+%entry = OpLabel
+%g = OpLoad %v3u32 %wg
+%gx = OpCompositeExtract %u32 %g 0
+%lane = OpLoad %u32 %sid
+%o8 = OpIMul %u32 %gx %c512
+%o8b = OpIAdd %u32 %o8 %c256
+%o32 = OpIMul %u32 %gx %c256
+%oo = OpIMul %u32 %gx %c512
+%oo2 = OpIAdd %u32 %oo %c256
+%pa = OpAccessChain %e8 %in8 %c0 %o8
+%pb = OpAccessChain %e8 %in8 %c0 %o8b
+%pc = OpAccessChain %e32 %in32 %c0 %o32
+%a = OpCooperativeMatrixLoadKHR %mA %pa %c0 %c16
+%b = OpCooperativeMatrixLoadKHR %mB %pb %c1 %c16
+%c = OpCooperativeMatrixLoadKHR %mC %pc %c0 %c16
+%r = OpCooperativeMatrixMulAddKHR %mC %a %b %c MatrixASignedComponentsKHR|MatrixBSignedComponentsKHR|MatrixCSignedComponentsKHR|MatrixResultSignedComponentsKHR
+%rc = OpCopyObject %mC %r
+%low = OpULessThan %bool %lane %c3
+OpSelectionMerge %merge None
+OpBranchConditional %low %then %else
+%then = OpLabel
+OpBranch %merge
+%else = OpLabel
+OpBranch %merge
+%merge = OpLabel
+%v = OpPhi %mC %c %then %rc %else
+%s = OpCooperativeMatrixMulAddKHR %mC %a %b %rc MatrixASignedComponentsKHR|MatrixBSignedComponentsKHR|MatrixCSignedComponentsKHR|MatrixResultSignedComponentsKHR
+%po = OpAccessChain %e32 %out %c0 %oo
+OpCooperativeMatrixStoreKHR %po %v %c0 %c16
+%po2 = OpAccessChain %e32 %out %c0 %oo2
+OpCooperativeMatrixStoreKHR %po2 %s %c1 %c16
+OpReturn
+OpFunctionEnd
+"#;
+
+#[test]
+fn a_divergent_phi_and_a_copy_of_dense_matrices_agree_on_both_paths() {
+    use tangle_spirv::text::{assemble, AssembleOptions};
+    let (module, _) = assemble(PHI_AND_COPY, &AssembleOptions::default()).expect("assembles");
+    let module = common::validated(module);
+    let groups = 4usize;
+    let mut rng = Rng(0x0f1d);
+    let in8: Vec<u8> = (0..groups * 512).map(|_| rng.next() as u8).collect();
+    let in32: Vec<u8> = (0..groups * 256)
+        .flat_map(|_| (small(&mut rng, 1000) as i32).to_le_bytes())
+        .collect();
+    let make = || {
+        let mut job = Job::new(
+            vec![in8.clone(), in32.clone(), vec![0; groups * 512 * 4]],
+            [groups as u32, 1, 1],
+        );
+        job.threads = 2;
+        job
+    };
+    let (out, report) = run_both("phi and copy", &module, &make, [true; 2]);
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    let ints: Vec<i32> = out[2]
+        .chunks(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let c = |g: usize, e: usize| {
+        let at = (g * 256 + e) * 4;
+        i32::from_le_bytes([in32[at], in32[at + 1], in32[at + 2], in32[at + 3]])
+    };
+    for g in 0..groups {
+        let ab = |i: usize, j: usize| -> i32 {
+            (0..16)
+                .map(|k| {
+                    i32::from(in8[g * 512 + i * 16 + k] as i8)
+                        * i32::from(in8[g * 512 + 256 + j * 16 + k] as i8)
+                })
+                .sum()
+        };
+        // `s` = A·B + (A·B + C), stored column-major.
+        for e in 0..256 {
+            let (i, j) = (e / 16, e % 16);
+            assert_eq!(
+                ints[g * 512 + 256 + j * 16 + i],
+                2 * ab(i, j) + c(g, e),
+                "s ({i}, {j})"
+            );
+        }
+        // `v` holds C where the invocation holding the element took the first edge, else
+        // A·B + C: each element is one of the two, and both kinds occur.
+        let (mut from_c, mut from_r) = (0, 0);
+        for e in 0..256 {
+            let v = ints[g * 512 + e];
+            let (i, j) = (e / 16, e % 16);
+            if v == c(g, e) {
+                from_c += 1;
+            } else {
+                assert_eq!(v, ab(i, j) + c(g, e), "v ({i}, {j})");
+                from_r += 1;
+            }
+        }
+        assert!(
+            from_c > 0 && from_r > 0,
+            "{from_c} from C, {from_r} from A·B + C"
+        );
     }
 }

@@ -13,7 +13,8 @@
 
 use super::access::{LaneFinding, Mem};
 use super::alu::{bits_of, full_mask, rd, wr};
-use super::memory::{make_pointer, split_pointer, OFFSET_BITS, REGION_INVOCATION};
+use super::coopmat_dense::{self as dense, F16_F32};
+use super::memory::{make_pointer, split_pointer, Words, OFFSET_BITS, REGION_INVOCATION};
 use crate::check::coopmat::CoopmatFinding as CF;
 use crate::check::group::poison;
 use crate::check::race;
@@ -24,7 +25,6 @@ use crate::semantics::coopmat::IntMulAdd;
 use crate::semantics::coopmat_kernel as kernel;
 use crate::semantics::coopmat_types::{Component, MulAddTypes};
 use crate::semantics::{int, mask as mask_of, sign_extend};
-use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 /// A position that holds no element, or an element at no position.
@@ -179,6 +179,12 @@ pub struct Map {
     reg_of_cm: Vec<u32>,
     /// The registers of the positions that hold no element (relative, as `reg_of`).
     unowned_regs: Vec<u32>,
+    /// Element indices `0..rows × cols`: a row of a dense value ([`super::coopmat_dense`]) is a
+    /// contiguous slice of it, as a row of registers is of `reg_of`.
+    dense_rm: Vec<u32>,
+    /// The element index (`row * cols + col`) of each element in column-major order, so that
+    /// a column of a dense value is a contiguous slice, as in `reg_of_cm`.
+    dense_cm: Vec<u32>,
 }
 
 impl Map {
@@ -224,7 +230,12 @@ impl Map {
             .filter(|&p| elem_at.get(p as usize) == Some(&NONE))
             .map(reg)
             .collect();
+        let dense_cm = (0..elems)
+            .map(|e| (e % rows.max(1)) * cols + e / rows.max(1))
+            .collect();
         Map {
+            dense_rm: (0..elems).collect(),
+            dense_cm,
             rows,
             cols,
             length,
@@ -246,6 +257,48 @@ impl Map {
         };
         let start = major as usize * len as usize;
         regs.get(start..start + len as usize).unwrap_or(&[])
+    }
+
+    /// The element indices of row `major` (column for ColumnMajorKHR) in element order: where
+    /// its elements sit in a dense value.
+    fn dense_row(&self, column_major: bool, major: u32) -> &[u32] {
+        let (order, len) = if column_major {
+            (&self.dense_cm, self.rows)
+        } else {
+            (&self.dense_rm, self.cols)
+        };
+        let start = major as usize * len as usize;
+        order.get(start..start + len as usize).unwrap_or(&[])
+    }
+
+    /// Where a row's elements go in `out`: the value's registers, or its dense form.
+    fn row_targets(&self, dense: bool, column_major: bool, major: u32) -> &[u32] {
+        if dense {
+            self.dense_row(column_major, major)
+        } else {
+            self.row_regs(column_major, major)
+        }
+    }
+
+    /// Elements (rows × columns).
+    pub fn elements(&self) -> usize {
+        self.rows as usize * self.cols as usize
+    }
+
+    /// Components per invocation (`OpCooperativeMatrixLengthKHR`).
+    pub fn length(&self) -> u32 {
+        self.length
+    }
+
+    /// Each element's register (row-major element order), `index × lanes + lane` relative to
+    /// the value's first slot in a register file of the map's subgroup width.
+    pub fn regs(&self) -> &[u32] {
+        &self.reg_of
+    }
+
+    /// The registers (relative, as [`Map::regs`]) of the positions holding no element.
+    pub fn unowned_regs(&self) -> &[u32] {
+        &self.unowned_regs
     }
 
     /// Whether the fast paths may address registers through `reg_of`: the whole subgroup is
@@ -297,7 +350,8 @@ impl Layouts {
         Layouts { maps }
     }
 
-    fn get(&self, rows: u32, cols: u32) -> Option<&Map> {
+    /// The map of `rows`×`cols` matrices.
+    pub fn get(&self, rows: u32, cols: u32) -> Option<&Map> {
         self.maps.iter().find(|m| (m.rows, m.cols) == (rows, cols))
     }
 }
@@ -309,12 +363,8 @@ pub struct Scratch {
     b: Vec<u64>,
     c: Vec<u64>,
     out: Vec<u64>,
-    /// The f16 × f16 → f32 fast path's gathered halves (bits), widened operands and
-    /// accumulator.
-    halves: Vec<u16>,
-    fa: Vec<f32>,
-    fb: Vec<f32>,
-    facc: Vec<f32>,
+    /// The dense MulAdd's own.
+    dense: dense::Scratch,
 }
 
 /// What a cooperative-matrix op sees besides the registers.
@@ -419,14 +469,28 @@ pub fn exec_coopmat(
             };
             let (m, nn, k) = (*m as usize, *cols as usize, *k as usize);
             if *types == F16_F32 && [ma, mb, mc].iter().all(|map| map.whole(n, mask)) {
-                let regs_at = |slot: Slot| slot as usize * n;
-                mul_add_f16_f32(
-                    regs,
-                    [regs_at(*dst), regs_at(*a), regs_at(*b), regs_at(*c)],
-                    [ma, mb, mc],
+                // The whole subgroup: through the dense form, as the wide path holds it.
+                let value = |slot: Slot, map: &Map| {
+                    let at = slot as usize * n;
+                    regs.get(at..at + map.length as usize * n).unwrap_or(&[])
+                };
+                dense::gather(ma, value(*a, ma), &mut scratch.a);
+                dense::gather(mb, value(*b, mb), &mut scratch.b);
+                dense::gather(mc, value(*c, mc), &mut scratch.c);
+                scratch.out.clear();
+                scratch.out.resize(m * nn, 0);
+                let operands = [&scratch.a[..], &scratch.b[..], &scratch.c[..]];
+                dense::mul_add(
+                    types,
                     (m, nn, k),
-                    scratch,
+                    operands,
+                    &mut scratch.out,
+                    &mut scratch.dense,
                 );
+                let at = *dst as usize * n;
+                if let Some(out) = regs.get_mut(at..at + mc.length as usize * n) {
+                    dense::scatter(mc, &scratch.out, out);
+                }
                 return true;
             }
             ma.gather(regs, n, *a, &mut scratch.a);
@@ -592,77 +656,6 @@ fn store(
     }
 }
 
-/// The ML case: f16 × f16 + f32 → f32, no signedness, no saturation.
-const F16_F32: MulAddTypes = MulAddTypes {
-    a: Component::Float(16),
-    b: Component::Float(16),
-    c: Component::Float(32),
-    result: Component::Float(32),
-    saturating: false,
-};
-
-/// [`F16_F32`] for a whole subgroup: the operands are gathered straight from their registers
-/// (`at` = the first register of Result, A, B and C) into f32 scratch, multiplied by the
-/// kernel's [`kernel::f16_products_into_f32`] (the same arithmetic as the general path, so the
-/// bits are the same), and scattered back, with zeros at positions holding no element.
-fn mul_add_f16_f32(
-    regs: &mut [u64],
-    [dst, a, b, c]: [usize; 4],
-    [ma, mb, mc]: [&Map; 3],
-    (m, n, k): (usize, usize, usize),
-    scratch: &mut Scratch,
-) {
-    // A value's registers (`length` slots of the subgroup's width): every `reg_of` entry of its
-    // map lies inside, so the gathers below index one short slice.
-    let lanes = ma.lanes as usize;
-    let gather = |regs: &[u64], base: usize, map: &Map, out: &mut Vec<u16>| {
-        let src = regs
-            .get(base..base + map.length as usize * lanes)
-            .unwrap_or(&[]);
-        out.clear();
-        out.extend(
-            map.reg_of
-                .iter()
-                .map(|&r| src.get(r as usize).map_or(0, |&v| v as u16)),
-        );
-    };
-    // Gathered as f16, then widened in bulk (vector instructions where the CPU has them).
-    let widen = |halves: &[u16], out: &mut Vec<f32>| {
-        out.clear();
-        out.resize(halves.len(), 0.0);
-        halves
-            .reinterpret_cast::<half::f16>()
-            .convert_to_f32_slice(out);
-    };
-    gather(regs, a, ma, &mut scratch.halves);
-    widen(&scratch.halves, &mut scratch.fa);
-    gather(regs, b, mb, &mut scratch.halves);
-    widen(&scratch.halves, &mut scratch.fb);
-    let acc = regs.get(c..c + mc.length as usize * lanes).unwrap_or(&[]);
-    scratch.facc.clear();
-    scratch.facc.extend(
-        mc.reg_of
-            .iter()
-            .map(|&r| f32::from_bits(acc.get(r as usize).map_or(0, |&v| v as u32))),
-    );
-    kernel::f16_products_into_f32(m, n, k, &scratch.fa, &scratch.fb, &mut scratch.facc);
-    let Some(out) = regs.get_mut(dst..dst + mc.length as usize * lanes) else {
-        return;
-    };
-    for (&r, &v) in mc.reg_of.iter().zip(&scratch.facc) {
-        // The canonical NaN, as `float_bits` gives every NaN result.
-        let bits = if v.is_nan() { 0x7fc0_0000 } else { v.to_bits() };
-        if let Some(x) = out.get_mut(r as usize) {
-            *x = u64::from(bits);
-        }
-    }
-    for &r in &mc.unowned_regs {
-        if let Some(x) = out.get_mut(r as usize) {
-            *x = 0;
-        }
-    }
-}
-
 /// The pointer and stride of a load or store that the whole subgroup makes together, as the
 /// spec requires ("Pointer ... Stride ... must be dynamically uniform" — the Uniform checks
 /// report otherwise), into memory the invocations share; `None` sends the op down the
@@ -707,25 +700,98 @@ fn load_rows(
     cx: &Ctx<'_, '_>,
     map: &Map,
 ) -> bool {
-    let Some((ptr0, stride)) = uniform_access(at, regs, n, mask, map) else {
+    let Some(from) = uniform_access(at, regs, n, mask, map) else {
         return false;
     };
-    let (majors, minors) = majors_and_minors(at);
-    let bytes = at.shape.bytes;
     let base = dst as usize * n;
     // The value's registers: every register of the map lies below `length × n`.
     let Some(out) = regs.get_mut(base..base + map.length as usize * n) else {
         return false;
     };
+    if !read_rows(at, from, cx, map, (out, false)) {
+        return false;
+    }
+    for &r in &map.unowned_regs {
+        if let Some(x) = out.get_mut(r as usize) {
+            *x = 0;
+        }
+    }
+    true
+}
+
+/// [`load_rows`] into the dense form `tile` (every element's bits in row-major order) of a
+/// value held once for the subgroup, as the wide path holds it (`wide/dense.rs`); `regs` (`n`
+/// lanes) holds the Pointer and Stride. `false` (and `tile` unspecified) where the fast path
+/// does not apply: the caller then runs the element-by-element path, which reports.
+pub fn load_dense(
+    at: &Access,
+    regs: &[u64],
+    n: usize,
+    mask: u128,
+    cx: &Ctx<'_, '_>,
+    tile: &mut [u64],
+) -> bool {
+    let Some(map) = cx.layouts.get(at.shape.rows, at.shape.cols) else {
+        return false;
+    };
+    let Some(from) = uniform_access(at, regs, n, mask, map) else {
+        return false;
+    };
+    tile.len() == map.elements() && read_rows(at, from, cx, map, (tile, true))
+}
+
+/// Reads every row (column for ColumnMajorKHR) of a load from `ptr0` with Stride `stride`
+/// into `out`: the value's registers (`dense` false: [`Map::row_regs`]) or its dense form
+/// ([`Map::dense_row`]). `false` at the first row out of bounds.
+fn read_rows(
+    at: &Access,
+    (ptr0, stride): (u64, i128),
+    cx: &Ctx<'_, '_>,
+    map: &Map,
+    (out, dense): (&mut [u64], bool),
+) -> bool {
+    let (majors, minors) = majors_and_minors(at);
+    let bytes = at.shape.bytes;
     let len = u64::from(minors) * u64::from(bytes);
+    let span = rows_in_bounds(at, (ptr0, stride), cx);
     for major in 0..majors {
-        let ptr = address_of(at, ptr0, stride, (major, 0));
-        let Ok((w, off)) = cx.mem.resolve(ptr, 0, len) else {
-            return false;
+        let (w, off) = match span {
+            Some((w, first, pitch)) => (w, first + u64::from(major) * pitch),
+            None => match cx
+                .mem
+                .resolve(address_of(at, ptr0, stride, (major, 0)), 0, len)
+            {
+                Ok(found) => found,
+                Err(_) => return false,
+            },
         };
-        log_row(at, map, cx, (ptr, major), n, race::READ);
-        let row = map.row_regs(at.column_major, major);
+        if cx.mem.logging() {
+            let ptr = address_of(at, ptr0, stride, (major, 0));
+            log_row(at, map, cx, (ptr, major), map.lanes as usize, race::READ);
+        }
+        let row = map.row_targets(dense, at.column_major, major);
         let aligned = off.is_multiple_of(u64::from(bytes));
+        if dense && !at.column_major && aligned {
+            // A row of the dense form is contiguous: decoded straight into it.
+            let start = major as usize * minors as usize;
+            if let (Some(to), Some(words)) = (
+                out.get_mut(start..start + minors as usize),
+                w.span(off, len),
+            ) {
+                let skip = (off % 4) as usize;
+                match bytes {
+                    1 => decode_contiguous::<1>(words, skip, to),
+                    2 => decode_contiguous::<2>(words, skip, to),
+                    4 => decode_contiguous::<4>(words, skip, to),
+                    _ => w.read_run(off, bytes, minors, |minor, v| {
+                        if let Some(x) = to.get_mut(minor as usize) {
+                            *x = v;
+                        }
+                    }),
+                }
+                continue;
+            }
+        }
         match (bytes, w.span(off, len)) {
             (1, Some(words)) => decode_row::<1>(words, (off % 4) as usize, row, out),
             (2, Some(words)) if aligned => decode_row::<2>(words, (off % 4) as usize, row, out),
@@ -740,12 +806,32 @@ fn load_rows(
             }),
         }
     }
-    for &r in &map.unowned_regs {
-        if let Some(x) = out.get_mut(r as usize) {
-            *x = 0;
-        }
-    }
     true
+}
+
+/// Where the rows (columns for ColumnMajorKHR) of a load or store from `ptr0` with Stride
+/// `stride` (> 0, as [`uniform_access`] gives it) lie, when one bounds check shows every one in
+/// bounds: the span from the first row's first byte to the last row's last lies inside the
+/// region. `(words, offset of row 0, bytes from one row to the next)`; `None` where that span
+/// does not fit (a row may still be out of bounds, each is checked alone) or an address was
+/// clamped.
+fn rows_in_bounds<'m>(
+    at: &Access,
+    (ptr0, stride): (u64, i128),
+    cx: &Ctx<'_, 'm>,
+) -> Option<(&'m Words, u64, u64)> {
+    let (majors, minors) = majors_and_minors(at);
+    let len = u64::from(minors) * u64::from(at.shape.bytes);
+    let first = address_of(at, ptr0, stride, (0, 0));
+    let last = address_of(at, ptr0, stride, (majors.checked_sub(1)?, 0));
+    let pitch = u64::try_from(stride.checked_mul(i128::from(at.pointee))?).ok()?;
+    let (f, l) = (split_pointer(first).1, split_pointer(last).1);
+    // Every row's address is row 0's plus a whole number of pitches: none was clamped.
+    if l.checked_sub(f)? != pitch.checked_mul(u64::from(majors - 1))? {
+        return None;
+    }
+    let (words, off) = cx.mem.resolve(first, 0, (l - f).checked_add(len)?).ok()?;
+    Some((words, off, pitch))
 }
 
 /// Takes the `B`-byte values (1, 2 or 4 bytes, aligned to their size) of one row apart into
@@ -766,6 +852,35 @@ fn decode_row<const B: usize>(words: &[AtomicU32], skip: usize, row: &[u32], out
             if let Some(x) = out.get_mut(r as usize) {
                 *x = (w >> (8 * B * s)) & mask;
             }
+        }
+        first = 0;
+    }
+}
+
+/// [`decode_row`] into consecutive values `out` (a row of a dense form): the values of `B`
+/// bytes (1, 2 or 4, aligned to their size) from byte `skip` of `words`, in order.
+fn decode_contiguous<const B: usize>(words: &[AtomicU32], skip: usize, out: &mut [u64]) {
+    let per = 4 / B;
+    let mask = (1u64 << (8 * B)) - 1;
+    if skip == 0 && words.len() * per == out.len() {
+        // Whole words (a row starting on a word boundary): a fixed count per word.
+        for (values, w) in out.chunks_exact_mut(per).zip(words) {
+            let w = u64::from(w.load(Relaxed));
+            for (s, x) in values.iter_mut().enumerate() {
+                *x = (w >> (8 * B * s)) & mask;
+            }
+        }
+        return;
+    }
+    let mut values = out.iter_mut();
+    let mut first = skip / B;
+    for w in words {
+        let w = u64::from(w.load(Relaxed));
+        for s in first..per {
+            let Some(x) = values.next() else {
+                return;
+            };
+            *x = (w >> (8 * B * s)) & mask;
         }
         first = 0;
     }
@@ -855,27 +970,63 @@ fn store_rows(
     cx: &Ctx<'_, '_>,
     map: &Map,
 ) -> bool {
-    let Some((ptr0, stride)) = uniform_access(at, regs, n, mask, map) else {
+    let Some(from) = uniform_access(at, regs, n, mask, map) else {
         return false;
     };
-    let (majors, minors) = majors_and_minors(at);
-    let bytes = at.shape.bytes;
-    let len = u64::from(minors) * u64::from(bytes);
-    let row_ptr = |major: u32| address_of(at, ptr0, stride, (major, 0));
-    if (0..majors).any(|major| cx.mem.resolve(row_ptr(major), 0, len).is_err()) {
-        return false;
-    }
     let base = src as usize * n;
     let values = regs
         .get(base..base + map.length as usize * n)
         .unwrap_or(&[]);
+    write_rows(at, from, cx, map, (values, false))
+}
+
+/// The store twin of [`load_dense`]: `tile` is the value's dense form.
+pub fn store_dense(
+    at: &Access,
+    regs: &[u64],
+    n: usize,
+    mask: u128,
+    cx: &Ctx<'_, '_>,
+    tile: &[u64],
+) -> bool {
+    let Some(map) = cx.layouts.get(at.shape.rows, at.shape.cols) else {
+        return false;
+    };
+    let Some(from) = uniform_access(at, regs, n, mask, map) else {
+        return false;
+    };
+    tile.len() == map.elements() && write_rows(at, from, cx, map, (tile, true))
+}
+
+/// Writes every row of a store to `ptr0` with Stride `stride` from `values`, the value's
+/// registers or (`dense`) its dense form, as [`read_rows`] reads them; every row is checked
+/// before any byte is written (`false`: one is out of bounds, nothing written).
+fn write_rows(
+    at: &Access,
+    (ptr0, stride): (u64, i128),
+    cx: &Ctx<'_, '_>,
+    map: &Map,
+    (values, dense): (&[u64], bool),
+) -> bool {
+    let (majors, minors) = majors_and_minors(at);
+    let bytes = at.shape.bytes;
+    let len = u64::from(minors) * u64::from(bytes);
+    let row_ptr = |major: u32| address_of(at, ptr0, stride, (major, 0));
+    let span = rows_in_bounds(at, (ptr0, stride), cx);
+    if span.is_none() && (0..majors).any(|major| cx.mem.resolve(row_ptr(major), 0, len).is_err()) {
+        return false;
+    }
     for major in 0..majors {
         let ptr = row_ptr(major);
-        let Ok((w, off)) = cx.mem.resolve(ptr, 0, len) else {
-            return false;
+        let (w, off) = match span {
+            Some((w, first, pitch)) => (w, first + u64::from(major) * pitch),
+            None => match cx.mem.resolve(ptr, 0, len) {
+                Ok(found) => found,
+                Err(_) => return false,
+            },
         };
-        log_row(at, map, cx, (ptr, major), n, race::WRITE);
-        let row = map.row_regs(at.column_major, major);
+        log_row(at, map, cx, (ptr, major), map.lanes as usize, race::WRITE);
+        let row = map.row_targets(dense, at.column_major, major);
         w.write_run(off, bytes, minors, |minor| {
             row.get(minor as usize)
                 .and_then(|&r| values.get(r as usize))

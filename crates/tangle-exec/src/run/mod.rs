@@ -6,6 +6,7 @@ pub mod alu;
 mod budget;
 pub mod builtins;
 pub mod coopmat;
+pub mod coopmat_dense;
 mod descriptors;
 pub mod dot;
 pub mod group;

@@ -94,10 +94,10 @@ pub fn mul_add(
 
 /// M, N, K.
 #[derive(Debug, Clone, Copy)]
-struct Dims {
-    m: usize,
-    n: usize,
-    k: usize,
+pub(super) struct Dims {
+    pub(super) m: usize,
+    pub(super) n: usize,
+    pub(super) k: usize,
 }
 
 /// Accumulators kept in registers across the k loop: a strip of this many columns ...
@@ -115,6 +115,19 @@ fn blocked<T: Copy + Default, S: Copy>(
     a: &[S],
     b: &[S],
     acc: &mut [T],
+    step: impl FnMut(T, S, S) -> T,
+) {
+    blocked_by::<ROWS, STRIP, T, S>(d, a, b, acc, step);
+}
+
+/// [`blocked`] with `R` rows × `W` columns of accumulators held across the k loop: a block
+/// that fits the vector registers of the instruction set the caller is compiled for.
+#[inline(always)]
+pub(super) fn blocked_by<const R: usize, const W: usize, T: Copy + Default, S: Copy>(
+    d: Dims,
+    a: &[S],
+    b: &[S],
+    acc: &mut [T],
     mut step: impl FnMut(T, S, S) -> T,
 ) {
     let Dims { m, n, k } = d;
@@ -123,12 +136,12 @@ fn blocked<T: Copy + Default, S: Copy>(
         for k0 in (0..k).step_by(BLOCK_K) {
             let k1 = (k0 + BLOCK_K).min(k);
             let mut i = 0;
-            while i + ROWS <= m {
-                rows::<ROWS, T, S>(d, (a, b, &mut *acc), i, (j0, j1), (k0, k1), &mut step);
-                i += ROWS;
+            while i + R <= m {
+                rows::<R, W, T, S>(d, (a, b, &mut *acc), i, (j0, j1), (k0, k1), &mut step);
+                i += R;
             }
             for i in i..m {
-                rows::<1, T, S>(d, (a, b, &mut *acc), i, (j0, j1), (k0, k1), &mut step);
+                rows::<1, W, T, S>(d, (a, b, &mut *acc), i, (j0, j1), (k0, k1), &mut step);
             }
         }
     }
@@ -136,7 +149,7 @@ fn blocked<T: Copy + Default, S: Copy>(
 
 /// Rows `i..i + R`, columns `j0..j1`, steps `k0..k1` of [`blocked`].
 #[inline(always)]
-fn rows<const R: usize, T: Copy + Default, S: Copy>(
+fn rows<const R: usize, const W: usize, T: Copy + Default, S: Copy>(
     Dims { n, k, .. }: Dims,
     (a, b, acc): (&[S], &[S], &mut [T]),
     i: usize,
@@ -145,15 +158,15 @@ fn rows<const R: usize, T: Copy + Default, S: Copy>(
     step: &mut impl FnMut(T, S, S) -> T,
 ) {
     let mut j = j0;
-    while j + STRIP <= j1 {
-        let mut s = [[T::default(); STRIP]; R];
+    while j + W <= j1 {
+        let mut s = [[T::default(); W]; R];
         for (r, s) in s.iter_mut().enumerate() {
-            if let Some(from) = acc.get((i + r) * n + j..(i + r) * n + j + STRIP) {
+            if let Some(from) = acc.get((i + r) * n + j..(i + r) * n + j + W) {
                 s.copy_from_slice(from);
             }
         }
         for kk in k0..k1 {
-            let Some(y) = b.get(kk * n + j..kk * n + j + STRIP) else {
+            let Some(y) = b.get(kk * n + j..kk * n + j + W) else {
                 continue;
             };
             for (r, s) in s.iter_mut().enumerate() {
@@ -166,11 +179,11 @@ fn rows<const R: usize, T: Copy + Default, S: Copy>(
             }
         }
         for (r, s) in s.iter().enumerate() {
-            if let Some(to) = acc.get_mut((i + r) * n + j..(i + r) * n + j + STRIP) {
+            if let Some(to) = acc.get_mut((i + r) * n + j..(i + r) * n + j + W) {
                 to.copy_from_slice(s);
             }
         }
-        j += STRIP;
+        j += W;
     }
     // The columns past the last whole strip, one element at a time.
     for r in i..i + R {
@@ -200,16 +213,20 @@ pub fn f16_products_into_f32(m: usize, n: usize, k: usize, a: &[f32], b: &[f32],
         debug_assert!(false, "f16_products_into_f32: shapes");
         return;
     }
-    exact_products_f32(Dims { m, n, k }, a, b, acc);
+    let d = Dims { m, n, k };
+    if !super::coopmat_fma::exact_products_f32(d, a, b, acc) {
+        exact_products_f32(d, a, b, acc);
+    }
 }
 
-/// [`f16_products_into_f32`]'s loop. A product of two f16 values has at most 22 significant
-/// bits, so it is exact in f32 (and cannot overflow or underflow it): `s + x * y` rounds once,
-/// as the reference's fused step does. (A clone for AVX2 + FMA picked at run time would be
-/// faster and as exact, but the `multiversion` crate that makes one expands to `unsafe` calls,
-/// which the project keeps to one module.)
+/// [`f16_products_into_f32`]'s loop for any x86-64 (SSE2: 4 rows × 8 columns of accumulators
+/// fill half the 16 vector registers, the rest hold B's strip and A's broadcast value). A
+/// product of two f16 values has at most 22 significant bits, so it is exact in f32 (and
+/// cannot overflow or underflow it): `s + x * y` rounds once, as the reference's fused step
+/// does. Where the CPU has FMA, [`super::coopmat_fma`] runs the same steps as fused
+/// multiply-adds, which round the same exact sum once: the same bits.
 fn exact_products_f32(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32]) {
-    blocked(d, a, b, acc, |s, x, y| s + x * y);
+    blocked_by::<4, 8, f32, f32>(d, a, b, acc, |s, x, y| s + x * y);
 }
 
 /// Every float combination.

@@ -44,11 +44,14 @@
 //! | [`dot`]       | SPV_KHR_integer_dot_product: SDot/UDot/SUDot (+AccSat), packed 4x8 unpacking, overflow predicate |
 //! | [`coopmat`]   | SPV_KHR_cooperative_matrix: the value of one OpCooperativeMatrixMulAddKHR element (integer signedness, wrapping, saturation; floats accumulated at the Result's precision, bf16 included) |
 //! | [`coopmat_kernel`] | the blocked, vectorizable OpCooperativeMatrixMulAddKHR over whole matrices ([`coopmat_kernel::mul_add`]), bit-identical to [`coopmat::mul_add_element`] |
+//! | `coopmat_fma` | the f16 × f16 → f32 steps of [`coopmat_kernel`] as fused multiply-adds where the CPU has AVX2 and FMA (picked at run time; the crate's second `unsafe` module, its `//!` gives the soundness argument) |
 //! | [`coopmat_types`] | the component types of one OpCooperativeMatrixMulAddKHR ([`coopmat_types::MulAddTypes`]), shared by the element reference and the MulAdd kernel |
 //! | [`group`]     | SPV_KHR_subgroup_rotate source lane, shuffle/quad source lanes, ballot bit helpers, reduction/scan operators ([`group::GroupOp`]) and identities |
 
 pub mod convert;
 pub mod coopmat;
+#[allow(unsafe_code)]
+mod coopmat_fma;
 pub mod coopmat_kernel;
 pub mod coopmat_types;
 pub mod dot;

@@ -16,6 +16,7 @@
 //! gives the reference path's buffers, bit for bit (`tests/wide_path.rs` checks this on every
 //! Amber script of the repository).
 
+mod dense;
 mod kernels;
 mod plan;
 pub mod races;
@@ -65,6 +66,8 @@ pub(crate) struct Wide<'a> {
     /// The program has subgroup operations or cooperative matrices (batches then hold whole
     /// subgroups).
     group_ops: bool,
+    /// Which matrix values the batches hold in dense form, and how ([`dense`]).
+    dense: dense::DensePlan,
     /// The Workgroup and invocation memory of a batch: none ([`plan`]).
     no_memory: Words,
     shared: &'a Shared<'a>,
@@ -95,18 +98,22 @@ impl<'a> Wide<'a> {
             return Err(GaveUp("too few invocations to fill a batch".into()));
         }
         let plan = plan::plan(s.prog).map_err(GaveUp)?;
+        let mut dense = dense::DensePlan::default();
         if plan.group_ops {
             group_batches(s)?;
+            dense = dense::DensePlan::new(s.prog, &s.layouts, s.sg);
         }
         // Each worker holds a register file of every slot for WIDTH lanes.
         let registers = (s.prog.slots as usize).saturating_mul(WIDTH);
         if registers > MAX_REGISTERS {
             return Err(GaveUp("a register file too large for a batch".into()));
         }
-        // Its workers' register files stay inside the dispatch's memory budget too (the thread
+        // Its workers' register files and matrix tiles (no larger: a matrix's registers hold
+        // at least its elements) stay inside the dispatch's memory budget too (the thread
         // count was fitted to the reference path's smaller per-worker need).
         let bytes = (registers as u64)
             .saturating_mul(8)
+            .saturating_add(dense::Tiles::bytes(&dense))
             .saturating_mul(threads as u64);
         if bytes > s.options.memory_limit / 2 {
             return Err(GaveUp(
@@ -143,6 +150,7 @@ impl<'a> Wide<'a> {
         }
         Ok(Wide {
             group_ops: plan.group_ops,
+            dense,
             no_memory: Words::default(),
             constant,
             builtins,
@@ -239,6 +247,8 @@ pub(crate) struct Batch {
     subgroup: Vec<u64>,
     /// Reused buffers of cooperative-matrix ops.
     coopmat: coopmat::Scratch,
+    /// The matrices held in dense form ([`dense`]).
+    tiles: dense::Tiles,
     pub(crate) stats: Stats,
 }
 
@@ -250,6 +260,7 @@ impl Batch {
             scratch: Vec::new(),
             subgroup: Vec::new(),
             coopmat: coopmat::Scratch::default(),
+            tiles: dense::Tiles::new(&w.dense),
             stats: Stats::default(),
         }
     }
@@ -285,6 +296,7 @@ impl Batch {
         let Some(func) = prog.functions.get(prog.entry as usize) else {
             return Ok(());
         };
+        self.tiles.reset();
         // Tangles waiting: (block, mask, steps). The one of lowest structured rank runs first,
         // so lanes that left a loop or a selection wait at its merge block for the others.
         // Steps count as the reference path counts them per tangle (ops and terminators; a split
@@ -299,7 +311,7 @@ impl Batch {
             self.stats.instructions += block.ops.len() as u64 * lanes;
             self.stats.tangle_instructions += block.ops.len() as u64;
             for (j, op) in block.ops.iter().enumerate() {
-                if let Err(why) = self.exec(w, op, mask, first, (block_idx, j)) {
+                if let Err(why) = self.step(w, op, mask, first, (block_idx, j)) {
                     w.give_up(why);
                     return Ok(());
                 }
@@ -319,14 +331,14 @@ impl Batch {
                 return Ok(());
             }
             match block.terminator {
-                Terminator::Branch(t) => self.go(prog, &mut waiting, block_idx, t, mask, steps),
+                Terminator::Branch(t) => self.go(w, &mut waiting, block_idx, t, mask, steps),
                 Terminator::BranchConditional { cond, t, f } => {
                     let taken = branch_mask(alu::lanes_of(&self.regs, WIDTH, cond)) & mask;
                     if taken != 0 {
-                        self.go(prog, &mut waiting, block_idx, t, taken, steps);
+                        self.go(w, &mut waiting, block_idx, t, taken, steps);
                     }
                     if mask & !taken != 0 {
-                        self.go(prog, &mut waiting, block_idx, f, mask & !taken, steps);
+                        self.go(w, &mut waiting, block_idx, f, mask & !taken, steps);
                     }
                     if taken != 0 && mask & !taken != 0 {
                         self.stats.splits += 1;
@@ -348,12 +360,12 @@ impl Batch {
                             .filter(|&l| values.get(l).is_some_and(|v| v & width == value))
                             .fold(0u128, |m, l| m | 1 << l);
                         if hit != 0 {
-                            self.go(prog, &mut waiting, block_idx, target, hit, steps);
+                            self.go(w, &mut waiting, block_idx, target, hit, steps);
                             rest &= !hit;
                         }
                     }
                     if rest != 0 {
-                        self.go(prog, &mut waiting, block_idx, default, rest, steps);
+                        self.go(w, &mut waiting, block_idx, default, rest, steps);
                     }
                 }
                 _ => {}
@@ -366,19 +378,29 @@ impl Batch {
     /// already waiting there.
     fn go(
         &mut self,
-        prog: &Program,
+        w: &Wide<'_>,
         waiting: &mut Vec<(u32, u128, u64)>,
         from: u32,
         to: u32,
         mask: u128,
         steps: u64,
     ) {
+        let prog = w.shared.prog;
         let block = prog
             .functions
             .get(prog.entry as usize)
             .and_then(|f| f.blocks.get(to as usize));
         if let Some((_, copies)) = block.and_then(|b| b.phis.iter().find(|(p, _)| *p == from)) {
+            // Matrices copied by phis are copied through their registers.
+            let ranges = w.dense.phis(to, from);
+            if let Some((touched, _)) = ranges {
+                let layouts = &w.shared.layouts;
+                (self.tiles).fill_lanes(&w.dense, layouts, touched, mask, &mut self.regs);
+            }
             alu::phi_copies(&mut self.regs, WIDTH, copies, mask, &mut self.scratch);
+            if let Some((_, writes)) = ranges {
+                self.tiles.written(&w.dense, writes, mask);
+            }
         }
         match waiting.iter_mut().find(|(b, _, _)| *b == to) {
             Some((_, m, s)) => {
@@ -455,6 +477,37 @@ impl Batch {
                 wg += 1;
                 wg_id = split(wg, groups);
             }
+        }
+    }
+
+    /// Runs op `at` (block, index) for `mask` with what its [`dense::Action`] says around it;
+    /// `Err` says why the wide path must give up.
+    fn step(
+        &mut self,
+        w: &Wide<'_>,
+        op: &Op,
+        mask: u128,
+        first: u64,
+        at: (u32, usize),
+    ) -> Result<(), String> {
+        let (p, layouts) = (&w.dense, &w.shared.layouts);
+        match p.action(at.0, at.1) {
+            dense::Action::Plain => self.exec(w, op, mask, first, at),
+            dense::Action::Folded => Ok(()),
+            &dense::Action::Copy { dst, src } => {
+                (self.tiles).copy(p, layouts, (dst, src), mask, &mut self.regs);
+                Ok(())
+            }
+            dense::Action::Lanes { ranges, writes } => {
+                (self.tiles).fill_lanes(p, layouts, ranges, mask, &mut self.regs);
+                self.exec(w, op, mask, first, at)?;
+                self.tiles.written(p, writes, mask);
+                Ok(())
+            }
+            dense::Action::Coopmat => match op {
+                Op::Coopmat(c) => self.coopmat_dense(w, c, op, mask, first),
+                _ => self.exec(w, op, mask, first, at),
+            },
         }
     }
 
@@ -577,6 +630,9 @@ impl Batch {
         mask: u128,
         first: u64,
     ) -> Result<(), String> {
+        if checks_pass(w, c, &self.regs, mask) {
+            return Ok(());
+        }
         let s = w.shared;
         let (writes, reads) = c.slots();
         let mem = w.mem();
@@ -603,6 +659,126 @@ impl Batch {
                 first_finding(&found)
             },
         )
+    }
+
+    /// Runs a load, store or MulAdd whose matrices are held in dense form ([`dense`]) one
+    /// subgroup at a time, as [`Batch::coopmat`] runs it: on the dense forms where the whole
+    /// subgroup runs it and the fast path applies (a uniform pointer and stride with every row
+    /// in bounds; a MulAdd without an undefined element), else with the lane path on registers
+    /// filled from them, which reports. Loads and stores are logged for the race screen as
+    /// there.
+    fn coopmat_dense(
+        &mut self,
+        w: &Wide<'_>,
+        c: &CoopmatInst,
+        op: &Op,
+        mask: u128,
+        first: u64,
+    ) -> Result<(), String> {
+        let s = w.shared;
+        let (p, layouts, sg) = (&w.dense, &s.layouts, s.sg);
+        let mem = w.mem();
+        let cx = coopmat::Ctx {
+            layouts,
+            mem: &mem,
+            lanes: sg,
+        };
+        let missing = || "a dense matrix operand without its range".to_string();
+        // The ranges of its matrix operands, the written one first; the Pointer and Stride.
+        let (ranges, scalars): (Vec<u32>, Vec<u32>) = match *c {
+            CoopmatInst::Load { dst, ref at } => (
+                vec![p.range_at(dst).ok_or_else(missing)?],
+                vec![at.ptr, at.stride.slot],
+            ),
+            CoopmatInst::Store { src, ref at } => (
+                vec![p.range_at(src).ok_or_else(missing)?],
+                vec![at.ptr, at.stride.slot],
+            ),
+            CoopmatInst::MulAdd { dst, a, b, c, .. } => {
+                let r = |slot| p.range_at(slot).ok_or_else(missing);
+                (vec![r(dst)?, r(a)?, r(b)?, r(c)?], Vec::new())
+            }
+            _ => return Err("a cooperative-matrix op without dense operands".into()),
+        };
+        let written: &[u32] = match c {
+            CoopmatInst::Store { .. } => &[],
+            _ => ranges.get(..1).unwrap_or(&[]),
+        };
+        subgroup_file(w, &mut self.subgroup);
+        let mut found = Vec::new();
+        for k in dense::subgroups(p, mask) {
+            let lanes = (mask >> (k * sg)) & full_mask(sg);
+            let in_batch = lanes << (k * sg);
+            copy_slots(
+                &mut self.regs,
+                &mut self.subgroup,
+                scalars.iter().copied(),
+                (k, sg),
+                true,
+            )?;
+            if w.races {
+                let at = first + (k * sg) as u64;
+                log_coopmat(c, &self.subgroup, sg, lanes, layouts, at, &mut self.log)?;
+            }
+            let done = lanes == full_mask(sg)
+                && match (c, ranges.as_slice()) {
+                    (CoopmatInst::Load { at, .. }, &[r]) => {
+                        let tile = self.tiles.tile_mut(p, r, k).ok_or_else(missing)?;
+                        let loaded = coopmat::load_dense(at, &self.subgroup, sg, lanes, &cx, tile);
+                        if loaded {
+                            self.tiles.loaded(p, r, k);
+                        }
+                        loaded
+                    }
+                    (CoopmatInst::Store { at, .. }, &[r]) => {
+                        let tile = self.tiles.read(p, layouts, r, k, &self.regs);
+                        let tile = tile.ok_or_else(missing)?;
+                        coopmat::store_dense(at, &self.subgroup, sg, lanes, &cx, tile)
+                    }
+                    (
+                        &CoopmatInst::MulAdd {
+                            ref types,
+                            m,
+                            n,
+                            k: depth,
+                            ..
+                        },
+                        &[d, a, b, c],
+                    ) => {
+                        let shape = (m as usize, n as usize, depth as usize);
+                        (self.tiles).mul_add(p, layouts, types, shape, [d, a, b, c], k, &self.regs)
+                    }
+                    _ => false,
+                };
+            if done {
+                self.stats.dense_matrix_ops += 1;
+                continue;
+            }
+            // The lane path, on registers filled from the dense forms.
+            let (writes, reads) = c.slots();
+            (self.tiles).fill_lanes(p, layouts, &ranges, in_batch, &mut self.regs);
+            let slots = reads.iter().copied().chain(writes.iter().copied());
+            copy_slots(&mut self.regs, &mut self.subgroup, slots, (k, sg), true)?;
+            coopmat::exec_coopmat(
+                op,
+                &mut self.subgroup,
+                sg,
+                lanes,
+                &cx,
+                &mut self.coopmat,
+                &mut found,
+            );
+            first_finding(&found)?;
+            copy_slots(
+                &mut self.regs,
+                &mut self.subgroup,
+                writes.iter().copied(),
+                (k, sg),
+                false,
+            )?;
+            self.tiles.written(p, written, in_batch);
+        }
+        Ok(())
     }
 
     /// An access chain from one base pointer for every lane (a buffer variable's): the offsets
@@ -720,33 +896,74 @@ fn per_subgroup<W: Iterator<Item = u32> + Clone>(
     if !w.group_ops || sg == 0 || !WIDTH.is_multiple_of(sg) {
         return Err("a subgroup-scope operation the plan did not take".into());
     }
-    let size = w.shared.prog.slots as usize * sg;
-    if subgroup.len() != size {
-        *subgroup = vec![0; size];
-    }
-    let out_of_range = || "a subgroup-scope operation's slot out of range".to_string();
+    subgroup_file(w, subgroup);
     for k in 0..WIDTH / sg {
         let lanes = (mask >> (k * sg)) & full_mask(sg);
         if lanes == 0 {
             continue;
         }
-        for slot in reads.iter().copied().chain(writes.clone()) {
-            let (wide, one) = (slot as usize * WIDTH + k * sg, slot as usize * sg);
-            match (regs.get(wide..wide + sg), subgroup.get_mut(one..one + sg)) {
-                (Some(from), Some(to)) => to.copy_from_slice(from),
-                _ => return Err(out_of_range()),
-            }
-        }
+        let slots = reads.iter().copied().chain(writes.clone());
+        copy_slots(regs, subgroup, slots, (k, sg), true)?;
         f(subgroup, lanes, k)?;
-        for slot in writes.clone() {
-            let (wide, one) = (slot as usize * WIDTH + k * sg, slot as usize * sg);
-            match (subgroup.get(one..one + sg), regs.get_mut(wide..wide + sg)) {
-                (Some(from), Some(to)) => to.copy_from_slice(from),
-                _ => return Err(out_of_range()),
-            }
+        copy_slots(regs, subgroup, writes.clone(), (k, sg), false)?;
+    }
+    Ok(())
+}
+
+/// Sizes `subgroup` as a register file of every slot for one subgroup.
+fn subgroup_file(w: &Wide<'_>, subgroup: &mut Vec<u64>) {
+    let size = w.shared.prog.slots as usize * w.shared.sg;
+    if subgroup.len() != size {
+        *subgroup = vec![0; size];
+    }
+}
+
+/// Copies `slots` of subgroup `k` (of `sg` invocations) from the batch's register file `regs`
+/// into the subgroup-sized `subgroup` (`into` true), or back.
+fn copy_slots(
+    regs: &mut [u64],
+    subgroup: &mut [u64],
+    slots: impl Iterator<Item = u32>,
+    (k, sg): (usize, usize),
+    into: bool,
+) -> Result<(), String> {
+    for slot in slots {
+        let (wide, one) = (slot as usize * WIDTH + k * sg, slot as usize * sg);
+        match (
+            regs.get_mut(wide..wide + sg),
+            subgroup.get_mut(one..one + sg),
+        ) {
+            (Some(batch), Some(sub)) if into => sub.copy_from_slice(batch),
+            (Some(batch), Some(sub)) => batch.copy_from_slice(sub),
+            _ => return Err("a subgroup-scope operation's slot out of range".into()),
         }
     }
     Ok(())
+}
+
+/// Whether `c` is an Active or Uniform check that holds for every subgroup with lanes in `mask`
+/// in one pass over the batch's registers (a GEMM's loop runs a dozen per step): each such
+/// subgroup active whole, the operand the same in all its lanes. `false` for anything else,
+/// which [`Batch::coopmat`] runs with the reference path's kernel, reporting what fails.
+fn checks_pass(w: &Wide<'_>, c: &CoopmatInst, regs: &[u64], mask: u128) -> bool {
+    let sg = w.shared.sg;
+    if !w.group_ops || sg == 0 || !WIDTH.is_multiple_of(sg) {
+        return false;
+    }
+    let whole = |k: usize| {
+        let lanes = (mask >> (k * sg)) & full_mask(sg);
+        lanes == 0 || lanes == full_mask(sg)
+    };
+    let active = |k: usize| (mask >> (k * sg)) & full_mask(sg) != 0;
+    match *c {
+        CoopmatInst::Active => (0..WIDTH / sg).all(whole),
+        CoopmatInst::Uniform { slot, .. } => (0..WIDTH / sg).all(|k| {
+            let at = slot as usize * WIDTH + k * sg;
+            let same = |v: &[u64]| v.iter().all(|&x| Some(&x) == v.first());
+            whole(k) && (!active(k) || regs.get(at..at + sg).is_some_and(same))
+        }),
+        _ => false,
+    }
 }
 
 /// `Err` naming the first finding, if there is one: the wide path gives up on it.
