@@ -23,27 +23,24 @@ pub(crate) struct Facts {
     written_buffers: Option<Vec<RegionKind>>,
 }
 
-/// The slots `op` writes, for the ops the compiler knows (others are refused anyway).
-pub(crate) fn writes(op: &Op) -> Vec<Slot> {
+/// Every slot an op writes (loads of several leaves and dynamic inserts included) and every
+/// slot it reads, for the programs the native tier takes ([`crate::wide::slots_of`], whose
+/// load and insert name only their first slot); `None` for an op outside them.
+pub(crate) fn op_slots(prog: &Program, op: &Op) -> Option<(Vec<Slot>, Vec<Slot>)> {
+    let (mut writes, mut reads) = crate::wide::slots_of(op)?;
     match *op {
-        Op::Copy { dst, .. }
-        | Op::IntBin { dst, .. }
-        | Op::IntUn { dst, .. }
-        | Op::IntCmp { dst, .. }
-        | Op::IntTern { dst, .. }
-        | Op::BitFieldInsert { dst, .. }
-        | Op::FloatBin { dst, .. }
-        | Op::FNegate { dst, .. }
-        | Op::Glsl { dst, .. }
-        | Op::FloatCmp { dst, .. }
-        | Op::Convert { dst, .. }
-        | Op::Select { dst, .. }
-        | Op::AccessChain { dst, .. } => vec![dst],
-        Op::Load { dst, .. } | Op::LoadUniform { dst, .. } => vec![dst],
-        Op::Dot(ref d) => vec![d.dst],
-        Op::Group(ref g) => g.slots().0.collect(),
-        _ => Vec::new(),
+        Op::Load { dst, ty, .. } | Op::LoadUniform { dst, ty, .. } => {
+            let n = prog.leaves_of(ty).len().max(1) as u32;
+            writes = (dst..dst.saturating_add(n)).collect();
+        }
+        Op::InsertDynamic { dst, count, .. } => {
+            // One lane's component at its own index: the whole vector is written, and read.
+            writes = (dst..dst.saturating_add(count)).collect();
+            reads.extend(dst..dst.saturating_add(count));
+        }
+        _ => {}
     }
+    Some((writes, reads))
 }
 
 impl Facts {
@@ -60,17 +57,8 @@ impl Facts {
         };
         for block in &func.blocks {
             for op in &block.ops {
-                // A load of several leaves writes consecutive slots.
-                let extra = match *op {
-                    Op::Load { ty, .. } | Op::LoadUniform { ty, .. } => {
-                        prog.leaves_of(ty).len().saturating_sub(1)
-                    }
-                    _ => 0,
-                };
-                for d in writes(op) {
-                    for k in 0..=extra as u32 {
-                        mark(d.saturating_add(k), &mut written, &mut defs);
-                    }
+                for d in op_slots(prog, op).map(|(w, _)| w).unwrap_or_default() {
+                    mark(d, &mut written, &mut defs);
                 }
             }
             for (_, copies) in &block.phis {

@@ -24,7 +24,7 @@
 //! the scalar code's. A group counts its steps once: its lanes have run the same blocks.
 
 use super::compile::{Emitter, Key};
-use super::facts::Facts;
+use super::facts::{op_slots, Facts};
 use crate::program::{Function, IntBin, IntUn, Op, Program, Slot};
 use crate::run::memory::{split_pointer, REGION_INVOCATION, REGION_PUSH};
 use crate::semantics::dot::DotKind;
@@ -102,25 +102,6 @@ pub(super) fn subgroups_taken(prog: &Program, func: &Function, key: Key) -> Resu
     Ok(())
 }
 
-/// Every slot an op writes (loads of several leaves and dynamic inserts included) and every
-/// slot it reads, for the programs the native tier takes; `None` for an op outside them.
-fn slots(prog: &Program, op: &Op) -> Option<(Vec<Slot>, Vec<Slot>)> {
-    let (mut writes, mut reads) = crate::wide::slots_of(op)?;
-    match *op {
-        Op::Load { dst, ty, .. } | Op::LoadUniform { dst, ty, .. } => {
-            let n = prog.leaves_of(ty).len().max(1) as u32;
-            writes = (dst..dst.saturating_add(n)).collect();
-        }
-        Op::InsertDynamic { dst, count, .. } => {
-            // One lane's component at its own index: the whole vector is written, and read.
-            writes = (dst..dst.saturating_add(count)).collect();
-            reads.extend(dst..dst.saturating_add(count));
-        }
-        _ => {}
-    }
-    Some((writes, reads))
-}
-
 /// Whether the built-in `b` reads the same in every lane of a group of `lanes` (its lanes
 /// are consecutive invocations, the first a multiple of `lanes`) with subgroups of `sg`.
 fn shared_builtin(b: u32, per_group: u64, lanes: u32, sg: u32) -> bool {
@@ -161,7 +142,7 @@ pub(super) fn shared_slots(
         };
         for block in &func.blocks {
             for op in &block.ops {
-                let Some((writes, reads)) = slots(prog, op) else {
+                let Some((writes, reads)) = op_slots(prog, op) else {
                     continue;
                 };
                 let own = match *op {
@@ -288,7 +269,7 @@ pub(super) fn vector_slots(
                 }
             }
             None => {
-                for w in slots(prog, op).map(|(w, _)| w).unwrap_or_default() {
+                for w in op_slots(prog, op).map(|(w, _)| w).unwrap_or_default() {
                     mark(&mut other, w);
                 }
             }
@@ -322,7 +303,7 @@ impl Emitter<'_> {
         if matches!(op, Op::Store { .. }) {
             return false;
         }
-        let Some((writes, reads)) = slots(self.prog, op) else {
+        let Some((writes, reads)) = op_slots(self.prog, op) else {
             return false;
         };
         if writes.is_empty() {
