@@ -76,6 +76,8 @@ pub(crate) mod reason {
     pub const INTERNAL: u64 = 8;
     /// A subgroup operation with a finding, or reached after its group's lanes parted.
     pub const GROUP: u64 = 9;
+    /// A lockstep group's pointers off the line their index made ([`super::affine`]).
+    pub const LINE: u64 = 10;
 }
 
 /// A compiled program.
@@ -234,7 +236,7 @@ pub(super) struct Entryvals {
     regions: Value,
     nregions: Value,
     stop: Value,
-    log: Value,
+    pub(super) log: Value,
     limit: Value,
 }
 
@@ -258,7 +260,7 @@ pub(super) struct Emitter<'a> {
     pub(super) b: FunctionBuilder<'a>,
     pub(super) prog: &'a Program,
     pub(super) func: &'a Function,
-    facts: &'a Facts,
+    pub(super) facts: &'a Facts,
     pub(super) key: Key,
     call_conv: CallConv,
     vars: Vec<Variable>,
@@ -284,6 +286,8 @@ pub(super) struct Emitter<'a> {
     shared: Vec<bool>,
     /// The slots held as vectors of 32-bit lanes ([`super::lockstep::vector_slots`]).
     vector: Vec<bool>,
+    /// The slots held once as lane 0's value, the others a step apart ([`super::affine`]).
+    pub(super) affine: Vec<Option<super::affine::Affine>>,
     /// Their variables, by vector then slot.
     vec_vars: Vec<Vec<Option<Variable>>>,
     /// The lockstep copy's blocks.
@@ -365,8 +369,20 @@ impl<'a> Emitter<'a> {
         } else {
             Vec::new()
         };
+        let affine = if lanes > 1 {
+            super::affine::affine_slots(prog, func, facts, key, lanes, &shared)
+        } else {
+            Vec::new()
+        };
+        // Vectors only of slots held per lane.
+        let once: Vec<bool> = (0..prog.slots as usize)
+            .map(|s| {
+                shared.get(s).copied().unwrap_or(false)
+                    || affine.get(s).copied().flatten().is_some()
+            })
+            .collect();
         let vector = if lanes >= 4 {
-            lockstep::vector_slots(prog, func, &shared, facts)
+            lockstep::vector_slots(prog, func, &once, facts)
         } else {
             Vec::new()
         };
@@ -434,6 +450,7 @@ impl<'a> Emitter<'a> {
             lane_vars,
             shared,
             vector,
+            affine,
             vec_vars,
             lock_blocks,
             op_site: None,
@@ -468,10 +485,15 @@ impl<'a> Emitter<'a> {
         self.shared.get(s as usize).copied().unwrap_or(false)
     }
 
+    /// Whether slot `s` is held once for a group in lockstep, shared or affine (lane 0's).
+    pub(super) fn held_once(&self, s: Slot) -> bool {
+        self.is_shared(s) || self.affine(s).is_some()
+    }
+
     /// The variable of slot `s` in the lane being emitted.
     fn var(&self, s: Slot) -> Result<Variable, String> {
         let vars = match self.lane {
-            Some(l) if !self.is_shared(s) => self
+            Some(l) if !self.held_once(s) => self
                 .lane_vars
                 .get(l as usize)
                 .ok_or("a lane outside the group")?,
@@ -488,13 +510,21 @@ impl<'a> Emitter<'a> {
             return self.vec_lane(s, l);
         }
         let v = self.var(s)?;
-        Ok(self.b.use_var(v))
+        let v = self.b.use_var(v);
+        match (self.lane, self.affine(s)) {
+            (Some(l), Some(a)) => Ok(self.affine_lane(a, v, l)),
+            _ => Ok(v),
+        }
     }
 
     /// Sets a slot (in the lane being emitted).
     pub(super) fn set(&mut self, s: Slot, v: Value) -> Result<(), String> {
         if let Some(l) = self.lane.filter(|_| self.is_vector(s)) {
             return self.vec_set_lane(s, l, v);
+        }
+        if self.lane.is_some_and(|l| l > 0) && self.affine(s).is_some() {
+            // Only lane 0's value is held; the ops that write affine slots run once.
+            return Err(format!("lane {:?} writes affine slot {s}", self.lane));
         }
         let var = self.var(s)?;
         self.b.def_var(var, v);
@@ -878,7 +908,7 @@ impl<'a> Emitter<'a> {
                     }
                     continue;
                 }
-                let lanes = if lock && !self.is_shared(dst) {
+                let lanes = if lock && !self.held_once(dst) {
                     self.lanes
                 } else {
                     1
@@ -964,7 +994,7 @@ impl<'a> Emitter<'a> {
 
     /// The address of a `size`-byte access at pointer `p`, after the bounds and alignment
     /// checks (module doc of [`native`], "Memory").
-    fn address(&mut self, p: Value, size: u64) -> Result<Value, String> {
+    pub(super) fn address(&mut self, p: Value, size: u64) -> Result<Value, String> {
         let (regions, nregions) = {
             let v = self.vals()?;
             (v.regions, v.nregions)
@@ -1045,6 +1075,17 @@ impl<'a> Emitter<'a> {
         Ok(())
     }
 
+    /// The race log site of the lockstep op being emitted: its own, or a new one.
+    pub(super) fn next_site(&mut self) -> u32 {
+        match self.op_site {
+            Some(site) => site,
+            None => {
+                self.sites += 1;
+                self.sites - 1
+            }
+        }
+    }
+
     /// Logs a lockstep op's accesses, deferred while its lanes were emitted (one per lane,
     /// in lane order): one call for the group when each lane's pointer is the one before plus
     /// the access's size (`out[i]` of consecutive invocations), else one per lane.
@@ -1053,13 +1094,7 @@ impl<'a> Emitter<'a> {
             return Ok(());
         };
         let log = self.vals()?.log;
-        let site = match self.op_site {
-            Some(site) => site,
-            None => {
-                self.sites += 1;
-                self.sites - 1
-            }
-        };
+        let site = self.next_site();
         let site = self.iconst(u64::from(site));
         let len = self.iconst(size | u64::from(write) << 63);
         let g = self.b.use_var(self.g);
@@ -1199,6 +1234,13 @@ impl<'a> Emitter<'a> {
     /// `OpAccessChain`: the offset wraps inside its 48 bits and the region stays; a pointer
     /// from an unbound descriptor stays as it is ([`crate::run::access::exec_memory`]).
     fn chain(&mut self, dst: Slot, base: Slot, steps: &[Step]) -> Result<(), String> {
+        let v = self.chain_value(base, steps)?;
+        self.set(dst, v)
+    }
+
+    /// The pointer an access chain makes (in the lane being emitted), its index checks
+    /// included.
+    pub(super) fn chain_value(&mut self, base: Slot, steps: &[Step]) -> Result<Value, String> {
         let p = self.get(base)?;
         let mut sum = self.iconst(0);
         for step in steps {
@@ -1238,8 +1280,7 @@ impl<'a> Emitter<'a> {
             self.b
                 .ins()
                 .icmp_imm_s(IntCC::Equal, region, (REGION_UNBOUND << OFFSET_BITS) as i64);
-        let v = self.b.ins().select(unbound, p, moved);
-        self.set(dst, v)
+        Ok(self.b.ins().select(unbound, p, moved))
     }
 
     /// A load of a built-in input: each 4-byte component computed from the invocation index

@@ -25,12 +25,12 @@
 
 use super::compile::{Emitter, Key};
 use super::facts::{op_slots, Facts};
-use crate::program::{Function, IntBin, IntUn, Op, Program, Slot};
+use crate::program::{FloatBin, Function, IntBin, IntUn, Op, Program, Slot};
 use crate::run::memory::{split_pointer, REGION_INVOCATION, REGION_PUSH};
 use crate::semantics::dot::DotKind;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{I32, I32X4, I64};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64};
+use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Switch;
 
 /// Invocations in a lockstep group.
@@ -194,12 +194,40 @@ enum VecOp {
     /// A packed 4x8-bit dot product to 32 bits, with or without an accumulator, whose
     /// steps cannot overflow (no sanitizer check).
     Dot(DotKind, Slot, Slot, Option<Slot>),
+    /// An f32 add, subtract, multiply or divide ([`float_vectors`]).
+    Float(FloatBin, Slot, Slot),
+    /// A load of one 32-bit word (not a boolean): along a line, vector loads
+    /// ([`Emitter::line_load`]); otherwise each lane's word inserted.
+    Word,
+}
+
+/// Whether f32 arithmetic may run as `F32X4` vectors: on x86-64, where a packed add,
+/// subtract, multiply or divide gives each lane the bits the scalar instruction gives, which
+/// are the reference's (`float::map2`: the operation in f64, rounded once to f32 — exact for
+/// these four, as f64 holds more than twice f32's precision plus two bits; NaNs: both forms
+/// return the first NaN operand quieted, or the default NaN).
+fn float_vectors() -> bool {
+    cfg!(target_arch = "x86_64")
 }
 
 /// The destination and vector form of a 32-bit op that has one.
-fn vector_form(op: &Op, constant: impl Fn(Slot) -> Option<u64>) -> Option<(Slot, VecOp)> {
+fn vector_form(
+    prog: &Program,
+    op: &Op,
+    constant: impl Fn(Slot) -> Option<u64>,
+) -> Option<(Slot, VecOp)> {
     use IntBin as B;
     Some(match *op {
+        Op::FloatBin {
+            op: op @ (FloatBin::Add | FloatBin::Sub | FloatBin::Mul | FloatBin::Div),
+            bits: 32,
+            dst,
+            a,
+            b,
+        } if float_vectors() => (dst, VecOp::Float(op, a, b)),
+        Op::Load { dst, ty, .. } if matches!(prog.leaves_of(ty), [l] if l.bytes == 4 && l.offset == 0 && !l.boolean) => {
+            (dst, VecOp::Word)
+        }
         Op::IntBin {
             op,
             bits: 32,
@@ -261,7 +289,7 @@ pub(super) fn vector_slots(
         }
     };
     for op in func.blocks.iter().flat_map(|b| &b.ops) {
-        match vector_form(op, |s| facts.known.get(&s).copied()) {
+        match vector_form(prog, op, |s| facts.known.get(&s).copied()) {
             Some((dst, form)) => {
                 mark(&mut written, dst);
                 if let VecOp::Copy(src) = form {
@@ -296,8 +324,8 @@ pub(super) fn vector_slots(
 }
 
 impl Emitter<'_> {
-    /// Whether `op` is emitted once for a group in lockstep: it writes only shared slots (or,
-    /// writing none, reads only shared slots) and is no store (each lane's store is an access
+    /// Whether `op` is emitted once for a group in lockstep: it writes only shared or affine
+    /// slots (or, writing none, reads only shared slots) and is no store (each lane's store is an access
     /// of its own, for the race screen).
     pub(super) fn op_shared(&self, op: &Op) -> bool {
         if matches!(op, Op::Store { .. }) {
@@ -309,7 +337,8 @@ impl Emitter<'_> {
         if writes.is_empty() {
             reads.iter().all(|&r| self.is_shared(r))
         } else {
-            writes.iter().all(|&w| self.is_shared(w))
+            // An op writing affine slots computes lane 0's values ([`super::affine`]).
+            writes.iter().all(|&w| self.held_once(w))
         }
     }
 
@@ -319,12 +348,16 @@ impl Emitter<'_> {
         if let Op::Group(g) = op {
             return self.group_op(g, op);
         }
-        if self.vector_op(op)? {
+        if self.line_load(op)? || self.line_store(op)? || self.vector_op(op)? {
             return Ok(());
         }
         if self.op_shared(op) {
             self.lane = Some(0);
-            return self.op(op);
+            self.op(op)?;
+            if let Op::AccessChain { dst, base, steps } = op {
+                self.line_check(*dst, *base, steps)?;
+            }
+            return Ok(());
         }
         self.deferred = Some(Vec::new());
         for l in 0..self.lanes {
@@ -500,10 +533,10 @@ impl Emitter<'_> {
     /// Emits `op` as vector instructions if it has a vector form and its destination is a
     /// vector slot; says whether it did.
     pub(super) fn vector_op(&mut self, op: &Op) -> Result<bool, String> {
-        let Some((dst, form)) = vector_form(op, |s| self.constant(s)) else {
+        let Some((dst, form)) = vector_form(self.prog, op, |s| self.constant(s)) else {
             return Ok(false);
         };
-        if !self.is_vector(dst) {
+        if !self.is_vector(dst) || matches!(form, VecOp::Word) {
             return Ok(false);
         }
         let mut out = Vec::new();
@@ -539,6 +572,22 @@ impl Emitter<'_> {
                     self.b.ins().ineg(x)
                 }
                 VecOp::Copy(a) => self.vec_get(a, v)?,
+                VecOp::Float(op, a, b) => {
+                    let (x, y) = (self.vec_get(a, v)?, self.vec_get(b, v)?);
+                    let lanes = MemFlagsData::new().with_endianness(Endianness::Little);
+                    let x = self.b.ins().bitcast(F32X4, lanes, x);
+                    let y = self.b.ins().bitcast(F32X4, lanes, y);
+                    let i = self.b.ins();
+                    let r = match op {
+                        FloatBin::Add => i.fadd(x, y),
+                        FloatBin::Sub => i.fsub(x, y),
+                        FloatBin::Mul => i.fmul(x, y),
+                        _ => i.fdiv(x, y),
+                    };
+                    self.b.ins().bitcast(I32X4, lanes, r)
+                }
+                // Not emitted as a vector op (above).
+                VecOp::Word => return Err("a word load as a vector op".into()),
                 VecOp::Dot(kind, a, b, acc) => {
                     let (x, y) = (self.vec_get(a, v)?, self.vec_get(b, v)?);
                     let acc = match acc {

@@ -21,6 +21,7 @@
 //!
 //! Compiled code is kept per pipeline ([`Cache`]), one function per [`Key`].
 
+mod affine;
 mod compile;
 mod facts;
 mod group;
@@ -213,7 +214,7 @@ impl crate::run::workers::Unit for Worker<'_, '_> {
             }
             s if s == Status::GaveUp as u64 => {
                 j.give_up(describe(ctx.reason));
-                if ctx.reason & 0xff == reason::GROUP {
+                if matches!(ctx.reason & 0xff, reason::GROUP | reason::LINE) {
                     j.parted.store(true, Ordering::Relaxed);
                 }
             }
@@ -263,6 +264,7 @@ fn describe(code: u64) -> String {
         reason::DOT => "a dot product's AccSat overflow",
         reason::INTERNAL => "a state the compiled code never reaches",
         reason::GROUP => "a subgroup operation with a finding, or in a group that parted",
+        reason::LINE => "a lockstep group's pointers off their line",
         _ => "an unknown reason",
     };
     format!(

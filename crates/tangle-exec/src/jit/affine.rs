@@ -1,0 +1,485 @@
+//! Affine slots of a lockstep group ([`super::lockstep`]): values that differ from lane to lane
+//! by a step known at compile time, `lane l = lane 0 + l × step` — the invocation's index and
+//! what is computed from it by adding shared values, multiplying or shifting by constants, and
+//! the pointers access chains make from them (`x[gl_GlobalInvocationID.x]`). Such a slot is
+//! held once for the group, as lane 0's value, and each lane's value is made from it where an
+//! op needs it (one add).
+//!
+//! What it buys: a load or store through an affine pointer whose step is the access's size
+//! ([`Emitter::line_load`], [`Emitter::line_store`]) touches the group's lanes' bytes in one
+//! line, so it is one bounds and alignment check, one race-log run and vector loads or stores
+//! (the "contiguous access → one bounds check and a vector load"), where each lane
+//! otherwise computed its own address, checked it and moved its own word.
+//!
+//! Exactness. Integer slots: `(v + l·k) mod 2^bits` is what adding, subtracting, multiplying
+//! and shifting left by a constant compute lane by lane (these are ring homomorphisms modulo
+//! 2^bits), so lane `l`'s value is `(v0 + l·k) mod 2^bits` exactly, whatever wraps. Pointers: an
+//! access chain extends its index (sign or zero) before it scales it, so a wrap of the index
+//! inside the group breaks the line; [`Emitter::line_check`] therefore computes the last lane's
+//! pointer exactly as the scalar code does and gives the dispatch back (to the wide
+//! interpreter) unless it is `p0 + (lanes − 1)·step`. That one check covers every lane: the
+//! lanes' extended indices climb (or fall) by at most 2^16 per lane from lane 0, so they wrap
+//! at most once, and a wrap shifts every later lane's offset by `2^bits × stride` (nonzero
+//! modulo 2^48 for the 32-bit indices and strides below 2^15 allowed here), the last lane's
+//! included; a 64-bit index never wraps modulo 2^48 differently from the offset itself, and a
+//! carry out of the 48 offset bits shows in the last lane's region bits.
+
+use super::compile::{reason, Emitter, Key};
+use super::facts::{op_slots, Facts};
+use crate::program::{Function, IntBin, Op, Program, Slot, Step};
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::types::{I32, I32X4, I64};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData};
+
+/// How a slot's lanes follow from lane 0's in a group in lockstep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Affine {
+    /// Lane `l` holds lane 0's value plus `l × step` (modulo 2^bits).
+    pub step: u64,
+    /// The width the values wrap at (32 or 64); a pointer's is 64 and does not wrap (its
+    /// line is checked where it is made, [`Emitter::line_check`]).
+    pub bits: u32,
+    pub pointer: bool,
+}
+
+/// The largest step (in magnitude) of an index an access chain makes a line from.
+const MAX_INDEX_STEP: i64 = 1 << 16;
+/// The largest stride of such an index.
+const MAX_STRIDE: u64 = 1 << 15;
+
+/// The analysis' state of one slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// Not known yet (no write seen with known operands).
+    Open,
+    Line(Affine),
+    /// Each lane its own.
+    Lanes,
+}
+
+impl Form {
+    /// What a slot is when it is written with `other` too.
+    fn meet(self, other: Form) -> Form {
+        match (self, other) {
+            (Form::Open, x) | (x, Form::Open) => x,
+            (Form::Line(a), Form::Line(b)) if a == b => Form::Line(a),
+            _ => Form::Lanes,
+        }
+    }
+}
+
+/// A shared slot read as an affine operand: step 0.
+const SHARED: Affine = Affine {
+    step: 0,
+    bits: 64,
+    pointer: false,
+};
+
+/// The affine slots of `func`'s lockstep groups of `lanes` (none when there are none): slots
+/// not shared whose every write is an op with an affine form ([`form_of`]) of shared or affine
+/// operands, all with the same step. An optimistic fixpoint (a loop's induction variable
+/// started from the invocation's index is affine): each slot goes from open to a line to each
+/// lane its own, at most twice, so the rounds are bounded.
+pub(super) fn affine_slots(
+    prog: &Program,
+    func: &Function,
+    facts: &Facts,
+    key: Key,
+    lanes: u32,
+    shared: &[bool],
+) -> Vec<Option<Affine>> {
+    let n = prog.slots as usize;
+    let is_shared = |s: Slot| shared.get(s as usize).copied().unwrap_or(false);
+    // Slots found open at a fixpoint (written only from values still open: nothing grounds
+    // them) are made each lane's own and the fixpoint found again, so that no line rests on
+    // an open value.
+    let mut forced = vec![false; n];
+    let mut forms = vec![Form::Open; n];
+    for _ in 0..=n {
+        let mut settled = false;
+        for _ in 0..2 * n + 2 {
+            let next = round(prog, func, facts, key, lanes, &forms, &forced, &is_shared);
+            if next == forms {
+                settled = true;
+                break;
+            }
+            forms = next;
+        }
+        if !settled {
+            break;
+        }
+        let mut open = false;
+        for (s, f) in forms.iter().enumerate() {
+            if *f == Form::Open && facts.written.get(s).copied().unwrap_or(false) {
+                forced[s] = true;
+                open = true;
+            }
+        }
+        if !open {
+            return forms
+                .into_iter()
+                .enumerate()
+                .map(|(s, f)| match f {
+                    Form::Line(a) if !is_shared(s as Slot) => Some(a),
+                    _ => None,
+                })
+                .collect();
+        }
+        forms = vec![Form::Open; n];
+    }
+    // No fixpoint within the bound (never expected): no affine slots.
+    vec![None; n]
+}
+
+/// One round of [`affine_slots`]: each slot's form from its writes' forms, given `forms`.
+#[allow(clippy::too_many_arguments)]
+fn round(
+    prog: &Program,
+    func: &Function,
+    facts: &Facts,
+    key: Key,
+    lanes: u32,
+    forms: &[Form],
+    forced: &[bool],
+    is_shared: &dyn Fn(Slot) -> bool,
+) -> Vec<Form> {
+    let mut next: Vec<Form> = forced
+        .iter()
+        .map(|&f| if f { Form::Lanes } else { Form::Open })
+        .collect();
+    let of = |s: Slot| -> Form {
+        if is_shared(s) {
+            Form::Line(SHARED)
+        } else {
+            forms.get(s as usize).copied().unwrap_or(Form::Lanes)
+        }
+    };
+    let mut put = |s: Slot, f: Form| {
+        if let Some(x) = next.get_mut(s as usize) {
+            *x = x.meet(f);
+        }
+    };
+    for block in &func.blocks {
+        for op in &block.ops {
+            let writes = op_slots(prog, op).map(|(w, _)| w).unwrap_or_default();
+            match form_of(prog, op, facts, key, lanes, &of) {
+                Some(results) if results.len() == writes.len() => {
+                    for (w, f) in writes.into_iter().zip(results) {
+                        put(w, f);
+                    }
+                }
+                _ => {
+                    for w in writes {
+                        put(w, Form::Lanes);
+                    }
+                }
+            }
+        }
+        for (_, copies) in &block.phis {
+            for &(dst, src) in copies {
+                put(dst, of(src));
+            }
+        }
+    }
+    next
+}
+
+/// The forms of the slots `op` writes (in [`op_slots`] order) when it keeps lines, given its
+/// operands' forms; `None` when it does not (or cannot tell).
+fn form_of(
+    prog: &Program,
+    op: &Op,
+    facts: &Facts,
+    key: Key,
+    lanes: u32,
+    of: &dyn Fn(Slot) -> Form,
+) -> Option<Vec<Form>> {
+    let line = |s: Slot| match of(s) {
+        Form::Line(a) => Some(Some(a)),
+        Form::Open => Some(None),
+        Form::Lanes => None,
+    };
+    // An operand still open leaves the result open (the optimistic start).
+    let int = |a: Option<Affine>, bits: u32| a.is_none_or(|a| !a.pointer && a.bits >= bits);
+    Some(match *op {
+        Op::Copy { src, .. } => vec![of(src)],
+        Op::IntBin {
+            op,
+            bits: bits @ (32 | 64),
+            a,
+            b,
+            ..
+        } => {
+            let (x, y) = (line(a)?, line(b)?);
+            if !int(x, bits) || !int(y, bits) {
+                return None;
+            }
+            let (Some(x), Some(y)) = (x, y) else {
+                return Some(vec![Form::Open]);
+            };
+            let m = super::compile::mask(bits);
+            let step = match op {
+                IntBin::Add => x.step.wrapping_add(y.step),
+                IntBin::Sub => x.step.wrapping_sub(y.step),
+                IntBin::Mul if y.step == 0 => x.step.wrapping_mul(facts.known.get(&b).copied()?),
+                IntBin::Mul if x.step == 0 => y.step.wrapping_mul(facts.known.get(&a).copied()?),
+                IntBin::ShiftLeft if y.step == 0 => {
+                    let s = facts
+                        .known
+                        .get(&b)
+                        .copied()
+                        .filter(|&s| s < u64::from(bits))?;
+                    x.step << s
+                }
+                _ => return None,
+            };
+            vec![Form::Line(Affine {
+                step: step & m,
+                bits,
+                pointer: false,
+            })]
+        }
+        Op::Load { ptr, ty, .. } => {
+            let &p = facts.known.get(&ptr)?;
+            let leaves = prog.leaves_of(ty);
+            let mut out = Vec::new();
+            for leaf in leaves {
+                let pc = crate::run::memory::make_pointer(
+                    crate::run::memory::REGION_INVOCATION,
+                    crate::run::memory::split_pointer(p).1 + leaf.offset,
+                );
+                let &(b, c) = facts.builtins.get(&pc)?;
+                let step = builtin_step(prog, key, lanes, b, c)?;
+                out.push(Form::Line(Affine {
+                    step,
+                    bits: 32,
+                    pointer: false,
+                }));
+            }
+            out
+        }
+        Op::AccessChain {
+            base, ref steps, ..
+        } => {
+            let mut open = false;
+            let mut moving = 0;
+            let base = match line(base)? {
+                Some(a) if a.step == 0 || a.pointer => a.step,
+                Some(_) => return None,
+                None => {
+                    open = true;
+                    0
+                }
+            };
+            moving += usize::from(base != 0);
+            let mut step = base;
+            for s in steps.iter() {
+                let Step::Dyn {
+                    index,
+                    bits,
+                    stride,
+                    ..
+                } = *s
+                else {
+                    continue;
+                };
+                let Some(a) = line(index)? else {
+                    open = true;
+                    continue;
+                };
+                if a.step == 0 {
+                    continue;
+                }
+                if a.pointer || a.bits < bits || !matches!(bits, 32 | 64) || stride >= MAX_STRIDE {
+                    return None;
+                }
+                // The index's step as the lanes' extended indices climb without a wrap.
+                let k = crate::semantics::sign_extend(bits, a.step & super::compile::mask(bits));
+                if k.unsigned_abs() > MAX_INDEX_STEP as u64 {
+                    return None;
+                }
+                moving += 1;
+                step = (k as u64).wrapping_mul(stride);
+            }
+            if moving > 1 {
+                return None;
+            }
+            if open {
+                return Some(vec![Form::Open]);
+            }
+            vec![Form::Line(Affine {
+                step,
+                bits: 64,
+                pointer: true,
+            })]
+        }
+        _ => return None,
+    })
+}
+
+/// The step of component `c` of built-in `b` in a group of `lanes` consecutive invocations
+/// whose first is a multiple of `lanes`, if it has one.
+fn builtin_step(prog: &Program, key: Key, lanes: u32, b: u32, c: usize) -> Option<u64> {
+    use spirv::BuiltIn as B;
+    let size = prog.local_size.map(u64::from);
+    let per_group: u64 = size.iter().product();
+    let lanes = u64::from(lanes);
+    // A group inside one row of x: the lanes' x climbs by one, y and z stay.
+    let in_row = size[0].is_multiple_of(lanes);
+    match (B::from_u32(b)?, c) {
+        (B::LocalInvocationId, 0) if in_row => Some(1),
+        (B::LocalInvocationId, 1 | 2) if in_row => Some(0),
+        // x is truncated to 32 bits: no wrap while the dispatch's x fits.
+        (B::GlobalInvocationId, 0) if in_row && u64::from(key.groups[0]) * size[0] <= 1 << 32 => {
+            Some(1)
+        }
+        (B::GlobalInvocationId, 1 | 2) if in_row => Some(0),
+        (B::LocalInvocationIndex, 0) if per_group.is_multiple_of(lanes) => Some(1),
+        (B::SubgroupLocalInvocationId, 0)
+            if per_group.is_multiple_of(lanes) && u64::from(key.sg).is_multiple_of(lanes) =>
+        {
+            Some(1)
+        }
+        _ => None,
+    }
+}
+
+impl Emitter<'_> {
+    /// Slot `s`'s form when it is affine.
+    pub(super) fn affine(&self, s: Slot) -> Option<Affine> {
+        self.affine.get(s as usize).copied().flatten()
+    }
+
+    /// Lane `l`'s value of affine slot `s` from lane 0's, `v0`.
+    pub(super) fn affine_lane(
+        &mut self,
+        a: Affine,
+        v0: cranelift_codegen::ir::Value,
+        l: u32,
+    ) -> cranelift_codegen::ir::Value {
+        if l == 0 || a.step == 0 {
+            return v0;
+        }
+        let v = self
+            .b
+            .ins()
+            .iadd_imm_s(v0, a.step.wrapping_mul(u64::from(l)) as i64);
+        if a.pointer {
+            v
+        } else {
+            self.trunc(a.bits, v)
+        }
+    }
+
+    /// After an access chain made lane 0's pointer of affine slot `dst`: the last lane's
+    /// pointer made as the scalar code makes it (its index checks included), and the dispatch
+    /// given back unless it is on the line (module doc, "Exactness").
+    pub(super) fn line_check(
+        &mut self,
+        dst: Slot,
+        base: Slot,
+        steps: &[Step],
+    ) -> Result<(), String> {
+        let Some(a) = self.affine(dst).filter(|a| a.pointer && a.step != 0) else {
+            return Ok(());
+        };
+        self.lane = Some(0);
+        let p0 = self.get(dst)?;
+        let last = self.lanes - 1;
+        self.lane = Some(last);
+        let pl = self.chain_value(base, steps)?;
+        let want = self
+            .b
+            .ins()
+            .iadd_imm_s(p0, a.step.wrapping_mul(u64::from(last)) as i64);
+        let off = self.b.ins().icmp(IntCC::NotEqual, pl, want);
+        self.give_up_if(off, reason::LINE);
+        Ok(())
+    }
+
+    /// The single 4-byte leaf of `ty`, if that is all it is (no boolean, which a load
+    /// converts).
+    fn word_type(&self, ty: u32) -> bool {
+        matches!(self.prog.leaves_of(ty), [l] if l.bytes == 4 && l.offset == 0 && !l.boolean)
+    }
+
+    /// Whether a load or store of `ty` through `ptr` is one line of the group's words.
+    fn on_line(&self, ptr: Slot, ty: u32) -> bool {
+        self.affine(ptr)
+            .is_some_and(|a| a.pointer && a.step == 4 && self.word_type(ty))
+    }
+
+    /// A group's load of one word per lane along a line (module doc): one check, one log run,
+    /// vector loads into a vector slot or a word per lane. `false` when it is no such load.
+    pub(super) fn line_load(&mut self, op: &Op) -> Result<bool, String> {
+        let Op::Load { dst, ptr, ty } = *op else {
+            return Ok(false);
+        };
+        if !self.on_line(ptr, ty) {
+            return Ok(false);
+        }
+        self.lane = Some(0);
+        let p0 = self.get(ptr)?;
+        self.log_line(ptr, p0, false)?;
+        let addr = self.address(p0, 4 * u64::from(self.lanes))?;
+        let flags = MemFlagsData::trusted();
+        if self.is_vector(dst) {
+            for v in 0..self.lanes / 4 {
+                let x = self.b.ins().load(I32X4, flags, addr, (16 * v) as i32);
+                let var = self.vec_var(dst, v)?;
+                self.b.def_var(var, x);
+            }
+        } else {
+            for l in 0..self.lanes {
+                let x = self.b.ins().load(I32, flags, addr, (4 * l) as i32);
+                let x = self.b.ins().uextend(I64, x);
+                self.lane = Some(l);
+                self.set(dst, x)?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// A group's store of one word per lane along a line, as [`Emitter::line_load`].
+    pub(super) fn line_store(&mut self, op: &Op) -> Result<bool, String> {
+        let Op::Store { ptr, src, ty } = *op else {
+            return Ok(false);
+        };
+        if !self.on_line(ptr, ty) {
+            return Ok(false);
+        }
+        self.lane = Some(0);
+        let p0 = self.get(ptr)?;
+        let addr = self.address(p0, 4 * u64::from(self.lanes))?;
+        self.log_line(ptr, p0, true)?;
+        let flags = MemFlagsData::trusted();
+        for v in 0..self.lanes / 4 {
+            let x = self.vec_get(src, v)?;
+            self.b.ins().store(flags, x, addr, (16 * v) as i32);
+        }
+        Ok(true)
+    }
+
+    /// Logs a line's accesses, one word per lane, as one run, when the site needs it.
+    fn log_line(
+        &mut self,
+        ptr: Slot,
+        p0: cranelift_codegen::ir::Value,
+        write: bool,
+    ) -> Result<(), String> {
+        if !self.key.races || !self.facts.logged(ptr, write) {
+            return Ok(());
+        }
+        let log = self.vals()?.log;
+        let site = self.next_site();
+        let site = self.iconst(u64::from(site));
+        let g = self.b.use_var(self.g);
+        let len = self.iconst(4 | u64::from(write) << 63);
+        let count = self.iconst(u64::from(self.lanes));
+        self.call(
+            super::native::log_run as *const (),
+            &[log, site, g, p0, len, count],
+        );
+        Ok(())
+    }
+}
