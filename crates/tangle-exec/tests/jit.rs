@@ -400,3 +400,130 @@ void main() {
     assert_eq!(r.stats.jit_invocations, 0);
     assert!(!r.diagnostics.is_empty(), "the finding is reported");
 }
+
+/// Float bit patterns the vector forms must treat as the reference does: NaNs (quiet and
+/// signalling, both signs, payloads), infinities, zeros of both signs, denormals, extremes.
+const SPECIAL_F32: [u32; 14] = [
+    0x7fc0_0000,
+    0xffc0_0001,
+    0x7f80_0001,
+    0xff80_1234,
+    0x7f80_0000,
+    0xff80_0000,
+    0x0000_0000,
+    0x8000_0000,
+    0x0000_0001,
+    0x807f_ffff,
+    0x7f7f_ffff,
+    0x3f80_0000,
+    0x0080_0000,
+    0xc2f6_e979,
+];
+
+/// Random words, a third of them special floats.
+fn float_words(n: usize, seed: u64) -> Vec<u32> {
+    let mut rng = Rng(seed);
+    (0..n)
+        .map(|_| match rng.u32() % 3 {
+            0 => SPECIAL_F32[rng.u32() as usize % SPECIAL_F32.len()],
+            1 => rng.u32(),
+            _ => rng.f32().to_bits(),
+        })
+        .collect()
+}
+
+/// Programs whose accesses run along lines (`o[i + c]` of the invocation index `i`): each
+/// lockstep group's words move as one checked vector load or store, f32 arithmetic runs as
+/// vectors; lines of other steps (`o[2i]`, `o[63 - i]`) and a loop's induction variable
+/// started from `i`.
+const LINES: [&str; 4] = [
+    "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float a = uintBitsToFloat(o[i]);
+    float b = uintBitsToFloat(o[i + 512u]);
+    float c = uintBitsToFloat(o[i + 1024u]);
+    o[i] = floatBitsToUint(a * b + c);
+    o[i + 1536u] = floatBitsToUint((a - c) / b);
+}
+",
+    "#version 450
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_LocalInvocationIndex + gl_WorkGroupID.x * 32u;
+    uint v = o[2u * i] * 3u + o[2u * i + 1u];
+    o[2u * i + 1u] = v ^ (v >> 7);
+    o[1023u - i] += 1u;
+}
+",
+    "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    for (uint j = gl_GlobalInvocationID.x; j < 2048u; j += 512u) {
+        o[j] = o[j] * 2654435761u + j;
+    }
+}
+",
+    "#version 450
+layout(local_size_x = 16, local_size_y = 4) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_LocalInvocationIndex + gl_WorkGroupID.x * 64u;
+    o[i + 1024u] = o[i] + gl_LocalInvocationID.y * 7u + gl_GlobalInvocationID.x;
+}
+",
+];
+
+#[test]
+fn words_along_lines_agree_with_the_reference_path() {
+    for (k, src) in LINES.iter().enumerate() {
+        for seed in 0..3 {
+            let words = float_words(2048, 77 + seed + 10 * k as u64);
+            for checks in [true, false] {
+                let r = agree(src, &words, 8, |o| o.checks = checks)
+                    .unwrap_or_else(|e| panic!("program {k}: {e}"));
+                assert!(r.diagnostics.is_empty(), "program {k}: {:?}", r.diagnostics);
+                let invocations = if k == 1 { 256 } else { 512 };
+                assert_eq!(
+                    r.stats.jit_invocations, invocations,
+                    "program {k} ran natively"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn races_along_lines_and_beside_own_elements_are_still_seen() {
+    // Each invocation writes its neighbour's word, which the neighbour reads.
+    let shifted = "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() { uint i = gl_GlobalInvocationID.x; o[i + 1u] = o[i] + 1u; }
+";
+    // Own elements, but invocation 5 also writes invocation 6's.
+    let beside = "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[i] = o[i] + 1u;
+    if (i == 5u) { o[6] = 9u; }
+}
+";
+    // gl_GlobalInvocationID.x repeats down the workgroup's rows: the same word written by four.
+    let rows = "#version 450
+layout(local_size_x = 16, local_size_y = 4) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() { o[gl_GlobalInvocationID.x] = gl_LocalInvocationID.y; }
+";
+    for src in [shifted, beside, rows] {
+        let r = agree(src, &[1; 512], 2, |o| o.threads = 1).expect("dispatch");
+        assert!(!r.diagnostics.is_empty(), "the race is reported: {src}");
+        assert_eq!(r.stats.jit_invocations, 0);
+    }
+}

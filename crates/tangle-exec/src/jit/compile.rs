@@ -139,7 +139,7 @@ fn build<R>(
     key: Key,
     body: impl FnOnce(&mut Emitter<'_>) -> Result<R, String>,
 ) -> Result<(Code, R), String> {
-    let facts = Facts::of(prog, func);
+    let facts = Facts::of(prog, func, key.groups);
     let isa = host()?;
     let call_conv = isa.default_call_conv();
     let frontend = isa.frontend_config();

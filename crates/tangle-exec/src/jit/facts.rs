@@ -21,6 +21,8 @@ pub(crate) struct Facts {
     origin: HashMap<Slot, RegionKind>,
     /// The buffers that stores may write; `None` when some store's buffer is unknown.
     written_buffers: Option<Vec<RegionKind>>,
+    /// The buffers every invocation accesses only at its own element ([`own_elements`]).
+    own: Vec<RegionKind>,
 }
 
 /// Every slot an op writes (loads of several leaves and dynamic inserts included) and every
@@ -45,7 +47,7 @@ pub(crate) fn op_slots(prog: &Program, op: &Op) -> Option<(Vec<Slot>, Vec<Slot>)
 
 impl Facts {
     /// The facts of `func`, the entry function of `prog`.
-    pub(crate) fn of(prog: &Program, func: &Function) -> Facts {
+    pub(crate) fn of(prog: &Program, func: &Function, groups: [u32; 3]) -> Facts {
         let slots = prog.slots as usize;
         let mut written = vec![false; slots];
         let mut defs: HashMap<Slot, usize> = HashMap::new();
@@ -151,12 +153,14 @@ impl Facts {
                 }
             }
         }
+        let own = own_elements(prog, func, groups, &defs, &known, &builtins, &origin);
         Facts {
             written,
             known,
             builtins,
             origin,
             written_buffers,
+            own,
         }
     }
 
@@ -172,7 +176,8 @@ impl Facts {
 
     /// Whether the race screen must see the accesses of a load or store through `ptr`: every
     /// store, and every load that may read a buffer some store may write (a read of a buffer
-    /// nothing writes races with nothing).
+    /// nothing writes races with nothing), except in a buffer whose every access is the
+    /// invocation's own element (no two invocations touch a byte in common: no race).
     pub(crate) fn logged(&self, ptr: Slot, write: bool) -> bool {
         // A pointer known at compile time into push constants (a loop bound read every
         // iteration) is no buffer.
@@ -180,6 +185,9 @@ impl Facts {
             if split_pointer(p).0 < crate::run::memory::FIRST_BUFFER {
                 return false;
             }
+        }
+        if self.origin.get(&ptr).is_some_and(|r| self.own.contains(r)) {
+            return false;
         }
         if write {
             return true;
@@ -190,4 +198,141 @@ impl Facts {
             _ => true,
         }
     }
+}
+
+/// The buffers in which no two invocations of a dispatch of `groups` touch a byte in common,
+/// so that their accesses cannot race: every access of the buffer is a load or store through
+/// `buffer + C + gl_GlobalInvocationID.x × S` (one stride `S` for the buffer, the accesses'
+/// bytes `[C, C + size)` all inside one window of `S` bytes) in a dispatch whose invocations
+/// all have different `x` (one row of invocations: `y` and `z` of the workgroup size and of
+/// the dispatch are 1, and `x` does not wrap at 32 bits). Such a buffer's accesses need no
+/// race log (`saxpy`'s `y[i] = a * x[i] + y[i]`). Where any access's buffer is unknown, or an
+/// op touches memory otherwise (atomics, copies, images, matrices, calls), none.
+#[allow(clippy::too_many_arguments)]
+fn own_elements(
+    prog: &Program,
+    func: &Function,
+    groups: [u32; 3],
+    defs: &HashMap<Slot, usize>,
+    known: &HashMap<Slot, u64>,
+    builtins: &HashMap<u64, (u32, usize)>,
+    origin: &HashMap<Slot, RegionKind>,
+) -> Vec<RegionKind> {
+    let size = prog.local_size.map(u64::from);
+    if size[1] != 1 || size[2] != 1 || groups[1] != 1 || groups[2] != 1 {
+        return Vec::new();
+    }
+    if u64::from(groups[0]) * size[0] > 1 << 32 {
+        return Vec::new();
+    }
+    let ops = || func.blocks.iter().flat_map(|b| &b.ops);
+    let once = |s: Slot| defs.get(&s) == Some(&1);
+    // Slots holding gl_GlobalInvocationID.x: written once, by the load of it or a copy of one.
+    let mut gid: Vec<Slot> = Vec::new();
+    for op in ops() {
+        if let Op::Load { dst, ptr, .. } = *op {
+            let is_x = known.get(&ptr).and_then(|p| builtins.get(p))
+                == Some(&(spirv::BuiltIn::GlobalInvocationId as u32, 0));
+            if is_x && once(dst) {
+                gid.push(dst);
+            }
+        }
+    }
+    for _ in 0..=defs.len() {
+        let before = gid.len();
+        for op in ops() {
+            if let Op::Copy { dst, src } = *op {
+                if gid.contains(&src) && once(dst) && !gid.contains(&dst) {
+                    gid.push(dst);
+                }
+            }
+        }
+        if gid.len() == before {
+            break;
+        }
+    }
+    // Per access chain defined once: (buffer, constant bytes, stride) when it is of that form.
+    let mut chains: HashMap<Slot, (RegionKind, u64, u64)> = HashMap::new();
+    for op in ops() {
+        let Op::AccessChain {
+            dst,
+            base,
+            ref steps,
+        } = *op
+        else {
+            continue;
+        };
+        let Some(&region @ RegionKind::Buffer { .. }) = origin.get(&base) else {
+            continue;
+        };
+        let is_var = prog.variables.iter().any(|v| v.slot == base) && !defs.contains_key(&base);
+        if !once(dst) || !is_var {
+            continue;
+        }
+        let (mut c, mut stride) = (0u64, None);
+        for step in steps.iter() {
+            match *step {
+                Step::Const(k) => c = c.wrapping_add(k),
+                Step::Dyn {
+                    index,
+                    bits: 32,
+                    stride: s,
+                    ..
+                } if gid.contains(&index) && stride.is_none() && s > 0 && s < 1 << 16 => {
+                    stride = Some(s)
+                }
+                _ => stride = Some(0),
+            }
+        }
+        if let Some(s) = stride.filter(|&s| s > 0) {
+            chains.insert(dst, (region, c, s));
+        }
+    }
+    // Per buffer: its stride and the lowest and highest byte its accesses touch in a window.
+    let mut seen: Vec<(RegionKind, Option<(u64, u64, u64)>)> = Vec::new();
+    let mut note = |r: RegionKind, access: Option<(u64, u64, u64)>| match seen
+        .iter_mut()
+        .find(|(x, _)| *x == r)
+    {
+        Some((_, a)) => {
+            *a = match (*a, access) {
+                (Some((s, lo, hi)), Some((s2, lo2, hi2))) if s == s2 => {
+                    Some((s, lo.min(lo2), hi.max(hi2)))
+                }
+                _ => None,
+            }
+        }
+        None => seen.push((r, access)),
+    };
+    for op in ops() {
+        let (ptr, ty) = match *op {
+            Op::Load { ptr, ty, .. }
+            | Op::LoadUniform { ptr, ty, .. }
+            | Op::Store { ptr, ty, .. } => (ptr, ty),
+            Op::CopyMemory { .. }
+            | Op::Atomic { .. }
+            | Op::UndefMemory { .. }
+            | Op::Image(_)
+            | Op::Coopmat(_)
+            | Op::Call { .. } => return Vec::new(),
+            _ => continue,
+        };
+        if let Some(&p) = known.get(&ptr) {
+            if split_pointer(p).0 < crate::run::memory::FIRST_BUFFER {
+                continue;
+            }
+        }
+        let Some(&region) = origin.get(&ptr) else {
+            return Vec::new();
+        };
+        let bytes = prog.ty(ty).size;
+        let access = chains
+            .get(&ptr)
+            .filter(|&&(r, _, _)| r == region)
+            .and_then(|&(_, c, s)| Some((s, c, c.checked_add(bytes)?)));
+        note(region, access);
+    }
+    seen.into_iter()
+        .filter_map(|(r, a)| a.filter(|&(s, lo, hi)| hi - lo <= s).map(|_| r))
+        .collect()
 }
