@@ -289,7 +289,9 @@ fn own_elements(
         }
     }
     // Per buffer: its stride and the lowest and highest byte its accesses touch in a window.
-    let mut seen: Vec<(RegionKind, Option<(u64, u64, u64)>)> = Vec::new();
+    // (stride, lowest byte, past the highest byte) of one buffer's accesses so far.
+    type Window = Option<(u64, u64, u64)>;
+    let mut seen: Vec<(RegionKind, Window)> = Vec::new();
     let mut note = |r: RegionKind, access: Option<(u64, u64, u64)>| match seen
         .iter_mut()
         .find(|(x, _)| *x == r)
