@@ -708,6 +708,9 @@ impl Emitter<'_> {
     /// lane active ([`super::group`]): the operands of every lane into the subgroup register
     /// file, the reference path's kernel, the results back.
     fn group_op(&mut self, g: &crate::run::group::GroupInst, op: &Op) -> Result<(), String> {
+        if self.permute(g)? {
+            return Ok(());
+        }
         let (writes, reads) = g.slots();
         let (group, regs) = {
             let v = self.vals()?;
@@ -741,6 +744,122 @@ impl Emitter<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A subgroup operation that moves each lane's Value from a source lane (rotates,
+    /// shuffles, broadcasts) as compiled code, when its source lanes follow from values the
+    /// compiled code has: each lane's Value stored into the subgroup register file, each
+    /// lane's source computed as the reference kernel's `semantics::group` function computes
+    /// it, and read back. A source outside the subgroup (undefined: the reference path
+    /// reports it) gives the dispatch back; a rotate whose Delta, or a broadcast whose Id, is
+    /// not held once for the group (possibly not uniform: a finding) or whose ClusterSize is
+    /// undefined is left to the kernel ([`Emitter::group_op`]). `false` when not done here.
+    fn permute(&mut self, g: &crate::run::group::GroupInst) -> Result<bool, String> {
+        use crate::run::group::GroupKind as K;
+        let n = self.lanes;
+        let (operand, size) = match g.kind {
+            K::Rotate { delta, cluster } => {
+                let size = cluster.unwrap_or(u64::from(n));
+                if !self.is_shared(delta)
+                    || crate::semantics::group::rotate_cluster_is_undefined(size, n)
+                {
+                    return Ok(false);
+                }
+                (delta, size)
+            }
+            K::Broadcast { id } if self.is_shared(id) => (id, 0),
+            K::Shuffle { id } => (id, 0),
+            K::ShuffleXor { mask } => (mask, 0),
+            K::ShuffleUp { delta } | K::ShuffleDown { delta } => (delta, 0),
+            _ => return Ok(false),
+        };
+        let regs = self.vals()?.group_regs;
+        let flags = MemFlagsData::trusted();
+        let slot_at = |s: Slot| -> Result<i64, String> {
+            if s >= self.prog.slots {
+                return Err(format!("slot {s} outside the register file"));
+            }
+            Ok(i64::from(s) * i64::from(n) * 8)
+        };
+        for c in 0..g.count {
+            let at = slot_at(g.value + c)?;
+            for l in 0..n {
+                self.lane = Some(l);
+                let v = self.get(g.value + c)?;
+                let at = i32::try_from(at + 8 * i64::from(l))
+                    .map_err(|_| "a subgroup register file too large".to_string())?;
+                self.b.ins().store(flags, v, regs, at);
+            }
+        }
+        // Each lane's source lane, and whether it is outside the subgroup.
+        let mut sources = Vec::new();
+        let mut outside = None;
+        for l in 0..n {
+            self.lane = Some(l);
+            let x = self.get(operand)?;
+            let lane = i64::from(l);
+            let (src, bad) = match g.kind {
+                K::Rotate { .. } => {
+                    // rotate_source_lane: ((l + delta) mod size) + the cluster's first lane.
+                    let m = size as i64 - 1;
+                    let sum = self.b.ins().iadd_imm_s(x, lane);
+                    let low = self.b.ins().band_imm_s(sum, m);
+                    (self.b.ins().iadd_imm_s(low, lane & !m), None)
+                }
+                K::Broadcast { .. } | K::Shuffle { .. } => {
+                    let bad =
+                        self.b
+                            .ins()
+                            .icmp_imm_s(IntCC::UnsignedGreaterThanOrEqual, x, i64::from(n));
+                    (x, Some(bad))
+                }
+                K::ShuffleXor { .. } => {
+                    let src = self.b.ins().bxor_imm_s(x, lane);
+                    let bad = self.b.ins().icmp_imm_s(
+                        IntCC::UnsignedGreaterThanOrEqual,
+                        src,
+                        i64::from(n),
+                    );
+                    (src, Some(bad))
+                }
+                K::ShuffleUp { .. } => {
+                    let bad = self.b.ins().icmp_imm_s(IntCC::UnsignedGreaterThan, x, lane);
+                    let l = self.iconst(u64::from(l));
+                    (self.b.ins().isub(l, x), Some(bad))
+                }
+                _ => {
+                    // ShuffleDown: delta ≥ n − l is outside (and no sum past 2^64).
+                    let bad = self.b.ins().icmp_imm_s(
+                        IntCC::UnsignedGreaterThanOrEqual,
+                        x,
+                        i64::from(n) - lane,
+                    );
+                    (self.b.ins().iadd_imm_s(x, lane), Some(bad))
+                }
+            };
+            if let Some(bad) = bad {
+                outside = Some(match outside {
+                    None => bad,
+                    Some(o) => self.b.ins().bor(o, bad),
+                });
+            }
+            sources.push(src);
+        }
+        if let Some(o) = outside {
+            self.give_up_if(o, super::compile::reason::GROUP);
+        }
+        for c in 0..g.count {
+            let at = i32::try_from(slot_at(g.value + c)?)
+                .map_err(|_| "a subgroup register file too large".to_string())?;
+            for (l, &src) in (0u32..).zip(&sources) {
+                let off = self.b.ins().ishl_imm_s(src, 3);
+                let addr = self.b.ins().iadd(regs, off);
+                let v = self.b.ins().load(I64, flags, addr, at);
+                self.lane = Some(l);
+                self.set(g.dst + c, v)?;
+            }
+        }
+        Ok(true)
     }
 
     /// The spill area's address (made once, in the entry block).
