@@ -527,3 +527,45 @@ void main() { o[gl_GlobalInvocationID.x] = gl_LocalInvocationID.y; }
         assert_eq!(r.stats.jit_invocations, 0);
     }
 }
+
+/// A program whose only subgroup operations are permutations, which the compiled code does
+/// itself (no kernel call): rotates (whole and clustered, deltas held once), a shuffle, a
+/// shuffle xor, shuffles up and down, a broadcast — over float data as `rotate_conv` does.
+const PERMUTATIONS: &str = "#version 450
+#extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_KHR_shader_subgroup_shuffle_relative : require
+#extension GL_KHR_shader_subgroup_ballot : require
+#extension GL_KHR_shader_subgroup_rotate : require
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float v = uintBitsToFloat(o[i]);
+    float acc = 0.0;
+    for (uint t = 0u; t < 6u; ++t) {
+        acc += float(t + 1u) * subgroupClusteredRotate(v, t, 4u);
+        acc -= subgroupRotate(v, t * 3u);
+    }
+    uint u = o[i + 128u];
+    uint id = gl_SubgroupInvocationID;
+    uint s = subgroupShuffle(u, (id * 5u + 3u) % gl_SubgroupSize)
+           + subgroupShuffleXor(u, 1u)
+           + subgroupShuffleUp(u, id > 0u ? 1u : 0u)
+           + subgroupShuffleDown(u, id + 2u < gl_SubgroupSize ? 2u : 0u)
+           + subgroupBroadcast(u, 2u);
+    o[i] = floatBitsToUint(acc);
+    o[i + 256u] = s;
+}
+";
+
+#[test]
+fn permutations_run_as_compiled_code_at_every_subgroup_size() {
+    for sg in [4, 8, 16, 32, 64] {
+        let mut data = float_words(128, 5 + u64::from(sg));
+        data.extend((0..256u32).map(|k| k.wrapping_mul(2654435761)));
+        let r = agree_sg(PERMUTATIONS, &data, 2, sg, |_| {})
+            .unwrap_or_else(|e| panic!("subgroups of {sg}: {e}"));
+        assert!(r.diagnostics.is_empty(), "{sg}: {:?}", r.diagnostics);
+        assert_eq!(r.stats.jit_invocations, 128, "subgroups of {sg}");
+    }
+}

@@ -88,6 +88,8 @@ pub(crate) struct Compiled {
     pub sites: usize,
     /// The subgroup operations, by the index the code passes to [`native::group_op`].
     pub group_ops: std::sync::Arc<Vec<Op>>,
+    /// The code uses the subgroup register file ([`super::group::GroupScratch::regs`]).
+    pub group_regs: bool,
 }
 
 /// The host's code generator, or why there is none.
@@ -126,6 +128,7 @@ pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
         code,
         sites,
         group_ops: std::sync::Arc::new(group_ops),
+        group_regs: plan.group_ops,
     })
 }
 

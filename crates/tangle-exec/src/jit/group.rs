@@ -23,13 +23,16 @@ pub(crate) struct GroupScratch {
 }
 
 impl GroupScratch {
-    /// A scratch for `ops` of a program of `slots` slots, subgroups of `sg`.
-    pub(crate) fn new(ops: std::sync::Arc<Vec<Op>>, slots: u32, sg: usize) -> GroupScratch {
-        let len = if ops.is_empty() {
-            0
-        } else {
-            slots as usize * sg
-        };
+    /// A scratch for `ops` of a program of `slots` slots, subgroups of `sg`; its register
+    /// file only where the compiled code uses one (`regs`: the program has subgroup
+    /// operations, whether run by the kernel or, as permutations, by the compiled code).
+    pub(crate) fn new(
+        ops: std::sync::Arc<Vec<Op>>,
+        regs: bool,
+        slots: u32,
+        sg: usize,
+    ) -> GroupScratch {
+        let len = if regs { slots as usize * sg } else { 0 };
         GroupScratch {
             ops,
             regs: vec![0; len],

@@ -321,7 +321,12 @@ pub(crate) fn run(
             j: &j,
             regions: regions(s),
             log: log::LogState::new(sites),
-            group: group::GroupScratch::new(j.code.group_ops.clone(), s.prog.slots, s.sg),
+            group: group::GroupScratch::new(
+                j.code.group_ops.clone(),
+                j.code.group_regs,
+                s.prog.slots,
+                s.sg,
+            ),
             stats: Stats::default(),
         });
     let parted = j.parted.load(Ordering::Relaxed);

@@ -23,8 +23,10 @@
 //!   accessed at constant offsets inside the size it was declared with; and the subgroup
 //!   register file [`Ctx::group_regs`], accessed at `(slot * sg + lane) * 8` for slots of the
 //!   program and lanes below the subgroup size `sg` of the key it was compiled for, which is
-//!   the `slots * sg` values [`super::group::GroupScratch::new`] allocates for that program
-//!   and key.
+//!   the `slots * sg` values [`super::group::GroupScratch::new`] allocates for a program with
+//!   subgroup operations (the only code that touches it; [`compile::Compiled::group_regs`])
+//!   and key; a lane index computed at run time (a rotate's or shuffle's source lane,
+//!   `lockstep::permute`) is below `sg` by construction or checked before the access.
 //! * **Data races.** The regions are `AtomicU32` words that other workers access at the same
 //!   time. The compiled code accesses them only with aligned 32-bit loads and stores (an
 //!   8-byte value is two of them, as [`crate::run::memory::Words::write`] does), and the stop
@@ -33,7 +35,15 @@
 //!   a `Relaxed` atomic load or store of an `AtomicU32` compiles to, so these accesses are
 //!   relaxed atomic accesses at the machine level: the interleavings they allow are those the
 //!   interpreters' `Relaxed` accesses allow. Where two invocations' accesses really conflict,
-//!   the race screen gives the dispatch back ([`super`]).
+//!   the race screen gives the dispatch back ([`super`]). A lockstep group's line of words
+//!   ([`super::affine`]) moves as 16-byte vector loads and stores at 4-aligned addresses inside
+//!   the checked range; these are not single accesses, and under a conflicting access by
+//!   another worker they may see each word at a different moment (never a byte of memory
+//!   outside the range: the hardware has no undefined behaviour here). Such a conflict is a
+//!   race the screen sees: a line of a buffer that stores may write is logged (or is each
+//!   invocation's own element, which no other invocation touches, [`super::facts`]), and a
+//!   line of a buffer nothing writes has no writer to conflict with; so a value that a vector
+//!   access tore is only ever in a dispatch that is given back and rerun.
 //! * **Calls.** The function pointer comes from the module that compiled it, with the
 //!   signature [`Entry`] it was declared with ([`super::compile`]: three `i64` parameters, one
 //!   `i64` result, the host's default calling convention, which is `extern "C"`). Every helper
