@@ -29,7 +29,8 @@ use super::facts::{op_slots, Facts};
 use crate::program::{Function, IntBin, Op, Program, Slot, Step};
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::types::{I32, I32X4, I64};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value};
+use cranelift_frontend::Variable;
 
 /// How a slot's lanes follow from lane 0's in a group in lockstep.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,7 +41,23 @@ pub(super) struct Affine {
     /// line is checked where it is made, [`Emitter::line_check`]).
     pub bits: u32,
     pub pointer: bool,
+    /// The step is known only at run time (`r * p.words`, a push constant's multiple): it is
+    /// held in the slot's own variable ([`Emitter::affine_step`]), computed by the op that
+    /// writes the slot, which is its only write; `step` is then unused (0).
+    pub dynamic: bool,
 }
+
+impl Affine {
+    /// The same value in every lane (a step of 0 known at compile time).
+    fn zero(&self) -> bool {
+        !self.dynamic && self.step == 0
+    }
+}
+
+/// The largest step (in magnitude) of a run-time index step an access chain takes; past it
+/// the dispatch is given back ([`Emitter::affine_step`]), so the lanes' extended indices
+/// wrap at most once (module doc).
+const MAX_DYNAMIC_STEP: i64 = 1 << 24;
 
 /// The largest step (in magnitude) of an index an access chain makes a line from.
 const MAX_INDEX_STEP: i64 = 1 << 16;
@@ -73,6 +90,7 @@ const SHARED: Affine = Affine {
     step: 0,
     bits: 64,
     pointer: false,
+    dynamic: false,
 };
 
 /// The affine slots of `func`'s lockstep groups of `lanes` (none when there are none): slots
@@ -94,11 +112,32 @@ pub(super) fn affine_slots(
     // them) are made each lane's own and the fixpoint found again, so that no line rests on
     // an open value.
     let mut forced = vec![false; n];
+    // A run-time step lives in its slot's variable, which one write defines: slots written
+    // more than once keep constant steps only.
+    let mut writers = vec![0usize; n];
+    for block in &func.blocks {
+        for op in &block.ops {
+            for w in op_slots(prog, op).map(|(w, _)| w).unwrap_or_default() {
+                if let Some(c) = writers.get_mut(w as usize) {
+                    *c += 1;
+                }
+            }
+        }
+        for (_, copies) in &block.phis {
+            for &(dst, _) in copies {
+                if let Some(c) = writers.get_mut(dst as usize) {
+                    *c += 1;
+                }
+            }
+        }
+    }
     let mut forms = vec![Form::Open; n];
     for _ in 0..=n {
         let mut settled = false;
         for _ in 0..2 * n + 2 {
-            let next = round(prog, func, facts, key, lanes, &forms, &forced, &is_shared);
+            let next = round(
+                prog, func, facts, key, lanes, &forms, &forced, &writers, &is_shared,
+            );
             if next == forms {
                 settled = true;
                 break;
@@ -141,6 +180,7 @@ fn round(
     lanes: u32,
     forms: &[Form],
     forced: &[bool],
+    writers: &[usize],
     is_shared: &dyn Fn(Slot) -> bool,
 ) -> Vec<Form> {
     let mut next: Vec<Form> = forced
@@ -155,6 +195,10 @@ fn round(
         }
     };
     let mut put = |s: Slot, f: Form| {
+        let f = match f {
+            Form::Line(a) if a.dynamic && writers.get(s as usize) != Some(&1) => Form::Lanes,
+            f => f,
+        };
         if let Some(x) = next.get_mut(s as usize) {
             *x = x.meet(f);
         }
@@ -177,7 +221,11 @@ fn round(
         }
         for (_, copies) in &block.phis {
             for &(dst, src) in copies {
-                put(dst, of(src));
+                // A copy on an edge has no op to compute a run-time step.
+                match of(src) {
+                    Form::Line(a) if a.dynamic => put(dst, Form::Lanes),
+                    f => put(dst, f),
+                }
             }
         }
     }
@@ -201,8 +249,19 @@ fn form_of(
     };
     // An operand still open leaves the result open (the optimistic start).
     let int = |a: Option<Affine>, bits: u32| a.is_none_or(|a| !a.pointer && a.bits >= bits);
+    let dynamic = |bits: u32, pointer: bool| {
+        Form::Line(Affine {
+            step: 0,
+            bits,
+            pointer,
+            dynamic: true,
+        })
+    };
     Some(match *op {
-        Op::Copy { src, .. } => vec![of(src)],
+        Op::Copy { src, .. } => match of(src) {
+            Form::Line(a) if a.dynamic => vec![dynamic(a.bits, a.pointer)],
+            f => vec![f],
+        },
         Op::IntBin {
             op,
             bits: bits @ (32 | 64),
@@ -218,17 +277,29 @@ fn form_of(
                 return Some(vec![Form::Open]);
             };
             let m = super::compile::mask(bits);
+            let known = |s: Slot| facts.known.get(&s).copied();
             let step = match op {
+                IntBin::Add | IntBin::Sub if x.dynamic || y.dynamic => {
+                    return Some(vec![dynamic(bits, false)])
+                }
                 IntBin::Add => x.step.wrapping_add(y.step),
                 IntBin::Sub => x.step.wrapping_sub(y.step),
-                IntBin::Mul if y.step == 0 => x.step.wrapping_mul(facts.known.get(&b).copied()?),
-                IntBin::Mul if x.step == 0 => y.step.wrapping_mul(facts.known.get(&a).copied()?),
-                IntBin::ShiftLeft if y.step == 0 => {
-                    let s = facts
-                        .known
-                        .get(&b)
-                        .copied()
-                        .filter(|&s| s < u64::from(bits))?;
+                // A line times a value the same in every lane: a line, its step known when
+                // the factor is a constant, else at run time.
+                IntBin::Mul if x.zero() && y.zero() => 0,
+                IntBin::Mul if y.zero() => match (x.dynamic, known(b)) {
+                    (false, Some(c)) => x.step.wrapping_mul(c),
+                    _ => return Some(vec![dynamic(bits, false)]),
+                },
+                IntBin::Mul if x.zero() => match (y.dynamic, known(a)) {
+                    (false, Some(c)) => y.step.wrapping_mul(c),
+                    _ => return Some(vec![dynamic(bits, false)]),
+                },
+                IntBin::ShiftLeft if y.zero() => {
+                    let s = known(b).filter(|&s| s < u64::from(bits))?;
+                    if x.dynamic {
+                        return Some(vec![dynamic(bits, false)]);
+                    }
                     x.step << s
                 }
                 _ => return None,
@@ -237,6 +308,7 @@ fn form_of(
                 step: step & m,
                 bits,
                 pointer: false,
+                dynamic: false,
             })]
         }
         Op::Load { ptr, ty, .. } => {
@@ -254,6 +326,7 @@ fn form_of(
                     step,
                     bits: 32,
                     pointer: false,
+                    dynamic: false,
                 }));
             }
             out
@@ -263,16 +336,20 @@ fn form_of(
         } => {
             let mut open = false;
             let mut moving = 0;
-            let base = match line(base)? {
-                Some(a) if a.step == 0 || a.pointer => a.step,
+            let mut dyn_step = false;
+            let mut step = match line(base)? {
+                Some(a) if a.zero() => 0,
+                Some(a) if a.pointer => {
+                    moving += 1;
+                    dyn_step = a.dynamic;
+                    a.step
+                }
                 Some(_) => return None,
                 None => {
                     open = true;
                     0
                 }
             };
-            moving += usize::from(base != 0);
-            let mut step = base;
             for s in steps.iter() {
                 let Step::Dyn {
                     index,
@@ -287,18 +364,23 @@ fn form_of(
                     open = true;
                     continue;
                 };
-                if a.step == 0 {
+                if a.zero() {
                     continue;
                 }
                 if a.pointer || a.bits < bits || !matches!(bits, 32 | 64) || stride >= MAX_STRIDE {
                     return None;
+                }
+                moving += 1;
+                if a.dynamic {
+                    // Its size is checked at run time (Emitter::affine_step).
+                    dyn_step = true;
+                    continue;
                 }
                 // The index's step as the lanes' extended indices climb without a wrap.
                 let k = crate::semantics::sign_extend(bits, a.step & super::compile::mask(bits));
                 if k.unsigned_abs() > MAX_INDEX_STEP as u64 {
                     return None;
                 }
-                moving += 1;
                 step = (k as u64).wrapping_mul(stride);
             }
             if moving > 1 {
@@ -307,10 +389,14 @@ fn form_of(
             if open {
                 return Some(vec![Form::Open]);
             }
+            if dyn_step {
+                return Some(vec![dynamic(64, true)]);
+            }
             vec![Form::Line(Affine {
                 step,
                 bits: 64,
                 pointer: true,
+                dynamic: false,
             })]
         }
         _ => return None,
@@ -350,25 +436,124 @@ impl Emitter<'_> {
         self.affine.get(s as usize).copied().flatten()
     }
 
-    /// Lane `l`'s value of affine slot `s` from lane 0's, `v0`.
+    /// Lane `l`'s value of affine slot `s` (form `a`) from lane 0's, `v0`.
     pub(super) fn affine_lane(
         &mut self,
+        s: Slot,
         a: Affine,
-        v0: cranelift_codegen::ir::Value,
+        v0: Value,
         l: u32,
-    ) -> cranelift_codegen::ir::Value {
-        if l == 0 || a.step == 0 {
-            return v0;
+    ) -> Result<Value, String> {
+        if l == 0 || a.zero() {
+            return Ok(v0);
         }
-        let v = self
-            .b
-            .ins()
-            .iadd_imm_s(v0, a.step.wrapping_mul(u64::from(l)) as i64);
-        if a.pointer {
-            v
+        let v = if a.dynamic {
+            let step = self.step_var(s)?;
+            let step = self.b.use_var(step);
+            let d = self.b.ins().imul_imm_s(step, i64::from(l));
+            self.b.ins().iadd(v0, d)
         } else {
-            self.trunc(a.bits, v)
+            self.b
+                .ins()
+                .iadd_imm_s(v0, a.step.wrapping_mul(u64::from(l)) as i64)
+        };
+        Ok(if a.pointer { v } else { self.trunc(a.bits, v) })
+    }
+
+    /// The variable holding the run-time step of affine slot `s`.
+    fn step_var(&self, s: Slot) -> Result<Variable, String> {
+        self.step_vars
+            .get(s as usize)
+            .copied()
+            .flatten()
+            .ok_or_else(|| format!("slot {s} has no run-time step"))
+    }
+
+    /// The step of slot `s` as a value: its variable's, its constant, or 0 (shared).
+    fn step_of(&mut self, s: Slot) -> Result<Value, String> {
+        match self.affine(s) {
+            Some(a) if a.dynamic => {
+                let v = self.step_var(s)?;
+                Ok(self.b.use_var(v))
+            }
+            Some(a) => Ok(self.iconst(a.step)),
+            None if self.is_shared(s) => Ok(self.iconst(0)),
+            None => Err(format!("slot {s} is not held once")),
         }
+    }
+
+    /// After `op` wrote lane 0's value of an affine slot with a run-time step: the step,
+    /// computed from its operands' as [`form_of`] composes them, into the slot's variable.
+    /// An access chain's index step past [`MAX_DYNAMIC_STEP`] gives the dispatch back.
+    pub(super) fn affine_step(&mut self, op: &Op) -> Result<(), String> {
+        let dst = match *op {
+            Op::Copy { dst, .. } | Op::IntBin { dst, .. } | Op::AccessChain { dst, .. } => dst,
+            _ => return Ok(()),
+        };
+        if !self.affine(dst).is_some_and(|a| a.dynamic) {
+            return Ok(());
+        }
+        self.lane = Some(0);
+        let step = match *op {
+            Op::Copy { src, .. } => self.step_of(src)?,
+            Op::IntBin { op, bits, a, b, .. } => {
+                let (sa, sb) = (self.step_of(a)?, self.step_of(b)?);
+                let v = match op {
+                    IntBin::Add => self.b.ins().iadd(sa, sb),
+                    IntBin::Sub => self.b.ins().isub(sa, sb),
+                    IntBin::Mul => {
+                        // One side's step is 0 (form_of): (a0 + l·sa)·b0 or a0·(b0 + l·sb).
+                        let (a0, b0) = (self.get(a)?, self.get(b)?);
+                        let x = self.b.ins().imul(sa, b0);
+                        let y = self.b.ins().imul(a0, sb);
+                        self.b.ins().iadd(x, y)
+                    }
+                    IntBin::ShiftLeft => {
+                        let c = self.constant(b).ok_or("a shift by a value not constant")?;
+                        self.b.ins().ishl_imm_s(sa, c as i64)
+                    }
+                    _ => return Err("an affine op without a run-time step".into()),
+                };
+                self.trunc(bits, v)
+            }
+            Op::AccessChain {
+                base, ref steps, ..
+            } => {
+                let mut sum = self.step_of(base)?;
+                for st in steps.iter() {
+                    let Step::Dyn {
+                        index,
+                        bits,
+                        stride,
+                        ..
+                    } = *st
+                    else {
+                        continue;
+                    };
+                    if self.is_shared(index) {
+                        continue;
+                    }
+                    let k = self.step_of(index)?;
+                    let k = self.trunc(bits, k);
+                    let k = self.sext(bits, k);
+                    // |k| ≤ MAX_DYNAMIC_STEP, else given back (module doc).
+                    let biased = self.b.ins().iadd_imm_s(k, MAX_DYNAMIC_STEP);
+                    let far = self.b.ins().icmp_imm_s(
+                        IntCC::UnsignedGreaterThan,
+                        biased,
+                        2 * MAX_DYNAMIC_STEP,
+                    );
+                    self.give_up_if(far, reason::LINE);
+                    let d = self.b.ins().imul_imm_s(k, stride as i64);
+                    sum = self.b.ins().iadd(sum, d);
+                }
+                sum
+            }
+            _ => return Ok(()),
+        };
+        let var = self.step_var(dst)?;
+        self.b.def_var(var, step);
+        Ok(())
     }
 
     /// After an access chain made lane 0's pointer of affine slot `dst`: the last lane's
@@ -380,7 +565,7 @@ impl Emitter<'_> {
         base: Slot,
         steps: &[Step],
     ) -> Result<(), String> {
-        let Some(a) = self.affine(dst).filter(|a| a.pointer && a.step != 0) else {
+        let Some(a) = self.affine(dst).filter(|a| a.pointer && !a.zero()) else {
             return Ok(());
         };
         self.lane = Some(0);
@@ -388,10 +573,7 @@ impl Emitter<'_> {
         let last = self.lanes - 1;
         self.lane = Some(last);
         let pl = self.chain_value(base, steps)?;
-        let want = self
-            .b
-            .ins()
-            .iadd_imm_s(p0, a.step.wrapping_mul(u64::from(last)) as i64);
+        let want = self.affine_lane(dst, a, p0, last)?;
         let off = self.b.ins().icmp(IntCC::NotEqual, pl, want);
         self.give_up_if(off, reason::LINE);
         Ok(())
@@ -406,7 +588,7 @@ impl Emitter<'_> {
     /// Whether a load or store of `ty` through `ptr` is one line of the group's words.
     fn on_line(&self, ptr: Slot, ty: u32) -> bool {
         self.affine(ptr)
-            .is_some_and(|a| a.pointer && a.step == 4 && self.word_type(ty))
+            .is_some_and(|a| a.pointer && !a.dynamic && a.step == 4 && self.word_type(ty))
     }
 
     /// A group's load of one word per lane along a line (module doc): one check, one log run,
@@ -436,6 +618,46 @@ impl Emitter<'_> {
                 self.lane = Some(l);
                 self.set(dst, x)?;
             }
+        }
+        Ok(true)
+    }
+
+    /// A group's load of one word per lane through an affine pointer of another step (a
+    /// column of a matrix: `a[r * words + k]`), in a buffer the race screen does not watch:
+    /// the first and last lanes' addresses checked (the lanes' lie between them, on the line
+    /// [`Emitter::line_check`] made sure of) and the step's alignment, then each lane's word
+    /// at its address. `false` when it is no such load.
+    pub(super) fn gather_load(&mut self, op: &Op) -> Result<bool, String> {
+        let Op::Load { dst, ptr, ty } = *op else {
+            return Ok(false);
+        };
+        let Some(a) = self.affine(ptr).filter(|a| a.pointer && !a.zero()) else {
+            return Ok(false);
+        };
+        if !self.word_type(ty) || (self.key.races && self.facts.logged(ptr, false)) {
+            return Ok(false);
+        }
+        self.lane = Some(0);
+        let p0 = self.get(ptr)?;
+        let last = self.lanes - 1;
+        let pl = self.affine_lane(ptr, a, p0, last)?;
+        let addr = self.address(p0, 4)?;
+        self.address(pl, 4)?;
+        let step = self.step_of(ptr)?;
+        let odd = self.b.ins().band_imm_s(step, 3);
+        self.give_up_if(odd, reason::UNALIGNED);
+        let flags = MemFlagsData::trusted();
+        for l in 0..self.lanes {
+            let at = if l == 0 {
+                addr
+            } else {
+                let d = self.b.ins().imul_imm_s(step, i64::from(l));
+                self.b.ins().iadd(addr, d)
+            };
+            let x = self.b.ins().load(I32, flags, at, 0);
+            let x = self.b.ins().uextend(I64, x);
+            self.lane = Some(l);
+            self.set(dst, x)?;
         }
         Ok(true)
     }

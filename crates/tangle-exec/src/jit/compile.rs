@@ -291,6 +291,8 @@ pub(super) struct Emitter<'a> {
     vector: Vec<bool>,
     /// The slots held once as lane 0's value, the others a step apart ([`super::affine`]).
     pub(super) affine: Vec<Option<super::affine::Affine>>,
+    /// The run-time steps of affine slots that have one ([`super::affine::Affine::dynamic`]).
+    pub(super) step_vars: Vec<Option<Variable>>,
     /// Their variables, by vector then slot.
     vec_vars: Vec<Vec<Option<Variable>>>,
     /// The lockstep copy's blocks.
@@ -377,6 +379,10 @@ impl<'a> Emitter<'a> {
         } else {
             Vec::new()
         };
+        let step_vars = affine
+            .iter()
+            .map(|a| a.filter(|a| a.dynamic).map(|_| b.declare_var(I64)))
+            .collect();
         // Vectors only of slots held per lane.
         let once: Vec<bool> = (0..prog.slots as usize)
             .map(|s| {
@@ -454,6 +460,7 @@ impl<'a> Emitter<'a> {
             shared,
             vector,
             affine,
+            step_vars,
             vec_vars,
             lock_blocks,
             op_site: None,
@@ -515,7 +522,7 @@ impl<'a> Emitter<'a> {
         let v = self.var(s)?;
         let v = self.b.use_var(v);
         match (self.lane, self.affine(s)) {
-            (Some(l), Some(a)) => Ok(self.affine_lane(a, v, l)),
+            (Some(l), Some(a)) => self.affine_lane(s, a, v, l),
             _ => Ok(v),
         }
     }

@@ -348,12 +348,17 @@ impl Emitter<'_> {
         if let Op::Group(g) = op {
             return self.group_op(g, op);
         }
-        if self.line_load(op)? || self.line_store(op)? || self.vector_op(op)? {
+        if self.line_load(op)?
+            || self.line_store(op)?
+            || self.gather_load(op)?
+            || self.vector_op(op)?
+        {
             return Ok(());
         }
         if self.op_shared(op) {
             self.lane = Some(0);
             self.op(op)?;
+            self.affine_step(op)?;
             if let Op::AccessChain { dst, base, steps } = op {
                 self.line_check(*dst, *base, steps)?;
             }
