@@ -159,6 +159,9 @@ fn build<R>(
     let out = {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
         let mut e = Emitter::new(b, prog, func, &facts, key, call_conv);
+        if std::env::var_os("TANGLE_JIT_DISASM").is_some() {
+            e.print_plan();
+        }
         let out = body(&mut e)?;
         e.b.seal_all_blocks();
         e.b.finalize(frontend);
@@ -472,6 +475,38 @@ impl<'a> Emitter<'a> {
             pending_div: Vec::new(),
             deferred: None,
             group_ops: Vec::new(),
+        }
+    }
+
+    /// A developer's aid (`TANGLE_JIT_DISASM`): the function's ops, each written slot marked
+    /// with how a lockstep group holds it (`=` shared, `+step` affine, `~` run-time step,
+    /// `v` vector, else per lane), on stderr.
+    fn print_plan(&self) {
+        let class = |s: Slot| match (self.is_shared(s), self.affine(s), self.is_vector(s)) {
+            (true, _, _) => "=".to_string(),
+            (_, Some(a), _) if a.dynamic => "~".to_string(),
+            (_, Some(a), _) => format!("+{}", a.step as i64),
+            (_, _, true) => "v".to_string(),
+            _ => String::new(),
+        };
+        eprintln!("lockstep groups of {} lanes", self.lanes);
+        for (i, block) in self.func.blocks.iter().enumerate() {
+            eprintln!("block {i}:");
+            for (_, copies) in &block.phis {
+                for &(dst, src) in copies {
+                    eprintln!("  phi s{dst}{} <- s{src}", class(dst));
+                }
+            }
+            for op in &block.ops {
+                let writes = super::facts::op_slots(self.prog, op)
+                    .map(|(w, _)| w)
+                    .unwrap_or_default();
+                let marks: Vec<String> = writes
+                    .iter()
+                    .map(|&w| format!("s{w}{}", class(w)))
+                    .collect();
+                eprintln!("  {} := {op:?}", marks.join(" "));
+            }
         }
     }
 

@@ -307,11 +307,18 @@ pub(super) fn vector_slots(
         .map(|s| written[s] && !other[s] && !shared.get(s).copied().unwrap_or(true))
         .collect();
     let is = |v: &[bool], s: Slot| v.get(s as usize).copied().unwrap_or(false);
-    // A copy of a slot that is not a vector may be of any width: not one either.
+    // A copy of a slot that is not a vector may be of any width: not one either, unless it
+    // is a constant of 32 bits (an accumulator's start, `acc = 0.0`).
+    let narrow = |s: Slot| {
+        facts
+            .known
+            .get(&s)
+            .is_some_and(|&c| c <= u64::from(u32::MAX))
+    };
     for _ in 0..=copies.len() {
         let mut changed = false;
         for &(dst, src) in &copies {
-            if is(&vector, dst) && !is(&vector, src) {
+            if is(&vector, dst) && !is(&vector, src) && !narrow(src) {
                 vector[dst as usize] = false;
                 changed = true;
             }
