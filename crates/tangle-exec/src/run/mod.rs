@@ -275,21 +275,25 @@ fn run_on(
         false => crate::jit::Tier::NotTaken("off".into()),
     };
     let fast = match native {
-        crate::jit::Tier::Done => true,
-        crate::jit::Tier::GaveUp(_) => false,
+        crate::jit::Tier::Done => Fast::Done,
+        crate::jit::Tier::GaveUp(_) => Fast::GaveUp,
         crate::jit::Tier::Parted(_) => {
             shared.stop.store(false, Ordering::Relaxed);
             shared.timed_out.store(false, Ordering::Relaxed);
             resident.restore(writable);
-            options.wide && run_wide(&shared, total, threads)?
+            run_wide(&shared, total, threads)?
         }
-        crate::jit::Tier::NotTaken(_) => options.wide && run_wide(&shared, total, threads)?,
+        crate::jit::Tier::NotTaken(_) if options.wide => run_wide(&shared, total, threads)?,
+        crate::jit::Tier::NotTaken(_) => Fast::NotTaken,
     };
-    if options.wide && !fast {
-        // The fast path gave up: the reference path starts again from the inputs.
+    if options.wide && fast != Fast::Done {
+        // The reference path starts again from the inputs: the memory is those unless a
+        // fast path ran (and gave up) since it was last restored.
         shared.stop.store(false, Ordering::Relaxed);
         shared.timed_out.store(false, Ordering::Relaxed);
-        resident.restore(writable);
+        if fast == Fast::GaveUp {
+            resident.restore(writable);
+        }
         workers::run_all(&shared, total, threads, || RefWorker {
             wg: Workgroup::new(&shared),
             s: &shared,
@@ -373,9 +377,20 @@ impl workers::Unit for WideWorker<'_, '_> {
     }
 }
 
-/// Runs the dispatch on the wide path ([`crate::wide`]); `false` when it does not take the
-/// program or gave up (nothing of its run is kept then).
-fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<bool, ExecError> {
+/// What a fast path did with a dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fast {
+    /// Ran it.
+    Done,
+    /// Ran part of it and gave it up: the memory holds some of its writes.
+    GaveUp,
+    /// Did not take the program: nothing ran.
+    NotTaken,
+}
+
+/// Runs the dispatch on the wide path ([`crate::wide`]); when it gives up, nothing of its run
+/// is kept but its writes to memory.
+fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<Fast, ExecError> {
     let per_group = s
         .prog
         .local_size
@@ -383,7 +398,7 @@ fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<bool, ExecErr
         .map(|&x| u64::from(x))
         .product::<u64>();
     let Ok(w) = crate::wide::Wide::new(s, groups.saturating_mul(per_group), threads) else {
-        return Ok(false);
+        return Ok(Fast::NotTaken);
     };
     let result = workers::run_all(s, w.batches(), threads, || WideWorker {
         batch: crate::wide::Batch::new(&w),
@@ -394,12 +409,12 @@ fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<bool, ExecErr
         // Its findings and counters are the reference path's to give.
         let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
         f.1 = Stats::default();
-        return Ok(false);
+        return Ok(Fast::GaveUp);
     }
     result?;
     let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
     f.1.workgroups += groups;
-    Ok(true)
+    Ok(Fast::Done)
 }
 
 /// One subgroup's state.
