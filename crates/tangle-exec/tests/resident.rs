@@ -32,7 +32,10 @@ fn options() -> RunOptions {
 fn same_as_dispatch(p: &Pipeline, res: &Resources, groups: [u32; 3], rounds: usize) -> Vec<Report> {
     let mut plain = res.clone();
     let want: Vec<Report> = (0..rounds)
-        .map(|_| p.dispatch(&mut plain, groups, &options()).expect("dispatch"))
+        .map(|_| {
+            p.dispatch(&mut plain, groups, &options())
+                .expect("dispatch")
+        })
         .collect();
     let mut resident = Resident::new(res.clone());
     let got: Vec<Report> = (0..rounds)
@@ -84,9 +87,16 @@ void main() {
     let between = to_u32s(&resident.resources().buffers[&(0, 1)]);
     p.dispatch_resident(&mut resident, [5, 1, 1], &options())
         .expect("dispatch");
-    let (a, b0) = (to_u32s(&res.buffers[&(0, 0)]), to_u32s(&res.buffers[&(0, 1)]));
+    let (a, b0) = (
+        to_u32s(&res.buffers[&(0, 0)]),
+        to_u32s(&res.buffers[&(0, 1)]),
+    );
     let step = |b: u32, a: u32| b.wrapping_mul(3).wrapping_add(a).wrapping_add(a >> 7);
-    let want2: Vec<u32> = b0.iter().zip(&a).map(|(&b, &a)| step(step(b, a), a)).collect();
+    let want2: Vec<u32> = b0
+        .iter()
+        .zip(&a)
+        .map(|(&b, &a)| step(step(b, a), a))
+        .collect();
     assert_eq!(between, want2);
     let want3: Vec<u32> = want2.iter().zip(&a).map(|(&b, &a)| step(b, a)).collect();
     let out = resident.into_resources();
@@ -227,4 +237,106 @@ void main() {
         .expect_err("the step limit");
     assert!(e.to_string().contains("step"), "{e}");
     assert_eq!(res, before);
+}
+
+/// Pointers chosen at run time (`OpSelect` and `OpPhi` of buffer pointers, variable pointers):
+/// both buffers they may point into may be written, the buffer only loaded from may not, and
+/// the resident dispatches agree with plain ones.
+#[test]
+fn pointers_chosen_at_run_time_count_every_buffer_they_may_reach() {
+    let src = r#"
+               OpCapability Shader
+               OpCapability VariablePointers
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %gid %a %b %c
+               OpExecutionMode %main LocalSize 8 1 1
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %arr ArrayStride 4
+               OpMemberDecorate %Buf 0 Offset 0
+               OpDecorate %Buf Block
+               OpDecorate %a DescriptorSet 0
+               OpDecorate %a Binding 0
+               OpDecorate %b DescriptorSet 0
+               OpDecorate %b Binding 1
+               OpDecorate %c DescriptorSet 0
+               OpDecorate %c Binding 2
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %bool = OpTypeBool
+       %uint = OpTypeInt 32 0
+        %v3u = OpTypeVector %uint 3
+        %arr = OpTypeRuntimeArray %uint
+        %Buf = OpTypeStruct %arr
+      %ptr_b = OpTypePointer StorageBuffer %Buf
+      %ptr_u = OpTypePointer StorageBuffer %uint
+     %ptr_in = OpTypePointer Input %v3u
+        %gid = OpVariable %ptr_in Input
+          %a = OpVariable %ptr_b StorageBuffer
+          %b = OpVariable %ptr_b StorageBuffer
+          %c = OpVariable %ptr_b StorageBuffer
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_3 = OpConstant %uint 3
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+         %id = OpLoad %v3u %gid
+          %x = OpCompositeExtract %uint %id 0
+         %pc = OpAccessChain %ptr_u %c %uint_0 %x
+          %v = OpLoad %uint %pc
+         %pa = OpAccessChain %ptr_u %a %uint_0 %x
+         %pb = OpAccessChain %ptr_u %b %uint_0 %x
+         %lo = OpULessThan %bool %x %uint_3
+          %p = OpSelect %ptr_u %lo %pa %pb
+               OpStore %p %v
+         %bit = OpBitwiseAnd %uint %x %uint_1
+         %odd = OpIEqual %bool %bit %uint_1
+               OpSelectionMerge %merge None
+               OpBranchConditional %odd %then %merge
+       %then = OpLabel
+               OpBranch %merge
+      %merge = OpLabel
+          %q = OpPhi %ptr_u %pb %entry %pa %then
+          %w = OpIAdd %uint %v %uint_1
+               OpStore %q %w
+               OpReturn
+               OpFunctionEnd
+"#;
+    let assemble = tangle_spirv::text::AssembleOptions {
+        target_env: tangle_spirv::TargetEnv::parse(common::ENV).expect("known environment"),
+    };
+    let module = tangle_spirv::text::assemble(src, &assemble)
+        .map(|(m, _)| m)
+        .unwrap_or_else(|e| panic!("assemble: {e:?}"));
+    let p = Device::new(Profile::default())
+        .compute_pipeline(&common::validated(module), "main", &SpecConstants::new())
+        .unwrap_or_else(|e| panic!("pipeline: {e}"));
+    assert!(p.may_write(0, 0) && p.may_write(0, 1));
+    assert!(!p.may_write(0, 2));
+    let mut res = Resources::default();
+    res.buffers.insert((0, 0), u32s(&[0; 8]));
+    res.buffers.insert((0, 1), u32s(&[0; 8]));
+    res.buffers
+        .insert((0, 2), u32s(&[10, 11, 12, 13, 14, 15, 16, 17]));
+    same_as_dispatch(&p, &res, [1, 1, 1], 2);
+    let mut resident = Resident::new(res);
+    p.dispatch_resident(&mut resident, [1, 1, 1], &options())
+        .expect("dispatch");
+    let out = resident.into_resources();
+    // a: x < 3 stores v, odd x stores v + 1 (after); b: the rest.
+    let a: Vec<u32> = (0..8u32)
+        .map(|x| match (x < 3, x % 2 == 1) {
+            (_, true) => 11 + x,
+            (true, false) => 10 + x,
+            _ => 0,
+        })
+        .collect();
+    let b: Vec<u32> = (0..8u32)
+        .map(|x| match (x < 3, x % 2 == 1) {
+            (_, false) => 11 + x,
+            (false, true) => 10 + x,
+            _ => 0,
+        })
+        .collect();
+    assert_eq!(to_u32s(&out.buffers[&(0, 0)]), a);
+    assert_eq!(to_u32s(&out.buffers[&(0, 1)]), b);
 }

@@ -75,7 +75,12 @@ impl Writes {
             // The condition is no pointer.
             Op::Select { dst, a, b, .. } => derive(dst, &[a, b]),
             Op::AccessChain { dst, base, .. } => derive(dst, &[base]),
-            Op::Call { ref args, dst, count, .. } => {
+            Op::Call {
+                ref args,
+                dst,
+                count,
+                ..
+            } => {
                 for &(param, src) in args.iter() {
                     derive(param, &[src]);
                 }

@@ -175,7 +175,9 @@ pub fn dispatch_resident(
         // A fast path may give up: the bytes must be this dispatch's inputs.
         resident.refresh(&writable);
     }
-    let result = run_on(p, resident, &writable, groups, total, threads, options, start);
+    let result = run_on(
+        p, resident, &writable, groups, total, threads, options, start,
+    );
     // Finished or not, what the program may write may have changed.
     resident.written(&writable);
     result

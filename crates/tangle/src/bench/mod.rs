@@ -126,8 +126,7 @@ pub fn measure(
     // after the clock stops.
     let dispatch = |run: &RunOptions| {
         let mut resident = Resident::new(fresh());
-        let (report, time) =
-            timed(|| pipeline.dispatch_resident(&mut resident, case.groups, run));
+        let (report, time) = timed(|| pipeline.dispatch_resident(&mut resident, case.groups, run));
         report.map(|r| (r, time, resident.into_resources()))
     };
     let (report, tangle, resources) = dispatch(&run).map_err(|e| e.to_string())?;
