@@ -215,7 +215,7 @@ fn run_on(
         .map(|(&(s, b), v)| ((s, b, 0), *v))
         .chain(res.sampler_elements.iter().map(|(k, v)| (*k, *v)))
         .collect();
-    let descriptors = descriptors::descriptor_tables(prog, &keys, &images, &samplers)?;
+    let descriptors = descriptors::descriptor_tables(prog, &keys, images, &samplers)?;
     let mut template = vec![0u64; per_subgroup];
     for &(slot, v) in &prog.constants {
         for l in 0..sg {
@@ -225,7 +225,7 @@ fn run_on(
     for var in &prog.variables {
         let handle = match var.region {
             RegionKind::Image { index } => {
-                Some(descriptors::image_handle(prog, index, &images, &samplers)?)
+                Some(descriptors::image_handle(prog, index, images, &samplers)?)
             }
             RegionKind::Sampler { set, binding } => {
                 Some(descriptors::sampler_handle(&samplers, set, binding)?)
@@ -885,11 +885,11 @@ impl Workgroup {
                     return Ok(());
                 };
                 let mem = Mem {
-                    buffers: &s.buffers,
+                    buffers: s.buffers,
                     descriptors: &s.descriptors,
-                    images: &s.images,
+                    images: s.images,
                     samplers: &s.samplers,
-                    push: &s.push,
+                    push: s.push,
                     workgroup: &self.memory,
                     invocation: &sg.invocation,
                     invocation_bytes: prog.invocation_bytes,
