@@ -131,6 +131,8 @@ pub fn dispatch(
     options: &RunOptions,
 ) -> Result<Report, ExecError> {
     let start = std::time::Instant::now();
+    // Refused before anything is allocated, as the memory limit promises.
+    admit(p, res, groups, options)?;
     let mut resident = Resident::new(std::mem::take(res));
     match dispatch_resident(p, &mut resident, groups, options) {
         Ok(mut report) => {
@@ -156,20 +158,7 @@ pub fn dispatch_resident(
     options: &RunOptions,
 ) -> Result<Report, ExecError> {
     let start = std::time::Instant::now();
-    let prog = &*p.program;
-    let max = p.profile.max_workgroup_count;
-    if groups.iter().zip(max).any(|(g, m)| *g > m) {
-        return Err(ExecError::Limit(format!(
-            "{groups:?} workgroups exceed the device's maximum {max:?}"
-        )));
-    }
-    let sg = p.profile.subgroup_size.clamp(1, 128) as usize;
-    // A workgroup's register files are memory like its workgroup and Function variables: the
-    // memory limit the user set bounds them (`budget::threads` counts them per worker, and one
-    // worker that does not fit is `Trap::MemoryLimit`, exit 1), not a cap of tangle's own.
-    let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
-    let threads = budget::threads(prog, sg, resident.bytes(), options, total)?;
-    resident.check_images()?;
+    let (total, threads) = admit(p, resident.bytes(), groups, options)?;
     let writable = resident.writable(&p.writes);
     if options.wide {
         // A fast path may give up: the bytes must be this dispatch's inputs.
@@ -181,6 +170,48 @@ pub fn dispatch_resident(
     // Finished or not, what the program may write may have changed.
     resident.written(&writable);
     result
+}
+
+/// What is checked before a dispatch over resources of `res`'s sizes allocates anything: the
+/// workgroup count against the device's limit, the memory budget (which gives the worker
+/// threads) and each image's texel count. Returns the workgroups and the threads.
+fn admit(
+    p: &Pipeline,
+    res: &Resources,
+    groups: [u32; 3],
+    options: &RunOptions,
+) -> Result<(u64, usize), ExecError> {
+    let max = p.profile.max_workgroup_count;
+    if groups.iter().zip(max).any(|(g, m)| *g > m) {
+        return Err(ExecError::Limit(format!(
+            "{groups:?} workgroups exceed the device's maximum {max:?}"
+        )));
+    }
+    let sg = p.profile.subgroup_size.clamp(1, 128) as usize;
+    // A workgroup's register files are memory like its workgroup and Function variables: the
+    // memory limit the user set bounds them (`budget::threads` counts them per worker, and one
+    // worker that does not fit is `Trap::MemoryLimit`, exit 1), not a cap of tangle's own.
+    let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
+    let threads = budget::threads(&p.program, sg, res, options, total)?;
+    let images = res.images.iter().map(|(&(s, b), i)| (s, b, i));
+    let elements = res.image_elements.iter().map(|(&(s, b, _), i)| (s, b, i));
+    for (set, binding, img) in images.chain(elements) {
+        let texels = img
+            .extent
+            .iter()
+            .map(|&e| u64::from(e))
+            .product::<u64>()
+            .saturating_mul(u64::from(img.format.bytes()));
+        if texels != img.texels.len() as u64 {
+            return Err(ExecError::Resource(format!(
+                "the image at set {set}, binding {binding} has {} bytes, but {:?} texels of {} need {texels}",
+                img.texels.len(),
+                img.extent,
+                img.format.name
+            )));
+        }
+    }
+    Ok((total, threads))
 }
 
 /// The dispatch itself, on `resident`'s regions.

@@ -16,7 +16,6 @@ use super::access::BufferKey;
 use super::image::ImageView;
 use super::memory::Words;
 use crate::device::Resources;
-use crate::error::ExecError;
 use crate::program::writes::Writes;
 
 /// A dispatch's memory, kept in the executor's form across dispatches.
@@ -105,30 +104,6 @@ impl Resident {
     /// The bytes (the budget counts their sizes; the words are as large).
     pub(crate) fn bytes(&self) -> &Resources {
         &self.res
-    }
-
-    /// Checks each image's texel count against its extent and format.
-    pub(crate) fn check_images(&self) -> Result<(), ExecError> {
-        for ((words, _), view) in self.regions.iter().zip(&self.images) {
-            let Some(v) = view else { continue };
-            let texels = v
-                .extent
-                .iter()
-                .map(|&e| u64::from(e))
-                .product::<u64>()
-                .saturating_mul(u64::from(v.format.bytes()));
-            if texels != words.len() {
-                return Err(ExecError::Resource(format!(
-                    "the image at set {}, binding {} has {} bytes, but {:?} texels of {} need {texels}",
-                    v.set,
-                    v.binding,
-                    words.len(),
-                    v.extent,
-                    v.format.name
-                )));
-            }
-        }
-        Ok(())
     }
 
     /// Which regions `writes` says the program may write.
