@@ -5,6 +5,7 @@ use crate::error::ExecError;
 use crate::profile::Profile;
 use crate::program::Program;
 use crate::report::Report;
+pub use crate::run::resident::Resident;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -79,6 +80,7 @@ impl Device {
             )));
         }
         Ok(Pipeline {
+            writes: Arc::new(crate::program::writes::Writes::of(&program)),
             program: Arc::new(program),
             profile: self.profile.clone(),
             native: Arc::default(),
@@ -93,6 +95,8 @@ pub struct Pipeline {
     pub(crate) profile: Profile,
     /// The program compiled to native code, by dispatch key ([`crate::jit`]).
     pub(crate) native: Arc<crate::jit::Cache>,
+    /// The regions the program may write: what a dispatch writes back and restores.
+    pub(crate) writes: Arc<crate::program::writes::Writes>,
 }
 
 impl Pipeline {
@@ -127,7 +131,9 @@ impl Pipeline {
         &self.program.descriptor_arrays
     }
 
-    /// Runs a grid of `groups` workgroups over `resources`; buffers are updated in place.
+    /// Runs a grid of `groups` workgroups over `resources`; buffers are updated in place. The
+    /// same as [`Resident::new`], [`Pipeline::dispatch_resident`] and
+    /// [`Resident::into_resources`]; on an error `resources` are left as they were.
     pub fn dispatch(
         &self,
         resources: &mut Resources,
@@ -135,6 +141,27 @@ impl Pipeline {
         options: &RunOptions,
     ) -> Result<Report, ExecError> {
         crate::run::dispatch(self, resources, groups, options)
+    }
+
+    /// Runs a grid of `groups` workgroups over resident memory, converted once and kept
+    /// between dispatches ([`Resident`]): the results and findings are those of
+    /// [`Pipeline::dispatch`] over the resources as the last dispatch left them. After an
+    /// error the memory holds what the dispatch wrote before it stopped.
+    pub fn dispatch_resident(
+        &self,
+        resident: &mut Resident,
+        groups: [u32; 3],
+        options: &RunOptions,
+    ) -> Result<Report, ExecError> {
+        crate::run::dispatch_resident(self, resident, groups, options)
+    }
+
+    /// Whether a dispatch of this pipeline may write the buffer at `(set, binding)` (or an
+    /// element of the descriptor array there): what it reads back. Every buffer when the
+    /// program writes through a pointer it may have made from any address (a
+    /// `PhysicalStorageBuffer` pointer, a pointer loaded from memory).
+    pub fn may_write(&self, set: u32, binding: u32) -> bool {
+        self.writes.binding(set, binding)
     }
 }
 

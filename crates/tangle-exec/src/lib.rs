@@ -40,7 +40,9 @@ pub mod semantics;
 pub mod trace;
 pub mod wide;
 
-pub use device::{Device, Image, Pipeline, Progress, Resources, RunOptions, SpecConstants};
+pub use device::{
+    Device, Image, Pipeline, Progress, Resident, Resources, RunOptions, SpecConstants,
+};
 pub use error::{ExecError, InstRef, Trap};
 pub use policy::{BranchOrder, CoopmatLayout, Policy, Reconvergence, SwitchGrouping};
 pub use profile::Profile;

@@ -328,13 +328,15 @@ pub struct Report {
 }
 
 /// Where a dispatch's time went: the worker threads against the host's own work around them
-/// (the buffers' conversion in and out, setup, the native tier's compile, the race screen's
-/// sweep, the findings' sort), which issue 14 asks to keep small.
+/// (setup, the native tier's compile, the race screen's sweep, the findings' sort, and for
+/// [`crate::Pipeline::dispatch`] the buffers' conversion into the executor's memory and back,
+/// which [`crate::Pipeline::dispatch_resident`] leaves out), which issue 14 asks to keep small.
 ///
 /// Timings are not results: two reports compare equal whatever their timings.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Timing {
-    /// The whole dispatch, from the call to the report.
+    /// The whole dispatch, from the call to the report (for [`crate::Pipeline::dispatch`],
+    /// the conversions in and out included).
     pub total: std::time::Duration,
     /// The time worker pools ran, from starting their threads to joining them (every pool of
     /// the dispatch: a fast path that gave up and the reference path after it add up).

@@ -2,6 +2,7 @@
 //! register slots, folded constants, functions of blocks of [`Op`]s and per-block structured facts.
 
 pub mod ops;
+pub mod writes;
 
 pub use ops::{
     AtomicOp, Conv, FloatBin, FloatCmp, IntBin, IntCmp, IntTern, IntUn, Op, Step, Terminator,

@@ -182,6 +182,39 @@ impl Words {
         }
     }
 
+    /// Makes the region hold `bytes` again (as many as both hold), in place: what
+    /// [`Words::from_bytes`] of them would hold, without a new allocation. Resident memory
+    /// restarts a dispatch a fast path gave up from its inputs so ([`super::resident`]).
+    pub fn load_from(&self, bytes: &[u8]) {
+        let n = bytes
+            .len()
+            .min(usize::try_from(self.len).unwrap_or(usize::MAX));
+        let copy = |(b, w): (&[u8], &[AtomicU32])| {
+            let mut whole = b.chunks_exact(4);
+            for (c, w) in (&mut whole).zip(w) {
+                w.store(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), Relaxed);
+            }
+            let last = whole.remainder();
+            if let (false, Some(w)) = (last.is_empty(), w.get(b.len() / 4)) {
+                // The padding of a last partial word is 0, as `from_bytes` leaves it.
+                let mut x = [0u8; 4];
+                for (x, b) in x.iter_mut().zip(last) {
+                    *x = *b;
+                }
+                w.store(u32::from_le_bytes(x), Relaxed);
+            }
+        };
+        let bytes = &bytes[..n];
+        if n >= PARALLEL_BYTES {
+            bytes
+                .par_chunks(4 * BLOCK)
+                .zip(self.words.par_chunks(BLOCK))
+                .for_each(copy);
+        } else {
+            copy((bytes, &self.words));
+        }
+    }
+
     /// The first word, for the native tier's compiled code ([`crate::jit`]), which accesses
     /// the words through it as its `//!` soundness argument says.
     pub(crate) fn as_ptr(&self) -> *mut u32 {
@@ -425,6 +458,10 @@ mod tests {
             let mut out = vec![0x5a; len];
             words.write_into(&mut out);
             assert_eq!(out, want, "{len}");
+            // And back: the region holds the original bytes again, in place.
+            words.load_from(&bytes);
+            assert_eq!(words.to_bytes(), bytes, "{len}");
+            words.load_from(&want);
             let mut short = vec![0x5a; len / 2];
             words.write_into(&mut short);
             assert_eq!(short, want[..len / 2], "{len}");

@@ -12,6 +12,7 @@ pub mod dot;
 pub mod group;
 pub mod image;
 pub mod memory;
+pub mod resident;
 mod sanitize;
 pub mod tangle;
 mod watch;
@@ -33,6 +34,7 @@ use access::{BufferKey, DescriptorTable, LaneFinding, Mem};
 use alu::{bits_of, full_mask, rd, wr};
 use builtins::Place;
 use memory::Words;
+use resident::Resident;
 use sanitize::track_uninit;
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -46,14 +48,14 @@ type Keyed = ((u64, u64), Diagnostic);
 /// What every workgroup of a dispatch shares.
 pub(crate) struct Shared<'a> {
     pub(crate) prog: &'a Program,
-    pub(crate) buffers: Vec<(Words, BufferKey)>,
+    pub(crate) buffers: &'a [(Words, BufferKey)],
     /// For each region of `buffers` holding an image, what the image is.
-    pub(crate) images: Vec<Option<image::ImageView>>,
+    pub(crate) images: &'a [Option<image::ImageView>],
     /// The samplers, in `Resources::samplers` order (a handle is the index plus 1).
     pub(crate) samplers: Vec<Sampler>,
     /// The program's descriptor arrays with the pointer of each bound element, by element.
     pub(crate) descriptors: Vec<DescriptorTable>,
-    pub(crate) push: Words,
+    pub(crate) push: &'a Words,
     /// The register file every subgroup starts from (constants and buffer pointers broadcast).
     pub(crate) template: Vec<u64>,
     pub(crate) sg: usize,
@@ -120,7 +122,8 @@ impl Shared<'_> {
     }
 }
 
-/// Runs a dispatch.
+/// Runs a dispatch over `res`: its memory made resident, the dispatch, the results read back
+/// into `res` ([`Resident`]); on an error `res` is left as it was.
 pub fn dispatch(
     p: &Pipeline,
     res: &mut Resources,
@@ -128,7 +131,56 @@ pub fn dispatch(
     options: &RunOptions,
 ) -> Result<Report, ExecError> {
     let start = std::time::Instant::now();
-    let prog = &*p.program;
+    // Refused before anything is allocated, as the memory limit promises.
+    admit(p, res, groups, options)?;
+    let mut resident = Resident::new(std::mem::take(res));
+    match dispatch_resident(p, &mut resident, groups, options) {
+        Ok(mut report) => {
+            *res = resident.into_resources();
+            // The whole call, the conversions in and out included.
+            report.timing.total = start.elapsed();
+            Ok(report)
+        }
+        Err(e) => {
+            *res = resident.into_backup();
+            Err(e)
+        }
+    }
+}
+
+/// Runs a dispatch on resident memory. A fast path that gives up restarts from the
+/// dispatch's inputs, as [`dispatch`] does: the regions the program may write are refreshed
+/// first where an earlier dispatch wrote them ([`Resident::refresh`]).
+pub fn dispatch_resident(
+    p: &Pipeline,
+    resident: &mut Resident,
+    groups: [u32; 3],
+    options: &RunOptions,
+) -> Result<Report, ExecError> {
+    let start = std::time::Instant::now();
+    let (total, threads) = admit(p, resident.bytes(), groups, options)?;
+    let writable = resident.writable(&p.writes);
+    if options.wide {
+        // A fast path may give up: the bytes must be this dispatch's inputs.
+        resident.refresh(&writable);
+    }
+    let result = run_on(
+        p, resident, &writable, groups, total, threads, options, start,
+    );
+    // Finished or not, what the program may write may have changed.
+    resident.written(&writable);
+    result
+}
+
+/// What is checked before a dispatch over resources of `res`'s sizes allocates anything: the
+/// workgroup count against the device's limit, the memory budget (which gives the worker
+/// threads) and each image's texel count. Returns the workgroups and the threads.
+fn admit(
+    p: &Pipeline,
+    res: &Resources,
+    groups: [u32; 3],
+    options: &RunOptions,
+) -> Result<(u64, usize), ExecError> {
     let max = p.profile.max_workgroup_count;
     if groups.iter().zip(max).any(|(g, m)| *g > m) {
         return Err(ExecError::Limit(format!(
@@ -136,37 +188,14 @@ pub fn dispatch(
         )));
     }
     let sg = p.profile.subgroup_size.clamp(1, 128) as usize;
-    let per_subgroup = (prog.slots as usize).saturating_mul(sg);
     // A workgroup's register files are memory like its workgroup and Function variables: the
     // memory limit the user set bounds them (`budget::threads` counts them per worker, and one
     // worker that does not fit is `Trap::MemoryLimit`, exit 1), not a cap of tangle's own.
     let total = groups.iter().map(|&g| u64::from(g)).product::<u64>();
-    // Before anything is allocated.
-    let threads = budget::threads(prog, sg, res, options, total)?;
-    let buffers: Vec<(Words, BufferKey)> = res
-        .buffers
-        .iter()
-        .map(|(&(set, binding), v)| (Words::from_bytes(v), (set, binding, None)))
-        .chain(
-            res.elements
-                .iter()
-                .map(|(&(set, binding, i), v)| (Words::from_bytes(v), (set, binding, Some(i)))),
-        )
-        .collect();
-    // Before the images join the regions: an image is no element of a descriptor array.
-    let keys: Vec<BufferKey> = buffers.iter().map(|(_, k)| *k).collect();
-    let mut buffers = buffers;
-    let mut images: Vec<Option<image::ImageView>> = vec![None; buffers.len()];
-    let elements = res
-        .image_elements
-        .iter()
-        .map(|(&(s, b, e), i)| ((s, b, e), i));
-    for ((set, binding, element), img) in res
-        .images
-        .iter()
-        .map(|(&(s, b), i)| ((s, b, 0), i))
-        .chain(elements)
-    {
+    let threads = budget::threads(&p.program, sg, res, options, total)?;
+    let images = res.images.iter().map(|(&(s, b), i)| (s, b, i));
+    let elements = res.image_elements.iter().map(|(&(s, b, _), i)| (s, b, i));
+    for (set, binding, img) in images.chain(elements) {
         let texels = img
             .extent
             .iter()
@@ -181,17 +210,35 @@ pub fn dispatch(
                 img.format.name
             )));
         }
-        let key = (set, binding, (element > 0).then_some(element));
-        buffers.push((Words::from_bytes(&img.texels), key));
-        images.push(Some(image::ImageView {
-            set,
-            binding,
-            element,
-            format: img.format,
-            extent: img.extent,
-        }));
     }
+    Ok((total, threads))
+}
 
+/// The dispatch itself, on `resident`'s regions.
+#[allow(clippy::too_many_arguments)]
+fn run_on(
+    p: &Pipeline,
+    resident: &Resident,
+    writable: &[bool],
+    groups: [u32; 3],
+    total: u64,
+    threads: usize,
+    options: &RunOptions,
+    start: std::time::Instant,
+) -> Result<Report, ExecError> {
+    let prog = &*p.program;
+    let sg = p.profile.subgroup_size.clamp(1, 128) as usize;
+    let per_subgroup = (prog.slots as usize).saturating_mul(sg);
+    let res = resident.bytes();
+    // The buffers' keys (not the images': an image is no element of a descriptor array).
+    let images = &resident.images[..];
+    let keys: Vec<BufferKey> = resident
+        .regions
+        .iter()
+        .zip(images)
+        .filter(|(_, v)| v.is_none())
+        .map(|((_, k), _)| *k)
+        .collect();
     // As for images, element 0 of an array of samplers may be its binding's plain sampler.
     let samplers: Vec<((u32, u32, u32), Sampler)> = res
         .samplers
@@ -199,7 +246,7 @@ pub fn dispatch(
         .map(|(&(s, b), v)| ((s, b, 0), *v))
         .chain(res.sampler_elements.iter().map(|(k, v)| (*k, *v)))
         .collect();
-    let descriptors = descriptors::descriptor_tables(prog, &keys, &images, &samplers)?;
+    let descriptors = descriptors::descriptor_tables(prog, &keys, images, &samplers)?;
     let mut template = vec![0u64; per_subgroup];
     for &(slot, v) in &prog.constants {
         for l in 0..sg {
@@ -209,7 +256,7 @@ pub fn dispatch(
     for var in &prog.variables {
         let handle = match var.region {
             RegionKind::Image { index } => {
-                Some(descriptors::image_handle(prog, index, &images, &samplers)?)
+                Some(descriptors::image_handle(prog, index, images, &samplers)?)
             }
             RegionKind::Sampler { set, binding } => {
                 Some(descriptors::sampler_handle(&samplers, set, binding)?)
@@ -232,11 +279,11 @@ pub fn dispatch(
     }
     let shared = Shared {
         prog,
-        buffers,
+        buffers: &resident.regions,
         descriptors,
         images,
         samplers: samplers.into_iter().map(|(_, s)| s).collect(),
-        push: Words::from_bytes(&res.push_constants),
+        push: &resident.push,
         template,
         sg,
         groups,
@@ -253,7 +300,6 @@ pub fn dispatch(
         ))),
         worker_nanos: std::sync::atomic::AtomicU64::new(0),
     };
-    let mut shared = shared;
     // The native tier first; a program it does not take goes to the wide interpreter, and a
     // dispatch it gave up to the reference path (or to the wide interpreter, from its inputs
     // again, when lanes parted before a subgroup operation).
@@ -262,21 +308,25 @@ pub fn dispatch(
         false => crate::jit::Tier::NotTaken("off".into()),
     };
     let fast = match native {
-        crate::jit::Tier::Done => true,
-        crate::jit::Tier::GaveUp(_) => false,
+        crate::jit::Tier::Done => Fast::Done,
+        crate::jit::Tier::GaveUp(_) => Fast::GaveUp,
         crate::jit::Tier::Parted(_) => {
             shared.stop.store(false, Ordering::Relaxed);
             shared.timed_out.store(false, Ordering::Relaxed);
-            reload_buffers(&mut shared, res);
-            options.wide && run_wide(&shared, total, threads)?
+            resident.restore(writable);
+            run_wide(&shared, total, threads)?
         }
-        crate::jit::Tier::NotTaken(_) => options.wide && run_wide(&shared, total, threads)?,
+        crate::jit::Tier::NotTaken(_) if options.wide => run_wide(&shared, total, threads)?,
+        crate::jit::Tier::NotTaken(_) => Fast::NotTaken,
     };
-    if options.wide && !fast {
-        // The fast path gave up: the reference path starts again from the inputs.
+    if options.wide && fast != Fast::Done {
+        // The reference path starts again from the inputs: the memory is those unless a
+        // fast path ran (and gave up) since it was last restored.
         shared.stop.store(false, Ordering::Relaxed);
         shared.timed_out.store(false, Ordering::Relaxed);
-        reload_buffers(&mut shared, res);
+        if fast == Fast::GaveUp {
+            resident.restore(writable);
+        }
         workers::run_all(&shared, total, threads, || RefWorker {
             wg: Workgroup::new(&shared),
             s: &shared,
@@ -286,23 +336,6 @@ pub fn dispatch(
             wg: Workgroup::new(&shared),
             s: &shared,
         })?;
-    }
-    for ((words, (set, binding, element)), image) in shared.buffers.iter().zip(&shared.images) {
-        let b = match (element, image) {
-            (None, Some(_)) => res.images.get_mut(&(*set, *binding)).map(|i| &mut i.texels),
-            (Some(e), Some(_)) => res
-                .image_elements
-                .get_mut(&(*set, *binding, *e))
-                .map(|i| &mut i.texels),
-            (None, None) => res.buffers.get_mut(&(*set, *binding)),
-            (Some(i), None) => res.elements.get_mut(&(*set, *binding, *i)),
-        };
-        // In place: the buffer is the one `words` was made from, so the lengths agree.
-        match b {
-            Some(b) if b.len() as u64 == words.len() => words.write_into(b),
-            Some(b) => *b = words.to_bytes(),
-            None => {}
-        }
     }
     let (mut found, mut stats, mut summaries) =
         std::mem::take(&mut *shared.found.lock().unwrap_or_else(|e| e.into_inner()));
@@ -377,9 +410,20 @@ impl workers::Unit for WideWorker<'_, '_> {
     }
 }
 
-/// Runs the dispatch on the wide path ([`crate::wide`]); `false` when it does not take the
-/// program or gave up (nothing of its run is kept then).
-fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<bool, ExecError> {
+/// What a fast path did with a dispatch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Fast {
+    /// Ran it.
+    Done,
+    /// Ran part of it and gave it up: the memory holds some of its writes.
+    GaveUp,
+    /// Did not take the program: nothing ran.
+    NotTaken,
+}
+
+/// Runs the dispatch on the wide path ([`crate::wide`]); when it gives up, nothing of its run
+/// is kept but its writes to memory.
+fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<Fast, ExecError> {
     let per_group = s
         .prog
         .local_size
@@ -387,7 +431,7 @@ fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<bool, ExecErr
         .map(|&x| u64::from(x))
         .product::<u64>();
     let Ok(w) = crate::wide::Wide::new(s, groups.saturating_mul(per_group), threads) else {
-        return Ok(false);
+        return Ok(Fast::NotTaken);
     };
     let result = workers::run_all(s, w.batches(), threads, || WideWorker {
         batch: crate::wide::Batch::new(&w),
@@ -398,26 +442,12 @@ fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<bool, ExecErr
         // Its findings and counters are the reference path's to give.
         let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
         f.1 = Stats::default();
-        return Ok(false);
+        return Ok(Fast::GaveUp);
     }
     result?;
     let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
     f.1.workgroups += groups;
-    Ok(true)
-}
-
-/// Puts every buffer (not image) of the dispatch back to its bytes in `res`.
-fn reload_buffers(s: &mut Shared<'_>, res: &Resources) {
-    for ((words, (set, binding, element)), image) in s.buffers.iter_mut().zip(&s.images) {
-        let bytes = match (element, image) {
-            (_, Some(_)) => None,
-            (None, None) => res.buffers.get(&(*set, *binding)),
-            (Some(i), None) => res.elements.get(&(*set, *binding, *i)),
-        };
-        if let Some(b) = bytes {
-            *words = Words::from_bytes(b);
-        }
-    }
+    Ok(Fast::Done)
 }
 
 /// One subgroup's state.
@@ -886,11 +916,11 @@ impl Workgroup {
                     return Ok(());
                 };
                 let mem = Mem {
-                    buffers: &s.buffers,
+                    buffers: s.buffers,
                     descriptors: &s.descriptors,
-                    images: &s.images,
+                    images: s.images,
                     samplers: &s.samplers,
-                    push: &s.push,
+                    push: s.push,
                     workgroup: &self.memory,
                     invocation: &sg.invocation,
                     invocation_bytes: prog.invocation_bytes,

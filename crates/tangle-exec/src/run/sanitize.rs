@@ -41,7 +41,7 @@ fn race_finding(s: &Shared<'_>, r: &Race, across: bool) -> Finding {
     let lo = r.this.start.max(r.other.start) - base;
     let hi = r.this.end.min(r.other.end) - base;
     Finding::Race(RaceFinding {
-        region: super::access::region_name(&s.buffers, &s.images, region),
+        region: super::access::region_name(s.buffers, s.images, region),
         bytes: (lo, hi),
         write: r.this.class & race::WRITE != 0,
         other: s.prog.location(r.other.loc),

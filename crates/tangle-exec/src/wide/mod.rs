@@ -167,11 +167,11 @@ impl<'a> Wide<'a> {
     fn mem(&self) -> Mem<'_> {
         let s = self.shared;
         Mem {
-            buffers: &s.buffers,
+            buffers: s.buffers,
             descriptors: &s.descriptors,
-            images: &s.images,
+            images: s.images,
             samplers: &s.samplers,
-            push: &s.push,
+            push: s.push,
             workgroup: &self.no_memory,
             invocation: &self.no_memory,
             invocation_bytes: s.prog.invocation_bytes,
