@@ -579,16 +579,11 @@ impl Emitter<'_> {
         Ok(())
     }
 
-    /// The single 4-byte leaf of `ty`, if that is all it is (no boolean, which a load
-    /// converts).
-    fn word_type(&self, ty: u32) -> bool {
-        matches!(self.prog.leaves_of(ty), [l] if l.bytes == 4 && l.offset == 0 && !l.boolean)
-    }
-
     /// Whether a load or store of `ty` through `ptr` is one line of the group's words.
     fn on_line(&self, ptr: Slot, ty: u32) -> bool {
-        self.affine(ptr)
-            .is_some_and(|a| a.pointer && !a.dynamic && a.step == 4 && self.word_type(ty))
+        self.affine(ptr).is_some_and(|a| {
+            a.pointer && !a.dynamic && a.step == 4 && super::lockstep::word_leaf(self.prog, ty)
+        })
     }
 
     /// A group's load of one word per lane along a line (module doc): one check, one log run,
@@ -634,7 +629,9 @@ impl Emitter<'_> {
         let Some(a) = self.affine(ptr).filter(|a| a.pointer && !a.zero()) else {
             return Ok(false);
         };
-        if !self.word_type(ty) || (self.key.races && self.facts.logged(ptr, false)) {
+        if !super::lockstep::word_leaf(self.prog, ty)
+            || (self.key.races && self.facts.logged(ptr, false))
+        {
             return Ok(false);
         }
         self.lane = Some(0);

@@ -199,6 +199,14 @@ enum VecOp {
     /// A load of one 32-bit word (not a boolean): along a line, vector loads
     /// ([`Emitter::line_load`]); otherwise each lane's word inserted.
     Word,
+    /// A rotate of one 32-bit value: vector moves where its delta is held once
+    /// ([`Emitter::vector_rotate`]), else each lane's result inserted.
+    Rotate,
+}
+
+/// Whether `ty` is one 32-bit word (not a boolean, which a load converts).
+pub(super) fn word_leaf(prog: &Program, ty: u32) -> bool {
+    matches!(prog.leaves_of(ty), [l] if l.bytes == 4 && l.offset == 0 && !l.boolean)
 }
 
 /// Whether f32 arithmetic may run as `F32X4` vectors: on x86-64, where a packed add,
@@ -225,8 +233,13 @@ fn vector_form(
             a,
             b,
         } if float_vectors() => (dst, VecOp::Float(op, a, b)),
-        Op::Load { dst, ty, .. } if matches!(prog.leaves_of(ty), [l] if l.bytes == 4 && l.offset == 0 && !l.boolean) => {
-            (dst, VecOp::Word)
+        Op::Load { dst, ty, .. } if word_leaf(prog, ty) => (dst, VecOp::Word),
+        Op::Group(ref g)
+            if matches!(g.kind, crate::run::group::GroupKind::Rotate { .. })
+                && g.count == 1
+                && g.bits == 32 =>
+        {
+            (g.dst, VecOp::Rotate)
         }
         Op::IntBin {
             op,
@@ -548,7 +561,7 @@ impl Emitter<'_> {
         let Some((dst, form)) = vector_form(self.prog, op, |s| self.constant(s)) else {
             return Ok(false);
         };
-        if !self.is_vector(dst) || matches!(form, VecOp::Word) {
+        if !self.is_vector(dst) || matches!(form, VecOp::Word | VecOp::Rotate) {
             return Ok(false);
         }
         let mut out = Vec::new();
@@ -599,7 +612,7 @@ impl Emitter<'_> {
                     self.b.ins().bitcast(I32X4, lanes, r)
                 }
                 // Not emitted as a vector op (above).
-                VecOp::Word => return Err("a word load as a vector op".into()),
+                VecOp::Word | VecOp::Rotate => return Err("a load or rotate as a vector op".into()),
                 VecOp::Dot(kind, a, b, acc) => {
                     let (x, y) = (self.vec_get(a, v)?, self.vec_get(b, v)?);
                     let acc = match acc {
@@ -768,6 +781,9 @@ impl Emitter<'_> {
     /// undefined is left to the kernel ([`Emitter::group_op`]). `false` when not done here.
     fn permute(&mut self, g: &crate::run::group::GroupInst) -> Result<bool, String> {
         use crate::run::group::GroupKind as K;
+        if self.vector_rotate(g)? {
+            return Ok(true);
+        }
         let n = self.lanes;
         let (operand, size) = match g.kind {
             K::Rotate { delta, cluster } => {
@@ -870,6 +886,71 @@ impl Emitter<'_> {
                 self.lane = Some(l);
                 self.set(g.dst + c, v)?;
             }
+        }
+        Ok(true)
+    }
+
+    /// A rotate of a 32-bit value into a vector slot, its delta held once and its cluster
+    /// size `c` defined and at least 4: each cluster's values stored twice in a row into the
+    /// subgroup register file (as 32-bit words: `doubled[x] = value[x mod c]`), then each
+    /// output vector of four lanes `j0 .. j0 + 4` one load at `((j0 + delta) mod c)` of its
+    /// cluster's copy — lane `j0 + m` reads `value[(j0 + m + delta) mod c]`, which is
+    /// `semantics::group::rotate_source_lane`'s source. `false` when not done here.
+    fn vector_rotate(&mut self, g: &crate::run::group::GroupInst) -> Result<bool, String> {
+        let crate::run::group::GroupKind::Rotate { delta, cluster } = g.kind else {
+            return Ok(false);
+        };
+        let n = self.lanes;
+        let c = cluster.unwrap_or(u64::from(n));
+        if !self.is_vector(g.dst)
+            || g.count != 1
+            || g.bits != 32
+            || !self.is_shared(delta)
+            || crate::semantics::group::rotate_cluster_is_undefined(c, n)
+            || c < 4
+        {
+            return Ok(false);
+        }
+        let c = c as u32;
+        let regs = self.vals()?.group_regs;
+        if g.value >= self.prog.slots {
+            return Err(format!("slot {} outside the register file", g.value));
+        }
+        // The value's own area of the file: `n` u64s, room for the `2n` words.
+        let area = u64::from(g.value) * u64::from(n) * 8;
+        let at = |x: u64| {
+            i32::try_from(area + x).map_err(|_| "a subgroup register file too large".to_string())
+        };
+        let flags = MemFlagsData::trusted();
+        for k in 0..n / c {
+            let first = u64::from(k) * u64::from(c) * 8;
+            for i in 0..c / 4 {
+                let x = self.vec_get(g.value, (k * c) / 4 + i)?;
+                let off = u64::from(16 * i);
+                self.b.ins().store(flags, x, regs, at(first + off)?);
+                self.b
+                    .ins()
+                    .store(flags, x, regs, at(first + 4 * u64::from(c) + off)?);
+            }
+        }
+        self.lane = Some(0);
+        let d = self.get(delta)?;
+        let mut outs = Vec::new();
+        for i in 0..c / 4 {
+            // ((4i + delta) mod c) words into the cluster's doubled copy.
+            let start = self.b.ins().iadd_imm_s(d, i64::from(4 * i));
+            let start = self.b.ins().band_imm_s(start, i64::from(c - 1));
+            let bytes = self.b.ins().ishl_imm_s(start, 2);
+            let base = self.b.ins().iadd(regs, bytes);
+            for k in 0..n / c {
+                let first = u64::from(k) * u64::from(c) * 8;
+                let x = self.b.ins().load(I32X4, flags, base, at(first)?);
+                outs.push(((k * c) / 4 + i, x));
+            }
+        }
+        for (v, x) in outs {
+            let var = self.vec_var(g.dst, v)?;
+            self.b.def_var(var, x);
         }
         Ok(true)
     }
