@@ -74,8 +74,11 @@ pub(crate) mod reason {
     pub const DOT: u64 = 7;
     /// A state the compiled code never reaches (a give-up, never a guess, if it did).
     pub const INTERNAL: u64 = 8;
-    /// A subgroup operation with a finding, or reached after its group's lanes parted.
+    /// A subgroup operation with a finding, or reached after its group's lanes parted (also
+    /// a cooperative-matrix op reached after they parted).
     pub const GROUP: u64 = 9;
+    /// A cooperative-matrix op with a finding or an operand not the same in every lane.
+    pub const COOPMAT: u64 = 10;
 }
 
 /// A compiled program.
@@ -86,6 +89,9 @@ pub(crate) struct Compiled {
     pub sites: usize,
     /// The subgroup operations, by the index the code passes to [`native::group_op`].
     pub group_ops: std::sync::Arc<Vec<Op>>,
+    /// The tile ops of cooperative matrices ([`super::coopmat`]), by the index the code
+    /// passes to [`native::coopmat_op`].
+    pub coop: std::sync::Arc<super::coopmat::TileProgram>,
 }
 
 /// The host's code generator, or why there is none.
@@ -116,14 +122,20 @@ pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
     if plan.group_ops {
         lockstep::subgroups_taken(prog, func, key)?;
     }
-    let (code, (sites, group_ops)) = build("tangle_dispatch", prog, func, key, |e| {
+    let coop = lockstep::has_matrices(func)
+        .then(|| super::coopmat::plan(prog, func))
+        .transpose()?;
+    let (code, (sites, group_ops, coop)) = build("tangle_dispatch", prog, func, key, |e| {
+        e.coop = coop;
         e.function()?;
-        Ok((e.sites as usize, std::mem::take(&mut e.group_ops)))
+        let coop = e.coop.as_mut().map(|p| p.program()).unwrap_or_default();
+        Ok((e.sites as usize, std::mem::take(&mut e.group_ops), coop))
     })?;
     Ok(Compiled {
         code,
         sites,
         group_ops: std::sync::Arc::new(group_ops),
+        coop: std::sync::Arc::new(coop),
     })
 }
 
@@ -231,10 +243,12 @@ pub(super) struct Entryvals {
     /// `Ctx::group` and `Ctx::group_regs`.
     pub(super) group: Value,
     pub(super) group_regs: Value,
+    /// `Ctx::tiles` and `Ctx::log`.
+    pub(super) tiles: Value,
+    pub(super) log: Value,
     regions: Value,
     nregions: Value,
     stop: Value,
-    log: Value,
     limit: Value,
 }
 
@@ -258,7 +272,7 @@ pub(super) struct Emitter<'a> {
     pub(super) b: FunctionBuilder<'a>,
     pub(super) prog: &'a Program,
     pub(super) func: &'a Function,
-    facts: &'a Facts,
+    pub(super) facts: &'a Facts,
     pub(super) key: Key,
     call_conv: CallConv,
     vars: Vec<Variable>,
@@ -307,7 +321,9 @@ pub(super) struct Emitter<'a> {
     /// write), logged together after the last lane ([`Emitter::log_group`]).
     pub(super) deferred: Option<Vec<(Value, u64, bool)>>,
     /// Where the op being emitted is, for the give-up code: (block, op).
-    at: (u32, u32),
+    pub(super) at: (u32, u32),
+    /// The cooperative matrices' tile plan ([`super::coopmat`]), for a program with them.
+    pub(super) coop: Option<super::coopmat::CoopPlan>,
     /// The blocks that check the step bound and the stop flag on entry: loop headers, and
     /// every target of a branch from a block not before it, so that every cycle has one.
     checked: Vec<bool>,
@@ -445,6 +461,7 @@ impl<'a> Emitter<'a> {
             pending_div: Vec::new(),
             deferred: None,
             group_ops: Vec::new(),
+            coop: None,
         }
     }
 
@@ -592,6 +609,7 @@ impl<'a> Emitter<'a> {
         let vals = Entryvals {
             group: self.ctx_field(ctx, offset_of!(Ctx, group)),
             group_regs: self.ctx_field(ctx, offset_of!(Ctx, group_regs)),
+            tiles: self.ctx_field(ctx, offset_of!(Ctx, tiles)),
             regions: self.ctx_field(ctx, offset_of!(Ctx, regions)),
             nregions: self.ctx_field(ctx, offset_of!(Ctx, nregions)),
             stop: self.ctx_field(ctx, offset_of!(Ctx, stop)),
@@ -942,6 +960,9 @@ impl<'a> Emitter<'a> {
     }
 
     pub(super) fn op(&mut self, op: &Op) -> Result<(), String> {
+        if self.coop_op(op)? {
+            return Ok(());
+        }
         match op {
             Op::Undef { .. } => Ok(()),
             Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty } => {

@@ -22,6 +22,7 @@
 //! Compiled code is kept per pipeline ([`Cache`]), one function per [`Key`].
 
 mod compile;
+mod coopmat;
 mod facts;
 mod group;
 mod helpers;
@@ -178,6 +179,7 @@ struct Worker<'w, 's> {
     regions: Vec<Region>,
     log: log::LogState,
     group: group::GroupScratch,
+    tiles: coopmat::Tiles<'s>,
     stats: Stats,
 }
 
@@ -201,9 +203,11 @@ impl crate::run::workers::Unit for Worker<'_, '_> {
             instructions: 0,
             group: &mut self.group,
             group_regs: self.group.regs.as_mut_ptr(),
+            tiles: std::ptr::from_mut(&mut self.tiles).cast(),
         };
         let status = j.code.code.call(&mut ctx, first, count);
         self.log.close();
+        self.stats.dense_matrix_ops += std::mem::take(&mut self.tiles.ops_run);
         match status {
             s if s == Status::Done as u64 => {
                 self.stats.invocations += count;
@@ -263,6 +267,7 @@ fn describe(code: u64) -> String {
         reason::DOT => "a dot product's AccSat overflow",
         reason::INTERNAL => "a state the compiled code never reaches",
         reason::GROUP => "a subgroup operation with a finding, or in a group that parted",
+        reason::COOPMAT => "a cooperative-matrix op with a finding or an operand not uniform",
         _ => "an unknown reason",
     };
     format!(
@@ -320,6 +325,7 @@ pub(crate) fn run(
             regions: regions(s),
             log: log::LogState::new(sites),
             group: group::GroupScratch::new(j.code.group_ops.clone(), s.prog.slots, s.sg),
+            tiles: coopmat::Tiles::new(j.code.coop.clone(), s),
             stats: Stats::default(),
         });
     let parted = j.parted.load(Ordering::Relaxed);

@@ -24,7 +24,7 @@
 //!   register file [`Ctx::group_regs`], accessed at `(slot * sg + lane) * 8` for slots of the
 //!   program and lanes below the subgroup size `sg` of the key it was compiled for, which is
 //!   the `slots * sg` values [`super::group::GroupScratch::new`] allocates for that program
-//!   and key.
+//!   and key. The tile store [`Ctx::tiles`] is only passed on to [`coopmat_op`].
 //! * **Data races.** The regions are `AtomicU32` words that other workers access at the same
 //!   time. The compiled code accesses them only with aligned 32-bit loads and stores (an
 //!   8-byte value is two of them, as [`crate::run::memory::Words::write`] does), and the stop
@@ -51,6 +51,7 @@
 //! If Cranelift cannot target the host, [`compile`] returns an error and the dispatch takes
 //! the interpreters.
 
+use super::coopmat::Tiles;
 use super::group::GroupScratch;
 use super::log::LogState;
 use cranelift_jit::JITModule;
@@ -95,6 +96,9 @@ pub(crate) struct Ctx {
     /// Its register file (`GroupScratch::regs`): `slots * subgroup size` values of the
     /// program and key the code was compiled for.
     pub group_regs: *mut u64,
+    /// The cooperative matrices' tile store ([`super::coopmat::Tiles`], its lifetime erased),
+    /// or null for a program without.
+    pub tiles: *mut (),
 }
 
 /// Finished machine code and the module that owns it.
@@ -215,6 +219,28 @@ pub(crate) extern "C" fn log_run(
         );
     }
     0
+}
+
+/// Runs tile op `index` of the compiled program ([`Tiles::run`]) with the group's Pointer
+/// and Stride, logging into `log` (a `Ctx::log`, or null where the op is not logged): 0 when
+/// it ran without a finding, else 1.
+pub(crate) extern "C" fn coopmat_op(
+    tiles: *mut (),
+    log: *mut LogState,
+    index: u64,
+    ptr: u64,
+    stride: u64,
+    first: u64,
+) -> u64 {
+    // SAFETY: the compiled code passes `Ctx::tiles`, which `super::Worker::run` set from a
+    // `&mut Tiles<'s>` (cast to `*mut ()`) that it does not touch until the call returns, so
+    // the pointer is valid and unaliased for this call; the lifetime the cast back picks is
+    // that of this call only, and nothing borrowed from it outlives the call. `log` as in
+    // `log_access`.
+    #[allow(unsafe_code)]
+    let (tiles, log) = unsafe { (tiles.cast::<Tiles<'_>>().as_mut(), log.as_mut()) };
+    let ran = tiles.is_some_and(|t| t.run(index, (ptr, stride), first, log.map(|l| &mut l.log)));
+    u64::from(!ran)
 }
 
 /// Runs subgroup operation `index` of the compiled program on the register file the compiled

@@ -1,0 +1,959 @@
+//! Cooperative matrices on the native tier: a lockstep group is one whole subgroup
+//! ([`super::lockstep::subgroups_taken`]), so a matrix value, which is held once per subgroup,
+//! is held once per group, as a *tile* (its elements in row-major order) in a per-worker tile
+//! store ([`Tiles`]), never in the lanes' registers.
+//!
+//! [`plan`] takes a program only when every matrix is touched solely by whole-matrix ops:
+//! `OpCooperativeMatrixLoadKHR`, `StoreKHR`, `MulAddKHR`, a run of `Copy` ops moving one
+//! matrix whole to another (how glslang assigns a matrix variable), or from a splat constant
+//! (`coopmat<float, ...>(0.0)`), and `OpUndef` (a declaration). Any other op touching a matrix's
+//! slots (composite access, element-wise ops, conversions, a phi) leaves the program to the
+//! wide path, which holds matrices per lane where it must. Each of these ops is one call of
+//! [`super::native::coopmat_op`] with the group's Pointer and Stride, which must be shared
+//! slots or equal in every lane (checked at run time; the dispatch is given back otherwise);
+//! the `Active` check always holds in lockstep (the group is the whole subgroup, every lane
+//! active). Reached outside lockstep (the group's lanes parted) an op gives the dispatch back
+//! to the wide interpreter, as a subgroup operation does ([`super::compile::reason::GROUP`]).
+//!
+//! Tiles are *typed* where that pays: a tile holds its elements as raw bits (`u64`, what the
+//! reference path's dense form holds, [`crate::run::coopmat_dense`]) or as `f32` values —
+//! binary32 components as themselves, binary16 components widened ([`widen`], exact and
+//! injective, so [`narrow`] gives the bits back). The f16 × f16 + f32 → f32 MulAdd runs the
+//! reference path's own kernel ([`crate::semantics::coopmat_kernel::f16_products_into_f32`])
+//! on such tiles; every other type combination, and every load or store the typed paths do not
+//! cover (column-major, unaligned, outside one buffer), runs the reference path's dense-form
+//! function on the raw bits. Any finding (a row out of bounds, a negative stride, an
+//! undefined saturating element) gives the dispatch back, and the reference path reports it.
+//! Loads and stores are logged for the race screen exactly as the wide path logs them
+//! ([`crate::wide::log_coopmat`]).
+
+use super::compile::{reason, Emitter};
+use crate::program::{Function, Op, Program, Slot};
+use crate::run::coopmat::{Access, CoopmatInst};
+use crate::run::coopmat_dense::F16_F32;
+use crate::run::memory::{split_pointer, Words, FIRST_BUFFER};
+use crate::semantics::coopmat_types::{Component, MulAddTypes};
+use cranelift_codegen::ir::InstBuilder;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// A register range holding matrix values, and its tile's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Range {
+    first: Slot,
+    length: u32,
+    rows: u32,
+    cols: u32,
+}
+
+/// The typed form a load decodes a range's elements into (a hint: any form is exact).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Val {
+    /// binary32 values.
+    F32,
+    /// binary16 values widened to binary32 ([`widen`]).
+    F16,
+}
+
+/// One tile op of a compiled program, by the index the compiled code passes.
+#[derive(Debug, Clone)]
+pub(crate) enum TileOp {
+    /// A load into range `dst`.
+    Load { dst: usize, at: Access },
+    /// A store from range `src`.
+    Store { src: usize, at: Access },
+    /// `dst` = `a` × `b` + `c`.
+    MulAdd {
+        dst: usize,
+        a: usize,
+        b: usize,
+        c: usize,
+        types: MulAddTypes,
+        dims: (usize, usize, usize),
+    },
+    /// Range `dst` ← range `src`, whole.
+    Copy { dst: usize, src: usize },
+    /// Every element of range `dst` ← `bits` (a splat constant).
+    Splat { dst: usize, bits: u64 },
+}
+
+/// What the compiled code does at one op of a program it takes with matrices.
+#[derive(Debug, Clone)]
+enum Action {
+    /// A tile op, with the Pointer and Stride slots of a load or store.
+    Tile(TileOp, Option<(Slot, Slot)>),
+    /// Nothing: the `Active` check (it holds in lockstep), an `OpUndef`, a copy folded into
+    /// the one before.
+    Nothing,
+    /// The `Uniform` check of a slot: equal in every lane, else give back.
+    Uniform(Slot),
+}
+
+/// The tile ranges of a program and the action at each op touching them.
+#[derive(Debug, Default)]
+pub(super) struct CoopPlan {
+    ranges: Vec<Range>,
+    hints: Vec<Option<Val>>,
+    actions: HashMap<(u32, u32), Action>,
+    /// The tile ops emitted so far ([`Compiled::coop`](super::compile::Compiled)).
+    pub(super) ops: Vec<TileOp>,
+}
+
+/// The tile store's shape and ops, as the compiled code names them.
+#[derive(Debug, Default)]
+pub(crate) struct TileProgram {
+    /// Elements of each range's tile.
+    sizes: Vec<usize>,
+    /// The typed form a load into each range decodes into.
+    hints: Vec<Option<Val>>,
+    ops: Vec<TileOp>,
+}
+
+impl CoopPlan {
+    /// The program the workers' tile stores run.
+    pub(super) fn program(&mut self) -> TileProgram {
+        TileProgram {
+            sizes: (self.ranges.iter())
+                .map(|r| r.rows as usize * r.cols as usize)
+                .collect(),
+            hints: self.hints.clone(),
+            ops: std::mem::take(&mut self.ops),
+        }
+    }
+}
+
+/// The matrix operands of a load, store or MulAdd: (first slot, rows, columns, slots), the
+/// written one first.
+fn operands(c: &CoopmatInst) -> Vec<(Slot, u32, u32, u32)> {
+    match *c {
+        CoopmatInst::Load { dst: s, ref at } | CoopmatInst::Store { src: s, ref at } => {
+            vec![(s, at.shape.rows, at.shape.cols, at.shape.length)]
+        }
+        CoopmatInst::MulAdd {
+            dst,
+            a,
+            b,
+            c,
+            m,
+            n,
+            k,
+            lengths: [la, lb, lc],
+            ..
+        } => vec![(dst, m, n, lc), (a, m, k, la), (b, k, n, lb), (c, m, n, lc)],
+        _ => Vec::new(),
+    }
+}
+
+/// The plan of `func` (the entry of `prog`), or why the native tier leaves it to the wide path.
+pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> {
+    let refuse = |what: &str| Err(format!("a cooperative matrix {what}"));
+    let mut ranges: Vec<Range> = Vec::new();
+    for op in func.blocks.iter().flat_map(|b| &b.ops) {
+        let Op::Coopmat(c) = op else { continue };
+        for (first, rows, cols, length) in operands(c) {
+            if length == 0 || rows == 0 || cols == 0 {
+                return refuse("of no elements");
+            }
+            ranges.push(Range {
+                first,
+                length,
+                rows,
+                cols,
+            });
+        }
+    }
+    ranges.sort_by_key(|r| (r.first, r.length, r.rows, r.cols));
+    ranges.dedup();
+    if ranges
+        .windows(2)
+        .any(|w| w[0].first.saturating_add(w[0].length) > w[1].first)
+    {
+        return refuse("whose slots overlap another's");
+    }
+    let mut range_of = vec![usize::MAX; prog.slots as usize];
+    for (i, r) in ranges.iter().enumerate() {
+        for s in r.first..r.first.saturating_add(r.length) {
+            *range_of
+                .get_mut(s as usize)
+                .ok_or("a matrix outside the register file")? = i;
+        }
+    }
+    let of = |s: Slot| range_of.get(s as usize).copied().filter(|&r| r != usize::MAX);
+    let first_of = |s: Slot| of(s).filter(|&r| ranges.get(r).map(|r| r.first) == Some(s));
+    let consts: HashMap<Slot, u64> = prog.constants.iter().copied().collect();
+    let mut hints: Vec<Option<Val>> = vec![None; ranges.len()];
+    let mut copies = Vec::new();
+    let mut actions = HashMap::new();
+    for (bi, block) in func.blocks.iter().enumerate() {
+        if block
+            .phis
+            .iter()
+            .flat_map(|(_, c)| c)
+            .any(|&(d, s)| of(d).is_some() || of(s).is_some())
+        {
+            return refuse("in a phi");
+        }
+        let mut j = 0;
+        while let Some(op) = block.ops.get(j) {
+            let at = (bi as u32, j as u32);
+            let (writes, reads) =
+                super::facts::op_slots(prog, op).ok_or("an op the native tier lacks")?;
+            let touches = writes.iter().chain(&reads).any(|&s| of(s).is_some());
+            let action = match op {
+                Op::Coopmat(c) => coopmat_action(c, &first_of, &of, &mut hints)?,
+                Op::Undef { .. } => Action::Nothing,
+                &Op::Copy { dst, src } if first_of(dst).is_some() => {
+                    let d = first_of(dst).ok_or("a range")?;
+                    let r = *ranges.get(d).ok_or("a range")?;
+                    let whole = (0..r.length).all(|i| {
+                        block.ops.get(j + i as usize)
+                            == Some(&Op::Copy {
+                                dst: dst + i,
+                                src: src + i,
+                            })
+                    });
+                    if !whole {
+                        return refuse("copied in part");
+                    }
+                    let splat = (0..r.length).map(|i| consts.get(&(src + i)).copied());
+                    let splat: Option<Vec<u64>> = splat.collect();
+                    let op = match (first_of(src), splat) {
+                        (Some(s), _) if ranges.get(s).map(|x| (x.length, x.rows, x.cols))
+                            == Some((r.length, r.rows, r.cols)) =>
+                        {
+                            copies.push((d, s));
+                            TileOp::Copy { dst: d, src: s }
+                        }
+                        // A constant matrix: the same value in every slot of every lane is
+                        // every element that value (constants are broadcast to all lanes).
+                        (None, Some(v)) if v.windows(2).all(|w| w[0] == w[1]) => TileOp::Splat {
+                            dst: d,
+                            bits: v.first().copied().unwrap_or(0),
+                        },
+                        _ => return refuse("copied from something else"),
+                    };
+                    for i in 1..r.length {
+                        actions.insert((at.0, at.1 + i), Action::Nothing);
+                    }
+                    actions.insert(at, Action::Tile(op, None));
+                    j += r.length as usize;
+                    continue;
+                }
+                _ if touches => return refuse("touched by an element-wise op or composite access"),
+                _ => {
+                    j += 1;
+                    continue;
+                }
+            };
+            actions.insert(at, action);
+            j += 1;
+        }
+        let read = match block.terminator {
+            crate::program::Terminator::BranchConditional { cond, .. } => Some(cond),
+            crate::program::Terminator::Switch { selector, .. } => Some(selector),
+            _ => None,
+        };
+        if read.and_then(of).is_some() {
+            return refuse("read by a branch");
+        }
+    }
+    // A copy's two ends take each other's hint (the loaded tile of a GEMM is copied into the
+    // variable the MulAdd reads).
+    for _ in 0..=copies.len() {
+        let mut changed = false;
+        for &(d, s) in &copies {
+            for (x, y) in [(d, s), (s, d)] {
+                if let (Some(None), Some(&Some(h))) = (hints.get(x), hints.get(y)) {
+                    hints[x] = Some(h);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    Ok(CoopPlan {
+        ranges,
+        hints,
+        actions,
+        ops: Vec::new(),
+    })
+}
+
+/// The action of cooperative-matrix op `c`; notes the typed form its MulAdd operands want.
+fn coopmat_action(
+    c: &CoopmatInst,
+    first_of: &dyn Fn(Slot) -> Option<usize>,
+    of: &dyn Fn(Slot) -> Option<usize>,
+    hints: &mut [Option<Val>],
+) -> Result<Action, String> {
+    let range = |s: Slot| first_of(s).ok_or_else(|| "a matrix operand outside a range".to_string());
+    let scalar = |s: Slot| match of(s) {
+        Some(_) => Err("a matrix's slot as a scalar operand".to_string()),
+        None => Ok(s),
+    };
+    Ok(match *c {
+        CoopmatInst::Active => Action::Nothing,
+        CoopmatInst::Uniform { slot, .. } => Action::Uniform(scalar(slot)?),
+        CoopmatInst::Load { dst, at } => Action::Tile(
+            TileOp::Load {
+                dst: range(dst)?,
+                at,
+            },
+            Some((scalar(at.ptr)?, scalar(at.stride.slot)?)),
+        ),
+        CoopmatInst::Store { src, at } => Action::Tile(
+            TileOp::Store {
+                src: range(src)?,
+                at,
+            },
+            Some((scalar(at.ptr)?, scalar(at.stride.slot)?)),
+        ),
+        CoopmatInst::MulAdd {
+            dst,
+            a,
+            b,
+            c,
+            types,
+            m,
+            n,
+            k,
+            ..
+        } => {
+            let [dst, a, b, c] = [range(dst)?, range(a)?, range(b)?, range(c)?];
+            let val = |t: Component| match t {
+                Component::Float(16) => Some(Val::F16),
+                Component::Float(32) => Some(Val::F32),
+                _ => None,
+            };
+            for (r, t) in [(a, types.a), (b, types.b), (c, types.c), (dst, types.result)] {
+                if let Some(h) = hints.get_mut(r) {
+                    *h = h.or(val(t));
+                }
+            }
+            Action::Tile(
+                TileOp::MulAdd {
+                    dst,
+                    a,
+                    b,
+                    c,
+                    types,
+                    dims: (m as usize, n as usize, k as usize),
+                },
+                None,
+            )
+        }
+        CoopmatInst::CheckDivision { .. } | CoopmatInst::Owned { .. } => {
+            return Err("a cooperative matrix's element-wise op".into())
+        }
+    })
+}
+
+impl Emitter<'_> {
+    /// Emits `op` if the tile plan has an action for it (in lockstep: the action; outside, a
+    /// give-back to the wide interpreter); says whether it did.
+    pub(super) fn coop_op(&mut self, op: &Op) -> Result<bool, String> {
+        let Some(action) = self.coop.as_ref().and_then(|p| p.actions.get(&self.at)).cloned()
+        else {
+            return match op {
+                Op::Coopmat(_) => Err("a cooperative-matrix op outside the tile plan".into()),
+                _ => Ok(false),
+            };
+        };
+        if self.lane.is_none() {
+            if matches!(action, Action::Nothing) && matches!(op, Op::Undef { .. }) {
+                return Ok(true);
+            }
+            // The group's lanes parted before it: the wide interpreter runs the dispatch.
+            let code = self.iconst(
+                reason::GROUP | u64::from(self.at.0) << 8 | u64::from(self.at.1) << 32,
+            );
+            let cont = self.b.create_block();
+            let giveup = self.giveup;
+            self.b
+                .ins()
+                .jump(giveup, &[cranelift_codegen::ir::BlockArg::Value(code)]);
+            self.b.switch_to_block(cont);
+            return Ok(true);
+        }
+        match action {
+            Action::Nothing => {}
+            Action::Uniform(s) => {
+                self.uniform(s)?;
+            }
+            Action::Tile(op, scalars) => {
+                let (ptr, stride) = match scalars {
+                    Some((p, s)) => (Some(p), Some(s)),
+                    None => (None, None),
+                };
+                // Logged where the lockstep code would log the same pointer's accesses.
+                let write = matches!(op, TileOp::Store { .. });
+                let on = self.key.races && ptr.is_some_and(|p| self.facts.logged(p, write));
+                let logged = on && matches!(op, TileOp::Load { .. } | TileOp::Store { .. });
+                let zero = self.iconst(0);
+                let p = match ptr {
+                    Some(s) => self.uniform(s)?,
+                    None => zero,
+                };
+                let st = match stride {
+                    Some(s) => self.uniform(s)?,
+                    None => zero,
+                };
+                let (tiles, log) = {
+                    let v = self.vals()?;
+                    (v.tiles, v.log)
+                };
+                let log = if logged { log } else { zero };
+                let plan = self.coop.as_mut().ok_or("no tile plan")?;
+                let index = plan.ops.len() as u64;
+                plan.ops.push(op);
+                let index = self.iconst(index);
+                let g = self.b.use_var(self.g);
+                let bad = self.call(
+                    super::native::coopmat_op as *const (),
+                    &[tiles, log, index, p, st, g],
+                );
+                self.give_up_if(bad, reason::COOPMAT);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The value of slot `s` for a group in lockstep, which must be the same in every lane
+    /// (a shared slot is; any other is compared, and the dispatch given back if it differs).
+    fn uniform(&mut self, s: Slot) -> Result<cranelift_codegen::ir::Value, String> {
+        use cranelift_codegen::ir::condcodes::IntCC;
+        self.lane = Some(0);
+        let first = self.get(s)?;
+        if self.is_shared(s) {
+            return Ok(first);
+        }
+        let mut differ = None;
+        for l in 1..self.lanes {
+            self.lane = Some(l);
+            let v = self.get(s)?;
+            let ne = self.b.ins().icmp(IntCC::NotEqual, v, first);
+            differ = Some(differ.map_or(ne, |d| self.b.ins().bor(d, ne)));
+        }
+        self.lane = Some(0);
+        if let Some(d) = differ {
+            let d = self.bool64(d);
+            self.give_up_if(d, reason::COOPMAT);
+        }
+        Ok(first)
+    }
+}
+
+/// `2^112` and `2^-112`: binary16's exponent bias is 15, binary32's 127.
+const UP: f32 = f32::from_bits((127 + 112) << 23);
+const DOWN: f32 = f32::from_bits((127 - 112) << 23);
+
+/// A binary16 value's bits as a binary32 value: exact for every finite value and infinity (the
+/// magnitude's bits shifted into binary32's field scale by `2^-112`, undone by one exact
+/// multiplication; subnormals become normals), and a NaN keeps its payload (no quieting), so
+/// the map is injective and [`narrow`] inverts it.
+pub(crate) fn widen(h: u16) -> f32 {
+    let sign = u32::from(h & 0x8000) << 16;
+    let mag = u32::from(h & 0x7fff);
+    let v = if mag >= 0x7c00 {
+        0x7f80_0000 | (mag & 0x3ff) << 13
+    } else {
+        (f32::from_bits(mag << 13) * UP).to_bits()
+    };
+    f32::from_bits(v | sign)
+}
+
+/// The binary16 bits [`widen`] made `x` from.
+pub(crate) fn narrow(x: f32) -> u16 {
+    let b = x.to_bits();
+    let sign = (b >> 16) & 0x8000;
+    let abs = b & 0x7fff_ffff;
+    let mag = if abs >= 0x7f80_0000 {
+        0x7c00 | ((abs >> 13) & 0x3ff)
+    } else {
+        (f32::from_bits(abs) * DOWN).to_bits() >> 13
+    };
+    (sign | mag) as u16
+}
+
+/// One range's tile: raw bits, typed values, or both (at least one holds the value).
+#[derive(Debug, Default, Clone)]
+struct Tile {
+    raw: Vec<u64>,
+    val: Vec<f32>,
+    raw_ok: bool,
+    val_kind: Option<Val>,
+}
+
+impl Tile {
+    fn new(elements: usize) -> Tile {
+        Tile {
+            raw: vec![0; elements],
+            val: vec![0.0; elements],
+            raw_ok: true,
+            val_kind: None,
+        }
+    }
+
+    /// Makes the raw bits hold the value.
+    fn ensure_raw(&mut self) {
+        if self.raw_ok {
+            return;
+        }
+        match self.val_kind {
+            Some(Val::F32) => {
+                for (r, &v) in self.raw.iter_mut().zip(&self.val) {
+                    *r = u64::from(v.to_bits());
+                }
+            }
+            Some(Val::F16) => {
+                for (r, &v) in self.raw.iter_mut().zip(&self.val) {
+                    *r = u64::from(narrow(v));
+                }
+            }
+            None => {}
+        }
+        self.raw_ok = true;
+    }
+
+    /// Makes the typed values of `kind` hold the value (from the raw bits, as the reference
+    /// path reads a component of that type: the low 32 or 16 bits).
+    fn ensure_val(&mut self, kind: Val) {
+        if self.val_kind == Some(kind) {
+            return;
+        }
+        self.ensure_raw();
+        match kind {
+            Val::F32 => {
+                for (v, &r) in self.val.iter_mut().zip(&self.raw) {
+                    *v = f32::from_bits(r as u32);
+                }
+            }
+            Val::F16 => {
+                for (v, &r) in self.val.iter_mut().zip(&self.raw) {
+                    *v = widen(r as u16);
+                }
+            }
+        }
+        self.val_kind = Some(kind);
+    }
+
+    /// The raw bits now hold the value, alone.
+    fn raw_written(&mut self) {
+        self.raw_ok = true;
+        self.val_kind = None;
+    }
+
+    /// The typed values of `kind` now hold the value, alone.
+    fn val_written(&mut self, kind: Val) {
+        self.raw_ok = false;
+        self.val_kind = Some(kind);
+    }
+}
+
+/// One worker's tile store for a compiled program with matrices: a tile per range (a worker
+/// runs one group at a time, and a group's tiles are written before they are read: the wide
+/// plan refuses a program that may read an undefined value), and what the ops need of the
+/// dispatch.
+pub(crate) struct Tiles<'s> {
+    prog: std::sync::Arc<TileProgram>,
+    s: &'s crate::run::Shared<'s>,
+    no_memory: Words,
+    tiles: Vec<Tile>,
+    /// A register file of two slots for the reference path's functions: the Pointer in slot
+    /// 0 and the Stride in slot 1 of every lane.
+    regs: Vec<u64>,
+    halves: Vec<u16>,
+    /// A MulAdd's typed result, before it becomes the destination's tile.
+    out: Vec<f32>,
+    scratch: crate::run::coopmat_dense::Scratch,
+    /// Tile ops run, for [`crate::report::Stats::dense_matrix_ops`].
+    pub(crate) ops_run: u64,
+}
+
+impl std::fmt::Debug for Tiles<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tiles")
+    }
+}
+
+impl<'s> Tiles<'s> {
+    pub(crate) fn new(prog: std::sync::Arc<TileProgram>, s: &'s crate::run::Shared<'s>) -> Self {
+        let tiles = prog.sizes.iter().map(|&n| Tile::new(n)).collect();
+        Tiles {
+            prog,
+            s,
+            no_memory: Words::default(),
+            tiles,
+            regs: Vec::new(),
+            halves: Vec::new(),
+            out: Vec::new(),
+            scratch: Default::default(),
+            ops_run: 0,
+        }
+    }
+
+    /// Runs tile op `index` for the group whose first invocation is `first`, with the group's
+    /// Pointer and Stride (for a load or store); logs into `log` when it is given. `false`
+    /// where the reference path must run the dispatch (it reports what this found).
+    pub(crate) fn run(
+        &mut self,
+        index: u64,
+        (ptr, stride): (u64, u64),
+        first: u64,
+        log: Option<&mut Vec<crate::wide::races::Access>>,
+    ) -> bool {
+        let prog = self.prog.clone();
+        let Some(op) = usize::try_from(index).ok().and_then(|i| prog.ops.get(i)) else {
+            return false;
+        };
+        self.ops_run += 1;
+        match *op {
+            TileOp::Load { dst, ref at, .. } => self.load(dst, at, (ptr, stride), first, log),
+            TileOp::Store { src, ref at, .. } => self.store(src, at, (ptr, stride), first, log),
+            TileOp::MulAdd {
+                dst,
+                a,
+                b,
+                c,
+                ref types,
+                dims,
+            } => self.mul_add(types, dims, [dst, a, b, c]),
+            TileOp::Copy { dst, src } => {
+                let Some(from) = self.tiles.get(src).cloned() else {
+                    return false;
+                };
+                match self.tiles.get_mut(dst) {
+                    Some(t) => t.clone_from(&from),
+                    None => return false,
+                }
+                true
+            }
+            TileOp::Splat { dst, bits } => match self.tiles.get_mut(dst) {
+                Some(t) => {
+                    t.raw.fill(bits);
+                    t.raw_written();
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// The dispatch's memory as the reference path's access code sees it (no Workgroup or
+    /// invocation memory: the programs taken have none).
+    fn mem<'a>(s: &'a crate::run::Shared<'_>, no_memory: &'a Words) -> crate::run::access::Mem<'a> {
+        crate::run::access::Mem {
+            buffers: &s.buffers,
+            descriptors: &s.descriptors,
+            images: &s.images,
+            samplers: &s.samplers,
+            push: &s.push,
+            workgroup: no_memory,
+            invocation: no_memory,
+            invocation_bytes: s.prog.invocation_bytes,
+            races: None,
+            written: None,
+        }
+    }
+
+    /// `at` reading its Pointer from slot 0 and its Stride from slot 1 of [`Tiles::regs`],
+    /// which now hold `ptr` and `stride` in every lane: the reference path's functions then
+    /// see the group's uniform operands.
+    fn uniform_regs(&mut self, at: &Access, (ptr, stride): (u64, u64)) -> Access {
+        let sg = self.s.sg;
+        self.regs.clear();
+        self.regs.resize(sg, ptr);
+        self.regs.resize(2 * sg, stride);
+        let mut a = *at;
+        a.ptr = 0;
+        a.stride.slot = 1;
+        a
+    }
+
+    /// Logs a load or store as the wide path does; `false` where it cannot (not uniform).
+    fn log(
+        &mut self,
+        at: &Access,
+        first: u64,
+        log: Option<&mut Vec<crate::wide::races::Access>>,
+        write: bool,
+    ) -> bool {
+        let Some(log) = log else { return true };
+        let sg = self.s.sg;
+        let inst = if write {
+            CoopmatInst::Store { src: 2, at: *at }
+        } else {
+            CoopmatInst::Load { dst: 2, at: *at }
+        };
+        let mask = crate::run::alu::full_mask(sg);
+        crate::wide::log_coopmat(&inst, &self.regs, sg, mask, &self.s.layouts, first, log).is_ok()
+    }
+
+    fn load(
+        &mut self,
+        dst: usize,
+        at: &Access,
+        uniform: (u64, u64),
+        first: u64,
+        log: Option<&mut Vec<crate::wide::races::Access>>,
+    ) -> bool {
+        let at = self.uniform_regs(at, uniform);
+        if !self.log(&at, first, log, false) {
+            return false;
+        }
+        let hint = self.prog_hint(dst, &at);
+        if let Some(kind) = hint {
+            if self.load_typed(dst, &at, uniform, kind) {
+                return true;
+            }
+        }
+        let sg = self.s.sg;
+        let mask = crate::run::alu::full_mask(sg);
+        let mem = Self::mem(self.s, &self.no_memory);
+        let cx = crate::run::coopmat::Ctx {
+            layouts: &self.s.layouts,
+            mem: &mem,
+            lanes: sg,
+        };
+        let Some(tile) = self.tiles.get_mut(dst) else {
+            return false;
+        };
+        let ok = crate::run::coopmat::load_dense(&at, &self.regs, sg, mask, &cx, &mut tile.raw);
+        tile.raw_written();
+        ok
+    }
+
+    /// The typed form a load into range `dst` decodes into, if any: by the element's size.
+    fn prog_hint(&self, dst: usize, at: &Access) -> Option<Val> {
+        let hint = self.prog.hints.get(dst).copied().flatten()?;
+        match (hint, at.shape.bytes) {
+            (Val::F16, 2) | (Val::F32, 4) => Some(hint),
+            _ => None,
+        }
+    }
+
+    /// A row-major load of f16 or f32 elements, every row inside one buffer and aligned to its
+    /// element: decoded straight into the typed form. `false` (nothing changed) otherwise.
+    fn load_typed(&mut self, dst: usize, at: &Access, (ptr, stride): (u64, u64), kind: Val) -> bool {
+        let Some(stride) = stride_of(at, stride) else {
+            return false;
+        };
+        if at.column_major || split_pointer(ptr).0 < FIRST_BUFFER {
+            return false;
+        }
+        let mem = Self::mem(self.s, &self.no_memory);
+        let cx = crate::run::coopmat::Ctx {
+            layouts: &self.s.layouts,
+            mem: &mem,
+            lanes: self.s.sg,
+        };
+        let Some((words, off0, pitch)) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)
+        else {
+            return false;
+        };
+        let (rows, cols) = (at.shape.rows as usize, at.shape.cols as usize);
+        let bytes = u64::from(at.shape.bytes);
+        let Some(tile) = self.tiles.get_mut(dst) else {
+            return false;
+        };
+        if tile.val.len() != rows * cols {
+            return false;
+        }
+        match kind {
+            Val::F32 => {
+                for (r, out) in tile.val.chunks_exact_mut(cols).enumerate() {
+                    let off = off0 + r as u64 * pitch;
+                    let Some(w) = words.span(off, cols as u64 * bytes).filter(|_| off % 4 == 0)
+                    else {
+                        return false;
+                    };
+                    for (o, w) in out.iter_mut().zip(w) {
+                        *o = f32::from_bits(w.load(Relaxed));
+                    }
+                }
+            }
+            Val::F16 => {
+                let halves = &mut self.halves;
+                halves.clear();
+                for r in 0..rows {
+                    let off = off0 + r as u64 * pitch;
+                    let Some(w) = words.span(off, cols as u64 * bytes).filter(|_| off % 2 == 0)
+                    else {
+                        return false;
+                    };
+                    let skip = (off % 4 / 2) as usize;
+                    let start = halves.len();
+                    for w in w {
+                        let w = w.load(Relaxed);
+                        halves.extend([w as u16, (w >> 16) as u16]);
+                    }
+                    halves.copy_within(start + skip..start + skip + cols, start);
+                    halves.truncate(start + cols);
+                }
+                for (o, &h) in tile.val.iter_mut().zip(halves.iter()) {
+                    *o = widen(h);
+                }
+            }
+        }
+        tile.val_written(kind);
+        true
+    }
+
+    fn store(
+        &mut self,
+        src: usize,
+        at: &Access,
+        uniform: (u64, u64),
+        first: u64,
+        log: Option<&mut Vec<crate::wide::races::Access>>,
+    ) -> bool {
+        let at = self.uniform_regs(at, uniform);
+        if !self.log(&at, first, log, true) {
+            return false;
+        }
+        if self.store_f32(src, &at, uniform) {
+            return true;
+        }
+        let sg = self.s.sg;
+        let mask = crate::run::alu::full_mask(sg);
+        let Some(tile) = self.tiles.get_mut(src) else {
+            return false;
+        };
+        tile.ensure_raw();
+        let mem = Self::mem(self.s, &self.no_memory);
+        let cx = crate::run::coopmat::Ctx {
+            layouts: &self.s.layouts,
+            mem: &mem,
+            lanes: sg,
+        };
+        let tile = self.tiles.get(src).map_or(&[][..], |t| &t.raw);
+        crate::run::coopmat::store_dense(&at, &self.regs, sg, mask, &cx, tile)
+    }
+
+    /// A row-major store of an f32 tile held typed into 4-byte elements of one buffer, every
+    /// row in bounds (checked before any is written). `false` (nothing written) otherwise.
+    fn store_f32(&mut self, src: usize, at: &Access, (ptr, stride): (u64, u64)) -> bool {
+        let Some(tile) = self.tiles.get(src) else {
+            return false;
+        };
+        let Some(stride) = stride_of(at, stride) else {
+            return false;
+        };
+        if tile.val_kind != Some(Val::F32)
+            || at.shape.bytes != 4
+            || at.column_major
+            || split_pointer(ptr).0 < FIRST_BUFFER
+        {
+            return false;
+        }
+        let mem = Self::mem(self.s, &self.no_memory);
+        let cx = crate::run::coopmat::Ctx {
+            layouts: &self.s.layouts,
+            mem: &mem,
+            lanes: self.s.sg,
+        };
+        let Some((words, off0, pitch)) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)
+        else {
+            return false;
+        };
+        let cols = at.shape.cols as usize;
+        if off0 % 4 != 0 || pitch % 4 != 0 || tile.val.len() != cols * at.shape.rows as usize {
+            return false;
+        }
+        for (r, values) in tile.val.chunks_exact(cols).enumerate() {
+            let Some(w) = words.span(off0 + r as u64 * pitch, cols as u64 * 4) else {
+                return false;
+            };
+            for (w, v) in w.iter().zip(values) {
+                w.store(v.to_bits(), Relaxed);
+            }
+        }
+        true
+    }
+
+    /// `dst` = `a` × `b` + `c`: the f16 × f16 + f32 → f32 case on typed tiles, any other on
+    /// raw bits with the reference path's dense-form function.
+    fn mul_add(
+        &mut self,
+        types: &MulAddTypes,
+        (m, n, k): (usize, usize, usize),
+        [dst, a, b, c]: [usize; 4],
+    ) -> bool {
+        let sizes_ok = [(a, m * k), (b, k * n), (c, m * n), (dst, m * n)]
+            .iter()
+            .all(|&(r, len)| self.tiles.get(r).is_some_and(|t| t.raw.len() == len));
+        if !sizes_ok {
+            return false;
+        }
+        if *types == F16_F32 {
+            for (r, kind) in [(a, Val::F16), (b, Val::F16), (c, Val::F32)] {
+                if let Some(t) = self.tiles.get_mut(r) {
+                    t.ensure_val(kind);
+                }
+            }
+            let out = &mut self.out;
+            let (Some(ta), Some(tb), Some(tc)) =
+                (self.tiles.get(a), self.tiles.get(b), self.tiles.get(c))
+            else {
+                return false;
+            };
+            out.clear();
+            out.extend_from_slice(&tc.val);
+            crate::semantics::coopmat_kernel::f16_products_into_f32(
+                m, n, k, &ta.val, &tb.val, out,
+            );
+            // The canonical NaN, as the reference path makes every NaN result.
+            for v in out.iter_mut() {
+                if v.is_nan() {
+                    *v = f32::from_bits(0x7fc0_0000);
+                }
+            }
+            let Some(t) = self.tiles.get_mut(dst) else {
+                return false;
+            };
+            std::mem::swap(&mut t.val, &mut self.out);
+            t.val_written(Val::F32);
+            return true;
+        }
+        for r in [a, b, c] {
+            if let Some(t) = self.tiles.get_mut(r) {
+                t.ensure_raw();
+            }
+        }
+        let mut out = self
+            .tiles
+            .get_mut(dst)
+            .map(|t| std::mem::take(&mut t.raw))
+            .unwrap_or_default();
+        out.resize(m * n, 0);
+        let ok = match (self.tiles.get(a), self.tiles.get(b), self.tiles.get(c)) {
+            (Some(ta), Some(tb), Some(tc)) => crate::run::coopmat_dense::mul_add(
+                types,
+                (m, n, k),
+                [&ta.raw, &tb.raw, &tc.raw],
+                &mut out,
+                &mut self.scratch,
+            ),
+            _ => false,
+        };
+        if let Some(t) = self.tiles.get_mut(dst) {
+            t.raw = out;
+            t.raw_written();
+        }
+        ok
+    }
+}
+
+/// A load's or store's Stride as the reference path reads it (its width, signed or not), when
+/// it is positive: the typed paths' condition.
+fn stride_of(at: &Access, stride: u64) -> Option<i128> {
+    let v = stride & crate::semantics::mask(at.stride.bits);
+    let s = if at.stride.signed {
+        i128::from(crate::semantics::sign_extend(at.stride.bits, v))
+    } else {
+        i128::from(v)
+    };
+    (s > 0).then_some(s)
+}
