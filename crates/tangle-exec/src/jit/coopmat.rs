@@ -17,8 +17,8 @@
 //!
 //! Tiles are *typed* where that pays: a tile holds its elements as raw bits (`u64`, what the
 //! reference path's dense form holds, [`crate::run::coopmat_dense`]) or as `f32` values —
-//! binary32 components as themselves, binary16 components widened ([`widen`], exact and
-//! injective, so [`narrow`] gives the bits back). The f16 × f16 + f32 → f32 MulAdd runs the
+//! binary32 components as themselves, binary16 components widened ([`widen_f16`], exact and
+//! injective, so [`narrow_f16`] gives the bits back). The f16 × f16 + f32 → f32 MulAdd runs the
 //! reference path's own kernel ([`crate::semantics::coopmat_kernel::f16_products_into_f32`])
 //! on such tiles; every other type combination, and every load or store the typed paths do not
 //! cover (column-major, unaligned, outside one buffer), runs the reference path's dense-form
@@ -32,6 +32,7 @@ use crate::program::{Function, Op, Program, Slot};
 use crate::run::coopmat::{Access, CoopmatInst};
 use crate::run::coopmat_dense::F16_F32;
 use crate::run::memory::{split_pointer, Words, FIRST_BUFFER};
+use crate::semantics::coopmat_kernel::{narrow_f16, widen_f16};
 use crate::semantics::coopmat_types::{Component, MulAddTypes};
 use cranelift_codegen::ir::InstBuilder;
 use std::collections::HashMap;
@@ -51,12 +52,12 @@ struct Range {
 enum Val {
     /// binary32 values.
     F32,
-    /// binary16 values widened to binary32 ([`widen`]).
+    /// binary16 values widened to binary32 ([`widen_f16`]).
     F16,
 }
 
 /// One tile op of a compiled program, by the index the compiled code passes.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub(crate) enum TileOp {
     /// A load into range `dst`.
     Load { dst: usize, at: Access },
@@ -73,6 +74,9 @@ pub(crate) enum TileOp {
     },
     /// Range `dst` ← range `src`, whole.
     Copy { dst: usize, src: usize },
+    /// The same, where nothing reads `src` again before it is written: the tiles are
+    /// swapped (`src` then holds a stale value, which nothing reads).
+    Move { dst: usize, src: usize },
     /// Every element of range `dst` ← `bits` (a splat constant).
     Splat { dst: usize, bits: u64 },
 }
@@ -257,6 +261,7 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
             return refuse("read by a branch");
         }
     }
+    moves(&mut actions, ranges.len());
     // A copy's two ends take each other's hint (the loaded tile of a GEMM is copied into the
     // variable the MulAdd reads).
     for _ in 0..=copies.len() {
@@ -279,6 +284,43 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
         actions,
         ops: Vec::new(),
     })
+}
+
+/// Turns into [`TileOp::Move`] each copy whose source range is read by it alone and written
+/// by one op alone, earlier in the same block: each time the copy runs, the source was just
+/// written, and nothing reads it after.
+fn moves(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) {
+    let (mut writers, mut readers) = (vec![Vec::new(); ranges], vec![Vec::new(); ranges]);
+    for (&at, action) in actions.iter() {
+        let Action::Tile(op, _) = action else { continue };
+        let (w, r): (Option<usize>, Vec<usize>) = match *op {
+            TileOp::Load { dst, .. } | TileOp::Splat { dst, .. } => (Some(dst), Vec::new()),
+            TileOp::Store { src, .. } => (None, vec![src]),
+            TileOp::MulAdd { dst, a, b, c, .. } => (Some(dst), vec![a, b, c]),
+            TileOp::Copy { dst, src } | TileOp::Move { dst, src } => (Some(dst), vec![src]),
+        };
+        if let Some(x) = w.and_then(|w| writers.get_mut(w)) {
+            x.push(at);
+        }
+        for r in r {
+            if let Some(x) = readers.get_mut(r) {
+                x.push(at);
+            }
+        }
+    }
+    for (&at, action) in actions.iter_mut() {
+        let Action::Tile(op @ TileOp::Copy { .. }, _) = action else {
+            continue;
+        };
+        let TileOp::Copy { dst, src } = *op else { continue };
+        let alone = readers.get(src).is_some_and(|r| r[..] == [at]);
+        let written = writers.get(src).is_some_and(|w| {
+            matches!(w[..], [(b, j)] if b == at.0 && j < at.1)
+        });
+        if dst != src && alone && written {
+            *op = TileOp::Move { dst, src };
+        }
+    }
 }
 
 /// The action of cooperative-matrix op `c`; notes the typed form its MulAdd operands want.
@@ -445,38 +487,6 @@ impl Emitter<'_> {
     }
 }
 
-/// `2^112` and `2^-112`: binary16's exponent bias is 15, binary32's 127.
-const UP: f32 = f32::from_bits((127 + 112) << 23);
-const DOWN: f32 = f32::from_bits((127 - 112) << 23);
-
-/// A binary16 value's bits as a binary32 value: exact for every finite value and infinity (the
-/// magnitude's bits shifted into binary32's field scale by `2^-112`, undone by one exact
-/// multiplication; subnormals become normals), and a NaN keeps its payload (no quieting), so
-/// the map is injective and [`narrow`] inverts it.
-pub(crate) fn widen(h: u16) -> f32 {
-    let sign = u32::from(h & 0x8000) << 16;
-    let mag = u32::from(h & 0x7fff);
-    let v = if mag >= 0x7c00 {
-        0x7f80_0000 | (mag & 0x3ff) << 13
-    } else {
-        (f32::from_bits(mag << 13) * UP).to_bits()
-    };
-    f32::from_bits(v | sign)
-}
-
-/// The binary16 bits [`widen`] made `x` from.
-pub(crate) fn narrow(x: f32) -> u16 {
-    let b = x.to_bits();
-    let sign = (b >> 16) & 0x8000;
-    let abs = b & 0x7fff_ffff;
-    let mag = if abs >= 0x7f80_0000 {
-        0x7c00 | ((abs >> 13) & 0x3ff)
-    } else {
-        (f32::from_bits(abs) * DOWN).to_bits() >> 13
-    };
-    (sign | mag) as u16
-}
-
 /// One range's tile: raw bits, typed values, or both (at least one holds the value).
 #[derive(Debug, Default, Clone)]
 struct Tile {
@@ -509,7 +519,7 @@ impl Tile {
             }
             Some(Val::F16) => {
                 for (r, &v) in self.raw.iter_mut().zip(&self.val) {
-                    *r = u64::from(narrow(v));
+                    *r = u64::from(narrow_f16(v));
                 }
             }
             None => {}
@@ -532,7 +542,7 @@ impl Tile {
             }
             Val::F16 => {
                 for (v, &r) in self.val.iter_mut().zip(&self.raw) {
-                    *v = widen(r as u16);
+                    *v = widen_f16(r as u16);
                 }
             }
         }
@@ -564,7 +574,8 @@ pub(crate) struct Tiles<'s> {
     /// A register file of two slots for the reference path's functions: the Pointer in slot
     /// 0 and the Stride in slot 1 of every lane.
     regs: Vec<u64>,
-    halves: Vec<u16>,
+    /// A load's words.
+    words: Vec<u32>,
     /// A MulAdd's typed result, before it becomes the destination's tile.
     out: Vec<f32>,
     scratch: crate::run::coopmat_dense::Scratch,
@@ -587,7 +598,7 @@ impl<'s> Tiles<'s> {
             no_memory: Words::default(),
             tiles,
             regs: Vec::new(),
-            halves: Vec::new(),
+            words: Vec::new(),
             out: Vec::new(),
             scratch: Default::default(),
             ops_run: 0,
@@ -604,14 +615,13 @@ impl<'s> Tiles<'s> {
         first: u64,
         log: Option<&mut Vec<crate::wide::races::Access>>,
     ) -> bool {
-        let prog = self.prog.clone();
-        let Some(op) = usize::try_from(index).ok().and_then(|i| prog.ops.get(i)) else {
+        let Some(&op) = usize::try_from(index).ok().and_then(|i| self.prog.ops.get(i)) else {
             return false;
         };
         self.ops_run += 1;
-        match *op {
-            TileOp::Load { dst, ref at, .. } => self.load(dst, at, (ptr, stride), first, log),
-            TileOp::Store { src, ref at, .. } => self.store(src, at, (ptr, stride), first, log),
+        match op {
+            TileOp::Load { dst, ref at } => self.load(dst, at, (ptr, stride), first, log),
+            TileOp::Store { src, ref at } => self.store(src, at, (ptr, stride), first, log),
             TileOp::MulAdd {
                 dst,
                 a,
@@ -620,14 +630,12 @@ impl<'s> Tiles<'s> {
                 ref types,
                 dims,
             } => self.mul_add(types, dims, [dst, a, b, c]),
-            TileOp::Copy { dst, src } => {
-                let Some(from) = self.tiles.get(src).cloned() else {
+            TileOp::Copy { dst, src } => self.copy(dst, src),
+            TileOp::Move { dst, src } => {
+                if dst >= self.tiles.len() || src >= self.tiles.len() {
                     return false;
-                };
-                match self.tiles.get_mut(dst) {
-                    Some(t) => t.clone_from(&from),
-                    None => return false,
                 }
+                self.tiles.swap(dst, src);
                 true
             }
             TileOp::Splat { dst, bits } => match self.tiles.get_mut(dst) {
@@ -639,6 +647,30 @@ impl<'s> Tiles<'s> {
                 None => false,
             },
         }
+    }
+
+    /// Range `dst` ← range `src` (of the same shape), in the forms that hold it.
+    fn copy(&mut self, dst: usize, src: usize) -> bool {
+        if dst == src {
+            return true;
+        }
+        let (lo, hi) = (dst.min(src), dst.max(src));
+        let Some((head, tail)) = (hi < self.tiles.len()).then(|| self.tiles.split_at_mut(hi))
+        else {
+            return false;
+        };
+        let (Some(a), Some(b)) = (head.get_mut(lo), tail.first_mut()) else {
+            return false;
+        };
+        let (to, from) = if dst < src { (a, b) } else { (b, a) };
+        if from.raw_ok {
+            to.raw.copy_from_slice(&from.raw);
+        }
+        if from.val_kind.is_some() {
+            to.val.copy_from_slice(&from.val);
+        }
+        (to.raw_ok, to.val_kind) = (from.raw_ok, from.val_kind);
+        true
     }
 
     /// The dispatch's memory as the reference path's access code sees it (no Workgroup or
@@ -699,16 +731,18 @@ impl<'s> Tiles<'s> {
         first: u64,
         log: Option<&mut Vec<crate::wide::races::Access>>,
     ) -> bool {
-        let at = self.uniform_regs(at, uniform);
-        if !self.log(&at, first, log, false) {
-            return false;
+        if log.is_some() {
+            let at = self.uniform_regs(at, uniform);
+            if !self.log(&at, first, log, false) {
+                return false;
+            }
         }
-        let hint = self.prog_hint(dst, &at);
-        if let Some(kind) = hint {
-            if self.load_typed(dst, &at, uniform, kind) {
+        if let Some(kind) = self.prog_hint(dst, at) {
+            if self.load_typed(dst, at, uniform, kind) {
                 return true;
             }
         }
+        let at = self.uniform_regs(at, uniform);
         let sg = self.s.sg;
         let mask = crate::run::alu::full_mask(sg);
         let mem = Self::mem(self.s, &self.no_memory);
@@ -753,20 +787,21 @@ impl<'s> Tiles<'s> {
         else {
             return false;
         };
-        let (rows, cols) = (at.shape.rows as usize, at.shape.cols as usize);
-        let bytes = u64::from(at.shape.bytes);
+        let Some((rows, cols, block)) = whole_words(at, off0, pitch, words) else {
+            return false;
+        };
         let Some(tile) = self.tiles.get_mut(dst) else {
             return false;
         };
         if tile.val.len() != rows * cols {
             return false;
         }
+        let per_row = cols * at.shape.bytes as usize / 4;
+        let pitch = (pitch / 4) as usize;
         match kind {
             Val::F32 => {
                 for (r, out) in tile.val.chunks_exact_mut(cols).enumerate() {
-                    let off = off0 + r as u64 * pitch;
-                    let Some(w) = words.span(off, cols as u64 * bytes).filter(|_| off % 4 == 0)
-                    else {
+                    let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
                         return false;
                     };
                     for (o, w) in out.iter_mut().zip(w) {
@@ -775,26 +810,17 @@ impl<'s> Tiles<'s> {
                 }
             }
             Val::F16 => {
-                let halves = &mut self.halves;
-                halves.clear();
+                // The rows' words first (atomic loads, one per word), then one pass the
+                // compiler vectorises.
+                let buf = &mut self.words;
+                buf.clear();
                 for r in 0..rows {
-                    let off = off0 + r as u64 * pitch;
-                    let Some(w) = words.span(off, cols as u64 * bytes).filter(|_| off % 2 == 0)
-                    else {
+                    let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
                         return false;
                     };
-                    let skip = (off % 4 / 2) as usize;
-                    let start = halves.len();
-                    for w in w {
-                        let w = w.load(Relaxed);
-                        halves.extend([w as u16, (w >> 16) as u16]);
-                    }
-                    halves.copy_within(start + skip..start + skip + cols, start);
-                    halves.truncate(start + cols);
+                    buf.extend(w.iter().map(|x| x.load(Relaxed)));
                 }
-                for (o, &h) in tile.val.iter_mut().zip(halves.iter()) {
-                    *o = widen(h);
-                }
+                crate::semantics::coopmat_kernel::widen_words(buf, &mut tile.val);
             }
         }
         tile.val_written(kind);
@@ -858,12 +884,15 @@ impl<'s> Tiles<'s> {
         else {
             return false;
         };
-        let cols = at.shape.cols as usize;
-        if off0 % 4 != 0 || pitch % 4 != 0 || tile.val.len() != cols * at.shape.rows as usize {
+        let Some((rows, cols, block)) = whole_words(at, off0, pitch, words) else {
+            return false;
+        };
+        if tile.val.len() != cols * rows {
             return false;
         }
+        let pitch = (pitch / 4) as usize;
         for (r, values) in tile.val.chunks_exact(cols).enumerate() {
-            let Some(w) = words.span(off0 + r as u64 * pitch, cols as u64 * 4) else {
+            let Some(w) = block.get(r * pitch..r * pitch + cols) else {
                 return false;
             };
             for (w, v) in w.iter().zip(values) {
@@ -905,10 +934,9 @@ impl<'s> Tiles<'s> {
                 m, n, k, &ta.val, &tb.val, out,
             );
             // The canonical NaN, as the reference path makes every NaN result.
+            let canonical = f32::from_bits(0x7fc0_0000);
             for v in out.iter_mut() {
-                if v.is_nan() {
-                    *v = f32::from_bits(0x7fc0_0000);
-                }
+                *v = if v.is_nan() { canonical } else { *v };
             }
             let Some(t) = self.tiles.get_mut(dst) else {
                 return false;
@@ -944,6 +972,24 @@ impl<'s> Tiles<'s> {
         }
         ok
     }
+}
+
+/// The rows of a row-major load or store whose rows each start on a word and hold whole words,
+/// from `off0` every `pitch` bytes (all in bounds: [`crate::run::coopmat::rows_in_bounds`]):
+/// (rows, columns, the words from the first row's to the last row's end).
+fn whole_words<'w>(
+    at: &Access,
+    off0: u64,
+    pitch: u64,
+    words: &'w Words,
+) -> Option<(usize, usize, &'w [std::sync::atomic::AtomicU32])> {
+    let (rows, cols) = (at.shape.rows as usize, at.shape.cols as usize);
+    let row_bytes = cols as u64 * u64::from(at.shape.bytes);
+    if off0 % 4 != 0 || pitch % 4 != 0 || row_bytes % 4 != 0 || rows == 0 {
+        return None;
+    }
+    let span = pitch.checked_mul(rows as u64 - 1)?.checked_add(row_bytes)?;
+    Some((rows, cols, words.span(off0, span)?))
 }
 
 /// A load's or store's Stride as the reference path reads it (its width, signed or not), when

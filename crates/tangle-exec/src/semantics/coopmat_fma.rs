@@ -1,5 +1,6 @@
 //! The f16 × f16 → f32 MulAdd kernel's steps as fused multiply-adds on 256-bit vectors, for
-//! CPUs with AVX2 and FMA, chosen at run time: the one `unsafe` call of the semantics.
+//! CPUs with AVX2 and FMA, and the widening of binary16 tiles for AVX2, chosen at run time:
+//! the `unsafe` calls of the semantics.
 //!
 //! # Exactness
 //! The kernel ([`super::coopmat_kernel`]) steps `acc ← round_f32(acc + x·y)` with `x`, `y`
@@ -11,9 +12,10 @@
 //!
 //! # Soundness
 //! The only `unsafe` is calling [`fma_products`], a function compiled with
-//! `#[target_feature(enable = "avx2,fma")]`. Calling such a function is sound exactly when the
-//! CPU running it has those features, which `is_x86_feature_detected!` checks right before the
-//! call. The function itself is safe Rust (bounds-checked slices), so nothing else can go
+//! `#[target_feature(enable = "avx2,fma")]`, and [`widen_avx2`] (the binary16 widening of
+//! tiles the native tier loads), compiled with `avx2`. Calling such a function is sound exactly
+//! when the CPU running it has those features, which `is_x86_feature_detected!` checks right
+//! before the call. The function itself is safe Rust (bounds-checked slices), so nothing else can go
 //! wrong. On other architectures nothing here is compiled and the caller runs the portable loop.
 
 use super::coopmat_kernel::{blocked_by, Dims};
@@ -46,6 +48,17 @@ fn fma_products(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32]) {
     const R: usize = 4;
     const W: usize = 16;
     let Dims { m, n, k } = d;
+    if let (16, 16, 16, Ok(a), Ok(b), Ok(acc)) = (
+        m,
+        n,
+        k,
+        <&[f32; 256]>::try_from(a),
+        <&[f32; 256]>::try_from(b),
+        <&mut [f32; 256]>::try_from(&mut *acc),
+    ) {
+        fma_16(a, b, acc);
+        return;
+    }
     if !(m.is_multiple_of(R) && n.is_multiple_of(W)) || a.len() != m * k || b.len() != k * n {
         blocked_by::<R, W, f32, f32>(d, a, b, acc, |s, x, y| x.mul_add(y, s));
         return;
@@ -82,6 +95,58 @@ fn fma_products(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32]) {
             }
         }
     }
+}
+
+/// [`fma_products`] for 16 × 16 × 16 (the tile of NVIDIA-like profiles): fixed-size arrays,
+/// so the loops unroll without a bounds check; 4 rows × 16 columns of accumulators at a time,
+/// each element stepping through k in increasing order as the general loop does.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fma_16(a: &[f32; 256], b: &[f32; 256], acc: &mut [f32; 256]) {
+    for i in (0..16).step_by(4) {
+        let mut s = [[0f32; 16]; 4];
+        for (r, s) in s.iter_mut().enumerate() {
+            for (c, s) in s.iter_mut().enumerate() {
+                *s = acc[(i + r) * 16 + c];
+            }
+        }
+        for kk in 0..16 {
+            for (r, s) in s.iter_mut().enumerate() {
+                let x = a[(i + r) * 16 + kk];
+                for (c, s) in s.iter_mut().enumerate() {
+                    *s = x.mul_add(b[kk * 16 + c], *s);
+                }
+            }
+        }
+        for (r, s) in s.iter().enumerate() {
+            for (c, &s) in s.iter().enumerate() {
+                acc[(i + r) * 16 + c] = s;
+            }
+        }
+    }
+}
+
+/// [`super::coopmat_kernel::widen_words`] compiled for AVX2 (eight halves a step); `false`
+/// (nothing done) where the CPU lacks it.
+pub(super) fn widen_words_avx2(words: &[u32], out: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above), the one requirement of calling a
+            // function compiled for it.
+            unsafe { widen_avx2(words, out) };
+            return true;
+        }
+    }
+    let _ = (words, out);
+    false
+}
+
+/// The portable loop, compiled for AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn widen_avx2(words: &[u32], out: &mut [f32]) {
+    super::coopmat_kernel::widen_words_portable(words, out);
 }
 
 #[cfg(test)]
