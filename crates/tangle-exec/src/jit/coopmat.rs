@@ -17,8 +17,9 @@
 //!
 //! Tiles are *typed* where that pays: a tile holds its elements as raw bits (`u64`, what the
 //! reference path's dense form holds, [`crate::run::coopmat_dense`]) or as `f32` values —
-//! binary32 components as themselves, binary16 components widened ([`widen_f16`], exact and
-//! injective, so [`narrow_f16`] gives the bits back). The f16 × f16 + f32 → f32 MulAdd runs the
+//! binary32 components as themselves, binary16 components widened
+//! ([`crate::semantics::coopmat_kernel::widen_words`], exact but for a NaN's payload, so the
+//! tile also keeps the words it loaded, whose bits a store writes back). The f16 × f16 + f32 → f32 MulAdd runs the
 //! reference path's own kernel ([`crate::semantics::coopmat_kernel::f16_products_into_f32`])
 //! on such tiles; every other type combination, and every load or store the typed paths do not
 //! cover (column-major, unaligned, outside one buffer), runs the reference path's dense-form
@@ -32,7 +33,7 @@ use crate::program::{Function, Op, Program, Slot};
 use crate::run::coopmat::{Access, CoopmatInst};
 use crate::run::coopmat_dense::F16_F32;
 use crate::run::memory::{split_pointer, Words, FIRST_BUFFER};
-use crate::semantics::coopmat_kernel::{narrow_f16, widen_f16};
+use crate::semantics::coopmat_kernel::widen_f16;
 use crate::semantics::coopmat_types::{Component, MulAddTypes};
 use cranelift_codegen::ir::InstBuilder;
 use std::collections::HashMap;
@@ -52,7 +53,7 @@ struct Range {
 enum Val {
     /// binary32 values.
     F32,
-    /// binary16 values widened to binary32 ([`widen_f16`]).
+    /// binary16 values widened to binary32 (what a MulAdd reads of them).
     F16,
 }
 
@@ -487,13 +488,21 @@ impl Emitter<'_> {
     }
 }
 
-/// One range's tile: raw bits, typed values, or both (at least one holds the value).
+/// One range's tile: raw bits, typed values, or both (at least one of `raw` and `packed`, or
+/// f32 values, holds the value's bits).
 #[derive(Debug, Default, Clone)]
 struct Tile {
     raw: Vec<u64>,
     val: Vec<f32>,
+    /// A binary16 tile's bits as loaded, two a word, row-major.
+    packed: Vec<u32>,
     raw_ok: bool,
+    packed_ok: bool,
     val_kind: Option<Val>,
+    /// The f32 values are a MulAdd's result, whose every NaN reads as the canonical one
+    /// (`float_bits`): made so when their bits are taken ([`Tile::bits`]), not per MulAdd (a
+    /// NaN fed to another MulAdd gives a NaN either way).
+    canonical: bool,
 }
 
 impl Tile {
@@ -501,8 +510,20 @@ impl Tile {
         Tile {
             raw: vec![0; elements],
             val: vec![0.0; elements],
+            packed: Vec::with_capacity(elements.div_ceil(2)),
             raw_ok: true,
+            packed_ok: false,
             val_kind: None,
+            canonical: false,
+        }
+    }
+
+    /// The bits of f32 value `v` of this tile.
+    fn bits(&self, v: f32) -> u32 {
+        if self.canonical && v.is_nan() {
+            0x7fc0_0000
+        } else {
+            v.to_bits()
         }
     }
 
@@ -511,18 +532,20 @@ impl Tile {
         if self.raw_ok {
             return;
         }
-        match self.val_kind {
-            Some(Val::F32) => {
-                for (r, &v) in self.raw.iter_mut().zip(&self.val) {
-                    *r = u64::from(v.to_bits());
+        if self.packed_ok {
+            for (pair, &w) in self.raw.chunks_mut(2).zip(&self.packed) {
+                for (i, r) in pair.iter_mut().enumerate() {
+                    *r = u64::from(w >> (16 * i) & 0xffff);
                 }
             }
-            Some(Val::F16) => {
-                for (r, &v) in self.raw.iter_mut().zip(&self.val) {
-                    *r = u64::from(narrow_f16(v));
-                }
+        } else if self.val_kind == Some(Val::F32) {
+            for (r, &v) in self.raw.iter_mut().zip(&self.val) {
+                *r = u64::from(if self.canonical && v.is_nan() {
+                    0x7fc0_0000
+                } else {
+                    v.to_bits()
+                });
             }
-            None => {}
         }
         self.raw_ok = true;
     }
@@ -546,19 +569,27 @@ impl Tile {
                 }
             }
         }
+        // Read from exact bits.
         self.val_kind = Some(kind);
+        self.canonical = false;
     }
 
     /// The raw bits now hold the value, alone.
     fn raw_written(&mut self) {
-        self.raw_ok = true;
-        self.val_kind = None;
+        (self.raw_ok, self.packed_ok, self.val_kind) = (true, false, None);
+        self.canonical = false;
     }
 
-    /// The typed values of `kind` now hold the value, alone.
-    fn val_written(&mut self, kind: Val) {
-        self.raw_ok = false;
-        self.val_kind = Some(kind);
+    /// The f32 values now hold the value, alone: a MulAdd's result when `canonical`.
+    fn f32_written(&mut self, canonical: bool) {
+        (self.raw_ok, self.packed_ok, self.val_kind) = (false, false, Some(Val::F32));
+        self.canonical = canonical;
+    }
+
+    /// The packed binary16 words and their widened values now hold the value.
+    fn f16_written(&mut self) {
+        (self.raw_ok, self.packed_ok, self.val_kind) = (false, true, Some(Val::F16));
+        self.canonical = false;
     }
 }
 
@@ -574,8 +605,6 @@ pub(crate) struct Tiles<'s> {
     /// A register file of two slots for the reference path's functions: the Pointer in slot
     /// 0 and the Stride in slot 1 of every lane.
     regs: Vec<u64>,
-    /// A load's words.
-    words: Vec<u32>,
     /// A MulAdd's typed result, before it becomes the destination's tile.
     out: Vec<f32>,
     scratch: crate::run::coopmat_dense::Scratch,
@@ -598,7 +627,6 @@ impl<'s> Tiles<'s> {
             no_memory: Words::default(),
             tiles,
             regs: Vec::new(),
-            words: Vec::new(),
             out: Vec::new(),
             scratch: Default::default(),
             ops_run: 0,
@@ -669,7 +697,11 @@ impl<'s> Tiles<'s> {
         if from.val_kind.is_some() {
             to.val.copy_from_slice(&from.val);
         }
-        (to.raw_ok, to.val_kind) = (from.raw_ok, from.val_kind);
+        if from.packed_ok {
+            to.packed.clone_from(&from.packed);
+        }
+        (to.raw_ok, to.packed_ok, to.val_kind) = (from.raw_ok, from.packed_ok, from.val_kind);
+        to.canonical = from.canonical;
         true
     }
 
@@ -808,22 +840,22 @@ impl<'s> Tiles<'s> {
                         *o = f32::from_bits(w.load(Relaxed));
                     }
                 }
+                tile.f32_written(false);
             }
             Val::F16 => {
-                // The rows' words first (atomic loads, one per word), then one pass the
-                // compiler vectorises.
-                let buf = &mut self.words;
-                buf.clear();
+                // The rows' words (atomic loads, one per word), kept, then widened in one
+                // pass.
+                tile.packed.clear();
                 for r in 0..rows {
                     let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
                         return false;
                     };
-                    buf.extend(w.iter().map(|x| x.load(Relaxed)));
+                    tile.packed.extend(w.iter().map(|x| x.load(Relaxed)));
                 }
-                crate::semantics::coopmat_kernel::widen_words(buf, &mut tile.val);
+                crate::semantics::coopmat_kernel::widen_words(&tile.packed, &mut tile.val);
+                tile.f16_written();
             }
         }
-        tile.val_written(kind);
         true
     }
 
@@ -895,8 +927,8 @@ impl<'s> Tiles<'s> {
             let Some(w) = block.get(r * pitch..r * pitch + cols) else {
                 return false;
             };
-            for (w, v) in w.iter().zip(values) {
-                w.store(v.to_bits(), Relaxed);
+            for (w, &v) in w.iter().zip(values) {
+                w.store(tile.bits(v), Relaxed);
             }
         }
         true
@@ -933,16 +965,13 @@ impl<'s> Tiles<'s> {
             crate::semantics::coopmat_kernel::f16_products_into_f32(
                 m, n, k, &ta.val, &tb.val, out,
             );
-            // The canonical NaN, as the reference path makes every NaN result.
-            let canonical = f32::from_bits(0x7fc0_0000);
-            for v in out.iter_mut() {
-                *v = if v.is_nan() { canonical } else { *v };
-            }
             let Some(t) = self.tiles.get_mut(dst) else {
                 return false;
             };
             std::mem::swap(&mut t.val, &mut self.out);
-            t.val_written(Val::F32);
+            // Its NaNs read as the canonical one, as the reference path makes every NaN
+            // result.
+            t.f32_written(true);
             return true;
         }
         for r in [a, b, c] {

@@ -12,10 +12,11 @@
 //!
 //! # Soundness
 //! The only `unsafe` is calling [`fma_products`], a function compiled with
-//! `#[target_feature(enable = "avx2,fma")]`, and [`widen_avx2`] (the binary16 widening of
-//! tiles the native tier loads), compiled with `avx2`. Calling such a function is sound exactly
-//! when the CPU running it has those features, which `is_x86_feature_detected!` checks right
-//! before the call. The function itself is safe Rust (bounds-checked slices), so nothing else can go
+//! `#[target_feature(enable = "avx2,fma")]`, and [`widen_f16c`] (the binary16 widening of
+//! tiles the native tier loads), compiled with `avx,f16c`. Calling such a function is sound
+//! exactly when the CPU running it has those features, which `is_x86_feature_detected!` checks
+//! right before the call. [`widen_f16c`] also reinterprets a `__m256` as `[f32; 8]` (same size,
+//! plain data). The function itself is safe Rust (bounds-checked slices), so nothing else can go
 //! wrong. On other architectures nothing here is compiled and the caller runs the portable loop.
 
 use super::coopmat_kernel::{blocked_by, Dims};
@@ -126,15 +127,18 @@ fn fma_16(a: &[f32; 256], b: &[f32; 256], acc: &mut [f32; 256]) {
     }
 }
 
-/// [`super::coopmat_kernel::widen_words`] compiled for AVX2 (eight halves a step); `false`
-/// (nothing done) where the CPU lacks it.
-pub(super) fn widen_words_avx2(words: &[u32], out: &mut [f32]) -> bool {
+/// [`super::coopmat_kernel::widen_words`] with F16C's `vcvtph2ps` (eight halves an
+/// instruction); `false` (nothing done) where the CPU lacks AVX or F16C. The conversion is
+/// exact for every finite value and infinity; a NaN stays a NaN (a signalling one may come out
+/// quiet), which is all a MulAdd reads of it.
+pub(super) fn widen_words_f16c(words: &[u32], out: &mut [f32]) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2 (checked just above), the one requirement of calling a
-            // function compiled for it.
-            unsafe { widen_avx2(words, out) };
+        if std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("f16c")
+        {
+            // SAFETY: the CPU has AVX and F16C (checked just above), the one requirement of
+            // calling a function compiled for them.
+            unsafe { widen_f16c(words, out) };
             return true;
         }
     }
@@ -142,11 +146,21 @@ pub(super) fn widen_words_avx2(words: &[u32], out: &mut [f32]) -> bool {
     false
 }
 
-/// The portable loop, compiled for AVX2.
+/// Eight halves (four words) at a time, the rest by the portable loop.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn widen_avx2(words: &[u32], out: &mut [f32]) {
-    super::coopmat_kernel::widen_words_portable(words, out);
+#[target_feature(enable = "avx,f16c")]
+fn widen_f16c(words: &[u32], out: &mut [f32]) {
+    use std::arch::x86_64::{_mm256_cvtph_ps, _mm_set_epi32};
+    let (mut outs, mut ins) = (out.chunks_exact_mut(8), words.chunks_exact(4));
+    for (o, w) in (&mut outs).zip(&mut ins) {
+        let [w0, w1, w2, w3] = [0, 1, 2, 3].map(|i| w.get(i).map_or(0, |&x| x as i32));
+        let v = _mm256_cvtph_ps(_mm_set_epi32(w3, w2, w1, w0));
+        // SAFETY: `__m256` and `[f32; 8]` are both 32 bytes of plain data, every bit pattern
+        // valid in either.
+        let v: [f32; 8] = unsafe { std::mem::transmute(v) };
+        o.copy_from_slice(&v);
+    }
+    super::coopmat_kernel::widen_words_portable(ins.remainder(), outs.into_remainder());
 }
 
 #[cfg(test)]

@@ -606,15 +606,13 @@ mod tests {
     }
 }
 
-/// `2^112` and `2^-112`: binary16's exponent bias is 15, binary32's 127.
+/// `2^112`: binary16's exponent bias is 15, binary32's 127.
 const UP: f32 = f32::from_bits((127 + 112) << 23);
-const DOWN: f32 = f32::from_bits((127 - 112) << 23);
 
 /// A binary16 value's bits as a binary32 value: exact for every finite value and infinity (the
 /// magnitude's bits shifted into binary32's fields read `2^-112` times the value, undone by one
-/// exact multiplication; subnormals become normals), and a NaN keeps its payload unquieted, so
-/// the map is injective and [`narrow_f16`] inverts it. A MulAdd reads the same value as from
-/// [`half::f16::to_f32`] (which quiets a signalling NaN: a NaN either way).
+/// exact multiplication; subnormals become normals), and a NaN stays a NaN: the value
+/// [`half::f16::to_f32`] gives (a NaN's payload aside, which no MulAdd result keeps).
 pub fn widen_f16(h: u16) -> f32 {
     let sign = u32::from(h & 0x8000) << 16;
     let mag = u32::from(h & 0x7fff);
@@ -623,23 +621,11 @@ pub fn widen_f16(h: u16) -> f32 {
     f32::from_bits(if mag >= 0x7c00 { special } else { finite } | sign)
 }
 
-/// The binary16 bits [`widen_f16`] made `x` from.
-pub fn narrow_f16(x: f32) -> u16 {
-    let b = x.to_bits();
-    let sign = (b >> 16) & 0x8000;
-    let abs = b & 0x7fff_ffff;
-    let mag = if abs >= 0x7f80_0000 {
-        0x7c00 | ((abs >> 13) & 0x3ff)
-    } else {
-        (f32::from_bits(abs) * DOWN).to_bits() >> 13
-    };
-    (sign | mag) as u16
-}
-
-/// [`widen_f16`] of every binary16 value of `words` (two a word, the low half first) into `out`
-/// (as many as both hold), with the AVX2 clone where the CPU has it.
+/// The binary16 values of `words` (two a word, the low half first) as binary32 values into
+/// `out` (as many as both hold): each finite value and infinity exactly, each NaN a NaN (with
+/// F16C's conversion where the CPU has it, else [`widen_f16`]). What a MulAdd reads of them.
 pub fn widen_words(words: &[u32], out: &mut [f32]) {
-    if !super::coopmat_fma::widen_words_avx2(words, out) {
+    if !super::coopmat_fma::widen_words_f16c(words, out) {
         widen_words_portable(words, out);
     }
 }
