@@ -954,17 +954,12 @@ impl<'s> Tiles<'s> {
                     t.ensure_val(kind);
                 }
             }
-            let out = &mut self.out;
             let (Some(ta), Some(tb), Some(tc)) =
                 (self.tiles.get(a), self.tiles.get(b), self.tiles.get(c))
             else {
                 return false;
             };
-            out.clear();
-            out.extend_from_slice(&tc.val);
-            crate::semantics::coopmat_kernel::f16_products_into_f32(
-                m, n, k, &ta.val, &tb.val, out,
-            );
+            f16_f32([ta, tb, tc], (m, n, k), &mut self.out);
             let Some(t) = self.tiles.get_mut(dst) else {
                 return false;
             };
@@ -1003,6 +998,15 @@ impl<'s> Tiles<'s> {
     }
 }
 
+/// `out` = `a` × `b` + `c` of f16 × f16 + f32 tiles held typed (A and B as widened f16
+/// values, C as f32 values): the reference path's kernel on them (its NaN results are made
+/// canonical when the bits are taken, [`Tile::bits`]).
+fn f16_f32([a, b, c]: [&Tile; 3], (m, n, k): (usize, usize, usize), out: &mut Vec<f32>) {
+    out.clear();
+    out.extend_from_slice(&c.val);
+    crate::semantics::coopmat_kernel::f16_products_into_f32(m, n, k, &a.val, &b.val, out);
+}
+
 /// The rows of a row-major load or store whose rows each start on a word and hold whole words,
 /// from `off0` every `pitch` bytes (all in bounds: [`crate::run::coopmat::rows_in_bounds`]):
 /// (rows, columns, the words from the first row's to the last row's end).
@@ -1031,4 +1035,113 @@ fn stride_of(at: &Access, stride: u64) -> Option<i128> {
         i128::from(v)
     };
     (s > 0).then_some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::coopmat_dense::F16_F32;
+
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// Halves heavy in signed zeros, subnormals, the largest values, infinities and NaNs.
+    fn half_bits(seed: &mut u64) -> u16 {
+        const SPECIALS: [u16; 10] = [
+            0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e01, 0x7c01,
+        ];
+        let r = xorshift(seed);
+        if r % 3 == 0 {
+            SPECIALS[(r >> 8) as usize % SPECIALS.len()]
+        } else {
+            (r >> 16) as u16
+        }
+    }
+
+    /// The typed path of the f16 × f16 + f32 → f32 MulAdd (A widened from loaded words, B
+    /// from raw bits, C from raw f32 bits, the result's bits taken from its f32 values) against
+    /// the reference path's MulAdd on raw bits, bit for bit, on inputs heavy in edge cases.
+    #[test]
+    fn typed_f16_f32_tiles_give_the_reference_bits() {
+        let mut seed = 0x0123_4567_89ab_cdefu64;
+        for (m, n, k) in [(16, 16, 16), (8, 8, 8), (16, 8, 32)] {
+            for _ in 0..20 {
+                let ha: Vec<u16> = (0..m * k).map(|_| half_bits(&mut seed)).collect();
+                let hb: Vec<u16> = (0..k * n).map(|_| half_bits(&mut seed)).collect();
+                let c: Vec<u64> = (0..m * n)
+                    .map(|i| match i % 5 {
+                        0 => 0x7f80_0001, // a signalling NaN
+                        1 => 0x8000_0000,
+                        _ => xorshift(&mut seed) & 0xffff_ffff,
+                    })
+                    .collect();
+                let raw = |h: &[u16]| h.iter().map(|&x| u64::from(x)).collect::<Vec<u64>>();
+                let mut want = vec![0u64; m * n];
+                let undefined =
+                    crate::run::coopmat::mul_add(&F16_F32, m, n, k, &raw(&ha), &raw(&hb), &c, &mut want);
+                assert!(!undefined);
+
+                let mut ta = Tile::new(m * k);
+                ta.packed = ha.chunks(2).map(|p| u32::from(p[0]) | u32::from(p[1]) << 16).collect();
+                crate::semantics::coopmat_kernel::widen_words(&ta.packed, &mut ta.val);
+                ta.f16_written();
+                let mut tb = Tile::new(k * n);
+                tb.raw = raw(&hb);
+                tb.raw_written();
+                tb.ensure_val(Val::F16);
+                let mut tc = Tile::new(m * n);
+                tc.raw.clone_from(&c);
+                tc.raw_written();
+                tc.ensure_val(Val::F32);
+                let mut out = Vec::new();
+                f16_f32([&ta, &tb, &tc], (m, n, k), &mut out);
+                let mut td = Tile::new(m * n);
+                td.val = out;
+                td.f32_written(true);
+                td.ensure_raw();
+                assert_eq!(td.raw, want, "{m}x{n}x{k}");
+                // A's raw bits come back from its words exactly (NaN payloads included).
+                ta.ensure_raw();
+                assert_eq!(ta.raw, raw(&ha));
+            }
+        }
+    }
+
+    /// Bits in and out of the typed forms: an f32 tile read from bits gives them back (NaN
+    /// payloads too) unless it is a MulAdd's result; a tile copied keeps its forms.
+    #[test]
+    fn typed_forms_keep_the_bits() {
+        let mut seed = 0x5151_5151u64;
+        let bits: Vec<u64> = (0..64)
+            .map(|i| if i % 4 == 0 { 0x7f80_0001 } else { xorshift(&mut seed) & 0xffff_ffff })
+            .collect();
+        let mut t = Tile::new(64);
+        t.raw.clone_from(&bits);
+        t.raw_written();
+        t.ensure_val(Val::F32);
+        t.raw.fill(0);
+        t.raw_ok = false;
+        t.ensure_raw();
+        assert_eq!(t.raw, bits);
+        t.f32_written(true);
+        t.ensure_raw();
+        for (r, b) in t.raw.iter().zip(&bits) {
+            let nan = f32::from_bits(*b as u32).is_nan();
+            assert_eq!(*r, if nan { 0x7fc0_0000 } else { *b });
+        }
+        // Widening from raw f16 bits: every value as `half` reads it (NaN a NaN).
+        let halves: Vec<u64> = (0..=u16::MAX).map(u64::from).collect();
+        let mut h = Tile::new(halves.len());
+        h.raw.clone_from(&halves);
+        h.raw_written();
+        h.ensure_val(Val::F16);
+        for (&v, &x) in h.val.iter().zip(&halves) {
+            let want = half::f16::from_bits(x as u16).to_f32();
+            assert!(v.to_bits() == want.to_bits() || (v.is_nan() && want.is_nan()), "{x:#x}");
+        }
+    }
 }

@@ -167,6 +167,30 @@ fn widen_f16c(words: &[u32], out: &mut [f32]) {
 mod tests {
     use super::*;
 
+    /// Both widenings of every binary16 value (F16C's where the CPU has it, the portable
+    /// loop) against `half`'s: the same bits for every non-NaN value, a NaN for every NaN.
+    #[test]
+    fn widening_gives_halfs_values() {
+        let words: Vec<u32> = (0..=u16::MAX)
+            .step_by(2)
+            .map(|h| u32::from(h) | u32::from(h + 1) << 16)
+            .collect();
+        let mut fast = vec![0f32; 1 << 16];
+        let mut portable = vec![0f32; 1 << 16];
+        if !widen_words_f16c(&words, &mut fast) {
+            println!("this CPU has no F16C: the F16C path was not run");
+            super::super::coopmat_kernel::widen_words(&words, &mut fast);
+        }
+        super::super::coopmat_kernel::widen_words_portable(&words, &mut portable);
+        for (h, (&f, &p)) in fast.iter().zip(&portable).enumerate() {
+            let want = half::f16::from_bits(h as u16).to_f32();
+            for got in [f, p] {
+                let same = got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
+                assert!(same, "{h:#06x}: {got:e} vs {want:e}");
+            }
+        }
+    }
+
     /// The fused steps against the portable loop (`s + x * y`), on f16 values heavy in edge
     /// cases: signed zeros, subnormals, the largest finite values, infinities, NaNs.
     #[test]
