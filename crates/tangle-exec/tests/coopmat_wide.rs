@@ -15,42 +15,57 @@ use tangle_validate::Validated;
 /// memory.
 const GEMM: &str = include_str!("../../../bench/coopmat_gemm.comp");
 
-/// Runs `module` with the job `make` builds on both paths, every layout, checks on and off;
-/// asserts they agree, and that the wide path took every dispatch (`wide`, with checks on and
-/// off) or gave it back. Returns the outputs and report of the default layout with checks on.
+/// Runs `module` with the job `make` builds on the reference path, the wide interpreter and
+/// the native tier, every layout, checks on and off; asserts they agree, that the wide
+/// interpreter took every dispatch (`wide`, with checks on and off) or gave it back, and that
+/// the native tier ran every dispatch (`native`) or left it (not taken, or given back). Returns
+/// the outputs and report of the default layout with checks on.
 fn run_both(
     label: &str,
     module: &Validated<'_>,
     make: &dyn Fn() -> Job,
     wide: [bool; 2],
+    native: [bool; 2],
 ) -> (Vec<Vec<u8>>, Report) {
     let mut kept = None;
-    for (checks, wide) in [true, false].into_iter().zip(wide) {
+    for ((checks, wide), native) in [true, false].into_iter().zip(wide).zip(native) {
         for layout in CoopmatLayout::all() {
             let what = format!("{label}: {layout}, checks {checks}");
-            let job = |on| Job {
+            let job = |on, jit| Job {
                 wide: on,
+                jit,
                 checks,
                 coopmat_layout: layout,
                 ..make()
             };
-            let (ref_out, ref_report) = run_module(module, &job(false));
-            let (out, report) = run_module(module, &job(true));
+            let (ref_out, ref_report) = run_module(module, &job(false, false));
             assert_eq!(ref_report.stats.wide_invocations, 0, "{what}");
-            assert!(out == ref_out, "{what}: the paths' buffers differ");
-            assert_eq!(report.diagnostics, ref_report.diagnostics, "{what}");
-            assert_eq!(report.summaries, ref_report.summaries, "{what}");
-            let took = report.stats.wide_invocations == report.stats.invocations;
-            assert_eq!(took, wide, "{what}: the wide path's share");
-            // Where it took the dispatch, its matrix ops ran on dense forms.
-            assert_eq!(
-                report.stats.dense_matrix_ops > 0,
-                wide,
-                "{what}: dense matrices"
-            );
-            assert!(report.stats.invocations > 0, "{what}");
-            if checks && layout == CoopmatLayout::default() {
-                kept = Some((out, report));
+            for jit in [false, true] {
+                let what = format!("{what}, native tier {jit}");
+                let (out, report) = run_module(module, &job(true, jit));
+                assert!(out == ref_out, "{what}: the paths' buffers differ");
+                assert_eq!(report.diagnostics, ref_report.diagnostics, "{what}");
+                assert_eq!(report.summaries, ref_report.summaries, "{what}");
+                let all = |n: u64| n == report.stats.invocations;
+                let (took, expected) = if jit {
+                    (all(report.stats.jit_invocations), native)
+                } else {
+                    assert_eq!(report.stats.jit_invocations, 0, "{what}");
+                    (all(report.stats.wide_invocations), wide)
+                };
+                assert_eq!(took, expected, "{what}: the tier's share");
+                // Where the wide interpreter or the native tier took the dispatch, its matrix
+                // ops ran on dense forms or tiles.
+                let fast = all(report.stats.wide_invocations);
+                assert_eq!(
+                    report.stats.dense_matrix_ops > 0,
+                    fast,
+                    "{what}: dense matrices"
+                );
+                assert!(report.stats.invocations > 0, "{what}");
+                if checks && layout == CoopmatLayout::default() && jit {
+                    kept = Some((out, report));
+                }
             }
         }
     }
@@ -109,7 +124,8 @@ fn the_benchmark_gemm_matches_a_plain_product_on_both_paths() {
             job.threads = 2;
             job
         };
-        let (out, report) = run_both(&format!("subgroup {sg}"), &module, &make, [true; 2]);
+        let (out, report) =
+            run_both(&format!("subgroup {sg}"), &module, &make, [true; 2], [true; 2]);
         assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
         assert_eq!(out[2], f32s(&want), "subgroup {sg}: C");
     }
@@ -213,6 +229,8 @@ fn integer_and_float_matrices_agree_on_both_paths() {
             &module,
             &make,
             [sg * groups as u32 >= 32; 2],
+            // Element-wise ops and composite access: not on the native tier.
+            [false; 2],
         );
         assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
         // Something was computed: the MulAdd region is not all zeros.
@@ -302,7 +320,13 @@ fn races_and_undefined_matrix_ops_go_back_to_the_reference_path() {
     for (what, body, reported, wide) in cases {
         let module = compile(&tile_shader(body));
         let job = || tile_job(&inp);
-        let (out, report) = run_both(what, &module, &job, wide);
+        // The native tier takes whole-matrix programs only: a splat stored (a race its screen
+        // sees with checks on); the others parted, are not uniform or have element-wise ops.
+        let native = match what {
+            "same tile" => [false, true],
+            _ => [false; 2],
+        };
+        let (out, report) = run_both(what, &module, &job, wide, native);
         assert_eq!(
             !report.diagnostics.is_empty(),
             reported,
@@ -425,7 +449,8 @@ fn dense_matrices_meet_composite_access_copies_and_divergence() {
                 job
             };
             let what = format!("subgroup {sg}, pick {pick}");
-            let (out, report) = run_both(&what, &module, &make, [sg * groups as u32 >= 32; 2]);
+            let wide = [sg * groups as u32 >= 32; 2];
+            let (out, report) = run_both(&what, &module, &make, wide, [false; 2]);
             assert!(
                 report.diagnostics.is_empty(),
                 "{what}: {:?}",
@@ -579,7 +604,7 @@ fn a_divergent_phi_and_a_copy_of_dense_matrices_agree_on_both_paths() {
         job.threads = 2;
         job
     };
-    let (out, report) = run_both("phi and copy", &module, &make, [true; 2]);
+    let (out, report) = run_both("phi and copy", &module, &make, [true; 2], [false; 2]);
     assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
     let ints: Vec<i32> = out[2]
         .chunks(4)

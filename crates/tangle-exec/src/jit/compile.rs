@@ -287,7 +287,7 @@ pub(super) struct Emitter<'a> {
     instructions: Variable,
     sigs: HashMap<usize, SigRef>,
     /// The next race log site.
-    sites: u32,
+    pub(super) sites: u32,
     /// Invocations per lockstep group ([`super::lockstep`]); 1 when there is no lockstep copy.
     pub(super) lanes: u32,
     /// The lane being emitted in the lockstep copy; `None` in the scalar code.

@@ -99,6 +99,8 @@ enum Action {
 pub(super) struct CoopPlan {
     ranges: Vec<Range>,
     hints: Vec<Option<Val>>,
+    /// Ranges no op writes, which hold a constant splat throughout: (range, bits).
+    splats: Vec<(usize, u64)>,
     actions: HashMap<(u32, u32), Action>,
     /// The tile ops emitted so far ([`Compiled::coop`](super::compile::Compiled)).
     pub(super) ops: Vec<TileOp>,
@@ -111,6 +113,8 @@ pub(crate) struct TileProgram {
     sizes: Vec<usize>,
     /// The typed form a load into each range decodes into.
     hints: Vec<Option<Val>>,
+    /// Ranges that hold a constant splat throughout (no op writes them).
+    splats: Vec<(usize, u64)>,
     ops: Vec<TileOp>,
 }
 
@@ -122,6 +126,7 @@ impl CoopPlan {
                 .map(|r| r.rows as usize * r.cols as usize)
                 .collect(),
             hints: self.hints.clone(),
+            splats: self.splats.clone(),
             ops: std::mem::take(&mut self.ops),
         }
     }
@@ -167,6 +172,40 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
             });
         }
     }
+    // The destinations of whole copies of them (a matrix variable assigned and not used
+    // otherwise) are ranges too: each round adds at least one, or stops.
+    let whole_copy = |ops: &[Op], j: usize, dst: Slot, src: Slot, n: u32| {
+        (0..n).all(|i| {
+            ops.get(j + i as usize)
+                == Some(&Op::Copy {
+                    dst: dst + i,
+                    src: src + i,
+                })
+        })
+    };
+    for _ in 0..func.blocks.iter().map(|b| b.ops.len()).sum::<usize>() {
+        let covered = |s: Slot, ranges: &[Range]| {
+            ranges
+                .iter()
+                .any(|r| (r.first..r.first.saturating_add(r.length)).contains(&s))
+        };
+        let mut added = false;
+        for block in &func.blocks {
+            for (j, op) in block.ops.iter().enumerate() {
+                let &Op::Copy { dst, src } = op else { continue };
+                let Some(r) = ranges.iter().find(|r| r.first == src).copied() else {
+                    continue;
+                };
+                if !covered(dst, &ranges) && whole_copy(&block.ops, j, dst, src, r.length) {
+                    ranges.push(Range { first: dst, ..r });
+                    added = true;
+                }
+            }
+        }
+        if !added {
+            break;
+        }
+    }
     ranges.sort_by_key(|r| (r.first, r.length, r.rows, r.cols));
     ranges.dedup();
     if ranges
@@ -210,14 +249,7 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
                 &Op::Copy { dst, src } if first_of(dst).is_some() => {
                     let d = first_of(dst).ok_or("a range")?;
                     let r = *ranges.get(d).ok_or("a range")?;
-                    let whole = (0..r.length).all(|i| {
-                        block.ops.get(j + i as usize)
-                            == Some(&Op::Copy {
-                                dst: dst + i,
-                                src: src + i,
-                            })
-                    });
-                    if !whole {
+                    if !whole_copy(&block.ops, j, dst, src, r.length) {
                         return refuse("copied in part");
                     }
                     let splat = (0..r.length).map(|i| consts.get(&(src + i)).copied());
@@ -262,7 +294,24 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
             return refuse("read by a branch");
         }
     }
-    moves(&mut actions, ranges.len());
+    let written = moves(&mut actions, ranges.len());
+    // A range no op writes is read as it starts: a constant's slots (an operand such as
+    // `CI(7)`), the same value in each, are that splat; anything else is not taken.
+    let mut splats = Vec::new();
+    for (i, r) in ranges.iter().enumerate() {
+        if written.get(i).copied().unwrap_or(true) {
+            continue;
+        }
+        let v: Option<Vec<u64>> = (r.first..r.first.saturating_add(r.length))
+            .map(|s| consts.get(&s).copied())
+            .collect();
+        match v {
+            Some(v) if v.windows(2).all(|w| w[0] == w[1]) => {
+                splats.push((i, v.first().copied().unwrap_or(0)));
+            }
+            _ => return refuse("read but never written"),
+        }
+    }
     // A copy's two ends take each other's hint (the loaded tile of a GEMM is copied into the
     // variable the MulAdd reads).
     for _ in 0..=copies.len() {
@@ -282,6 +331,7 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
     Ok(CoopPlan {
         ranges,
         hints,
+        splats,
         actions,
         ops: Vec::new(),
     })
@@ -289,8 +339,8 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
 
 /// Turns into [`TileOp::Move`] each copy whose source range is read by it alone and written
 /// by one op alone, earlier in the same block: each time the copy runs, the source was just
-/// written, and nothing reads it after.
-fn moves(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) {
+/// written, and nothing reads it after. Returns which ranges some op writes.
+fn moves(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) -> Vec<bool> {
     let (mut writers, mut readers) = (vec![Vec::new(); ranges], vec![Vec::new(); ranges]);
     for (&at, action) in actions.iter() {
         let Action::Tile(op, _) = action else { continue };
@@ -322,6 +372,7 @@ fn moves(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) {
             *op = TileOp::Move { dst, src };
         }
     }
+    writers.iter().map(|w| !w.is_empty()).collect()
 }
 
 /// The action of cooperative-matrix op `c`; notes the typed form its MulAdd operands want.
@@ -434,6 +485,11 @@ impl Emitter<'_> {
                 let write = matches!(op, TileOp::Store { .. });
                 let on = self.key.races && ptr.is_some_and(|p| self.facts.logged(p, write));
                 let logged = on && matches!(op, TileOp::Load { .. } | TileOp::Store { .. });
+                if logged {
+                    // A site of its own, so that the dispatch keeps a log at all (the helper
+                    // logs into its closed runs directly).
+                    self.sites += 1;
+                }
                 let zero = self.iconst(0);
                 let p = match ptr {
                     Some(s) => self.uniform(s)?,
@@ -620,7 +676,12 @@ impl std::fmt::Debug for Tiles<'_> {
 
 impl<'s> Tiles<'s> {
     pub(crate) fn new(prog: std::sync::Arc<TileProgram>, s: &'s crate::run::Shared<'s>) -> Self {
-        let tiles = prog.sizes.iter().map(|&n| Tile::new(n)).collect();
+        let mut tiles: Vec<Tile> = prog.sizes.iter().map(|&n| Tile::new(n)).collect();
+        for &(r, bits) in &prog.splats {
+            if let Some(t) = tiles.get_mut(r) {
+                t.raw.fill(bits);
+            }
+        }
         Tiles {
             prog,
             s,
