@@ -651,3 +651,206 @@ fn a_divergent_phi_and_a_copy_of_dense_matrices_agree_on_both_paths() {
         );
     }
 }
+
+/// Whole-matrix ops only, every kind the native tier runs as tiles: loads with odd strides,
+/// column-major, unaligned, through `uvec4` pointers; integer MulAdds (mixed signedness,
+/// saturating), f16 → f16 and f16 → f32 MulAdds on halves and f32 bits heavy in edge cases
+/// (NaN payloads, infinities, subnormals, −0), constant operands, and stores of loaded tiles
+/// (their bits back, NaN payloads included).
+const TILES: &str = r#"
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x_id = 0) in;
+layout(set = 0, binding = 0) readonly buffer A8 { int8_t a8[]; };
+layout(set = 0, binding = 1) readonly buffer B8 { uint8_t b8[]; };
+layout(set = 0, binding = 2) readonly buffer C32 { int c32[]; };
+layout(set = 0, binding = 3) readonly buffer H { float16_t h[]; };
+layout(set = 0, binding = 4) readonly buffer F { float f[]; };
+layout(set = 0, binding = 5) readonly buffer V { uvec4 v[]; };
+layout(set = 0, binding = 6) buffer OI { int oi[]; };
+layout(set = 0, binding = 7) buffer OH { float16_t oh[]; };
+layout(set = 0, binding = 8) buffer OF { float of[]; };
+layout(set = 0, binding = 9) buffer OV { uvec4 ov[]; };
+#define RM gl_CooperativeMatrixLayoutRowMajor
+#define CM gl_CooperativeMatrixLayoutColumnMajor
+#define AI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BI coopmat<uint8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CI coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define AH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define CF coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+void main() {
+  uint g = gl_WorkGroupID.x;
+  AI a; BI b; CI c;
+  coopMatLoad(a, a8, g * 16 * 19 + 3, 19, RM);
+  coopMatLoad(b, b8, g * 16 * 17, 17, CM);
+  coopMatLoad(c, c32, g * 256, 16, RM);
+  CI r = coopMatMulAdd(a, b, c);
+  CI s = coopMatMulAdd(a, b, c, gl_MatrixOperandsSaturatingAccumulation);
+  CI t = coopMatMulAdd(a, b, CI(-7));
+  coopMatStore(r, oi, g * 768, 16, RM);
+  coopMatStore(s, oi, g * 768 + 256, 16, CM);
+  coopMatStore(t, oi, g * 768 + 512, 16, RM);
+  AH x; BH y; CH z; CF w;
+  coopMatLoad(x, h, g * 768 + 1, 17, RM);
+  coopMatLoad(y, h, g * 768 + 288, 16, RM);
+  coopMatLoad(z, h, g * 768 + 544, 16, CM);
+  CH zz = coopMatMulAdd(x, y, z);
+  coopMatStore(zz, oh, g * 768, 16, RM);
+  coopMatStore(y, oh, g * 768 + 256, 16, CM);
+  coopMatLoad(w, f, g * 256, 16, RM);
+  CF ww = coopMatMulAdd(x, y, w);
+  CF w0 = coopMatMulAdd(x, y, CF(0.0));
+  coopMatStore(ww, of, g * 768, 16, RM);
+  coopMatStore(w, of, g * 768 + 256, 16, CM);
+  coopMatStore(w0, of, g * 768 + 512, 16, RM);
+  AH q;
+  coopMatLoad(q, v, g * 48 + 1, 3, RM);
+  coopMatStore(q, ov, g * 48, 3, CM);
+  coopMatStore(x, oh, g * 768 + 512, 16, RM);
+}
+"#;
+
+/// Halves heavy in signed zeros, subnormals, the largest values, infinities and NaNs (quiet
+/// and signalling), else random.
+fn edge_halves(rng: &mut Rng, n: usize) -> Vec<u8> {
+    const SPECIALS: [u16; 10] = [
+        0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e01, 0x7c01,
+    ];
+    (0..n)
+        .flat_map(|_| {
+            let r = rng.next();
+            let h = if r % 4 == 0 {
+                SPECIALS[(r >> 8) as usize % SPECIALS.len()]
+            } else {
+                (r >> 16) as u16
+            };
+            h.to_le_bytes()
+        })
+        .collect()
+}
+
+#[test]
+fn whole_matrix_programs_run_as_tiles_on_the_native_tier() {
+    let module = compile(TILES);
+    for sg in [8u32, 16, 32, 64] {
+        let groups = 5usize;
+        let mut rng = Rng(0x711e + u64::from(sg));
+        let mut bytes = |n: usize| -> Vec<u8> { (0..n).map(|_| rng.next() as u8).collect() };
+        let (a8, b8, c32) = (
+            bytes(groups * 16 * 19 + 16),
+            bytes(groups * 16 * 17),
+            bytes(groups * 256 * 4),
+        );
+        let mut rng = Rng(0xf16 + u64::from(sg));
+        let h = edge_halves(&mut rng, groups * 768 + 64);
+        let v = edge_halves(&mut rng, groups * 48 * 8 + 64);
+        // f32 bits: random, with NaN payloads (signalling and quiet), infinities and −0.
+        let f: Vec<u8> = (0..groups * 256)
+            .flat_map(|i| {
+                let r = rng.next() as u32;
+                let bits = match i % 7 {
+                    0 => 0x7f80_0001 | (r & 0x3f_0000),
+                    1 => 0xffc0_0123,
+                    2 => 0x8000_0000,
+                    3 => 0xff80_0000,
+                    _ => r,
+                };
+                bits.to_le_bytes()
+            })
+            .collect();
+        let buffers = vec![
+            a8,
+            b8,
+            c32,
+            h,
+            f,
+            v,
+            vec![0; groups * 768 * 4],
+            vec![0; groups * 768 * 2],
+            vec![0; groups * 768 * 4],
+            vec![0; groups * 48 * 16],
+        ];
+        let make = || {
+            let mut job = Job::new(buffers.clone(), [groups as u32, 1, 1]);
+            job.subgroup = sg;
+            let mut spec = SpecConstants::new();
+            spec.insert(0, u64::from(sg));
+            job.spec = spec;
+            job.threads = 2;
+            job
+        };
+        let wide = [sg * groups as u32 >= 32; 2];
+        let (out, report) = run_both(&format!("subgroup {sg}"), &module, &make, wide, [true; 2]);
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+        // Loaded f32 bits stored back unchanged (signalling NaN payloads too).
+        let (w_in, w_out) = (&buffers[4], &out[8]);
+        let tile = |b: &[u8], at: usize, i: usize| {
+            u32::from_le_bytes([b[at + 4 * i], b[at + 4 * i + 1], b[at + 4 * i + 2], b[at + 4 * i + 3]])
+        };
+        for g in 0..groups {
+            for r in 0..16 {
+                for c in 0..16 {
+                    // Stored column-major: element (r, c) at c * 16 + r.
+                    let stored = tile(w_out, (g * 768 + 256) * 4, c * 16 + r);
+                    assert_eq!(stored, tile(w_in, g * 256 * 4, r * 16 + c), "subgroup {sg}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_native_tier_gives_back_what_the_reference_path_reports() {
+    let inp: Vec<i32> = (0..4 * 256).map(|i| i * 5 - 1000).collect();
+    // (what, body, reported, the native tier runs it with checks on and off): each give-back
+    // beside a twin without its bug, which the native tier must run.
+    let store = |to: &str| format!("  coopMatStore(c, out_, {to}, 16, gl_CooperativeMatrixLayoutRowMajor);");
+    let cases = [
+        ("own tile", store("g * 256"), false, [true, true]),
+        // Rows past the end of `inp` for the last workgroups.
+        (
+            "load out of bounds",
+            "  CI d;\n  coopMatLoad(d, inp, g * 256 + 512, 16, gl_CooperativeMatrixLayoutRowMajor);\n  coopMatStore(d, out_, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);".to_string(),
+            true,
+            [false, false],
+        ),
+        (
+            "load in bounds",
+            "  CI d;\n  coopMatLoad(d, inp, g * 256 / 2, 16, gl_CooperativeMatrixLayoutRowMajor);\n  coopMatStore(d, out_, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);".to_string(),
+            false,
+            [true, true],
+        ),
+        // A Pointer that differs between invocations (each workgroup in its own 1024 ints).
+        ("non-uniform pointer", store("g * 1024 + gl_SubgroupInvocationID % 2"), true, [false, false]),
+        ("uniform pointer", store("g * 1024 + gl_SubgroupSize % 2"), false, [true, true]),
+        // Some invocations leave before the store: the group parts, the op is given back.
+        (
+            "early return",
+            format!("  if (g == 1u && gl_SubgroupInvocationID == 3u) {{ return; }}\n{}", store("g * 256")),
+            true,
+            [false, false],
+        ),
+        (
+            "no return",
+            format!("  if (g == 9u && gl_SubgroupInvocationID == 3u) {{ return; }}\n{}", store("g * 256")),
+            false,
+            [true, true],
+        ),
+    ];
+    for (what, body, reported, native) in cases {
+        let module = compile(&tile_shader(&body));
+        let job = || tile_job(&inp);
+        // The wide interpreter takes (and gives back) what the native tier does.
+        let (_, report) = run_both(what, &module, &job, native, native);
+        assert_eq!(
+            !report.diagnostics.is_empty(),
+            reported,
+            "{what}: {:?}",
+            report.diagnostics.first()
+        );
+    }
+}
