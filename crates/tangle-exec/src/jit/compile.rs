@@ -1,5 +1,5 @@
-//! The native compiler: a lowered [`Program`] of the wide path's subset without
-//! cooperative-matrix ops to one Cranelift function `fn(ctx, first, count) -> status` that
+//! The native compiler: a lowered [`Program`] of the wide path's subset (cooperative matrices
+//! as [`super::coopmat`] takes them) to one Cranelift function `fn(ctx, first, count) -> status` that
 //! runs invocations `first .. first + count` (global linear order, workgroup-major) to
 //! completion, their blocks as real control flow: in lockstep groups where a group fits
 //! ([`super::lockstep`], the function's lockstep copy of every block), else one after the

@@ -1,7 +1,8 @@
-//! The native tier: the wide path's programs without cooperative-matrix ops, compiled with
-//! Cranelift to machine code that runs groups of invocations side by side to completion
-//! ([`compile`], [`lockstep`]; subgroup operations in [`group`]), tried before the wide
-//! interpreter.
+//! The native tier: the wide path's programs (those with cooperative matrices where every
+//! matrix meets only whole-matrix ops, [`coopmat`]), compiled with Cranelift to machine code
+//! that runs groups of invocations side by side to completion ([`compile`], [`lockstep`];
+//! subgroup operations in [`group`], cooperative matrices as tiles in [`coopmat`]), tried
+//! before the wide interpreter.
 //!
 //! Why: the wide interpreter pays a dispatch per op per batch and keeps every value in memory;
 //! compiled code keeps values in machine registers across ops (`docs/executor.md` has the
@@ -10,8 +11,8 @@
 //! Exactness: the programs taken ([`crate::wide::plan`]) have no Workgroup memory, barrier,
 //! atomic, call or memory of an invocation's own, so invocations are independent but for
 //! subgroup operations, and running them to completion in any interleaving computes what the
-//! wide path computes; a subgroup operation runs only where its whole subgroup is together
-//! ([`group`]). Each
+//! wide path computes; a subgroup operation or cooperative-matrix op runs only where its whole subgroup is
+//! together ([`group`], [`coopmat`]). Each
 //! op is the lane kernel's exact function ([`ops`]), or a call of the same semantics function
 //! ([`helpers`]); an op without native code is refused, never guessed. Like the wide path the
 //! tier is *speculative*: at anything the reference path would report or handle differently
