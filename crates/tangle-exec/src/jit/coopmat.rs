@@ -906,12 +906,14 @@ impl<'s> Tiles<'s> {
             Val::F16 => {
                 // The rows' words (atomic loads, one per word), kept, then widened in one
                 // pass.
-                tile.packed.clear();
-                for r in 0..rows {
+                tile.packed.resize(rows * per_row, 0);
+                for (r, to) in tile.packed.chunks_exact_mut(per_row.max(1)).enumerate() {
                     let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
                         return false;
                     };
-                    tile.packed.extend(w.iter().map(|x| x.load(Relaxed)));
+                    for (t, w) in to.iter_mut().zip(w) {
+                        *t = w.load(Relaxed);
+                    }
                 }
                 crate::semantics::coopmat_kernel::widen_words(&tile.packed, &mut tile.val);
                 tile.f16_written();
