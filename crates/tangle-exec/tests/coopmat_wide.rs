@@ -124,8 +124,13 @@ fn the_benchmark_gemm_matches_a_plain_product_on_both_paths() {
             job.threads = 2;
             job
         };
-        let (out, report) =
-            run_both(&format!("subgroup {sg}"), &module, &make, [true; 2], [true; 2]);
+        let (out, report) = run_both(
+            &format!("subgroup {sg}"),
+            &module,
+            &make,
+            [true; 2],
+            [true; 2],
+        );
         assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
         assert_eq!(out[2], f32s(&want), "subgroup {sg}: C");
     }
@@ -723,7 +728,7 @@ fn edge_halves(rng: &mut Rng, n: usize) -> Vec<u8> {
     (0..n)
         .flat_map(|_| {
             let r = rng.next();
-            let h = if r % 4 == 0 {
+            let h = if r.is_multiple_of(4) {
                 SPECIALS[(r >> 8) as usize % SPECIALS.len()]
             } else {
                 (r >> 16) as u16
@@ -789,7 +794,12 @@ fn whole_matrix_programs_run_as_tiles_on_the_native_tier() {
         // Loaded f32 bits stored back unchanged (signalling NaN payloads too).
         let (w_in, w_out) = (&buffers[4], &out[8]);
         let tile = |b: &[u8], at: usize, i: usize| {
-            u32::from_le_bytes([b[at + 4 * i], b[at + 4 * i + 1], b[at + 4 * i + 2], b[at + 4 * i + 3]])
+            u32::from_le_bytes([
+                b[at + 4 * i],
+                b[at + 4 * i + 1],
+                b[at + 4 * i + 2],
+                b[at + 4 * i + 3],
+            ])
         };
         for g in 0..groups {
             for r in 0..16 {
@@ -808,7 +818,9 @@ fn the_native_tier_gives_back_what_the_reference_path_reports() {
     let inp: Vec<i32> = (0..4 * 256).map(|i| i * 5 - 1000).collect();
     // (what, body, reported, the native tier runs it with checks on and off): each give-back
     // beside a twin without its bug, which the native tier must run.
-    let store = |to: &str| format!("  coopMatStore(c, out_, {to}, 16, gl_CooperativeMatrixLayoutRowMajor);");
+    let store = |to: &str| {
+        format!("  coopMatStore(c, out_, {to}, 16, gl_CooperativeMatrixLayoutRowMajor);")
+    };
     let cases = [
         ("own tile", store("g * 256"), false, [true, true]),
         // Rows past the end of `inp` for the last workgroups.

@@ -222,7 +222,12 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
                 .ok_or("a matrix outside the register file")? = i;
         }
     }
-    let of = |s: Slot| range_of.get(s as usize).copied().filter(|&r| r != usize::MAX);
+    let of = |s: Slot| {
+        range_of
+            .get(s as usize)
+            .copied()
+            .filter(|&r| r != usize::MAX)
+    };
     let first_of = |s: Slot| of(s).filter(|&r| ranges.get(r).map(|r| r.first) == Some(s));
     let consts: HashMap<Slot, u64> = prog.constants.iter().copied().collect();
     let mut hints: Vec<Option<Val>> = vec![None; ranges.len()];
@@ -255,8 +260,9 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
                     let splat = (0..r.length).map(|i| consts.get(&(src + i)).copied());
                     let splat: Option<Vec<u64>> = splat.collect();
                     let op = match (first_of(src), splat) {
-                        (Some(s), _) if ranges.get(s).map(|x| (x.length, x.rows, x.cols))
-                            == Some((r.length, r.rows, r.cols)) =>
+                        (Some(s), _)
+                            if ranges.get(s).map(|x| (x.length, x.rows, x.cols))
+                                == Some((r.length, r.rows, r.cols)) =>
                         {
                             copies.push((d, s));
                             TileOp::Copy { dst: d, src: s }
@@ -343,7 +349,9 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
 fn moves(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) -> Vec<bool> {
     let (mut writers, mut readers) = (vec![Vec::new(); ranges], vec![Vec::new(); ranges]);
     for (&at, action) in actions.iter() {
-        let Action::Tile(op, _) = action else { continue };
+        let Action::Tile(op, _) = action else {
+            continue;
+        };
         let (w, r): (Option<usize>, Vec<usize>) = match *op {
             TileOp::Load { dst, .. } | TileOp::Splat { dst, .. } => (Some(dst), Vec::new()),
             TileOp::Store { src, .. } => (None, vec![src]),
@@ -363,11 +371,13 @@ fn moves(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) -> Vec<bool> 
         let Action::Tile(op @ TileOp::Copy { .. }, _) = action else {
             continue;
         };
-        let TileOp::Copy { dst, src } = *op else { continue };
+        let TileOp::Copy { dst, src } = *op else {
+            continue;
+        };
         let alone = readers.get(src).is_some_and(|r| r[..] == [at]);
-        let written = writers.get(src).is_some_and(|w| {
-            matches!(w[..], [(b, j)] if b == at.0 && j < at.1)
-        });
+        let written = writers
+            .get(src)
+            .is_some_and(|w| matches!(w[..], [(b, j)] if b == at.0 && j < at.1));
         if dst != src && alone && written {
             *op = TileOp::Move { dst, src };
         }
@@ -421,7 +431,12 @@ fn coopmat_action(
                 Component::Float(32) => Some(Val::F32),
                 _ => None,
             };
-            for (r, t) in [(a, types.a), (b, types.b), (c, types.c), (dst, types.result)] {
+            for (r, t) in [
+                (a, types.a),
+                (b, types.b),
+                (c, types.c),
+                (dst, types.result),
+            ] {
                 if let Some(h) = hints.get_mut(r) {
                     *h = h.or(val(t));
                 }
@@ -448,7 +463,11 @@ impl Emitter<'_> {
     /// Emits `op` if the tile plan has an action for it (in lockstep: the action; outside, a
     /// give-back to the wide interpreter); says whether it did.
     pub(super) fn coop_op(&mut self, op: &Op) -> Result<bool, String> {
-        let Some(action) = self.coop.as_ref().and_then(|p| p.actions.get(&self.at)).cloned()
+        let Some(action) = self
+            .coop
+            .as_ref()
+            .and_then(|p| p.actions.get(&self.at))
+            .cloned()
         else {
             return match op {
                 Op::Coopmat(_) => Err("a cooperative-matrix op outside the tile plan".into()),
@@ -460,9 +479,8 @@ impl Emitter<'_> {
                 return Ok(true);
             }
             // The group's lanes parted before it: the wide interpreter runs the dispatch.
-            let code = self.iconst(
-                reason::GROUP | u64::from(self.at.0) << 8 | u64::from(self.at.1) << 32,
-            );
+            let code =
+                self.iconst(reason::GROUP | u64::from(self.at.0) << 8 | u64::from(self.at.1) << 32);
             let cont = self.b.create_block();
             let giveup = self.giveup;
             self.b
@@ -704,7 +722,10 @@ impl<'s> Tiles<'s> {
         first: u64,
         log: Option<&mut Vec<crate::wide::races::Access>>,
     ) -> bool {
-        let Some(&op) = usize::try_from(index).ok().and_then(|i| self.prog.ops.get(i)) else {
+        let Some(&op) = usize::try_from(index)
+            .ok()
+            .and_then(|i| self.prog.ops.get(i))
+        else {
             return false;
         };
         self.ops_run += 1;
@@ -863,7 +884,13 @@ impl<'s> Tiles<'s> {
 
     /// A row-major load of f16 or f32 elements, every row inside one buffer and aligned to its
     /// element: decoded straight into the typed form. `false` (nothing changed) otherwise.
-    fn load_typed(&mut self, dst: usize, at: &Access, (ptr, stride): (u64, u64), kind: Val) -> bool {
+    fn load_typed(
+        &mut self,
+        dst: usize,
+        at: &Access,
+        (ptr, stride): (u64, u64),
+        kind: Val,
+    ) -> bool {
         let Some(stride) = stride_of(at, stride) else {
             return false;
         };
@@ -876,7 +903,8 @@ impl<'s> Tiles<'s> {
             mem: &mem,
             lanes: self.s.sg,
         };
-        let Some((words, off0, pitch)) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)
+        let Some((words, off0, pitch)) =
+            crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)
         else {
             return false;
         };
@@ -975,7 +1003,8 @@ impl<'s> Tiles<'s> {
             mem: &mem,
             lanes: self.s.sg,
         };
-        let Some((words, off0, pitch)) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)
+        let Some((words, off0, pitch)) =
+            crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)
         else {
             return false;
         };
@@ -1081,7 +1110,11 @@ fn whole_words<'w>(
 ) -> Option<(usize, usize, &'w [std::sync::atomic::AtomicU32])> {
     let (rows, cols) = (at.shape.rows as usize, at.shape.cols as usize);
     let row_bytes = cols as u64 * u64::from(at.shape.bytes);
-    if off0 % 4 != 0 || pitch % 4 != 0 || row_bytes % 4 != 0 || rows == 0 {
+    if !off0.is_multiple_of(4)
+        || !pitch.is_multiple_of(4)
+        || !row_bytes.is_multiple_of(4)
+        || rows == 0
+    {
         return None;
     }
     let span = pitch.checked_mul(rows as u64 - 1)?.checked_add(row_bytes)?;
@@ -1118,7 +1151,7 @@ mod tests {
             0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e01, 0x7c01,
         ];
         let r = xorshift(seed);
-        if r % 3 == 0 {
+        if r.is_multiple_of(3) {
             SPECIALS[(r >> 8) as usize % SPECIALS.len()]
         } else {
             (r >> 16) as u16
@@ -1144,12 +1177,23 @@ mod tests {
                     .collect();
                 let raw = |h: &[u16]| h.iter().map(|&x| u64::from(x)).collect::<Vec<u64>>();
                 let mut want = vec![0u64; m * n];
-                let undefined =
-                    crate::run::coopmat::mul_add(&F16_F32, m, n, k, &raw(&ha), &raw(&hb), &c, &mut want);
+                let undefined = crate::run::coopmat::mul_add(
+                    &F16_F32,
+                    m,
+                    n,
+                    k,
+                    &raw(&ha),
+                    &raw(&hb),
+                    &c,
+                    &mut want,
+                );
                 assert!(!undefined);
 
                 let mut ta = Tile::new(m * k);
-                ta.packed = ha.chunks(2).map(|p| u32::from(p[0]) | u32::from(p[1]) << 16).collect();
+                ta.packed = ha
+                    .chunks(2)
+                    .map(|p| u32::from(p[0]) | u32::from(p[1]) << 16)
+                    .collect();
                 crate::semantics::coopmat_kernel::widen_words(&ta.packed, &mut ta.val);
                 ta.f16_written();
                 let mut tb = Tile::new(k * n);
@@ -1180,7 +1224,13 @@ mod tests {
     fn typed_forms_keep_the_bits() {
         let mut seed = 0x5151_5151u64;
         let bits: Vec<u64> = (0..64)
-            .map(|i| if i % 4 == 0 { 0x7f80_0001 } else { xorshift(&mut seed) & 0xffff_ffff })
+            .map(|i| {
+                if i % 4 == 0 {
+                    0x7f80_0001
+                } else {
+                    xorshift(&mut seed) & 0xffff_ffff
+                }
+            })
             .collect();
         let mut t = Tile::new(64);
         t.raw.clone_from(&bits);
@@ -1204,7 +1254,10 @@ mod tests {
         h.ensure_val(Val::F16);
         for (&v, &x) in h.val.iter().zip(&halves) {
             let want = half::f16::from_bits(x as u16).to_f32();
-            assert!(v.to_bits() == want.to_bits() || (v.is_nan() && want.is_nan()), "{x:#x}");
+            assert!(
+                v.to_bits() == want.to_bits() || (v.is_nan() && want.is_nan()),
+                "{x:#x}"
+            );
         }
     }
 }
