@@ -935,12 +935,24 @@ impl<'s> Tiles<'s> {
                 // The rows' words (atomic loads, one per word), kept, then widened in one
                 // pass.
                 tile.packed.resize(rows * per_row, 0);
-                for (r, to) in tile.packed.chunks_exact_mut(per_row.max(1)).enumerate() {
-                    let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
-                        return false;
-                    };
-                    for (t, w) in to.iter_mut().zip(w) {
-                        *t = w.load(Relaxed);
+                if per_row == 8 {
+                    // Rows of 16 halves (the 16-column tiles of most profiles): fixed-size
+                    // copies, unrolled.
+                    for (r, to) in tile.packed.chunks_exact_mut(8).enumerate() {
+                        let w = block.get(r * pitch..r * pitch + 8).map(<&[_; 8]>::try_from);
+                        let (Some(Ok(w)), Ok(to)) = (w, <&mut [u32; 8]>::try_from(to)) else {
+                            return false;
+                        };
+                        *to = w.each_ref().map(|x| x.load(Relaxed));
+                    }
+                } else {
+                    for (r, to) in tile.packed.chunks_exact_mut(per_row.max(1)).enumerate() {
+                        let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
+                            return false;
+                        };
+                        for (t, w) in to.iter_mut().zip(w) {
+                            *t = w.load(Relaxed);
+                        }
                     }
                 }
                 crate::semantics::coopmat_kernel::widen_words(&tile.packed, &mut tile.val);
