@@ -32,6 +32,7 @@ mod log;
 #[allow(unsafe_code)]
 mod native;
 mod ops;
+mod tiles;
 
 pub(crate) use compile::Key;
 
@@ -180,7 +181,7 @@ struct Worker<'w, 's> {
     regions: Vec<Region>,
     log: log::LogState,
     group: group::GroupScratch,
-    tiles: coopmat::Tiles<'s>,
+    tiles: tiles::Tiles<'s>,
     stats: Stats,
 }
 
@@ -326,7 +327,7 @@ pub(crate) fn run(
             regions: regions(s),
             log: log::LogState::new(sites),
             group: group::GroupScratch::new(j.code.group_ops.clone(), s.prog.slots, s.sg),
-            tiles: coopmat::Tiles::new(j.code.coop.clone(), s),
+            tiles: tiles::Tiles::new(j.code.coop.clone(), s),
             stats: Stats::default(),
         });
     let parted = j.parted.load(Ordering::Relaxed);

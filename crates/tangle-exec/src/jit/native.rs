@@ -51,9 +51,9 @@
 //! If Cranelift cannot target the host, [`compile`] returns an error and the dispatch takes
 //! the interpreters.
 
-use super::coopmat::Tiles;
 use super::group::GroupScratch;
 use super::log::LogState;
+use super::tiles::Tiles;
 use cranelift_jit::JITModule;
 use std::sync::Mutex;
 
@@ -96,7 +96,7 @@ pub(crate) struct Ctx {
     /// Its register file (`GroupScratch::regs`): `slots * subgroup size` values of the
     /// program and key the code was compiled for.
     pub group_regs: *mut u64,
-    /// The cooperative matrices' tile store ([`super::coopmat::Tiles`], its lifetime erased),
+    /// The cooperative matrices' tile store ([`super::tiles::Tiles`], its lifetime erased),
     /// or null for a program without.
     pub tiles: *mut (),
 }
