@@ -15,42 +15,57 @@ use tangle_validate::Validated;
 /// memory.
 const GEMM: &str = include_str!("../../../bench/coopmat_gemm.comp");
 
-/// Runs `module` with the job `make` builds on both paths, every layout, checks on and off;
-/// asserts they agree, and that the wide path took every dispatch (`wide`, with checks on and
-/// off) or gave it back. Returns the outputs and report of the default layout with checks on.
+/// Runs `module` with the job `make` builds on the reference path, the wide interpreter and
+/// the native tier, every layout, checks on and off; asserts they agree, that the wide
+/// interpreter took every dispatch (`wide`, with checks on and off) or gave it back, and that
+/// the native tier ran every dispatch (`native`) or left it (not taken, or given back). Returns
+/// the outputs and report of the default layout with checks on.
 fn run_both(
     label: &str,
     module: &Validated<'_>,
     make: &dyn Fn() -> Job,
     wide: [bool; 2],
+    native: [bool; 2],
 ) -> (Vec<Vec<u8>>, Report) {
     let mut kept = None;
-    for (checks, wide) in [true, false].into_iter().zip(wide) {
+    for ((checks, wide), native) in [true, false].into_iter().zip(wide).zip(native) {
         for layout in CoopmatLayout::all() {
             let what = format!("{label}: {layout}, checks {checks}");
-            let job = |on| Job {
+            let job = |on, jit| Job {
                 wide: on,
+                jit,
                 checks,
                 coopmat_layout: layout,
                 ..make()
             };
-            let (ref_out, ref_report) = run_module(module, &job(false));
-            let (out, report) = run_module(module, &job(true));
+            let (ref_out, ref_report) = run_module(module, &job(false, false));
             assert_eq!(ref_report.stats.wide_invocations, 0, "{what}");
-            assert!(out == ref_out, "{what}: the paths' buffers differ");
-            assert_eq!(report.diagnostics, ref_report.diagnostics, "{what}");
-            assert_eq!(report.summaries, ref_report.summaries, "{what}");
-            let took = report.stats.wide_invocations == report.stats.invocations;
-            assert_eq!(took, wide, "{what}: the wide path's share");
-            // Where it took the dispatch, its matrix ops ran on dense forms.
-            assert_eq!(
-                report.stats.dense_matrix_ops > 0,
-                wide,
-                "{what}: dense matrices"
-            );
-            assert!(report.stats.invocations > 0, "{what}");
-            if checks && layout == CoopmatLayout::default() {
-                kept = Some((out, report));
+            for jit in [false, true] {
+                let what = format!("{what}, native tier {jit}");
+                let (out, report) = run_module(module, &job(true, jit));
+                assert!(out == ref_out, "{what}: the paths' buffers differ");
+                assert_eq!(report.diagnostics, ref_report.diagnostics, "{what}");
+                assert_eq!(report.summaries, ref_report.summaries, "{what}");
+                let all = |n: u64| n == report.stats.invocations;
+                let (took, expected) = if jit {
+                    (all(report.stats.jit_invocations), native)
+                } else {
+                    assert_eq!(report.stats.jit_invocations, 0, "{what}");
+                    (all(report.stats.wide_invocations), wide)
+                };
+                assert_eq!(took, expected, "{what}: the tier's share");
+                // Where the wide interpreter or the native tier took the dispatch, its matrix
+                // ops ran on dense forms or tiles.
+                let fast = all(report.stats.wide_invocations);
+                assert_eq!(
+                    report.stats.dense_matrix_ops > 0,
+                    fast,
+                    "{what}: dense matrices"
+                );
+                assert!(report.stats.invocations > 0, "{what}");
+                if checks && layout == CoopmatLayout::default() && jit {
+                    kept = Some((out, report));
+                }
             }
         }
     }
@@ -109,7 +124,13 @@ fn the_benchmark_gemm_matches_a_plain_product_on_both_paths() {
             job.threads = 2;
             job
         };
-        let (out, report) = run_both(&format!("subgroup {sg}"), &module, &make, [true; 2]);
+        let (out, report) = run_both(
+            &format!("subgroup {sg}"),
+            &module,
+            &make,
+            [true; 2],
+            [true; 2],
+        );
         assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
         assert_eq!(out[2], f32s(&want), "subgroup {sg}: C");
     }
@@ -213,6 +234,8 @@ fn integer_and_float_matrices_agree_on_both_paths() {
             &module,
             &make,
             [sg * groups as u32 >= 32; 2],
+            // Element-wise ops and composite access: not on the native tier.
+            [false; 2],
         );
         assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
         // Something was computed: the MulAdd region is not all zeros.
@@ -302,7 +325,13 @@ fn races_and_undefined_matrix_ops_go_back_to_the_reference_path() {
     for (what, body, reported, wide) in cases {
         let module = compile(&tile_shader(body));
         let job = || tile_job(&inp);
-        let (out, report) = run_both(what, &module, &job, wide);
+        // The native tier takes whole-matrix programs only: a splat stored (a race its screen
+        // sees with checks on); the others parted, are not uniform or have element-wise ops.
+        let native = match what {
+            "same tile" => [false, true],
+            _ => [false; 2],
+        };
+        let (out, report) = run_both(what, &module, &job, wide, native);
         assert_eq!(
             !report.diagnostics.is_empty(),
             reported,
@@ -425,7 +454,8 @@ fn dense_matrices_meet_composite_access_copies_and_divergence() {
                 job
             };
             let what = format!("subgroup {sg}, pick {pick}");
-            let (out, report) = run_both(&what, &module, &make, [sg * groups as u32 >= 32; 2]);
+            let wide = [sg * groups as u32 >= 32; 2];
+            let (out, report) = run_both(&what, &module, &make, wide, [false; 2]);
             assert!(
                 report.diagnostics.is_empty(),
                 "{what}: {:?}",
@@ -579,7 +609,7 @@ fn a_divergent_phi_and_a_copy_of_dense_matrices_agree_on_both_paths() {
         job.threads = 2;
         job
     };
-    let (out, report) = run_both("phi and copy", &module, &make, [true; 2]);
+    let (out, report) = run_both("phi and copy", &module, &make, [true; 2], [false; 2]);
     assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
     let ints: Vec<i32> = out[2]
         .chunks(4)
@@ -623,6 +653,216 @@ fn a_divergent_phi_and_a_copy_of_dense_matrices_agree_on_both_paths() {
         assert!(
             from_c > 0 && from_r > 0,
             "{from_c} from C, {from_r} from A·B + C"
+        );
+    }
+}
+
+/// Whole-matrix ops only, every kind the native tier runs as tiles: loads with odd strides,
+/// column-major, unaligned, through `uvec4` pointers; integer MulAdds (mixed signedness,
+/// saturating), f16 → f16 and f16 → f32 MulAdds on halves and f32 bits heavy in edge cases
+/// (NaN payloads, infinities, subnormals, −0), constant operands, and stores of loaded tiles
+/// (their bits back, NaN payloads included).
+const TILES: &str = r#"
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x_id = 0) in;
+layout(set = 0, binding = 0) readonly buffer A8 { int8_t a8[]; };
+layout(set = 0, binding = 1) readonly buffer B8 { uint8_t b8[]; };
+layout(set = 0, binding = 2) readonly buffer C32 { int c32[]; };
+layout(set = 0, binding = 3) readonly buffer H { float16_t h[]; };
+layout(set = 0, binding = 4) readonly buffer F { float f[]; };
+layout(set = 0, binding = 5) readonly buffer V { uvec4 v[]; };
+layout(set = 0, binding = 6) buffer OI { int oi[]; };
+layout(set = 0, binding = 7) buffer OH { float16_t oh[]; };
+layout(set = 0, binding = 8) buffer OF { float of[]; };
+layout(set = 0, binding = 9) buffer OV { uvec4 ov[]; };
+#define RM gl_CooperativeMatrixLayoutRowMajor
+#define CM gl_CooperativeMatrixLayoutColumnMajor
+#define AI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BI coopmat<uint8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CI coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define AH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define CF coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+void main() {
+  uint g = gl_WorkGroupID.x;
+  AI a; BI b; CI c;
+  coopMatLoad(a, a8, g * 16 * 19 + 3, 19, RM);
+  coopMatLoad(b, b8, g * 16 * 17, 17, CM);
+  coopMatLoad(c, c32, g * 256, 16, RM);
+  CI r = coopMatMulAdd(a, b, c);
+  CI s = coopMatMulAdd(a, b, c, gl_MatrixOperandsSaturatingAccumulation);
+  CI t = coopMatMulAdd(a, b, CI(-7));
+  coopMatStore(r, oi, g * 768, 16, RM);
+  coopMatStore(s, oi, g * 768 + 256, 16, CM);
+  coopMatStore(t, oi, g * 768 + 512, 16, RM);
+  AH x; BH y; CH z; CF w;
+  coopMatLoad(x, h, g * 768 + 1, 17, RM);
+  coopMatLoad(y, h, g * 768 + 288, 16, RM);
+  coopMatLoad(z, h, g * 768 + 544, 16, CM);
+  CH zz = coopMatMulAdd(x, y, z);
+  coopMatStore(zz, oh, g * 768, 16, RM);
+  coopMatStore(y, oh, g * 768 + 256, 16, CM);
+  coopMatLoad(w, f, g * 256, 16, RM);
+  CF ww = coopMatMulAdd(x, y, w);
+  CF w0 = coopMatMulAdd(x, y, CF(0.0));
+  coopMatStore(ww, of, g * 768, 16, RM);
+  coopMatStore(w, of, g * 768 + 256, 16, CM);
+  coopMatStore(w0, of, g * 768 + 512, 16, RM);
+  AH q;
+  coopMatLoad(q, v, g * 48 + 1, 3, RM);
+  coopMatStore(q, ov, g * 48, 3, CM);
+  coopMatStore(x, oh, g * 768 + 512, 16, RM);
+}
+"#;
+
+/// Halves heavy in signed zeros, subnormals, the largest values, infinities and NaNs (quiet
+/// and signalling), else random.
+fn edge_halves(rng: &mut Rng, n: usize) -> Vec<u8> {
+    const SPECIALS: [u16; 10] = [
+        0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e01, 0x7c01,
+    ];
+    (0..n)
+        .flat_map(|_| {
+            let r = rng.next();
+            let h = if r.is_multiple_of(4) {
+                SPECIALS[(r >> 8) as usize % SPECIALS.len()]
+            } else {
+                (r >> 16) as u16
+            };
+            h.to_le_bytes()
+        })
+        .collect()
+}
+
+#[test]
+fn whole_matrix_programs_run_as_tiles_on_the_native_tier() {
+    let module = compile(TILES);
+    for sg in [8u32, 16, 32, 64] {
+        let groups = 5usize;
+        let mut rng = Rng(0x711e + u64::from(sg));
+        let mut bytes = |n: usize| -> Vec<u8> { (0..n).map(|_| rng.next() as u8).collect() };
+        let (a8, b8, c32) = (
+            bytes(groups * 16 * 19 + 16),
+            bytes(groups * 16 * 17),
+            bytes(groups * 256 * 4),
+        );
+        let mut rng = Rng(0xf16 + u64::from(sg));
+        let h = edge_halves(&mut rng, groups * 768 + 64);
+        let v = edge_halves(&mut rng, groups * 48 * 8 + 64);
+        // f32 bits: random, with NaN payloads (signalling and quiet), infinities and −0.
+        let f: Vec<u8> = (0..groups * 256)
+            .flat_map(|i| {
+                let r = rng.next() as u32;
+                let bits = match i % 7 {
+                    0 => 0x7f80_0001 | (r & 0x3f_0000),
+                    1 => 0xffc0_0123,
+                    2 => 0x8000_0000,
+                    3 => 0xff80_0000,
+                    _ => r,
+                };
+                bits.to_le_bytes()
+            })
+            .collect();
+        let buffers = vec![
+            a8,
+            b8,
+            c32,
+            h,
+            f,
+            v,
+            vec![0; groups * 768 * 4],
+            vec![0; groups * 768 * 2],
+            vec![0; groups * 768 * 4],
+            vec![0; groups * 48 * 16],
+        ];
+        let make = || {
+            let mut job = Job::new(buffers.clone(), [groups as u32, 1, 1]);
+            job.subgroup = sg;
+            let mut spec = SpecConstants::new();
+            spec.insert(0, u64::from(sg));
+            job.spec = spec;
+            job.threads = 2;
+            job
+        };
+        let wide = [sg * groups as u32 >= 32; 2];
+        let (out, report) = run_both(&format!("subgroup {sg}"), &module, &make, wide, [true; 2]);
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+        // Loaded f32 bits stored back unchanged (signalling NaN payloads too).
+        let (w_in, w_out) = (&buffers[4], &out[8]);
+        let tile = |b: &[u8], at: usize, i: usize| {
+            u32::from_le_bytes([
+                b[at + 4 * i],
+                b[at + 4 * i + 1],
+                b[at + 4 * i + 2],
+                b[at + 4 * i + 3],
+            ])
+        };
+        for g in 0..groups {
+            for r in 0..16 {
+                for c in 0..16 {
+                    // Stored column-major: element (r, c) at c * 16 + r.
+                    let stored = tile(w_out, (g * 768 + 256) * 4, c * 16 + r);
+                    assert_eq!(stored, tile(w_in, g * 256 * 4, r * 16 + c), "subgroup {sg}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_native_tier_gives_back_what_the_reference_path_reports() {
+    let inp: Vec<i32> = (0..4 * 256).map(|i| i * 5 - 1000).collect();
+    // (what, body, reported, the native tier runs it with checks on and off): each give-back
+    // beside a twin without its bug, which the native tier must run.
+    let store = |to: &str| {
+        format!("  coopMatStore(c, out_, {to}, 16, gl_CooperativeMatrixLayoutRowMajor);")
+    };
+    let cases = [
+        ("own tile", store("g * 256"), false, [true, true]),
+        // Rows past the end of `inp` for the last workgroups.
+        (
+            "load out of bounds",
+            "  CI d;\n  coopMatLoad(d, inp, g * 256 + 512, 16, gl_CooperativeMatrixLayoutRowMajor);\n  coopMatStore(d, out_, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);".to_string(),
+            true,
+            [false, false],
+        ),
+        (
+            "load in bounds",
+            "  CI d;\n  coopMatLoad(d, inp, g * 256 / 2, 16, gl_CooperativeMatrixLayoutRowMajor);\n  coopMatStore(d, out_, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);".to_string(),
+            false,
+            [true, true],
+        ),
+        // A Pointer that differs between invocations (each workgroup in its own 1024 ints).
+        ("non-uniform pointer", store("g * 1024 + gl_SubgroupInvocationID % 2"), true, [false, false]),
+        ("uniform pointer", store("g * 1024 + gl_SubgroupSize % 2"), false, [true, true]),
+        // Some invocations leave before the store: the group parts, the op is given back.
+        (
+            "early return",
+            format!("  if (g == 1u && gl_SubgroupInvocationID == 3u) {{ return; }}\n{}", store("g * 256")),
+            true,
+            [false, false],
+        ),
+        (
+            "no return",
+            format!("  if (g == 9u && gl_SubgroupInvocationID == 3u) {{ return; }}\n{}", store("g * 256")),
+            false,
+            [true, true],
+        ),
+    ];
+    for (what, body, reported, native) in cases {
+        let module = compile(&tile_shader(&body));
+        let job = || tile_job(&inp);
+        // The wide interpreter takes (and gives back) what the native tier does.
+        let (_, report) = run_both(what, &module, &job, native, native);
+        assert_eq!(
+            !report.diagnostics.is_empty(),
+            reported,
+            "{what}: {:?}",
+            report.diagnostics.first()
         );
     }
 }

@@ -1,5 +1,5 @@
-//! The native compiler: a lowered [`Program`] of the wide path's subset without
-//! cooperative-matrix ops to one Cranelift function `fn(ctx, first, count) -> status` that
+//! The native compiler: a lowered [`Program`] of the wide path's subset (cooperative matrices
+//! as [`super::coopmat`] takes them) to one Cranelift function `fn(ctx, first, count) -> status` that
 //! runs invocations `first .. first + count` (global linear order, workgroup-major) to
 //! completion, their blocks as real control flow: in lockstep groups where a group fits
 //! ([`super::lockstep`], the function's lockstep copy of every block), else one after the
@@ -74,10 +74,13 @@ pub(crate) mod reason {
     pub const DOT: u64 = 7;
     /// A state the compiled code never reaches (a give-up, never a guess, if it did).
     pub const INTERNAL: u64 = 8;
-    /// A subgroup operation with a finding, or reached after its group's lanes parted.
+    /// A subgroup operation with a finding, or reached after its group's lanes parted (also
+    /// a cooperative-matrix op reached after they parted).
     pub const GROUP: u64 = 9;
     /// A lockstep group's pointers off the line their index made ([`super::affine`]).
     pub const LINE: u64 = 10;
+    /// A cooperative-matrix op with a finding or an operand not the same in every lane.
+    pub const COOPMAT: u64 = 11;
 }
 
 /// A compiled program.
@@ -90,6 +93,9 @@ pub(crate) struct Compiled {
     pub group_ops: std::sync::Arc<Vec<Op>>,
     /// The code uses the subgroup register file ([`super::group::GroupScratch::regs`]).
     pub group_regs: bool,
+    /// The tile ops of cooperative matrices ([`super::coopmat`]), by the index the code
+    /// passes to [`native::coopmat_op`].
+    pub coop: std::sync::Arc<super::coopmat::TileProgram>,
 }
 
 /// The host's code generator, or why there is none.
@@ -120,15 +126,21 @@ pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
     if plan.group_ops {
         lockstep::subgroups_taken(prog, func, key)?;
     }
-    let (code, (sites, group_ops)) = build("tangle_dispatch", prog, func, key, |e| {
+    let coop = lockstep::has_matrices(func)
+        .then(|| super::coopmat::plan(prog, func))
+        .transpose()?;
+    let (code, (sites, group_ops, coop)) = build("tangle_dispatch", prog, func, key, |e| {
+        e.coop = coop;
         e.function()?;
-        Ok((e.sites as usize, std::mem::take(&mut e.group_ops)))
+        let coop = e.coop.as_mut().map(|p| p.program()).unwrap_or_default();
+        Ok((e.sites as usize, std::mem::take(&mut e.group_ops), coop))
     })?;
     Ok(Compiled {
         code,
         sites,
         group_ops: std::sync::Arc::new(group_ops),
         group_regs: plan.group_ops,
+        coop: std::sync::Arc::new(coop),
     })
 }
 
@@ -239,10 +251,12 @@ pub(super) struct Entryvals {
     /// `Ctx::group` and `Ctx::group_regs`.
     pub(super) group: Value,
     pub(super) group_regs: Value,
+    /// `Ctx::tiles` and `Ctx::log`.
+    pub(super) tiles: Value,
+    pub(super) log: Value,
     regions: Value,
     nregions: Value,
     stop: Value,
-    pub(super) log: Value,
     limit: Value,
 }
 
@@ -281,7 +295,7 @@ pub(super) struct Emitter<'a> {
     instructions: Variable,
     sigs: HashMap<usize, SigRef>,
     /// The next race log site.
-    sites: u32,
+    pub(super) sites: u32,
     /// Invocations per lockstep group ([`super::lockstep`]); 1 when there is no lockstep copy.
     pub(super) lanes: u32,
     /// The lane being emitted in the lockstep copy; `None` in the scalar code.
@@ -319,7 +333,9 @@ pub(super) struct Emitter<'a> {
     /// write), logged together after the last lane ([`Emitter::log_group`]).
     pub(super) deferred: Option<Vec<(Value, u64, bool)>>,
     /// Where the op being emitted is, for the give-up code: (block, op).
-    at: (u32, u32),
+    pub(super) at: (u32, u32),
+    /// The cooperative matrices' tile plan ([`super::coopmat`]), for a program with them.
+    pub(super) coop: Option<super::coopmat::CoopPlan>,
     /// The blocks that check the step bound and the stop flag on entry: loop headers, and
     /// every target of a branch from a block not before it, so that every cycle has one.
     checked: Vec<bool>,
@@ -475,6 +491,7 @@ impl<'a> Emitter<'a> {
             pending_div: Vec::new(),
             deferred: None,
             group_ops: Vec::new(),
+            coop: None,
         }
     }
 
@@ -667,6 +684,7 @@ impl<'a> Emitter<'a> {
         let vals = Entryvals {
             group: self.ctx_field(ctx, offset_of!(Ctx, group)),
             group_regs: self.ctx_field(ctx, offset_of!(Ctx, group_regs)),
+            tiles: self.ctx_field(ctx, offset_of!(Ctx, tiles)),
             regions: self.ctx_field(ctx, offset_of!(Ctx, regions)),
             nregions: self.ctx_field(ctx, offset_of!(Ctx, nregions)),
             stop: self.ctx_field(ctx, offset_of!(Ctx, stop)),
@@ -1017,6 +1035,9 @@ impl<'a> Emitter<'a> {
     }
 
     pub(super) fn op(&mut self, op: &Op) -> Result<(), String> {
+        if self.coop_op(op)? {
+            return Ok(());
+        }
         match op {
             Op::Undef { .. } => Ok(()),
             Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty } => {

@@ -57,12 +57,20 @@ pub(super) fn lanes_for(func: &Function, written: usize, key: Key) -> u32 {
     }
 }
 
-/// Whether `func` has subgroup operations.
+/// Whether `func` has subgroup operations or cooperative-matrix ops.
 fn has_group_ops(func: &Function) -> bool {
     func.blocks
         .iter()
         .flat_map(|b| &b.ops)
-        .any(|op| matches!(op, Op::Group(_)))
+        .any(|op| matches!(op, Op::Group(_) | Op::Coopmat(_)))
+}
+
+/// Whether `func` has cooperative-matrix ops ([`super::coopmat`]).
+pub(super) fn has_matrices(func: &Function) -> bool {
+    func.blocks
+        .iter()
+        .flat_map(|b| &b.ops)
+        .any(|op| matches!(op, Op::Coopmat(_)))
 }
 
 /// The most invocations a subgroup may have for a lockstep group to hold it.
@@ -72,19 +80,10 @@ const MAX_SUBGROUP: u32 = 64;
 /// a lockstep group must be exactly one subgroup (a size of 4 to [`MAX_SUBGROUP`], a power of
 /// two, dividing the workgroup's, so that subgroups are whole and aligned), under the
 /// default policy (the wide path's condition, `wide::group_batches`: other policies may
-/// split a subgroup's tangles where its lanes agree), with no cooperative-matrix op, and
-/// small enough for a lockstep copy.
+/// split a subgroup's tangles where its lanes agree), and small enough for a lockstep copy.
 pub(super) fn subgroups_taken(prog: &Program, func: &Function, key: Key) -> Result<(), String> {
     let per_group: u64 = prog.local_size.iter().map(|&x| u64::from(x)).product();
     let sg = key.sg;
-    if func
-        .blocks
-        .iter()
-        .flat_map(|b| &b.ops)
-        .any(|op| matches!(op, Op::Coopmat(_)))
-    {
-        return Err("cooperative-matrix ops".into());
-    }
     if !key.default_policy {
         return Err("subgroup operations under a policy other than the default".into());
     }
@@ -365,6 +364,9 @@ impl Emitter<'_> {
     /// One op of a group in lockstep: once, or once per lane in turn.
     pub(super) fn lock_op(&mut self, op: &Op) -> Result<(), String> {
         self.op_site = None;
+        if self.coop_op(op)? {
+            return Ok(());
+        }
         if let Op::Group(g) = op {
             return self.group_op(g, op);
         }

@@ -1,7 +1,8 @@
-//! The native tier: the wide path's programs without cooperative-matrix ops, compiled with
-//! Cranelift to machine code that runs groups of invocations side by side to completion
-//! ([`compile`], [`lockstep`]; subgroup operations in [`group`]), tried before the wide
-//! interpreter.
+//! The native tier: the wide path's programs (those with cooperative matrices where every
+//! matrix meets only whole-matrix ops, [`coopmat`]), compiled with Cranelift to machine code
+//! that runs groups of invocations side by side to completion ([`compile`], [`lockstep`];
+//! subgroup operations in [`group`], cooperative matrices as tiles in [`coopmat`]), tried
+//! before the wide interpreter.
 //!
 //! Why: the wide interpreter pays a dispatch per op per batch and keeps every value in memory;
 //! compiled code keeps values in machine registers across ops (`docs/executor.md` has the
@@ -10,8 +11,8 @@
 //! Exactness: the programs taken ([`crate::wide::plan`]) have no Workgroup memory, barrier,
 //! atomic, call or memory of an invocation's own, so invocations are independent but for
 //! subgroup operations, and running them to completion in any interleaving computes what the
-//! wide path computes; a subgroup operation runs only where its whole subgroup is together
-//! ([`group`]). Each
+//! wide path computes; a subgroup operation or cooperative-matrix op runs only where its whole subgroup is
+//! together ([`group`], [`coopmat`]). Each
 //! op is the lane kernel's exact function ([`ops`]), or a call of the same semantics function
 //! ([`helpers`]); an op without native code is refused, never guessed. Like the wide path the
 //! tier is *speculative*: at anything the reference path would report or handle differently
@@ -23,6 +24,7 @@
 
 mod affine;
 mod compile;
+mod coopmat;
 mod facts;
 mod group;
 mod helpers;
@@ -31,6 +33,7 @@ mod log;
 #[allow(unsafe_code)]
 mod native;
 mod ops;
+mod tiles;
 
 pub(crate) use compile::Key;
 
@@ -179,6 +182,7 @@ struct Worker<'w, 's> {
     regions: Vec<Region>,
     log: log::LogState,
     group: group::GroupScratch,
+    tiles: tiles::Tiles<'s>,
     stats: Stats,
 }
 
@@ -202,9 +206,11 @@ impl crate::run::workers::Unit for Worker<'_, '_> {
             instructions: 0,
             group: &mut self.group,
             group_regs: self.group.regs.as_mut_ptr(),
+            tiles: std::ptr::from_mut(&mut self.tiles).cast(),
         };
         let status = j.code.code.call(&mut ctx, first, count);
         self.log.close();
+        self.stats.dense_matrix_ops += std::mem::take(&mut self.tiles.ops_run);
         match status {
             s if s == Status::Done as u64 => {
                 self.stats.invocations += count;
@@ -265,6 +271,7 @@ fn describe(code: u64) -> String {
         reason::INTERNAL => "a state the compiled code never reaches",
         reason::GROUP => "a subgroup operation with a finding, or in a group that parted",
         reason::LINE => "a lockstep group's pointers off their line",
+        reason::COOPMAT => "a cooperative-matrix op with a finding or an operand not uniform",
         _ => "an unknown reason",
     };
     format!(
@@ -327,6 +334,7 @@ pub(crate) fn run(
                 s.prog.slots,
                 s.sg,
             ),
+            tiles: tiles::Tiles::new(j.code.coop.clone(), s),
             stats: Stats::default(),
         });
     let parted = j.parted.load(Ordering::Relaxed);

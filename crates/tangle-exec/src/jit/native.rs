@@ -26,7 +26,8 @@
 //!   the `slots * sg` values [`super::group::GroupScratch::new`] allocates for a program with
 //!   subgroup operations (the only code that touches it; [`compile::Compiled::group_regs`])
 //!   and key; a lane index computed at run time (a rotate's or shuffle's source lane,
-//!   `lockstep::permute`) is below `sg` by construction or checked before the access.
+//!   `lockstep::permute`) is below `sg` by construction or checked before the access. The
+//!   tile store [`Ctx::tiles`] is only passed on to [`coopmat_op`].
 //! * **Data races.** The regions are `AtomicU32` words that other workers access at the same
 //!   time. The compiled code accesses them only with aligned 32-bit loads and stores (an
 //!   8-byte value is two of them, as [`crate::run::memory::Words::write`] does), and the stop
@@ -63,6 +64,7 @@
 
 use super::group::GroupScratch;
 use super::log::LogState;
+use super::tiles::Tiles;
 use cranelift_jit::JITModule;
 use std::sync::Mutex;
 
@@ -105,6 +107,9 @@ pub(crate) struct Ctx {
     /// Its register file (`GroupScratch::regs`): `slots * subgroup size` values of the
     /// program and key the code was compiled for.
     pub group_regs: *mut u64,
+    /// The cooperative matrices' tile store ([`super::tiles::Tiles`], its lifetime erased),
+    /// or null for a program without.
+    pub tiles: *mut (),
 }
 
 /// Finished machine code and the module that owns it.
@@ -225,6 +230,28 @@ pub(crate) extern "C" fn log_run(
         );
     }
     0
+}
+
+/// Runs tile op `index` of the compiled program ([`Tiles::run`]) with the group's Pointer
+/// and Stride, logging into `log` (a `Ctx::log`, or null where the op is not logged): 0 when
+/// it ran without a finding, else 1.
+pub(crate) extern "C" fn coopmat_op(
+    tiles: *mut (),
+    log: *mut LogState,
+    index: u64,
+    ptr: u64,
+    stride: u64,
+    first: u64,
+) -> u64 {
+    // SAFETY: the compiled code passes `Ctx::tiles`, which `super::Worker::run` set from a
+    // `&mut Tiles<'s>` (cast to `*mut ()`) that it does not touch until the call returns, so
+    // the pointer is valid and unaliased for this call; the lifetime the cast back picks is
+    // that of this call only, and nothing borrowed from it outlives the call. `log` as in
+    // `log_access`.
+    #[allow(unsafe_code)]
+    let (tiles, log) = unsafe { (tiles.cast::<Tiles<'_>>().as_mut(), log.as_mut()) };
+    let ran = tiles.is_some_and(|t| t.run(index, (ptr, stride), first, log.map(|l| &mut l.log)));
+    u64::from(!ran)
 }
 
 /// Runs subgroup operation `index` of the compiled program on the register file the compiled

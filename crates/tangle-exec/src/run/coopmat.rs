@@ -815,7 +815,7 @@ fn read_rows(
 /// region. `(words, offset of row 0, bytes from one row to the next)`; `None` where that span
 /// does not fit (a row may still be out of bounds, each is checked alone) or an address was
 /// clamped.
-fn rows_in_bounds<'m>(
+pub(crate) fn rows_in_bounds<'m>(
     at: &Access,
     (ptr0, stride): (u64, i128),
     cx: &Ctx<'_, 'm>,

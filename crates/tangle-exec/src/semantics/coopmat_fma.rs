@@ -1,5 +1,6 @@
 //! The f16 × f16 → f32 MulAdd kernel's steps as fused multiply-adds on 256-bit vectors, for
-//! CPUs with AVX2 and FMA, chosen at run time: the one `unsafe` call of the semantics.
+//! CPUs with AVX2 and FMA, and the widening of binary16 tiles for AVX2, chosen at run time:
+//! the `unsafe` calls of the semantics.
 //!
 //! # Exactness
 //! The kernel ([`super::coopmat_kernel`]) steps `acc ← round_f32(acc + x·y)` with `x`, `y`
@@ -11,9 +12,11 @@
 //!
 //! # Soundness
 //! The only `unsafe` is calling [`fma_products`], a function compiled with
-//! `#[target_feature(enable = "avx2,fma")]`. Calling such a function is sound exactly when the
-//! CPU running it has those features, which `is_x86_feature_detected!` checks right before the
-//! call. The function itself is safe Rust (bounds-checked slices), so nothing else can go
+//! `#[target_feature(enable = "avx2,fma")]`, and [`widen_f16c`] (the binary16 widening of
+//! tiles the native tier loads), compiled with `avx,f16c`. Calling such a function is sound
+//! exactly when the CPU running it has those features, which `is_x86_feature_detected!` checks
+//! right before the call. [`widen_f16c`] also reinterprets a `__m256` as `[f32; 8]` (same size,
+//! plain data). The function itself is safe Rust (bounds-checked slices), so nothing else can go
 //! wrong. On other architectures nothing here is compiled and the caller runs the portable loop.
 
 use super::coopmat_kernel::{blocked_by, Dims};
@@ -46,6 +49,17 @@ fn fma_products(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32]) {
     const R: usize = 4;
     const W: usize = 16;
     let Dims { m, n, k } = d;
+    if let (16, 16, 16, Ok(a), Ok(b), Ok(acc)) = (
+        m,
+        n,
+        k,
+        <&[f32; 256]>::try_from(a),
+        <&[f32; 256]>::try_from(b),
+        <&mut [f32; 256]>::try_from(&mut *acc),
+    ) {
+        fma_16(a, b, acc);
+        return;
+    }
     if !(m.is_multiple_of(R) && n.is_multiple_of(W)) || a.len() != m * k || b.len() != k * n {
         blocked_by::<R, W, f32, f32>(d, a, b, acc, |s, x, y| x.mul_add(y, s));
         return;
@@ -84,9 +98,98 @@ fn fma_products(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32]) {
     }
 }
 
+/// [`fma_products`] for 16 × 16 × 16 (the tile of NVIDIA-like profiles): fixed-size arrays,
+/// so the loops unroll without a bounds check; 4 rows × 16 columns of accumulators at a time,
+/// each element stepping through k in increasing order as the general loop does.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn fma_16(a: &[f32; 256], b: &[f32; 256], acc: &mut [f32; 256]) {
+    for i in (0..16).step_by(4) {
+        let mut s = [[0f32; 16]; 4];
+        for (r, s) in s.iter_mut().enumerate() {
+            for (c, s) in s.iter_mut().enumerate() {
+                *s = acc[(i + r) * 16 + c];
+            }
+        }
+        for kk in 0..16 {
+            for (r, s) in s.iter_mut().enumerate() {
+                let x = a[(i + r) * 16 + kk];
+                for (c, s) in s.iter_mut().enumerate() {
+                    *s = x.mul_add(b[kk * 16 + c], *s);
+                }
+            }
+        }
+        for (r, s) in s.iter().enumerate() {
+            for (c, &s) in s.iter().enumerate() {
+                acc[(i + r) * 16 + c] = s;
+            }
+        }
+    }
+}
+
+/// [`super::coopmat_kernel::widen_words`] with F16C's `vcvtph2ps` (eight halves an
+/// instruction); `false` (nothing done) where the CPU lacks AVX or F16C. The conversion is
+/// exact for every finite value and infinity; a NaN stays a NaN (a signalling one may come out
+/// quiet), which is all a MulAdd reads of it.
+pub(super) fn widen_words_f16c(words: &[u32], out: &mut [f32]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("f16c")
+        {
+            // SAFETY: the CPU has AVX and F16C (checked just above), the one requirement of
+            // calling a function compiled for them.
+            unsafe { widen_f16c(words, out) };
+            return true;
+        }
+    }
+    let _ = (words, out);
+    false
+}
+
+/// Eight halves (four words) at a time, the rest by the portable loop.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+fn widen_f16c(words: &[u32], out: &mut [f32]) {
+    use std::arch::x86_64::{_mm256_cvtph_ps, _mm_set_epi32};
+    let (mut outs, mut ins) = (out.chunks_exact_mut(8), words.chunks_exact(4));
+    for (o, w) in (&mut outs).zip(&mut ins) {
+        let [w0, w1, w2, w3] = [0, 1, 2, 3].map(|i| w.get(i).map_or(0, |&x| x as i32));
+        let v = _mm256_cvtph_ps(_mm_set_epi32(w3, w2, w1, w0));
+        // SAFETY: `__m256` and `[f32; 8]` are both 32 bytes of plain data, every bit pattern
+        // valid in either.
+        let v: [f32; 8] = unsafe { std::mem::transmute(v) };
+        o.copy_from_slice(&v);
+    }
+    super::coopmat_kernel::widen_words_portable(ins.remainder(), outs.into_remainder());
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Both widenings of every binary16 value (F16C's where the CPU has it, the portable
+    /// loop) against `half`'s: the same bits for every non-NaN value, a NaN for every NaN.
+    #[test]
+    fn widening_gives_halfs_values() {
+        let words: Vec<u32> = (0..=u16::MAX)
+            .step_by(2)
+            .map(|h| u32::from(h) | u32::from(h + 1) << 16)
+            .collect();
+        let mut fast = vec![0f32; 1 << 16];
+        let mut portable = vec![0f32; 1 << 16];
+        if !widen_words_f16c(&words, &mut fast) {
+            println!("this CPU has no F16C: the F16C path was not run");
+            super::super::coopmat_kernel::widen_words(&words, &mut fast);
+        }
+        super::super::coopmat_kernel::widen_words_portable(&words, &mut portable);
+        for (h, (&f, &p)) in fast.iter().zip(&portable).enumerate() {
+            let want = half::f16::from_bits(h as u16).to_f32();
+            for got in [f, p] {
+                let same = got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan());
+                assert!(same, "{h:#06x}: {got:e} vs {want:e}");
+            }
+        }
+    }
 
     /// The fused steps against the portable loop (`s + x * y`), on f16 values heavy in edge
     /// cases: signed zeros, subnormals, the largest finite values, infinities, NaNs.

@@ -353,6 +353,40 @@ fn int_saturating(
     undefined
 }
 
+/// `2^112`: binary16's exponent bias is 15, binary32's 127.
+const UP: f32 = f32::from_bits((127 + 112) << 23);
+
+/// A binary16 value's bits as a binary32 value: exact for every finite value and infinity (the
+/// magnitude's bits shifted into binary32's fields read `2^-112` times the value, undone by one
+/// exact multiplication; subnormals become normals), and a NaN stays a NaN: the value
+/// [`half::f16::to_f32`] gives (a NaN's payload aside, which no MulAdd result keeps).
+pub fn widen_f16(h: u16) -> f32 {
+    let sign = u32::from(h & 0x8000) << 16;
+    let mag = u32::from(h & 0x7fff);
+    let finite = (f32::from_bits(mag << 13) * UP).to_bits();
+    let special = 0x7f80_0000 | (mag & 0x3ff) << 13;
+    f32::from_bits(if mag >= 0x7c00 { special } else { finite } | sign)
+}
+
+/// The binary16 values of `words` (two a word, the low half first) as binary32 values into
+/// `out` (as many as both hold): each finite value and infinity exactly, each NaN a NaN (with
+/// F16C's conversion where the CPU has it, else [`widen_f16`]). What a MulAdd reads of them.
+pub fn widen_words(words: &[u32], out: &mut [f32]) {
+    if !super::coopmat_fma::widen_words_f16c(words, out) {
+        widen_words_portable(words, out);
+    }
+}
+
+/// [`widen_words`]' loop, which the compiler vectorises.
+pub(super) fn widen_words_portable(words: &[u32], out: &mut [f32]) {
+    for (pair, &w) in out.chunks_exact_mut(2).zip(words) {
+        if let [lo, hi] = pair {
+            *lo = widen_f16(w as u16);
+            *hi = widen_f16((w >> 16) as u16);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::coopmat::mul_add_element;

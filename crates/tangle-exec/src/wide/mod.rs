@@ -976,7 +976,7 @@ fn first_finding(found: &[crate::run::access::LaneFinding]) -> Result<(), String
 
 /// Logs a cooperative-matrix load or store of one subgroup (registers `regs`, `n` lanes, the
 /// first being invocation `first`) for the race screen, as [`Batch::coopmat`] says.
-fn log_coopmat(
+pub(crate) fn log_coopmat(
     c: &CoopmatInst,
     regs: &[u64],
     n: usize,

@@ -63,6 +63,8 @@ pub struct Job {
     pub coopmat_layout: CoopmatLayout,
     /// Whether the executor may take its wide path (`RunOptions::wide`).
     pub wide: bool,
+    /// Whether the wide path may run on the native tier (`RunOptions::jit`).
+    pub jit: bool,
     /// The sanitizer (`RunOptions::checks`).
     pub checks: bool,
 }
@@ -79,6 +81,7 @@ impl Job {
             profile: None,
             coopmat_layout: CoopmatLayout::default(),
             wide: true,
+            jit: true,
             checks: true,
         }
     }
@@ -106,6 +109,7 @@ pub fn run_module(module: &Validated<'_>, job: &Job) -> (Vec<Vec<u8>>, Report) {
         threads: job.threads,
         coopmat_layout: job.coopmat_layout,
         wide: job.wide,
+        jit: job.jit,
         checks: job.checks,
         ..RunOptions::default()
     };

@@ -1,0 +1,733 @@
+//! The native tier's tile store ([`super::coopmat`]): one worker's tiles, one per matrix
+//! register range of the compiled program, and the tile ops the compiled code calls
+//! ([`super::native::coopmat_op`] → [`Tiles::run`]): loads, stores, MulAdds, copies, moves
+//! and splats of whole matrices held once per lockstep group (one subgroup).
+//!
+//! A tile holds its elements row-major as raw bits (`u64`, what the reference path's dense
+//! form holds, [`crate::run::coopmat_dense`]), as `f32` values (binary32 components as
+//! themselves, binary16 components widened, [`crate::semantics::coopmat_kernel::widen_words`],
+//! with the loaded words kept so that a store writes their exact bits back), or both. The
+//! f16 × f16 + f32 → f32 MulAdd runs the reference path's kernel on typed tiles; every other
+//! combination, and every load or store the typed paths do not cover, runs the reference
+//! path's dense-form functions on raw bits. `false` from an op gives the dispatch back, and the
+//! reference path reports what it found.
+
+use super::coopmat::{TileOp, TileProgram, Val};
+use crate::run::coopmat::{Access, CoopmatInst};
+use crate::run::coopmat_dense::F16_F32;
+use crate::run::memory::{split_pointer, Words, FIRST_BUFFER};
+use crate::semantics::coopmat_kernel::widen_f16;
+use crate::semantics::coopmat_types::MulAddTypes;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// One range's tile: raw bits, typed values, or both (at least one of `raw` and `packed`, or
+/// f32 values, holds the value's bits).
+#[derive(Debug, Default, Clone)]
+struct Tile {
+    raw: Vec<u64>,
+    val: Vec<f32>,
+    /// A binary16 tile's bits as loaded, two a word, row-major.
+    packed: Vec<u32>,
+    raw_ok: bool,
+    packed_ok: bool,
+    val_kind: Option<Val>,
+    /// The f32 values are a MulAdd's result, whose every NaN reads as the canonical one
+    /// (`float_bits`): made so when their bits are taken ([`Tile::bits`]), not per MulAdd (a
+    /// NaN fed to another MulAdd gives a NaN either way).
+    canonical: bool,
+}
+
+impl Tile {
+    fn new(elements: usize) -> Tile {
+        Tile {
+            raw: vec![0; elements],
+            val: vec![0.0; elements],
+            packed: Vec::with_capacity(elements.div_ceil(2)),
+            raw_ok: true,
+            packed_ok: false,
+            val_kind: None,
+            canonical: false,
+        }
+    }
+
+    /// The bits of f32 value `v` of this tile.
+    fn bits(&self, v: f32) -> u32 {
+        if self.canonical && v.is_nan() {
+            0x7fc0_0000
+        } else {
+            v.to_bits()
+        }
+    }
+
+    /// Makes the raw bits hold the value.
+    fn ensure_raw(&mut self) {
+        if self.raw_ok {
+            return;
+        }
+        if self.packed_ok {
+            for (pair, &w) in self.raw.chunks_mut(2).zip(&self.packed) {
+                for (i, r) in pair.iter_mut().enumerate() {
+                    *r = u64::from(w >> (16 * i) & 0xffff);
+                }
+            }
+        } else if self.val_kind == Some(Val::F32) {
+            for (r, &v) in self.raw.iter_mut().zip(&self.val) {
+                *r = u64::from(if self.canonical && v.is_nan() {
+                    0x7fc0_0000
+                } else {
+                    v.to_bits()
+                });
+            }
+        }
+        self.raw_ok = true;
+    }
+
+    /// Makes the typed values of `kind` hold the value (from the raw bits, as the reference
+    /// path reads a component of that type: the low 32 or 16 bits).
+    fn ensure_val(&mut self, kind: Val) {
+        if self.val_kind == Some(kind) {
+            return;
+        }
+        self.ensure_raw();
+        match kind {
+            Val::F32 => {
+                for (v, &r) in self.val.iter_mut().zip(&self.raw) {
+                    *v = f32::from_bits(r as u32);
+                }
+            }
+            Val::F16 => {
+                for (v, &r) in self.val.iter_mut().zip(&self.raw) {
+                    *v = widen_f16(r as u16);
+                }
+            }
+        }
+        // Read from exact bits.
+        self.val_kind = Some(kind);
+        self.canonical = false;
+    }
+
+    /// The raw bits now hold the value, alone.
+    fn raw_written(&mut self) {
+        (self.raw_ok, self.packed_ok, self.val_kind) = (true, false, None);
+        self.canonical = false;
+    }
+
+    /// The f32 values now hold the value, alone: a MulAdd's result when `canonical`.
+    fn f32_written(&mut self, canonical: bool) {
+        (self.raw_ok, self.packed_ok, self.val_kind) = (false, false, Some(Val::F32));
+        self.canonical = canonical;
+    }
+
+    /// The packed binary16 words and their widened values now hold the value.
+    fn f16_written(&mut self) {
+        (self.raw_ok, self.packed_ok, self.val_kind) = (false, true, Some(Val::F16));
+        self.canonical = false;
+    }
+}
+
+/// One worker's tile store for a compiled program with matrices: a tile per range (a worker
+/// runs one group at a time, and a group's tiles are written before they are read: the wide
+/// plan refuses a program that may read an undefined value), and what the ops need of the
+/// dispatch.
+pub(crate) struct Tiles<'s> {
+    prog: std::sync::Arc<TileProgram>,
+    s: &'s crate::run::Shared<'s>,
+    no_memory: Words,
+    tiles: Vec<Tile>,
+    /// A register file of two slots for the reference path's functions: the Pointer in slot
+    /// 0 and the Stride in slot 1 of every lane.
+    regs: Vec<u64>,
+    /// A MulAdd's typed result, before it becomes the destination's tile.
+    out: Vec<f32>,
+    scratch: crate::run::coopmat_dense::Scratch,
+    /// Tile ops run, for [`crate::report::Stats::dense_matrix_ops`].
+    pub(crate) ops_run: u64,
+}
+
+impl std::fmt::Debug for Tiles<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tiles")
+    }
+}
+
+impl<'s> Tiles<'s> {
+    pub(crate) fn new(prog: std::sync::Arc<TileProgram>, s: &'s crate::run::Shared<'s>) -> Self {
+        let mut tiles: Vec<Tile> = prog.sizes.iter().map(|&n| Tile::new(n)).collect();
+        for &(r, bits) in &prog.splats {
+            if let Some(t) = tiles.get_mut(r) {
+                t.raw.fill(bits);
+            }
+        }
+        Tiles {
+            prog,
+            s,
+            no_memory: Words::default(),
+            tiles,
+            regs: Vec::new(),
+            out: Vec::new(),
+            scratch: Default::default(),
+            ops_run: 0,
+        }
+    }
+
+    /// Runs tile op `index` for the group whose first invocation is `first`, with the group's
+    /// Pointer and Stride (for a load or store); logs into `log` when it is given. `false`
+    /// where the reference path must run the dispatch (it reports what this found).
+    pub(crate) fn run(
+        &mut self,
+        index: u64,
+        (ptr, stride): (u64, u64),
+        first: u64,
+        log: Option<&mut Vec<crate::wide::races::Access>>,
+    ) -> bool {
+        let Some(&op) = usize::try_from(index)
+            .ok()
+            .and_then(|i| self.prog.ops.get(i))
+        else {
+            return false;
+        };
+        self.ops_run += 1;
+        match op {
+            TileOp::Load { dst, ref at } => self.load(dst, at, (ptr, stride), first, log),
+            TileOp::Store { src, ref at } => self.store(src, at, (ptr, stride), first, log),
+            TileOp::MulAdd {
+                dst,
+                a,
+                b,
+                c,
+                ref types,
+                dims,
+            } => self.mul_add(types, dims, [dst, a, b, c]),
+            TileOp::Copy { dst, src } => self.copy(dst, src),
+            TileOp::Move { dst, src } => {
+                if dst >= self.tiles.len() || src >= self.tiles.len() {
+                    return false;
+                }
+                self.tiles.swap(dst, src);
+                true
+            }
+            TileOp::Splat { dst, bits } => match self.tiles.get_mut(dst) {
+                Some(t) => {
+                    t.raw.fill(bits);
+                    t.raw_written();
+                    true
+                }
+                None => false,
+            },
+        }
+    }
+
+    /// Range `dst` ← range `src` (of the same shape), in the forms that hold it.
+    fn copy(&mut self, dst: usize, src: usize) -> bool {
+        if dst == src {
+            return true;
+        }
+        let (lo, hi) = (dst.min(src), dst.max(src));
+        let Some((head, tail)) = (hi < self.tiles.len()).then(|| self.tiles.split_at_mut(hi))
+        else {
+            return false;
+        };
+        let (Some(a), Some(b)) = (head.get_mut(lo), tail.first_mut()) else {
+            return false;
+        };
+        let (to, from) = if dst < src { (a, b) } else { (b, a) };
+        if from.raw_ok {
+            to.raw.copy_from_slice(&from.raw);
+        }
+        if from.val_kind.is_some() {
+            to.val.copy_from_slice(&from.val);
+        }
+        if from.packed_ok {
+            to.packed.clone_from(&from.packed);
+        }
+        (to.raw_ok, to.packed_ok, to.val_kind) = (from.raw_ok, from.packed_ok, from.val_kind);
+        to.canonical = from.canonical;
+        true
+    }
+
+    /// The dispatch's memory as the reference path's access code sees it (no Workgroup or
+    /// invocation memory: the programs taken have none).
+    fn mem<'a>(s: &'a crate::run::Shared<'_>, no_memory: &'a Words) -> crate::run::access::Mem<'a> {
+        crate::run::access::Mem {
+            buffers: &s.buffers,
+            descriptors: &s.descriptors,
+            images: &s.images,
+            samplers: &s.samplers,
+            push: &s.push,
+            workgroup: no_memory,
+            invocation: no_memory,
+            invocation_bytes: s.prog.invocation_bytes,
+            races: None,
+            written: None,
+        }
+    }
+
+    /// `at` reading its Pointer from slot 0 and its Stride from slot 1 of [`Tiles::regs`],
+    /// which now hold `ptr` and `stride` in every lane: the reference path's functions then
+    /// see the group's uniform operands.
+    fn uniform_regs(&mut self, at: &Access, (ptr, stride): (u64, u64)) -> Access {
+        let sg = self.s.sg;
+        self.regs.clear();
+        self.regs.resize(sg, ptr);
+        self.regs.resize(2 * sg, stride);
+        let mut a = *at;
+        a.ptr = 0;
+        a.stride.slot = 1;
+        a
+    }
+
+    /// Logs a load or store as the wide path does; `false` where it cannot (not uniform).
+    fn log(
+        &mut self,
+        at: &Access,
+        first: u64,
+        log: Option<&mut Vec<crate::wide::races::Access>>,
+        write: bool,
+    ) -> bool {
+        let Some(log) = log else { return true };
+        let sg = self.s.sg;
+        let inst = if write {
+            CoopmatInst::Store { src: 2, at: *at }
+        } else {
+            CoopmatInst::Load { dst: 2, at: *at }
+        };
+        let mask = crate::run::alu::full_mask(sg);
+        crate::wide::log_coopmat(&inst, &self.regs, sg, mask, &self.s.layouts, first, log).is_ok()
+    }
+
+    fn load(
+        &mut self,
+        dst: usize,
+        at: &Access,
+        uniform: (u64, u64),
+        first: u64,
+        log: Option<&mut Vec<crate::wide::races::Access>>,
+    ) -> bool {
+        if log.is_some() {
+            let at = self.uniform_regs(at, uniform);
+            if !self.log(&at, first, log, false) {
+                return false;
+            }
+        }
+        if let Some(kind) = self.prog_hint(dst, at) {
+            if self.load_typed(dst, at, uniform, kind) {
+                return true;
+            }
+        }
+        let at = self.uniform_regs(at, uniform);
+        let sg = self.s.sg;
+        let mask = crate::run::alu::full_mask(sg);
+        let mem = Self::mem(self.s, &self.no_memory);
+        let cx = crate::run::coopmat::Ctx {
+            layouts: &self.s.layouts,
+            mem: &mem,
+            lanes: sg,
+        };
+        let Some(tile) = self.tiles.get_mut(dst) else {
+            return false;
+        };
+        let ok = crate::run::coopmat::load_dense(&at, &self.regs, sg, mask, &cx, &mut tile.raw);
+        tile.raw_written();
+        ok
+    }
+
+    /// The typed form a load into range `dst` decodes into, if any: by the element's size.
+    fn prog_hint(&self, dst: usize, at: &Access) -> Option<Val> {
+        let hint = self.prog.hints.get(dst).copied().flatten()?;
+        match (hint, at.shape.bytes) {
+            (Val::F16, 2) | (Val::F32, 4) => Some(hint),
+            _ => None,
+        }
+    }
+
+    /// A row-major load of f16 or f32 elements, every row inside one buffer and aligned to its
+    /// element: decoded straight into the typed form. `false` (nothing changed) otherwise.
+    fn load_typed(
+        &mut self,
+        dst: usize,
+        at: &Access,
+        (ptr, stride): (u64, u64),
+        kind: Val,
+    ) -> bool {
+        let Some(stride) = stride_of(at, stride) else {
+            return false;
+        };
+        if at.column_major || split_pointer(ptr).0 < FIRST_BUFFER {
+            return false;
+        }
+        let mem = Self::mem(self.s, &self.no_memory);
+        let cx = crate::run::coopmat::Ctx {
+            layouts: &self.s.layouts,
+            mem: &mem,
+            lanes: self.s.sg,
+        };
+        let Some((words, off0, pitch)) =
+            crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)
+        else {
+            return false;
+        };
+        let Some((rows, cols, block)) = whole_words(at, off0, pitch, words) else {
+            return false;
+        };
+        let Some(tile) = self.tiles.get_mut(dst) else {
+            return false;
+        };
+        if tile.val.len() != rows * cols {
+            return false;
+        }
+        let per_row = cols * at.shape.bytes as usize / 4;
+        let pitch = (pitch / 4) as usize;
+        match kind {
+            Val::F32 => {
+                for (r, out) in tile.val.chunks_exact_mut(cols).enumerate() {
+                    let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
+                        return false;
+                    };
+                    for (o, w) in out.iter_mut().zip(w) {
+                        *o = f32::from_bits(w.load(Relaxed));
+                    }
+                }
+                tile.f32_written(false);
+            }
+            Val::F16 => {
+                // The rows' words (atomic loads, one per word), kept, then widened in one
+                // pass.
+                tile.packed.resize(rows * per_row, 0);
+                if per_row == 8 {
+                    // Rows of 16 halves (the 16-column tiles of most profiles): fixed-size
+                    // copies, unrolled.
+                    for (r, to) in tile.packed.chunks_exact_mut(8).enumerate() {
+                        let w = block.get(r * pitch..r * pitch + 8).map(<&[_; 8]>::try_from);
+                        let (Some(Ok(w)), Ok(to)) = (w, <&mut [u32; 8]>::try_from(to)) else {
+                            return false;
+                        };
+                        *to = w.each_ref().map(|x| x.load(Relaxed));
+                    }
+                } else {
+                    for (r, to) in tile.packed.chunks_exact_mut(per_row.max(1)).enumerate() {
+                        let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
+                            return false;
+                        };
+                        for (t, w) in to.iter_mut().zip(w) {
+                            *t = w.load(Relaxed);
+                        }
+                    }
+                }
+                crate::semantics::coopmat_kernel::widen_words(&tile.packed, &mut tile.val);
+                tile.f16_written();
+            }
+        }
+        true
+    }
+
+    fn store(
+        &mut self,
+        src: usize,
+        at: &Access,
+        uniform: (u64, u64),
+        first: u64,
+        log: Option<&mut Vec<crate::wide::races::Access>>,
+    ) -> bool {
+        let at = self.uniform_regs(at, uniform);
+        if !self.log(&at, first, log, true) {
+            return false;
+        }
+        if self.store_f32(src, &at, uniform) {
+            return true;
+        }
+        let sg = self.s.sg;
+        let mask = crate::run::alu::full_mask(sg);
+        let Some(tile) = self.tiles.get_mut(src) else {
+            return false;
+        };
+        tile.ensure_raw();
+        let mem = Self::mem(self.s, &self.no_memory);
+        let cx = crate::run::coopmat::Ctx {
+            layouts: &self.s.layouts,
+            mem: &mem,
+            lanes: sg,
+        };
+        let tile = self.tiles.get(src).map_or(&[][..], |t| &t.raw);
+        crate::run::coopmat::store_dense(&at, &self.regs, sg, mask, &cx, tile)
+    }
+
+    /// A row-major store of an f32 tile held typed into 4-byte elements of one buffer, every
+    /// row in bounds (checked before any is written). `false` (nothing written) otherwise.
+    fn store_f32(&mut self, src: usize, at: &Access, (ptr, stride): (u64, u64)) -> bool {
+        let Some(tile) = self.tiles.get(src) else {
+            return false;
+        };
+        let Some(stride) = stride_of(at, stride) else {
+            return false;
+        };
+        if tile.val_kind != Some(Val::F32)
+            || at.shape.bytes != 4
+            || at.column_major
+            || split_pointer(ptr).0 < FIRST_BUFFER
+        {
+            return false;
+        }
+        let mem = Self::mem(self.s, &self.no_memory);
+        let cx = crate::run::coopmat::Ctx {
+            layouts: &self.s.layouts,
+            mem: &mem,
+            lanes: self.s.sg,
+        };
+        let Some((words, off0, pitch)) =
+            crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)
+        else {
+            return false;
+        };
+        let Some((rows, cols, block)) = whole_words(at, off0, pitch, words) else {
+            return false;
+        };
+        if tile.val.len() != cols * rows {
+            return false;
+        }
+        let pitch = (pitch / 4) as usize;
+        for (r, values) in tile.val.chunks_exact(cols).enumerate() {
+            let Some(w) = block.get(r * pitch..r * pitch + cols) else {
+                return false;
+            };
+            for (w, &v) in w.iter().zip(values) {
+                w.store(tile.bits(v), Relaxed);
+            }
+        }
+        true
+    }
+
+    /// `dst` = `a` × `b` + `c`: the f16 × f16 + f32 → f32 case on typed tiles, any other on
+    /// raw bits with the reference path's dense-form function.
+    fn mul_add(
+        &mut self,
+        types: &MulAddTypes,
+        (m, n, k): (usize, usize, usize),
+        [dst, a, b, c]: [usize; 4],
+    ) -> bool {
+        let sizes_ok = [(a, m * k), (b, k * n), (c, m * n), (dst, m * n)]
+            .iter()
+            .all(|&(r, len)| self.tiles.get(r).is_some_and(|t| t.raw.len() == len));
+        if !sizes_ok {
+            return false;
+        }
+        if *types == F16_F32 {
+            for (r, kind) in [(a, Val::F16), (b, Val::F16), (c, Val::F32)] {
+                if let Some(t) = self.tiles.get_mut(r) {
+                    t.ensure_val(kind);
+                }
+            }
+            let (Some(ta), Some(tb), Some(tc)) =
+                (self.tiles.get(a), self.tiles.get(b), self.tiles.get(c))
+            else {
+                return false;
+            };
+            f16_f32([ta, tb, tc], (m, n, k), &mut self.out);
+            let Some(t) = self.tiles.get_mut(dst) else {
+                return false;
+            };
+            std::mem::swap(&mut t.val, &mut self.out);
+            // Its NaNs read as the canonical one, as the reference path makes every NaN
+            // result.
+            t.f32_written(true);
+            return true;
+        }
+        for r in [a, b, c] {
+            if let Some(t) = self.tiles.get_mut(r) {
+                t.ensure_raw();
+            }
+        }
+        let mut out = self
+            .tiles
+            .get_mut(dst)
+            .map(|t| std::mem::take(&mut t.raw))
+            .unwrap_or_default();
+        out.resize(m * n, 0);
+        let ok = match (self.tiles.get(a), self.tiles.get(b), self.tiles.get(c)) {
+            (Some(ta), Some(tb), Some(tc)) => crate::run::coopmat_dense::mul_add(
+                types,
+                (m, n, k),
+                [&ta.raw, &tb.raw, &tc.raw],
+                &mut out,
+                &mut self.scratch,
+            ),
+            _ => false,
+        };
+        if let Some(t) = self.tiles.get_mut(dst) {
+            t.raw = out;
+            t.raw_written();
+        }
+        ok
+    }
+}
+
+/// `out` = `a` × `b` + `c` of f16 × f16 + f32 tiles held typed (A and B as widened f16
+/// values, C as f32 values): the reference path's kernel on them (its NaN results are made
+/// canonical when the bits are taken, [`Tile::bits`]).
+fn f16_f32([a, b, c]: [&Tile; 3], (m, n, k): (usize, usize, usize), out: &mut Vec<f32>) {
+    out.clear();
+    out.extend_from_slice(&c.val);
+    crate::semantics::coopmat_kernel::f16_products_into_f32(m, n, k, &a.val, &b.val, out);
+}
+
+/// The rows of a row-major load or store whose rows each start on a word and hold whole words,
+/// from `off0` every `pitch` bytes (all in bounds: [`crate::run::coopmat::rows_in_bounds`]):
+/// (rows, columns, the words from the first row's to the last row's end).
+fn whole_words<'w>(
+    at: &Access,
+    off0: u64,
+    pitch: u64,
+    words: &'w Words,
+) -> Option<(usize, usize, &'w [std::sync::atomic::AtomicU32])> {
+    let (rows, cols) = (at.shape.rows as usize, at.shape.cols as usize);
+    let row_bytes = cols as u64 * u64::from(at.shape.bytes);
+    if !off0.is_multiple_of(4)
+        || !pitch.is_multiple_of(4)
+        || !row_bytes.is_multiple_of(4)
+        || rows == 0
+    {
+        return None;
+    }
+    let span = pitch.checked_mul(rows as u64 - 1)?.checked_add(row_bytes)?;
+    Some((rows, cols, words.span(off0, span)?))
+}
+
+/// A load's or store's Stride as the reference path reads it (its width, signed or not), when
+/// it is positive: the typed paths' condition.
+fn stride_of(at: &Access, stride: u64) -> Option<i128> {
+    let v = stride & crate::semantics::mask(at.stride.bits);
+    let s = if at.stride.signed {
+        i128::from(crate::semantics::sign_extend(at.stride.bits, v))
+    } else {
+        i128::from(v)
+    };
+    (s > 0).then_some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::coopmat_dense::F16_F32;
+
+    fn xorshift(seed: &mut u64) -> u64 {
+        *seed ^= *seed << 13;
+        *seed ^= *seed >> 7;
+        *seed ^= *seed << 17;
+        *seed
+    }
+
+    /// Halves heavy in signed zeros, subnormals, the largest values, infinities and NaNs.
+    fn half_bits(seed: &mut u64) -> u16 {
+        const SPECIALS: [u16; 10] = [
+            0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e01, 0x7c01,
+        ];
+        let r = xorshift(seed);
+        if r.is_multiple_of(3) {
+            SPECIALS[(r >> 8) as usize % SPECIALS.len()]
+        } else {
+            (r >> 16) as u16
+        }
+    }
+
+    /// The typed path of the f16 × f16 + f32 → f32 MulAdd (A widened from loaded words, B
+    /// from raw bits, C from raw f32 bits, the result's bits taken from its f32 values) against
+    /// the reference path's MulAdd on raw bits, bit for bit, on inputs heavy in edge cases.
+    #[test]
+    fn typed_f16_f32_tiles_give_the_reference_bits() {
+        let mut seed = 0x0123_4567_89ab_cdefu64;
+        for (m, n, k) in [(16, 16, 16), (8, 8, 8), (16, 8, 32)] {
+            for _ in 0..20 {
+                let ha: Vec<u16> = (0..m * k).map(|_| half_bits(&mut seed)).collect();
+                let hb: Vec<u16> = (0..k * n).map(|_| half_bits(&mut seed)).collect();
+                let c: Vec<u64> = (0..m * n)
+                    .map(|i| match i % 5 {
+                        0 => 0x7f80_0001, // a signalling NaN
+                        1 => 0x8000_0000,
+                        _ => xorshift(&mut seed) & 0xffff_ffff,
+                    })
+                    .collect();
+                let raw = |h: &[u16]| h.iter().map(|&x| u64::from(x)).collect::<Vec<u64>>();
+                let mut want = vec![0u64; m * n];
+                let undefined = crate::run::coopmat::mul_add(
+                    &F16_F32,
+                    m,
+                    n,
+                    k,
+                    &raw(&ha),
+                    &raw(&hb),
+                    &c,
+                    &mut want,
+                );
+                assert!(!undefined);
+
+                let mut ta = Tile::new(m * k);
+                ta.packed = ha
+                    .chunks(2)
+                    .map(|p| u32::from(p[0]) | u32::from(p[1]) << 16)
+                    .collect();
+                crate::semantics::coopmat_kernel::widen_words(&ta.packed, &mut ta.val);
+                ta.f16_written();
+                let mut tb = Tile::new(k * n);
+                tb.raw = raw(&hb);
+                tb.raw_written();
+                tb.ensure_val(Val::F16);
+                let mut tc = Tile::new(m * n);
+                tc.raw.clone_from(&c);
+                tc.raw_written();
+                tc.ensure_val(Val::F32);
+                let mut out = Vec::new();
+                f16_f32([&ta, &tb, &tc], (m, n, k), &mut out);
+                let mut td = Tile::new(m * n);
+                td.val = out;
+                td.f32_written(true);
+                td.ensure_raw();
+                assert_eq!(td.raw, want, "{m}x{n}x{k}");
+                // A's raw bits come back from its words exactly (NaN payloads included).
+                ta.ensure_raw();
+                assert_eq!(ta.raw, raw(&ha));
+            }
+        }
+    }
+
+    /// Bits in and out of the typed forms: an f32 tile read from bits gives them back (NaN
+    /// payloads too) unless it is a MulAdd's result; a tile copied keeps its forms.
+    #[test]
+    fn typed_forms_keep_the_bits() {
+        let mut seed = 0x5151_5151u64;
+        let bits: Vec<u64> = (0..64)
+            .map(|i| {
+                if i % 4 == 0 {
+                    0x7f80_0001
+                } else {
+                    xorshift(&mut seed) & 0xffff_ffff
+                }
+            })
+            .collect();
+        let mut t = Tile::new(64);
+        t.raw.clone_from(&bits);
+        t.raw_written();
+        t.ensure_val(Val::F32);
+        t.raw.fill(0);
+        t.raw_ok = false;
+        t.ensure_raw();
+        assert_eq!(t.raw, bits);
+        t.f32_written(true);
+        t.ensure_raw();
+        for (r, b) in t.raw.iter().zip(&bits) {
+            let nan = f32::from_bits(*b as u32).is_nan();
+            assert_eq!(*r, if nan { 0x7fc0_0000 } else { *b });
+        }
+        // Widening from raw f16 bits: every value as `half` reads it (NaN a NaN).
+        let halves: Vec<u64> = (0..=u16::MAX).map(u64::from).collect();
+        let mut h = Tile::new(halves.len());
+        h.raw.clone_from(&halves);
+        h.raw_written();
+        h.ensure_val(Val::F16);
+        for (&v, &x) in h.val.iter().zip(&halves) {
+            let want = half::f16::from_bits(x as u16).to_f32();
+            assert!(
+                v.to_bits() == want.to_bits() || (v.is_nan() && want.is_nan()),
+                "{x:#x}"
+            );
+        }
+    }
+}
