@@ -112,8 +112,23 @@ impl Cache {
 /// The most compiled forms one pipeline keeps.
 const MAX_CACHED: usize = 32;
 
-/// Invocations per unit of work a worker takes.
-const BATCH: u64 = 256;
+/// The fewest invocations in a unit of work a worker takes.
+const MIN_BATCH: u64 = 256;
+/// The most: a unit is a call of the compiled code, and a dispatch's units are handed out
+/// through shared counters, whose cost per unit outweighed `saxpy`'s 256 invocations' work
+/// (it ran no faster on 16 threads than on 2); but a worker that takes the last unit must
+/// not be left with much more than the others.
+const MAX_BATCH: u64 = 16384;
+
+/// Invocations per unit for a dispatch of `invocations` on `threads` workers: about 64 units
+/// a worker, a power of two between [`MIN_BATCH`] and [`MAX_BATCH`] (so a multiple of every
+/// lockstep group's size: groups never span two units).
+fn batch(invocations: u64, threads: usize) -> u64 {
+    let per = invocations / (threads.max(1) as u64).saturating_mul(64);
+    per.checked_next_power_of_two()
+        .unwrap_or(MAX_BATCH)
+        .clamp(MIN_BATCH, MAX_BATCH)
+}
 
 /// The most log entries the race screen takes before giving up, as the wide path's.
 const MAX_LOG: usize = 1 << 22;
@@ -136,6 +151,8 @@ struct Jit<'s> {
     s: &'s Shared<'s>,
     code: Arc<Compiled>,
     invocations: u64,
+    /// Invocations per unit of work ([`batch`]).
+    batch: u64,
     logging: bool,
     /// Every slot's template value.
     template: Vec<u64>,
@@ -189,8 +206,8 @@ struct Worker<'w, 's> {
 impl crate::run::workers::Unit for Worker<'_, '_> {
     fn run(&mut self, i: u64) -> Result<(), ExecError> {
         let j = self.j;
-        let first = i.saturating_mul(BATCH);
-        let count = j.invocations.saturating_sub(first).min(BATCH);
+        let first = i.saturating_mul(j.batch);
+        let count = j.invocations.saturating_sub(first).min(j.batch);
         let mut ctx = Ctx {
             regions: self.regions.as_ptr(),
             nregions: self.regions.len() as u64,
@@ -317,6 +334,7 @@ pub(crate) fn run(
         logging: key.races && code.sites > 0,
         code,
         invocations: groups.saturating_mul(per_group),
+        batch: batch(groups.saturating_mul(per_group), threads),
         template,
         gave_up: Mutex::new(None),
         parted: std::sync::atomic::AtomicBool::new(false),
@@ -324,7 +342,7 @@ pub(crate) fn run(
     };
     let sites = j.code.sites;
     let result =
-        crate::run::workers::run_all(s, j.invocations.div_ceil(BATCH), threads, || Worker {
+        crate::run::workers::run_all(s, j.invocations.div_ceil(j.batch), threads, || Worker {
             j: &j,
             regions: regions(s),
             log: log::LogState::new(sites),

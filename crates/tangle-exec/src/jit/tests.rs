@@ -479,3 +479,21 @@ fn ops_without_native_code_are_refused() {
     let err = compile_op(&op, SLOTS, true, &[]).err();
     assert!(err.is_some_and(|e| e.contains("Wide")));
 }
+
+#[test]
+fn units_of_work_grow_with_the_dispatch_and_hold_whole_groups() {
+    use super::batch;
+    // saxpy on 16 workers: units of 16384; alu_hash: 1024; a small dispatch: the least.
+    assert_eq!(batch(1 << 24, 16), 16384);
+    assert_eq!(batch(1 << 20, 16), 1024);
+    assert_eq!(batch(100, 2), 256);
+    assert_eq!(batch(u64::MAX, 1), 16384);
+    for (n, t) in [(12_345u64, 3usize), (1 << 30, 7), (0, 0), (999_999, 64)] {
+        let b = batch(n, t);
+        // A multiple of every lockstep group's size (at most 64 invocations).
+        assert!(
+            b.is_power_of_two() && (256..=16384).contains(&b) && b % 64 == 0,
+            "{n} {t}: {b}"
+        );
+    }
+}
