@@ -249,11 +249,11 @@ impl<'s> Tiles<'s> {
     /// invocation memory: the programs taken have none).
     fn mem<'a>(s: &'a crate::run::Shared<'_>, no_memory: &'a Words) -> crate::run::access::Mem<'a> {
         crate::run::access::Mem {
-            buffers: &s.buffers,
+            buffers: s.buffers,
             descriptors: &s.descriptors,
-            images: &s.images,
+            images: s.images,
             samplers: &s.samplers,
-            push: &s.push,
+            push: s.push,
             workgroup: no_memory,
             invocation: no_memory,
             invocation_bytes: s.prog.invocation_bytes,
