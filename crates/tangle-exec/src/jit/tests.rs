@@ -492,7 +492,7 @@ fn units_of_work_grow_with_the_dispatch_and_hold_whole_groups() {
         let b = batch(n, t);
         // A multiple of every lockstep group's size (at most 64 invocations).
         assert!(
-            b.is_power_of_two() && (256..=16384).contains(&b) && b % 64 == 0,
+            b.is_power_of_two() && (256..=16384).contains(&b) && b.is_multiple_of(64),
             "{n} {t}: {b}"
         );
     }
