@@ -630,12 +630,15 @@ void main() {
         assert!(r.diagnostics.is_empty());
         assert_eq!(r.stats.jit_invocations, 256, "push constants {push:?}");
     }
-    // Rows past the matrix: given back, and reported as the reference path reports.
-    let (fast, r) = run_matrix(src, &matrix, &[64, 4095], 4, true);
-    let (want, w) = run_matrix(src, &matrix, &[64, 4095], 4, false);
-    assert_eq!(fast, want);
-    let (r, w) = (r.expect("dispatch"), w.expect("dispatch"));
-    assert_eq!(r.diagnostics, w.diagnostics);
-    assert!(!r.diagnostics.is_empty());
-    assert_eq!(r.stats.jit_invocations, 0);
+    // Rows past the matrix, and a row length past the run-time step bound (2^24, given back
+    // before any access): given back, and reported as the reference path reports.
+    for push in [[64u32, 4095], [1 << 25, 0]] {
+        let (fast, r) = run_matrix(src, &matrix, &push, 4, true);
+        let (want, w) = run_matrix(src, &matrix, &push, 4, false);
+        assert_eq!(fast, want, "push constants {push:?}");
+        let (r, w) = (r.expect("dispatch"), w.expect("dispatch"));
+        assert_eq!(r.diagnostics, w.diagnostics);
+        assert!(!r.diagnostics.is_empty());
+        assert_eq!(r.stats.jit_invocations, 0);
+    }
 }

@@ -695,16 +695,9 @@ impl Emitter<'_> {
         if !self.key.races || !self.facts.logged(ptr, write) {
             return Ok(());
         }
-        let log = self.vals()?.log;
         let site = self.next_site();
         let site = self.iconst(u64::from(site));
-        let g = self.b.use_var(self.g);
         let len = self.iconst(4 | u64::from(write) << 63);
-        let count = self.iconst(u64::from(self.lanes));
-        self.call(
-            super::native::log_run as *const (),
-            &[log, site, g, p0, len, count],
-        );
-        Ok(())
+        self.log_run(site, p0, len, u64::from(self.lanes))
     }
 }

@@ -1152,6 +1152,25 @@ impl<'a> Emitter<'a> {
         }
     }
 
+    /// Logs the group's `count` accesses of one site (`site`, `len` as [`native::log_run`]
+    /// takes them), each lane's the bytes after the one before's, from `p0`: one call.
+    pub(super) fn log_run(
+        &mut self,
+        site: Value,
+        p0: Value,
+        len: Value,
+        count: u64,
+    ) -> Result<(), String> {
+        let log = self.vals()?.log;
+        let g = self.b.use_var(self.g);
+        let count = self.iconst(count);
+        self.call(
+            native::log_run as *const (),
+            &[log, site, g, p0, len, count],
+        );
+        Ok(())
+    }
+
     /// Logs a lockstep op's accesses, deferred while its lanes were emitted (one per lane,
     /// in lane order): one call for the group when each lane's pointer is the one before plus
     /// the access's size (`out[i]` of consecutive invocations), else one per lane.
@@ -1180,11 +1199,7 @@ impl<'a> Emitter<'a> {
             None => self.b.ins().jump(run, &[]),
         };
         self.b.switch_to_block(run);
-        let count = self.iconst(accesses.len() as u64);
-        self.call(
-            native::log_run as *const (),
-            &[log, site, g, p0, len, count],
-        );
+        self.log_run(site, p0, len, accesses.len() as u64)?;
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(each);
         self.b.set_cold_block(each);

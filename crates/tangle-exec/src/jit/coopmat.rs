@@ -117,35 +117,13 @@ impl CoopPlan {
     }
 }
 
-/// The matrix operands of a load, store or MulAdd: (first slot, rows, columns, slots), the
-/// written one first.
-fn operands(c: &CoopmatInst) -> Vec<(Slot, u32, u32, u32)> {
-    match *c {
-        CoopmatInst::Load { dst: s, ref at } | CoopmatInst::Store { src: s, ref at } => {
-            vec![(s, at.shape.rows, at.shape.cols, at.shape.length)]
-        }
-        CoopmatInst::MulAdd {
-            dst,
-            a,
-            b,
-            c,
-            m,
-            n,
-            k,
-            lengths: [la, lb, lc],
-            ..
-        } => vec![(dst, m, n, lc), (a, m, k, la), (b, k, n, lb), (c, m, n, lc)],
-        _ => Vec::new(),
-    }
-}
-
 /// The plan of `func` (the entry of `prog`), or why the native tier leaves it to the wide path.
 pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> {
     let refuse = |what: &str| Err(format!("a cooperative matrix {what}"));
     let mut ranges: Vec<Range> = Vec::new();
     for op in func.blocks.iter().flat_map(|b| &b.ops) {
         let Op::Coopmat(c) = op else { continue };
-        for (first, rows, cols, length) in operands(c) {
+        for (first, rows, cols, length) in c.matrix_operands() {
             if length == 0 || rows == 0 || cols == 0 {
                 return refuse("of no elements");
             }

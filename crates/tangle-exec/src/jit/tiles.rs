@@ -245,6 +245,27 @@ impl<'s> Tiles<'s> {
         true
     }
 
+    /// The rows a row-major load or store of `at` at (Pointer, Stride) touches, when all are in
+    /// bounds and each starts on a word and holds whole words: (rows, columns, the pitch in
+    /// bytes, the words from the first row's start to the last row's end). The typed load and
+    /// store take these; anything else goes the reference path's dense-form way.
+    fn rows<'a>(
+        s: &'a crate::run::Shared<'_>,
+        no_memory: &'a Words,
+        at: &Access,
+        (ptr, stride): (u64, i128),
+    ) -> Option<(usize, usize, u64, &'a [std::sync::atomic::AtomicU32])> {
+        let mem = Self::mem(s, no_memory);
+        let cx = crate::run::coopmat::Ctx {
+            layouts: &s.layouts,
+            mem: &mem,
+            lanes: s.sg,
+        };
+        let (words, off0, pitch) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)?;
+        let (rows, cols, block) = whole_words(at, off0, pitch, words)?;
+        Some((rows, cols, pitch, block))
+    }
+
     /// The dispatch's memory as the reference path's access code sees it (no Workgroup or
     /// invocation memory: the programs taken have none).
     fn mem<'a>(s: &'a crate::run::Shared<'_>, no_memory: &'a Words) -> crate::run::access::Mem<'a> {
@@ -355,18 +376,9 @@ impl<'s> Tiles<'s> {
         if at.column_major || split_pointer(ptr).0 < FIRST_BUFFER {
             return false;
         }
-        let mem = Self::mem(self.s, &self.no_memory);
-        let cx = crate::run::coopmat::Ctx {
-            layouts: &self.s.layouts,
-            mem: &mem,
-            lanes: self.s.sg,
-        };
-        let Some((words, off0, pitch)) =
-            crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)
+        let Some((rows, cols, pitch, block)) =
+            Self::rows(self.s, &self.no_memory, at, (ptr, stride))
         else {
-            return false;
-        };
-        let Some((rows, cols, block)) = whole_words(at, off0, pitch, words) else {
             return false;
         };
         let Some(tile) = self.tiles.get_mut(dst) else {
@@ -467,18 +479,9 @@ impl<'s> Tiles<'s> {
         {
             return false;
         }
-        let mem = Self::mem(self.s, &self.no_memory);
-        let cx = crate::run::coopmat::Ctx {
-            layouts: &self.s.layouts,
-            mem: &mem,
-            lanes: self.s.sg,
-        };
-        let Some((words, off0, pitch)) =
-            crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)
+        let Some((rows, cols, pitch, block)) =
+            Self::rows(self.s, &self.no_memory, at, (ptr, stride))
         else {
-            return false;
-        };
-        let Some((rows, cols, block)) = whole_words(at, off0, pitch, words) else {
             return false;
         };
         if tile.val.len() != cols * rows {

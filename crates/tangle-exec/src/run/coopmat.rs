@@ -128,6 +128,29 @@ pub enum CoopmatInst {
 }
 
 impl CoopmatInst {
+    /// The matrix operands of a load, store or MulAdd: (first slot, rows, columns, slots),
+    /// the written one first; none for other ops. The wide path's dense forms and the native
+    /// tier's tiles are made of these ranges.
+    pub(crate) fn matrix_operands(&self) -> Vec<(Slot, u32, u32, u32)> {
+        match *self {
+            CoopmatInst::Load { dst: s, ref at } | CoopmatInst::Store { src: s, ref at } => {
+                vec![(s, at.shape.rows, at.shape.cols, at.shape.length)]
+            }
+            CoopmatInst::MulAdd {
+                dst,
+                a,
+                b,
+                c,
+                m,
+                n,
+                k,
+                lengths: [la, lb, lc],
+                ..
+            } => vec![(dst, m, n, lc), (a, m, k, la), (b, k, n, lb), (c, m, n, lc)],
+            _ => Vec::new(),
+        }
+    }
+
     /// The slots the op writes whole, and those it reads (for the wide path, which runs it on
     /// a copy of one subgroup's slots).
     pub fn slots(&self) -> (Vec<Slot>, Vec<Slot>) {

@@ -27,7 +27,7 @@ use super::plan::slots_of;
 use super::WIDTH;
 use crate::program::{Op, Program, Slot, Terminator};
 use crate::run::alu::full_mask;
-use crate::run::coopmat::{CoopmatInst, Layouts};
+use crate::run::coopmat::Layouts;
 
 /// No range.
 const NONE: u32 = u32::MAX;
@@ -124,7 +124,7 @@ fn plan(prog: &Program, layouts: &Layouts, sg: usize) -> Option<DensePlan> {
     let mut ranges: Vec<Range> = Vec::new();
     for op in func.blocks.iter().flat_map(|b| &b.ops) {
         let Op::Coopmat(c) = op else { continue };
-        for (first, rows, cols, length) in matrix_operands(c) {
+        for (first, rows, cols, length) in c.matrix_operands() {
             let map = layouts.get(rows, cols)?;
             // The op's own count of slots is the map's (both ⌈rows × cols / sg⌉).
             if length == 0 || length != map.length() {
@@ -233,27 +233,6 @@ fn plan(prog: &Program, layouts: &Layouts, sg: usize) -> Option<DensePlan> {
     })
 }
 
-/// The matrix operands of a cooperative-matrix op: (first slot, rows, columns, slots).
-fn matrix_operands(c: &CoopmatInst) -> Vec<(Slot, u32, u32, u32)> {
-    match *c {
-        CoopmatInst::Load { dst: s, ref at } | CoopmatInst::Store { src: s, ref at } => {
-            vec![(s, at.shape.rows, at.shape.cols, at.shape.length)]
-        }
-        CoopmatInst::MulAdd {
-            dst,
-            a,
-            b,
-            c,
-            m,
-            n,
-            k,
-            lengths: [la, lb, lc],
-            ..
-        } => vec![(a, m, k, la), (b, k, n, lb), (c, m, n, lc), (dst, m, n, lc)],
-        _ => Vec::new(),
-    }
-}
-
 /// The action around `op`, which is no whole-range copy; `None` for an op outside the wide
 /// subset (the plan takes none).
 fn action(op: &Op, of: &dyn Fn(Slot) -> Option<u32>) -> Option<Action> {
@@ -265,7 +244,7 @@ fn action(op: &Op, of: &dyn Fn(Slot) -> Option<u32>) -> Option<Action> {
     if let Op::Coopmat(c) = op {
         // Its matrix operands are ranges, each from its first slot, and no other slot it
         // touches (Pointer, Stride) lies in one.
-        let operands: Vec<Option<u32>> = matrix_operands(c).iter().map(|&(s, ..)| of(s)).collect();
+        let operands: Vec<Option<u32>> = c.matrix_operands().iter().map(|&(s, ..)| of(s)).collect();
         let all_ranges = !operands.is_empty() && operands.iter().all(Option::is_some);
         let others_free = writes
             .iter()
