@@ -29,7 +29,7 @@ use crate::program::{FloatBin, Function, IntBin, IntUn, Op, Program, Slot};
 use crate::run::memory::{split_pointer, REGION_INVOCATION, REGION_PUSH};
 use crate::semantics::dot::DotKind;
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64};
+use cranelift_codegen::ir::types::{F32X4, I32, I32X4, I64, I8, I8X16};
 use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Value};
 use cranelift_frontend::Switch;
 
@@ -893,11 +893,13 @@ impl Emitter<'_> {
     }
 
     /// A rotate of a 32-bit value into a vector slot, its delta held once and its cluster
-    /// size `c` defined and at least 4: each cluster's values stored twice in a row into the
-    /// subgroup register file (as 32-bit words: `doubled[x] = value[x mod c]`), then each
-    /// output vector of four lanes `j0 .. j0 + 4` one load at `((j0 + delta) mod c)` of its
-    /// cluster's copy — lane `j0 + m` reads `value[(j0 + m + delta) mod c]`, which is
-    /// `semantics::group::rotate_source_lane`'s source. `false` when not done here.
+    /// size `c` defined and at least 4, in registers only: byte shuffles of the cluster's
+    /// `m = c / 4` vectors by indices computed once from the delta and shared by every
+    /// cluster. Output lane `l` of a cluster reads `semantics::group::rotate_source_lane`'s
+    /// source, cluster lane `(l + delta) mod c`: in bytes, the cluster's `16m` bytes rotated
+    /// by `4 (delta mod c)`. (The earlier form stored each cluster twice and loaded at the
+    /// rotated start: every such load spans two stores, which x86 cannot forward, a stall of
+    /// about a dozen cycles a load.) `false` when not done here.
     fn vector_rotate(&mut self, g: &crate::run::group::GroupInst) -> Result<bool, String> {
         let crate::run::group::GroupKind::Rotate { delta, cluster } = g.kind else {
             return Ok(false);
@@ -913,41 +915,93 @@ impl Emitter<'_> {
         {
             return Ok(false);
         }
-        let c = c as u32;
-        let regs = self.vals()?.group_regs;
-        if g.value >= self.prog.slots {
-            return Err(format!("slot {} outside the register file", g.value));
-        }
-        // The value's own area of the file: `n` u64s, room for the `2n` words.
-        let area = u64::from(g.value) * u64::from(n) * 8;
-        let at = |x: u64| {
-            i32::try_from(area + x).map_err(|_| "a subgroup register file too large".to_string())
-        };
-        let flags = MemFlagsData::trusted();
-        for k in 0..n / c {
-            let first = u64::from(k) * u64::from(c) * 8;
-            for i in 0..c / 4 {
-                let x = self.vec_get(g.value, (k * c) / 4 + i)?;
-                let off = u64::from(16 * i);
-                self.b.ins().store(flags, x, regs, at(first + off)?);
-                self.b
-                    .ins()
-                    .store(flags, x, regs, at(first + 4 * u64::from(c) + off)?);
-            }
-        }
+        let m = c as u32 / 4;
         self.lane = Some(0);
         let d = self.get(delta)?;
+        let d = self.b.ins().band_imm_s(d, c as i64 - 1);
+        let lanes = MemFlagsData::new().with_endianness(Endianness::Little);
         let mut outs = Vec::new();
-        for i in 0..c / 4 {
-            // ((4i + delta) mod c) words into the cluster's doubled copy.
-            let start = self.b.ins().iadd_imm_s(d, i64::from(4 * i));
-            let start = self.b.ins().band_imm_s(start, i64::from(c - 1));
-            let bytes = self.b.ins().ishl_imm_s(start, 2);
-            let base = self.b.ins().iadd(regs, bytes);
-            for k in 0..n / c {
-                let first = u64::from(k) * u64::from(c) * 8;
-                let x = self.b.ins().load(I32X4, flags, base, at(first)?);
-                outs.push(((k * c) / 4 + i, x));
+        if m <= 4 {
+            // Output vector i's byte j is the cluster's byte `(16i + j + 4d) mod 16m`, byte
+            // `.. - 16k` of vector k: each output ORs one shuffle of every vector, each
+            // taking its own bytes and zeros elsewhere (m² shuffles: used up to m = 4).
+            let shift = self.b.ins().ishl_imm_s(d, 2);
+            let shift = self.byte_splat(shift);
+            let mut indices = Vec::new();
+            for i in 0..m {
+                let at = self.iota_bytes(16 * i as u8);
+                let at = self.b.ins().iadd(at, shift);
+                let wrap = self.byte_splat_const(16 * m as u8 - 1);
+                let at = self.b.ins().band(at, wrap);
+                for k in 0..m {
+                    let back = self.byte_splat_const(16 * k as u8);
+                    let from_k = self.b.ins().isub(at, back);
+                    indices.push(self.shuffle_indices(from_k));
+                }
+            }
+            for cl in 0..n / c as u32 {
+                let mut v = Vec::new();
+                for k in 0..m {
+                    let x = self.vec_get(g.value, cl * m + k)?;
+                    v.push(self.b.ins().bitcast(I8X16, lanes, x));
+                }
+                for i in 0..m {
+                    let mut out = None;
+                    for k in 0..m {
+                        let part = self.byte_shuffle(v[k as usize], indices[(i * m + k) as usize]);
+                        out = Some(match out {
+                            None => part,
+                            Some(o) => self.b.ins().bor(o, part),
+                        });
+                    }
+                    let x = out.ok_or("an empty cluster")?;
+                    outs.push((cl * m + i, self.b.ins().bitcast(I32X4, lanes, x)));
+                }
+            }
+        } else {
+            // With `d = 4q + r`: the cluster's vectors first rotated by q (a barrel shifter
+            // of log2 m stages of bit selects on q's bits: `R[i] = V[(i + q) mod m]`), then
+            // `out[i] = shuffle(R[i], A) | shuffle(R[(i + 1) mod m], B)` with byte indices
+            // `A = [0 .. 16] + 4r` and `B = A - 16`, each past 15 (or negative) giving 0.
+            let q = self.b.ins().ushr_imm_s(d, 2);
+            let mut masks = Vec::new();
+            for s in 0..m.trailing_zeros() {
+                let bit = self.b.ins().ushr_imm_s(q, i64::from(s));
+                let bit = self.b.ins().band_imm_s(bit, 1);
+                let all = self.b.ins().ineg(bit);
+                let all = self.b.ins().ireduce(I32, all);
+                masks.push(self.b.ins().splat(I32X4, all));
+            }
+            let r = self.b.ins().band_imm_s(d, 3);
+            let shift = self.b.ins().ishl_imm_s(r, 2);
+            let shift = self.byte_splat(shift);
+            let at = self.iota_bytes(0);
+            let a = self.b.ins().iadd(at, shift);
+            let sixteen = self.byte_splat_const(16);
+            let b = self.b.ins().isub(a, sixteen);
+            let (a, b) = (self.shuffle_indices(a), self.shuffle_indices(b));
+            for cl in 0..n / c as u32 {
+                let mut v = Vec::new();
+                for k in 0..m {
+                    v.push(self.vec_get(g.value, cl * m + k)?);
+                }
+                for (s, &mask) in masks.iter().enumerate() {
+                    let step = 1usize << s;
+                    let len = v.len();
+                    v = (0..len)
+                        .map(|i| self.b.ins().bitselect(mask, v[(i + step) % len], v[i]))
+                        .collect();
+                }
+                let bytes: Vec<Value> = v
+                    .iter()
+                    .map(|&x| self.b.ins().bitcast(I8X16, lanes, x))
+                    .collect();
+                for i in 0..bytes.len() {
+                    let lo = self.byte_shuffle(bytes[i], a);
+                    let hi = self.byte_shuffle(bytes[(i + 1) % bytes.len()], b);
+                    let x = self.b.ins().bor(lo, hi);
+                    outs.push((cl * m + i as u32, self.b.ins().bitcast(I32X4, lanes, x)));
+                }
             }
         }
         for (v, x) in outs {
@@ -955,6 +1009,48 @@ impl Emitter<'_> {
             self.b.def_var(var, x);
         }
         Ok(true)
+    }
+
+    /// The bytes `first, first + 1, .., first + 15`.
+    fn iota_bytes(&mut self, first: u8) -> Value {
+        let bytes: Vec<u8> = (0..16).map(|j| first.wrapping_add(j)).collect();
+        let bytes = self.b.func.dfg.constants.insert(bytes.into());
+        self.b.ins().vconst(I8X16, bytes)
+    }
+
+    /// The low byte of integer `x` in every byte.
+    fn byte_splat(&mut self, x: Value) -> Value {
+        let x = self.b.ins().ireduce(I8, x);
+        self.b.ins().splat(I8X16, x)
+    }
+
+    /// `x` in every byte.
+    fn byte_splat_const(&mut self, x: u8) -> Value {
+        let x = self.b.ins().iconst(I8, i64::from(x));
+        self.b.ins().splat(I8X16, x)
+    }
+
+    /// Byte indices for [`Emitter::byte_shuffle`] from indices where any past 15 means 0
+    /// (`swizzle`'s rule): on x86-64 they are made once here as `pshufb` wants them — an
+    /// unsigned saturating add of 0x70 sets bit 7 exactly on those past 15 and keeps the low
+    /// four bits of the others — which a `swizzle` would redo at every use.
+    fn shuffle_indices(&mut self, indices: Value) -> Value {
+        if cfg!(target_arch = "x86_64") {
+            let bias = self.b.ins().iconst(I8, 0x70);
+            let bias = self.b.ins().splat(I8X16, bias);
+            self.b.ins().uadd_sat(indices, bias)
+        } else {
+            indices
+        }
+    }
+
+    /// `x`'s bytes at [`Emitter::shuffle_indices`]' indices, 0 where an index is past 15.
+    fn byte_shuffle(&mut self, x: Value, indices: Value) -> Value {
+        if cfg!(target_arch = "x86_64") {
+            self.b.ins().x86_pshufb(x, indices)
+        } else {
+            self.b.ins().swizzle(x, indices)
+        }
     }
 
     /// The spill area's address (made once, in the entry block).
