@@ -644,26 +644,33 @@ impl Emitter<'_> {
             DotKind::Unsigned => (false, false),
             DotKind::Mixed => (true, false),
         };
-        let byte = |e: &mut Self, v: Value, k: i64, signed: bool| {
+        // Each lane's four bytes widened to 16 bits (lanes 0 and 1 in the low half, 2 and 3
+        // in the high), multiplied in pairs and the pairs summed (`pmaddwd` on x86-64: the
+        // products of 16-bit values fit 32 bits), then adjacent sums added (`phaddd`). Exact:
+        // each product's magnitude is at most 255 × 255.
+        let lanes = MemFlagsData::new().with_endianness(Endianness::Little);
+        let halves = |e: &mut Self, v: Value, signed: bool| {
+            let bytes = e.b.ins().bitcast(I8X16, lanes, v);
             if signed {
-                let up = e.b.ins().ishl_imm_s(v, 24 - 8 * k);
-                e.b.ins().sshr_imm_s(up, 24)
+                (e.b.ins().swiden_low(bytes), e.b.ins().swiden_high(bytes))
             } else {
-                let up = e.b.ins().ishl_imm_s(v, 24 - 8 * k);
-                e.b.ins().ushr_imm_s(up, 24)
+                (e.b.ins().uwiden_low(bytes), e.b.ins().uwiden_high(bytes))
             }
         };
-        let mut sum = None;
-        for k in 0..4 {
-            let x = byte(self, a, k, sa);
-            let y = byte(self, b, k, sb);
-            let p = self.b.ins().imul(x, y);
-            sum = Some(match sum {
-                None => p,
-                Some(s) => self.b.ins().iadd(s, p),
-            });
-        }
-        let sum = sum.unwrap_or(a);
+        let (a_lo, a_hi) = halves(self, a, sa);
+        let (b_lo, b_hi) = halves(self, b, sb);
+        let pairs = |e: &mut Self, x: Value, y: Value| {
+            let low = e.b.ins().swiden_low(x);
+            let low_y = e.b.ins().swiden_low(y);
+            let high = e.b.ins().swiden_high(x);
+            let high_y = e.b.ins().swiden_high(y);
+            let low = e.b.ins().imul(low, low_y);
+            let high = e.b.ins().imul(high, high_y);
+            e.b.ins().iadd_pairwise(low, high)
+        };
+        let lo = pairs(self, a_lo, b_lo);
+        let hi = pairs(self, a_hi, b_hi);
+        let sum = self.b.ins().iadd_pairwise(lo, hi);
         let Some(acc) = acc else {
             return sum;
         };
