@@ -25,6 +25,9 @@ fuzz_target!(|text: &str| {
     let report = tangle_amber::run(&script, &mut backend);
     // PASS is never claimed over a failed expectation.
     if report.status == tangle_amber::Status::Pass {
-        assert!(report.expects.iter().all(|e| e.passed), "PASS with a failed EXPECT");
+        assert!(
+            report.expects.iter().all(|e| e.passed),
+            "PASS with a failed EXPECT"
+        );
     }
 });

@@ -35,7 +35,11 @@ fuzz_target!(|source: &str| {
             // instruction order, so the words match; except where the source wrote raw words
             // (`!75`) into id slots, which bypass that numbering.
             if !source.contains('!') {
-                assert_eq!(again.to_words(), words, "round trip changed the words ({modes:?})");
+                assert_eq!(
+                    again.to_words(),
+                    words,
+                    "round trip changed the words ({modes:?})"
+                );
             }
         }
     }

@@ -1,9 +1,10 @@
 //! Fuzz target: the executor's wide path (`tangle_exec::wide`) against its reference path,
 //! differentially. The bytes drive a generator of structured SPIR-V compute shaders of the shape
 //! the wide path takes (`wide/plan.rs`: 32-bit integer, float and boolean SSA arithmetic,
-//! GLSL.std.450 calls, nested `if`/`switch`/bounded loops with `OpPhi`, loads from a storage
-//! buffer at the invocation's and at data-dependent indices, stores to another; no subgroup
-//! operations, barriers, atomics, Workgroup or Function memory, calls). Each valid module is
+//! GLSL.std.450 calls, subgroup permutations (rotates, shuffles, broadcasts), packed 4x8-bit dot
+//! products, nested `if`/`switch`/bounded loops with `OpPhi`, loads from a storage buffer at the
+//! invocation's and at data-dependent indices, stores to another; no barriers, atomics,
+//! Workgroup or Function memory, calls). Each valid module is
 //! dispatched over several workgroups of 32 to 64 invocations with `RunOptions::wide` on and off
 //! (one thread, small step limit, generous time limit, bounded memory): the bound buffers, the
 //! findings and the errors must be the same. Divisions by zero, out-of-bounds loads and runaway
@@ -141,7 +142,9 @@ impl Gen<'_> {
         let pick = |g: &mut Self, list: &[&'static str]| list[g.bytes.byte() as usize % list.len()];
         let rhs;
         let ty;
-        match self.bytes.byte() % 16 {
+        match self.bytes.byte() % 18 {
+            16 => return self.subgroup(),
+            17 => return self.dot(),
             0..=3 => {
                 let (o, a, b) = (pick(self, &U2), self.pick(Ty::U), self.pick(Ty::U));
                 (ty, rhs) = (Ty::U, format!("{o} %uint {a} {b}"));
@@ -207,6 +210,50 @@ impl Gen<'_> {
             }
         }
         self.define(ty, &rhs);
+    }
+
+    /// A subgroup permutation of an integer or float value: a rotate (clustered or not), a
+    /// shuffle, an xor shuffle, a shift up or down or a broadcast; its delta, lane or mask is
+    /// any integer in scope (a constant or loop counter, often dynamically uniform, or a
+    /// per-invocation value: undefined then, which both paths must report alike).
+    fn subgroup(&mut self) {
+        let ty = if self.bytes.byte() % 2 == 0 {
+            Ty::U
+        } else {
+            Ty::F
+        };
+        let name = if ty == Ty::U { "%uint" } else { "%float" };
+        let value = self.pick(ty);
+        let operand = self.pick(Ty::U);
+        let rhs = match self.bytes.byte() % 7 {
+            0 => format!("OpGroupNonUniformRotateKHR {name} %ksub {value} {operand}"),
+            1 => {
+                let cluster = ["%k2", "%k4", "%k8", "%k16", "%k32"][self.bytes.byte() as usize % 5];
+                format!("OpGroupNonUniformRotateKHR {name} %ksub {value} {operand} {cluster}")
+            }
+            2 => format!("OpGroupNonUniformShuffle {name} %ksub {value} {operand}"),
+            3 => format!("OpGroupNonUniformShuffleXor {name} %ksub {value} {operand}"),
+            4 => format!("OpGroupNonUniformShuffleUp {name} %ksub {value} {operand}"),
+            5 => format!("OpGroupNonUniformShuffleDown {name} %ksub {value} {operand}"),
+            _ => format!(
+                "OpGroupNonUniformBroadcast {name} %ksub {value} %k{}",
+                [0, 1, 2, 3, 7][self.bytes.byte() as usize % 5]
+            ),
+        };
+        self.define(ty, &rhs);
+    }
+
+    /// A packed 4 × 8-bit dot product of each signedness, plain or saturating.
+    fn dot(&mut self) {
+        let (a, b) = (self.pick(Ty::U), self.pick(Ty::U));
+        let op = ["OpSDot", "OpUDot", "OpSUDot"][self.bytes.byte() as usize % 3];
+        let rhs = if self.bytes.byte() % 2 == 0 {
+            format!("{op} %uint {a} {b} PackedVectorFormat4x8Bit")
+        } else {
+            let acc = self.pick(Ty::U);
+            format!("{op}AccSat %uint {a} {b} {acc} PackedVectorFormat4x8Bit")
+        };
+        self.define(Ty::U, &rhs);
     }
 
     /// A load from the input buffer at a data-dependent index: inside the window, or (rarely)
@@ -356,6 +403,14 @@ impl Gen<'_> {
 fn module(g: &mut Gen<'_>, local: u32) -> String {
     let mut head = format!(
         r#"OpCapability Shader
+OpCapability GroupNonUniform
+OpCapability GroupNonUniformShuffle
+OpCapability GroupNonUniformShuffleRelative
+OpCapability GroupNonUniformBallot
+OpCapability GroupNonUniformRotateKHR
+OpCapability DotProduct
+OpCapability DotProductInput4x8BitPacked
+OpExtension "SPV_KHR_subgroup_rotate"
 %glsl = OpExtInstImport "GLSL.std.450"
 OpMemoryModel Logical GLSL450
 OpEntryPoint GLCompute %main "main" %gid %in %out
@@ -387,6 +442,11 @@ OpDecorate %out Binding 1
 %k2 = OpConstant %uint 2
 %k3 = OpConstant %uint 3
 %k7 = OpConstant %uint 7
+%k4 = OpConstant %uint 4
+%k8 = OpConstant %uint 8
+%k16 = OpConstant %uint 16
+%k32 = OpConstant %uint 32
+%ksub = OpConstant %uint 3
 %kwin = OpConstant %uint {}
 %k1023 = OpConstant %uint 1023
 %kouts = OpConstant %uint {OUTS}
