@@ -27,6 +27,8 @@ pub struct ModuleFacts {
     pub spec_sizes: BTreeMap<u32, u32>,
     /// Every buffer the module declares: (set, binding, descriptor kind), in module order.
     pub buffers: Vec<(u32, u32, BindingKind)>,
+    /// The (set, binding) of each of those declared as an array of blocks (a descriptor array).
+    pub arrays: Vec<(u32, u32)>,
     /// Whether the module declares a push-constant block.
     pub push_constants: bool,
     /// Integer constants by id: (SpecId when it is a specialization constant, its value).
@@ -231,6 +233,7 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
         let mut ty = pointees.get(&pointer).copied();
         if let Some(element) = ty.and_then(|t| elements.get(&t)) {
             ty = Some(*element);
+            facts.arrays.push((*set, *binding));
         }
         let buffer_block = ty.and_then(|t| blocks.get(&t)).copied().unwrap_or(false);
         // VUID-StandaloneSpirv-Uniform-06676 family: StorageBuffer, or Uniform with BufferBlock,
@@ -471,6 +474,44 @@ OpFunctionEnd
             ]
         );
         assert!(!f.push_constants);
+        assert!(f.arrays.is_empty());
+    }
+
+    #[test]
+    fn descriptor_arrays_are_told_apart() {
+        let w = words(
+            r#"OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+OpDecorate %S Block
+OpMemberDecorate %S 0 Offset 0
+OpDecorate %a DescriptorSet 0
+OpDecorate %a Binding 0
+OpDecorate %s DescriptorSet 1
+OpDecorate %s Binding 2
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%u32 = OpTypeInt 32 0
+%two = OpConstant %u32 2
+%S = OpTypeStruct %u32
+%A = OpTypeArray %S %two
+%pa = OpTypePointer StorageBuffer %A
+%ps = OpTypePointer StorageBuffer %S
+%a = OpVariable %pa StorageBuffer
+%s = OpVariable %ps StorageBuffer
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+OpFunctionEnd
+"#,
+        );
+        let f = scan(&w, "main").expect("scans");
+        assert_eq!(
+            f.buffers,
+            vec![(0, 0, BindingKind::Storage), (1, 2, BindingKind::Storage)]
+        );
+        assert_eq!(f.arrays, vec![(0, 0)]);
     }
 
     #[test]

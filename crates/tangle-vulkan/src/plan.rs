@@ -181,6 +181,15 @@ fn check_module(facts: &ModuleFacts, device: &DeviceInfo) -> Result<(), VulkanEr
 /// usage (VUID-VkComputePipelineCreateInfo-layout-07988, -07990, -10069), which a driver need
 /// not catch. The CPU executor refuses an unbound buffer the same way.
 fn check_interface(job: &ComputeJob, facts: &ModuleFacts) -> Result<(), VulkanError> {
+    // A layout binding holds one descriptor here, and a shader's array of N blocks needs a
+    // binding of at least N (VUID-VkComputePipelineCreateInfo-layout-07991); a driver may
+    // crash on the missing ones (lavapipe 26 did, `resources/fail/descriptor_array_one_buffer`).
+    if let Some((set, binding)) = facts.arrays.first() {
+        return Err(VulkanError::Unsupported(format!(
+            "a descriptor array in the shader at set {set} binding {binding}: tangle's Vulkan \
+             backend binds one buffer per binding"
+        )));
+    }
     for (set, binding, kind) in &facts.buffers {
         let bound = job
             .bindings
@@ -646,6 +655,46 @@ OpFunctionEnd
         let e = plan(&j, &d, &none, &BTreeSet::new());
         assert!(
             matches!(e, Err(VulkanError::Invalid(ref m)) if m.contains("push constants")),
+            "{e:?}"
+        );
+    }
+
+    /// A shader's array of blocks bound with one plain buffer (`BIND BUFFER`, not
+    /// `BUFFER_ARRAY`) would get a layout binding of one descriptor: refused.
+    #[test]
+    fn a_descriptor_array_in_the_shader_is_refused() {
+        let spirv = assemble(
+            r#"OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+OpDecorate %S Block
+OpMemberDecorate %S 0 Offset 0
+OpDecorate %s DescriptorSet 0
+OpDecorate %s Binding 0
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%u32 = OpTypeInt 32 0
+%two = OpConstant %u32 2
+%S = OpTypeStruct %u32
+%A = OpTypeArray %S %two
+%ps = OpTypePointer StorageBuffer %A
+%s = OpVariable %ps StorageBuffer
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+OpFunctionEnd
+"#,
+        );
+        let mut j = job(spirv);
+        j.bindings.truncate(1);
+        if let Some(b) = j.bindings.first_mut() {
+            (b.set, b.binding, b.kind) = (0, 0, BindingKind::Storage);
+        }
+        j.push_constants.clear();
+        let e = plan(&j, &lavapipe_like(), &BTreeSet::new(), &BTreeSet::new());
+        assert!(
+            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("descriptor array in the shader")),
             "{e:?}"
         );
     }
