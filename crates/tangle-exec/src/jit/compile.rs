@@ -256,6 +256,7 @@ pub(super) struct Entryvals {
     pub(super) log: Value,
     regions: Value,
     nregions: Value,
+    region_mask: Value,
     stop: Value,
     limit: Value,
 }
@@ -687,6 +688,7 @@ impl<'a> Emitter<'a> {
             tiles: self.ctx_field(ctx, offset_of!(Ctx, tiles)),
             regions: self.ctx_field(ctx, offset_of!(Ctx, regions)),
             nregions: self.ctx_field(ctx, offset_of!(Ctx, nregions)),
+            region_mask: self.ctx_field(ctx, offset_of!(Ctx, region_mask)),
             stop: self.ctx_field(ctx, offset_of!(Ctx, stop)),
             log: self.ctx_field(ctx, offset_of!(Ctx, log)),
             limit: self.ctx_field(ctx, offset_of!(Ctx, step_limit)),
@@ -1061,9 +1063,9 @@ impl<'a> Emitter<'a> {
     /// The address of a `size`-byte access at pointer `p`, after the bounds and alignment
     /// checks (module doc of [`native`], "Memory").
     pub(super) fn address(&mut self, p: Value, size: u64) -> Result<Value, String> {
-        let (regions, nregions) = {
+        let (regions, nregions, region_mask) = {
             let v = self.vals()?;
-            (v.regions, v.nregions)
+            (v.regions, v.nregions, v.region_mask)
         };
         let region = self.b.ins().ushr_imm_s(p, i64::from(OFFSET_BITS));
         let outside = self
@@ -1071,12 +1073,14 @@ impl<'a> Emitter<'a> {
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, region, nregions);
         self.give_up_if(outside, reason::OUT_OF_BOUNDS);
+        // The table does not change during a call: loads a loop may hoist, above the check
+        // just made too, so the index is masked to the table's (power-of-two) length.
+        let index = self.b.ins().band(region, region_mask);
         let at = self
             .b
             .ins()
-            .imul_imm_s(region, std::mem::size_of::<Region>() as i64);
+            .imul_imm_s(index, std::mem::size_of::<Region>() as i64);
         let entry = self.b.ins().iadd(regions, at);
-        // The table does not change during a call: loads a loop may hoist.
         let flags = MemFlagsData::trusted().with_readonly().with_can_move();
         let base = self
             .b

@@ -172,9 +172,10 @@ impl Jit<'_> {
     }
 }
 
-/// The region table of a dispatch ([`native::Region`]): push constants and buffers, every
-/// other region empty.
-fn regions(s: &Shared<'_>) -> Vec<Region> {
+/// The region table of a dispatch ([`native::Region`]) and its count of regions: push
+/// constants and buffers, every other region empty, padded with empty entries to a
+/// power-of-two length ([`native::Ctx::region_mask`]).
+fn regions(s: &Shared<'_>) -> (Vec<Region>, u64) {
     let empty = Region {
         base: std::ptr::NonNull::<u32>::dangling().as_ptr(),
         len: 0,
@@ -190,13 +191,17 @@ fn regions(s: &Shared<'_>) -> Vec<Region> {
         base: w.as_ptr(),
         len: w.len(),
     }));
-    table
+    let n = table.len() as u64;
+    table.resize(table.len().next_power_of_two(), empty);
+    (table, n)
 }
 
 /// One worker's state.
 struct Worker<'w, 's> {
     j: &'w Jit<'s>,
     regions: Vec<Region>,
+    /// Entries of `regions` that are regions (the rest pad it).
+    nregions: u64,
     log: log::LogState,
     group: group::GroupScratch,
     tiles: tiles::Tiles<'s>,
@@ -210,7 +215,8 @@ impl crate::run::workers::Unit for Worker<'_, '_> {
         let count = j.invocations.saturating_sub(first).min(j.batch);
         let mut ctx = Ctx {
             regions: self.regions.as_ptr(),
-            nregions: self.regions.len() as u64,
+            nregions: self.nregions,
+            region_mask: (self.regions.len() as u64).saturating_sub(1),
             stop: j.s.stop.as_ptr().cast_const().cast(),
             log: if j.logging {
                 &mut self.log
@@ -341,10 +347,12 @@ pub(crate) fn run(
         log: Mutex::new(Vec::new()),
     };
     let sites = j.code.sites;
-    let result =
-        crate::run::workers::run_all(s, j.invocations.div_ceil(j.batch), threads, || Worker {
+    let result = crate::run::workers::run_all(s, j.invocations.div_ceil(j.batch), threads, || {
+        let (regions, nregions) = regions(s);
+        Worker {
             j: &j,
-            regions: regions(s),
+            regions,
+            nregions,
             log: log::LogState::new(sites),
             group: group::GroupScratch::new(
                 j.code.group_ops.clone(),
@@ -354,7 +362,8 @@ pub(crate) fn run(
             ),
             tiles: tiles::Tiles::new(j.code.coop.clone(), s),
             stats: Stats::default(),
-        });
+        }
+    });
     let parted = j.parted.load(Ordering::Relaxed);
     let gave_up = j.gave_up.into_inner().unwrap_or_else(|e| e.into_inner());
     let why = match gave_up {

@@ -18,7 +18,9 @@
 //!   `AtomicBool` of the same `Shared`) and the template values (a `Vec` of one value per
 //!   register slot, which the caller keeps alive across the call; the code reads it at slots
 //!   of the program it was compiled from, all below that length). A region number at or past
-//!   the table's length gives up before any lookup. Two more areas: the compiled function's
+//!   `nregions` gives up before any access of the region; the lookup of its table entry is
+//!   masked by [`Ctx::region_mask`] and so stays inside the table (a power-of-two length,
+//!   empty entries after the regions) even where Cranelift hoists it above that check. Two more areas: the compiled function's
 //!   own stack slot (a diverging lockstep group's spilled registers, [`super::lockstep`]),
 //!   accessed at constant offsets inside the size it was declared with; and the subgroup
 //!   register file [`Ctx::group_regs`], accessed at `(slot * sg + lane) * 8` for slots of the
@@ -88,8 +90,13 @@ pub(crate) struct Region {
 pub(crate) struct Ctx {
     /// The region table, indexed by a pointer's region number.
     pub regions: *const Region,
-    /// Entries in the table.
+    /// Entries that are regions (push constants, buffers); the table's entries past them are
+    /// empty.
     pub nregions: u64,
+    /// The table's length less one: the length is a power of two, so a region number masked
+    /// by this indexes the table whatever its value (the compiled code's table loads may be
+    /// hoisted out of a loop above the region check, `compile::Emitter::address`).
+    pub region_mask: u64,
     /// The dispatch's stop flag (`AtomicBool::as_ptr`).
     pub stop: *const u8,
     /// The race screen's per-site runs, or null when accesses are not logged.
