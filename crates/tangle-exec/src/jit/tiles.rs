@@ -313,7 +313,7 @@ impl<'s> Tiles<'s> {
             CoopmatInst::Load { dst: 2, at: *at }
         };
         let mask = crate::run::alu::full_mask(sg);
-        crate::wide::log_coopmat(&inst, &self.regs, sg, mask, &self.s.layouts, first, log).is_ok()
+        crate::wide::log_coopmat(&inst, &self.regs, sg, mask, self.s, first, log).is_ok()
     }
 
     fn load(

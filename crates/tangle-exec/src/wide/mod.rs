@@ -561,7 +561,7 @@ impl Batch {
         {
         } else {
             if w.races {
-                self.log_access(s.prog, op, mask, first);
+                self.log_access((s.prog, s.writable), op, mask, first);
             }
             let mem = w.mem();
             if let (Op::AccessChain { dst, base, steps }, true) = (op, mask == full_mask(n)) {
@@ -653,7 +653,7 @@ impl Batch {
             (writes, &reads),
             |regs, lanes, k| {
                 if w.races {
-                    log_coopmat(c, regs, sg, lanes, &s.layouts, first + (k * sg) as u64, log)?;
+                    log_coopmat(c, regs, sg, lanes, s, first + (k * sg) as u64, log)?;
                 }
                 coopmat::exec_coopmat(op, regs, sg, lanes, &cx, scratch, &mut found);
                 first_finding(&found)
@@ -718,7 +718,7 @@ impl Batch {
             )?;
             if w.races {
                 let at = first + (k * sg) as u64;
-                log_coopmat(c, &self.subgroup, sg, lanes, layouts, at, &mut self.log)?;
+                log_coopmat(c, &self.subgroup, sg, lanes, s, at, &mut self.log)?;
             }
             let done = lanes == full_mask(sg)
                 && match (c, ranges.as_slice()) {
@@ -811,7 +811,13 @@ impl Batch {
 
     /// Logs a buffer access of a load or store for the race screen, in the shape the lanes
     /// make: one run, one address, or lane by lane.
-    fn log_access(&mut self, prog: &Program, op: &Op, mask: u128, first: u64) {
+    fn log_access(
+        &mut self,
+        (prog, writable): (&Program, &[bool]),
+        op: &Op,
+        mask: u128,
+        first: u64,
+    ) {
         let (ptr, ty, write, uniform) = match *op {
             Op::Load { ptr, ty, .. } => (ptr, ty, false, false),
             Op::LoadUniform { ptr, ty, .. } => (ptr, ty, false, true),
@@ -819,7 +825,7 @@ impl Batch {
             _ => return,
         };
         let lanes = alu::lanes_of(&self.regs, WIDTH, ptr);
-        let buffer = |p: u64| memory::split_pointer(p).0 >= memory::FIRST_BUFFER;
+        let buffer = |p: u64| races::logged(writable, p, write);
         let Some(l0) = bits_of(mask, WIDTH).next() else {
             return;
         };
@@ -981,16 +987,17 @@ pub(crate) fn log_coopmat(
     regs: &[u64],
     n: usize,
     mask: u128,
-    layouts: &coopmat::Layouts,
+    s: &Shared<'_>,
     first: u64,
     log: &mut Vec<Access>,
 ) -> Result<(), String> {
     let not_uniform = || "a cooperative-matrix access that is not uniform".to_string();
+    let layouts = &s.layouts;
     match c {
         CoopmatInst::Load { at, .. } => {
             let (ptr, len) =
                 coopmat::touched(at, regs, n, mask, layouts, None).ok_or_else(not_uniform)?;
-            if memory::split_pointer(ptr).0 < memory::FIRST_BUFFER {
+            if !races::logged(s.writable, ptr, false) {
                 return Ok(());
             }
             let region = memory::split_pointer(ptr).0;

@@ -73,6 +73,23 @@ impl Access {
     }
 }
 
+/// Whether an access at `ptr` (a buffer's) needs its place in the race log: a write, or a
+/// read of a region the program may write (`writable`, by the region's place among the
+/// buffers, [`crate::run::Shared::writable`]).
+///
+/// # Spec
+/// SPIR-V "Memory Model": a data race is two conflicting accesses, and "two memory accesses
+/// conflict if ... at least one of which is a write"; a load of memory no invocation writes
+/// conflicts with nothing.
+pub(crate) fn logged(writable: &[bool], ptr: u64, write: bool) -> bool {
+    let (region, _) = crate::run::memory::split_pointer(ptr);
+    let Some(i) = region.checked_sub(crate::run::memory::FIRST_BUFFER) else {
+        return false;
+    };
+    // A region the table does not know is taken as written (never a race missed).
+    write || usize::try_from(i).map_or(true, |i| writable.get(i).copied().unwrap_or(true))
+}
+
 /// Whether some two accesses of `log` might race (see the module doc); sorts `log`.
 pub fn may_race(log: &mut Vec<Access>) -> bool {
     // Only regions written at all can race: the others' reads are dropped first (a read-only
