@@ -412,6 +412,9 @@ impl workers::Unit for WideWorker<'_, '_> {
     fn flush(&mut self, _: u64) {
         self.batch.flush(self.w);
     }
+    fn finish(&mut self) {
+        self.batch.finish(self.w);
+    }
 }
 
 /// What a fast path did with a dispatch.

@@ -56,7 +56,7 @@ pub(crate) struct Wide<'a> {
     /// The first reason to give up, set once; it also stops the workers.
     gave_up: Mutex<Option<GaveUp>>,
     /// Every worker's access log, for the race screen at the end.
-    log: Mutex<Vec<Access>>,
+    log: races::Gather,
     /// Invocations in the dispatch.
     invocations: u64,
     /// The built-in input and component each constant pointer into invocation memory names.
@@ -157,7 +157,7 @@ impl<'a> Wide<'a> {
             template,
             races: o.checks && !o.allow.contains(Kind::Race),
             gave_up: Mutex::new(None),
-            log: Mutex::new(Vec::new()),
+            log: races::Gather::default(),
             invocations,
             shared: s,
         })
@@ -199,8 +199,7 @@ impl<'a> Wide<'a> {
         if let Some(g) = self.gave_up.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(g);
         }
-        let mut log = self.log.into_inner().unwrap_or_else(|e| e.into_inner());
-        if races::may_race(&mut log) {
+        if self.log.may_race() {
             return Err(GaveUp("a possible data race".into()));
         }
         Ok(())
@@ -240,6 +239,8 @@ pub(crate) struct Batch {
     /// `OpUndef` that is read), so a batch needs no reset.
     regs: Vec<u64>,
     log: Vec<Access>,
+    /// The log of the units run so far, handed in when the worker ends.
+    kept: Vec<Access>,
     /// Scratch values (phi copies).
     scratch: Vec<u64>,
     /// One subgroup's register file (subgroup-size lanes per slot) for a subgroup operation:
@@ -257,6 +258,7 @@ impl Batch {
         Batch {
             regs: w.template.clone(),
             log: Vec::new(),
+            kept: Vec::new(),
             scratch: Vec::new(),
             subgroup: Vec::new(),
             coopmat: coopmat::Scratch::default(),
@@ -268,21 +270,24 @@ impl Batch {
     /// Hands the log and counters to the dispatch.
     pub(crate) fn flush(&mut self, w: &Wide<'_>) {
         if !self.log.is_empty() {
-            let mut log = w.log.lock().unwrap_or_else(|e| e.into_inner());
             // The dispatch's bound on race bookkeeping holds here too; past it the reference
             // path runs, and says where its own check was cut short.
             let limit = MAX_LOG.min(w.shared.options.race_log_limit);
-            if log.len() + self.log.len() > limit {
-                drop(log);
+            if w.log.count(self.log.len(), limit) {
+                self.kept.append(&mut self.log);
+            } else {
                 w.give_up("the race screen's log is full".into());
                 self.log.clear();
-            } else {
-                log.append(&mut self.log);
             }
         }
         let mut f = w.shared.found.lock().unwrap_or_else(|e| e.into_inner());
         f.1.add(&self.stats);
         self.stats = Stats::default();
+    }
+
+    /// Hands the log of every unit this worker ran to the dispatch, sorted in its thread.
+    pub(crate) fn finish(&mut self, w: &Wide<'_>) {
+        w.log.hand_in(std::mem::take(&mut self.kept));
     }
 
     /// Runs batch `i`: invocations `i * WIDTH ..` in global linear order (workgroup-major).
