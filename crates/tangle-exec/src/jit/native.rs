@@ -264,3 +264,217 @@ pub(crate) extern "C" fn group_op(scratch: *mut GroupScratch, index: u64) -> u64
     let scratch = unsafe { scratch.as_mut() };
     u64::from(!scratch.is_some_and(|s| s.run(index)))
 }
+
+/// Copies rows of a tile between a region's words and a tile's own words ([`super::tiles`]):
+/// row `r` is `per_row` words at word `r * pitch` of `words` and at word `r * per_row` of
+/// `tile` (`tile.len() / per_row` rows). `into_tile`: from the region into the tile (a load),
+/// else from the tile into the region (a store). `false`, with nothing accessed, where a row
+/// would leave `words` or `per_row` is 0.
+///
+/// Soundness (module doc, "Memory" and "Data races"): every row is checked to lie inside
+/// `words` before anything is copied, so the raw accesses stay inside the live `&[AtomicU32]`
+/// (whose `UnsafeCell`s allow writes through a shared reference) and inside the exclusively
+/// borrowed `tile`. Whole 16-byte parts of a row move with SSE2 `movdqu` in inline assembly
+/// (the baseline of every x86-64 CPU; one loop over the rows and their parts; the rest of a
+/// row word by word with relaxed atomics):
+/// machine-level accesses as the compiled code's vector line loads and stores are, which may
+/// see (or leave) each word of the part at a different moment under a conflicting access by
+/// another worker, never a byte outside the row. Such a conflict is a race the screen sees
+/// (a tile store is always logged; a tile load is logged unless nothing may write its buffer,
+/// when it has no writer to conflict with), so a torn value is only ever in a dispatch given
+/// back and rerun; with the sanitizer off, a racy program's values are not specified anyway.
+pub(crate) fn copy_rows(
+    words: &[std::sync::atomic::AtomicU32],
+    (pitch, per_row): (usize, usize),
+    tile: &mut [u32],
+    into_tile: bool,
+) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    if per_row == 0 || !tile.len().is_multiple_of(per_row) {
+        return false;
+    }
+    let rows = tile.len() / per_row;
+    let fits = rows == 0
+        || (rows - 1)
+            .checked_mul(pitch)
+            .and_then(|last| last.checked_add(per_row))
+            .is_some_and(|end| end <= words.len());
+    if !fits {
+        return false;
+    }
+    let parts = per_row / 4;
+    #[cfg(target_arch = "x86_64")]
+    if parts > 0 && rows > 0 {
+        let (src, dst, src_pitch, dst_pitch) = if into_tile {
+            let (s, d) = (words.as_ptr().cast::<u8>(), tile.as_mut_ptr().cast::<u8>());
+            (s, d, 4 * pitch, 4 * per_row)
+        } else {
+            let (s, d) = (tile.as_ptr().cast::<u8>(), words.as_ptr().cast::<u8>());
+            (s, d.cast_mut(), 4 * per_row, 4 * pitch)
+        };
+        // SAFETY: row `r`'s first `16 parts` bytes, at `r * src_pitch` of `src` and
+        // `r * dst_pitch` of `dst`, lie inside `words` and `tile` for every `r < rows` (the
+        // check above: `(rows - 1) pitch + per_row` words fit, and `tile` is `rows per_row`
+        // words); see the function doc for why a racing access is no undefined behaviour.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                "mov {c}, {parts}",
+                "mov {s2}, {s}",
+                "mov {d2}, {d}",
+                "3:",
+                "movdqu {x}, [{s2}]",
+                "movdqu [{d2}], {x}",
+                "add {s2}, 16",
+                "add {d2}, 16",
+                "dec {c}",
+                "jnz 3b",
+                "add {s}, {sp}",
+                "add {d}, {dp}",
+                "dec {rows}",
+                "jnz 2b",
+                s = inout(reg) src => _,
+                d = inout(reg) dst => _,
+                rows = inout(reg) rows => _,
+                parts = in(reg) parts,
+                sp = in(reg) src_pitch,
+                dp = in(reg) dst_pitch,
+                c = out(reg) _,
+                s2 = out(reg) _,
+                d2 = out(reg) _,
+                x = out(xmm_reg) _,
+                options(nostack),
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let parts = {
+        let _ = parts;
+        0
+    };
+    if 4 * parts < per_row {
+        // The words after the 16-byte parts (all of them elsewhere than on x86-64).
+        for (r, t) in tile.chunks_exact_mut(per_row).enumerate() {
+            let Some(w) = words.get(r * pitch + 4 * parts..r * pitch + per_row) else {
+                return false;
+            };
+            for (t, w) in t.iter_mut().skip(4 * parts).zip(w) {
+                if into_tile {
+                    *t = w.load(Relaxed);
+                } else {
+                    w.store(*t, Relaxed);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// A load of binary16 rows into a tile as [`copy_rows`] makes it, each row's words kept in
+/// `packed` and also widened into `val` (`2 packed.len()` values) with F16C's `vcvtph2ps`, as
+/// [`crate::semantics::coopmat_kernel::widen_words`] widens them (exact for every finite value
+/// and infinity, a NaN a NaN), straight from the words read: `false`, with nothing accessed,
+/// where the CPU lacks AVX or F16C, a row is not a whole number of 16-byte parts, or a row
+/// would leave `words`.
+///
+/// Soundness: as [`copy_rows`] (the same checks of every row before any access, the same
+/// machine-level reads, once each); calling [`f16_rows`], compiled for `avx,f16c`, is sound
+/// exactly when the CPU has those features, which `is_x86_feature_detected!` checks first.
+pub(crate) fn load_f16_rows(
+    words: &[std::sync::atomic::AtomicU32],
+    (pitch, per_row): (usize, usize),
+    packed: &mut [u32],
+    val: &mut [f32],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if per_row == 0
+            || !per_row.is_multiple_of(4)
+            || !packed.len().is_multiple_of(per_row)
+            || Some(val.len()) != packed.len().checked_mul(2)
+        {
+            return false;
+        }
+        let rows = packed.len() / per_row;
+        let fits = rows == 0
+            || (rows - 1)
+                .checked_mul(pitch)
+                .and_then(|last| last.checked_add(per_row))
+                .is_some_and(|end| end <= words.len());
+        let cpu = std::arch::is_x86_feature_detected!("avx")
+            && std::arch::is_x86_feature_detected!("f16c");
+        if !fits || !cpu {
+            return false;
+        }
+        if rows > 0 {
+            let (src, dst) = (
+                words.as_ptr().cast::<u8>(),
+                packed.as_mut_ptr().cast::<u8>(),
+            );
+            // SAFETY: the CPU has AVX and F16C (checked above); row `r < rows` reads bytes
+            // `r * 4 pitch .. + 4 per_row` of `words`, writes `4 per_row` bytes of `packed` and
+            // `8 per_row` of `val` after the previous row's, all inside them (checked above).
+            #[allow(unsafe_code)]
+            unsafe {
+                f16_rows(
+                    (src, 4 * pitch),
+                    dst,
+                    val.as_mut_ptr().cast::<u8>(),
+                    (rows, per_row / 4),
+                );
+            }
+        }
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (words, pitch, per_row, packed, val);
+        false
+    }
+}
+
+/// [`load_f16_rows`]' loop: `rows` rows of `parts` 16-byte parts, `pitch` bytes apart at
+/// `src`, each part copied to `packed` and its eight halves widened to `val`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+#[allow(unsafe_code)]
+unsafe fn f16_rows(
+    (src, pitch): (*const u8, usize),
+    packed: *mut u8,
+    val: *mut u8,
+    (rows, parts): (usize, usize),
+) {
+    // SAFETY: the caller's (the ranges it checked).
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            "mov {c}, {parts}",
+            "mov {s2}, {s}",
+            "3:",
+            "vmovdqu {x}, xmmword ptr [{s2}]",
+            "vmovdqu xmmword ptr [{p}], {x}",
+            "vcvtph2ps {y}, {x}",
+            "vmovups ymmword ptr [{v}], {y}",
+            "add {s2}, 16",
+            "add {p}, 16",
+            "add {v}, 32",
+            "dec {c}",
+            "jnz 3b",
+            "add {s}, {sp}",
+            "dec {rows}",
+            "jnz 2b",
+            s = inout(reg) src => _,
+            p = inout(reg) packed => _,
+            v = inout(reg) val => _,
+            rows = inout(reg) rows => _,
+            parts = in(reg) parts,
+            sp = in(reg) pitch,
+            c = out(reg) _,
+            s2 = out(reg) _,
+            x = out(xmm_reg) _,
+            y = out(ymm_reg) _,
+            options(nostack),
+        );
+    }
+}

@@ -18,7 +18,6 @@ use crate::run::coopmat_dense::F16_F32;
 use crate::run::memory::{split_pointer, Words, FIRST_BUFFER};
 use crate::semantics::coopmat_kernel::widen_f16;
 use crate::semantics::coopmat_types::MulAddTypes;
-use std::sync::atomic::Ordering::Relaxed;
 
 /// One range's tile: raw bits, typed values, or both (at least one of `raw` and `packed`, or
 /// f32 values, holds the value's bits).
@@ -139,6 +138,8 @@ pub(crate) struct Tiles<'s> {
     regs: Vec<u64>,
     /// A MulAdd's typed result, before it becomes the destination's tile.
     out: Vec<f32>,
+    /// The words of an f32 tile on their way to or from memory.
+    words: Vec<u32>,
     scratch: crate::run::coopmat_dense::Scratch,
     /// Tile ops run, for [`crate::report::Stats::dense_matrix_ops`].
     pub(crate) ops_run: u64,
@@ -165,6 +166,7 @@ impl<'s> Tiles<'s> {
             tiles,
             regs: Vec::new(),
             out: Vec::new(),
+            words: Vec::new(),
             scratch: Default::default(),
             ops_run: 0,
         }
@@ -391,41 +393,26 @@ impl<'s> Tiles<'s> {
         let pitch = (pitch / 4) as usize;
         match kind {
             Val::F32 => {
-                for (r, out) in tile.val.chunks_exact_mut(cols).enumerate() {
-                    let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
-                        return false;
-                    };
-                    for (o, w) in out.iter_mut().zip(w) {
-                        *o = f32::from_bits(w.load(Relaxed));
-                    }
+                // The rows' words, then their values.
+                self.words.resize(rows * per_row, 0);
+                if !super::native::copy_rows(block, (pitch, per_row), &mut self.words, true) {
+                    return false;
+                }
+                for (v, &w) in tile.val.iter_mut().zip(&self.words) {
+                    *v = f32::from_bits(w);
                 }
                 tile.f32_written(false);
             }
             Val::F16 => {
-                // The rows' words (atomic loads, one per word), kept, then widened in one
-                // pass.
+                // The rows' words, kept, then widened in one pass.
                 tile.packed.resize(rows * per_row, 0);
-                if per_row == 8 {
-                    // Rows of 16 halves (the 16-column tiles of most profiles): fixed-size
-                    // copies, unrolled.
-                    for (r, to) in tile.packed.chunks_exact_mut(8).enumerate() {
-                        let w = block.get(r * pitch..r * pitch + 8).map(<&[_; 8]>::try_from);
-                        let (Some(Ok(w)), Ok(to)) = (w, <&mut [u32; 8]>::try_from(to)) else {
-                            return false;
-                        };
-                        *to = w.each_ref().map(|x| x.load(Relaxed));
+                let fused = (pitch, per_row);
+                if !super::native::load_f16_rows(block, fused, &mut tile.packed, &mut tile.val) {
+                    if !super::native::copy_rows(block, (pitch, per_row), &mut tile.packed, true) {
+                        return false;
                     }
-                } else {
-                    for (r, to) in tile.packed.chunks_exact_mut(per_row.max(1)).enumerate() {
-                        let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
-                            return false;
-                        };
-                        for (t, w) in to.iter_mut().zip(w) {
-                            *t = w.load(Relaxed);
-                        }
-                    }
+                    crate::semantics::coopmat_kernel::widen_words(&tile.packed, &mut tile.val);
                 }
-                crate::semantics::coopmat_kernel::widen_words(&tile.packed, &mut tile.val);
                 tile.f16_written();
             }
         }
@@ -488,15 +475,10 @@ impl<'s> Tiles<'s> {
             return false;
         }
         let pitch = (pitch / 4) as usize;
-        for (r, values) in tile.val.chunks_exact(cols).enumerate() {
-            let Some(w) = block.get(r * pitch..r * pitch + cols) else {
-                return false;
-            };
-            for (w, &v) in w.iter().zip(values) {
-                w.store(tile.bits(v), Relaxed);
-            }
-        }
-        true
+        // The bits (a MulAdd's NaNs canonical), then the rows.
+        self.words.clear();
+        self.words.extend(tile.val.iter().map(|&v| tile.bits(v)));
+        super::native::copy_rows(block, (pitch, cols), &mut self.words, false)
     }
 
     /// `dst` = `a` × `b` + `c`: the f16 × f16 + f32 → f32 case on typed tiles, any other on
