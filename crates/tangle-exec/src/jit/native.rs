@@ -478,3 +478,111 @@ unsafe fn f16_rows(
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// Rows copied in and out at random pitches, row lengths (whole 16-byte parts and not)
+    /// and row counts, some past the end of the words: exactly the rows a plain loop copies,
+    /// or `false` with nothing touched where a row would leave the words.
+    #[test]
+    fn rows_copy_as_a_plain_loop_does() {
+        let mut x = 0x1234_5678_9abc_def1u64;
+        for _ in 0..3000 {
+            let len = (xorshift(&mut x) % 300) as usize;
+            let init: Vec<u32> = (0..len).map(|_| xorshift(&mut x) as u32).collect();
+            let words: Vec<AtomicU32> = init.iter().map(|&w| AtomicU32::new(w)).collect();
+            let per_row = (xorshift(&mut x) % 13) as usize;
+            let pitch = per_row + (xorshift(&mut x) % 9) as usize;
+            let rows = (xorshift(&mut x) % 20) as usize;
+            let fits = per_row > 0 && (rows == 0 || (rows - 1) * pitch + per_row <= len);
+            let into = xorshift(&mut x) % 2 == 0;
+            let fresh: Vec<u32> = (0..rows * per_row)
+                .map(|_| xorshift(&mut x) as u32)
+                .collect();
+            let mut tile = fresh.clone();
+            let ok = copy_rows(&words, (pitch, per_row), &mut tile, into);
+            assert_eq!(ok, fits, "{len} {pitch} {per_row} {rows}");
+            let now: Vec<u32> = words.iter().map(|w| w.load(Relaxed)).collect();
+            let (mut want_words, mut want_tile) = (init.clone(), fresh.clone());
+            if fits {
+                for r in 0..rows {
+                    for c in 0..per_row {
+                        if into {
+                            want_tile[r * per_row + c] = init[r * pitch + c];
+                        } else {
+                            want_words[r * pitch + c] = fresh[r * per_row + c];
+                        }
+                    }
+                }
+            }
+            assert_eq!(now, want_words);
+            assert_eq!(tile, want_tile);
+        }
+    }
+
+    /// The fused binary16 load keeps every row's words bit for bit (NaN payloads, infinities,
+    /// subnormals, −0) and widens them as `widen_words` does; where it declines (a row not of
+    /// whole parts, out of bounds, no F16C) it touches nothing.
+    #[test]
+    fn f16_rows_keep_their_bits_and_widen_as_the_kernel_does() {
+        const SPECIAL: [u16; 10] = [
+            0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0x7c00, 0xfc00, 0x7e01, 0x7c01, 0xfd55,
+        ];
+        let mut x = 0x0f0f_1616_2b2b_3c3cu64;
+        let mut declined = 0;
+        for _ in 0..2000 {
+            let len = (xorshift(&mut x) % 200) as usize;
+            let half = |x: &mut u64| {
+                let r = xorshift(x);
+                if r % 3 == 0 {
+                    SPECIAL[(r >> 8) as usize % SPECIAL.len()]
+                } else {
+                    (r >> 16) as u16
+                }
+            };
+            let init: Vec<u32> = (0..len)
+                .map(|_| u32::from(half(&mut x)) | u32::from(half(&mut x)) << 16)
+                .collect();
+            let words: Vec<AtomicU32> = init.iter().map(|&w| AtomicU32::new(w)).collect();
+            let per_row = [4usize, 8, 12, 16, 6][(xorshift(&mut x) % 5) as usize];
+            let pitch = per_row + (xorshift(&mut x) % 7) as usize;
+            let rows = (xorshift(&mut x) % 17) as usize;
+            let mut packed = vec![7u32; rows * per_row];
+            let mut val = vec![1.5f32; 2 * rows * per_row];
+            if !load_f16_rows(&words, (pitch, per_row), &mut packed, &mut val) {
+                declined += 1;
+                assert!(packed.iter().all(|&w| w == 7) && val.iter().all(|&v| v == 1.5));
+                let fits = rows == 0 || (rows - 1) * pitch + per_row <= len;
+                let f16c = cfg!(target_arch = "x86_64")
+                    && std::is_x86_feature_detected!("avx")
+                    && std::is_x86_feature_detected!("f16c");
+                assert!(
+                    !fits || per_row % 4 != 0 || !f16c,
+                    "{len} {pitch} {per_row} {rows}"
+                );
+                continue;
+            }
+            let mut want = Vec::new();
+            for r in 0..rows {
+                want.extend_from_slice(&init[r * pitch..r * pitch + per_row]);
+            }
+            assert_eq!(packed, want);
+            let mut widened = vec![0f32; val.len()];
+            crate::semantics::coopmat_kernel::widen_words(&want, &mut widened);
+            for (v, w) in val.iter().zip(&widened) {
+                assert!(v.to_bits() == w.to_bits() || (v.is_nan() && w.is_nan()));
+            }
+        }
+        assert!(declined > 100 && declined < 1900, "{declined}");
+    }
+}
