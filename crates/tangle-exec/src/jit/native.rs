@@ -539,7 +539,7 @@ mod tests {
             let pitch = per_row + (xorshift(&mut x) % 9) as usize;
             let rows = (xorshift(&mut x) % 20) as usize;
             let fits = per_row > 0 && (rows == 0 || (rows - 1) * pitch + per_row <= len);
-            let into = xorshift(&mut x) % 2 == 0;
+            let into = xorshift(&mut x).is_multiple_of(2);
             let fresh: Vec<u32> = (0..rows * per_row)
                 .map(|_| xorshift(&mut x) as u32)
                 .collect();
@@ -578,7 +578,7 @@ mod tests {
             let len = (xorshift(&mut x) % 200) as usize;
             let half = |x: &mut u64| {
                 let r = xorshift(x);
-                if r % 3 == 0 {
+                if r.is_multiple_of(3) {
                     SPECIAL[(r >> 8) as usize % SPECIAL.len()]
                 } else {
                     (r >> 16) as u16
@@ -601,7 +601,7 @@ mod tests {
                     && std::is_x86_feature_detected!("avx")
                     && std::is_x86_feature_detected!("f16c");
                 assert!(
-                    !fits || per_row % 4 != 0 || !f16c,
+                    !fits || !per_row.is_multiple_of(4) || !f16c,
                     "{len} {pitch} {per_row} {rows}"
                 );
                 continue;

@@ -373,12 +373,12 @@ mod tests {
             let n = 1 + next() % 24;
             let all: Vec<Access> = (0..n)
                 .map(|_| Access {
-                    ptr: (5 + next() % 2) << 48 | (next() % 64) * 4,
+                    ptr: ((5 + next() % 2) << 48) | ((next() % 64) * 4),
                     len: [4, 8][(next() % 2) as usize],
                     step: [0, 4, 8, 64][(next() % 4) as usize],
                     count: 1 + next() % 4,
                     first: next() % 16,
-                    write: next() % 4 == 0,
+                    write: next().is_multiple_of(4),
                 })
                 .collect();
             let gather = Gather::default();
