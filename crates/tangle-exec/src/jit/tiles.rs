@@ -124,6 +124,15 @@ impl Tile {
     }
 }
 
+/// A store op's race-log entries for one Stride: (invocation after the group's first, bytes
+/// after the Pointer, bytes), and how far past the Pointer the last one ends.
+#[derive(Debug, Clone)]
+struct StoreLog {
+    stride: u64,
+    entries: Vec<(u64, u64, u64)>,
+    extent: u64,
+}
+
 /// One worker's tile store for a compiled program with matrices: a tile per range (a worker
 /// runs one group at a time, and a group's tiles are written before they are read: the wide
 /// plan refuses a program that may read an undefined value), and what the ops need of the
@@ -140,6 +149,8 @@ pub(crate) struct Tiles<'s> {
     out: Vec<f32>,
     /// The words of an f32 tile on their way to or from memory.
     words: Vec<u32>,
+    /// Each store op's race-log entries, by op ([`Tiles::log_store`]).
+    store_logs: Vec<Option<StoreLog>>,
     scratch: crate::run::coopmat_dense::Scratch,
     /// Tile ops run, for [`crate::report::Stats::dense_matrix_ops`].
     pub(crate) ops_run: u64,
@@ -167,6 +178,7 @@ impl<'s> Tiles<'s> {
             regs: Vec::new(),
             out: Vec::new(),
             words: Vec::new(),
+            store_logs: Vec::new(),
             scratch: Default::default(),
             ops_run: 0,
         }
@@ -191,7 +203,10 @@ impl<'s> Tiles<'s> {
         self.ops_run += 1;
         match op {
             TileOp::Load { dst, ref at } => self.load(dst, at, (ptr, stride), first, log),
-            TileOp::Store { src, ref at } => self.store(src, at, (ptr, stride), first, log),
+            TileOp::Store { src, ref at } => {
+                let op = (index as usize, src);
+                self.store(op, at, (ptr, stride), first, log)
+            }
             TileOp::MulAdd {
                 dst,
                 a,
@@ -421,16 +436,18 @@ impl<'s> Tiles<'s> {
 
     fn store(
         &mut self,
-        src: usize,
+        (index, src): (usize, usize),
         at: &Access,
         uniform: (u64, u64),
         first: u64,
         log: Option<&mut Vec<crate::wide::races::Access>>,
     ) -> bool {
-        let at = self.uniform_regs(at, uniform);
-        if !self.log(&at, first, log, true) {
-            return false;
+        if let Some(log) = log {
+            if !self.log_store(index, at, uniform, first, log) {
+                return false;
+            }
         }
+        let at = self.uniform_regs(at, uniform);
         if self.store_f32(src, &at, uniform) {
             return true;
         }
@@ -448,6 +465,74 @@ impl<'s> Tiles<'s> {
         };
         let tile = self.tiles.get(src).map_or(&[][..], |t| &t.raw);
         crate::run::coopmat::store_dense(&at, &self.regs, sg, mask, &cx, tile)
+    }
+
+    /// Logs store op `index` of the group whose first invocation is `first` as [`Tiles::log`]
+    /// does. Its entries are the same offsets from the Pointer every time the op runs with the
+    /// same Stride (the layout's runs of each invocation, `run::coopmat::touched`), unless an
+    /// address was clamped at the end of the offsets' range: the first store computes them,
+    /// the next ones with that Stride add them to their Pointer (32 pushes where the layout
+    /// walk cost 7 k instructions).
+    fn log_store(
+        &mut self,
+        index: usize,
+        at: &Access,
+        (ptr, stride): (u64, u64),
+        first: u64,
+        log: &mut Vec<crate::wide::races::Access>,
+    ) -> bool {
+        use crate::run::memory::{unbound_of, OFFSET_BITS};
+        // Every address strictly inside the offsets' range: none was clamped.
+        let (region, off) = split_pointer(ptr);
+        let plain = region >= FIRST_BUFFER && unbound_of(ptr).is_none();
+        let unclamped = |extent: u64| {
+            off.checked_add(extent)
+                .is_some_and(|e| e < 1 << OFFSET_BITS)
+        };
+        if let Some(Some(c)) = self.store_logs.get(index) {
+            if c.stride == stride && plain && unclamped(c.extent) {
+                log.extend(
+                    c.entries
+                        .iter()
+                        .map(|&(lane, rel, len)| crate::wide::races::Access {
+                            ptr: ptr + rel,
+                            len,
+                            step: len,
+                            count: 1,
+                            first: first + lane,
+                            write: true,
+                        }),
+                );
+                return true;
+            }
+        }
+        let start = log.len();
+        let regs_at = self.uniform_regs(at, (ptr, stride));
+        if !self.log(&regs_at, first, Some(log), true) {
+            return false;
+        }
+        let made = log.get(start..).unwrap_or_default();
+        let entries: Option<Vec<(u64, u64, u64)>> = made
+            .iter()
+            .map(|a| {
+                let same = split_pointer(a.ptr).0 == region && a.ptr >= ptr && a.count == 1;
+                same.then(|| (a.first.wrapping_sub(first), a.ptr - ptr, a.len))
+            })
+            .collect();
+        let extent = made.iter().map(|a| a.ptr - ptr + a.len).max().unwrap_or(0);
+        if let (Some(entries), true) = (entries, plain && unclamped(extent)) {
+            if self.store_logs.len() <= index {
+                self.store_logs.resize(index + 1, None);
+            }
+            if let Some(slot) = self.store_logs.get_mut(index) {
+                *slot = Some(StoreLog {
+                    stride,
+                    entries,
+                    extent,
+                });
+            }
+        }
+        true
     }
 
     /// A row-major store of an f32 tile held typed into 4-byte elements of one buffer, every
