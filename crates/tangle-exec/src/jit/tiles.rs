@@ -272,15 +272,39 @@ impl<'s> Tiles<'s> {
         at: &Access,
         (ptr, stride): (u64, i128),
     ) -> Option<(usize, usize, u64, &'a [std::sync::atomic::AtomicU32])> {
-        let mem = Self::mem(s, no_memory);
-        let cx = crate::run::coopmat::Ctx {
-            layouts: &s.layouts,
-            mem: &mem,
-            lanes: s.sg,
+        let full = || {
+            let mem = Self::mem(s, no_memory);
+            let cx = crate::run::coopmat::Ctx {
+                layouts: &s.layouts,
+                mem: &mem,
+                lanes: s.sg,
+            };
+            let (words, off0, pitch) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)?;
+            let (rows, cols, block) = whole_words(at, off0, pitch, words)?;
+            Some((rows, cols, pitch, block))
         };
-        let (words, off0, pitch) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)?;
-        let (rows, cols, block) = whole_words(at, off0, pitch, words)?;
-        Some((rows, cols, pitch, block))
+        // A row-major access of a buffer (every typed load's and store's): what
+        // `rows_in_bounds` checks comes down to the span of whole words, from the Pointer's
+        // offset over `(rows - 1)` pitches and a row, lying inside the buffer's words, which
+        // `whole_words` checks (the span inside the buffer is inside the offsets' range, so no
+        // address was clamped); in a third of the instructions. Debug builds compare.
+        let (region, off0) = split_pointer(ptr);
+        if at.column_major || region < FIRST_BUFFER || crate::run::memory::unbound_of(ptr).is_some()
+        {
+            return full();
+        }
+        let words = &s
+            .buffers
+            .get(usize::try_from(region - FIRST_BUFFER).ok()?)?
+            .0;
+        let pitch = u64::try_from(stride.checked_mul(i128::from(at.pointee))?).ok()?;
+        let fast = whole_words(at, off0, pitch, words).map(|(r, c, b)| (r, c, pitch, b));
+        debug_assert_eq!(
+            fast.map(|(r, c, p, b)| (r, c, p, b.as_ptr(), b.len())),
+            full().map(|(r, c, p, b)| (r, c, p, b.as_ptr(), b.len())),
+            "the typed path's rows and rows_in_bounds disagree"
+        );
+        fast
     }
 
     /// The dispatch's memory as the reference path's access code sees it (no Workgroup or
