@@ -146,7 +146,7 @@ fn sorted_may_race(log: &mut Vec<Access>) -> bool {
 
 /// A dispatch's race log as its workers hand it in: each worker sorts its own entries in its
 /// own thread when it ends ([`Gather::hand_in`]), so that the screen after the dispatch only
-/// merges a few sorted parts ([`Gather::may_race`]) where it sorted the whole log serially.
+/// merges a few sorted parts ([`Gather::may_race`]) where it sorted the whole log.
 /// The answer is [`may_race`]'s of all the entries together, whatever the threads.
 #[derive(Debug, Default)]
 pub(crate) struct Gather {
@@ -180,11 +180,11 @@ impl Gather {
     pub(crate) fn may_race(self) -> bool {
         let mut parts = self.parts.into_inner().unwrap_or_else(|e| e.into_inner());
         leave_out_unwritten(&mut parts);
-        // The parts in one: the stable sort finds the sorted parts and merges them (each
-        // element compares with about log2(parts) others), and equal entries are identical,
-        // so the order is the one a full sort gives.
+        // The parts in one: rayon's stable sort finds the sorted runs in its chunks and merges
+        // them on every core, and equal entries are identical, so the order is the one a full
+        // sort gives.
         let mut log: Vec<Access> = parts.concat();
-        log.sort();
+        log.par_sort();
         sorted_may_race(&mut log)
     }
 }
