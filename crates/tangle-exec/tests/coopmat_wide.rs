@@ -866,3 +866,188 @@ fn the_native_tier_gives_back_what_the_reference_path_reports() {
         );
     }
 }
+
+/// Every workgroup reads buffer `y`'s first tile (racy-looking: every invocation reads the
+/// same bytes), then runs `body` with `x` and `r`.
+fn read_only_shader(body: &str) -> String {
+    format!(
+        r#"
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x_id = 0) in;
+layout(set = 0, binding = 0) buffer Y {{ int y[]; }};
+layout(set = 0, binding = 1) buffer X {{ int x[]; }};
+layout(set = 0, binding = 2) buffer R {{ int r[]; }};
+#define CI coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define RM gl_CooperativeMatrixLayoutRowMajor
+void main() {{
+  uint g = gl_WorkGroupID.x;
+  uint l = gl_SubgroupInvocationID;
+  CI t;
+  coopMatLoad(t, y, 0, 16, RM);
+{body}
+}}
+"#
+    )
+}
+
+/// A race needs a write (SPIR-V memory model): loads of a buffer no invocation may write are
+/// not logged by the fast paths, and nothing is reported for them; a buffer that *is* written
+/// (by a cooperative-matrix store here, read by scalar loads of other invocations) still is,
+/// on every path, layout, subgroup size, sanitizer on and off.
+#[test]
+fn loads_of_buffers_nothing_writes_never_race_and_written_ones_still_do() {
+    let tile: Vec<i32> = (0..256).map(|i| i * 3 - 100).collect();
+    let words = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    // `x` starts as four copies of `y`'s first tile, so the racy reads' values do not depend
+    // on the order the workgroups ran in (the bytes must agree between the paths).
+    let x0: Vec<i32> = tile.iter().copied().cycle().take(4 * 256).collect();
+    let cases = [
+        // Every workgroup stores the same tile at 0: a race on `x`; `y`, read by all, none.
+        ("x raced, y read", "  coopMatStore(t, x, 0, 16, RM);"),
+        // Each workgroup stores its own tile of `x` and reads the next workgroup's with
+        // scalar loads: `x` is written by another invocation, so its reads race.
+        (
+            "x stored, read by another workgroup",
+            "  coopMatStore(t, x, g * 256, 16, RM);\n  r[g * 64 + l] = x[((g + 1) % 4) * 256 + l];",
+        ),
+    ];
+    for (what, body) in cases {
+        let module = compile(&read_only_shader(body));
+        for sg in [8u32, 16, 32, 64] {
+            let make = || {
+                let mut job = Job::new(
+                    vec![words(&tile), words(&x0), vec![0; 4 * 64 * 4]],
+                    [4, 1, 1],
+                );
+                job.subgroup = sg;
+                let mut spec = SpecConstants::new();
+                spec.insert(0, u64::from(sg));
+                job.spec = spec;
+                job.threads = 2;
+                job
+            };
+            let label = format!("{what}, subgroup {sg}");
+            // With checks on, the fast paths give the race back; off, they run it.
+            let (_, report) = run_both(&label, &module, &make, [false, true], [false, true]);
+            assert!(!report.diagnostics.is_empty(), "{label}: no race reported");
+            for d in &report.diagnostics {
+                let text = d.to_string();
+                assert!(text.contains("race"), "{label}: {text}");
+                assert!(text.contains("binding 1"), "{label}: {text}");
+                assert!(!text.contains("binding 0"), "{label}: {text}");
+            }
+        }
+    }
+}
+
+/// An f16 × f16 + f32 → f32 MulAdd whose A and B tiles are loaded at a Pointer and Stride from
+/// push constants (the typed loads of the native tier take word-aligned rows in bounds, the
+/// others go the reference path's way), the result stored with another Stride, and A stored
+/// back as f16 (its loaded bits, NaN payloads included).
+const F16_LOADS: &str = r#"
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x_id = 0) in;
+layout(set = 0, binding = 0) readonly buffer H { float16_t h[]; };
+layout(set = 0, binding = 1) readonly buffer F { float f[]; };
+layout(set = 0, binding = 2) buffer OF { float of[]; };
+layout(set = 0, binding = 3) buffer OH { float16_t oh[]; };
+layout(push_constant) uniform P { uint off; uint stride; uint ostride; } p;
+#define RM gl_CooperativeMatrixLayoutRowMajor
+#define AH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CF coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+void main() {
+  uint g = gl_WorkGroupID.x;
+  AH x; BH y; CF w;
+  coopMatLoad(x, h, p.off + g * 16 * p.stride, p.stride, RM);
+  coopMatLoad(y, h, g * 256 + 8, 16, RM);
+  coopMatLoad(w, f, g * 256, 16, RM);
+  CF r = coopMatMulAdd(x, y, w);
+  coopMatStore(r, of, g * 16 * p.ostride, p.ostride, RM);
+  coopMatStore(x, oh, g * 256, 16, RM);
+}
+"#;
+
+/// The native tier's typed tile loads and stores against the reference path: word-aligned
+/// rows at several pitches, an odd Pointer, an odd Stride (both taken the reference path's
+/// way), rows partly past the end of the buffer (reported, given back); every layout, subgroups
+/// 8–64, sanitizer on and off. Where it runs, the f16 tile stored back holds the loaded bits
+/// exactly (NaN payloads, infinities, subnormals, −0).
+#[test]
+fn typed_tile_loads_and_stores_agree_with_the_reference_path() {
+    let module = compile(F16_LOADS);
+    let groups = 5usize;
+    let halves_len = 16 * 24 * groups + 64;
+    // (what, Pointer offset, Stride, result Stride, out of bounds)
+    let cases = [
+        ("aligned", 0u32, 16u32, 16u32, false),
+        ("word offset, wide pitch", 2, 24, 20, false),
+        ("pitch of 9 words", 4, 18, 17, false),
+        ("odd offset", 1, 16, 16, false),
+        ("odd stride", 0, 17, 16, false),
+        // The last workgroup's rows from 16 * 24 * 4 + 200: past the end from its ninth row.
+        ("rows partly out of bounds", 200, 24, 16, true),
+    ];
+    for (what, off, stride, ostride, oob) in cases {
+        for sg in [8u32, 16, 32, 64] {
+            let mut rng = Rng(0xf16f + u64::from(sg) + u64::from(off));
+            let h = edge_halves(&mut rng, halves_len);
+            let f: Vec<u8> = (0..groups * 256)
+                .flat_map(|i| {
+                    let bits = match i % 9 {
+                        0 => 0x7f80_0001,
+                        1 => 0x8000_0000,
+                        _ => (rng.next() as u32 & 0x3fff_ffff) | 0x3000_0000,
+                    };
+                    bits.to_le_bytes()
+                })
+                .collect();
+            let push: Vec<u8> = [off, stride, ostride]
+                .iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect();
+            let buffers = vec![
+                h.clone(),
+                f,
+                vec![0; groups * 16 * 20 * 4],
+                vec![0; groups * 256 * 2],
+            ];
+            let make = || {
+                let mut job = Job::new(buffers.clone(), [groups as u32, 1, 1]);
+                job.push = push.clone();
+                job.subgroup = sg;
+                let mut spec = SpecConstants::new();
+                spec.insert(0, u64::from(sg));
+                job.spec = spec;
+                job.threads = 2;
+                job
+            };
+            let label = format!("{what}, subgroup {sg}");
+            let native = [!oob; 2];
+            let (out, report) = run_both(&label, &module, &make, native, native);
+            assert_eq!(!report.diagnostics.is_empty(), oob, "{label}");
+            if oob {
+                let text = report.diagnostics[0].to_string();
+                assert!(text.contains("out-of-bounds"), "{label}: {text}");
+                continue;
+            }
+            // A's loaded halves, stored back row-major at g * 256: the input's bits exactly.
+            let half = |b: &[u8], i: usize| u16::from_le_bytes([b[2 * i], b[2 * i + 1]]);
+            for g in 0..groups {
+                for r in 0..16 {
+                    for c in 0..16 {
+                        let src = off as usize + (g * 16 + r) * stride as usize + c;
+                        let got = half(&out[3], g * 256 + r * 16 + c);
+                        assert_eq!(got, half(&h, src), "{label}: ({g}, {r}, {c})");
+                    }
+                }
+            }
+        }
+    }
+}

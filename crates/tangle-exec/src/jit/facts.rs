@@ -2,6 +2,7 @@
 //! write, which pointers are known at compile time (the built-in inputs a load names), and
 //! which memory op sites the race screen must log.
 
+use crate::program::writes::Writes;
 use crate::program::{Function, Op, Program, RegionKind, Slot, Step};
 use crate::run::memory::{make_pointer, split_pointer, REGION_INVOCATION};
 use std::collections::HashMap;
@@ -19,8 +20,9 @@ pub(crate) struct Facts {
     /// The variable (buffer or push-constant block) each pointer slot is derived from, where
     /// the chain of defining access chains says so.
     origin: HashMap<Slot, RegionKind>,
-    /// The buffers that stores may write; `None` when some store's buffer is unknown.
-    written_buffers: Option<Vec<RegionKind>>,
+    /// The regions the program may write ([`Writes`]: stores, cooperative-matrix stores,
+    /// copies and atomics alike), the one rule every path's race log follows.
+    writes: Writes,
     /// The buffers every invocation accesses only at its own element ([`own_elements`]).
     own: Vec<RegionKind>,
 }
@@ -144,32 +146,24 @@ impl Facts {
                 }
             }
         }
-        let mut written_buffers = Some(Vec::new());
-        for op in func.blocks.iter().flat_map(|b| &b.ops) {
-            if let Op::Store { ptr, .. } = op {
-                match (origin.get(ptr), written_buffers.as_mut()) {
-                    (Some(r), Some(set)) => set.push(*r),
-                    _ => written_buffers = None,
-                }
-            }
-        }
+        let writes = Writes::of(prog);
         let own = own_elements(prog, func, groups, &defs, &known, &builtins, &origin);
         Facts {
             written,
             known,
             builtins,
             origin,
-            written_buffers,
+            writes,
             own,
         }
     }
 
-    /// Whether `ptr` points into a buffer no store of the program writes, or push constants:
-    /// what it reads is the same for every invocation and throughout the dispatch.
+    /// Whether `ptr` points into a buffer the program never writes ([`Writes`]), or push
+    /// constants: what it reads is the same for every invocation and throughout the dispatch.
     pub(crate) fn read_only(&self, ptr: Slot) -> bool {
-        match (self.origin.get(&ptr), &self.written_buffers) {
-            (Some(RegionKind::PushConstant), _) => true,
-            (Some(r @ RegionKind::Buffer { .. }), Some(set)) => !set.contains(r),
+        match self.origin.get(&ptr) {
+            Some(RegionKind::PushConstant) => true,
+            Some(&RegionKind::Buffer { set, binding }) => !self.writes.binding(set, binding),
             _ => false,
         }
     }
@@ -189,14 +183,9 @@ impl Facts {
         if self.origin.get(&ptr).is_some_and(|r| self.own.contains(r)) {
             return false;
         }
-        if write {
-            return true;
-        }
-        match (self.origin.get(&ptr), &self.written_buffers) {
-            (Some(RegionKind::PushConstant), _) => false,
-            (Some(r), Some(set)) => set.contains(r),
-            _ => true,
-        }
+        // A race needs a write (SPIR-V "Memory Model", data race: two accesses, "at least one
+        // of which is a write"): a load of memory nothing writes races with nothing.
+        write || !self.read_only(ptr)
     }
 }
 

@@ -159,7 +159,7 @@ struct Jit<'s> {
     gave_up: Mutex<Option<String>>,
     /// Some worker gave up at a subgroup operation ([`Tier::Parted`]).
     parted: std::sync::atomic::AtomicBool,
-    log: Mutex<Vec<crate::wide::races::Access>>,
+    log: crate::wide::races::Gather,
 }
 
 impl Jit<'_> {
@@ -203,6 +203,8 @@ struct Worker<'w, 's> {
     /// Entries of `regions` that are regions (the rest pad it).
     nregions: u64,
     log: log::LogState,
+    /// The log of the units run so far, handed in when the worker ends.
+    kept: Vec<crate::wide::races::Access>,
     group: group::GroupScratch,
     tiles: tiles::Tiles<'s>,
     stats: Stats,
@@ -265,19 +267,21 @@ impl crate::run::workers::Unit for Worker<'_, '_> {
     fn flush(&mut self, _: u64) {
         let j = self.j;
         if !self.log.log.is_empty() {
-            let mut log = j.log.lock().unwrap_or_else(|e| e.into_inner());
             let limit = MAX_LOG.min(j.s.options.race_log_limit);
-            if log.len() + self.log.log.len() > limit {
-                drop(log);
+            if j.log.count(self.log.log.len(), limit) {
+                self.kept.append(&mut self.log.log);
+            } else {
                 j.give_up("the race screen's log is full".into());
                 self.log.log.clear();
-            } else {
-                log.append(&mut self.log.log);
             }
         }
         let mut f = j.s.found.lock().unwrap_or_else(|e| e.into_inner());
         f.1.add(&self.stats);
         self.stats = Stats::default();
+    }
+
+    fn finish(&mut self) {
+        self.j.log.hand_in(std::mem::take(&mut self.kept));
     }
 }
 
@@ -344,7 +348,7 @@ pub(crate) fn run(
         template,
         gave_up: Mutex::new(None),
         parted: std::sync::atomic::AtomicBool::new(false),
-        log: Mutex::new(Vec::new()),
+        log: crate::wide::races::Gather::default(),
     };
     let sites = j.code.sites;
     let result = crate::run::workers::run_all(s, j.invocations.div_ceil(j.batch), threads, || {
@@ -354,6 +358,7 @@ pub(crate) fn run(
             regions,
             nregions,
             log: log::LogState::new(sites),
+            kept: Vec::new(),
             group: group::GroupScratch::new(
                 j.code.group_ops.clone(),
                 j.code.group_regs,
@@ -368,10 +373,7 @@ pub(crate) fn run(
     let gave_up = j.gave_up.into_inner().unwrap_or_else(|e| e.into_inner());
     let why = match gave_up {
         Some(why) => Some(why),
-        None => {
-            let mut log = j.log.into_inner().unwrap_or_else(|e| e.into_inner());
-            crate::wide::races::may_race(&mut log).then(|| "a possible data race".to_string())
-        }
+        None => j.log.may_race().then(|| "a possible data race".to_string()),
     };
     let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = why {

@@ -271,3 +271,365 @@ pub(crate) extern "C" fn group_op(scratch: *mut GroupScratch, index: u64) -> u64
     let scratch = unsafe { scratch.as_mut() };
     u64::from(!scratch.is_some_and(|s| s.run(index)))
 }
+
+/// Copies rows of a tile between a region's words and a tile's own words ([`super::tiles`]):
+/// row `r` is `per_row` words at word `r * pitch` of `words` and at word `r * per_row` of
+/// `tile` (`tile.len() / per_row` rows). `into_tile`: from the region into the tile (a load),
+/// else from the tile into the region (a store). `false`, with nothing accessed, where a row
+/// would leave `words` or `per_row` is 0.
+///
+/// Soundness (module doc, "Memory" and "Data races"): every row is checked to lie inside
+/// `words` before anything is copied, so the raw accesses stay inside the live `&[AtomicU32]`
+/// (whose `UnsafeCell`s allow writes through a shared reference) and inside the exclusively
+/// borrowed `tile`. Whole 16-byte parts of a row move with SSE2 `movdqu` in inline assembly
+/// (the baseline of every x86-64 CPU; one loop over the rows and their parts; the rest of a
+/// row word by word with relaxed atomics):
+/// machine-level accesses as the compiled code's vector line loads and stores are, which may
+/// see (or leave) each word of the part at a different moment under a conflicting access by
+/// another worker, never a byte outside the row. Such a conflict is a race the screen sees
+/// (a tile store is always logged; a tile load is logged unless nothing may write its buffer,
+/// when it has no writer to conflict with), so a torn value is only ever in a dispatch given
+/// back and rerun; with the sanitizer off, a racy program's values are not specified anyway.
+pub(crate) fn copy_rows(
+    words: &[std::sync::atomic::AtomicU32],
+    (pitch, per_row): (usize, usize),
+    tile: &mut [u32],
+    into_tile: bool,
+) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    if per_row == 0 || !tile.len().is_multiple_of(per_row) {
+        return false;
+    }
+    let rows = tile.len() / per_row;
+    let fits = rows == 0
+        || (rows - 1)
+            .checked_mul(pitch)
+            .and_then(|last| last.checked_add(per_row))
+            .is_some_and(|end| end <= words.len());
+    if !fits {
+        return false;
+    }
+    let parts = per_row / 4;
+    #[cfg(target_arch = "x86_64")]
+    if parts > 0 && rows > 0 {
+        let (src, dst, src_pitch, dst_pitch) = if into_tile {
+            let (s, d) = (words.as_ptr().cast::<u8>(), tile.as_mut_ptr().cast::<u8>());
+            (s, d, 4 * pitch, 4 * per_row)
+        } else {
+            let (s, d) = (tile.as_ptr().cast::<u8>(), words.as_ptr().cast::<u8>());
+            (s, d.cast_mut(), 4 * per_row, 4 * pitch)
+        };
+        // SAFETY: row `r`'s first `16 parts` bytes, at `r * src_pitch` of `src` and
+        // `r * dst_pitch` of `dst`, lie inside `words` and `tile` for every `r < rows` (the
+        // check above: `(rows - 1) pitch + per_row` words fit, and `tile` is `rows per_row`
+        // words); see the function doc for why a racing access is no undefined behaviour.
+        #[allow(unsafe_code)]
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                "mov {c}, {parts}",
+                "mov {s2}, {s}",
+                "mov {d2}, {d}",
+                "3:",
+                "movdqu {x}, [{s2}]",
+                "movdqu [{d2}], {x}",
+                "add {s2}, 16",
+                "add {d2}, 16",
+                "dec {c}",
+                "jnz 3b",
+                "add {s}, {sp}",
+                "add {d}, {dp}",
+                "dec {rows}",
+                "jnz 2b",
+                s = inout(reg) src => _,
+                d = inout(reg) dst => _,
+                rows = inout(reg) rows => _,
+                parts = in(reg) parts,
+                sp = in(reg) src_pitch,
+                dp = in(reg) dst_pitch,
+                c = out(reg) _,
+                s2 = out(reg) _,
+                d2 = out(reg) _,
+                x = out(xmm_reg) _,
+                options(nostack),
+            );
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let parts = {
+        let _ = parts;
+        0
+    };
+    if 4 * parts < per_row {
+        // The words after the 16-byte parts (all of them elsewhere than on x86-64).
+        for (r, t) in tile.chunks_exact_mut(per_row).enumerate() {
+            let Some(w) = words.get(r * pitch + 4 * parts..r * pitch + per_row) else {
+                return false;
+            };
+            for (t, w) in t.iter_mut().skip(4 * parts).zip(w) {
+                if into_tile {
+                    *t = w.load(Relaxed);
+                } else {
+                    w.store(*t, Relaxed);
+                }
+            }
+        }
+    }
+    true
+}
+
+/// A load of binary16 rows into a tile as [`copy_rows`] makes it, each row's words kept in
+/// `packed` and also widened into `val` (`2 packed.len()` values) with F16C's `vcvtph2ps`, as
+/// [`crate::semantics::coopmat_kernel::widen_words`] widens them (exact for every finite value
+/// and infinity, a NaN a NaN), straight from the words read: `false`, with nothing accessed,
+/// where the CPU lacks AVX or F16C, a row is not a whole number of 16-byte parts, or a row
+/// would leave `words`.
+///
+/// Soundness: as [`copy_rows`] (the same checks of every row before any access, the same
+/// machine-level reads, once each); calling [`f16_rows`], compiled for `avx,f16c`, is sound
+/// exactly when the CPU has those features, which `is_x86_feature_detected!` checks first.
+pub(crate) fn load_f16_rows(
+    words: &[std::sync::atomic::AtomicU32],
+    (pitch, per_row): (usize, usize),
+    packed: &mut [u32],
+    val: &mut [f32],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if per_row == 0
+            || !per_row.is_multiple_of(4)
+            || !packed.len().is_multiple_of(per_row)
+            || Some(val.len()) != packed.len().checked_mul(2)
+        {
+            return false;
+        }
+        let rows = packed.len() / per_row;
+        let fits = rows == 0
+            || (rows - 1)
+                .checked_mul(pitch)
+                .and_then(|last| last.checked_add(per_row))
+                .is_some_and(|end| end <= words.len());
+        let cpu = std::arch::is_x86_feature_detected!("avx")
+            && std::arch::is_x86_feature_detected!("f16c");
+        if !fits || !cpu {
+            return false;
+        }
+        if rows > 0 {
+            let (src, dst) = (
+                words.as_ptr().cast::<u8>(),
+                packed.as_mut_ptr().cast::<u8>(),
+            );
+            // SAFETY: the CPU has AVX and F16C (checked above); row `r < rows` reads bytes
+            // `r * 4 pitch .. + 4 per_row` of `words`, writes `4 per_row` bytes of `packed` and
+            // `8 per_row` of `val` after the previous row's, all inside them (checked above).
+            #[allow(unsafe_code)]
+            unsafe {
+                f16_rows(
+                    (src, 4 * pitch),
+                    dst,
+                    val.as_mut_ptr().cast::<u8>(),
+                    (rows, per_row / 4),
+                );
+            }
+        }
+        true
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (words, pitch, per_row, packed, val);
+        false
+    }
+}
+
+/// [`load_f16_rows`]' loop: `rows` rows of `parts` 16-byte parts, `pitch` bytes apart at
+/// `src`, each part copied to `packed` and its eight halves widened to `val`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+#[allow(unsafe_code)]
+unsafe fn f16_rows(
+    (src, pitch): (*const u8, usize),
+    packed: *mut u8,
+    val: *mut u8,
+    (rows, parts): (usize, usize),
+) {
+    // SAFETY: the caller's (the ranges it checked).
+    if parts == 2 {
+        // Rows of 16 halves (the 16-column tiles of most profiles): both parts of a row
+        // in one pass, no inner loop.
+        unsafe {
+            std::arch::asm!(
+                "2:",
+                "vmovdqu xmm0, xmmword ptr [{s}]",
+                "vmovdqu xmm1, xmmword ptr [{s} + 16]",
+                "vmovdqu xmmword ptr [{p}], xmm0",
+                "vmovdqu xmmword ptr [{p} + 16], xmm1",
+                "vcvtph2ps ymm2, xmm0",
+                "vcvtph2ps ymm3, xmm1",
+                "vmovups ymmword ptr [{v}], ymm2",
+                "vmovups ymmword ptr [{v} + 32], ymm3",
+                "add {s}, {sp}",
+                "add {p}, 32",
+                "add {v}, 64",
+                "dec {rows}",
+                "jnz 2b",
+                // The upper halves back to zero: SSE code after it pays no transition.
+                "vzeroupper",
+                s = inout(reg) src => _,
+                p = inout(reg) packed => _,
+                v = inout(reg) val => _,
+                rows = inout(reg) rows => _,
+                sp = in(reg) pitch,
+                // `vzeroupper` changes every vector register.
+                out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+                out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+                out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+                out("ymm12") _, out("ymm13") _, out("ymm14") _, out("ymm15") _,
+                options(nostack),
+            );
+        }
+        return;
+    }
+    // SAFETY: as above.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            "mov {c}, {parts}",
+            "mov {s2}, {s}",
+            "3:",
+            "vmovdqu xmm0, xmmword ptr [{s2}]",
+            "vmovdqu xmmword ptr [{p}], xmm0",
+            "vcvtph2ps ymm1, xmm0",
+            "vmovups ymmword ptr [{v}], ymm1",
+            "add {s2}, 16",
+            "add {p}, 16",
+            "add {v}, 32",
+            "dec {c}",
+            "jnz 3b",
+            "add {s}, {sp}",
+            "dec {rows}",
+            "jnz 2b",
+            "vzeroupper",
+            s = inout(reg) src => _,
+            p = inout(reg) packed => _,
+            v = inout(reg) val => _,
+            rows = inout(reg) rows => _,
+            parts = in(reg) parts,
+            sp = in(reg) pitch,
+            c = out(reg) _,
+            s2 = out(reg) _,
+            out("ymm0") _, out("ymm1") _, out("ymm2") _, out("ymm3") _,
+            out("ymm4") _, out("ymm5") _, out("ymm6") _, out("ymm7") _,
+            out("ymm8") _, out("ymm9") _, out("ymm10") _, out("ymm11") _,
+            out("ymm12") _, out("ymm13") _, out("ymm14") _, out("ymm15") _,
+            options(nostack),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// Rows copied in and out at random pitches, row lengths (whole 16-byte parts and not)
+    /// and row counts, some past the end of the words: exactly the rows a plain loop copies,
+    /// or `false` with nothing touched where a row would leave the words.
+    #[test]
+    fn rows_copy_as_a_plain_loop_does() {
+        let mut x = 0x1234_5678_9abc_def1u64;
+        for _ in 0..3000 {
+            let len = (xorshift(&mut x) % 300) as usize;
+            let init: Vec<u32> = (0..len).map(|_| xorshift(&mut x) as u32).collect();
+            let words: Vec<AtomicU32> = init.iter().map(|&w| AtomicU32::new(w)).collect();
+            let per_row = (xorshift(&mut x) % 13) as usize;
+            let pitch = per_row + (xorshift(&mut x) % 9) as usize;
+            let rows = (xorshift(&mut x) % 20) as usize;
+            let fits = per_row > 0 && (rows == 0 || (rows - 1) * pitch + per_row <= len);
+            let into = xorshift(&mut x).is_multiple_of(2);
+            let fresh: Vec<u32> = (0..rows * per_row)
+                .map(|_| xorshift(&mut x) as u32)
+                .collect();
+            let mut tile = fresh.clone();
+            let ok = copy_rows(&words, (pitch, per_row), &mut tile, into);
+            assert_eq!(ok, fits, "{len} {pitch} {per_row} {rows}");
+            let now: Vec<u32> = words.iter().map(|w| w.load(Relaxed)).collect();
+            let (mut want_words, mut want_tile) = (init.clone(), fresh.clone());
+            if fits {
+                for r in 0..rows {
+                    for c in 0..per_row {
+                        if into {
+                            want_tile[r * per_row + c] = init[r * pitch + c];
+                        } else {
+                            want_words[r * pitch + c] = fresh[r * per_row + c];
+                        }
+                    }
+                }
+            }
+            assert_eq!(now, want_words);
+            assert_eq!(tile, want_tile);
+        }
+    }
+
+    /// The fused binary16 load keeps every row's words bit for bit (NaN payloads, infinities,
+    /// subnormals, −0) and widens them as `widen_words` does; where it declines (a row not of
+    /// whole parts, out of bounds, no F16C) it touches nothing.
+    #[test]
+    fn f16_rows_keep_their_bits_and_widen_as_the_kernel_does() {
+        const SPECIAL: [u16; 10] = [
+            0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0x7c00, 0xfc00, 0x7e01, 0x7c01, 0xfd55,
+        ];
+        let mut x = 0x0f0f_1616_2b2b_3c3cu64;
+        let mut declined = 0;
+        for _ in 0..2000 {
+            let len = (xorshift(&mut x) % 200) as usize;
+            let half = |x: &mut u64| {
+                let r = xorshift(x);
+                if r.is_multiple_of(3) {
+                    SPECIAL[(r >> 8) as usize % SPECIAL.len()]
+                } else {
+                    (r >> 16) as u16
+                }
+            };
+            let init: Vec<u32> = (0..len)
+                .map(|_| u32::from(half(&mut x)) | u32::from(half(&mut x)) << 16)
+                .collect();
+            let words: Vec<AtomicU32> = init.iter().map(|&w| AtomicU32::new(w)).collect();
+            let per_row = [4usize, 8, 12, 16, 6][(xorshift(&mut x) % 5) as usize];
+            let pitch = per_row + (xorshift(&mut x) % 7) as usize;
+            let rows = (xorshift(&mut x) % 17) as usize;
+            let mut packed = vec![7u32; rows * per_row];
+            let mut val = vec![1.5f32; 2 * rows * per_row];
+            if !load_f16_rows(&words, (pitch, per_row), &mut packed, &mut val) {
+                declined += 1;
+                assert!(packed.iter().all(|&w| w == 7) && val.iter().all(|&v| v == 1.5));
+                let fits = rows == 0 || (rows - 1) * pitch + per_row <= len;
+                let f16c = cfg!(target_arch = "x86_64")
+                    && std::is_x86_feature_detected!("avx")
+                    && std::is_x86_feature_detected!("f16c");
+                assert!(
+                    !fits || !per_row.is_multiple_of(4) || !f16c,
+                    "{len} {pitch} {per_row} {rows}"
+                );
+                continue;
+            }
+            let mut want = Vec::new();
+            for r in 0..rows {
+                want.extend_from_slice(&init[r * pitch..r * pitch + per_row]);
+            }
+            assert_eq!(packed, want);
+            let mut widened = vec![0f32; val.len()];
+            crate::semantics::coopmat_kernel::widen_words(&want, &mut widened);
+            for (v, w) in val.iter().zip(&widened) {
+                assert!(v.to_bits() == w.to_bits() || (v.is_nan() && w.is_nan()));
+            }
+        }
+        assert!(declined > 100 && declined < 1900, "{declined}");
+    }
+}

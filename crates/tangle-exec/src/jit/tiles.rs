@@ -18,7 +18,6 @@ use crate::run::coopmat_dense::F16_F32;
 use crate::run::memory::{split_pointer, Words, FIRST_BUFFER};
 use crate::semantics::coopmat_kernel::widen_f16;
 use crate::semantics::coopmat_types::MulAddTypes;
-use std::sync::atomic::Ordering::Relaxed;
 
 /// One range's tile: raw bits, typed values, or both (at least one of `raw` and `packed`, or
 /// f32 values, holds the value's bits).
@@ -125,6 +124,15 @@ impl Tile {
     }
 }
 
+/// A store op's race-log entries for one Stride: (invocation after the group's first, bytes
+/// after the Pointer, bytes), and how far past the Pointer the last one ends.
+#[derive(Debug, Clone)]
+struct StoreLog {
+    stride: u64,
+    entries: Vec<(u64, u64, u64)>,
+    extent: u64,
+}
+
 /// One worker's tile store for a compiled program with matrices: a tile per range (a worker
 /// runs one group at a time, and a group's tiles are written before they are read: the wide
 /// plan refuses a program that may read an undefined value), and what the ops need of the
@@ -139,6 +147,10 @@ pub(crate) struct Tiles<'s> {
     regs: Vec<u64>,
     /// A MulAdd's typed result, before it becomes the destination's tile.
     out: Vec<f32>,
+    /// The words of an f32 tile on their way to or from memory.
+    words: Vec<u32>,
+    /// Each store op's race-log entries, by op ([`Tiles::log_store`]).
+    store_logs: Vec<Option<StoreLog>>,
     scratch: crate::run::coopmat_dense::Scratch,
     /// Tile ops run, for [`crate::report::Stats::dense_matrix_ops`].
     pub(crate) ops_run: u64,
@@ -165,6 +177,8 @@ impl<'s> Tiles<'s> {
             tiles,
             regs: Vec::new(),
             out: Vec::new(),
+            words: Vec::new(),
+            store_logs: Vec::new(),
             scratch: Default::default(),
             ops_run: 0,
         }
@@ -189,7 +203,10 @@ impl<'s> Tiles<'s> {
         self.ops_run += 1;
         match op {
             TileOp::Load { dst, ref at } => self.load(dst, at, (ptr, stride), first, log),
-            TileOp::Store { src, ref at } => self.store(src, at, (ptr, stride), first, log),
+            TileOp::Store { src, ref at } => {
+                let op = (index as usize, src);
+                self.store(op, at, (ptr, stride), first, log)
+            }
             TileOp::MulAdd {
                 dst,
                 a,
@@ -255,15 +272,39 @@ impl<'s> Tiles<'s> {
         at: &Access,
         (ptr, stride): (u64, i128),
     ) -> Option<(usize, usize, u64, &'a [std::sync::atomic::AtomicU32])> {
-        let mem = Self::mem(s, no_memory);
-        let cx = crate::run::coopmat::Ctx {
-            layouts: &s.layouts,
-            mem: &mem,
-            lanes: s.sg,
+        let full = || {
+            let mem = Self::mem(s, no_memory);
+            let cx = crate::run::coopmat::Ctx {
+                layouts: &s.layouts,
+                mem: &mem,
+                lanes: s.sg,
+            };
+            let (words, off0, pitch) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)?;
+            let (rows, cols, block) = whole_words(at, off0, pitch, words)?;
+            Some((rows, cols, pitch, block))
         };
-        let (words, off0, pitch) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)?;
-        let (rows, cols, block) = whole_words(at, off0, pitch, words)?;
-        Some((rows, cols, pitch, block))
+        // A row-major access of a buffer (every typed load's and store's): what
+        // `rows_in_bounds` checks comes down to the span of whole words, from the Pointer's
+        // offset over `(rows - 1)` pitches and a row, lying inside the buffer's words, which
+        // `whole_words` checks (the span inside the buffer is inside the offsets' range, so no
+        // address was clamped); in a third of the instructions. Debug builds compare.
+        let (region, off0) = split_pointer(ptr);
+        if at.column_major || region < FIRST_BUFFER || crate::run::memory::unbound_of(ptr).is_some()
+        {
+            return full();
+        }
+        let words = &s
+            .buffers
+            .get(usize::try_from(region - FIRST_BUFFER).ok()?)?
+            .0;
+        let pitch = u64::try_from(stride.checked_mul(i128::from(at.pointee))?).ok()?;
+        let fast = whole_words(at, off0, pitch, words).map(|(r, c, b)| (r, c, pitch, b));
+        debug_assert_eq!(
+            fast.map(|(r, c, p, b)| (r, c, p, b.as_ptr(), b.len())),
+            full().map(|(r, c, p, b)| (r, c, p, b.as_ptr(), b.len())),
+            "the typed path's rows and rows_in_bounds disagree"
+        );
+        fast
     }
 
     /// The dispatch's memory as the reference path's access code sees it (no Workgroup or
@@ -313,7 +354,7 @@ impl<'s> Tiles<'s> {
             CoopmatInst::Load { dst: 2, at: *at }
         };
         let mask = crate::run::alu::full_mask(sg);
-        crate::wide::log_coopmat(&inst, &self.regs, sg, mask, &self.s.layouts, first, log).is_ok()
+        crate::wide::log_coopmat(&inst, &self.regs, sg, mask, self.s, first, log).is_ok()
     }
 
     fn load(
@@ -391,41 +432,26 @@ impl<'s> Tiles<'s> {
         let pitch = (pitch / 4) as usize;
         match kind {
             Val::F32 => {
-                for (r, out) in tile.val.chunks_exact_mut(cols).enumerate() {
-                    let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
-                        return false;
-                    };
-                    for (o, w) in out.iter_mut().zip(w) {
-                        *o = f32::from_bits(w.load(Relaxed));
-                    }
+                // The rows' words, then their values.
+                self.words.resize(rows * per_row, 0);
+                if !super::native::copy_rows(block, (pitch, per_row), &mut self.words, true) {
+                    return false;
+                }
+                for (v, &w) in tile.val.iter_mut().zip(&self.words) {
+                    *v = f32::from_bits(w);
                 }
                 tile.f32_written(false);
             }
             Val::F16 => {
-                // The rows' words (atomic loads, one per word), kept, then widened in one
-                // pass.
+                // The rows' words, kept, then widened in one pass.
                 tile.packed.resize(rows * per_row, 0);
-                if per_row == 8 {
-                    // Rows of 16 halves (the 16-column tiles of most profiles): fixed-size
-                    // copies, unrolled.
-                    for (r, to) in tile.packed.chunks_exact_mut(8).enumerate() {
-                        let w = block.get(r * pitch..r * pitch + 8).map(<&[_; 8]>::try_from);
-                        let (Some(Ok(w)), Ok(to)) = (w, <&mut [u32; 8]>::try_from(to)) else {
-                            return false;
-                        };
-                        *to = w.each_ref().map(|x| x.load(Relaxed));
+                let fused = (pitch, per_row);
+                if !super::native::load_f16_rows(block, fused, &mut tile.packed, &mut tile.val) {
+                    if !super::native::copy_rows(block, (pitch, per_row), &mut tile.packed, true) {
+                        return false;
                     }
-                } else {
-                    for (r, to) in tile.packed.chunks_exact_mut(per_row.max(1)).enumerate() {
-                        let Some(w) = block.get(r * pitch..r * pitch + per_row) else {
-                            return false;
-                        };
-                        for (t, w) in to.iter_mut().zip(w) {
-                            *t = w.load(Relaxed);
-                        }
-                    }
+                    crate::semantics::coopmat_kernel::widen_words(&tile.packed, &mut tile.val);
                 }
-                crate::semantics::coopmat_kernel::widen_words(&tile.packed, &mut tile.val);
                 tile.f16_written();
             }
         }
@@ -434,16 +460,18 @@ impl<'s> Tiles<'s> {
 
     fn store(
         &mut self,
-        src: usize,
+        (index, src): (usize, usize),
         at: &Access,
         uniform: (u64, u64),
         first: u64,
         log: Option<&mut Vec<crate::wide::races::Access>>,
     ) -> bool {
-        let at = self.uniform_regs(at, uniform);
-        if !self.log(&at, first, log, true) {
-            return false;
+        if let Some(log) = log {
+            if !self.log_store(index, at, uniform, first, log) {
+                return false;
+            }
         }
+        let at = self.uniform_regs(at, uniform);
         if self.store_f32(src, &at, uniform) {
             return true;
         }
@@ -461,6 +489,74 @@ impl<'s> Tiles<'s> {
         };
         let tile = self.tiles.get(src).map_or(&[][..], |t| &t.raw);
         crate::run::coopmat::store_dense(&at, &self.regs, sg, mask, &cx, tile)
+    }
+
+    /// Logs store op `index` of the group whose first invocation is `first` as [`Tiles::log`]
+    /// does. Its entries are the same offsets from the Pointer every time the op runs with the
+    /// same Stride (the layout's runs of each invocation, `run::coopmat::touched`), unless an
+    /// address was clamped at the end of the offsets' range: the first store computes them,
+    /// the next ones with that Stride add them to their Pointer (32 pushes where the layout
+    /// walk cost 7 k instructions).
+    fn log_store(
+        &mut self,
+        index: usize,
+        at: &Access,
+        (ptr, stride): (u64, u64),
+        first: u64,
+        log: &mut Vec<crate::wide::races::Access>,
+    ) -> bool {
+        use crate::run::memory::{unbound_of, OFFSET_BITS};
+        // Every address strictly inside the offsets' range: none was clamped.
+        let (region, off) = split_pointer(ptr);
+        let plain = region >= FIRST_BUFFER && unbound_of(ptr).is_none();
+        let unclamped = |extent: u64| {
+            off.checked_add(extent)
+                .is_some_and(|e| e < 1 << OFFSET_BITS)
+        };
+        if let Some(Some(c)) = self.store_logs.get(index) {
+            if c.stride == stride && plain && unclamped(c.extent) {
+                log.extend(
+                    c.entries
+                        .iter()
+                        .map(|&(lane, rel, len)| crate::wide::races::Access {
+                            ptr: ptr + rel,
+                            len,
+                            step: len,
+                            count: 1,
+                            first: first + lane,
+                            write: true,
+                        }),
+                );
+                return true;
+            }
+        }
+        let start = log.len();
+        let regs_at = self.uniform_regs(at, (ptr, stride));
+        if !self.log(&regs_at, first, Some(log), true) {
+            return false;
+        }
+        let made = log.get(start..).unwrap_or_default();
+        let entries: Option<Vec<(u64, u64, u64)>> = made
+            .iter()
+            .map(|a| {
+                let same = split_pointer(a.ptr).0 == region && a.ptr >= ptr && a.count == 1;
+                same.then(|| (a.first.wrapping_sub(first), a.ptr - ptr, a.len))
+            })
+            .collect();
+        let extent = made.iter().map(|a| a.ptr - ptr + a.len).max().unwrap_or(0);
+        if let (Some(entries), true) = (entries, plain && unclamped(extent)) {
+            if self.store_logs.len() <= index {
+                self.store_logs.resize(index + 1, None);
+            }
+            if let Some(slot) = self.store_logs.get_mut(index) {
+                *slot = Some(StoreLog {
+                    stride,
+                    entries,
+                    extent,
+                });
+            }
+        }
+        true
     }
 
     /// A row-major store of an f32 tile held typed into 4-byte elements of one buffer, every
@@ -488,15 +584,10 @@ impl<'s> Tiles<'s> {
             return false;
         }
         let pitch = (pitch / 4) as usize;
-        for (r, values) in tile.val.chunks_exact(cols).enumerate() {
-            let Some(w) = block.get(r * pitch..r * pitch + cols) else {
-                return false;
-            };
-            for (w, &v) in w.iter().zip(values) {
-                w.store(tile.bits(v), Relaxed);
-            }
-        }
-        true
+        // The bits (a MulAdd's NaNs canonical), then the rows.
+        self.words.clear();
+        self.words.extend(tile.val.iter().map(|&v| tile.bits(v)));
+        super::native::copy_rows(block, (pitch, cols), &mut self.words, false)
     }
 
     /// `dst` = `a` × `b` + `c`: the f16 × f16 + f32 → f32 case on typed tiles, any other on

@@ -56,6 +56,9 @@ pub(crate) struct Shared<'a> {
     /// The program's descriptor arrays with the pointer of each bound element, by element.
     pub(crate) descriptors: Vec<DescriptorTable>,
     pub(crate) push: &'a Words,
+    /// Whether the program may write each region of `buffers` ([`crate::program::writes`]):
+    /// the race screens log no load of a region it never writes.
+    pub(crate) writable: &'a [bool],
     /// The register file every subgroup starts from (constants and buffer pointers broadcast).
     pub(crate) template: Vec<u64>,
     pub(crate) sg: usize,
@@ -284,6 +287,7 @@ fn run_on(
         images,
         samplers: samplers.into_iter().map(|(_, s)| s).collect(),
         push: &resident.push,
+        writable,
         template,
         sg,
         groups,
@@ -407,6 +411,9 @@ impl workers::Unit for WideWorker<'_, '_> {
     }
     fn flush(&mut self, _: u64) {
         self.batch.flush(self.w);
+    }
+    fn finish(&mut self) {
+        self.batch.finish(self.w);
     }
 }
 

@@ -22,6 +22,8 @@ pub(crate) trait Unit {
     fn run(&mut self, i: u64) -> Result<(), ExecError>;
     /// Hands unit `i`'s findings and counters to the dispatch.
     fn flush(&mut self, i: u64);
+    /// When the worker has no unit left: what it kept across units (in its thread).
+    fn finish(&mut self) {}
 }
 
 /// Runs units `0..total` on `threads` workers (at least one), each with its own state from
@@ -112,6 +114,7 @@ fn work<U: Unit>(
         }
         wg.flush(i);
     }
+    wg.finish();
 }
 
 /// Waits for the workers, stopping them at the deadline and reporting progress every tick.

@@ -56,7 +56,7 @@ pub(crate) struct Wide<'a> {
     /// The first reason to give up, set once; it also stops the workers.
     gave_up: Mutex<Option<GaveUp>>,
     /// Every worker's access log, for the race screen at the end.
-    log: Mutex<Vec<Access>>,
+    log: races::Gather,
     /// Invocations in the dispatch.
     invocations: u64,
     /// The built-in input and component each constant pointer into invocation memory names.
@@ -157,7 +157,7 @@ impl<'a> Wide<'a> {
             template,
             races: o.checks && !o.allow.contains(Kind::Race),
             gave_up: Mutex::new(None),
-            log: Mutex::new(Vec::new()),
+            log: races::Gather::default(),
             invocations,
             shared: s,
         })
@@ -199,8 +199,7 @@ impl<'a> Wide<'a> {
         if let Some(g) = self.gave_up.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(g);
         }
-        let mut log = self.log.into_inner().unwrap_or_else(|e| e.into_inner());
-        if races::may_race(&mut log) {
+        if self.log.may_race() {
             return Err(GaveUp("a possible data race".into()));
         }
         Ok(())
@@ -240,6 +239,8 @@ pub(crate) struct Batch {
     /// `OpUndef` that is read), so a batch needs no reset.
     regs: Vec<u64>,
     log: Vec<Access>,
+    /// The log of the units run so far, handed in when the worker ends.
+    kept: Vec<Access>,
     /// Scratch values (phi copies).
     scratch: Vec<u64>,
     /// One subgroup's register file (subgroup-size lanes per slot) for a subgroup operation:
@@ -257,6 +258,7 @@ impl Batch {
         Batch {
             regs: w.template.clone(),
             log: Vec::new(),
+            kept: Vec::new(),
             scratch: Vec::new(),
             subgroup: Vec::new(),
             coopmat: coopmat::Scratch::default(),
@@ -268,21 +270,24 @@ impl Batch {
     /// Hands the log and counters to the dispatch.
     pub(crate) fn flush(&mut self, w: &Wide<'_>) {
         if !self.log.is_empty() {
-            let mut log = w.log.lock().unwrap_or_else(|e| e.into_inner());
             // The dispatch's bound on race bookkeeping holds here too; past it the reference
             // path runs, and says where its own check was cut short.
             let limit = MAX_LOG.min(w.shared.options.race_log_limit);
-            if log.len() + self.log.len() > limit {
-                drop(log);
+            if w.log.count(self.log.len(), limit) {
+                self.kept.append(&mut self.log);
+            } else {
                 w.give_up("the race screen's log is full".into());
                 self.log.clear();
-            } else {
-                log.append(&mut self.log);
             }
         }
         let mut f = w.shared.found.lock().unwrap_or_else(|e| e.into_inner());
         f.1.add(&self.stats);
         self.stats = Stats::default();
+    }
+
+    /// Hands the log of every unit this worker ran to the dispatch, sorted in its thread.
+    pub(crate) fn finish(&mut self, w: &Wide<'_>) {
+        w.log.hand_in(std::mem::take(&mut self.kept));
     }
 
     /// Runs batch `i`: invocations `i * WIDTH ..` in global linear order (workgroup-major).
@@ -561,7 +566,7 @@ impl Batch {
         {
         } else {
             if w.races {
-                self.log_access(s.prog, op, mask, first);
+                self.log_access((s.prog, s.writable), op, mask, first);
             }
             let mem = w.mem();
             if let (Op::AccessChain { dst, base, steps }, true) = (op, mask == full_mask(n)) {
@@ -653,7 +658,7 @@ impl Batch {
             (writes, &reads),
             |regs, lanes, k| {
                 if w.races {
-                    log_coopmat(c, regs, sg, lanes, &s.layouts, first + (k * sg) as u64, log)?;
+                    log_coopmat(c, regs, sg, lanes, s, first + (k * sg) as u64, log)?;
                 }
                 coopmat::exec_coopmat(op, regs, sg, lanes, &cx, scratch, &mut found);
                 first_finding(&found)
@@ -718,7 +723,7 @@ impl Batch {
             )?;
             if w.races {
                 let at = first + (k * sg) as u64;
-                log_coopmat(c, &self.subgroup, sg, lanes, layouts, at, &mut self.log)?;
+                log_coopmat(c, &self.subgroup, sg, lanes, s, at, &mut self.log)?;
             }
             let done = lanes == full_mask(sg)
                 && match (c, ranges.as_slice()) {
@@ -811,7 +816,13 @@ impl Batch {
 
     /// Logs a buffer access of a load or store for the race screen, in the shape the lanes
     /// make: one run, one address, or lane by lane.
-    fn log_access(&mut self, prog: &Program, op: &Op, mask: u128, first: u64) {
+    fn log_access(
+        &mut self,
+        (prog, writable): (&Program, &[bool]),
+        op: &Op,
+        mask: u128,
+        first: u64,
+    ) {
         let (ptr, ty, write, uniform) = match *op {
             Op::Load { ptr, ty, .. } => (ptr, ty, false, false),
             Op::LoadUniform { ptr, ty, .. } => (ptr, ty, false, true),
@@ -819,7 +830,7 @@ impl Batch {
             _ => return,
         };
         let lanes = alu::lanes_of(&self.regs, WIDTH, ptr);
-        let buffer = |p: u64| memory::split_pointer(p).0 >= memory::FIRST_BUFFER;
+        let buffer = |p: u64| races::logged(writable, p, write);
         let Some(l0) = bits_of(mask, WIDTH).next() else {
             return;
         };
@@ -981,16 +992,17 @@ pub(crate) fn log_coopmat(
     regs: &[u64],
     n: usize,
     mask: u128,
-    layouts: &coopmat::Layouts,
+    s: &Shared<'_>,
     first: u64,
     log: &mut Vec<Access>,
 ) -> Result<(), String> {
     let not_uniform = || "a cooperative-matrix access that is not uniform".to_string();
+    let layouts = &s.layouts;
     match c {
         CoopmatInst::Load { at, .. } => {
             let (ptr, len) =
                 coopmat::touched(at, regs, n, mask, layouts, None).ok_or_else(not_uniform)?;
-            if memory::split_pointer(ptr).0 < memory::FIRST_BUFFER {
+            if !races::logged(s.writable, ptr, false) {
                 return Ok(());
             }
             let region = memory::split_pointer(ptr).0;

@@ -73,21 +73,50 @@ impl Access {
     }
 }
 
+/// Whether an access at `ptr` (a buffer's) needs its place in the race log: a write, or a
+/// read of a region the program may write (`writable`, by the region's place among the
+/// buffers, [`crate::run::Shared::writable`]).
+///
+/// # Spec
+/// SPIR-V "Memory Model": a data race is two conflicting accesses, and "two memory accesses
+/// conflict if ... at least one of which is a write"; a load of memory no invocation writes
+/// conflicts with nothing.
+pub(crate) fn logged(writable: &[bool], ptr: u64, write: bool) -> bool {
+    let (region, _) = crate::run::memory::split_pointer(ptr);
+    let Some(i) = region.checked_sub(crate::run::memory::FIRST_BUFFER) else {
+        return false;
+    };
+    // A region the table does not know is taken as written (never a race missed).
+    write || usize::try_from(i).map_or(true, |i| writable.get(i).copied().unwrap_or(true))
+}
+
 /// Whether some two accesses of `log` might race (see the module doc); sorts `log`.
 pub fn may_race(log: &mut Vec<Access>) -> bool {
-    // Only regions written at all can race: the others' reads are dropped first (a read-only
-    // matrix read by every batch would keep thousands of long runs open in the sweep, and its
-    // entries are most of the log to sort).
-    let mut written: Vec<u64> = log
+    leave_out_unwritten(std::slice::from_mut(log));
+    // The sort is the one serial step after the workers: on every core.
+    log.par_sort_unstable();
+    sorted_may_race(log)
+}
+
+/// Only regions written at all can race: the others' reads are dropped first (a read-only
+/// matrix read by every batch would keep thousands of long runs open in the sweep, and its
+/// entries are most of the log to sort). Over every part of a log at once.
+fn leave_out_unwritten(parts: &mut [Vec<Access>]) {
+    let mut written: Vec<u64> = parts
         .iter()
+        .flatten()
         .filter(|a| a.write)
         .map(|a| region(a.ptr))
         .collect();
     written.sort_unstable();
     written.dedup();
-    log.retain(|a| written.binary_search(&region(a.ptr)).is_ok());
-    // The sort is the one serial step after the workers: on every core.
-    log.par_sort_unstable();
+    for log in parts {
+        log.retain(|a| written.binary_search(&region(a.ptr)).is_ok());
+    }
+}
+
+/// [`may_race`] of a log already sorted.
+fn sorted_may_race(log: &mut Vec<Access>) -> bool {
     log.dedup();
     merge_shared_reads(log);
     if log.iter().any(Access::races_itself) {
@@ -113,6 +142,51 @@ pub fn may_race(log: &mut Vec<Access>) -> bool {
         }
     }
     false
+}
+
+/// A dispatch's race log as its workers hand it in: each worker sorts its own entries in its
+/// own thread when it ends ([`Gather::hand_in`]), so that the screen after the dispatch only
+/// merges a few sorted parts ([`Gather::may_race`]) where it sorted the whole log.
+/// The answer is [`may_race`]'s of all the entries together, whatever the threads.
+#[derive(Debug, Default)]
+pub(crate) struct Gather {
+    /// Entries counted so far, against the log's bound.
+    entries: std::sync::atomic::AtomicUsize,
+    /// Each worker's entries, sorted.
+    parts: std::sync::Mutex<Vec<Vec<Access>>>,
+}
+
+impl Gather {
+    /// Counts `n` more entries of a worker: `false` when the log then passes `limit` entries
+    /// (the screen's memory bound: the fast path gives the dispatch up).
+    pub(crate) fn count(&self, n: usize, limit: usize) -> bool {
+        use std::sync::atomic::Ordering::Relaxed;
+        let before = self.entries.fetch_add(n, Relaxed);
+        before.saturating_add(n) <= limit
+    }
+
+    /// A worker's entries, sorted here, in its thread.
+    pub(crate) fn hand_in(&self, mut log: Vec<Access>) {
+        if log.is_empty() {
+            return;
+        }
+        log.sort_unstable();
+        log.dedup();
+        let mut parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
+        parts.push(log);
+    }
+
+    /// [`may_race`] of every entry handed in.
+    pub(crate) fn may_race(self) -> bool {
+        let mut parts = self.parts.into_inner().unwrap_or_else(|e| e.into_inner());
+        leave_out_unwritten(&mut parts);
+        // The parts in one: rayon's stable sort finds the sorted runs in its chunks and merges
+        // them on every core, and equal entries are identical, so the order is the one a full
+        // sort gives.
+        let mut log: Vec<Access> = parts.concat();
+        log.par_sort();
+        sorted_may_race(&mut log)
+    }
 }
 
 /// The memory region of a pointer ([`crate::run::memory::split_pointer`]).
@@ -281,5 +355,53 @@ mod tests {
             run(128, 16, 7, true),
         ];
         assert!(!may_race(&mut log));
+    }
+
+    /// Entries handed in by several workers (each part sorted in its thread) screen as the
+    /// whole log does, on random logs of runs, single lanes and shared reads in a few regions.
+    #[test]
+    fn a_gathered_log_screens_as_the_whole_log() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut raced, mut clean) = (0, 0);
+        for _ in 0..2000 {
+            let n = 1 + next() % 24;
+            let all: Vec<Access> = (0..n)
+                .map(|_| Access {
+                    ptr: ((5 + next() % 2) << 48) | ((next() % 64) * 4),
+                    len: [4, 8][(next() % 2) as usize],
+                    step: [0, 4, 8, 64][(next() % 4) as usize],
+                    count: 1 + next() % 4,
+                    first: next() % 16,
+                    write: next().is_multiple_of(4),
+                })
+                .collect();
+            let gather = Gather::default();
+            let mut rest = &all[..];
+            while !rest.is_empty() {
+                let k = (1 + next() % 5).min(rest.len() as u64) as usize;
+                assert!(gather.count(k, usize::MAX));
+                gather.hand_in(rest[..k].to_vec());
+                rest = &rest[k..];
+            }
+            let want = may_race(&mut all.clone());
+            assert_eq!(gather.may_race(), want, "{all:?}");
+            if want {
+                raced += 1;
+            } else {
+                clean += 1;
+            }
+        }
+        // Both answers were seen.
+        assert!(raced > 100 && clean > 100, "{raced} {clean}");
+        // The bound: past `limit` entries, `count` says so.
+        let g = Gather::default();
+        assert!(g.count(3, 4));
+        assert!(!g.count(2, 4));
     }
 }
