@@ -20,8 +20,8 @@
 //!   of the program it was compiled from, all below that length). A region number at or past
 //!   `nregions` gives up before any access of the region; the lookup of its table entry is
 //!   masked by [`Ctx::region_mask`] and so stays inside the table (a power-of-two length,
-//!   empty entries after the regions) even where Cranelift hoists it above that check. Two more areas: the compiled function's
-//!   own stack slot (a diverging lockstep group's spilled registers, [`super::lockstep`]),
+//!   empty entries after the regions) even where Cranelift hoists it above that check. Two
+//!   more areas: the compiled function's own stack slot (a diverging lockstep group's spilled registers, [`super::lockstep`]),
 //!   accessed at constant offsets inside the size it was declared with; and the subgroup
 //!   register file [`Ctx::group_regs`], accessed at `(slot * sg + lane) * 8` for slots of the
 //!   program and lanes below the subgroup size `sg` of the key it was compiled for, which is
