@@ -102,30 +102,104 @@ pub fn may_race(log: &mut Vec<Access>) -> bool {
 /// matrix read by every batch would keep thousands of long runs open in the sweep, and its
 /// entries are most of the log to sort). Over every part of a log at once.
 fn leave_out_unwritten(parts: &mut [Vec<Access>]) {
+    use rayon::prelude::*;
     let mut written: Vec<u64> = parts
-        .iter()
-        .flatten()
-        .filter(|a| a.write)
-        .map(|a| region(a.ptr))
+        .par_iter()
+        .flat_map_iter(|p| p.iter().filter(|a| a.write).map(|a| region(a.ptr)))
         .collect();
     written.sort_unstable();
     written.dedup();
-    for log in parts {
-        log.retain(|a| written.binary_search(&region(a.ptr)).is_ok());
-    }
+    parts
+        .par_iter_mut()
+        .for_each(|log| log.retain(|a| written.binary_search(&region(a.ptr)).is_ok()));
 }
 
-/// [`may_race`] of a log already sorted.
+/// Entries below which a sorted log is screened on one core.
+const PARALLEL_SCREEN: usize = 1 << 15;
+
+/// [`may_race`] of a log already sorted; on every core when it is long
+/// ([`pieces_may_race`]).
 fn sorted_may_race(log: &mut Vec<Access>) -> bool {
+    if log.len() >= PARALLEL_SCREEN && rayon::current_num_threads() > 1 {
+        return pieces_may_race(log, rayon::current_num_threads() * 4);
+    }
     log.dedup();
     merge_shared_reads(log);
     if log.iter().any(Access::races_itself) {
         return true;
     }
-    // A sweep by start address; the accesses still open at each start are those that may
-    // overlap it. Reads are compared with open writes only, and writes with everything.
-    let mut open_reads: Vec<Access> = Vec::new();
-    let mut open_writes: Vec<Access> = Vec::new();
+    sweep(Vec::new(), Vec::new(), log)
+}
+
+/// [`sorted_may_race`] of a sorted log cut into about `pieces` pieces, each folded
+/// (`dedup`, [`merge_shared_reads`]) and swept on its own core. A cut falls where a new
+/// pointer starts, so the equal neighbours those two fold never straddle one; a piece's sweep
+/// starts with the accesses of the pieces before it still open at its first address (those
+/// whose end passes it: no access starting more than the longest access's span before it can
+/// be), which is what the one sweep over the whole log has open there. So the answer is the
+/// one sweep's.
+fn pieces_may_race(log: &[Access], pieces: usize) -> bool {
+    use rayon::prelude::*;
+    let n = log.len();
+    let mut cuts = vec![0];
+    for k in 1..pieces.max(1) {
+        let mut at = (k * n / pieces).max(cuts.last().copied().unwrap_or(0));
+        while at > 0 && at < n && log[at].ptr == log[at - 1].ptr {
+            at += 1;
+        }
+        if at < n && cuts.last() != Some(&at) {
+            cuts.push(at);
+        }
+    }
+    cuts.push(n);
+    let folded: Vec<Vec<Access>> = cuts
+        .par_windows(2)
+        .map(|w| {
+            let mut piece = log[w[0]..w[1]].to_vec();
+            piece.dedup();
+            merge_shared_reads(&mut piece);
+            piece
+        })
+        .collect();
+    if folded
+        .par_iter()
+        .any(|p| p.iter().any(Access::races_itself))
+    {
+        return true;
+    }
+    let span = folded
+        .par_iter()
+        .flat_map_iter(|p| p.iter().map(|a| a.end() - a.ptr))
+        .max()
+        .unwrap_or(0);
+    (0..folded.len()).into_par_iter().any(|k| {
+        let Some(start) = folded[k].first().map(|a| a.ptr) else {
+            return false;
+        };
+        let (mut open_reads, mut open_writes) = (Vec::new(), Vec::new());
+        'back: for piece in folded[..k].iter().rev() {
+            for o in piece.iter().rev() {
+                if o.ptr.saturating_add(span) <= start {
+                    break 'back;
+                }
+                if o.end() > start {
+                    if o.write {
+                        open_writes.push(*o);
+                    } else {
+                        open_reads.push(*o);
+                    }
+                }
+            }
+        }
+        sweep(open_reads, open_writes, &folded[k])
+    })
+}
+
+/// Whether an access of `log` (sorted, folded) might race with one before it or with one of
+/// the open accesses it starts with. A sweep by start address: the accesses still open at
+/// each start are those that may overlap it. Reads are compared with open writes only, and
+/// writes with everything.
+fn sweep(mut open_reads: Vec<Access>, mut open_writes: Vec<Access>, log: &[Access]) -> bool {
     for a in log.iter() {
         open_reads.retain(|o| o.end() > a.ptr);
         open_writes.retain(|o| o.end() > a.ptr);
@@ -403,5 +477,68 @@ mod tests {
         let g = Gather::default();
         assert!(g.count(3, 4));
         assert!(!g.count(2, 4));
+    }
+
+    /// The log cut into pieces screened on their own cores answers as the one sweep does,
+    /// whatever the number of pieces: random sorted logs with duplicates, shared reads to
+    /// fold, strided runs and long accesses that stay open across cuts.
+    #[test]
+    fn pieces_screen_as_the_one_sweep() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut raced, mut clean) = (0, 0);
+        for _ in 0..3000 {
+            let n = 1 + next() % 60;
+            let spread = [64, 256, 4096][(next() % 3) as usize];
+            let mut log: Vec<Access> = (0..n)
+                .map(|_| {
+                    let count = [1, 1, 2, 4, 16][(next() % 5) as usize];
+                    let len = [4, 8][(next() % 2) as usize];
+                    Access {
+                        ptr: (5 << 48) | ((next() % spread) * 4),
+                        len,
+                        step: [0, len, 16, 64][(next() % 4) as usize],
+                        count,
+                        first: if count == 1 {
+                            next() % 8
+                        } else {
+                            (next() % 4) * count
+                        },
+                        write: next().is_multiple_of(5),
+                    }
+                })
+                .collect();
+            // Duplicates and shared reads of one scalar by several invocations.
+            for k in 0..log.len() / 4 {
+                let a = log[k];
+                log.push(a);
+                log.push(Access {
+                    first: a.first + 1,
+                    count: 1,
+                    write: false,
+                    ..a
+                });
+            }
+            log.sort_unstable();
+            let want = sorted_may_race(&mut log.clone());
+            for pieces in 1..=9 {
+                assert_eq!(
+                    pieces_may_race(&log, pieces),
+                    want,
+                    "{pieces} pieces: {log:?}"
+                );
+            }
+            if want {
+                raced += 1;
+            } else {
+                clean += 1;
+            }
+        }
+        assert!(raced > 300 && clean > 300, "{raced} {clean}");
     }
 }
