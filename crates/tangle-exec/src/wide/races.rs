@@ -132,12 +132,9 @@ fn sorted_may_race(log: &mut Vec<Access>) -> bool {
 }
 
 /// [`sorted_may_race`] of a sorted log cut into about `pieces` pieces, each folded
-/// (`dedup`, [`merge_shared_reads`]) and swept on its own core. A cut falls where a new
-/// pointer starts, so the equal neighbours those two fold never straddle one; a piece's sweep
-/// starts with the accesses of the pieces before it still open at its first address (those
-/// whose end passes it: no access starting more than the longest access's span before it can
-/// be), which is what the one sweep over the whole log has open there. So the answer is the
-/// one sweep's.
+/// (`dedup`, [`merge_shared_reads`]) on its own core and screened by [`screen_pieces`]. A cut
+/// falls where a new pointer starts, so the equal neighbours those two fold never straddle
+/// one. So the answer is the one sweep's.
 fn pieces_may_race(log: &[Access], pieces: usize) -> bool {
     use rayon::prelude::*;
     let n = log.len();
@@ -161,6 +158,15 @@ fn pieces_may_race(log: &[Access], pieces: usize) -> bool {
             piece
         })
         .collect();
+    screen_pieces(&folded)
+}
+
+/// Whether some two accesses of the folded pieces of a sorted log (in order) might race, each
+/// piece swept on its own core, starting with the accesses of the pieces before it still open
+/// at its first address (those whose end passes it: no access starting more than the longest
+/// access's span before it can be), which is what one sweep over the whole log has open there.
+fn screen_pieces(folded: &[Vec<Access>]) -> bool {
+    use rayon::prelude::*;
     if folded
         .par_iter()
         .any(|p| p.iter().any(Access::races_itself))
@@ -252,14 +258,74 @@ impl Gather {
 
     /// [`may_race`] of every entry handed in.
     pub(crate) fn may_race(self) -> bool {
+        let n = self.entries.load(std::sync::atomic::Ordering::Relaxed);
+        let pieces = if n >= PARALLEL_SCREEN {
+            rayon::current_num_threads() * 4
+        } else {
+            1
+        };
+        self.may_race_in(pieces)
+    }
+
+    /// [`Gather::may_race`] in about `pieces` pieces: the address space cut at pointers
+    /// sampled from the parts, each piece's entries taken from every sorted part (a binary
+    /// search a cut), sorted, folded and swept on their own core ([`screen_pieces`]). No
+    /// merge of the whole log: the one serial step that was left after the workers.
+    fn may_race_in(self, pieces: usize) -> bool {
+        use rayon::prelude::*;
         let mut parts = self.parts.into_inner().unwrap_or_else(|e| e.into_inner());
         leave_out_unwritten(&mut parts);
-        // The parts in one: rayon's stable sort finds the sorted runs in its chunks and merges
-        // them on every core, and equal entries are identical, so the order is the one a full
-        // sort gives.
-        let mut log: Vec<Access> = parts.concat();
-        log.par_sort();
-        sorted_may_race(&mut log)
+        let total: usize = parts.iter().map(Vec::len).sum();
+        if pieces <= 1 || total == 0 {
+            // The parts in one: rayon's stable sort finds the sorted runs in its chunks and
+            // merges them, and equal entries are identical, so the order is a full sort's.
+            let mut log: Vec<Access> = parts.concat();
+            log.par_sort();
+            return sorted_may_race(&mut log);
+        }
+        // Cuts: evenly spaced pointers of every part, their quantiles. All entries of one
+        // pointer fall in one piece, so folding them (`dedup`, `merge_shared_reads`) stays
+        // exact.
+        let mut samples: Vec<u64> = parts
+            .iter()
+            .flat_map(|p| {
+                let k = (p.len() * pieces).div_ceil(total.max(1)).max(1);
+                (0..k).filter_map(move |i| p.get(i * p.len() / k).map(|a| a.ptr))
+            })
+            .collect();
+        samples.sort_unstable();
+        let mut cuts: Vec<u64> = (1..pieces)
+            .filter_map(|i| samples.get(i * samples.len() / pieces).copied())
+            .collect();
+        cuts.dedup();
+        let bounds: Vec<(u64, u64)> = std::iter::once(0)
+            .chain(cuts.iter().copied())
+            .zip(cuts.iter().copied().chain(std::iter::once(u64::MAX)))
+            .collect();
+        let folded: Vec<Vec<Access>> = bounds
+            .par_iter()
+            .enumerate()
+            .map(|(k, &(lo, hi))| {
+                let last = k + 1 == bounds.len();
+                let mut piece: Vec<Access> = parts
+                    .iter()
+                    .flat_map(|p| {
+                        let from = p.partition_point(|a| a.ptr < lo);
+                        let to = if last {
+                            p.len()
+                        } else {
+                            p.partition_point(|a| a.ptr < hi)
+                        };
+                        p.get(from..to).unwrap_or(&[]).iter().copied()
+                    })
+                    .collect();
+                piece.sort_unstable();
+                piece.dedup();
+                merge_shared_reads(&mut piece);
+                piece
+            })
+            .collect();
+        screen_pieces(&folded)
     }
 }
 
@@ -455,16 +521,29 @@ mod tests {
                     write: next().is_multiple_of(4),
                 })
                 .collect();
-            let gather = Gather::default();
-            let mut rest = &all[..];
-            while !rest.is_empty() {
-                let k = (1 + next() % 5).min(rest.len() as u64) as usize;
-                assert!(gather.count(k, usize::MAX));
-                gather.hand_in(rest[..k].to_vec());
-                rest = &rest[k..];
+            let mut sizes = Vec::new();
+            let mut left = all.len();
+            while left > 0 {
+                let k = (1 + next() % 5).min(left as u64) as usize;
+                sizes.push(k);
+                left -= k;
             }
+            let gathered = || {
+                let gather = Gather::default();
+                let mut rest = &all[..];
+                for &k in &sizes {
+                    assert!(gather.count(k, usize::MAX));
+                    gather.hand_in(rest[..k].to_vec());
+                    rest = &rest[k..];
+                }
+                gather
+            };
             let want = may_race(&mut all.clone());
-            assert_eq!(gather.may_race(), want, "{all:?}");
+            assert_eq!(gathered().may_race(), want, "{all:?}");
+            // In pieces cut at sampled pointers, as a long log is screened.
+            for pieces in [2, 3, 5, 9] {
+                assert_eq!(gathered().may_race_in(pieces), want, "{pieces}: {all:?}");
+            }
             if want {
                 raced += 1;
             } else {
