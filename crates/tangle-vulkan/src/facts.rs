@@ -335,10 +335,38 @@ fn capability_needs(cap: u32) -> (Option<Feature>, u32) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn words(text: &str) -> Vec<u32> {
+    /// A module with an array of two blocks at set 0 binding 0 and one block at set 1
+    /// binding 2 (the Vulkan plan's tests use it too).
+    pub(crate) const ARRAY_OF_BLOCKS: &str = r#"OpCapability Shader
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+OpDecorate %S Block
+OpMemberDecorate %S 0 Offset 0
+OpDecorate %a DescriptorSet 0
+OpDecorate %a Binding 0
+OpDecorate %s DescriptorSet 1
+OpDecorate %s Binding 2
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%u32 = OpTypeInt 32 0
+%two = OpConstant %u32 2
+%S = OpTypeStruct %u32
+%A = OpTypeArray %S %two
+%pa = OpTypePointer StorageBuffer %A
+%ps = OpTypePointer StorageBuffer %S
+%a = OpVariable %pa StorageBuffer
+%s = OpVariable %ps StorageBuffer
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+OpFunctionEnd
+"#;
+
+    pub(crate) fn words(text: &str) -> Vec<u32> {
         tangle_spirv::text::assemble(text, &Default::default())
             .map(|(m, _)| m.to_words())
             .unwrap_or_else(|e| panic!("assembles: {e:?}"))
@@ -479,33 +507,7 @@ OpFunctionEnd
 
     #[test]
     fn descriptor_arrays_are_told_apart() {
-        let w = words(
-            r#"OpCapability Shader
-OpMemoryModel Logical GLSL450
-OpEntryPoint GLCompute %main "main"
-OpExecutionMode %main LocalSize 1 1 1
-OpDecorate %S Block
-OpMemberDecorate %S 0 Offset 0
-OpDecorate %a DescriptorSet 0
-OpDecorate %a Binding 0
-OpDecorate %s DescriptorSet 1
-OpDecorate %s Binding 2
-%void = OpTypeVoid
-%fn = OpTypeFunction %void
-%u32 = OpTypeInt 32 0
-%two = OpConstant %u32 2
-%S = OpTypeStruct %u32
-%A = OpTypeArray %S %two
-%pa = OpTypePointer StorageBuffer %A
-%ps = OpTypePointer StorageBuffer %S
-%a = OpVariable %pa StorageBuffer
-%s = OpVariable %ps StorageBuffer
-%main = OpFunction %void None %fn
-%l = OpLabel
-OpReturn
-OpFunctionEnd
-"#,
-        );
+        let w = words(ARRAY_OF_BLOCKS);
         let f = scan(&w, "main").expect("scans");
         assert_eq!(
             f.buffers,

@@ -399,11 +399,7 @@ mod tests {
     use tangle_amber::backend::{JobBinding, SubgroupControl};
     use tangle_spirv::TargetEnv;
 
-    fn assemble(text: &str) -> Vec<u32> {
-        tangle_spirv::text::assemble(text, &Default::default())
-            .map(|(m, _)| m.to_words())
-            .unwrap_or_else(|e| panic!("assembles: {e:?}"))
-    }
+    use crate::facts::tests::{words as assemble, ARRAY_OF_BLOCKS};
 
     fn module(extra_caps: &str, local_size: &str) -> Vec<u32> {
         assemble(&format!(
@@ -663,29 +659,7 @@ OpFunctionEnd
     /// `BUFFER_ARRAY`) would get a layout binding of one descriptor: refused.
     #[test]
     fn a_descriptor_array_in_the_shader_is_refused() {
-        let spirv = assemble(
-            r#"OpCapability Shader
-OpMemoryModel Logical GLSL450
-OpEntryPoint GLCompute %main "main"
-OpExecutionMode %main LocalSize 1 1 1
-OpDecorate %S Block
-OpMemberDecorate %S 0 Offset 0
-OpDecorate %s DescriptorSet 0
-OpDecorate %s Binding 0
-%void = OpTypeVoid
-%fn = OpTypeFunction %void
-%u32 = OpTypeInt 32 0
-%two = OpConstant %u32 2
-%S = OpTypeStruct %u32
-%A = OpTypeArray %S %two
-%ps = OpTypePointer StorageBuffer %A
-%s = OpVariable %ps StorageBuffer
-%main = OpFunction %void None %fn
-%l = OpLabel
-OpReturn
-OpFunctionEnd
-"#,
-        );
+        let spirv = assemble(ARRAY_OF_BLOCKS);
         let mut j = job(spirv);
         j.bindings.truncate(1);
         if let Some(b) = j.bindings.first_mut() {

@@ -272,6 +272,17 @@ pub(crate) extern "C" fn group_op(scratch: *mut GroupScratch, index: u64) -> u64
     u64::from(!scratch.is_some_and(|s| s.run(index)))
 }
 
+/// Whether `rows` rows of `per_row` words, `pitch` words apart, fit in `len` words (no
+/// arithmetic overflow either): the one check [`copy_rows`] and [`load_f16_rows`] make before
+/// any access.
+fn rows_fit(len: usize, pitch: usize, per_row: usize, rows: usize) -> bool {
+    rows == 0
+        || (rows - 1)
+            .checked_mul(pitch)
+            .and_then(|last| last.checked_add(per_row))
+            .is_some_and(|end| end <= len)
+}
+
 /// Copies rows of a tile between a region's words and a tile's own words ([`super::tiles`]):
 /// row `r` is `per_row` words at word `r * pitch` of `words` and at word `r * per_row` of
 /// `tile` (`tile.len() / per_row` rows). `into_tile`: from the region into the tile (a load),
@@ -301,12 +312,7 @@ pub(crate) fn copy_rows(
         return false;
     }
     let rows = tile.len() / per_row;
-    let fits = rows == 0
-        || (rows - 1)
-            .checked_mul(pitch)
-            .and_then(|last| last.checked_add(per_row))
-            .is_some_and(|end| end <= words.len());
-    if !fits {
+    if !rows_fit(words.len(), pitch, per_row, rows) {
         return false;
     }
     let parts = per_row / 4;
@@ -404,11 +410,7 @@ pub(crate) fn load_f16_rows(
             return false;
         }
         let rows = packed.len() / per_row;
-        let fits = rows == 0
-            || (rows - 1)
-                .checked_mul(pitch)
-                .and_then(|last| last.checked_add(per_row))
-                .is_some_and(|end| end <= words.len());
+        let fits = rows_fit(words.len(), pitch, per_row, rows);
         let cpu = std::arch::is_x86_feature_detected!("avx")
             && std::arch::is_x86_feature_detected!("f16c");
         if !fits || !cpu {

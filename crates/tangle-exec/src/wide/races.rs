@@ -118,10 +118,10 @@ fn leave_out_unwritten(parts: &mut [Vec<Access>]) {
 const PARALLEL_SCREEN: usize = 1 << 15;
 
 /// [`may_race`] of a log already sorted; on every core when it is long
-/// ([`pieces_may_race`]).
+/// ([`screen_parts`]).
 fn sorted_may_race(log: &mut Vec<Access>) -> bool {
     if log.len() >= PARALLEL_SCREEN && rayon::current_num_threads() > 1 {
-        return pieces_may_race(log, rayon::current_num_threads() * 4);
+        return screen_parts(std::slice::from_ref(log), rayon::current_num_threads() * 4);
     }
     log.dedup();
     merge_shared_reads(log);
@@ -131,28 +131,50 @@ fn sorted_may_race(log: &mut Vec<Access>) -> bool {
     sweep(Vec::new(), Vec::new(), log)
 }
 
-/// [`sorted_may_race`] of a sorted log cut into about `pieces` pieces, each folded
-/// (`dedup`, [`merge_shared_reads`]) on its own core and screened by [`screen_pieces`]. A cut
-/// falls where a new pointer starts, so the equal neighbours those two fold never straddle
-/// one. So the answer is the one sweep's.
-fn pieces_may_race(log: &[Access], pieces: usize) -> bool {
+/// Whether some two accesses of `parts` (each sorted) might race, screened in about `pieces`
+/// pieces: the address space cut at pointers sampled from the parts, each piece's entries
+/// taken from every part (a binary search a cut), sorted, folded (`dedup`,
+/// [`merge_shared_reads`]) and swept on their own core ([`screen_pieces`]). All entries of one
+/// pointer fall in one piece, so the folding stays exact; the answer is the one sweep's over
+/// all the entries.
+fn screen_parts(parts: &[Vec<Access>], pieces: usize) -> bool {
     use rayon::prelude::*;
-    let n = log.len();
-    let mut cuts = vec![0];
-    for k in 1..pieces.max(1) {
-        let mut at = (k * n / pieces).max(cuts.last().copied().unwrap_or(0));
-        while at > 0 && at < n && log[at].ptr == log[at - 1].ptr {
-            at += 1;
-        }
-        if at < n && cuts.last() != Some(&at) {
-            cuts.push(at);
-        }
-    }
-    cuts.push(n);
-    let folded: Vec<Vec<Access>> = cuts
-        .par_windows(2)
-        .map(|w| {
-            let mut piece = log[w[0]..w[1]].to_vec();
+    let total: usize = parts.iter().map(Vec::len).sum();
+    // Cuts: evenly spaced pointers of every part, their quantiles.
+    let mut samples: Vec<u64> = parts
+        .iter()
+        .flat_map(|p| {
+            let k = (p.len() * pieces).div_ceil(total.max(1)).max(1);
+            (0..k).filter_map(move |i| p.get(i * p.len() / k).map(|a| a.ptr))
+        })
+        .collect();
+    samples.sort_unstable();
+    let mut cuts: Vec<u64> = (1..pieces)
+        .filter_map(|i| samples.get(i * samples.len() / pieces).copied())
+        .collect();
+    cuts.dedup();
+    let bounds: Vec<(u64, u64)> = std::iter::once(0)
+        .chain(cuts.iter().copied())
+        .zip(cuts.iter().copied().chain(std::iter::once(u64::MAX)))
+        .collect();
+    let folded: Vec<Vec<Access>> = bounds
+        .par_iter()
+        .enumerate()
+        .map(|(k, &(lo, hi))| {
+            let last = k + 1 == bounds.len();
+            let mut piece: Vec<Access> = parts
+                .iter()
+                .flat_map(|p| {
+                    let from = p.partition_point(|a| a.ptr < lo);
+                    let to = if last {
+                        p.len()
+                    } else {
+                        p.partition_point(|a| a.ptr < hi)
+                    };
+                    p.get(from..to).unwrap_or(&[]).iter().copied()
+                })
+                .collect();
+            piece.sort_unstable();
             piece.dedup();
             merge_shared_reads(&mut piece);
             piece
@@ -267,12 +289,10 @@ impl Gather {
         self.may_race_in(pieces)
     }
 
-    /// [`Gather::may_race`] in about `pieces` pieces: the address space cut at pointers
-    /// sampled from the parts, each piece's entries taken from every sorted part (a binary
-    /// search a cut), sorted, folded and swept on their own core ([`screen_pieces`]). No
-    /// merge of the whole log: the one serial step that was left after the workers.
+    /// [`Gather::may_race`] in about `pieces` pieces ([`screen_parts`] of the workers'
+    /// sorted parts: no merge of the whole log, the one serial step that was left after the
+    /// workers); one piece merges them and sweeps once.
     fn may_race_in(self, pieces: usize) -> bool {
-        use rayon::prelude::*;
         let mut parts = self.parts.into_inner().unwrap_or_else(|e| e.into_inner());
         leave_out_unwritten(&mut parts);
         let total: usize = parts.iter().map(Vec::len).sum();
@@ -283,49 +303,7 @@ impl Gather {
             log.par_sort();
             return sorted_may_race(&mut log);
         }
-        // Cuts: evenly spaced pointers of every part, their quantiles. All entries of one
-        // pointer fall in one piece, so folding them (`dedup`, `merge_shared_reads`) stays
-        // exact.
-        let mut samples: Vec<u64> = parts
-            .iter()
-            .flat_map(|p| {
-                let k = (p.len() * pieces).div_ceil(total.max(1)).max(1);
-                (0..k).filter_map(move |i| p.get(i * p.len() / k).map(|a| a.ptr))
-            })
-            .collect();
-        samples.sort_unstable();
-        let mut cuts: Vec<u64> = (1..pieces)
-            .filter_map(|i| samples.get(i * samples.len() / pieces).copied())
-            .collect();
-        cuts.dedup();
-        let bounds: Vec<(u64, u64)> = std::iter::once(0)
-            .chain(cuts.iter().copied())
-            .zip(cuts.iter().copied().chain(std::iter::once(u64::MAX)))
-            .collect();
-        let folded: Vec<Vec<Access>> = bounds
-            .par_iter()
-            .enumerate()
-            .map(|(k, &(lo, hi))| {
-                let last = k + 1 == bounds.len();
-                let mut piece: Vec<Access> = parts
-                    .iter()
-                    .flat_map(|p| {
-                        let from = p.partition_point(|a| a.ptr < lo);
-                        let to = if last {
-                            p.len()
-                        } else {
-                            p.partition_point(|a| a.ptr < hi)
-                        };
-                        p.get(from..to).unwrap_or(&[]).iter().copied()
-                    })
-                    .collect();
-                piece.sort_unstable();
-                piece.dedup();
-                merge_shared_reads(&mut piece);
-                piece
-            })
-            .collect();
-        screen_pieces(&folded)
+        screen_parts(&parts, pieces)
     }
 }
 
@@ -607,7 +585,7 @@ mod tests {
             let want = sorted_may_race(&mut log.clone());
             for pieces in 1..=9 {
                 assert_eq!(
-                    pieces_may_race(&log, pieces),
+                    screen_parts(std::slice::from_ref(&log), pieces),
                     want,
                     "{pieces} pieces: {log:?}"
                 );
