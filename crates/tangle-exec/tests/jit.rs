@@ -652,3 +652,100 @@ void main() {
         assert_eq!(r.stats.jit_invocations, 0);
     }
 }
+
+/// Runs [`FIXED_ARRAYS`] with `taps` (a push constant) over a tap buffer of `words` words;
+/// returns the output and the small buffer, and the report.
+fn run_fixed(
+    words: usize,
+    taps: u32,
+    fast: bool,
+    checks: bool,
+) -> ((Vec<u32>, Vec<u32>), Result<Report, ExecError>) {
+    let module = compile(FIXED_ARRAYS);
+    let pipeline = Device::new(Profile::default())
+        .compute_pipeline(&module, "main", &SpecConstants::new())
+        .expect("pipeline");
+    let mut rng = Rng(17);
+    let mut res = Resources::default();
+    res.buffers.insert(
+        (0, 0),
+        u32s(&(0..words).map(|_| rng.u32()).collect::<Vec<_>>()),
+    );
+    res.buffers.insert((0, 1), u32s(&[0; 256]));
+    res.buffers.insert((0, 2), u32s(&[5; 4]));
+    res.push_constants = u32s(&[taps]);
+    let options = RunOptions {
+        threads: 2,
+        wide: fast,
+        jit: fast,
+        checks,
+        ..RunOptions::default()
+    };
+    let report = pipeline.dispatch(&mut res, [4, 1, 1], &options);
+    let out = (
+        to_u32s(&res.buffers[&(0, 1)]),
+        to_u32s(&res.buffers[&(0, 2)]),
+    );
+    (out, report)
+}
+
+/// Loads and stores through fixed-size arrays of buffers (`wb.w[t]`, `s[i]`), whose reach the
+/// native tier checks once on entry instead of at each access.
+const FIXED_ARRAYS: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) readonly buffer W { uint head; uint w[16]; } wb;
+layout(set = 0, binding = 1, std430) buffer Y { uint y[]; };
+layout(set = 0, binding = 2, std430) buffer S { uint s[4]; };
+layout(push_constant) uniform P { uint taps; } p;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint acc = i;
+    for (uint t = 0u; t < p.taps; ++t) {
+        acc = acc * 31u + wb.w[t] + wb.head;
+    }
+    y[i] = acc;
+    if (i < 4u) {
+        s[i] = acc;
+    }
+}
+";
+
+#[test]
+fn fixed_size_arrays_checked_on_entry_agree_with_the_reference_path() {
+    // (tap buffer words, taps, checks, native tier runs it, findings)
+    let cases = [
+        // The arrays fit their buffers: run natively, with checks and without.
+        (17, 16, true, true, false),
+        (17, 16, false, true, false),
+        (40, 3, true, true, false),
+        // The buffer is shorter than the array but the loop stays inside it: given back on
+        // entry (the reach is checked for every index), and nothing to report.
+        (9, 8, true, false, false),
+        // The loop leaves the buffer: reported as the reference path reports it.
+        (9, 12, true, false, true),
+        // The last word of the array one past the buffer.
+        (16, 16, true, false, true),
+        // An index past the array (w[16]) inside the buffer: the index finding.
+        (40, 18, true, false, true),
+    ];
+    for (words, taps, checks, native, found) in cases {
+        let (fast, r) = run_fixed(words, taps, true, checks);
+        let (want, w) = run_fixed(words, taps, false, checks);
+        let case = format!("{words} words, {taps} taps, checks {checks}");
+        assert_eq!(fast, want, "{case}");
+        let (r, w) = (r.expect("dispatch"), w.expect("dispatch"));
+        assert_eq!(r.diagnostics, w.diagnostics, "{case}");
+        assert_eq!(r.summaries, w.summaries, "{case}");
+        assert_eq!(
+            !r.diagnostics.is_empty(),
+            found,
+            "{case}: {:?}",
+            r.diagnostics
+        );
+        assert_eq!(
+            r.stats.jit_invocations,
+            if native { 256 } else { 0 },
+            "{case}"
+        );
+    }
+}

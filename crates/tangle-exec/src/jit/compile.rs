@@ -343,6 +343,10 @@ pub(super) struct Emitter<'a> {
     /// Loads from push constants through pointers known at compile time, read once on entry
     /// (push constants do not change during a dispatch): their leaves' values by pointer slot.
     push: HashMap<Slot, Vec<Value>>,
+    /// For each buffer variable with [`super::facts::Bounded`] chains: how many bytes past
+    /// its pointer their accesses may reach, checked against the buffer's length on entry
+    /// ([`Emitter::bounded_extents`]), and the buffer's host address, loaded there.
+    extents: HashMap<Slot, (u64, Value)>,
 }
 
 /// The low `bits` bits mask.
@@ -474,6 +478,7 @@ impl<'a> Emitter<'a> {
             at: (0, 0),
             checked,
             push: HashMap::new(),
+            extents: Default::default(),
             lanes,
             lane: None,
             lane_vars,
@@ -614,10 +619,15 @@ impl<'a> Emitter<'a> {
 
     /// The low `bits` bits of `v` ([`crate::semantics::truncate`]).
     pub(super) fn trunc(&mut self, bits: u32, v: Value) -> Value {
-        if bits >= 64 {
-            v
-        } else {
-            self.b.ins().band_imm_s(v, mask(bits) as i64)
+        match bits {
+            64.. => v,
+            // A 32-bit move zero-extends on x86-64 (the mask would be a load from the
+            // constant pool and an `and`).
+            32 => {
+                let low = self.b.ins().ireduce(I32, v);
+                self.b.ins().uextend(I64, low)
+            }
+            _ => self.b.ins().band_imm_s(v, mask(bits) as i64),
         }
     }
 
@@ -715,6 +725,7 @@ impl<'a> Emitter<'a> {
         }
         self.entry = Some(vals);
         self.push_constants()?;
+        self.bounded_extents()?;
         let zero = self.iconst(0);
         self.b.def_var(self.instructions, zero);
         self.b.def_var(self.g, first);
@@ -1075,12 +1086,7 @@ impl<'a> Emitter<'a> {
         self.give_up_if(outside, reason::OUT_OF_BOUNDS);
         // The table does not change during a call: loads a loop may hoist, above the check
         // just made too, so the index is masked to the table's (power-of-two) length.
-        let index = self.b.ins().band(region, region_mask);
-        let at = self
-            .b
-            .ins()
-            .imul_imm_s(index, std::mem::size_of::<Region>() as i64);
-        let entry = self.b.ins().iadd(regions, at);
+        let entry = self.region_entry(regions, region_mask, region);
         let flags = MemFlagsData::trusted().with_readonly().with_can_move();
         let base = self
             .b
@@ -1237,18 +1243,111 @@ impl<'a> Emitter<'a> {
                 }
                 self.at = (i as u32, j as u32);
                 let p = self.iconst(p);
-                let values = self.read(p, ty)?;
+                let values = self.read(None, p, ty)?;
                 self.push.insert(ptr, values);
             }
         }
         Ok(())
     }
 
-    /// The leaves of a `ty` value at pointer `p`, after the checks of [`Emitter::address`].
-    fn read(&mut self, p: Value, ty: u32) -> Result<Vec<Value>, String> {
+    /// Checks, on entry, that every access through a [`super::facts::Bounded`] chain lies
+    /// inside its buffer, whatever the chain's (checked) indices: the variable's pointer plus
+    /// the most bytes the chain adds plus the access's size against the buffer's length, once
+    /// a call, where [`Emitter::address`] checked each access (`w[t]` in a loop of taps), and
+    /// keeps the buffer's host address for them. One past its buffer gives up on entry,
+    /// earlier than the reference path would report it (if it would: a loop may never reach
+    /// that index), which is safe: the reference path then runs the dispatch.
+    fn bounded_extents(&mut self) -> Result<(), String> {
+        if !self.key.checks {
+            // Without the index checks the indices are not bounded.
+            return Ok(());
+        }
+        let func = self.func;
+        let mut extents: std::collections::BTreeMap<Slot, u64> = Default::default();
+        for op in func.blocks.iter().flat_map(|b| &b.ops) {
+            let (Op::Load { ptr, ty, .. }
+            | Op::LoadUniform { ptr, ty, .. }
+            | Op::Store { ptr, ty, .. }) = *op
+            else {
+                continue;
+            };
+            if let Some(b) = self.facts.bounded.get(&ptr) {
+                let end = b.last.saturating_add(self.prog.ty(ty).size);
+                let e = extents.entry(b.var).or_default();
+                *e = (*e).max(end);
+            }
+        }
+        let (regions, nregions, region_mask) = {
+            let v = self.vals()?;
+            (v.regions, v.nregions, v.region_mask)
+        };
+        for (var, end) in extents {
+            let p = self.get(var)?;
+            let region = self.b.ins().ushr_imm_s(p, i64::from(OFFSET_BITS));
+            let outside = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, region, nregions);
+            self.give_up_if(outside, reason::OUT_OF_BOUNDS);
+            let entry = self.region_entry(regions, region_mask, region);
+            let flags = MemFlagsData::trusted().with_readonly().with_can_move();
+            let len = self
+                .b
+                .ins()
+                .load(I64, flags, entry, offset_of!(Region, len) as i32);
+            let base = self
+                .b
+                .ins()
+                .load(I64, flags, entry, offset_of!(Region, base) as i32);
+            // Below 2^48 each, so the sum does not wrap.
+            let off = self.trunc(OFFSET_BITS, p);
+            let reach = self.b.ins().iadd_imm_s(off, end as i64);
+            let beyond = self.b.ins().icmp(IntCC::UnsignedGreaterThan, reach, len);
+            self.give_up_if(beyond, reason::OUT_OF_BOUNDS);
+            let odd = self.b.ins().band_imm_s(off, 3);
+            self.give_up_if(odd, reason::UNALIGNED);
+            self.extents.insert(var, (end, base));
+        }
+        Ok(())
+    }
+
+    /// The region table's entry for region number `region` (masked to the table's length:
+    /// [`Emitter::address`] says why).
+    fn region_entry(&mut self, regions: Value, region_mask: Value, region: Value) -> Value {
+        let index = self.b.ins().band(region, region_mask);
+        let at = self
+            .b
+            .ins()
+            .imul_imm_s(index, std::mem::size_of::<Region>() as i64);
+        self.b.ins().iadd(regions, at)
+    }
+
+    /// The address of a `size`-byte access through slot `ptr`, which holds `p`: with no check
+    /// for a [`super::facts::Bounded`] chain whose extent was checked on entry
+    /// ([`Emitter::bounded_extents`]: its offset then stays below the buffer's length, so it
+    /// does not wrap, and is a multiple of 4), after [`Emitter::address`]'s checks for any
+    /// other.
+    fn address_of(&mut self, ptr: Slot, p: Value, size: u64) -> Result<Value, String> {
+        let checked = self.facts.bounded.get(&ptr).and_then(|b| {
+            let &(end, base) = self.extents.get(&b.var)?;
+            (b.last.saturating_add(size) <= end).then_some(base)
+        });
+        let Some(base) = checked else {
+            return self.address(p, size);
+        };
+        let off = self.trunc(OFFSET_BITS, p);
+        Ok(self.b.ins().iadd(base, off))
+    }
+
+    /// The leaves of a `ty` value through slot `ptr` holding `p` (`None`: no slot), after the
+    /// checks of [`Emitter::address_of`].
+    fn read(&mut self, ptr: Option<Slot>, p: Value, ty: u32) -> Result<Vec<Value>, String> {
         let leaves = self.leaves(ty)?;
         let size = self.prog.ty(ty).size;
-        let addr = self.address(p, size)?;
+        let addr = match ptr {
+            Some(ptr) => self.address_of(ptr, p, size)?,
+            None => self.address(p, size)?,
+        };
         let flags = MemFlagsData::trusted();
         let mut out = Vec::new();
         for leaf in &leaves {
@@ -1288,7 +1387,7 @@ impl<'a> Emitter<'a> {
         // Logged before the read, as the reference path logs (and nothing reads the log
         // before the end).
         self.log(ptr, p, size, false)?;
-        let values = self.read(p, ty)?;
+        let values = self.read(Some(ptr), p, ty)?;
         for (i, v) in values.into_iter().enumerate() {
             self.set(dst + i as u32, v)?;
         }
@@ -1299,7 +1398,7 @@ impl<'a> Emitter<'a> {
         let leaves = self.leaves(ty)?;
         let size = self.prog.ty(ty).size;
         let p = self.get(ptr)?;
-        let addr = self.address(p, size)?;
+        let addr = self.address_of(ptr, p, size)?;
         self.log(ptr, p, size, true)?;
         let flags = MemFlagsData::trusted();
         for (i, leaf) in leaves.iter().enumerate() {
@@ -1319,7 +1418,16 @@ impl<'a> Emitter<'a> {
     /// `OpAccessChain`: the offset wraps inside its 48 bits and the region stays; a pointer
     /// from an unbound descriptor stays as it is ([`crate::run::access::exec_memory`]).
     fn chain(&mut self, dst: Slot, base: Slot, steps: &[Step]) -> Result<(), String> {
-        let v = self.chain_value(base, steps)?;
+        let v = match self.facts.bounded.get(&dst) {
+            // Its buffer's reach was checked on entry: the offset stays inside the buffer, so
+            // it neither wraps nor leaves the region, and the base is no unbound descriptor.
+            Some(b) if self.extents.contains_key(&b.var) => {
+                let p = self.get(base)?;
+                let sum = self.chain_offset(steps)?;
+                self.b.ins().iadd(p, sum)
+            }
+            _ => self.chain_value(base, steps)?,
+        };
         self.set(dst, v)
     }
 
@@ -1327,6 +1435,21 @@ impl<'a> Emitter<'a> {
     /// included.
     pub(super) fn chain_value(&mut self, base: Slot, steps: &[Step]) -> Result<Value, String> {
         let p = self.get(base)?;
+        let sum = self.chain_offset(steps)?;
+        let region_bits = !mask(OFFSET_BITS);
+        let region = self.b.ins().band_imm_s(p, region_bits as i64);
+        let moved = self.b.ins().iadd(p, sum);
+        let moved = self.trunc(OFFSET_BITS, moved);
+        let moved = self.b.ins().bor(region, moved);
+        let unbound =
+            self.b
+                .ins()
+                .icmp_imm_s(IntCC::Equal, region, (REGION_UNBOUND << OFFSET_BITS) as i64);
+        Ok(self.b.ins().select(unbound, p, moved))
+    }
+
+    /// The bytes an access chain's `steps` add to its base, its index checks included.
+    fn chain_offset(&mut self, steps: &[Step]) -> Result<Value, String> {
         let mut sum = self.iconst(0);
         for step in steps {
             let delta = match *step {
@@ -1356,16 +1479,7 @@ impl<'a> Emitter<'a> {
             };
             sum = self.b.ins().iadd(sum, delta);
         }
-        let region_bits = !mask(OFFSET_BITS);
-        let region = self.b.ins().band_imm_s(p, region_bits as i64);
-        let moved = self.b.ins().iadd(p, sum);
-        let moved = self.trunc(OFFSET_BITS, moved);
-        let moved = self.b.ins().bor(region, moved);
-        let unbound =
-            self.b
-                .ins()
-                .icmp_imm_s(IntCC::Equal, region, (REGION_UNBOUND << OFFSET_BITS) as i64);
-        Ok(self.b.ins().select(unbound, p, moved))
+        Ok(sum)
     }
 
     /// A load of a built-in input: each 4-byte component computed from the invocation index

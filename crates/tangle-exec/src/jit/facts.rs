@@ -14,6 +14,9 @@ pub(crate) struct Facts {
     /// Pointers known at compile time: constants, and access chains of constant steps from
     /// them that are the only write of their slot.
     pub known: HashMap<Slot, u64>,
+    /// Access chains into a fixed-size part of a buffer ([`Bounded`]), by the slot they
+    /// write (their only write).
+    pub bounded: HashMap<Slot, Bounded>,
     /// Each 4-byte component of a built-in input, by the pointer a load names it with:
     /// (`spirv::BuiltIn` number, component).
     pub builtins: HashMap<u64, (u32, usize)>,
@@ -25,6 +28,36 @@ pub(crate) struct Facts {
     writes: Writes,
     /// The buffers every invocation accesses only at its own element ([`own_elements`]).
     own: Vec<RegionKind>,
+}
+
+/// An access chain straight from a buffer variable whose every dynamic index has a length to
+/// be checked against (`w[t]` of `float w[16]`): with the indices checked, its pointer is the
+/// variable's plus at most `last` bytes, a multiple of 4. One check on entry that an access
+/// `last` bytes past the variable's pointer lies inside its buffer then covers every access
+/// through the chain, where each access was checked ([`super::compile`]'s
+/// `bounded_extents`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Bounded {
+    /// The buffer variable's slot (never written: it holds the buffer's pointer).
+    pub var: Slot,
+    /// The most bytes past the variable's pointer the chain's pointer may be.
+    pub last: u64,
+}
+
+/// The [`Bounded`] form of a chain of `steps` from buffer variable `var`, if it has one.
+fn bounded(var: Slot, steps: &[Step]) -> Option<Bounded> {
+    let mut last = 0u64;
+    let mut aligned = true;
+    for s in steps {
+        let (add, multiple) = match *s {
+            Step::Const(c) => (c, c),
+            Step::Dyn { count: 0, .. } => return None,
+            Step::Dyn { stride, count, .. } => (stride.checked_mul(u64::from(count) - 1)?, stride),
+        };
+        last = last.checked_add(add)?;
+        aligned &= multiple % 4 == 0;
+    }
+    (aligned && last < 1 << crate::run::memory::OFFSET_BITS).then_some(Bounded { var, last })
 }
 
 /// Every slot an op writes (loads of several leaves and dynamic inserts included) and every
@@ -136,6 +169,18 @@ impl Facts {
                 break;
             }
         }
+        let buffer_var = |s: Slot| {
+            !is_written(s)
+                && prog
+                    .variables
+                    .iter()
+                    .any(|v| v.slot == s && matches!(v.region, RegionKind::Buffer { .. }))
+        };
+        let bounded = chains
+            .iter()
+            .filter(|&&(_, base, _)| buffer_var(base))
+            .filter_map(|&(dst, base, steps)| Some((dst, bounded(base, steps)?)))
+            .collect();
         let mut builtins = HashMap::new();
         for var in &prog.variables {
             if let (RegionKind::Invocation, Some(b)) = (var.region, var.builtin) {
@@ -151,6 +196,7 @@ impl Facts {
         Facts {
             written,
             known,
+            bounded,
             builtins,
             origin,
             writes,

@@ -10,7 +10,12 @@
 //! * **Memory.** Every load and store the compiled code makes is to `base + offset` of a
 //!   [`Region`] of the [`Ctx`] table, after one bounds check of `offset + size <= len` (`len`
 //!   in bytes, at most the words' byte size) and a check that the offset is a multiple of 4; a
-//!   failed check returns the give-up status before the access. The table is built by
+//!   failed check returns the give-up status before the access. (For an access chain into
+//!   a fixed-size part of a buffer, [`super::facts::Bounded`], the check is made once on
+//!   entry for the greatest offset its indices can make, each index checked against its
+//!   length before the chain's pointer is made; the accesses then add their offset to the
+//!   base loaded there, and one whose size passes what was checked takes the plain check.)
+//!   The table is built by
 //!   [`super::regions`] from [`crate::run::memory::Words`] that outlive the call (the
 //!   dispatch's `Shared`, borrowed for the whole run of the workers), each `base` from
 //!   `Words::as_ptr`, so every access lies inside a live `Box<[AtomicU32]>`. Besides those, it

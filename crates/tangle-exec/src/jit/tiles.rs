@@ -125,11 +125,12 @@ impl Tile {
 }
 
 /// A store op's race-log entries for one Stride: (invocation after the group's first, bytes
-/// after the Pointer, bytes), and how far past the Pointer the last one ends.
+/// after the Pointer, bytes a lane, lanes: a run of consecutive invocations' runs), and how
+/// far past the Pointer the last one ends.
 #[derive(Debug, Clone)]
 struct StoreLog {
     stride: u64,
-    entries: Vec<(u64, u64, u64)>,
+    entries: Vec<(u64, u64, u64, u64)>,
     extent: u64,
 }
 
@@ -515,18 +516,16 @@ impl<'s> Tiles<'s> {
         };
         if let Some(Some(c)) = self.store_logs.get(index) {
             if c.stride == stride && plain && unclamped(c.extent) {
-                log.extend(
-                    c.entries
-                        .iter()
-                        .map(|&(lane, rel, len)| crate::wide::races::Access {
-                            ptr: ptr + rel,
-                            len,
-                            step: len,
-                            count: 1,
-                            first: first + lane,
-                            write: true,
-                        }),
-                );
+                log.extend(c.entries.iter().map(|&(lane, rel, len, count)| {
+                    crate::wide::races::Access {
+                        ptr: ptr + rel,
+                        len,
+                        step: len,
+                        count,
+                        first: first + lane,
+                        write: true,
+                    }
+                }));
                 return true;
             }
         }
@@ -536,14 +535,14 @@ impl<'s> Tiles<'s> {
             return false;
         }
         let made = log.get(start..).unwrap_or_default();
-        let entries: Option<Vec<(u64, u64, u64)>> = made
+        let entries: Option<Vec<(u64, u64, u64, u64)>> = made
             .iter()
             .map(|a| {
-                let same = split_pointer(a.ptr).0 == region && a.ptr >= ptr && a.count == 1;
-                same.then(|| (a.first.wrapping_sub(first), a.ptr - ptr, a.len))
+                let same = split_pointer(a.ptr).0 == region && a.ptr >= ptr && a.step == a.len;
+                same.then(|| (a.first.wrapping_sub(first), a.ptr - ptr, a.len, a.count))
             })
             .collect();
-        let extent = made.iter().map(|a| a.ptr - ptr + a.len).max().unwrap_or(0);
+        let extent = made.iter().map(|a| a.end() - ptr).max().unwrap_or(0);
         if let (Some(entries), true) = (entries, plain && unclamped(extent)) {
             if self.store_logs.len() <= index {
                 self.store_logs.resize(index + 1, None);

@@ -26,6 +26,26 @@ pub(crate) trait Unit {
     fn finish(&mut self) {}
 }
 
+/// The worker threads every dispatch shares, one a core, started at the first dispatch that
+/// needs them: starting a dozen threads per dispatch took a fixed fraction of a millisecond of
+/// serial work, a third of a short dispatch on 16 cores. `None` if the pool cannot be made.
+///
+/// Only the calling thread waits on a dispatch's workers (it is never one of the pool's
+/// threads: workers do not dispatch), so dispatches from several threads at once share the
+/// pool without a deadlock. A dispatch asking for more workers than the pool has gets threads
+/// of its own, as before: its workgroups may rely on running side by side (a spin-wait on
+/// another workgroup's write), which more jobs than threads would not give.
+fn pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        rayon::ThreadPoolBuilder::new()
+            .thread_name(|w| format!("tangle-worker-{w}"))
+            .build()
+            .ok()
+    })
+    .as_ref()
+}
+
 /// Runs units `0..total` on `threads` workers (at least one), each with its own state from
 /// `new`, returning the first error (by unit number) or the time limit.
 pub(crate) fn run_all<U: Unit>(
@@ -40,31 +60,47 @@ pub(crate) fn run_all<U: Unit>(
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let first_error: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);
-    let spawned = std::thread::scope(|scope| {
-        // Workers never send; the channel disconnects when the last one ends.
-        let (tx, rx) = mpsc::channel::<()>();
-        let mut spawned = 0usize;
-        for w in 0..threads.max(1) {
-            let tx = tx.clone();
-            let (next, done, first_error, new) = (&next, &done, &first_error, &new);
-            let worker = std::thread::Builder::new()
-                .name(format!("tangle-worker-{w}"))
-                .spawn_scoped(scope, move || {
+    let spawned = match pool().filter(|p| threads <= p.current_num_threads()) {
+        Some(pool) => pool.in_place_scope(|scope| {
+            // Workers never send; the channel disconnects when the last one ends.
+            let (tx, rx) = mpsc::channel::<()>();
+            for _ in 0..threads.max(1) {
+                let tx = tx.clone();
+                let (next, done, first_error, new) = (&next, &done, &first_error, &new);
+                scope.spawn(move |_| {
                     work(s, total, next, done, first_error, new());
                     drop(tx);
                 });
-            match worker {
-                Ok(_) => spawned += 1,
-                // The workers already started take over the rest.
-                Err(_) => break,
             }
-        }
-        drop(tx);
-        if spawned > 0 {
+            drop(tx);
             monitor(s, &rx, deadline, &done, total);
-        }
-        spawned
-    });
+            threads.max(1)
+        }),
+        None => std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel::<()>();
+            let mut spawned = 0usize;
+            for w in 0..threads.max(1) {
+                let tx = tx.clone();
+                let (next, done, first_error, new) = (&next, &done, &first_error, &new);
+                let worker = std::thread::Builder::new()
+                    .name(format!("tangle-worker-{w}"))
+                    .spawn_scoped(scope, move || {
+                        work(s, total, next, done, first_error, new());
+                        drop(tx);
+                    });
+                match worker {
+                    Ok(_) => spawned += 1,
+                    // The workers already started take over the rest.
+                    Err(_) => break,
+                }
+            }
+            drop(tx);
+            if spawned > 0 {
+                monitor(s, &rx, deadline, &done, total);
+            }
+            spawned
+        }),
+    };
     let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     s.worker_nanos.fetch_add(nanos, Ordering::Relaxed);
     if spawned == 0 {

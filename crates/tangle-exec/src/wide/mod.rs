@@ -1029,16 +1029,20 @@ pub(crate) fn log_coopmat(
         }
         CoopmatInst::Store { at, .. } => {
             let mut run = |lane: usize, ptr: u64, len: u64| {
-                if memory::split_pointer(ptr).0 >= memory::FIRST_BUFFER {
-                    log.push(Access {
+                if memory::split_pointer(ptr).0 < memory::FIRST_BUFFER {
+                    return;
+                }
+                races::push_run(
+                    log,
+                    Access {
                         ptr,
                         len,
                         step: len,
                         count: 1,
                         first: first + lane as u64,
                         write: true,
-                    });
-                }
+                    },
+                );
             };
             coopmat::touched(at, regs, n, mask, layouts, Some(&mut run)).ok_or_else(not_uniform)?;
         }
