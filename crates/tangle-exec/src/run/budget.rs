@@ -34,7 +34,7 @@ pub(super) fn threads(
     options: &RunOptions,
     total: u64,
 ) -> Result<usize, ExecError> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = super::workers::cores();
     let asked = match options.threads {
         0 => cores,
         n => n.min(cores),
