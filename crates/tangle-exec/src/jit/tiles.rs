@@ -12,10 +12,11 @@
 //! path's dense-form functions on raw bits. `false` from an op gives the dispatch back, and the
 //! reference path reports what it found.
 
-use super::coopmat::{TileOp, TileProgram, Val};
+use super::coopmat::{Fast, TileOp, TileProgram, Val};
+use super::native::Avx2;
 use crate::run::coopmat::{Access, CoopmatInst};
 use crate::run::coopmat_dense::F16_F32;
-use crate::run::memory::{split_pointer, Words, FIRST_BUFFER};
+use crate::run::memory::{split_pointer, Words, FIRST_BUFFER, REGION_UNBOUND};
 use crate::semantics::coopmat_kernel::widen_f16;
 use crate::semantics::coopmat_types::MulAddTypes;
 
@@ -77,6 +78,14 @@ impl Tile {
                     v.to_bits()
                 });
             }
+        } else if self.val_kind == Some(Val::F16) {
+            // A tile loaded without its words ([`Fast::F16Rows`]) is only read by f16 MulAdds
+            // (the plan checks it): never here. Its values narrowed back are its bits but for
+            // a NaN's payload.
+            debug_assert!(false, "the bits of an f16 tile loaded without its words");
+            for (r, &v) in self.raw.iter_mut().zip(&self.val) {
+                *r = u64::from(half::f16::from_f32(v).to_bits());
+            }
         }
         self.raw_ok = true;
     }
@@ -117,9 +126,9 @@ impl Tile {
         self.canonical = canonical;
     }
 
-    /// The packed binary16 words and their widened values now hold the value.
-    fn f16_written(&mut self) {
-        (self.raw_ok, self.packed_ok, self.val_kind) = (false, true, Some(Val::F16));
+    /// The widened binary16 values now hold the value, with the packed words when `words`.
+    fn f16_written(&mut self, words: bool) {
+        (self.raw_ok, self.packed_ok, self.val_kind) = (false, words, Some(Val::F16));
         self.canonical = false;
     }
 }
@@ -145,8 +154,11 @@ pub(crate) struct Tiles<'s> {
     /// A register file of two slots for the reference path's functions: the Pointer in slot
     /// 0 and the Stride in slot 1 of every lane.
     regs: Vec<u64>,
-    /// A MulAdd's typed result, before it becomes the destination's tile.
+    /// A MulAdd's typed result, before it becomes the destination's tile (where that is A or
+    /// B).
     out: Vec<f32>,
+    /// A MulAdd's raw result, before it becomes the destination's tile.
+    raw_out: Vec<u64>,
     /// The words of an f32 tile on their way to or from memory.
     words: Vec<u32>,
     /// Each store op's race-log entries, by op ([`Tiles::log_store`]).
@@ -154,6 +166,8 @@ pub(crate) struct Tiles<'s> {
     scratch: crate::run::coopmat_dense::Scratch,
     /// Tile ops run, for [`crate::report::Stats::dense_matrix_ops`].
     pub(crate) ops_run: u64,
+    /// The CPU's AVX2, FMA and F16C, for the fast entries' kernels.
+    cpu: Option<Avx2>,
 }
 
 impl std::fmt::Debug for Tiles<'_> {
@@ -170,6 +184,7 @@ impl<'s> Tiles<'s> {
                 t.raw.fill(bits);
             }
         }
+        let cpu = Avx2::detect();
         Tiles {
             prog,
             s,
@@ -177,11 +192,87 @@ impl<'s> Tiles<'s> {
             tiles,
             regs: Vec::new(),
             out: Vec::new(),
+            raw_out: Vec::new(),
             words: Vec::new(),
             store_logs: Vec::new(),
             scratch: Default::default(),
             ops_run: 0,
+            cpu,
         }
+    }
+
+    /// Runs load op `index` (one the race screen does not log) at the group's Pointer and
+    /// Stride: its fast form ([`Fast::F16Rows`]) where it applies and every check holds, else
+    /// [`Tiles::run`]. `false` as there.
+    pub(crate) fn load_op(&mut self, index: u64, uniform: (u64, u64)) -> bool {
+        if self.load_f16_rows(index, uniform).is_some() {
+            self.ops_run += 1;
+            return true;
+        }
+        self.run(index, uniform, 0, None)
+    }
+
+    /// [`Fast::F16Rows`]: the rows, all in one buffer, widened straight into the tile's values
+    /// (its words kept where the plan says something may read its bits). `None` (nothing
+    /// changed) where it does not apply.
+    fn load_f16_rows(&mut self, index: u64, (ptr, stride): (u64, u64)) -> Option<()> {
+        let cpu = self.cpu?;
+        let i = usize::try_from(index).ok()?;
+        let (Some(&Fast::F16Rows { dst, words }), Some(TileOp::Load { at, .. })) =
+            (self.prog.fast.get(i), self.prog.ops.get(i))
+        else {
+            return None;
+        };
+        let (rows, cols, pitch, block) = buffer_rows(self.s, at, (ptr, stride))?;
+        let tile = self.tiles.get_mut(dst)?;
+        let per_row = cols / 2;
+        if tile.val.len() != rows * cols || !cols.is_multiple_of(2) {
+            return None;
+        }
+        let pitch = (pitch / 4) as usize;
+        let packed = if words {
+            tile.packed.resize(rows * per_row, 0);
+            Some(&mut tile.packed[..])
+        } else {
+            None
+        };
+        if !super::native::load_f16_rows(cpu, block, (pitch, per_row), packed, &mut tile.val) {
+            return None;
+        }
+        tile.f16_written(words);
+        Some(())
+    }
+
+    /// Runs MulAdd op `index`: its fast form ([`Fast::MulAdd16`]) where it applies (A and B
+    /// held as f16 values, C as f32 values, the CPU with AVX2 and FMA), else [`Tiles::run`].
+    /// `false` as there.
+    pub(crate) fn mul_add_op(&mut self, index: u64) -> bool {
+        if self.mul_add_16(index).is_some() {
+            self.ops_run += 1;
+            return true;
+        }
+        self.run(index, (0, 0), 0, None)
+    }
+
+    /// [`Fast::MulAdd16`]: the 16³ kernel on the tiles' values, accumulating in C's tile.
+    fn mul_add_16(&mut self, index: u64) -> Option<()> {
+        let cpu = self.cpu?;
+        let &Fast::MulAdd16 { acc, a, b } = self.prog.fast.get(usize::try_from(index).ok()?)?
+        else {
+            return None;
+        };
+        let [ta, tb, tc] = self.tiles.get_disjoint_mut([a, b, acc]).ok()?;
+        let typed = (ta.val_kind, tb.val_kind, tc.val_kind);
+        if typed != (Some(Val::F16), Some(Val::F16), Some(Val::F32)) {
+            return None;
+        }
+        let av = <&[f32; 256]>::try_from(&ta.val[..]).ok()?;
+        let bv = <&[f32; 256]>::try_from(&tb.val[..]).ok()?;
+        let cv = <&mut [f32; 256]>::try_from(&mut tc.val[..]).ok()?;
+        super::native::mul_add_16(cpu, av, bv, cv);
+        // Its NaNs read as the canonical one, as the reference path makes every NaN result.
+        tc.f32_written(true);
+        Some(())
     }
 
     /// Runs tile op `index` for the group whose first invocation is `first`, with the group's
@@ -223,15 +314,26 @@ impl<'s> Tiles<'s> {
                 self.tiles.swap(dst, src);
                 true
             }
-            TileOp::Splat { dst, bits } => match self.tiles.get_mut(dst) {
-                Some(t) => {
-                    t.raw.fill(bits);
-                    t.raw_written();
-                    true
-                }
-                None => false,
-            },
+            TileOp::Splat { dst, bits } => self.splat(dst, bits),
         }
+    }
+
+    /// Every element of range `dst` ← `bits`: as f32 values where a MulAdd reads the range as
+    /// f32 (an accumulator's zero fill) and the bits are a 32-bit value's (whose bits the
+    /// values then give back), else as raw bits.
+    fn splat(&mut self, dst: usize, bits: u64) -> bool {
+        let typed = self.prog.hints.get(dst) == Some(&Some(Val::F32)) && bits >> 32 == 0;
+        let Some(t) = self.tiles.get_mut(dst) else {
+            return false;
+        };
+        if typed {
+            t.val.fill(f32::from_bits(bits as u32));
+            t.f32_written(false);
+        } else {
+            t.raw.fill(bits);
+            t.raw_written();
+        }
+        true
     }
 
     /// Range `dst` ← range `src` (of the same shape), in the forms that hold it.
@@ -263,15 +365,17 @@ impl<'s> Tiles<'s> {
     }
 
     /// The rows a row-major load or store of `at` at (Pointer, Stride) touches, when all are in
-    /// bounds and each starts on a word and holds whole words: (rows, columns, the pitch in
-    /// bytes, the words from the first row's start to the last row's end). The typed load and
-    /// store take these; anything else goes the reference path's dense-form way.
+    /// bounds, each starts on a word and holds whole words, and the Stride is positive: (rows,
+    /// columns, the pitch in bytes, the words from the first row's start to the last row's
+    /// end). The typed load and store take these; anything else goes the reference path's
+    /// dense-form way.
     fn rows<'a>(
         s: &'a crate::run::Shared<'_>,
         no_memory: &'a Words,
         at: &Access,
-        (ptr, stride): (u64, i128),
+        (ptr, stride): (u64, u64),
     ) -> Option<(usize, usize, u64, &'a [std::sync::atomic::AtomicU32])> {
+        let positive = stride_of(at, stride)?;
         let full = || {
             let mem = Self::mem(s, no_memory);
             let cx = crate::run::coopmat::Ctx {
@@ -279,26 +383,17 @@ impl<'s> Tiles<'s> {
                 mem: &mem,
                 lanes: s.sg,
             };
-            let (words, off0, pitch) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)?;
+            let (words, off0, pitch) =
+                crate::run::coopmat::rows_in_bounds(at, (ptr, positive), &cx)?;
             let (rows, cols, block) = whole_words(at, off0, pitch, words)?;
             Some((rows, cols, pitch, block))
         };
-        // A row-major access of a buffer (every typed load's and store's): what
-        // `rows_in_bounds` checks comes down to the span of whole words, from the Pointer's
-        // offset over `(rows - 1)` pitches and a row, lying inside the buffer's words, which
-        // `whole_words` checks (the span inside the buffer is inside the offsets' range, so no
-        // address was clamped); in a third of the instructions. Debug builds compare.
-        let (region, off0) = split_pointer(ptr);
+        let region = split_pointer(ptr).0;
         if at.column_major || region < FIRST_BUFFER || crate::run::memory::unbound_of(ptr).is_some()
         {
             return full();
         }
-        let words = &s
-            .buffers
-            .get(usize::try_from(region - FIRST_BUFFER).ok()?)?
-            .0;
-        let pitch = u64::try_from(stride.checked_mul(i128::from(at.pointee))?).ok()?;
-        let fast = whole_words(at, off0, pitch, words).map(|(r, c, b)| (r, c, pitch, b));
+        let fast = buffer_rows(s, at, (ptr, stride));
         debug_assert_eq!(
             fast.map(|(r, c, p, b)| (r, c, p, b.as_ptr(), b.len())),
             full().map(|(r, c, p, b)| (r, c, p, b.as_ptr(), b.len())),
@@ -411,9 +506,6 @@ impl<'s> Tiles<'s> {
         (ptr, stride): (u64, u64),
         kind: Val,
     ) -> bool {
-        let Some(stride) = stride_of(at, stride) else {
-            return false;
-        };
         if at.column_major || split_pointer(ptr).0 < FIRST_BUFFER {
             return false;
         }
@@ -445,14 +537,23 @@ impl<'s> Tiles<'s> {
             Val::F16 => {
                 // The rows' words, kept, then widened in one pass.
                 tile.packed.resize(rows * per_row, 0);
-                let fused = (pitch, per_row);
-                if !super::native::load_f16_rows(block, fused, &mut tile.packed, &mut tile.val) {
+                let fused = self.cpu.is_some_and(|cpu| {
+                    let packed = Some(&mut tile.packed[..]);
+                    super::native::load_f16_rows(
+                        cpu,
+                        block,
+                        (pitch, per_row),
+                        packed,
+                        &mut tile.val,
+                    )
+                });
+                if !fused {
                     if !super::native::copy_rows(block, (pitch, per_row), &mut tile.packed, true) {
                         return false;
                     }
                     crate::semantics::coopmat_kernel::widen_words(&tile.packed, &mut tile.val);
                 }
-                tile.f16_written();
+                tile.f16_written(true);
             }
         }
         true
@@ -565,9 +666,6 @@ impl<'s> Tiles<'s> {
         let Some(tile) = self.tiles.get(src) else {
             return false;
         };
-        let Some(stride) = stride_of(at, stride) else {
-            return false;
-        };
         if tile.val_kind != Some(Val::F32)
             || at.shape.bytes != 4
             || at.column_major
@@ -605,36 +703,16 @@ impl<'s> Tiles<'s> {
             return false;
         }
         if *types == F16_F32 {
-            for (r, kind) in [(a, Val::F16), (b, Val::F16), (c, Val::F32)] {
-                if let Some(t) = self.tiles.get_mut(r) {
-                    t.ensure_val(kind);
-                }
-            }
-            let (Some(ta), Some(tb), Some(tc)) =
-                (self.tiles.get(a), self.tiles.get(b), self.tiles.get(c))
-            else {
-                return false;
-            };
-            f16_f32([ta, tb, tc], (m, n, k), &mut self.out);
-            let Some(t) = self.tiles.get_mut(dst) else {
-                return false;
-            };
-            std::mem::swap(&mut t.val, &mut self.out);
-            // Its NaNs read as the canonical one, as the reference path makes every NaN
-            // result.
-            t.f32_written(true);
-            return true;
+            return self.mul_add_f16_f32((m, n, k), [dst, a, b, c]);
         }
         for r in [a, b, c] {
             if let Some(t) = self.tiles.get_mut(r) {
                 t.ensure_raw();
             }
         }
-        let mut out = self
-            .tiles
-            .get_mut(dst)
-            .map(|t| std::mem::take(&mut t.raw))
-            .unwrap_or_default();
+        // Into a spare buffer: the destination may be C (a folded move, [`super::coopmat`]).
+        let mut out = std::mem::take(&mut self.raw_out);
+        out.clear();
         out.resize(m * n, 0);
         let ok = match (self.tiles.get(a), self.tiles.get(b), self.tiles.get(c)) {
             (Some(ta), Some(tb), Some(tc)) => crate::run::coopmat_dense::mul_add(
@@ -647,20 +725,78 @@ impl<'s> Tiles<'s> {
             _ => false,
         };
         if let Some(t) = self.tiles.get_mut(dst) {
-            t.raw = out;
+            self.raw_out = std::mem::replace(&mut t.raw, out);
             t.raw_written();
         }
         ok
     }
+
+    /// The f16 × f16 + f32 → f32 MulAdd on typed tiles: A and B as widened f16 values, C as
+    /// f32 values, the result accumulated in the destination's own values (C's copied there
+    /// first unless C is the destination, as a GEMM's folded `acc = coopMatMulAdd(a, b, acc)`
+    /// is: [`super::coopmat`]'s folds). Its NaNs read as the canonical one, as the reference
+    /// path makes every NaN result.
+    fn mul_add_f16_f32(&mut self, dims: (usize, usize, usize), [dst, a, b, c]: [usize; 4]) -> bool {
+        for (r, kind) in [(a, Val::F16), (b, Val::F16), (c, Val::F32)] {
+            if let Some(t) = self.tiles.get_mut(r) {
+                t.ensure_val(kind);
+            }
+        }
+        // The destination's values, taken out while A, B and C are read (where the destination
+        // is A or B, into a buffer of their own).
+        let aliased = dst == a || dst == b;
+        let mut acc = match self.tiles.get_mut(dst) {
+            Some(t) if !aliased => std::mem::take(&mut t.val),
+            Some(_) => std::mem::take(&mut self.out),
+            None => return false,
+        };
+        if dst != c || aliased {
+            acc.clear();
+            acc.extend_from_slice(self.tiles.get(c).map_or(&[][..], |t| &t.val));
+        }
+        if let (Some(ta), Some(tb)) = (self.tiles.get(a), self.tiles.get(b)) {
+            f16_f32_into(&ta.val, &tb.val, dims, &mut acc);
+        }
+        let Some(t) = self.tiles.get_mut(dst) else {
+            return false;
+        };
+        if aliased {
+            self.out = std::mem::replace(&mut t.val, acc);
+        } else {
+            t.val = acc;
+        }
+        t.f32_written(true);
+        true
+    }
 }
 
-/// `out` = `a` × `b` + `c` of f16 × f16 + f32 tiles held typed (A and B as widened f16
-/// values, C as f32 values): the reference path's kernel on them (its NaN results are made
-/// canonical when the bits are taken, [`Tile::bits`]).
-fn f16_f32([a, b, c]: [&Tile; 3], (m, n, k): (usize, usize, usize), out: &mut Vec<f32>) {
-    out.clear();
-    out.extend_from_slice(&c.val);
-    crate::semantics::coopmat_kernel::f16_products_into_f32(m, n, k, &a.val, &b.val, out);
+/// `acc` += `a` × `b` on f16 values widened (A m × k, B k × n, `acc` m × n f32 values): the
+/// reference path's kernel (its NaN results are made canonical when the bits are taken,
+/// [`Tile::bits`]).
+fn f16_f32_into(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), acc: &mut [f32]) {
+    crate::semantics::coopmat_kernel::f16_products_into_f32(m, n, k, a, b, acc);
+}
+
+/// [`Tiles::rows`] of a row-major load or store of a buffer: what
+/// [`crate::run::coopmat::rows_in_bounds`] checks comes down to the span of whole words, from
+/// the Pointer's offset over `rows - 1` pitches and a row, lying inside the buffer's words,
+/// which [`whole_words`] checks (the span inside the buffer is inside the offsets' range, so
+/// no address was clamped); in a third of the instructions. `None` for anything else
+/// (column-major, another region, a Stride not positive, a row out of bounds or off its words).
+fn buffer_rows<'a>(
+    s: &'a crate::run::Shared<'_>,
+    at: &Access,
+    (ptr, stride): (u64, u64),
+) -> Option<(usize, usize, u64, &'a [std::sync::atomic::AtomicU32])> {
+    let stride = u64::try_from(stride_of(at, stride)?).ok()?;
+    let (region, off0) = split_pointer(ptr);
+    if at.column_major || region == REGION_UNBOUND {
+        return None;
+    }
+    let buffer = usize::try_from(region.checked_sub(FIRST_BUFFER)?).ok()?;
+    let words = &s.buffers.get(buffer)?.0;
+    let pitch = stride.checked_mul(at.pointee)?;
+    whole_words(at, off0, pitch, words).map(|(r, c, b)| (r, c, pitch, b))
 }
 
 /// The rows of a row-major load or store whose rows each start on a word and hold whole words,
@@ -759,7 +895,7 @@ mod tests {
                     .map(|p| u32::from(p[0]) | u32::from(p[1]) << 16)
                     .collect();
                 crate::semantics::coopmat_kernel::widen_words(&ta.packed, &mut ta.val);
-                ta.f16_written();
+                ta.f16_written(true);
                 let mut tb = Tile::new(k * n);
                 tb.raw = raw(&hb);
                 tb.raw_written();
@@ -768,8 +904,8 @@ mod tests {
                 tc.raw.clone_from(&c);
                 tc.raw_written();
                 tc.ensure_val(Val::F32);
-                let mut out = Vec::new();
-                f16_f32([&ta, &tb, &tc], (m, n, k), &mut out);
+                let mut out = tc.val.clone();
+                f16_f32_into(&ta.val, &tb.val, (m, n, k), &mut out);
                 let mut td = Tile::new(m * n);
                 td.val = out;
                 td.f32_written(true);
