@@ -154,9 +154,6 @@ pub(crate) struct Tiles<'s> {
     /// A register file of two slots for the reference path's functions: the Pointer in slot
     /// 0 and the Stride in slot 1 of every lane.
     regs: Vec<u64>,
-    /// A MulAdd's typed result, before it becomes the destination's tile (where that is A or
-    /// B).
-    out: Vec<f32>,
     /// A MulAdd's raw result, before it becomes the destination's tile.
     raw_out: Vec<u64>,
     /// The words of an f32 tile on their way to or from memory.
@@ -191,7 +188,6 @@ impl<'s> Tiles<'s> {
             no_memory: Words::default(),
             tiles,
             regs: Vec::new(),
-            out: Vec::new(),
             raw_out: Vec::new(),
             words: Vec::new(),
             store_logs: Vec::new(),
@@ -735,22 +731,23 @@ impl<'s> Tiles<'s> {
     /// f32 values, the result accumulated in the destination's own values (C's copied there
     /// first unless C is the destination, as a GEMM's folded `acc = coopMatMulAdd(a, b, acc)`
     /// is: [`super::coopmat`]'s folds). Its NaNs read as the canonical one, as the reference
-    /// path makes every NaN result.
+    /// path makes every NaN result. A destination that is A or B (which no plan makes: a
+    /// MulAdd's result is a value of its own, and a fold never gives it A's or B's range) is
+    /// given back.
     fn mul_add_f16_f32(&mut self, dims: (usize, usize, usize), [dst, a, b, c]: [usize; 4]) -> bool {
+        if dst == a || dst == b {
+            return false;
+        }
         for (r, kind) in [(a, Val::F16), (b, Val::F16), (c, Val::F32)] {
             if let Some(t) = self.tiles.get_mut(r) {
                 t.ensure_val(kind);
             }
         }
-        // The destination's values, taken out while A, B and C are read (where the destination
-        // is A or B, into a buffer of their own).
-        let aliased = dst == a || dst == b;
-        let mut acc = match self.tiles.get_mut(dst) {
-            Some(t) if !aliased => std::mem::take(&mut t.val),
-            Some(_) => std::mem::take(&mut self.out),
-            None => return false,
+        // The destination's values, taken out while A, B and C are read.
+        let Some(mut acc) = self.tiles.get_mut(dst).map(|t| std::mem::take(&mut t.val)) else {
+            return false;
         };
-        if dst != c || aliased {
+        if dst != c {
             acc.clear();
             acc.extend_from_slice(self.tiles.get(c).map_or(&[][..], |t| &t.val));
         }
@@ -760,11 +757,7 @@ impl<'s> Tiles<'s> {
         let Some(t) = self.tiles.get_mut(dst) else {
             return false;
         };
-        if aliased {
-            self.out = std::mem::replace(&mut t.val, acc);
-        } else {
-            t.val = acc;
-        }
+        t.val = acc;
         t.f32_written(true);
         true
     }
