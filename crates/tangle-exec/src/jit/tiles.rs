@@ -133,13 +133,70 @@ impl Tile {
     }
 }
 
-/// A store op's race-log entries for one Stride: (invocation after the group's first, bytes
-/// after the Pointer, bytes), and how far past the Pointer the last one ends.
+/// A store op's race-log entries for one Stride, and how far past the Pointer the last one
+/// ends.
 #[derive(Debug, Clone)]
 struct StoreLog {
     stride: u64,
-    entries: Vec<(u64, u64, u64)>,
+    entries: Vec<StoreRun>,
     extent: u64,
+}
+
+/// Consecutive invocations' accesses of one store, each `len` bytes right after the one
+/// before (a run of the race log, [`crate::wide::races::Access`]): from invocation `lane`
+/// after the group's first, at `rel` bytes after the Pointer, `count` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StoreRun {
+    lane: u64,
+    rel: u64,
+    len: u64,
+    count: u64,
+}
+
+impl StoreRun {
+    /// Its log entry for a group whose first invocation is `first`, storing at `ptr`.
+    fn access(&self, ptr: u64, first: u64) -> crate::wide::races::Access {
+        crate::wide::races::Access {
+            ptr: ptr + self.rel,
+            len: self.len,
+            step: self.len,
+            count: self.count,
+            first: first + self.lane,
+            write: true,
+        }
+    }
+}
+
+/// `entries` (single invocations' accesses, in the order the layout walk logged them) with
+/// each run of them that are consecutive invocations' equal-sized accesses, each right after
+/// the one before, as one entry: the same bytes by the same invocations, fewer to sort (a
+/// row-striped 16-column f32 tile's row is two or four invocations' runs at subgroups of 32
+/// or 64). The race screen compares runs of one size and stride exactly, so against other
+/// stores of the same shape it answers as for the single entries; against an access of
+/// another size by the same invocation (the group storing over its own tile in another
+/// shape) it takes a run as a possible race where two single entries compare exactly, and
+/// the reference path then runs the dispatch.
+fn coalesce(entries: &[StoreRun]) -> Vec<StoreRun> {
+    let mut runs: Vec<StoreRun> = Vec::with_capacity(entries.len());
+    for &e in entries {
+        if let Some(last) = runs.last_mut() {
+            let next_lane = last.lane.checked_add(last.count);
+            let next_rel = last
+                .count
+                .checked_mul(last.len)
+                .and_then(|b| last.rel.checked_add(b));
+            if e.count == 1
+                && e.len == last.len
+                && Some(e.lane) == next_lane
+                && Some(e.rel) == next_rel
+            {
+                last.count += 1;
+                continue;
+            }
+        }
+        runs.push(e);
+    }
+    runs
 }
 
 /// One worker's tile store for a compiled program with matrices: a tile per range (a worker
@@ -612,18 +669,7 @@ impl<'s> Tiles<'s> {
         };
         if let Some(Some(c)) = self.store_logs.get(index) {
             if c.stride == stride && plain && unclamped(c.extent) {
-                log.extend(
-                    c.entries
-                        .iter()
-                        .map(|&(lane, rel, len)| crate::wide::races::Access {
-                            ptr: ptr + rel,
-                            len,
-                            step: len,
-                            count: 1,
-                            first: first + lane,
-                            write: true,
-                        }),
-                );
+                log.extend(c.entries.iter().map(|r| r.access(ptr, first)));
                 return true;
             }
         }
@@ -633,15 +679,24 @@ impl<'s> Tiles<'s> {
             return false;
         }
         let made = log.get(start..).unwrap_or_default();
-        let entries: Option<Vec<(u64, u64, u64)>> = made
+        let entries: Option<Vec<StoreRun>> = made
             .iter()
             .map(|a| {
                 let same = split_pointer(a.ptr).0 == region && a.ptr >= ptr && a.count == 1;
-                same.then(|| (a.first.wrapping_sub(first), a.ptr - ptr, a.len))
+                same.then(|| StoreRun {
+                    lane: a.first.wrapping_sub(first),
+                    rel: a.ptr - ptr,
+                    len: a.len,
+                    count: 1,
+                })
             })
             .collect();
         let extent = made.iter().map(|a| a.ptr - ptr + a.len).max().unwrap_or(0);
         if let (Some(entries), true) = (entries, plain && unclamped(extent)) {
+            let entries = coalesce(&entries);
+            // This store's entries as the next ones will be.
+            log.truncate(start);
+            log.extend(entries.iter().map(|r| r.access(ptr, first)));
             if self.store_logs.len() <= index {
                 self.store_logs.resize(index + 1, None);
             }
@@ -952,5 +1007,88 @@ mod tests {
                 "{x:#x}"
             );
         }
+    }
+
+    /// A 16 × 16 tile store's entries for `lanes` invocations, each holding `256 / lanes`
+    /// elements of `bytes` bytes in the order `order` gives the invocations, one entry per
+    /// row part: the shape a layout walk logs ([`Tiles::log_store`]).
+    fn store_entries(lanes: u64, order: &[u64], bytes: u64, pitch: u64) -> Vec<StoreRun> {
+        let per_lane = 256 / lanes;
+        let mut entries = Vec::new();
+        for (slot, &lane) in order.iter().enumerate() {
+            let mut e = slot as u64 * per_lane;
+            while e < (slot as u64 + 1) * per_lane {
+                let (row, col) = (e / 16, e % 16);
+                let count = (16 - col).min((slot as u64 + 1) * per_lane - e);
+                entries.push(StoreRun {
+                    lane,
+                    rel: row * pitch + col * bytes,
+                    len: count * bytes,
+                    count: 1,
+                });
+                e += count;
+            }
+        }
+        entries
+    }
+
+    /// Coalesced store entries stand for the same bytes of the same invocations, and the race
+    /// screen gives the same answer for them as for the single entries: logs of two or three
+    /// groups' stores at random Pointers (overlapping or not), lanes in order or shuffled,
+    /// subgroups of 8 to 64.
+    #[test]
+    fn coalesced_store_runs_screen_as_their_single_entries() {
+        use crate::wide::races::{may_race, Access};
+        let mut seed = 0xc0a1_e5ce_0000_0001u64;
+        let (mut merged_some, mut raced) = (0, 0);
+        for round in 0..400 {
+            let lanes = [8u64, 16, 32, 64][round % 4];
+            let mut order: Vec<u64> = (0..lanes).collect();
+            if xorshift(&mut seed).is_multiple_of(3) {
+                for i in (1..order.len()).rev() {
+                    order.swap(i, (xorshift(&mut seed) % (i as u64 + 1)) as usize);
+                }
+            }
+            let bytes = [2u64, 4][(xorshift(&mut seed) % 2) as usize];
+            let pitch = 16 * bytes + 4 * (xorshift(&mut seed) % 3);
+            let single = store_entries(lanes, &order, bytes, pitch);
+            let runs = coalesce(&single);
+            merged_some += usize::from(runs.len() < single.len());
+            let groups = 2 + xorshift(&mut seed) % 2;
+            let ptrs: Vec<u64> = (0..groups)
+                .map(|_| {
+                    let off = 4 * (xorshift(&mut seed) % (64 * pitch / 4));
+                    crate::run::memory::make_pointer(FIRST_BUFFER, off)
+                })
+                .collect();
+            let log = |entries: &[StoreRun]| -> Vec<Access> {
+                (0..groups)
+                    .flat_map(|g| {
+                        let (ptr, first) = (ptrs[g as usize], g * lanes);
+                        entries.iter().map(move |r| r.access(ptr, first))
+                    })
+                    .collect()
+            };
+            // The same (invocation, byte) pairs.
+            let pairs = |log: &[Access]| {
+                let mut v: Vec<(u64, u64)> = log
+                    .iter()
+                    .flat_map(|a| {
+                        (0..a.count).flat_map(move |i| {
+                            (0..a.len).map(move |b| (a.first + i, a.ptr + i * a.step + b))
+                        })
+                    })
+                    .collect();
+                v.sort_unstable();
+                v
+            };
+            let (mut one, mut coalesced) = (log(&single), log(&runs));
+            assert_eq!(pairs(&one), pairs(&coalesced), "round {round}");
+            let answer = may_race(&mut one);
+            assert_eq!(answer, may_race(&mut coalesced), "round {round}");
+            raced += usize::from(answer);
+        }
+        assert!(merged_some > 100, "{merged_some}");
+        assert!(raced > 50 && raced < 350, "{raced}");
     }
 }
