@@ -402,29 +402,32 @@ pub(crate) fn copy_rows(
     true
 }
 
-/// A load of binary16 rows into a tile as [`copy_rows`] makes it, each row's halves widened
-/// into `val` with F16C's `vcvtph2ps`, as
+/// A load of `rows` binary16 rows into a tile as [`copy_rows`] makes it, each row's halves
+/// widened into `val` with F16C's `vcvtph2ps`, as
 /// [`crate::semantics::coopmat_kernel::widen_words`] widens them (exact for every finite value
 /// and infinity, a NaN a NaN), straight from the words read; with `packed`, each row's words
 /// are also kept there (`val` holds `2 packed.len()` values). `false`, with nothing accessed,
 /// where a row is not a whole number of 16-byte parts, or would leave `words`, or `val` (and
-/// `packed`) do not hold whole rows.
+/// `packed`) do not hold the rows.
 ///
 /// Soundness: as [`copy_rows`] (the same checks of every row before any access, the same
 /// machine-level reads, once each); `cpu` says the CPU has AVX and F16C.
 pub(crate) fn load_f16_rows(
     cpu: Avx2,
     words: &[std::sync::atomic::AtomicU32],
-    (pitch, per_row): (usize, usize),
+    (pitch, per_row, rows): (usize, usize, usize),
     packed: Option<&mut [u32]>,
     val: &mut [f32],
 ) -> bool {
-    if per_row == 0 || !per_row.is_multiple_of(4) || !val.len().is_multiple_of(2 * per_row) {
+    let Some(tile_words) = rows.checked_mul(per_row) else {
         return false;
-    }
-    let rows = val.len() / (2 * per_row);
-    let packed_fits = packed.as_ref().is_none_or(|p| p.len() == rows * per_row);
-    if !packed_fits || !rows_fit(words.len(), pitch, per_row, rows) {
+    };
+    let packed_fits = packed.as_ref().is_none_or(|p| p.len() == tile_words);
+    if !per_row.is_multiple_of(4)
+        || Some(val.len()) != tile_words.checked_mul(2)
+        || !packed_fits
+        || !rows_fit(words.len(), pitch, per_row, rows)
+    {
         return false;
     }
     if rows > 0 {
@@ -762,7 +765,7 @@ mod tests {
             let mut packed = vec![7u32; rows * per_row];
             let mut val = vec![1.5f32; 2 * rows * per_row];
             let given = keep.then_some(&mut packed[..]);
-            if !load_f16_rows(cpu, &words, (pitch, per_row), given, &mut val) {
+            if !load_f16_rows(cpu, &words, (pitch, per_row, rows), given, &mut val) {
                 declined += 1;
                 assert!(packed.iter().all(|&w| w == 7) && val.iter().all(|&v| v == 1.5));
                 let fits = rows == 0 || (rows - 1) * pitch + per_row <= len;

@@ -262,6 +262,14 @@ impl<'s> Tiles<'s> {
             self.ops_run += 1;
             return true;
         }
+        self.run_unlogged(index, uniform)
+    }
+
+    /// [`Tiles::run`] of an op its fast entry did not take, unlogged: kept out of the fast
+    /// entries' code (a call, not their frame's size).
+    #[cold]
+    #[inline(never)]
+    fn run_unlogged(&mut self, index: u64, uniform: (u64, u64)) -> bool {
         self.run(index, uniform, 0, None)
     }
 
@@ -289,7 +297,8 @@ impl<'s> Tiles<'s> {
         } else {
             None
         };
-        if !super::native::load_f16_rows(cpu, block, (pitch, per_row), packed, &mut tile.val) {
+        let shape = (pitch, per_row, rows);
+        if !super::native::load_f16_rows(cpu, block, shape, packed, &mut tile.val) {
             return None;
         }
         tile.f16_written(words);
@@ -304,7 +313,7 @@ impl<'s> Tiles<'s> {
             self.ops_run += 1;
             return true;
         }
-        self.run(index, (0, 0), 0, None)
+        self.run_unlogged(index, (0, 0))
     }
 
     /// [`Fast::MulAdd16`]: the 16³ kernel on the tiles' values, accumulating in C's tile.
@@ -428,7 +437,7 @@ impl<'s> Tiles<'s> {
         at: &Access,
         (ptr, stride): (u64, u64),
     ) -> Option<(usize, usize, u64, &'a [std::sync::atomic::AtomicU32])> {
-        let positive = stride_of(at, stride)?;
+        let positive = i128::from(stride_of(at, stride)?);
         let full = || {
             let mem = Self::mem(s, no_memory);
             let cx = crate::run::coopmat::Ctx {
@@ -592,13 +601,8 @@ impl<'s> Tiles<'s> {
                 tile.packed.resize(rows * per_row, 0);
                 let fused = self.cpu.is_some_and(|cpu| {
                     let packed = Some(&mut tile.packed[..]);
-                    super::native::load_f16_rows(
-                        cpu,
-                        block,
-                        (pitch, per_row),
-                        packed,
-                        &mut tile.val,
-                    )
+                    let shape = (pitch, per_row, rows);
+                    super::native::load_f16_rows(cpu, block, shape, packed, &mut tile.val)
                 });
                 if !fused {
                     if !super::native::copy_rows(block, (pitch, per_row), &mut tile.packed, true) {
@@ -831,12 +835,13 @@ fn f16_f32_into(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), acc: &mu
 /// which [`whole_words`] checks (the span inside the buffer is inside the offsets' range, so
 /// no address was clamped); in a third of the instructions. `None` for anything else
 /// (column-major, another region, a Stride not positive, a row out of bounds or off its words).
+#[inline]
 fn buffer_rows<'a>(
     s: &'a crate::run::Shared<'_>,
     at: &Access,
     (ptr, stride): (u64, u64),
 ) -> Option<(usize, usize, u64, &'a [std::sync::atomic::AtomicU32])> {
-    let stride = u64::try_from(stride_of(at, stride)?).ok()?;
+    let stride = stride_of(at, stride)?;
     let (region, off0) = split_pointer(ptr);
     if at.column_major || region == REGION_UNBOUND {
         return None;
@@ -858,11 +863,7 @@ fn whole_words<'w>(
 ) -> Option<(usize, usize, &'w [std::sync::atomic::AtomicU32])> {
     let (rows, cols) = (at.shape.rows as usize, at.shape.cols as usize);
     let row_bytes = cols as u64 * u64::from(at.shape.bytes);
-    if !off0.is_multiple_of(4)
-        || !pitch.is_multiple_of(4)
-        || !row_bytes.is_multiple_of(4)
-        || rows == 0
-    {
+    if !(off0 | pitch | row_bytes).is_multiple_of(4) || rows == 0 {
         return None;
     }
     let span = pitch.checked_mul(rows as u64 - 1)?.checked_add(row_bytes)?;
@@ -871,14 +872,12 @@ fn whole_words<'w>(
 
 /// A load's or store's Stride as the reference path reads it (its width, signed or not), when
 /// it is positive: the typed paths' condition.
-fn stride_of(at: &Access, stride: u64) -> Option<i128> {
+fn stride_of(at: &Access, stride: u64) -> Option<u64> {
     let v = stride & crate::semantics::mask(at.stride.bits);
-    let s = if at.stride.signed {
-        i128::from(crate::semantics::sign_extend(at.stride.bits, v))
-    } else {
-        i128::from(v)
-    };
-    (s > 0).then_some(s)
+    // Signed and its sign bit set: negative.
+    let sign = at.stride.bits.checked_sub(1).and_then(|b| v.checked_shr(b));
+    let negative = at.stride.signed && sign.is_some_and(|s| s & 1 == 1);
+    (v > 0 && !negative).then_some(v)
 }
 
 #[cfg(test)]
@@ -1090,5 +1089,50 @@ mod tests {
         }
         assert!(merged_some > 100, "{merged_some}");
         assert!(raced > 50 && raced < 350, "{raced}");
+    }
+
+    /// The typed paths' Stride is the reference path's reading of it (its width, signed or
+    /// not, sign-extended), where that is positive.
+    #[test]
+    fn strides_read_as_the_reference_path_reads_them() {
+        use crate::run::coopmat::{Shape, Stride};
+        let mut seed = 0x5717_de00_0000_0001u64;
+        for _ in 0..4000 {
+            let bits = [8u32, 16, 32, 64][(xorshift(&mut seed) % 4) as usize];
+            let signed = xorshift(&mut seed).is_multiple_of(2);
+            let raw = match xorshift(&mut seed) % 4 {
+                0 => xorshift(&mut seed) % 4,
+                1 => u64::MAX - xorshift(&mut seed) % 4,
+                _ => xorshift(&mut seed),
+            };
+            let at = Access {
+                ptr: 0,
+                stride: Stride {
+                    slot: 1,
+                    bits,
+                    signed,
+                },
+                column_major: false,
+                pointee: 4,
+                shape: Shape {
+                    rows: 16,
+                    cols: 16,
+                    length: 8,
+                    bytes: 4,
+                },
+            };
+            let v = raw & crate::semantics::mask(bits);
+            let read = if signed {
+                i128::from(crate::semantics::sign_extend(bits, v))
+            } else {
+                i128::from(v)
+            };
+            let want = (read > 0).then(|| read as u64);
+            assert_eq!(
+                stride_of(&at, raw),
+                want,
+                "{raw:#x}, {bits} bits, signed {signed}"
+            );
+        }
     }
 }
