@@ -8,8 +8,11 @@
 //! matrix whole to another (how glslang assigns a matrix variable), or from a splat constant
 //! (`coopmat<float, ...>(0.0)`), and `OpUndef` (a declaration). Any other op touching a matrix's
 //! slots (composite access, element-wise ops, conversions, a phi) leaves the program to the
-//! wide path, which holds matrices per lane where it must. Each of these ops is one call of
-//! [`super::native::coopmat_op`] with the group's Pointer and Stride, which must be shared
+//! wide path, which holds matrices per lane where it must. A copy whose source was just
+//! written, by a load or a MulAdd, and nothing touches its destination in between, is folded
+//! into that op ([`fold_move`]): a GEMM's accumulator stays in its tile. Each of the other ops
+//! is one call of [`super::native::coopmat_op`] (or of a fast form's own entry, [`Fast`])
+//! with the group's Pointer and Stride, which must be shared
 //! slots or equal in every lane (checked at run time; the dispatch is given back otherwise);
 //! the `Active` check always holds in lockstep (the group is the whole subgroup, every lane
 //! active). Reached outside lockstep (the group's lanes parted) an op gives the dispatch back

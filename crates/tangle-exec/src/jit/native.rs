@@ -29,7 +29,8 @@
 //!   subgroup operations (the only code that touches it; [`compile::Compiled::group_regs`])
 //!   and key; a lane index computed at run time (a rotate's or shuffle's source lane,
 //!   `lockstep::permute`) is below `sg` by construction or checked before the access. The
-//!   tile store [`Ctx::tiles`] is only passed on to [`coopmat_op`].
+//!   tile store [`Ctx::tiles`] is only passed on to [`coopmat_op`], [`coopmat_load`] and
+//!   [`coopmat_mul_add`].
 //! * **Data races.** The regions are `AtomicU32` words that other workers access at the same
 //!   time. The compiled code accesses them only with aligned 32-bit loads and stores (an
 //!   8-byte value is two of them, as [`crate::run::memory::Words::write`] does), and the stop
@@ -60,6 +61,12 @@
 //!
 //! The tests' single-op functions ([`super::compile::compile_op`]) take a `u64` array for
 //! the `Ctx` pointer and touch only its first `slots` values, which their caller provides.
+//!
+//! * **Instructions.** Inline assembly beyond x86-64's baseline (SSE2) — the tile kernels'
+//!   AVX2, FMA and F16C ([`mul_add_16`], [`load_f16_rows`]) — runs only with an [`Avx2`] in
+//!   hand, which only [`Avx2::detect`] makes, after `is_x86_feature_detected!` found every one
+//!   of those features on the CPU; each such block ends with `vzeroupper` and declares every
+//!   vector register it changes.
 //!
 //! If Cranelift cannot target the host, [`compile`] returns an error and the dispatch takes
 //! the interpreters.

@@ -1,7 +1,11 @@
 //! The native tier's tile store ([`super::coopmat`]): one worker's tiles, one per matrix
 //! register range of the compiled program, and the tile ops the compiled code calls
 //! ([`super::native::coopmat_op`] → [`Tiles::run`]): loads, stores, MulAdds, copies, moves
-//! and splats of whole matrices held once per lockstep group (one subgroup).
+//! and splats of whole matrices held once per lockstep group (one subgroup). An op with a
+//! fast form ([`super::coopmat::Fast`]: an unlogged row-major f16 load, the 16³
+//! f16 × f16 + f32 MulAdd accumulating in C's tile) has an entry of its own
+//! ([`Tiles::load_op`], [`Tiles::mul_add_op`]) that runs it without the general dispatch and
+//! the forms' conversions, and hands it to [`Tiles::run`] where a check fails.
 //!
 //! A tile holds its elements row-major as raw bits (`u64`, what the reference path's dense
 //! form holds, [`crate::run::coopmat_dense`]), as `f32` values (binary32 components as
@@ -1127,7 +1131,7 @@ mod tests {
             } else {
                 i128::from(v)
             };
-            let want = (read > 0).then(|| read as u64);
+            let want = (read > 0).then_some(read as u64);
             assert_eq!(
                 stride_of(&at, raw),
                 want,
