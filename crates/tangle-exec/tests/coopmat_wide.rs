@@ -1051,3 +1051,154 @@ fn typed_tile_loads_and_stores_agree_with_the_reference_path() {
         }
     }
 }
+
+/// Accumulators that stay in their tiles across the steps of a loop, as a GEMM's do (the
+/// native tier folds `acc = coopMatMulAdd(x, y, acc)`'s copy into the MulAdd, which then
+/// accumulates in `acc`'s own tile, and each load's copy into the load): an f16 × f16 + f32
+/// accumulator loaded from f32 bits heavy in edge cases and one from a zero fill, both fed
+/// halves heavy in edge cases (NaN payloads, infinities, subnormals, −0: NaN results, whose
+/// bits must be the reference path's canonical ones, and infinities); an integer accumulator;
+/// and an assignment the fold must leave alone, where the old value is stored between the
+/// MulAdd and the assignment.
+const ACCUMULATE: &str = r#"
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_EXT_shader_explicit_arithmetic_types : require
+layout(local_size_x_id = 0) in;
+layout(set = 0, binding = 0) readonly buffer H { float16_t h[]; };
+layout(set = 0, binding = 1) readonly buffer F { float f[]; };
+layout(set = 0, binding = 2) readonly buffer A8 { int8_t a8[]; };
+layout(set = 0, binding = 3) buffer OF { float of[]; };
+layout(set = 0, binding = 4) buffer OI { int oi[]; };
+layout(push_constant) uniform P { uint steps; } p;
+#define RM gl_CooperativeMatrixLayoutRowMajor
+#define AH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BH coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CF coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+#define AI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define BI coopmat<int8_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+#define CI coopmat<int, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+void main() {
+  uint g = gl_WorkGroupID.x;
+  CF acc;
+  coopMatLoad(acc, f, g * 256, 16, RM);
+  CF zero = CF(0.0);
+  CI iacc = CI(3);
+  for (uint s = 0u; s < p.steps; s++) {
+    AH x;
+    BH y;
+    coopMatLoad(x, h, (g * p.steps + s) * 512, 16, RM);
+    coopMatLoad(y, h, (g * p.steps + s) * 512 + 256, 16, RM);
+    acc = coopMatMulAdd(x, y, acc);
+    zero = coopMatMulAdd(x, y, zero);
+    AI xi;
+    BI yi;
+    coopMatLoad(xi, a8, (g * p.steps + s) * 512, 16, RM);
+    coopMatLoad(yi, a8, (g * p.steps + s) * 512 + 256, 16, RM);
+    iacc = coopMatMulAdd(xi, yi, iacc);
+  }
+  coopMatStore(acc, of, g * 1024, 16, RM);
+  coopMatStore(zero, of, g * 1024 + 256, 16, RM);
+  coopMatStore(iacc, oi, g * 256, 16, RM);
+  AH x;
+  BH y;
+  coopMatLoad(x, h, g * 512, 16, RM);
+  coopMatLoad(y, h, g * 512 + 256, 16, RM);
+  CF r = coopMatMulAdd(x, y, acc);
+  coopMatStore(acc, of, g * 1024 + 512, 16, RM);
+  acc = r;
+  coopMatStore(acc, of, g * 1024 + 768, 16, RM);
+}
+"#;
+
+/// [`ACCUMULATE`] on the reference path, the wide interpreter and the native tier (every
+/// layout, subgroups 8–64, sanitizer on and off): the same bytes, the native tier running
+/// every dispatch.
+#[test]
+fn accumulators_kept_in_their_tiles_agree_with_the_reference_path() {
+    let module = compile(ACCUMULATE);
+    let (groups, steps) = (5usize, 3usize);
+    for sg in [8u32, 16, 32, 64] {
+        let mut rng = Rng(0xacc + u64::from(sg));
+        let h = sparse_edge_halves(&mut rng, groups * steps * 512);
+        // f32 bits: NaN payloads (signalling and quiet), infinities, −0, else random.
+        let f: Vec<u8> = (0..groups * 256)
+            .flat_map(|i| {
+                let r = rng.next() as u32;
+                let bits = match i % 7 {
+                    0 => 0x7f80_0001 | (r & 0x3f_0000),
+                    1 => 0xffc0_0123,
+                    2 => 0x8000_0000,
+                    3 => 0xff80_0000,
+                    _ => r,
+                };
+                bits.to_le_bytes()
+            })
+            .collect();
+        let a8: Vec<u8> = (0..groups * steps * 512)
+            .map(|_| rng.next() as u8)
+            .collect();
+        let buffers = vec![
+            h,
+            f,
+            a8,
+            vec![0; groups * 1024 * 4],
+            vec![0; groups * 256 * 4],
+        ];
+        let make = || {
+            let mut job = Job::new(buffers.clone(), [groups as u32, 1, 1]);
+            job.push = (steps as u32).to_le_bytes().to_vec();
+            job.subgroup = sg;
+            let mut spec = SpecConstants::new();
+            spec.insert(0, u64::from(sg));
+            job.spec = spec;
+            job.threads = 2;
+            job
+        };
+        let wide = [sg * groups as u32 >= 32; 2];
+        let label = format!("subgroup {sg}");
+        let (out, report) = run_both(&label, &module, &make, wide, [true; 2]);
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+        // Edge cases reached the stores: NaN results (canonical on every path) beside numbers.
+        let floats = f32s_of(&out[3]);
+        let nans = floats.iter().filter(|v| v.is_nan()).count();
+        assert!(
+            nans > 0 && nans < floats.len() * 3 / 4,
+            "{label}: {nans} NaN results"
+        );
+    }
+}
+
+/// Halves of moderate magnitude (finite, both signs), with one in 128 an edge case: signed
+/// zeros, subnormals, the largest values, infinities and NaNs (quiet and signalling). Enough
+/// edge cases that NaN and infinite results occur, few enough that a sum of 16 products a
+/// step is mostly a number (an infinity or NaN in a row of A or a column of B reaches a whole
+/// row or column of the result).
+fn sparse_edge_halves(rng: &mut Rng, n: usize) -> Vec<u8> {
+    const SPECIALS: [u16; 10] = [
+        0x0000, 0x8000, 0x0001, 0x83ff, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e01, 0x7c01,
+    ];
+    (0..n)
+        .flat_map(|_| {
+            let r = rng.next();
+            let h = if r.is_multiple_of(128) {
+                SPECIALS[(r >> 8) as usize % SPECIALS.len()]
+            } else {
+                // Exponent fields 8..=20: magnitudes from 2^-7 to about 2^6.
+                let sign = (r >> 8) as u16 & 0x8000;
+                let exponent = 8 + (r >> 24) as u16 % 13;
+                sign | exponent << 10 | (r >> 40) as u16 & 0x3ff
+            };
+            h.to_le_bytes()
+        })
+        .collect()
+}
+
+/// Little-endian f32 values of `bytes`.
+fn f32s_of(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}

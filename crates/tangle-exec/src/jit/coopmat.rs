@@ -8,8 +8,11 @@
 //! matrix whole to another (how glslang assigns a matrix variable), or from a splat constant
 //! (`coopmat<float, ...>(0.0)`), and `OpUndef` (a declaration). Any other op touching a matrix's
 //! slots (composite access, element-wise ops, conversions, a phi) leaves the program to the
-//! wide path, which holds matrices per lane where it must. Each of these ops is one call of
-//! [`super::native::coopmat_op`] with the group's Pointer and Stride, which must be shared
+//! wide path, which holds matrices per lane where it must. A copy whose source was just
+//! written, by a load or a MulAdd, and nothing touches its destination in between, is folded
+//! into that op ([`fold_move`]): a GEMM's accumulator stays in its tile. Each of the other ops
+//! is one call of [`super::native::coopmat_op`] (or of a fast form's own entry, [`Fast`])
+//! with the group's Pointer and Stride, which must be shared
 //! slots or equal in every lane (checked at run time; the dispatch is given back otherwise);
 //! the `Active` check always holds in lockstep (the group is the whole subgroup, every lane
 //! active). Reached outside lockstep (the group's lanes parted) an op gives the dispatch back
@@ -67,6 +70,24 @@ pub(crate) enum TileOp {
     Splat { dst: usize, bits: u64 },
 }
 
+/// What a tile op's own entry ([`super::native::coopmat_load`],
+/// [`super::native::coopmat_mul_add`]) runs without the general dispatch
+/// ([`super::tiles::Tiles::run`]), decided when the program is compiled; where the op is not
+/// one of these, or a check at run time fails, the general dispatch runs it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Fast {
+    /// A row-major load of binary16 elements into range `dst`, which a MulAdd reads as f16:
+    /// the rows widened straight into the tile's values, the loaded words kept too when
+    /// `words` (something may read the tile's bits: a store, a copy, another kind of MulAdd;
+    /// [`bits_read`]).
+    F16Rows { dst: usize, words: bool },
+    /// The f16 × f16 + f32 → f32 MulAdd of 16 × 16 × 16 tiles accumulating in C's own tile
+    /// `acc` (its destination, after a fold: [`fold_move`]).
+    MulAdd16 { acc: usize, a: usize, b: usize },
+    /// Neither.
+    General,
+}
+
 /// What the compiled code does at one op of a program it takes with matrices.
 #[derive(Debug, Clone)]
 enum Action {
@@ -101,20 +122,112 @@ pub(crate) struct TileProgram {
     /// Ranges that hold a constant splat throughout (no op writes them).
     pub(super) splats: Vec<(usize, u64)>,
     pub(super) ops: Vec<TileOp>,
+    /// Each op's fast form.
+    pub(super) fast: Vec<Fast>,
 }
 
 impl CoopPlan {
     /// The program the workers' tile stores run.
     pub(super) fn program(&mut self) -> TileProgram {
+        let ops = std::mem::take(&mut self.ops);
         TileProgram {
             sizes: (self.ranges.iter())
                 .map(|r| r.rows as usize * r.cols as usize)
                 .collect(),
             hints: self.hints.clone(),
             splats: self.splats.clone(),
-            ops: std::mem::take(&mut self.ops),
+            fast: fast_forms(&ops, &self.hints),
+            ops,
         }
     }
+
+    /// The fast form [`fast_forms`] gives op `op` (the compiled code calls its own entry for
+    /// one).
+    pub(super) fn fast_of(&self, op: &TileOp) -> Fast {
+        fast_form(op, &self.hints, &[])
+    }
+}
+
+/// Each op's fast form ([`Fast`]).
+fn fast_forms(ops: &[TileOp], hints: &[Option<Val>]) -> Vec<Fast> {
+    let read = bits_read(ops, hints.len());
+    ops.iter().map(|op| fast_form(op, hints, &read)).collect()
+}
+
+/// Op `op`'s fast form; `read` says which ranges' bits may be read (a range it does not
+/// cover is taken as read).
+fn fast_form(op: &TileOp, hints: &[Option<Val>], read: &[bool]) -> Fast {
+    match *op {
+        TileOp::Load { dst, at }
+            if hints.get(dst) == Some(&Some(Val::F16))
+                && at.shape.bytes == 2
+                && !at.column_major =>
+        {
+            Fast::F16Rows {
+                dst,
+                words: read.get(dst).copied().unwrap_or(true),
+            }
+        }
+        TileOp::MulAdd {
+            dst,
+            a,
+            b,
+            c,
+            types,
+            dims: (16, 16, 16),
+        } if types == crate::run::coopmat_dense::F16_F32
+            && dst == c
+            && a != c
+            && b != c
+            && a != b =>
+        {
+            Fast::MulAdd16 { acc: c, a, b }
+        }
+        _ => Fast::General,
+    }
+}
+
+/// Which of `ranges` ranges may have their bits read: those a store reads, any operand of a
+/// MulAdd other than f16 × f16 + f32 → f32 and the C of that one, and (until nothing changes)
+/// the source of a copy or move whose destination's bits may be read (a move carries the
+/// tile itself to its destination). An f16 × f16 + f32 MulAdd reads A's and B's values alone,
+/// so a tile only such MulAdds read needs no words ([`Fast::F16Rows`]).
+fn bits_read(ops: &[TileOp], ranges: usize) -> Vec<bool> {
+    let mut read = vec![false; ranges];
+    let mark = |r: usize, read: &mut Vec<bool>| {
+        if let Some(x) = read.get_mut(r) {
+            *x = true;
+        }
+    };
+    for op in ops {
+        match *op {
+            TileOp::Store { src, .. } => mark(src, &mut read),
+            TileOp::MulAdd { a, b, c, types, .. } => {
+                if types != crate::run::coopmat_dense::F16_F32 {
+                    mark(a, &mut read);
+                    mark(b, &mut read);
+                }
+                mark(c, &mut read);
+            }
+            _ => {}
+        }
+    }
+    // Each round marks at least one more source, or stops.
+    for _ in 0..=ops.len() {
+        let mut changed = false;
+        for op in ops {
+            if let TileOp::Copy { dst, src } | TileOp::Move { dst, src } = *op {
+                if read.get(dst) == Some(&true) && read.get(src) == Some(&false) {
+                    mark(src, &mut read);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    read
 }
 
 /// The plan of `func` (the entry of `prog`), or why the native tier leaves it to the wide path.
@@ -306,21 +419,26 @@ pub(super) fn plan(prog: &Program, func: &Function) -> Result<CoopPlan, String> 
     })
 }
 
-/// Turns into [`TileOp::Move`] each copy whose source range is read by it alone and written
-/// by one op alone, earlier in the same block: each time the copy runs, the source was just
-/// written, and nothing reads it after. Returns which ranges some op writes.
-fn moves(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) -> Vec<bool> {
+/// The range a tile op writes, and those it reads.
+fn op_ranges(op: &TileOp) -> (Option<usize>, Vec<usize>) {
+    match *op {
+        TileOp::Load { dst, .. } | TileOp::Splat { dst, .. } => (Some(dst), Vec::new()),
+        TileOp::Store { src, .. } => (None, vec![src]),
+        TileOp::MulAdd { dst, a, b, c, .. } => (Some(dst), vec![a, b, c]),
+        TileOp::Copy { dst, src } | TileOp::Move { dst, src } => (Some(dst), vec![src]),
+    }
+}
+
+/// Each range's writers and readers: the places of the tile ops writing and reading it.
+type Places = Vec<Vec<(u32, u32)>>;
+
+fn writers_and_readers(actions: &HashMap<(u32, u32), Action>, ranges: usize) -> (Places, Places) {
     let (mut writers, mut readers) = (vec![Vec::new(); ranges], vec![Vec::new(); ranges]);
-    for (&at, action) in actions.iter() {
+    for (&at, action) in actions {
         let Action::Tile(op, _) = action else {
             continue;
         };
-        let (w, r): (Option<usize>, Vec<usize>) = match *op {
-            TileOp::Load { dst, .. } | TileOp::Splat { dst, .. } => (Some(dst), Vec::new()),
-            TileOp::Store { src, .. } => (None, vec![src]),
-            TileOp::MulAdd { dst, a, b, c, .. } => (Some(dst), vec![a, b, c]),
-            TileOp::Copy { dst, src } | TileOp::Move { dst, src } => (Some(dst), vec![src]),
-        };
+        let (w, r) = op_ranges(op);
         if let Some(x) = w.and_then(|w| writers.get_mut(w)) {
             x.push(at);
         }
@@ -330,6 +448,16 @@ fn moves(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) -> Vec<bool> 
             }
         }
     }
+    (writers, readers)
+}
+
+/// Turns into [`TileOp::Move`] each copy whose source range is read by it alone and written
+/// by one op alone, earlier in the same block: each time the copy runs, the source was just
+/// written, and nothing reads it after. Then folds such a move into that writer where it can
+/// ([`fold_move`]). Returns which ranges some op writes (before the folds: a range whose
+/// writer now writes the move's destination is read by nothing either).
+fn moves(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) -> Vec<bool> {
+    let (writers, readers) = writers_and_readers(actions, ranges);
     for (&at, action) in actions.iter_mut() {
         let Action::Tile(op @ TileOp::Copy { .. }, _) = action else {
             continue;
@@ -345,7 +473,68 @@ fn moves(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) -> Vec<bool> 
             *op = TileOp::Move { dst, src };
         }
     }
-    writers.iter().map(|w| !w.is_empty()).collect()
+    let written = writers.iter().map(|w| !w.is_empty()).collect();
+    // Each fold takes one move away: at most as many rounds as there are actions.
+    for _ in 0..actions.len() {
+        if !fold_move(actions, ranges) {
+            break;
+        }
+    }
+    written
+}
+
+/// Folds one [`TileOp::Move`] into the op that writes its source: that op writes the move's
+/// destination instead, and the move does nothing (a GEMM's `acc = coopMatMulAdd(a, b, acc)`
+/// then accumulates in `acc`'s own tile, and a load decodes into the variable's tile: no call
+/// and no swap a copy). Only where nothing touches the destination between the two (the writer
+/// is the source's only one, earlier in the same block, and the source's only reader is the
+/// move, [`moves`]), so every op sees the values it saw before; and only for a load, a splat,
+/// or a MulAdd that does not read the destination as A or B (it may as C: the kernel reads
+/// each element of C before it writes it). `false` where none folds.
+fn fold_move(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) -> bool {
+    let (writers, _) = writers_and_readers(actions, ranges);
+    let touches = |op: &TileOp, r: usize| {
+        let (w, rs) = op_ranges(op);
+        w == Some(r) || rs.contains(&r)
+    };
+    let mut found = None;
+    for (&(block, j), action) in actions.iter() {
+        let Action::Tile(TileOp::Move { dst, src }, _) = *action else {
+            continue;
+        };
+        let Some(&[(wb, wj)]) = writers.get(src).map(Vec::as_slice) else {
+            continue;
+        };
+        let Some(Action::Tile(writer, _)) = actions.get(&(wb, wj)) else {
+            continue;
+        };
+        let foldable = match *writer {
+            TileOp::Load { .. } | TileOp::Splat { .. } => true,
+            TileOp::MulAdd { a, b, .. } => dst != a && dst != b,
+            _ => false,
+        };
+        let between_clear = (wj + 1..j).all(|k| match actions.get(&(block, k)) {
+            Some(Action::Tile(op, _)) => !touches(op, dst),
+            _ => true,
+        });
+        if wb == block && wj < j && foldable && between_clear {
+            found = Some(((wb, wj), (block, j), dst));
+            break;
+        }
+    }
+    let Some((writer, mv, dst)) = found else {
+        return false;
+    };
+    if let Some(Action::Tile(op, _)) = actions.get_mut(&writer) {
+        match op {
+            TileOp::Load { dst: d, .. }
+            | TileOp::Splat { dst: d, .. }
+            | TileOp::MulAdd { dst: d, .. } => *d = dst,
+            _ => return false,
+        }
+    }
+    actions.insert(mv, Action::Nothing);
+    true
 }
 
 /// The action of cooperative-matrix op `c`; notes the typed form its MulAdd operands want.
@@ -487,13 +676,27 @@ impl Emitter<'_> {
                 let log = if logged { log } else { zero };
                 let plan = self.coop.as_mut().ok_or("no tile plan")?;
                 let index = plan.ops.len() as u64;
+                let fast = plan.fast_of(&op);
                 plan.ops.push(op);
                 let index = self.iconst(index);
-                let g = self.b.use_var(self.g);
-                let bad = self.call(
-                    super::native::coopmat_op as *const (),
-                    &[tiles, log, index, p, st, g],
-                );
+                // A fast form has its own entry (an unlogged load, a MulAdd); the rest the
+                // general one.
+                let bad = match fast {
+                    Fast::F16Rows { .. } if !logged => self.call(
+                        super::native::coopmat_load as *const (),
+                        &[tiles, index, p, st],
+                    ),
+                    Fast::MulAdd16 { .. } => {
+                        self.call(super::native::coopmat_mul_add as *const (), &[tiles, index])
+                    }
+                    _ => {
+                        let g = self.b.use_var(self.g);
+                        self.call(
+                            super::native::coopmat_op as *const (),
+                            &[tiles, log, index, p, st, g],
+                        )
+                    }
+                };
                 self.give_up_if(bad, reason::COOPMAT);
             }
         }

@@ -31,7 +31,7 @@ mod helpers;
 mod lockstep;
 mod log;
 #[allow(unsafe_code)]
-mod native;
+pub(crate) mod native;
 mod ops;
 mod tiles;
 

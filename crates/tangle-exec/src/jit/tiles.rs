@@ -1,7 +1,11 @@
 //! The native tier's tile store ([`super::coopmat`]): one worker's tiles, one per matrix
 //! register range of the compiled program, and the tile ops the compiled code calls
 //! ([`super::native::coopmat_op`] → [`Tiles::run`]): loads, stores, MulAdds, copies, moves
-//! and splats of whole matrices held once per lockstep group (one subgroup).
+//! and splats of whole matrices held once per lockstep group (one subgroup). An op with a
+//! fast form ([`super::coopmat::Fast`]: an unlogged row-major f16 load, the 16³
+//! f16 × f16 + f32 MulAdd accumulating in C's tile) has an entry of its own
+//! ([`Tiles::load_op`], [`Tiles::mul_add_op`]) that runs it without the general dispatch and
+//! the forms' conversions, and hands it to [`Tiles::run`] where a check fails.
 //!
 //! A tile holds its elements row-major as raw bits (`u64`, what the reference path's dense
 //! form holds, [`crate::run::coopmat_dense`]), as `f32` values (binary32 components as
@@ -12,10 +16,11 @@
 //! path's dense-form functions on raw bits. `false` from an op gives the dispatch back, and the
 //! reference path reports what it found.
 
-use super::coopmat::{TileOp, TileProgram, Val};
+use super::coopmat::{Fast, TileOp, TileProgram, Val};
+use super::native::Avx2;
 use crate::run::coopmat::{Access, CoopmatInst};
 use crate::run::coopmat_dense::F16_F32;
-use crate::run::memory::{split_pointer, Words, FIRST_BUFFER};
+use crate::run::memory::{split_pointer, Words, FIRST_BUFFER, REGION_UNBOUND};
 use crate::semantics::coopmat_kernel::widen_f16;
 use crate::semantics::coopmat_types::MulAddTypes;
 
@@ -77,6 +82,14 @@ impl Tile {
                     v.to_bits()
                 });
             }
+        } else if self.val_kind == Some(Val::F16) {
+            // A tile loaded without its words ([`Fast::F16Rows`]) is only read by f16 MulAdds
+            // (the plan checks it): never here. Its values narrowed back are its bits but for
+            // a NaN's payload.
+            debug_assert!(false, "the bits of an f16 tile loaded without its words");
+            for (r, &v) in self.raw.iter_mut().zip(&self.val) {
+                *r = u64::from(half::f16::from_f32(v).to_bits());
+            }
         }
         self.raw_ok = true;
     }
@@ -117,21 +130,45 @@ impl Tile {
         self.canonical = canonical;
     }
 
-    /// The packed binary16 words and their widened values now hold the value.
-    fn f16_written(&mut self) {
-        (self.raw_ok, self.packed_ok, self.val_kind) = (false, true, Some(Val::F16));
+    /// The widened binary16 values now hold the value, with the packed words when `words`.
+    fn f16_written(&mut self, words: bool) {
+        (self.raw_ok, self.packed_ok, self.val_kind) = (false, words, Some(Val::F16));
         self.canonical = false;
     }
 }
 
-/// A store op's race-log entries for one Stride: (invocation after the group's first, bytes
-/// after the Pointer, bytes a lane, lanes: a run of consecutive invocations' runs), and how
-/// far past the Pointer the last one ends.
+/// A store op's race-log entries for one Stride, and how far past the Pointer the last one
+/// ends.
 #[derive(Debug, Clone)]
 struct StoreLog {
     stride: u64,
-    entries: Vec<(u64, u64, u64, u64)>,
+    entries: Vec<StoreRun>,
     extent: u64,
+}
+
+/// Consecutive invocations' accesses of one store, each `len` bytes right after the one
+/// before (a run of the race log, [`crate::wide::races::Access`]): from invocation `lane`
+/// after the group's first, at `rel` bytes after the Pointer, `count` of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StoreRun {
+    lane: u64,
+    rel: u64,
+    len: u64,
+    count: u64,
+}
+
+impl StoreRun {
+    /// Its log entry for a group whose first invocation is `first`, storing at `ptr`.
+    fn access(&self, ptr: u64, first: u64) -> crate::wide::races::Access {
+        crate::wide::races::Access {
+            ptr: ptr + self.rel,
+            len: self.len,
+            step: self.len,
+            count: self.count,
+            first: first + self.lane,
+            write: true,
+        }
+    }
 }
 
 /// One worker's tile store for a compiled program with matrices: a tile per range (a worker
@@ -146,8 +183,8 @@ pub(crate) struct Tiles<'s> {
     /// A register file of two slots for the reference path's functions: the Pointer in slot
     /// 0 and the Stride in slot 1 of every lane.
     regs: Vec<u64>,
-    /// A MulAdd's typed result, before it becomes the destination's tile.
-    out: Vec<f32>,
+    /// A MulAdd's raw result, before it becomes the destination's tile.
+    raw_out: Vec<u64>,
     /// The words of an f32 tile on their way to or from memory.
     words: Vec<u32>,
     /// Each store op's race-log entries, by op ([`Tiles::log_store`]).
@@ -155,6 +192,8 @@ pub(crate) struct Tiles<'s> {
     scratch: crate::run::coopmat_dense::Scratch,
     /// Tile ops run, for [`crate::report::Stats::dense_matrix_ops`].
     pub(crate) ops_run: u64,
+    /// The CPU's AVX2, FMA and F16C, for the fast entries' kernels.
+    cpu: Option<Avx2>,
 }
 
 impl std::fmt::Debug for Tiles<'_> {
@@ -171,18 +210,103 @@ impl<'s> Tiles<'s> {
                 t.raw.fill(bits);
             }
         }
+        let cpu = Avx2::detect();
         Tiles {
             prog,
             s,
             no_memory: Words::default(),
             tiles,
             regs: Vec::new(),
-            out: Vec::new(),
+            raw_out: Vec::new(),
             words: Vec::new(),
             store_logs: Vec::new(),
             scratch: Default::default(),
             ops_run: 0,
+            cpu,
         }
+    }
+
+    /// Runs load op `index` (one the race screen does not log) at the group's Pointer and
+    /// Stride: its fast form ([`Fast::F16Rows`]) where it applies and every check holds, else
+    /// [`Tiles::run`]. `false` as there.
+    pub(crate) fn load_op(&mut self, index: u64, uniform: (u64, u64)) -> bool {
+        if self.load_f16_rows(index, uniform).is_some() {
+            self.ops_run += 1;
+            return true;
+        }
+        self.run_unlogged(index, uniform)
+    }
+
+    /// [`Tiles::run`] of an op its fast entry did not take, unlogged: kept out of the fast
+    /// entries' code (a call, not their frame's size).
+    #[cold]
+    #[inline(never)]
+    fn run_unlogged(&mut self, index: u64, uniform: (u64, u64)) -> bool {
+        self.run(index, uniform, 0, None)
+    }
+
+    /// [`Fast::F16Rows`]: the rows, all in one buffer, widened straight into the tile's values
+    /// (its words kept where the plan says something may read its bits). `None` (nothing
+    /// changed) where it does not apply.
+    fn load_f16_rows(&mut self, index: u64, (ptr, stride): (u64, u64)) -> Option<()> {
+        let cpu = self.cpu?;
+        let i = usize::try_from(index).ok()?;
+        let (Some(&Fast::F16Rows { dst, words }), Some(TileOp::Load { at, .. })) =
+            (self.prog.fast.get(i), self.prog.ops.get(i))
+        else {
+            return None;
+        };
+        let (rows, cols, pitch, block) = buffer_rows(self.s, at, (ptr, stride))?;
+        let tile = self.tiles.get_mut(dst)?;
+        let per_row = cols / 2;
+        if tile.val.len() != rows * cols || !cols.is_multiple_of(2) {
+            return None;
+        }
+        let pitch = (pitch / 4) as usize;
+        let packed = if words {
+            tile.packed.resize(rows * per_row, 0);
+            Some(&mut tile.packed[..])
+        } else {
+            None
+        };
+        let shape = (pitch, per_row, rows);
+        if !super::native::load_f16_rows(cpu, block, shape, packed, &mut tile.val) {
+            return None;
+        }
+        tile.f16_written(words);
+        Some(())
+    }
+
+    /// Runs MulAdd op `index`: its fast form ([`Fast::MulAdd16`]) where it applies (A and B
+    /// held as f16 values, C as f32 values, the CPU with AVX2 and FMA), else [`Tiles::run`].
+    /// `false` as there.
+    pub(crate) fn mul_add_op(&mut self, index: u64) -> bool {
+        if self.mul_add_16(index).is_some() {
+            self.ops_run += 1;
+            return true;
+        }
+        self.run_unlogged(index, (0, 0))
+    }
+
+    /// [`Fast::MulAdd16`]: the 16³ kernel on the tiles' values, accumulating in C's tile.
+    fn mul_add_16(&mut self, index: u64) -> Option<()> {
+        let cpu = self.cpu?;
+        let &Fast::MulAdd16 { acc, a, b } = self.prog.fast.get(usize::try_from(index).ok()?)?
+        else {
+            return None;
+        };
+        let [ta, tb, tc] = self.tiles.get_disjoint_mut([a, b, acc]).ok()?;
+        let typed = (ta.val_kind, tb.val_kind, tc.val_kind);
+        if typed != (Some(Val::F16), Some(Val::F16), Some(Val::F32)) {
+            return None;
+        }
+        let av = <&[f32; 256]>::try_from(&ta.val[..]).ok()?;
+        let bv = <&[f32; 256]>::try_from(&tb.val[..]).ok()?;
+        let cv = <&mut [f32; 256]>::try_from(&mut tc.val[..]).ok()?;
+        super::native::mul_add_16(cpu, av, bv, cv);
+        // Its NaNs read as the canonical one, as the reference path makes every NaN result.
+        tc.f32_written(true);
+        Some(())
     }
 
     /// Runs tile op `index` for the group whose first invocation is `first`, with the group's
@@ -224,15 +348,26 @@ impl<'s> Tiles<'s> {
                 self.tiles.swap(dst, src);
                 true
             }
-            TileOp::Splat { dst, bits } => match self.tiles.get_mut(dst) {
-                Some(t) => {
-                    t.raw.fill(bits);
-                    t.raw_written();
-                    true
-                }
-                None => false,
-            },
+            TileOp::Splat { dst, bits } => self.splat(dst, bits),
         }
+    }
+
+    /// Every element of range `dst` ← `bits`: as f32 values where a MulAdd reads the range as
+    /// f32 (an accumulator's zero fill) and the bits are a 32-bit value's (whose bits the
+    /// values then give back), else as raw bits.
+    fn splat(&mut self, dst: usize, bits: u64) -> bool {
+        let typed = self.prog.hints.get(dst) == Some(&Some(Val::F32)) && bits >> 32 == 0;
+        let Some(t) = self.tiles.get_mut(dst) else {
+            return false;
+        };
+        if typed {
+            t.val.fill(f32::from_bits(bits as u32));
+            t.f32_written(false);
+        } else {
+            t.raw.fill(bits);
+            t.raw_written();
+        }
+        true
     }
 
     /// Range `dst` ← range `src` (of the same shape), in the forms that hold it.
@@ -264,15 +399,17 @@ impl<'s> Tiles<'s> {
     }
 
     /// The rows a row-major load or store of `at` at (Pointer, Stride) touches, when all are in
-    /// bounds and each starts on a word and holds whole words: (rows, columns, the pitch in
-    /// bytes, the words from the first row's start to the last row's end). The typed load and
-    /// store take these; anything else goes the reference path's dense-form way.
+    /// bounds, each starts on a word and holds whole words, and the Stride is positive: (rows,
+    /// columns, the pitch in bytes, the words from the first row's start to the last row's
+    /// end). The typed load and store take these; anything else goes the reference path's
+    /// dense-form way.
     fn rows<'a>(
         s: &'a crate::run::Shared<'_>,
         no_memory: &'a Words,
         at: &Access,
-        (ptr, stride): (u64, i128),
+        (ptr, stride): (u64, u64),
     ) -> Option<(usize, usize, u64, &'a [std::sync::atomic::AtomicU32])> {
+        let positive = i128::from(stride_of(at, stride)?);
         let full = || {
             let mem = Self::mem(s, no_memory);
             let cx = crate::run::coopmat::Ctx {
@@ -280,26 +417,17 @@ impl<'s> Tiles<'s> {
                 mem: &mem,
                 lanes: s.sg,
             };
-            let (words, off0, pitch) = crate::run::coopmat::rows_in_bounds(at, (ptr, stride), &cx)?;
+            let (words, off0, pitch) =
+                crate::run::coopmat::rows_in_bounds(at, (ptr, positive), &cx)?;
             let (rows, cols, block) = whole_words(at, off0, pitch, words)?;
             Some((rows, cols, pitch, block))
         };
-        // A row-major access of a buffer (every typed load's and store's): what
-        // `rows_in_bounds` checks comes down to the span of whole words, from the Pointer's
-        // offset over `(rows - 1)` pitches and a row, lying inside the buffer's words, which
-        // `whole_words` checks (the span inside the buffer is inside the offsets' range, so no
-        // address was clamped); in a third of the instructions. Debug builds compare.
-        let (region, off0) = split_pointer(ptr);
+        let region = split_pointer(ptr).0;
         if at.column_major || region < FIRST_BUFFER || crate::run::memory::unbound_of(ptr).is_some()
         {
             return full();
         }
-        let words = &s
-            .buffers
-            .get(usize::try_from(region - FIRST_BUFFER).ok()?)?
-            .0;
-        let pitch = u64::try_from(stride.checked_mul(i128::from(at.pointee))?).ok()?;
-        let fast = whole_words(at, off0, pitch, words).map(|(r, c, b)| (r, c, pitch, b));
+        let fast = buffer_rows(s, at, (ptr, stride));
         debug_assert_eq!(
             fast.map(|(r, c, p, b)| (r, c, p, b.as_ptr(), b.len())),
             full().map(|(r, c, p, b)| (r, c, p, b.as_ptr(), b.len())),
@@ -412,9 +540,6 @@ impl<'s> Tiles<'s> {
         (ptr, stride): (u64, u64),
         kind: Val,
     ) -> bool {
-        let Some(stride) = stride_of(at, stride) else {
-            return false;
-        };
         if at.column_major || split_pointer(ptr).0 < FIRST_BUFFER {
             return false;
         }
@@ -446,14 +571,18 @@ impl<'s> Tiles<'s> {
             Val::F16 => {
                 // The rows' words, kept, then widened in one pass.
                 tile.packed.resize(rows * per_row, 0);
-                let fused = (pitch, per_row);
-                if !super::native::load_f16_rows(block, fused, &mut tile.packed, &mut tile.val) {
+                let fused = self.cpu.is_some_and(|cpu| {
+                    let packed = Some(&mut tile.packed[..]);
+                    let shape = (pitch, per_row, rows);
+                    super::native::load_f16_rows(cpu, block, shape, packed, &mut tile.val)
+                });
+                if !fused {
                     if !super::native::copy_rows(block, (pitch, per_row), &mut tile.packed, true) {
                         return false;
                     }
                     crate::semantics::coopmat_kernel::widen_words(&tile.packed, &mut tile.val);
                 }
-                tile.f16_written();
+                tile.f16_written(true);
             }
         }
         true
@@ -516,16 +645,7 @@ impl<'s> Tiles<'s> {
         };
         if let Some(Some(c)) = self.store_logs.get(index) {
             if c.stride == stride && plain && unclamped(c.extent) {
-                log.extend(c.entries.iter().map(|&(lane, rel, len, count)| {
-                    crate::wide::races::Access {
-                        ptr: ptr + rel,
-                        len,
-                        step: len,
-                        count,
-                        first: first + lane,
-                        write: true,
-                    }
-                }));
+                log.extend(c.entries.iter().map(|r| r.access(ptr, first)));
                 return true;
             }
         }
@@ -535,11 +655,19 @@ impl<'s> Tiles<'s> {
             return false;
         }
         let made = log.get(start..).unwrap_or_default();
-        let entries: Option<Vec<(u64, u64, u64, u64)>> = made
+        let entries: Option<Vec<StoreRun>> = made
             .iter()
             .map(|a| {
+                // Runs of consecutive invocations as the log joined them
+                // ([`crate::wide::races::push_run`]: a row-striped 16-column f32 tile's row is
+                // two or four invocations' runs at subgroups of 32 or 64).
                 let same = split_pointer(a.ptr).0 == region && a.ptr >= ptr && a.step == a.len;
-                same.then(|| (a.first.wrapping_sub(first), a.ptr - ptr, a.len, a.count))
+                same.then(|| StoreRun {
+                    lane: a.first.wrapping_sub(first),
+                    rel: a.ptr - ptr,
+                    len: a.len,
+                    count: a.count,
+                })
             })
             .collect();
         let extent = made.iter().map(|a| a.end() - ptr).max().unwrap_or(0);
@@ -562,9 +690,6 @@ impl<'s> Tiles<'s> {
     /// row in bounds (checked before any is written). `false` (nothing written) otherwise.
     fn store_f32(&mut self, src: usize, at: &Access, (ptr, stride): (u64, u64)) -> bool {
         let Some(tile) = self.tiles.get(src) else {
-            return false;
-        };
-        let Some(stride) = stride_of(at, stride) else {
             return false;
         };
         if tile.val_kind != Some(Val::F32)
@@ -604,36 +729,16 @@ impl<'s> Tiles<'s> {
             return false;
         }
         if *types == F16_F32 {
-            for (r, kind) in [(a, Val::F16), (b, Val::F16), (c, Val::F32)] {
-                if let Some(t) = self.tiles.get_mut(r) {
-                    t.ensure_val(kind);
-                }
-            }
-            let (Some(ta), Some(tb), Some(tc)) =
-                (self.tiles.get(a), self.tiles.get(b), self.tiles.get(c))
-            else {
-                return false;
-            };
-            f16_f32([ta, tb, tc], (m, n, k), &mut self.out);
-            let Some(t) = self.tiles.get_mut(dst) else {
-                return false;
-            };
-            std::mem::swap(&mut t.val, &mut self.out);
-            // Its NaNs read as the canonical one, as the reference path makes every NaN
-            // result.
-            t.f32_written(true);
-            return true;
+            return self.mul_add_f16_f32((m, n, k), [dst, a, b, c]);
         }
         for r in [a, b, c] {
             if let Some(t) = self.tiles.get_mut(r) {
                 t.ensure_raw();
             }
         }
-        let mut out = self
-            .tiles
-            .get_mut(dst)
-            .map(|t| std::mem::take(&mut t.raw))
-            .unwrap_or_default();
+        // Into a spare buffer: the destination may be C (a folded move, [`super::coopmat`]).
+        let mut out = std::mem::take(&mut self.raw_out);
+        out.clear();
         out.resize(m * n, 0);
         let ok = match (self.tiles.get(a), self.tiles.get(b), self.tiles.get(c)) {
             (Some(ta), Some(tb), Some(tc)) => crate::run::coopmat_dense::mul_add(
@@ -646,20 +751,76 @@ impl<'s> Tiles<'s> {
             _ => false,
         };
         if let Some(t) = self.tiles.get_mut(dst) {
-            t.raw = out;
+            self.raw_out = std::mem::replace(&mut t.raw, out);
             t.raw_written();
         }
         ok
     }
+
+    /// The f16 × f16 + f32 → f32 MulAdd on typed tiles: A and B as widened f16 values, C as
+    /// f32 values, the result accumulated in the destination's own values (C's copied there
+    /// first unless C is the destination, as a GEMM's folded `acc = coopMatMulAdd(a, b, acc)`
+    /// is: [`super::coopmat`]'s folds). Its NaNs read as the canonical one, as the reference
+    /// path makes every NaN result. A destination that is A or B (which no plan makes: a
+    /// MulAdd's result is a value of its own, and a fold never gives it A's or B's range) is
+    /// given back.
+    fn mul_add_f16_f32(&mut self, dims: (usize, usize, usize), [dst, a, b, c]: [usize; 4]) -> bool {
+        if dst == a || dst == b {
+            return false;
+        }
+        for (r, kind) in [(a, Val::F16), (b, Val::F16), (c, Val::F32)] {
+            if let Some(t) = self.tiles.get_mut(r) {
+                t.ensure_val(kind);
+            }
+        }
+        // The destination's values, taken out while A, B and C are read.
+        let Some(mut acc) = self.tiles.get_mut(dst).map(|t| std::mem::take(&mut t.val)) else {
+            return false;
+        };
+        if dst != c {
+            acc.clear();
+            acc.extend_from_slice(self.tiles.get(c).map_or(&[][..], |t| &t.val));
+        }
+        if let (Some(ta), Some(tb)) = (self.tiles.get(a), self.tiles.get(b)) {
+            f16_f32_into(&ta.val, &tb.val, dims, &mut acc);
+        }
+        let Some(t) = self.tiles.get_mut(dst) else {
+            return false;
+        };
+        t.val = acc;
+        t.f32_written(true);
+        true
+    }
 }
 
-/// `out` = `a` × `b` + `c` of f16 × f16 + f32 tiles held typed (A and B as widened f16
-/// values, C as f32 values): the reference path's kernel on them (its NaN results are made
-/// canonical when the bits are taken, [`Tile::bits`]).
-fn f16_f32([a, b, c]: [&Tile; 3], (m, n, k): (usize, usize, usize), out: &mut Vec<f32>) {
-    out.clear();
-    out.extend_from_slice(&c.val);
-    crate::semantics::coopmat_kernel::f16_products_into_f32(m, n, k, &a.val, &b.val, out);
+/// `acc` += `a` × `b` on f16 values widened (A m × k, B k × n, `acc` m × n f32 values): the
+/// reference path's kernel (its NaN results are made canonical when the bits are taken,
+/// [`Tile::bits`]).
+fn f16_f32_into(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), acc: &mut [f32]) {
+    crate::semantics::coopmat_kernel::f16_products_into_f32(m, n, k, a, b, acc);
+}
+
+/// [`Tiles::rows`] of a row-major load or store of a buffer: what
+/// [`crate::run::coopmat::rows_in_bounds`] checks comes down to the span of whole words, from
+/// the Pointer's offset over `rows - 1` pitches and a row, lying inside the buffer's words,
+/// which [`whole_words`] checks (the span inside the buffer is inside the offsets' range, so
+/// no address was clamped); in a third of the instructions. `None` for anything else
+/// (column-major, another region, a Stride not positive, a row out of bounds or off its words).
+#[inline]
+fn buffer_rows<'a>(
+    s: &'a crate::run::Shared<'_>,
+    at: &Access,
+    (ptr, stride): (u64, u64),
+) -> Option<(usize, usize, u64, &'a [std::sync::atomic::AtomicU32])> {
+    let stride = stride_of(at, stride)?;
+    let (region, off0) = split_pointer(ptr);
+    if at.column_major || region == REGION_UNBOUND {
+        return None;
+    }
+    let buffer = usize::try_from(region.checked_sub(FIRST_BUFFER)?).ok()?;
+    let words = &s.buffers.get(buffer)?.0;
+    let pitch = stride.checked_mul(at.pointee)?;
+    whole_words(at, off0, pitch, words).map(|(r, c, b)| (r, c, pitch, b))
 }
 
 /// The rows of a row-major load or store whose rows each start on a word and hold whole words,
@@ -673,11 +834,7 @@ fn whole_words<'w>(
 ) -> Option<(usize, usize, &'w [std::sync::atomic::AtomicU32])> {
     let (rows, cols) = (at.shape.rows as usize, at.shape.cols as usize);
     let row_bytes = cols as u64 * u64::from(at.shape.bytes);
-    if !off0.is_multiple_of(4)
-        || !pitch.is_multiple_of(4)
-        || !row_bytes.is_multiple_of(4)
-        || rows == 0
-    {
+    if !(off0 | pitch | row_bytes).is_multiple_of(4) || rows == 0 {
         return None;
     }
     let span = pitch.checked_mul(rows as u64 - 1)?.checked_add(row_bytes)?;
@@ -686,14 +843,12 @@ fn whole_words<'w>(
 
 /// A load's or store's Stride as the reference path reads it (its width, signed or not), when
 /// it is positive: the typed paths' condition.
-fn stride_of(at: &Access, stride: u64) -> Option<i128> {
+fn stride_of(at: &Access, stride: u64) -> Option<u64> {
     let v = stride & crate::semantics::mask(at.stride.bits);
-    let s = if at.stride.signed {
-        i128::from(crate::semantics::sign_extend(at.stride.bits, v))
-    } else {
-        i128::from(v)
-    };
-    (s > 0).then_some(s)
+    // Signed and its sign bit set: negative.
+    let sign = at.stride.bits.checked_sub(1).and_then(|b| v.checked_shr(b));
+    let negative = at.stride.signed && sign.is_some_and(|s| s & 1 == 1);
+    (v > 0 && !negative).then_some(v)
 }
 
 #[cfg(test)]
@@ -758,7 +913,7 @@ mod tests {
                     .map(|p| u32::from(p[0]) | u32::from(p[1]) << 16)
                     .collect();
                 crate::semantics::coopmat_kernel::widen_words(&ta.packed, &mut ta.val);
-                ta.f16_written();
+                ta.f16_written(true);
                 let mut tb = Tile::new(k * n);
                 tb.raw = raw(&hb);
                 tb.raw_written();
@@ -767,8 +922,8 @@ mod tests {
                 tc.raw.clone_from(&c);
                 tc.raw_written();
                 tc.ensure_val(Val::F32);
-                let mut out = Vec::new();
-                f16_f32([&ta, &tb, &tc], (m, n, k), &mut out);
+                let mut out = tc.val.clone();
+                f16_f32_into(&ta.val, &tb.val, (m, n, k), &mut out);
                 let mut td = Tile::new(m * n);
                 td.val = out;
                 td.f32_written(true);
@@ -820,6 +975,152 @@ mod tests {
             assert!(
                 v.to_bits() == want.to_bits() || (v.is_nan() && want.is_nan()),
                 "{x:#x}"
+            );
+        }
+    }
+
+    /// A 16 × 16 tile store's entries for `lanes` invocations, each holding `256 / lanes`
+    /// elements of `bytes` bytes in the order `order` gives the invocations, one entry per
+    /// row part: the shape a layout walk logs ([`Tiles::log_store`]).
+    fn store_entries(lanes: u64, order: &[u64], bytes: u64, pitch: u64) -> Vec<StoreRun> {
+        let per_lane = 256 / lanes;
+        let mut entries = Vec::new();
+        for (slot, &lane) in order.iter().enumerate() {
+            let mut e = slot as u64 * per_lane;
+            while e < (slot as u64 + 1) * per_lane {
+                let (row, col) = (e / 16, e % 16);
+                let count = (16 - col).min((slot as u64 + 1) * per_lane - e);
+                entries.push(StoreRun {
+                    lane,
+                    rel: row * pitch + col * bytes,
+                    len: count * bytes,
+                    count: 1,
+                });
+                e += count;
+            }
+        }
+        entries
+    }
+
+    /// `single` joined as the race log joins consecutive invocations' runs
+    /// ([`crate::wide::races::push_run`]).
+    fn joined(single: &[StoreRun]) -> Vec<StoreRun> {
+        let base = crate::run::memory::make_pointer(FIRST_BUFFER, 0);
+        let mut log = Vec::new();
+        for r in single {
+            crate::wide::races::push_run(&mut log, r.access(base, 0));
+        }
+        log.iter()
+            .map(|a| StoreRun {
+                lane: a.first,
+                rel: a.ptr - base,
+                len: a.len,
+                count: a.count,
+            })
+            .collect()
+    }
+
+    /// Joined store entries stand for the same bytes of the same invocations, and the race
+    /// screen gives the same answer for them as for the single entries: logs of two or three
+    /// groups' stores at random Pointers (overlapping or not), lanes in order or shuffled,
+    /// subgroups of 8 to 64.
+    #[test]
+    fn coalesced_store_runs_screen_as_their_single_entries() {
+        use crate::wide::races::{may_race, Access};
+        let mut seed = 0xc0a1_e5ce_0000_0001u64;
+        let (mut merged_some, mut raced) = (0, 0);
+        for round in 0..400 {
+            let lanes = [8u64, 16, 32, 64][round % 4];
+            let mut order: Vec<u64> = (0..lanes).collect();
+            if xorshift(&mut seed).is_multiple_of(3) {
+                for i in (1..order.len()).rev() {
+                    order.swap(i, (xorshift(&mut seed) % (i as u64 + 1)) as usize);
+                }
+            }
+            let bytes = [2u64, 4][(xorshift(&mut seed) % 2) as usize];
+            let pitch = 16 * bytes + 4 * (xorshift(&mut seed) % 3);
+            let single = store_entries(lanes, &order, bytes, pitch);
+            let runs = joined(&single);
+            merged_some += usize::from(runs.len() < single.len());
+            let groups = 2 + xorshift(&mut seed) % 2;
+            let ptrs: Vec<u64> = (0..groups)
+                .map(|_| {
+                    let off = 4 * (xorshift(&mut seed) % (64 * pitch / 4));
+                    crate::run::memory::make_pointer(FIRST_BUFFER, off)
+                })
+                .collect();
+            let log = |entries: &[StoreRun]| -> Vec<Access> {
+                (0..groups)
+                    .flat_map(|g| {
+                        let (ptr, first) = (ptrs[g as usize], g * lanes);
+                        entries.iter().map(move |r| r.access(ptr, first))
+                    })
+                    .collect()
+            };
+            // The same (invocation, byte) pairs.
+            let pairs = |log: &[Access]| {
+                let mut v: Vec<(u64, u64)> = log
+                    .iter()
+                    .flat_map(|a| {
+                        (0..a.count).flat_map(move |i| {
+                            (0..a.len).map(move |b| (a.first + i, a.ptr + i * a.step + b))
+                        })
+                    })
+                    .collect();
+                v.sort_unstable();
+                v
+            };
+            let (mut one, mut coalesced) = (log(&single), log(&runs));
+            assert_eq!(pairs(&one), pairs(&coalesced), "round {round}");
+            let answer = may_race(&mut one);
+            assert_eq!(answer, may_race(&mut coalesced), "round {round}");
+            raced += usize::from(answer);
+        }
+        assert!(merged_some > 100, "{merged_some}");
+        assert!(raced > 50 && raced < 350, "{raced}");
+    }
+
+    /// The typed paths' Stride is the reference path's reading of it (its width, signed or
+    /// not, sign-extended), where that is positive.
+    #[test]
+    fn strides_read_as_the_reference_path_reads_them() {
+        use crate::run::coopmat::{Shape, Stride};
+        let mut seed = 0x5717_de00_0000_0001u64;
+        for _ in 0..4000 {
+            let bits = [8u32, 16, 32, 64][(xorshift(&mut seed) % 4) as usize];
+            let signed = xorshift(&mut seed).is_multiple_of(2);
+            let raw = match xorshift(&mut seed) % 4 {
+                0 => xorshift(&mut seed) % 4,
+                1 => u64::MAX - xorshift(&mut seed) % 4,
+                _ => xorshift(&mut seed),
+            };
+            let at = Access {
+                ptr: 0,
+                stride: Stride {
+                    slot: 1,
+                    bits,
+                    signed,
+                },
+                column_major: false,
+                pointee: 4,
+                shape: Shape {
+                    rows: 16,
+                    cols: 16,
+                    length: 8,
+                    bytes: 4,
+                },
+            };
+            let v = raw & crate::semantics::mask(bits);
+            let read = if signed {
+                i128::from(crate::semantics::sign_extend(bits, v))
+            } else {
+                i128::from(v)
+            };
+            let want = (read > 0).then_some(read as u64);
+            assert_eq!(
+                stride_of(&at, raw),
+                want,
+                "{raw:#x}, {bits} bits, signed {signed}"
             );
         }
     }

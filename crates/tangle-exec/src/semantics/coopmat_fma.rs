@@ -39,9 +39,10 @@ pub(super) fn exact_products_f32(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32])
 }
 
 /// The kernel's steps compiled for AVX2 + FMA: 4 rows × 16 columns of accumulators are 8 of
-/// the 16 vector registers, and each step is one `vfmadd`. Shapes of whole 4 × 16 blocks (a
-/// 16 × 16 tile) take a loop of their own, A's rows sliced once so the steps carry no bounds
-/// checks; others take the kernel's general loop nest with the same steps. Each element steps
+/// the 16 vector registers, and each step is one `vfmadd`. A 16 × 16 × 16 tile takes the native
+/// tier's kernel ([`crate::jit::native::mul_add_16`]); other shapes of whole 4 × 16 blocks a
+/// loop of their own, A's rows sliced once so the steps carry no bounds checks; others the
+/// kernel's general loop nest with the same steps. Each element steps
 /// through k in increasing order either way.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
@@ -49,15 +50,17 @@ fn fma_products(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32]) {
     const R: usize = 4;
     const W: usize = 16;
     let Dims { m, n, k } = d;
-    if let (16, 16, 16, Ok(a), Ok(b), Ok(acc)) = (
+    if let (16, 16, 16, Ok(a), Ok(b), Ok(acc), Some(cpu)) = (
         m,
         n,
         k,
         <&[f32; 256]>::try_from(a),
         <&[f32; 256]>::try_from(b),
         <&mut [f32; 256]>::try_from(&mut *acc),
+        crate::jit::native::Avx2::detect(),
     ) {
-        fma_16(a, b, acc);
+        // The native tier's 16³ kernel (the same steps, in assembly).
+        crate::jit::native::mul_add_16(cpu, a, b, acc);
         return;
     }
     if !(m.is_multiple_of(R) && n.is_multiple_of(W)) || a.len() != m * k || b.len() != k * n {
@@ -93,35 +96,6 @@ fn fma_products(d: Dims, a: &[f32], b: &[f32], acc: &mut [f32]) {
                 if let Some(to) = acc.get_mut(at..at + W) {
                     to.copy_from_slice(s);
                 }
-            }
-        }
-    }
-}
-
-/// [`fma_products`] for 16 × 16 × 16 (the tile of NVIDIA-like profiles): fixed-size arrays,
-/// so the loops unroll without a bounds check; 4 rows × 16 columns of accumulators at a time,
-/// each element stepping through k in increasing order as the general loop does.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-fn fma_16(a: &[f32; 256], b: &[f32; 256], acc: &mut [f32; 256]) {
-    for i in (0..16).step_by(4) {
-        let mut s = [[0f32; 16]; 4];
-        for (r, s) in s.iter_mut().enumerate() {
-            for (c, s) in s.iter_mut().enumerate() {
-                *s = acc[(i + r) * 16 + c];
-            }
-        }
-        for kk in 0..16 {
-            for (r, s) in s.iter_mut().enumerate() {
-                let x = a[(i + r) * 16 + kk];
-                for (c, s) in s.iter_mut().enumerate() {
-                    *s = x.mul_add(b[kk * 16 + c], *s);
-                }
-            }
-        }
-        for (r, s) in s.iter().enumerate() {
-            for (c, &s) in s.iter().enumerate() {
-                acc[(i + r) * 16 + c] = s;
             }
         }
     }

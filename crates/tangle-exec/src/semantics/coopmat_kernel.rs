@@ -378,7 +378,7 @@ pub fn widen_words(words: &[u32], out: &mut [f32]) {
 }
 
 /// [`widen_words`]' loop, which the compiler vectorises.
-pub(super) fn widen_words_portable(words: &[u32], out: &mut [f32]) {
+pub(crate) fn widen_words_portable(words: &[u32], out: &mut [f32]) {
     for (pair, &w) in out.chunks_exact_mut(2).zip(words) {
         if let [lo, hi] = pair {
             *lo = widen_f16(w as u16);
