@@ -497,11 +497,16 @@ fn fold_move(actions: &mut HashMap<(u32, u32), Action>, ranges: usize) -> bool {
         let (w, rs) = op_ranges(op);
         w == Some(r) || rs.contains(&r)
     };
+    // In program order, so that the compiled code does not depend on the map's order.
+    let mut moves: Vec<((u32, u32), usize, usize)> = (actions.iter())
+        .filter_map(|(&at, action)| match *action {
+            Action::Tile(TileOp::Move { dst, src }, _) => Some((at, dst, src)),
+            _ => None,
+        })
+        .collect();
+    moves.sort_unstable();
     let mut found = None;
-    for (&(block, j), action) in actions.iter() {
-        let Action::Tile(TileOp::Move { dst, src }, _) = *action else {
-            continue;
-        };
+    for ((block, j), dst, src) in moves {
         let Some(&[(wb, wj)]) = writers.get(src).map(Vec::as_slice) else {
             continue;
         };

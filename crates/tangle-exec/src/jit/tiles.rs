@@ -36,7 +36,7 @@ struct Tile {
     packed_ok: bool,
     val_kind: Option<Val>,
     /// The f32 values are a MulAdd's result, whose every NaN reads as the canonical one
-    /// (`float_bits`): made so when their bits are taken ([`Tile::bits`]), not per MulAdd (a
+    /// (`float_bits`): made so when their bits are taken ([`f32_bits`]), not per MulAdd (a
     /// NaN fed to another MulAdd gives a NaN either way).
     canonical: bool,
 }
@@ -54,12 +54,12 @@ impl Tile {
         }
     }
 
-    /// The bits of f32 value `v` of this tile.
-    fn bits(&self, v: f32) -> u32 {
-        if self.canonical && v.is_nan() {
-            0x7fc0_0000
-        } else {
-            v.to_bits()
+    /// The bits of this tile's f32 values into `out` (a MulAdd's NaNs as the canonical one): a
+    /// plain loop, which the compiler makes a compare and a select a vector.
+    fn f32_bits_into(&self, out: &mut [u32]) {
+        let canonical = self.canonical;
+        for (o, &v) in out.iter_mut().zip(&self.val) {
+            *o = f32_bits(canonical, v);
         }
     }
 
@@ -75,12 +75,9 @@ impl Tile {
                 }
             }
         } else if self.val_kind == Some(Val::F32) {
+            let canonical = self.canonical;
             for (r, &v) in self.raw.iter_mut().zip(&self.val) {
-                *r = u64::from(if self.canonical && v.is_nan() {
-                    0x7fc0_0000
-                } else {
-                    v.to_bits()
-                });
+                *r = u64::from(f32_bits(canonical, v));
             }
         } else if self.val_kind == Some(Val::F16) {
             // A tile loaded without its words ([`Fast::F16Rows`]) is only read by f16 MulAdds
@@ -134,6 +131,16 @@ impl Tile {
     fn f16_written(&mut self, words: bool) {
         (self.raw_ok, self.packed_ok, self.val_kind) = (false, words, Some(Val::F16));
         self.canonical = false;
+    }
+}
+
+/// The bits of an f32 value of a tile, `canonical` where the tile is a MulAdd's result (whose
+/// every NaN reads as the canonical one, as the reference path makes it).
+fn f32_bits(canonical: bool, v: f32) -> u32 {
+    if canonical && v.is_nan() {
+        0x7fc0_0000
+    } else {
+        v.to_bits()
     }
 }
 
@@ -601,10 +608,10 @@ impl<'s> Tiles<'s> {
                 return false;
             }
         }
-        let at = self.uniform_regs(at, uniform);
-        if self.store_f32(src, &at, uniform) {
+        if self.store_f32(src, at, uniform) {
             return true;
         }
+        let at = self.uniform_regs(at, uniform);
         let sg = self.s.sg;
         let mask = crate::run::alu::full_mask(sg);
         let Some(tile) = self.tiles.get_mut(src) else {
@@ -709,8 +716,8 @@ impl<'s> Tiles<'s> {
         }
         let pitch = (pitch / 4) as usize;
         // The bits (a MulAdd's NaNs canonical), then the rows.
-        self.words.clear();
-        self.words.extend(tile.val.iter().map(|&v| tile.bits(v)));
+        self.words.resize(tile.val.len(), 0);
+        tile.f32_bits_into(&mut self.words);
         super::native::copy_rows(block, (pitch, cols), &mut self.words, false)
     }
 
@@ -795,7 +802,7 @@ impl<'s> Tiles<'s> {
 
 /// `acc` += `a` × `b` on f16 values widened (A m × k, B k × n, `acc` m × n f32 values): the
 /// reference path's kernel (its NaN results are made canonical when the bits are taken,
-/// [`Tile::bits`]).
+/// [`f32_bits`]).
 fn f16_f32_into(a: &[f32], b: &[f32], (m, n, k): (usize, usize, usize), acc: &mut [f32]) {
     crate::semantics::coopmat_kernel::f16_products_into_f32(m, n, k, a, b, acc);
 }
