@@ -1277,35 +1277,13 @@ impl<'a> Emitter<'a> {
                 *e = (*e).max(end);
             }
         }
-        let (regions, nregions, region_mask) = {
-            let v = self.vals()?;
-            (v.regions, v.nregions, v.region_mask)
-        };
         for (var, end) in extents {
+            // One access of `end` bytes at the variable's pointer, checked as any access is
+            // ([`Emitter::address`]): every access through its chains lies inside it.
             let p = self.get(var)?;
-            let region = self.b.ins().ushr_imm_s(p, i64::from(OFFSET_BITS));
-            let outside = self
-                .b
-                .ins()
-                .icmp(IntCC::UnsignedGreaterThanOrEqual, region, nregions);
-            self.give_up_if(outside, reason::OUT_OF_BOUNDS);
-            let entry = self.region_entry(regions, region_mask, region);
-            let flags = MemFlagsData::trusted().with_readonly().with_can_move();
-            let len = self
-                .b
-                .ins()
-                .load(I64, flags, entry, offset_of!(Region, len) as i32);
-            let base = self
-                .b
-                .ins()
-                .load(I64, flags, entry, offset_of!(Region, base) as i32);
-            // Below 2^48 each, so the sum does not wrap.
+            let at = self.address(p, end)?;
             let off = self.trunc(OFFSET_BITS, p);
-            let reach = self.b.ins().iadd_imm_s(off, end as i64);
-            let beyond = self.b.ins().icmp(IntCC::UnsignedGreaterThan, reach, len);
-            self.give_up_if(beyond, reason::OUT_OF_BOUNDS);
-            let odd = self.b.ins().band_imm_s(off, 3);
-            self.give_up_if(odd, reason::UNALIGNED);
+            let base = self.b.ins().isub(at, off);
             self.extents.insert(var, (end, base));
         }
         Ok(())
