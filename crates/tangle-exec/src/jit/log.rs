@@ -18,6 +18,8 @@ pub(crate) struct LogState {
     open: Vec<Option<Access>>,
     /// Closed runs, for the sweep.
     pub(crate) log: Vec<Access>,
+    /// Whole tiles' stores ([`crate::wide::rows`]), for the screen.
+    pub(crate) rows: Vec<crate::wide::rows::Rows>,
 }
 
 impl LogState {
@@ -26,6 +28,7 @@ impl LogState {
         LogState {
             open: vec![None; sites],
             log: Vec::new(),
+            rows: Vec::new(),
         }
     }
 

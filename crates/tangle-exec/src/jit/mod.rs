@@ -205,6 +205,8 @@ struct Worker<'w, 's> {
     log: log::LogState,
     /// The log of the units run so far, handed in when the worker ends.
     kept: Vec<crate::wide::races::Access>,
+    /// Its entries of whole tiles.
+    kept_rows: Vec<crate::wide::rows::Rows>,
     group: group::GroupScratch,
     tiles: tiles::Tiles<'s>,
     stats: Stats,
@@ -266,13 +268,16 @@ impl crate::run::workers::Unit for Worker<'_, '_> {
 
     fn flush(&mut self, _: u64) {
         let j = self.j;
-        if !self.log.log.is_empty() {
+        let entries = self.log.log.len() + self.log.rows.len();
+        if entries > 0 {
             let limit = MAX_LOG.min(j.s.options.race_log_limit);
-            if j.log.count(self.log.log.len(), limit) {
+            if j.log.count(entries, limit) {
                 self.kept.append(&mut self.log.log);
+                self.kept_rows.append(&mut self.log.rows);
             } else {
                 j.give_up("the race screen's log is full".into());
                 self.log.log.clear();
+                self.log.rows.clear();
             }
         }
         let mut f = j.s.found.lock().unwrap_or_else(|e| e.into_inner());
@@ -282,6 +287,7 @@ impl crate::run::workers::Unit for Worker<'_, '_> {
 
     fn finish(&mut self) {
         self.j.log.hand_in(std::mem::take(&mut self.kept));
+        self.j.log.hand_in_rows(std::mem::take(&mut self.kept_rows));
     }
 }
 
@@ -359,6 +365,7 @@ pub(crate) fn run(
             nregions,
             log: log::LogState::new(sites),
             kept: Vec::new(),
+            kept_rows: Vec::new(),
             group: group::GroupScratch::new(
                 j.code.group_ops.clone(),
                 j.code.group_regs,

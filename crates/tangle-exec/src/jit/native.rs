@@ -269,7 +269,7 @@ pub(crate) extern "C" fn coopmat_op(
     // `log_access`.
     #[allow(unsafe_code)]
     let (tiles, log) = unsafe { (tiles.cast::<Tiles<'_>>().as_mut(), log.as_mut()) };
-    let ran = tiles.is_some_and(|t| t.run(index, (ptr, stride), first, log.map(|l| &mut l.log)));
+    let ran = tiles.is_some_and(|t| t.run(index, (ptr, stride), first, log));
     u64::from(!ran)
 }
 

@@ -17,6 +17,7 @@
 //! reference path reports what it found.
 
 use super::coopmat::{Fast, TileOp, TileProgram, Val};
+use super::log::LogState;
 use super::native::Avx2;
 use crate::run::coopmat::{Access, CoopmatInst};
 use crate::run::coopmat_dense::F16_F32;
@@ -151,6 +152,45 @@ struct StoreLog {
     stride: u64,
     entries: Vec<StoreRun>,
     extent: u64,
+    /// The entries as one run repeated on rows (the first, the pitch, the rows), where they
+    /// are: logged as one entry of whole tiles ([`crate::wide::rows`]).
+    rows: Option<(StoreRun, u64, u64)>,
+}
+
+impl StoreLog {
+    /// Where `entries` are one run repeated on rows a pitch apart by the invocations after
+    /// the row before's (a row-striped layout's rows): the first, the pitch and the rows.
+    fn as_rows(entries: &[StoreRun]) -> Option<(StoreRun, u64, u64)> {
+        let (a, b) = (entries.first()?, entries.get(1)?);
+        let pitch = b.rel.checked_sub(a.rel)?;
+        let row = |(r, e): (usize, &StoreRun)| {
+            let r = r as u64;
+            e.len == a.len
+                && e.count == a.count
+                && Some(e.rel) == r.checked_mul(pitch).and_then(|d| d.checked_add(a.rel))
+                && Some(e.lane) == r.checked_mul(a.count).and_then(|d| d.checked_add(a.lane))
+        };
+        let wide_enough = a.len.checked_mul(a.count).is_some_and(|w| w <= pitch);
+        (wide_enough && entries.iter().enumerate().all(row)).then_some((
+            *a,
+            pitch,
+            entries.len() as u64,
+        ))
+    }
+
+    /// Logs the store of the group whose first invocation is `first` at `ptr`.
+    fn log_at(&self, ptr: u64, first: u64, log: &mut LogState) {
+        match self.rows {
+            Some((row, pitch, rows)) => log.rows.push(crate::wide::rows::Rows {
+                row: row.access(ptr, first),
+                pitch,
+                rows,
+            }),
+            None => log
+                .log
+                .extend(self.entries.iter().map(|r| r.access(ptr, first))),
+        }
+    }
 }
 
 /// Consecutive invocations' accesses of one store, each `len` bytes right after the one
@@ -324,7 +364,7 @@ impl<'s> Tiles<'s> {
         index: u64,
         (ptr, stride): (u64, u64),
         first: u64,
-        log: Option<&mut Vec<crate::wide::races::Access>>,
+        log: Option<&mut LogState>,
     ) -> bool {
         let Some(&op) = usize::try_from(index)
             .ok()
@@ -334,7 +374,9 @@ impl<'s> Tiles<'s> {
         };
         self.ops_run += 1;
         match op {
-            TileOp::Load { dst, ref at } => self.load(dst, at, (ptr, stride), first, log),
+            TileOp::Load { dst, ref at } => {
+                self.load(dst, at, (ptr, stride), first, log.map(|l| &mut l.log))
+            }
             TileOp::Store { src, ref at } => {
                 let op = (index as usize, src);
                 self.store(op, at, (ptr, stride), first, log)
@@ -601,7 +643,7 @@ impl<'s> Tiles<'s> {
         at: &Access,
         uniform: (u64, u64),
         first: u64,
-        log: Option<&mut Vec<crate::wide::races::Access>>,
+        log: Option<&mut LogState>,
     ) -> bool {
         if let Some(log) = log {
             if !self.log_store(index, at, uniform, first, log) {
@@ -640,7 +682,7 @@ impl<'s> Tiles<'s> {
         at: &Access,
         (ptr, stride): (u64, u64),
         first: u64,
-        log: &mut Vec<crate::wide::races::Access>,
+        log: &mut LogState,
     ) -> bool {
         use crate::run::memory::{unbound_of, OFFSET_BITS};
         // Every address strictly inside the offsets' range: none was clamped.
@@ -652,16 +694,16 @@ impl<'s> Tiles<'s> {
         };
         if let Some(Some(c)) = self.store_logs.get(index) {
             if c.stride == stride && plain && unclamped(c.extent) {
-                log.extend(c.entries.iter().map(|r| r.access(ptr, first)));
+                c.log_at(ptr, first, log);
                 return true;
             }
         }
-        let start = log.len();
+        let start = log.log.len();
         let regs_at = self.uniform_regs(at, (ptr, stride));
-        if !self.log(&regs_at, first, Some(log), true) {
+        if !self.log(&regs_at, first, Some(&mut log.log), true) {
             return false;
         }
-        let made = log.get(start..).unwrap_or_default();
+        let made = log.log.get(start..).unwrap_or_default();
         let entries: Option<Vec<StoreRun>> = made
             .iter()
             .map(|a| {
@@ -683,11 +725,16 @@ impl<'s> Tiles<'s> {
                 self.store_logs.resize(index + 1, None);
             }
             if let Some(slot) = self.store_logs.get_mut(index) {
-                *slot = Some(StoreLog {
+                let c = StoreLog {
                     stride,
+                    rows: StoreLog::as_rows(&entries),
                     entries,
                     extent,
-                });
+                };
+                // This store's entries as the next ones will be logged.
+                log.log.truncate(start);
+                c.log_at(ptr, first, log);
+                *slot = Some(c);
             }
         }
         true
@@ -1035,7 +1082,7 @@ mod tests {
     fn coalesced_store_runs_screen_as_their_single_entries() {
         use crate::wide::races::{may_race, Access};
         let mut seed = 0xc0a1_e5ce_0000_0001u64;
-        let (mut merged_some, mut raced) = (0, 0);
+        let (mut merged_some, mut raced, mut as_rows) = (0, 0, 0);
         for round in 0..400 {
             let lanes = [8u64, 16, 32, 64][round % 4];
             let mut order: Vec<u64> = (0..lanes).collect();
@@ -1082,7 +1129,28 @@ mod tests {
             let answer = may_race(&mut one);
             assert_eq!(answer, may_race(&mut coalesced), "round {round}");
             raced += usize::from(answer);
+            // As whole tiles where the runs are rows (lanes in order, a row a run): the same
+            // pairs, and the same answer through the screen that takes them.
+            if let Some((row, pitch, rows)) = StoreLog::as_rows(&runs) {
+                as_rows += 1;
+                let gather = crate::wide::races::Gather::default();
+                let tiles: Vec<crate::wide::rows::Rows> = (0..groups)
+                    .map(|g| crate::wide::rows::Rows {
+                        row: row.access(ptrs[g as usize], g * lanes),
+                        pitch,
+                        rows,
+                    })
+                    .collect();
+                let cut: Vec<Access> = tiles
+                    .iter()
+                    .flat_map(|t| (0..t.rows).map(|r| t.at(r)))
+                    .collect();
+                assert_eq!(pairs(&cut), pairs(&coalesced), "round {round}");
+                gather.hand_in_rows(tiles);
+                assert_eq!(gather.may_race(), answer, "round {round}");
+            }
         }
+        assert!(as_rows > 50, "{as_rows}");
         assert!(merged_some > 100, "{merged_some}");
         assert!(raced > 50 && raced < 350, "{raced}");
     }

@@ -55,6 +55,17 @@ fn pool() -> Option<&'static rayon::ThreadPool> {
     .as_ref()
 }
 
+/// Runs `f` on the worker pool ([`pool`]), so that its parallel iterators share the workers'
+/// threads (the race screen after a dispatch): on rayon's global pool they would wake a second
+/// set of threads, one a core, while the workers' threads still spin looking for work. On the
+/// calling thread where there is no pool.
+pub(crate) fn install<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    match pool() {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}
+
 /// Runs units `0..total` on `threads` workers (at least one), each with its own state from
 /// `new`, returning the first error (by unit number) or the time limit.
 pub(crate) fn run_all<U: Unit>(

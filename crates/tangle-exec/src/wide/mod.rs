@@ -20,6 +20,7 @@ mod dense;
 mod kernels;
 mod plan;
 pub mod races;
+pub(crate) mod rows;
 
 pub use plan::plan;
 pub(crate) use plan::slots_of;

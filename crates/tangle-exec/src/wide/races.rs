@@ -293,6 +293,8 @@ pub(crate) struct Gather {
     entries: std::sync::atomic::AtomicUsize,
     /// Each worker's entries, sorted.
     parts: std::sync::Mutex<Vec<Vec<Access>>>,
+    /// The workers' entries of whole tiles ([`super::rows`]), in any order.
+    rows: std::sync::Mutex<Vec<super::rows::Rows>>,
 }
 
 impl Gather {
@@ -317,15 +319,26 @@ impl Gather {
         parts.push(log);
     }
 
+    /// A worker's entries of whole tiles.
+    pub(crate) fn hand_in_rows(&self, mut rows: Vec<super::rows::Rows>) {
+        if rows.is_empty() {
+            return;
+        }
+        let mut all = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        all.append(&mut rows);
+    }
+
     /// [`may_race`] of every entry handed in.
     pub(crate) fn may_race(self) -> bool {
         let n = self.entries.load(std::sync::atomic::Ordering::Relaxed);
-        let pieces = if n >= PARALLEL_SCREEN {
-            rayon::current_num_threads() * 4
-        } else {
-            1
-        };
-        self.may_race_in(pieces)
+        crate::run::workers::install(|| {
+            let pieces = if n >= PARALLEL_SCREEN {
+                rayon::current_num_threads() * 4
+            } else {
+                1
+            };
+            self.may_race_in(pieces)
+        })
     }
 
     /// [`Gather::may_race`] in about `pieces` pieces ([`screen_parts`] of the workers'
@@ -333,6 +346,10 @@ impl Gather {
     /// workers); one piece merges them and sweeps once.
     fn may_race_in(self, pieces: usize) -> bool {
         let mut parts = self.parts.into_inner().unwrap_or_else(|e| e.into_inner());
+        let rows = self.rows.into_inner().unwrap_or_else(|e| e.into_inner());
+        if !rows.is_empty() && super::rows::screen(rows, &mut parts) {
+            return true;
+        }
         leave_out_unwritten(&mut parts);
         let total: usize = parts.iter().map(Vec::len).sum();
         if pieces <= 1 || total == 0 {
@@ -347,7 +364,7 @@ impl Gather {
 }
 
 /// The memory region of a pointer ([`crate::run::memory::split_pointer`]).
-fn region(ptr: u64) -> u64 {
+pub(crate) fn region(ptr: u64) -> u64 {
     crate::run::memory::split_pointer(ptr).0
 }
 
