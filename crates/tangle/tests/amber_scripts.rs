@@ -6,8 +6,11 @@
 //! outside tangle's subset (77), `unusable/` cannot be used (2). `pending/` holds scripts waiting
 //! on executor features and is not run.
 
+mod summary;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use summary::say;
 
 fn amber_dir(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -77,9 +80,9 @@ const EXAMPLES: [&str; 4] = [
 
 #[test]
 fn script_count() {
-    // Printed (with `--nocapture`, as `.ci/run` does) so a run shows how many scripts it covers.
+    // Printed, and kept for `.ci/run` to show, so a run shows how many scripts it covers.
     let mut total = EXAMPLES.len();
-    println!("examples: {}", EXAMPLES.len());
+    say(&format!("examples: {}", EXAMPLES.len()));
     for sub in PASSING
         .iter()
         .chain(&FAILING)
@@ -87,12 +90,12 @@ fn script_count() {
     {
         let n = scripts(sub).len();
         total += n;
-        println!(
+        say(&format!(
             "{}: {n} scripts",
             Path::new("tests/amber").join(sub).display()
-        );
+        ));
     }
-    println!("example and test scripts run: {total}");
+    say(&format!("example and test scripts run: {total}"));
     assert!(total > EXAMPLES.len());
 }
 

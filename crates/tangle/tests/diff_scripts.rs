@@ -5,11 +5,14 @@
 //! `RUN` the CPU executor refuses as invalid, which is never sent to the driver), or as a known
 //! deviation of the driver: a script that says `# known deviation: NAME (why)` may differ on a
 //! device whose name contains NAME (`tests/amber/drivers/` holds the driver bugs `tangle diff`
-//! found, as reproducers). Any other difference fails. The counts are printed (`.ci/run` shows them with
-//! `--nocapture`).
+//! found, as reproducers). Any other difference fails. The counts are printed, and kept for `.ci/run` to show
+//! ([`summary::say`]).
+
+mod summary;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use summary::say;
 
 /// Every `.amber` file under `dir`, recursively, sorted.
 fn amber_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -70,19 +73,19 @@ fn every_script_through_tangle_diff() {
         match code {
             0 if last.starts_with("AGREE") => agree += 1,
             77 => {
-                println!("skipped {name}: {last}");
+                say(&format!("skipped {name}: {last}"));
                 unsupported += 1;
             }
             2 if path.contains("/unusable/") => unusable += 1,
             1 if last.starts_with("DIFFER") && known_deviation(script, &out) => {
-                println!("known deviation {name}: {last}");
+                say(&format!("known deviation {name}: {last}"));
                 known += 1;
             }
             1 if last.contains("a RUN did not complete") => {
                 // Acceptable only when the CPU executor refuses the RUN on its own.
                 let (cpu, cpu_out) = tangle(&["run", "--time-limit", "5", &path]);
                 if cpu == 1 && (cpu_out.contains("invalid") || cpu_out.contains("time limit")) {
-                    println!("not compared {name}: {last}");
+                    say(&format!("not compared {name}: {last}"));
                     invalid += 1;
                 } else {
                     wrong.push(format!("{name}: exit {code}\n{out}"));
@@ -91,13 +94,13 @@ fn every_script_through_tangle_diff() {
             _ => wrong.push(format!("{name}: exit {code}\n{out}")),
         }
     }
-    println!(
+    say(&format!(
         "tangle diff over {} scripts: {agree} agree, {unsupported} unsupported by the device, \
          {invalid} not compared (refused or stopped by the CPU executor), {unusable} unusable, \
          {known} known driver deviations, {} wrong",
         scripts.len(),
         wrong.len()
-    );
+    ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert!(agree >= 20, "only {agree} scripts agree");
 }
