@@ -893,6 +893,26 @@ void main() {{
     )
 }
 
+/// A store whose runs join the entry before it in the race log (the previous workgroup's tile,
+/// right before it in memory, stored by another instruction) keeps all its runs for the next
+/// stores of its instruction, which log what the first one made: the last workgroup's tile,
+/// which only its first row makes race with the tile before it, is seen to race.
+#[test]
+fn a_store_joined_to_the_entry_before_it_keeps_its_runs_for_the_next_ones() {
+    let inp: Vec<i32> = (0..8 * 256).collect();
+    let body = "  CI five = CI(5);\n  if (g % 2 == 0) {\n    coopMatStore(five, out_, g * 256, 16, gl_CooperativeMatrixLayoutRowMajor);\n  } else {\n    coopMatStore(five, out_, g * 256 - (g == 7 ? 16 : 0), 16, gl_CooperativeMatrixLayoutRowMajor);\n  }";
+    let module = compile(&tile_shader(body));
+    // Eight workgroups: one unit of the native tier's, run by one worker in order.
+    let job = || {
+        let words: Vec<u8> = inp.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let mut job = Job::new(vec![words, vec![0; 16 * 256 * 4]], [8, 1, 1]);
+        job.threads = 2;
+        job
+    };
+    let (_, report) = run_both("joined store", &module, &job, [false, true], [false, true]);
+    assert!(!report.diagnostics.is_empty(), "the race was not reported");
+}
+
 /// A race needs a write (SPIR-V memory model): loads of a buffer no invocation may write are
 /// not logged by the fast paths, and nothing is reported for them; a buffer that *is* written
 /// (by a cooperative-matrix store here, read by scalar loads of other invocations) still is,

@@ -698,12 +698,14 @@ impl<'s> Tiles<'s> {
                 return true;
             }
         }
-        let start = log.log.len();
+        // Logged apart first: in the log itself its first run could join the entry before
+        // it ([`crate::wide::races::push_run`]), and the entries kept for the next stores
+        // would lack that run.
+        let mut made: Vec<crate::wide::races::Access> = Vec::new();
         let regs_at = self.uniform_regs(at, (ptr, stride));
-        if !self.log(&regs_at, first, Some(&mut log.log), true) {
+        if !self.log(&regs_at, first, Some(&mut made), true) {
             return false;
         }
-        let made = log.log.get(start..).unwrap_or_default();
         let entries: Option<Vec<StoreRun>> = made
             .iter()
             .map(|a| {
@@ -732,11 +734,12 @@ impl<'s> Tiles<'s> {
                     extent,
                 };
                 // This store's entries as the next ones will be logged.
-                log.log.truncate(start);
                 c.log_at(ptr, first, log);
                 *slot = Some(c);
+                return true;
             }
         }
+        log.log.append(&mut made);
         true
     }
 

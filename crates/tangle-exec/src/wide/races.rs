@@ -149,6 +149,10 @@ fn leave_out_unwritten(parts: &mut [Vec<Access>]) {
 /// Entries below which a sorted log is screened on one core.
 const PARALLEL_SCREEN: usize = 1 << 15;
 
+/// Entries below which a dispatch's log is screened on the calling thread, without waking the
+/// worker pool (which costs more than sorting them there).
+pub(crate) const POOLED_SCREEN: usize = 1 << 12;
+
 /// [`may_race`] of a log already sorted; on every core when it is long
 /// ([`screen_parts`]).
 fn sorted_may_race(log: &mut Vec<Access>) -> bool {
@@ -331,6 +335,9 @@ impl Gather {
     /// [`may_race`] of every entry handed in.
     pub(crate) fn may_race(self) -> bool {
         let n = self.entries.load(std::sync::atomic::Ordering::Relaxed);
+        if n < POOLED_SCREEN {
+            return self.may_race_in(1);
+        }
         crate::run::workers::install(|| {
             let pieces = if n >= PARALLEL_SCREEN {
                 rayon::current_num_threads() * 4

@@ -64,7 +64,12 @@ impl Rows {
 /// more sorted part, for the screen of runs.
 pub(crate) fn screen(mut rows: Vec<Rows>, parts: &mut Vec<Vec<Access>>) -> bool {
     use rayon::slice::ParallelSliceMut;
-    rows.par_sort_unstable();
+    // On the pool where the screen runs there ([`super::races::Gather::may_race`]).
+    if rows.len() < super::races::POOLED_SCREEN {
+        rows.sort_unstable();
+    } else {
+        rows.par_sort_unstable();
+    }
     let mut cut: Vec<Access> = Vec::new();
     let mut rest = &rows[..];
     while let Some(head) = rest.first() {
