@@ -70,6 +70,9 @@ pub(crate) fn screen(mut rows: Vec<Rows>, parts: &mut Vec<Vec<Access>>) -> bool 
     } else {
         rows.par_sort_unstable();
     }
+    // A tile stored again by the same subgroup at the same place is the same accesses: once
+    // (its overlaps are checked lane by lane, which a loop of such stores would make quadratic).
+    rows.dedup();
     let mut cut: Vec<Access> = Vec::new();
     let mut rest = &rows[..];
     while let Some(head) = rest.first() {
