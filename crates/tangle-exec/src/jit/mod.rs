@@ -32,6 +32,7 @@ mod lockstep;
 mod log;
 #[allow(unsafe_code)]
 pub(crate) mod native;
+pub use native::tile_kernel;
 mod ops;
 mod tiles;
 

@@ -631,6 +631,16 @@ impl Avx512 {
     }
 }
 
+/// The 16³ MulAdd kernel this CPU runs ([`mul_add_16`]), in words: `tangle bench` prints it,
+/// since the cooperative-matrix figures depend on it.
+pub fn tile_kernel() -> &'static str {
+    match Avx2::detect() {
+        Some(cpu) if Avx512::detect(cpu).is_some() => "AVX-512F",
+        Some(_) => "AVX2 + FMA",
+        None => "SSE2 (the CPU has no AVX2 + FMA + F16C)",
+    }
+}
+
 /// `acc` += `a` × `b` for 16 × 16 tiles of f32 values held row-major, each element stepping
 /// through k in order with one fused multiply-add a step: [`mul_add_16_avx512`] where the CPU
 /// has AVX-512F, else [`mul_add_16_avx2`]. The two give the same bits.

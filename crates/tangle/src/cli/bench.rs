@@ -56,7 +56,7 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
         ));
     }
     println!(
-        "tangle bench: {} thread(s){}{}",
+        "tangle bench: {} thread(s){}{}; the 16³ matrix kernel: {}",
         options.threads,
         if args.quick {
             ", quick sizes"
@@ -71,7 +71,8 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
             ", no native tier"
         } else {
             ""
-        }
+        },
+        tangle_exec::jit::tile_kernel()
     );
     // The same SPIR-V on a Vulkan driver when one is installed (lavapipe in CI).
     let mut driver = if args.no_driver {
