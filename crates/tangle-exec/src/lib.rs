@@ -40,6 +40,9 @@ pub mod semantics;
 pub mod trace;
 pub mod wide;
 
+#[cfg(test)]
+mod test_rng;
+
 pub use device::{
     Device, Image, Pipeline, Progress, Resident, Resources, RunOptions, SpecConstants,
 };

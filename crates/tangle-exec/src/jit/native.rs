@@ -804,12 +804,7 @@ mod tests {
     use super::*;
     use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
-    fn xorshift(x: &mut u64) -> u64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        *x
-    }
+    use crate::test_rng::xorshift;
 
     /// Rows copied in and out at random pitches, row lengths (whole 16-byte parts and not)
     /// and row counts, some past the end of the words: exactly the rows a plain loop copies,

@@ -913,12 +913,7 @@ mod tests {
     use super::*;
     use crate::run::coopmat_dense::F16_F32;
 
-    fn xorshift(seed: &mut u64) -> u64 {
-        *seed ^= *seed << 13;
-        *seed ^= *seed >> 7;
-        *seed ^= *seed << 17;
-        *seed
-    }
+    use crate::test_rng::xorshift;
 
     /// Halves heavy in signed zeros, subnormals, the largest values, infinities and NaNs.
     fn half_bits(seed: &mut u64) -> u16 {

@@ -398,6 +398,7 @@ fn merge_shared_reads(log: &mut Vec<Access>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_rng::xorshift;
 
     fn run(ptr: u64, count: u64, first: u64, write: bool) -> Access {
         Access {
@@ -543,29 +544,23 @@ mod tests {
     #[test]
     fn a_gathered_log_screens_as_the_whole_log() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
         let (mut raced, mut clean) = (0, 0);
         for _ in 0..2000 {
-            let n = 1 + next() % 24;
+            let n = 1 + xorshift(&mut x) % 24;
             let all: Vec<Access> = (0..n)
                 .map(|_| Access {
-                    ptr: ((5 + next() % 2) << 48) | ((next() % 64) * 4),
-                    len: [4, 8][(next() % 2) as usize],
-                    step: [0, 4, 8, 64][(next() % 4) as usize],
-                    count: 1 + next() % 4,
-                    first: next() % 16,
-                    write: next().is_multiple_of(4),
+                    ptr: ((5 + xorshift(&mut x) % 2) << 48) | ((xorshift(&mut x) % 64) * 4),
+                    len: [4, 8][(xorshift(&mut x) % 2) as usize],
+                    step: [0, 4, 8, 64][(xorshift(&mut x) % 4) as usize],
+                    count: 1 + xorshift(&mut x) % 4,
+                    first: xorshift(&mut x) % 16,
+                    write: xorshift(&mut x).is_multiple_of(4),
                 })
                 .collect();
             let mut sizes = Vec::new();
             let mut left = all.len();
             while left > 0 {
-                let k = (1 + next() % 5).min(left as u64) as usize;
+                let k = (1 + xorshift(&mut x) % 5).min(left as u64) as usize;
                 sizes.push(k);
                 left -= k;
             }
@@ -605,25 +600,19 @@ mod tests {
     #[test]
     fn runs_joined_by_push_run_screen_as_the_bytes_they_touch() {
         let mut x = 0x853c_49e6_748f_ea9bu64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
         let (mut raced, mut clean, mut joined, mut over) = (0, 0, 0, 0);
         for _ in 0..3000 {
             // One run length per log: the sweep is exact for runs of one shape.
-            let len = [4, 8, 32][(next() % 3) as usize];
+            let len = [4, 8, 32][(xorshift(&mut x) % 3) as usize];
             let mut single = Vec::new();
             let mut log = Vec::new();
             // Stores of several lanes each, lane after lane, often adjacent (as a matrix row's
             // halves are), sometimes not, sometimes of another region.
-            for _ in 0..1 + next() % 6 {
-                let mut first = next() % 12;
-                let mut ptr = ((5 + next() % 2) << 48) | ((next() % 24) * 4);
-                let write = !next().is_multiple_of(3);
-                for _ in 0..1 + next() % 4 {
+            for _ in 0..1 + xorshift(&mut x) % 6 {
+                let mut first = xorshift(&mut x) % 12;
+                let mut ptr = ((5 + xorshift(&mut x) % 2) << 48) | ((xorshift(&mut x) % 24) * 4);
+                let write = !xorshift(&mut x).is_multiple_of(3);
+                for _ in 0..1 + xorshift(&mut x) % 4 {
                     let a = Access {
                         ptr,
                         len,
@@ -635,8 +624,8 @@ mod tests {
                     single.push(a);
                     push_run(&mut log, a);
                     // Mostly the next invocation's run right after this one's.
-                    first += [1, 1, 1, 2, 0][(next() % 5) as usize];
-                    ptr += [len, len, len, 4, len * 2][(next() % 5) as usize];
+                    first += [1, 1, 1, 2, 0][(xorshift(&mut x) % 5) as usize];
+                    ptr += [len, len, len, 4, len * 2][(xorshift(&mut x) % 5) as usize];
                 }
             }
             joined += single.len() - log.len();
@@ -675,31 +664,25 @@ mod tests {
     #[test]
     fn pieces_screen_as_the_one_sweep() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
         let (mut raced, mut clean) = (0, 0);
         for _ in 0..3000 {
-            let n = 1 + next() % 60;
-            let spread = [64, 256, 4096][(next() % 3) as usize];
+            let n = 1 + xorshift(&mut x) % 60;
+            let spread = [64, 256, 4096][(xorshift(&mut x) % 3) as usize];
             let mut log: Vec<Access> = (0..n)
                 .map(|_| {
-                    let count = [1, 1, 2, 4, 16][(next() % 5) as usize];
-                    let len = [4, 8][(next() % 2) as usize];
+                    let count = [1, 1, 2, 4, 16][(xorshift(&mut x) % 5) as usize];
+                    let len = [4, 8][(xorshift(&mut x) % 2) as usize];
                     Access {
-                        ptr: (5 << 48) | ((next() % spread) * 4),
+                        ptr: (5 << 48) | ((xorshift(&mut x) % spread) * 4),
                         len,
-                        step: [0, len, 16, 64][(next() % 4) as usize],
+                        step: [0, len, 16, 64][(xorshift(&mut x) % 4) as usize],
                         count,
                         first: if count == 1 {
-                            next() % 8
+                            xorshift(&mut x) % 8
                         } else {
-                            (next() % 4) * count
+                            (xorshift(&mut x) % 4) * count
                         },
-                        write: next().is_multiple_of(5),
+                        write: xorshift(&mut x).is_multiple_of(5),
                     }
                 })
                 .collect();

@@ -205,12 +205,7 @@ fn shares_between_invocations(
 mod tests {
     use super::*;
 
-    fn xorshift(x: &mut u64) -> u64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        *x
-    }
+    use crate::test_rng::xorshift;
 
     /// Every pair of invocations touching one byte, one of them writing, over the entries'
     /// bytes: the reference the screens answer to.
