@@ -81,6 +81,7 @@ impl Device {
         }
         Ok(Pipeline {
             writes: Arc::new(crate::program::writes::Writes::of(&program)),
+            matrix_meets_plain: crate::program::writes::matrix_meets_plain(&program),
             program: Arc::new(program),
             profile: self.profile.clone(),
             native: Arc::default(),
@@ -97,6 +98,10 @@ pub struct Pipeline {
     pub(crate) native: Arc<crate::jit::Cache>,
     /// The regions the program may write: what a dispatch writes back and restores.
     pub(crate) writes: Arc<crate::program::writes::Writes>,
+    /// Whether cooperative-matrix and plain accesses may meet in a buffer: with the race check
+    /// on, its dispatches run on the reference path
+    /// ([`crate::program::writes::matrix_meets_plain`]).
+    pub(crate) matrix_meets_plain: bool,
 }
 
 impl Pipeline {

@@ -454,7 +454,9 @@ fn dense_matrices_meet_composite_access_copies_and_divergence() {
                 job
             };
             let what = format!("subgroup {sg}, pick {pick}");
-            let wide = [sg * groups as u32 >= 32; 2];
+            // With the race check on, the reference path runs it: matrix stores and plain
+            // stores meet in `oi` (`program::writes::matrix_meets_plain`).
+            let wide = [false, sg * groups as u32 >= 32];
             let (out, report) = run_both(&what, &module, &make, wide, [false; 2]);
             assert!(
                 report.diagnostics.is_empty(),
@@ -1221,4 +1223,41 @@ fn f32s_of(bytes: &[u8]) -> Vec<f32> {
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
+}
+
+/// A matrix stored and read back element by element with plain loads, no barrier between
+/// (issue 34): each invocation reads the elements the row-striped layout gave it, so the race
+/// holds only because another legal layout gives them to other invocations. With the race
+/// check on, the fast paths leave such a program to the reference path
+/// (`program::writes::matrix_meets_plain`), which reports the race under every layout; with it
+/// off, they run it.
+#[test]
+fn a_matrix_read_back_by_plain_loads_races_under_every_layout() {
+    let tile: Vec<i32> = (0..256).map(|i| i * 5 - 300).collect();
+    let words = |v: &[i32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let body = "  coopMatStore(t, x, g * 256, 16, RM);\n  uint per = 256u / gl_SubgroupSize;\n  for (uint i = 0u; i < per; i++) {\n    r[g * 256 + l * per + i] = x[g * 256 + l * per + i];\n  }";
+    let module = compile(&read_only_shader(body));
+    for sg in [8u32, 16, 32, 64] {
+        let make = || {
+            let mut job = Job::new(
+                vec![words(&tile), vec![0; 4 * 256 * 4], vec![0; 4 * 256 * 4]],
+                [4, 1, 1],
+            );
+            job.subgroup = sg;
+            let mut spec = SpecConstants::new();
+            spec.insert(0, u64::from(sg));
+            job.spec = spec;
+            job.threads = 2;
+            job
+        };
+        let label = format!("read back, subgroup {sg}");
+        let (out, report) = run_both(&label, &module, &make, [false, true], [false, true]);
+        assert!(!report.diagnostics.is_empty(), "{label}: no race reported");
+        for d in &report.diagnostics {
+            assert!(d.to_string().contains("race"), "{label}: {d}");
+        }
+        // The values are the tile's whatever the layout: every element was stored before the
+        // (racy) reads on this executor.
+        assert_eq!(out[2], words(&tile.repeat(4)), "{label}");
+    }
 }

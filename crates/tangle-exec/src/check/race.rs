@@ -38,6 +38,12 @@ pub const READ: u8 = 1;
 pub const WRITE: u8 = 2;
 /// An atomic access.
 pub const ATOMIC: u8 = 4;
+/// A cooperative-matrix load's or store's access to one element: logged with the invocation
+/// the run's layout gives the element, but the spec leaves the owner to the implementation
+/// (SPV_KHR_cooperative_matrix: "The mapping of components to invocations and indexes is
+/// implementation-dependent."), so against a plain access of its own subgroup it counts as
+/// made by any invocation of the subgroup: a race under some layout is a race under all.
+pub const MATRIX: u8 = 8;
 
 /// One logged access, or (across workgroups) one run of accesses of one class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -70,6 +76,9 @@ impl Access {
     fn write(&self) -> bool {
         self.class & WRITE != 0
     }
+    fn matrix(&self) -> bool {
+        self.class & MATRIX != 0
+    }
 }
 
 /// A race found: `this` conflicts with `other`.
@@ -82,7 +91,8 @@ pub struct Race {
 }
 
 /// Whether two overlapping accesses race: across workgroups (`across`), any two of different
-/// workgroups; within one, two of different invocations not ordered by a subgroup barrier of
+/// workgroups; within one, two of different invocations (a matrix element's and a plain
+/// access of its subgroup always count as such) not ordered by a subgroup barrier of
 /// their subgroup — unless `order` (release/acquire, [`crate::check::sync`]) orders them.
 fn conflict(
     a: &Access,
@@ -97,7 +107,9 @@ fn conflict(
         a.wg != b.wg
     } else {
         let same_subgroup = a.sg_epoch >> 32 == b.sg_epoch >> 32;
-        a.inv != b.inv && !(same_subgroup && a.sg_epoch != b.sg_epoch)
+        // A matrix element's owner is unknown ([`MATRIX`]): any invocation of the subgroup.
+        let owners_differ = a.inv != b.inv || (same_subgroup && a.matrix() != b.matrix());
+        owners_differ && !(same_subgroup && a.sg_epoch != b.sg_epoch)
     };
     unordered && !order(a, b)
 }

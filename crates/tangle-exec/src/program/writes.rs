@@ -1,6 +1,8 @@
 //! Which buffers and images a program may write: the regions a dispatch must write back to
 //! the caller's bytes, and the ones whose backup a fast path that gives up must restart from
-//! ([`crate::run::resident`]).
+//! ([`crate::run::resident`]). The same analysis follows other kinds of access
+//! ([`Accesses`]): whether cooperative-matrix and plain accesses may meet in one buffer
+//! ([`matrix_meets_plain`]).
 //!
 //! Conservative by construction. Every op that writes memory names a pointer slot (a store, a
 //! copy's destination, an atomic other than a load, a cooperative-matrix store); the regions
@@ -32,6 +34,26 @@ pub struct Writes {
     images: bool,
 }
 
+/// Whether a cooperative-matrix store and a plain access, or a cooperative-matrix load and a
+/// plain write, may touch the same buffer. Which invocation holds which element of a matrix is
+/// implementation-defined, so the race check counts a matrix access as made by any invocation
+/// of its subgroup ([`crate::check::race::MATRIX`]); the fast paths' race screens know each
+/// element's owner under the run's layout only, so a dispatch of such a program with the race
+/// check on runs on the reference path ([`crate::run::dispatch`]).
+pub fn matrix_meets_plain(prog: &Program) -> bool {
+    let has_matrix = prog.functions.iter().any(|f| {
+        f.blocks
+            .iter()
+            .any(|b| b.ops.iter().any(|op| matches!(op, Op::Coopmat(_))))
+    });
+    if !has_matrix {
+        return false;
+    }
+    let reach = |which| Writes::reached(prog, which);
+    reach(Accesses::MatrixStores).meets(&reach(Accesses::Plain))
+        || reach(Accesses::Matrix).meets(&reach(Accesses::PlainWrites))
+}
+
 /// Where a slot's pointer value may come from, one definition at a time.
 #[derive(Default)]
 struct Defs {
@@ -43,9 +65,51 @@ struct Defs {
     opaque: BTreeSet<Slot>,
 }
 
+/// Which accesses' pointers an analysis follows ([`Writes::reached`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accesses {
+    /// Every write (stores, copies' destinations, atomics other than loads, cooperative-matrix
+    /// stores): the regions a dispatch must write back.
+    Writes,
+    /// Cooperative-matrix stores.
+    MatrixStores,
+    /// Cooperative-matrix loads and stores.
+    Matrix,
+    /// Writes other than cooperative-matrix stores.
+    PlainWrites,
+    /// Reads and writes other than cooperative-matrix ones.
+    Plain,
+}
+
+/// The kind of one access an op makes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Made {
+    PlainRead,
+    PlainWrite,
+    MatrixRead,
+    MatrixWrite,
+}
+
+impl Accesses {
+    fn takes(self, made: Made) -> bool {
+        match self {
+            Accesses::Writes => matches!(made, Made::PlainWrite | Made::MatrixWrite),
+            Accesses::MatrixStores => made == Made::MatrixWrite,
+            Accesses::Matrix => matches!(made, Made::MatrixRead | Made::MatrixWrite),
+            Accesses::PlainWrites => made == Made::PlainWrite,
+            Accesses::Plain => matches!(made, Made::PlainRead | Made::PlainWrite),
+        }
+    }
+}
+
 impl Writes {
     /// The regions `prog` may write.
     pub fn of(prog: &Program) -> Writes {
+        Writes::reached(prog, Accesses::Writes)
+    }
+
+    /// The regions the accesses `which` of `prog` may reach (a [`Writes`] of those accesses).
+    pub fn reached(prog: &Program, which: Accesses) -> Writes {
         let mut defs = Defs::default();
         let mut roots: Vec<Slot> = Vec::new();
         let mut w = Writes::default();
@@ -55,7 +119,11 @@ impl Writes {
                     defs.from.entry(dst).or_default().push(src);
                 }
                 for op in &block.ops {
-                    if !w.op(prog, op, &mut defs, &mut roots) {
+                    if !w.op(prog, op, &mut defs, &mut |made, ptr| {
+                        if which.takes(made) {
+                            roots.push(ptr)
+                        }
+                    }) {
                         w.any = true;
                         return w;
                     }
@@ -68,7 +136,13 @@ impl Writes {
 
     /// Records what `op` defines and, if it writes memory, the pointer it writes through.
     /// `false` for an op whose slots this file does not know.
-    fn op(&mut self, prog: &Program, op: &Op, defs: &mut Defs, roots: &mut Vec<Slot>) -> bool {
+    fn op(
+        &mut self,
+        prog: &Program,
+        op: &Op,
+        defs: &mut Defs,
+        access: &mut dyn FnMut(Made, Slot),
+    ) -> bool {
         let mut derive = |dst: Slot, from: &[Slot]| defs.from.entry(dst).or_default().extend(from);
         match *op {
             Op::Copy { dst, src } => derive(dst, &[src]),
@@ -87,11 +161,16 @@ impl Writes {
                 defs.opaque.extend(dst..dst.saturating_add(count));
             }
             Op::Descriptor { dst, array, .. } => defs.arrays.entry(dst).or_default().push(array),
-            Op::Store { ptr, .. } => roots.push(ptr),
-            Op::CopyMemory { dst, .. } => roots.push(dst),
+            Op::Store { ptr, .. } => access(Made::PlainWrite, ptr),
+            Op::CopyMemory { dst, src, .. } => {
+                access(Made::PlainWrite, dst);
+                access(Made::PlainRead, src);
+            }
             Op::Atomic { op, dst, ptr, .. } => {
-                if op != super::AtomicOp::Load {
-                    roots.push(ptr);
+                if op == super::AtomicOp::Load {
+                    access(Made::PlainRead, ptr);
+                } else {
+                    access(Made::PlainWrite, ptr);
                 }
                 defs.opaque.insert(dst);
             }
@@ -127,12 +206,15 @@ impl Writes {
                 defs.opaque.extend(dst..dst.saturating_add(count));
             }
             Op::Coopmat(ref c) => {
-                if let CoopmatInst::Store { ref at, .. } = **c {
-                    roots.push(at.ptr);
+                match **c {
+                    CoopmatInst::Store { ref at, .. } => access(Made::MatrixWrite, at.ptr),
+                    CoopmatInst::Load { ref at, .. } => access(Made::MatrixRead, at.ptr),
+                    _ => {}
                 }
                 defs.opaque.extend(c.slots().0);
             }
-            Op::Load { dst, ty, .. } | Op::LoadUniform { dst, ty, .. } => {
+            Op::Load { dst, ty, ptr } | Op::LoadUniform { dst, ty, ptr } => {
+                access(Made::PlainRead, ptr);
                 // A pointer loaded from memory may be any address.
                 let n = prog.leaves_of(ty).len().max(1) as u32;
                 defs.opaque.extend(dst..dst.saturating_add(n));
@@ -223,6 +305,21 @@ impl Writes {
     /// (a constant pointer into some region counts for every buffer).
     pub fn binding(&self, set: u32, binding: u32) -> bool {
         self.any || !self.regions.is_empty() || self.bindings.contains(&(set, binding))
+    }
+
+    /// Whether a region may be both in `self` and in `other` (conservative: a pointer the
+    /// analysis cannot follow, or a constant pointer, may meet anything of the other's).
+    pub fn meets(&self, other: &Writes) -> bool {
+        let empty = |w: &Writes| w.bindings.is_empty() && w.regions.is_empty() && !w.images;
+        if empty(self) && !self.any || empty(other) && !other.any {
+            return false;
+        }
+        self.any
+            || other.any
+            || (self.images && other.images)
+            || self.bindings.intersection(&other.bindings).next().is_some()
+            || !self.regions.is_empty()
+            || !other.regions.is_empty()
     }
 
     /// Whether the program may write every region (it writes through a pointer the analysis

@@ -614,7 +614,12 @@ fn load(
                     let ptr = element_address(at, regs, n, l, e);
                     match cx.mem.resolve(ptr, l, u64::from(at.shape.bytes)) {
                         Ok((w, off)) => {
-                            cx.mem.log(l, ptr, u64::from(at.shape.bytes), race::READ);
+                            cx.mem.log(
+                                l,
+                                ptr,
+                                u64::from(at.shape.bytes),
+                                race::READ | race::MATRIX,
+                            );
                             w.read(off, at.shape.bytes)
                         }
                         Err(f) => {
@@ -665,7 +670,12 @@ fn store(
             let ptr = element_address(at, regs, n, l, e);
             match cx.mem.resolve(ptr, l, u64::from(at.shape.bytes)) {
                 Ok((w, off)) => {
-                    cx.mem.log(l, ptr, u64::from(at.shape.bytes), race::WRITE);
+                    cx.mem.log(
+                        l,
+                        ptr,
+                        u64::from(at.shape.bytes),
+                        race::WRITE | race::MATRIX,
+                    );
                     w.write(off, at.shape.bytes, rd(regs, n, src + i, l))
                 }
                 Err(f) => {
@@ -790,7 +800,14 @@ fn read_rows(
         };
         if cx.mem.logging() {
             let ptr = address_of(at, ptr0, stride, (major, 0));
-            log_row(at, map, cx, (ptr, major), map.lanes as usize, race::READ);
+            log_row(
+                at,
+                map,
+                cx,
+                (ptr, major),
+                map.lanes as usize,
+                race::READ | race::MATRIX,
+            );
         }
         let row = map.row_targets(dense, at.column_major, major);
         let aligned = off.is_multiple_of(u64::from(bytes));
@@ -1048,7 +1065,14 @@ fn write_rows(
                 Err(_) => return false,
             },
         };
-        log_row(at, map, cx, (ptr, major), map.lanes as usize, race::WRITE);
+        log_row(
+            at,
+            map,
+            cx,
+            (ptr, major),
+            map.lanes as usize,
+            race::WRITE | race::MATRIX,
+        );
         let row = map.row_targets(dense, at.column_major, major);
         w.write_run(off, bytes, minors, |minor| {
             row.get(minor as usize)

@@ -307,7 +307,10 @@ fn run_on(
     // The native tier first; a program it does not take goes to the wide interpreter, and a
     // dispatch it gave up to the reference path (or to the wide interpreter, from its inputs
     // again, when lanes parted before a subgroup operation).
-    let native = match options.wide && options.jit {
+    // A matrix element's owner is implementation-defined, and the fast paths' race screens
+    // know owners under this run's layout only ([`Pipeline::matrix_meets_plain`]).
+    let fast_paths = options.wide && !(p.matrix_meets_plain && Workgroup::races_on(&shared));
+    let native = match fast_paths && options.jit {
         true => crate::jit::run(&shared, &p.native, total, threads)?,
         false => crate::jit::Tier::NotTaken("off".into()),
     };
@@ -320,10 +323,10 @@ fn run_on(
             resident.restore(writable);
             run_wide(&shared, total, threads)?
         }
-        crate::jit::Tier::NotTaken(_) if options.wide => run_wide(&shared, total, threads)?,
+        crate::jit::Tier::NotTaken(_) if fast_paths => run_wide(&shared, total, threads)?,
         crate::jit::Tier::NotTaken(_) => Fast::NotTaken,
     };
-    if options.wide && fast != Fast::Done {
+    if fast_paths && fast != Fast::Done {
         // The reference path starts again from the inputs: the memory is those unless a
         // fast path ran (and gave up) since it was last restored.
         shared.stop.store(false, Ordering::Relaxed);
@@ -335,7 +338,7 @@ fn run_on(
             wg: Workgroup::new(&shared),
             s: &shared,
         })?;
-    } else if !options.wide {
+    } else if !fast_paths {
         workers::run_all(&shared, total, threads, || RefWorker {
             wg: Workgroup::new(&shared),
             s: &shared,
