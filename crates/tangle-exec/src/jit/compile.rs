@@ -1272,7 +1272,7 @@ impl<'a> Emitter<'a> {
                 continue;
             };
             if let Some(b) = self.facts.bounded.get(&ptr) {
-                let end = b.last.saturating_add(self.prog.ty(ty).size);
+                let end = b.last.saturating_add(self.prog.extent_of(ty));
                 let e = extents.entry(b.var).or_default();
                 *e = (*e).max(end);
             }
@@ -1321,7 +1321,8 @@ impl<'a> Emitter<'a> {
     /// checks of [`Emitter::address_of`].
     fn read(&mut self, ptr: Option<Slot>, p: Value, ty: u32) -> Result<Vec<Value>, String> {
         let leaves = self.leaves(ty)?;
-        let size = self.prog.ty(ty).size;
+        // To the end of the last member: padding after it is not accessed.
+        let size = self.prog.extent_of(ty);
         let addr = match ptr {
             Some(ptr) => self.address_of(ptr, p, size)?,
             None => self.address(p, size)?,
@@ -1360,7 +1361,7 @@ impl<'a> Emitter<'a> {
                 return self.load_builtin(dst, p, ty);
             }
         }
-        let size = self.prog.ty(ty).size;
+        let size = self.prog.extent_of(ty);
         let p = self.get(ptr)?;
         // Logged before the read, as the reference path logs (and nothing reads the log
         // before the end).
@@ -1374,7 +1375,7 @@ impl<'a> Emitter<'a> {
 
     fn store(&mut self, ptr: Slot, src: Slot, ty: u32) -> Result<(), String> {
         let leaves = self.leaves(ty)?;
-        let size = self.prog.ty(ty).size;
+        let size = self.prog.extent_of(ty);
         let p = self.get(ptr)?;
         let addr = self.address_of(ptr, p, size)?;
         self.log(ptr, p, size, true)?;

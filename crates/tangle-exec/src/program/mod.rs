@@ -253,6 +253,8 @@ pub struct Program {
     pub locations: Vec<InstRef>,
     /// The memory image of each type: its scalars in slot order.
     pub leaves: Vec<Vec<Leaf>>,
+    /// The bytes a load or store of each type touches ([`Program::spans_of`]).
+    pub spans: Vec<Vec<Span>>,
     /// Descriptor arrays (of buffers, images or samplers), indexed by
     /// [`RegionKind::DescriptorArray`].
     pub descriptor_arrays: Vec<DescriptorArray>,
@@ -279,6 +281,36 @@ pub struct Leaf {
 
 /// Types with more scalars than this get no memory image (loading them whole is an error).
 pub const MAX_LEAVES: u32 = 1 << 16;
+
+/// A run of bytes a value occupies, from the start of the value: `(offset, length)`.
+pub type Span = (u64, u64);
+
+/// The runs of bytes `leaves` cover, in address order (adjacent and overlapping runs merged);
+/// a type without a memory image (too many scalars, [`MAX_LEAVES`]) covers its `size` bytes.
+fn spans(leaves: &[Leaf], size: u64) -> Vec<Span> {
+    if leaves.is_empty() {
+        return if size == 0 {
+            Vec::new()
+        } else {
+            vec![(0, size)]
+        };
+    }
+    let mut bytes: Vec<Span> = leaves
+        .iter()
+        .map(|l| (l.offset, u64::from(l.bytes)))
+        .collect();
+    bytes.sort_unstable();
+    let mut out: Vec<Span> = Vec::with_capacity(bytes.len());
+    for (o, l) in bytes {
+        match out.last_mut() {
+            Some((a, n)) if o <= a.saturating_add(*n) => {
+                *n = (*n).max(o.saturating_add(l) - *a);
+            }
+            _ => out.push((o, l)),
+        }
+    }
+    out
+}
 
 impl Program {
     /// The type info of `t` (a placeholder for an index lowering never produced).
@@ -318,6 +350,9 @@ impl Program {
             })
             .collect();
         self.leaves = leaves;
+        self.spans = (0..self.types.len() as TypeIdx)
+            .map(|t| spans(self.leaves_of(t), self.ty(t).size))
+            .collect();
     }
 
     fn push_leaves(&self, t: TypeIdx, base: u64, out: &mut Vec<Leaf>) {
@@ -374,6 +409,30 @@ impl Program {
     /// The memory image of type `t`.
     pub fn leaves_of(&self, t: TypeIdx) -> &[Leaf] {
         self.leaves.get(t as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// The bytes a load or store of a whole `t` touches: its scalars' bytes, merged into runs
+    /// in address order. Padding — between the columns of a matrix (`MatrixStride` past the
+    /// column), between struct members (`Offset`), between array elements (`ArrayStride`) and
+    /// after the last of them — is in none: it is never accessed, so it is never out of
+    /// bounds, never races and is never written.
+    ///
+    /// # Spec
+    /// SPIR-V 2.18.1 "Memory Layout": "Offset, MatrixStride, and ArrayStride Decorations
+    /// partially define how a memory buffer is laid out": they place a composite's members,
+    /// and a composite is its members — nothing is stored in the bytes between or after them.
+    /// So a `mat2x3` of `MatrixStride` 16 occupies bytes 0..12 and 16..28, and loads whole
+    /// from a 28-byte buffer (upstream Amber's `compute_mat2x3float.vkscript`).
+    pub fn spans_of(&self, t: TypeIdx) -> &[Span] {
+        self.spans.get(t as usize).map_or(&[], Vec::as_slice)
+    }
+
+    /// The end of the last byte a load or store of a whole `t` touches ([`Program::spans_of`]),
+    /// from the start of the value: what a bounds check covers.
+    pub fn extent_of(&self, t: TypeIdx) -> u64 {
+        self.spans_of(t)
+            .last()
+            .map_or(0, |&(o, l)| o.saturating_add(l))
     }
 
     /// The location with index `i`.

@@ -4,7 +4,9 @@
 use super::alu::{bits_of, full_mask, lanes_of, rd, wr};
 use super::memory::{self as m, split_pointer, Words};
 use crate::check::race;
-use crate::program::{AtomicOp, DescriptorArray, DescriptorKind, Leaf, Op, Program, Slot, Step};
+use crate::program::{
+    AtomicOp, DescriptorArray, DescriptorKind, Leaf, Op, Program, Slot, Span, Step, TypeIdx,
+};
 use crate::report::Finding;
 use crate::semantics::{float, mask as mask_of, sign_extend};
 
@@ -153,6 +155,62 @@ impl<'a> Mem<'a> {
         }
     }
 
+    /// The region and absolute offset of a whole value of type `ty` at `ptr` by `lane`: only
+    /// the bytes of its scalars ([`Program::spans_of`]) need lie inside the region, not the
+    /// padding between and after them. Where some lie outside, the access is dropped whole and
+    /// the finding names the bytes from the first scalar outside to the end of the last one.
+    pub fn resolve_value(
+        &self,
+        ptr: u64,
+        lane: usize,
+        (p, ty): (&Program, TypeIdx),
+    ) -> Result<(&'a Words, u64), Finding> {
+        let spans = p.spans_of(ty);
+        let end = spans.last().map_or(0, |&(o, l)| o.saturating_add(l));
+        match self.resolve(ptr, lane, end) {
+            Err(Finding::OutOfBounds {
+                region,
+                offset,
+                len,
+                size,
+            }) => {
+                let mut parts: Vec<Span> = p
+                    .leaves_of(ty)
+                    .iter()
+                    .map(|l| (l.offset, u64::from(l.bytes)))
+                    .collect();
+                if parts.is_empty() {
+                    parts = spans.to_vec();
+                }
+                let outside = parts
+                    .iter()
+                    .filter(|&&(o, l)| offset.saturating_add(o).saturating_add(l) > size);
+                let first = outside.clone().map(|&(o, _)| o).min().unwrap_or(0);
+                let last = outside
+                    .map(|&(o, l)| o.saturating_add(l))
+                    .max()
+                    .unwrap_or(len);
+                Err(Finding::OutOfBounds {
+                    region,
+                    offset: offset.saturating_add(first),
+                    len: last.saturating_sub(first),
+                    size,
+                })
+            }
+            r => r,
+        }
+    }
+
+    /// [`Mem::log`] of a whole value's bytes (`spans`) at `ptr`, which
+    /// [`Mem::resolve_value`] found in bounds: padding is neither read nor written.
+    pub fn log_value(&self, lane: usize, ptr: u64, spans: &[Span], class: u8) {
+        if self.logging() {
+            for &(o, l) in spans {
+                self.log(lane, ptr.wrapping_add(o), l, class);
+            }
+        }
+    }
+
     /// The size of the region `ptr` points into, minus its offset.
     fn remaining(&self, ptr: u64) -> u64 {
         let (region, off) = split_pointer(ptr);
@@ -204,20 +262,22 @@ pub fn exec_memory(
     mem: &Mem<'_>,
     found: &mut Vec<LaneFinding>,
 ) -> bool {
+    // (`p` is each lane's pointer below.)
+    let prog = p;
     match op {
         Op::Load { dst, ptr, ty } => {
             let leaves = p.leaves_of(*ty);
-            let size = p.ty(*ty).size;
+            let spans = p.spans_of(*ty);
             if let [leaf] = leaves {
-                if load_run(regs, n, mask, (*dst, *ptr), leaf, size, mem) {
+                if load_run(regs, n, mask, (*dst, *ptr), leaf, mem) {
                     return true;
                 }
                 // One scalar: the common case, without the per-component loop.
                 for l in bits_of(mask, n) {
                     let p = rd(regs, n, *ptr, l);
-                    let v = match mem.resolve(p, l, size) {
+                    let v = match mem.resolve_value(p, l, (prog, *ty)) {
                         Ok((w, off)) => {
-                            mem.log(l, p, size, race::READ);
+                            mem.log_value(l, p, spans, race::READ);
                             let v = w.read(off + leaf.offset, leaf.bytes);
                             if leaf.boolean {
                                 u64::from(v != 0)
@@ -236,9 +296,9 @@ pub fn exec_memory(
             }
             for l in bits_of(mask, n) {
                 let p = rd(regs, n, *ptr, l);
-                match mem.resolve(p, l, size) {
+                match mem.resolve_value(p, l, (prog, *ty)) {
                     Ok((w, off)) => {
-                        mem.log(l, p, size, race::READ);
+                        mem.log_value(l, p, spans, race::READ);
                         for (i, leaf) in leaves.iter().enumerate() {
                             let mut v = w.read(off + leaf.offset, leaf.bytes);
                             if leaf.boolean {
@@ -261,12 +321,12 @@ pub fn exec_memory(
             let Some(l0) = bits_of(mask, n).next() else {
                 return true;
             };
-            let size = p.ty(*ty).size;
-            match mem.resolve(rd(regs, n, *ptr, l0), l0, size) {
+            let spans = p.spans_of(*ty);
+            match mem.resolve_value(rd(regs, n, *ptr, l0), l0, (prog, *ty)) {
                 Ok((w, off)) => {
                     if mem.races.is_some() {
                         for l in bits_of(mask, n) {
-                            mem.log(l, rd(regs, n, *ptr, l), size, race::READ);
+                            mem.log_value(l, rd(regs, n, *ptr, l), spans, race::READ);
                         }
                     }
                     for (i, leaf) in leaves.iter().enumerate() {
@@ -291,17 +351,17 @@ pub fn exec_memory(
         }
         Op::Store { ptr, src, ty } => {
             let leaves = p.leaves_of(*ty);
-            let size = p.ty(*ty).size;
+            let spans = p.spans_of(*ty);
             if let [leaf] = leaves {
-                if store_run(regs, n, mask, (*src, *ptr), leaf, size, mem) {
+                if store_run(regs, n, mask, (*src, *ptr), leaf, mem) {
                     return true;
                 }
             }
             for l in bits_of(mask, n) {
                 let p = rd(regs, n, *ptr, l);
-                match mem.resolve(p, l, size) {
+                match mem.resolve_value(p, l, (prog, *ty)) {
                     Ok((w, off)) => {
-                        mem.log(l, p, size, race::WRITE);
+                        mem.log_value(l, p, spans, race::WRITE);
                         for (i, leaf) in leaves.iter().enumerate() {
                             w.write(
                                 off + leaf.offset,
@@ -509,8 +569,9 @@ impl Run {
 /// The [`Run`] of the pointers in `ptr` when every lane of the subgroup is active, the memory is
 /// shared (not per-invocation) and the scalar is its type's only leaf at offset 0; `None`
 /// otherwise, and the op takes the lane-by-lane path (which also reports out-of-bounds lanes).
-fn run_of(regs: &[u64], n: usize, mask: u128, ptr: Slot, leaf: &Leaf, size: u64) -> Option<Run> {
-    if n < 2 || mask != full_mask(n) || leaf.offset != 0 || u64::from(leaf.bytes) != size {
+fn run_of(regs: &[u64], n: usize, mask: u128, ptr: Slot, leaf: &Leaf) -> Option<Run> {
+    let size = u64::from(leaf.bytes);
+    if n < 2 || mask != full_mask(n) || leaf.offset != 0 {
         return None;
     }
     let lanes = lanes_of(regs, n, ptr);
@@ -549,12 +610,12 @@ fn load_run(
     mask: u128,
     (dst, ptr): (Slot, Slot),
     leaf: &Leaf,
-    size: u64,
     mem: &Mem<'_>,
 ) -> bool {
-    let Some(run) = run_of(regs, n, mask, ptr, leaf, size) else {
+    let Some(run) = run_of(regs, n, mask, ptr, leaf) else {
         return false;
     };
+    let size = u64::from(leaf.bytes);
     let fix = |v: u64| if leaf.boolean { u64::from(v != 0) } else { v };
     let Some(out) = regs.get_mut(dst as usize * n..(dst as usize + 1) * n) else {
         return false;
@@ -593,12 +654,12 @@ fn store_run(
     mask: u128,
     (src, ptr): (Slot, Slot),
     leaf: &Leaf,
-    size: u64,
     mem: &Mem<'_>,
 ) -> bool {
-    let Some(run @ Run::Strided { stride, .. }) = run_of(regs, n, mask, ptr, leaf, size) else {
+    let Some(run @ Run::Strided { stride, .. }) = run_of(regs, n, mask, ptr, leaf) else {
         return false;
     };
+    let size = u64::from(leaf.bytes);
     let Ok((w, off)) = mem.resolve(run.address(0), 0, run.span(n, size)) else {
         return false;
     };

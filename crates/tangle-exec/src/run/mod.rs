@@ -645,9 +645,10 @@ impl Workgroup {
             if let (RegionKind::Workgroup, Some(init)) = (var.region, var.init) {
                 self.write_const(prog, &self.memory, var.offset, var.ty, init);
                 if uninit_on {
-                    self.written
-                        .get_mut()
-                        .write(var.offset, prog.ty(var.ty).size);
+                    // The initializer's members: padding stays unwritten.
+                    for &(o, len) in prog.spans_of(var.ty) {
+                        self.written.get_mut().write(var.offset + o, len);
+                    }
                 }
             }
         }

@@ -127,12 +127,13 @@ fn read(
             )
         }
         Place::Pointee { slot, ty } => {
-            let size = prog.ty(ty).size;
             let leaves = prog.leaves_of(ty);
-            if leaves.is_empty() && size > 0 {
+            if leaves.is_empty() && prog.ty(ty).size > 0 {
                 return None;
             }
-            let (words, base) = mem.resolve(rd(regs, n, slot, lane), lane, size).ok()?;
+            let (words, base) = mem
+                .resolve_value(rd(regs, n, slot, lane), lane, (prog, ty))
+                .ok()?;
             Some(
                 leaves
                     .iter()

@@ -580,7 +580,7 @@ impl Batch {
                 if let [leaf] = s.prog.leaves_of(*ty) {
                     let p = rd(&self.regs, n, *ptr, 0);
                     let (words, off) = mem
-                        .resolve(p, 0, s.prog.ty(*ty).size)
+                        .resolve_value(p, 0, (s.prog, *ty))
                         .map_err(|f| format!("a finding ({f})"))?;
                     let v = words.read(off + leaf.offset, leaf.bytes);
                     let v = if leaf.boolean { u64::from(v != 0) } else { v };
@@ -836,7 +836,9 @@ impl Batch {
             return;
         };
         let p0 = lanes.get(l0).copied().unwrap_or(0);
-        let len = prog.ty(ty).size;
+        // From the value's start to the end of its last member: what it touches, and the
+        // padding between its members, which can only over-report.
+        let len = prog.extent_of(ty);
         let active = mask.count_ones() as usize;
         if uniform {
             // OpLoad of a pointer lowering proved uniform: every lane reads the first active

@@ -31,10 +31,26 @@ pub fn validated(module: Module) -> Validated<'static> {
 /// [`validated`] for another environment (e.g. `spv1.6` for Workgroup-scope rotates, which
 /// Vulkan does not allow).
 pub fn validated_in(module: Module, env_name: &str) -> Validated<'static> {
+    validated_with(module, env_name, &[])
+}
+
+/// SPIR-V assembly text assembled for `env_name` and [`validated_with`] its `spirv-val` flags.
+pub fn assembled(text: &str, env_name: &str, flags: &[&str]) -> Validated<'static> {
+    let env = TargetEnv::parse(env_name).expect("known environment");
+    let options = tangle_spirv::text::AssembleOptions { target_env: env };
+    let (module, _) = tangle_spirv::text::assemble(text, &options)
+        .unwrap_or_else(|e| panic!("the test's assembly does not assemble: {e:?}\n{text}"));
+    validated_with(module, env_name, flags)
+}
+
+/// [`validated_in`] with `spirv-val` flags (`--scalar-block-layout`), which tangle's validator
+/// takes as [`ValidateOptions`].
+pub fn validated_with(module: Module, env_name: &str, flags: &[&str]) -> Validated<'static> {
     let env = TargetEnv::parse(env_name).expect("known environment");
     let words = module.to_words();
-    let reference = tangle_reference::spirv_val(&words, env_name, &[]);
-    let checked = match validate(&module, env, &ValidateOptions::default()) {
+    let reference = tangle_reference::spirv_val(&words, env_name, flags);
+    let options = ValidateOptions::from_flags(flags.iter().copied()).expect("known flags");
+    let checked = match validate(&module, env, &options) {
         Ok(v) => v.into_owned(),
         Err(found) => {
             panic!(
