@@ -66,8 +66,14 @@ pub struct UbSummary {
     pub line: u32,
     /// The kind, as `--allow` names it (`race`, `uninit`, `barrier`, ...).
     pub kind: String,
-    /// `error` (the run fails) or `warning` (reported only, as for `domain`).
+    /// `error` (the run fails) or `warning` (reported only, as for `domain`), in this run
+    /// (`--deny` makes a warning an error).
     pub severity: String,
+    /// The kind's severity without `--deny`: `error` for undefined behaviour, `warning` for an
+    /// undefined value.
+    pub default_severity: String,
+    /// The spec sentence the kind rests on, which decides its default severity.
+    pub spec: String,
     /// The first finding, in words.
     pub message: String,
     /// The instruction (`%12 = OpLoad`).

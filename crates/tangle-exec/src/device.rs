@@ -286,6 +286,9 @@ pub struct RunOptions {
     /// Finding kinds not to look for (`--allow race,uninit`): neither reported nor, for the
     /// race and uninitialised-value checks, tracked.
     pub allow: crate::check::kind::KindSet,
+    /// Warning kinds the run fails for, as for errors (`--deny uninit`, `--deny all`): they
+    /// are found and reported alike, only their severity changes ([`RunOptions::severity`]).
+    pub deny: crate::check::kind::KindSet,
     /// The most findings kept one by one in [`Report::diagnostics`] (every finding is still
     /// counted in [`Report::summaries`]); it also bounds the sanitizer's race bookkeeping.
     pub max_findings: usize,
@@ -304,6 +307,14 @@ pub struct RunOptions {
     pub race_log_limit: usize,
 }
 
+impl RunOptions {
+    /// The severity of a finding of `kind` in this run: the kind's own, or an error where
+    /// [`RunOptions::deny`] names it.
+    pub fn severity(&self, kind: crate::check::kind::Kind) -> crate::check::kind::Severity {
+        crate::check::kind::severity(kind, self.deny)
+    }
+}
+
 impl Default for RunOptions {
     fn default() -> Self {
         RunOptions {
@@ -318,6 +329,7 @@ impl Default for RunOptions {
             checks: true,
             coopmat_layout: crate::policy::CoopmatLayout::default(),
             allow: crate::check::kind::KindSet::default(),
+            deny: crate::check::kind::KindSet::default(),
             max_findings: Report::MAX_DIAGNOSTICS,
             wide: true,
             jit: true,

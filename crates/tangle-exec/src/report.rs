@@ -74,8 +74,9 @@ pub enum Finding {
     },
     /// A GLSL.std.450 instruction outside its domain ([`crate::check::domain`]).
     Domain(crate::check::domain::DomainFinding),
-    /// An operation decorated NoSignedWrap (`signed`) or NoUnsignedWrap wrapped: "the result is
-    /// a poison value" (operands `a`, `b` of width `bits`; a negation is 0 - b).
+    /// An operation decorated NoSignedWrap (`signed`) or NoUnsignedWrap wrapped: "If the
+    /// instruction decorated with NoSignedWrap does overflow or underflow, the behavior is
+    /// undefined" (operands `a`, `b` of width `bits`; a negation is 0 - b).
     Wrap {
         signed: bool,
         bits: u32,
@@ -108,18 +109,26 @@ impl Finding {
         self.is_memory_error() || *self == Finding::Unreachable
     }
 
-    /// The finding's kind, as `--allow` names it.
+    /// The finding's kind, as `--allow` names it; it decides the severity
+    /// ([`Kind::severity`]).
     pub fn kind(&self) -> Kind {
         match self {
             Finding::OutOfBounds { .. } => Kind::OutOfBounds,
             Finding::BadPointer { .. } => Kind::BadPointer,
             Finding::DivisionByZero | Finding::DivisionOverflow => Kind::Division,
             Finding::ShiftTooLarge { .. } => Kind::Shift,
+            Finding::Group(g) if g.is_undefined_value() => Kind::GroupValue,
             Finding::Group(_) => Kind::Group,
             Finding::DotAccSatOverflow(_) => Kind::DotOverflow,
+            // A saturating accumulation's overflow, like an AccSat dot product's: an undefined
+            // result, not undefined behaviour.
+            Finding::Coopmat(crate::check::coopmat::CoopmatFinding::SaturatingOverflow {
+                ..
+            }) => Kind::DotOverflow,
             Finding::Coopmat(_) => Kind::Coopmat,
             Finding::Barrier(_) => Kind::Barrier,
             Finding::Race(_) => Kind::Race,
+            Finding::Uninit(u) if u.used_as.selects_memory() => Kind::UninitIndex,
             Finding::Uninit(_) => Kind::Uninit,
             Finding::IndexOutOfRange { .. } | Finding::ChainIndexOutOfRange { .. } => Kind::Index,
             Finding::UnboundDescriptor { .. } => Kind::Descriptor,
@@ -127,6 +136,9 @@ impl Finding {
             Finding::Image(crate::run::image::ImageFinding::NoSampler { .. }) => Kind::BadPointer,
             // Texels outside the image are out-of-bounds accesses like a buffer's.
             Finding::Image(i) if i.is_memory_error() => Kind::OutOfBounds,
+            Finding::Image(crate::run::image::ImageFinding::NotRepresentable { .. }) => {
+                Kind::ImageValue
+            }
             Finding::Image(_) => Kind::Image,
             Finding::Domain(_) => Kind::Domain,
             Finding::Unreachable => Kind::Unreachable,
@@ -187,7 +199,7 @@ impl fmt::Display for Finding {
                 };
                 write!(
                     f,
-                    "{bits}-bit operation on {x} and {y} wraps, but is decorated {which} (the result is a poison value)"
+                    "{bits}-bit operation on {x} and {y} wraps, but is decorated {which} (behavior is undefined)"
                 )
             }
             Finding::ChainIndexOutOfRange { index, count } => write!(

@@ -476,20 +476,24 @@ impl Backend for CpuBackend {
         let module = (!report.summaries.is_empty())
             .then(|| Module::from_words(&job.spirv).ok())
             .flatten();
-        let (warnings, errors): (Vec<_>, Vec<_>) =
-            report.summaries.iter().partition(|s| s.kind.is_warning());
+        // Warnings are reported but fail the run only where `--deny` names their kind.
+        let severity = |s: &tangle_exec::check::summary::Summary| options.severity(s.kind);
+        let (warnings, errors): (Vec<_>, Vec<_>) = report
+            .summaries
+            .iter()
+            .partition(|s| severity(s) == tangle_exec::check::kind::Severity::Warning);
         let undefined_behaviour = errors
             .into_iter()
-            .map(|s| crate::findings::render(s, module.as_ref()))
+            .map(|s| crate::findings::render(s, severity(s), module.as_ref()))
             .collect();
         let warnings = warnings
             .into_iter()
-            .map(|s| crate::findings::render(s, module.as_ref()))
+            .map(|s| crate::findings::render(s, severity(s), module.as_ref()))
             .collect();
         let findings = report
             .summaries
             .iter()
-            .map(|s| crate::findings::machine(s, &report.diagnostics))
+            .map(|s| crate::findings::machine(s, severity(s), &report.diagnostics))
             .collect();
         let mut notes = Vec::new();
         if let Some(cut) = &report.race_cut_short {

@@ -5,6 +5,7 @@
 //! carries `OpLine` (glslang `-g`), and the instruction's SPIR-V text otherwise.
 
 use tangle_amber::{UbInstance, UbSummary};
+use tangle_exec::check::kind::Severity;
 use tangle_exec::check::summary::Summary;
 use tangle_exec::{Diagnostic, InstRef};
 use tangle_spirv::Module;
@@ -69,13 +70,13 @@ fn instance(d: &Diagnostic, first: &Diagnostic) -> String {
     s
 }
 
-/// One cause as text: `error[race]: …`, the place, the line, how many findings, which
-/// invocations and workgroups, and the first few findings.
-pub fn render(s: &Summary, module: Option<&Module>) -> String {
+/// One cause as text: `error[race]: …` (or `warning[…]`, as `severity` says), the place, the
+/// line, how many findings, which invocations and workgroups, and the first few findings.
+pub fn render(s: &Summary, severity: Severity, module: Option<&Module>) -> String {
     let Some(first) = s.first() else {
         return String::new();
     };
-    let mut out = format!("{}[{}]: {}\n", severity(s.kind), s.kind, first.finding);
+    let mut out = format!("{severity}[{}]: {}\n", s.kind, first.finding);
     out.push_str(&format!("  --> {}\n", place(&first.at)));
     if let Some(line) = shown_line(&first.at, module) {
         out.push_str(&format!("   {line}\n"));
@@ -99,18 +100,10 @@ pub fn render(s: &Summary, module: Option<&Module>) -> String {
     out.trim_end().to_string()
 }
 
-/// `warning` for a kind that does not fail the run, else `error`.
-pub fn severity(kind: tangle_exec::check::kind::Kind) -> &'static str {
-    if kind.is_warning() {
-        "warning"
-    } else {
-        "error"
-    }
-}
-
-/// One cause in machine form, with the findings the run kept one by one (`diagnostics`, the
-/// report's list, bounded by `--max-findings`).
-pub fn machine(s: &Summary, diagnostics: &[Diagnostic]) -> UbSummary {
+/// One cause in machine form, with its severity in the run (`--deny` may have made a warning
+/// an error), the spec sentence of its kind and the findings the run kept one by one
+/// (`diagnostics`, the report's list, bounded by `--max-findings`).
+pub fn machine(s: &Summary, severity: Severity, diagnostics: &[Diagnostic]) -> UbSummary {
     let first = s.first().cloned().unwrap_or_else(|| Diagnostic {
         finding: tangle_exec::Finding::DivisionByZero,
         at: InstRef::default(),
@@ -130,7 +123,9 @@ pub fn machine(s: &Summary, diagnostics: &[Diagnostic]) -> UbSummary {
     UbSummary {
         line: 0,
         kind: s.kind.to_string(),
-        severity: severity(s.kind).to_string(),
+        severity: severity.to_string(),
+        default_severity: s.kind.severity().to_string(),
+        spec: s.kind.spec().to_string(),
         message: first.finding.to_string(),
         instruction: match at.result_id {
             Some(id) => format!("%{id} = {}", at.name),

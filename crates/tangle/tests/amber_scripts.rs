@@ -1,7 +1,7 @@
 //! Runs every Amber script (AmberScript `*.amber` and VkScript `*.vkscript`) under `tests/amber/`
 //! through the `tangle` binary and checks the exit codes: the top level, `group/`, `dot/`,
 //! `vkscript/`, `drivers/` (reproducers of driver bugs, correct on the CPU), `wide/` (the
-//! executor's wide path) and `debug/` (`DEBUG`, which only the CPU executor follows) pass (0), `fail/`, `group/fail/`, `dot/fail/` and
+//! executor's wide path) and `debug/` (`DEBUG`, which only the CPU executor follows) pass (0), `fail/`, `group/fail/` and
 //! `debug/fail/` fail (1), `unsupported/` need a missing feature or something
 //! outside tangle's subset (77), `unusable/` cannot be used (2). `pending/` holds scripts waiting
 //! on executor features and is not run.
@@ -68,7 +68,7 @@ fn expect_exit(sub: &str, code: i32) -> Vec<(PathBuf, String, String)> {
 
 /// The script folders whose scripts pass, and those that fail.
 const PASSING: [&str; 7] = ["", "group", "dot", "vkscript", "drivers", "wide", "debug"];
-const FAILING: [&str; 4] = ["fail", "group/fail", "dot/fail", "debug/fail"];
+const FAILING: [&str; 3] = ["fail", "group/fail", "debug/fail"];
 
 /// The examples every run checks.
 const EXAMPLES: [&str; 4] = [
@@ -344,19 +344,36 @@ fn step_and_time_limits_stop_runaway_loops() {
 
 #[test]
 fn no_checks_turns_undefined_behaviour_findings_off() {
-    // These scripts fail only because the sanitizer finds undefined behaviour; their EXPECTs hold.
-    for script in [
-        "group/fail/rotate_inactive_source.amber",
-        "dot/fail/acc_sat_overflow.amber",
-        "fail/division_by_zero.amber",
-    ] {
-        let path = amber_dir(script);
-        let (with_checks, _, _) = tangle_run(&path, &[]);
-        assert_eq!(with_checks, 1, "{script} with checks");
-        let (without, stdout, stderr) = tangle_run(&path, &["--no-checks"]);
-        assert_eq!(without, 0, "{script} --no-checks: {stdout}{stderr}");
-    }
+    // This script fails only because the sanitizer finds undefined behaviour; its EXPECTs hold.
+    let path = amber_dir("fail/division_by_zero.amber");
+    let (with_checks, _, _) = tangle_run(&path, &[]);
+    assert_eq!(with_checks, 1, "division_by_zero with checks");
+    let (without, stdout, stderr) = tangle_run(&path, &["--no-checks"]);
+    assert_eq!(without, 0, "division_by_zero --no-checks: {stdout}{stderr}");
     // Out-of-bounds accesses are memory errors and stay reported.
     let (code, _, _) = tangle_run(&amber_dir("fail/out_of_bounds.amber"), &["--no-checks"]);
     assert_eq!(code, 1);
+}
+
+/// An undefined result (a rotate reading an inactive invocation, an AccSat dot product whose
+/// product overflows) is a warning: reported, the script passes; `--deny` fails it, and
+/// `--no-checks` silences it even then.
+#[test]
+fn undefined_results_warn_and_deny_fails_them() {
+    for (script, kind) in [
+        ("group/rotate_inactive_source.amber", "group-value"),
+        ("dot/acc_sat_overflow.amber", "dot-overflow"),
+    ] {
+        let path = amber_dir(script);
+        let (code, stdout, _) = tangle_run(&path, &[]);
+        assert_eq!(code, 0, "{script}: {stdout}");
+        assert!(stdout.contains(&format!("warning[{kind}]")), "{script}: {stdout}");
+        for deny in [kind, "all"] {
+            let (code, stdout, _) = tangle_run(&path, &["--deny", deny]);
+            assert_eq!(code, 1, "{script} --deny {deny}: {stdout}");
+            assert!(stdout.contains(&format!("error[{kind}]")), "{script}: {stdout}");
+        }
+        let (code, stdout, _) = tangle_run(&path, &["--deny", "all", "--no-checks"]);
+        assert_eq!(code, 0, "{script} --deny all --no-checks: {stdout}");
+    }
 }

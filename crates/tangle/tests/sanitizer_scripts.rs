@@ -3,7 +3,7 @@
 //! subgroup size and thread count tried (`# expect: KIND warning ...`: reported as a warning,
 //! and the script passes; `# expect: KIND always ...`: reported even with `--no-checks`), and
 //! its corrected twin `NAME.ok.amber` must pass with no finding. `--allow KIND` and `--no-checks` silence the bad one; `--max-findings` bounds
-//! the findings listed one by one but not their count.
+//! the findings listed one by one but not their count; `--deny` makes a warning fail the run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -103,7 +103,10 @@ fn allow_and_no_checks_silence_a_kind() {
             .lines()
             .any(|l| l.starts_with(&format!("# expect: {kind} always")));
         // A workgroup race also reads memory no invocation wrote yet, depending on the order.
-        let allow = format!("{kind},uninit");
+        let allow = match kind.as_str() {
+            "uninit" | "uninit-index" => "uninit,uninit-index".to_string(),
+            _ => format!("{kind},uninit,uninit-index"),
+        };
         let (status, kinds, _) = run(&bad, &["--allow", &allow, "--subgroup-size", "64"]);
         assert!(
             status == "Pass" && kinds.is_empty(),
@@ -239,4 +242,88 @@ fn findings_in_glsl_scripts_show_the_glsl_line() {
         json["report"]["findings"][0]["source"],
         "embedded-shaders/div:6"
     );
+}
+
+/// `tangle run SCRIPT ARGS...`'s exit code.
+fn exit_code(script: &Path, args: &[&str]) -> Option<i32> {
+    Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("runs")
+        .status
+        .code()
+}
+
+/// GraphicsFuzz's `uint d; if (d != 0u)`: an undefined value deciding a branch is a warning
+/// (SPIR-V leaves the value undefined, not the behaviour), so the script passes, exit 0, with
+/// the finding reported with its severity and spec sentence; `--deny uninit` and `--deny all`
+/// fail it. `--deny` of an unknown kind, or of one `--allow` names too, is a usage error.
+#[test]
+fn an_undefined_branch_condition_warns_and_deny_fails_it() {
+    let script = dir().join("uninit_loops.bad.amber");
+    let (status, kinds, json) = run(&script, &[]);
+    assert_eq!((status.as_str(), kinds.clone()), ("Pass", vec!["uninit".to_string()]));
+    let report = &json["report"];
+    assert_eq!(report["undefined_behaviour"].as_array().map(Vec::len), Some(0));
+    assert!(report["warnings"].as_array().is_some_and(|w| !w.is_empty()));
+    for f in report["findings"].as_array().into_iter().flatten() {
+        assert_eq!(f["severity"], "warning", "{f}");
+        assert_eq!(f["default_severity"], "warning", "{f}");
+        assert!(f["spec"].as_str().is_some_and(|s| s.contains("OpUndef")), "{f}");
+        assert!(f["message"].as_str().is_some_and(|m| m.contains("branch condition")), "{f}");
+    }
+    assert_eq!(exit_code(&script, &[]), Some(0));
+    assert!(text_report(&script).contains("warning[uninit]"));
+    for deny in ["uninit", "all", "domain, uninit"] {
+        let (status, _, json) = run(&script, &["--deny", deny]);
+        assert_eq!(status, "Fail", "--deny {deny}");
+        let f = &json["report"]["findings"][0];
+        assert_eq!(f["severity"], "error", "--deny {deny}: {f}");
+        assert_eq!(f["default_severity"], "warning", "--deny {deny}: {f}");
+        assert_eq!(exit_code(&script, &["--deny", deny]), Some(1));
+    }
+    // Denying other kinds leaves it a warning; allowing it with `--deny all` turns it off.
+    assert_eq!(run(&script, &["--deny", "domain,race"]).0, "Pass");
+    let (status, kinds, _) = run(&script, &["--allow", "uninit", "--deny", "all"]);
+    assert_eq!((status.as_str(), kinds), ("Pass", Vec::<String>::new()));
+    for args in [
+        &["--deny", "nope"][..],
+        &["--deny", "uninit,nope"],
+        &["--allow", "uninit", "--deny", "uninit"],
+        &["--allow", "race,domain", "--deny", "domain"],
+    ] {
+        let (status, _, json) = run(&script, args);
+        assert_eq!(status, "Error", "{args:?}");
+        assert_eq!(json["error"]["kind"], "usage", "{args:?}");
+        assert_eq!(exit_code(&script, args), Some(2), "{args:?}");
+    }
+}
+
+/// Undefined behaviour stays an error: a race of workgroups storing the same words, an index
+/// from an undefined value, stores past a buffer shorter than its block; `--deny all` changes
+/// nothing there.
+#[test]
+fn undefined_behaviour_stays_an_error() {
+    let fail = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/amber/fail");
+    for (script, kind) in [
+        (dir().join("race_same_words.bad.amber"), "race"),
+        (dir().join("uninit_index.bad.amber"), "uninit-index"),
+        (fail.join("blocks_longer_than_buffers.amber"), "out-of-bounds"),
+    ] {
+        for args in [&[][..], &["--deny", "all"]] {
+            let (status, kinds, json) = run(&script, args);
+            assert_eq!(status, "Fail", "{} {args:?}", script.display());
+            assert!(kinds.contains(&kind.to_string()), "{kinds:?}");
+            let f = json["report"]["findings"]
+                .as_array()
+                .and_then(|a| a.iter().find(|f| f["kind"] == kind))
+                .cloned()
+                .unwrap_or_default();
+            assert_eq!(f["severity"], "error", "{f}");
+            assert_eq!(f["default_severity"], "error", "{f}");
+            assert!(f["spec"].as_str().is_some_and(|s| s.contains("must")), "{f}");
+        }
+    }
 }

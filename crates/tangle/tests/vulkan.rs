@@ -182,7 +182,6 @@ fn scripts_on_the_driver() {
     on_driver("group", 0);
     let (failed, _) = on_driver("fail", 1);
     assert!(failed >= 1, "no failing script ran");
-    on_driver("dot/fail", 1);
     on_driver("group/fail", 1);
     for script in scripts("unsupported") {
         let path = script.display().to_string();

@@ -1,6 +1,6 @@
 //! GLSL.std.450 instructions called outside their domain: the extended instruction set leaves
 //! their result undefined there (a NaN or an infinity on most GPUs, but not the same one on all).
-//! Reported as warnings ([`crate::check::kind::Kind::is_warning`]): the run does not fail.
+//! Reported as warnings ([`crate::check::kind::Kind::severity`]): the run does not fail.
 //!
 //! # Spec
 //! GLSL.std.450 ("Extended Instruction Set", version 1.00, revision 4), one sentence per

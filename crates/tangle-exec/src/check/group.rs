@@ -67,6 +67,18 @@ pub enum GroupFinding {
     },
 }
 
+impl GroupFinding {
+    /// Whether the spec leaves only the result undefined (a read of an inactive invocation, an
+    /// empty ballot: [`crate::check::kind::Kind::GroupValue`], a warning) rather than the
+    /// behaviour (an operand that must be uniform, a bad ClusterSize).
+    pub fn is_undefined_value(&self) -> bool {
+        matches!(
+            self,
+            GroupFinding::InactiveSource { .. } | GroupFinding::EmptyBallot { .. }
+        )
+    }
+}
+
 fn list<T>(items: &[T], f: impl Fn(&T) -> String) -> String {
     let mut s: Vec<String> = items.iter().take(SHOWN).map(f).collect();
     if items.len() > SHOWN {

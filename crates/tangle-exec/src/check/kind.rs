@@ -1,7 +1,43 @@
-//! The sanitizer's finding kinds by name: what `--allow KIND,KIND` turns off, what a report
-//! groups by (one summary per instruction and kind), and the README's table of kinds.
+//! The sanitizer's finding kinds by name: what `--allow KIND,KIND` turns off and `--deny`
+//! promotes, what a report groups by (one summary per instruction and kind), each kind's
+//! severity and the spec sentence it rests on, and the README's table of kinds.
+//!
+//! # Severity
+//! SPIR-V 2.2.6 "Validity and Defined Behavior" separates rules that say "behavior is
+//! undefined" (or that something "must" hold while the shader runs) from those that only leave
+//! a *value* undefined. A kind of the first sort is an [`Severity::Error`]: the run fails. A
+//! kind of the second sort (an undefined or implementation-defined value, such as the result
+//! of `OpUndef`, `sqrt(-1)` or a shift by 32) is a [`Severity::Warning`]: reported, but every
+//! conformant driver may run the shader, so the run passes unless `--deny` names the kind.
+//! A kind has one severity: where one instruction's cases differ (an undefined value used as
+//! a branch condition or as an index), they are separate kinds.
 
 use std::fmt;
+
+/// Whether a finding fails the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    /// Undefined behaviour: the run fails (exit 1).
+    Error,
+    /// An undefined or implementation-defined value: reported, the run passes (exit 0).
+    Warning,
+}
+
+impl Severity {
+    /// `error` or `warning`, as the reports print it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
 
 /// A kind of finding, named as `--allow` and the reports spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -12,11 +48,16 @@ pub enum Kind {
     BadPointer,
     /// Integer division or remainder by zero, or of the minimum value by -1.
     Division,
-    /// A shift by at least the operand's width.
+    /// A shift by at least the operand's width (a warning).
     Shift,
-    /// A group instruction's undefined case.
+    /// A group instruction's undefined behaviour: an operand that must be dynamically uniform
+    /// and is not, a bad ClusterSize.
     Group,
-    /// An AccSat dot product's intermediate overflow.
+    /// A group instruction's undefined result: a read of an inactive invocation, an empty
+    /// ballot (a warning).
+    GroupValue,
+    /// A saturating accumulation's intermediate overflow: an AccSat dot product, a saturating
+    /// cooperative-matrix MulAdd (a warning).
     DotOverflow,
     /// A cooperative-matrix rule broken.
     Coopmat,
@@ -24,16 +65,20 @@ pub enum Kind {
     Race,
     /// An `OpControlBarrier` not executed by the whole scope instance.
     Barrier,
-    /// An undefined value used.
+    /// An undefined value deciding a branch or stored where others see it (a warning).
     Uninit,
+    /// An undefined value used as an address or index.
+    UninitIndex,
     /// A dynamic vector index out of range.
     Index,
     /// An access through a descriptor-array element (buffer, image or sampler) that has
     /// nothing bound.
     Descriptor,
-    /// An image instruction's undefined case other than out-of-bounds texels (a value the
-    /// format cannot hold, an atomic on a format without atomics).
+    /// An image instruction on a format without the feature it needs (atomics, linear
+    /// filtering).
     Image,
+    /// An integer written to an image format that cannot hold it (a warning).
+    ImageValue,
     /// A GLSL.std.450 instruction outside its domain (a warning).
     Domain,
     /// `OpUnreachable` executed.
@@ -46,27 +91,30 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the README's order.
-    pub const ALL: [Kind; 17] = [
+    pub const ALL: [Kind; 20] = [
         Kind::OutOfBounds,
         Kind::BadPointer,
         Kind::Division,
         Kind::Shift,
         Kind::Group,
+        Kind::GroupValue,
         Kind::DotOverflow,
         Kind::Coopmat,
         Kind::Race,
         Kind::Barrier,
         Kind::Uninit,
+        Kind::UninitIndex,
         Kind::Index,
         Kind::Descriptor,
         Kind::Image,
-        Kind::Domain,
-        Kind::Unreachable,
+        Kind::ImageValue,
         Kind::Wrap,
         Kind::Remainder,
+        Kind::Unreachable,
+        Kind::Domain,
     ];
 
-    /// The name `--allow` takes.
+    /// The name `--allow` and `--deny` take.
     pub fn name(self) -> &'static str {
         match self {
             Kind::OutOfBounds => "out-of-bounds",
@@ -74,14 +122,17 @@ impl Kind {
             Kind::Division => "division",
             Kind::Shift => "shift",
             Kind::Group => "group",
+            Kind::GroupValue => "group-value",
             Kind::DotOverflow => "dot-overflow",
             Kind::Coopmat => "coopmat",
             Kind::Race => "race",
             Kind::Barrier => "barrier",
             Kind::Uninit => "uninit",
+            Kind::UninitIndex => "uninit-index",
             Kind::Index => "index",
             Kind::Descriptor => "descriptor",
             Kind::Image => "image",
+            Kind::ImageValue => "image-value",
             Kind::Domain => "domain",
             Kind::Unreachable => "unreachable",
             Kind::Wrap => "wrap",
@@ -94,11 +145,96 @@ impl Kind {
         Kind::ALL.into_iter().find(|k| k.name() == name)
     }
 
-    /// Whether findings of this kind are warnings: reported, but the run does not fail for
-    /// them (a value the spec leaves undefined that most shaders tolerate, such as the NaN of
-    /// `sqrt(-1)`).
-    pub fn is_warning(self) -> bool {
-        matches!(self, Kind::Domain | Kind::Remainder)
+    /// The severity of the kind's findings unless `--deny` names it: an error where the spec
+    /// sentence ([`Kind::spec`]) makes the behaviour undefined (or states a rule the running
+    /// shader must keep), a warning where it leaves only a value undefined.
+    pub fn severity(self) -> Severity {
+        match self {
+            Kind::Shift
+            | Kind::GroupValue
+            | Kind::DotOverflow
+            | Kind::Uninit
+            | Kind::ImageValue
+            | Kind::Domain
+            | Kind::Remainder => Severity::Warning,
+            Kind::OutOfBounds
+            | Kind::BadPointer
+            | Kind::Division
+            | Kind::Group
+            | Kind::Coopmat
+            | Kind::Race
+            | Kind::Barrier
+            | Kind::UninitIndex
+            | Kind::Index
+            | Kind::Descriptor
+            | Kind::Image
+            | Kind::Unreachable
+            | Kind::Wrap => Severity::Error,
+        }
+    }
+
+    /// The spec sentence the kind rests on, which decides its [`Kind::severity`].
+    pub fn spec(self) -> &'static str {
+        match self {
+            Kind::OutOfBounds => {
+                "Vulkan robustBufferAccess: \"If not enabled, applications must not perform out of bounds accesses\""
+            }
+            Kind::BadPointer => {
+                "Vulkan PhysicalStorageBuffer addressing: an access must be through an address inside a buffer"
+            }
+            Kind::Division => {
+                "SPIR-V OpUDiv/OpSDiv/OpUMod/OpSRem/OpSMod: \"Behavior is undefined if Operand 2 is 0\" (or -1 with the minimum value)"
+            }
+            Kind::Shift => {
+                "SPIR-V OpShiftLeftLogical/OpShiftRightLogical/OpShiftRightArithmetic: \"The resulting value is undefined if Shift is greater than or equal to the bit width of the components of Base\""
+            }
+            Kind::Group => {
+                "SPIR-V Non-Uniform Instructions: \"Id must be dynamically uniform within Execution\" (Delta, Index likewise); \"Behavior is undefined unless ClusterSize is at least 1 and a power of 2\""
+            }
+            Kind::GroupValue => {
+                "SPIR-V Non-Uniform Instructions: \"The resulting value is undefined if Id is an inactive invocation, or is greater than or equal to the size of the group\"; BallotFindLSB/MSB: \"If none of the considered bits is set to 1, the resulting value is undefined\""
+            }
+            Kind::DotOverflow => {
+                "SPV_KHR_integer_dot_product AccSat, SPV_KHR_cooperative_matrix SaturatingAccumulation: on an intermediate overflow \"the result of the instruction is undefined\""
+            }
+            Kind::Coopmat => {
+                "SPV_KHR_cooperative_matrix: \"all the invocations in the Scope instance are active or none of them are\"; operands \"must be dynamically uniform\"; Stride \"must be greater than 0\" (store)"
+            }
+            Kind::Race => {
+                "Vulkan Memory Model, Data Race: \"Applications must ensure that no data races occur during the execution of their application\""
+            }
+            Kind::Barrier => {
+                "SPIR-V OpControlBarrier: \"behavior is undefined unless all invocations within Execution execute the same dynamic instance\""
+            }
+            Kind::Uninit => {
+                "SPIR-V OpUndef: \"Make an intermediate object whose value is undefined\"; OpVariable: \"If not present, the variable's value is undefined\" (a value: any path it selects is one a driver may take)"
+            }
+            Kind::UninitIndex => {
+                "an undefined value may be any value, and an index outside its object is undefined behavior: OpVectorExtractDynamic \"Behavior is undefined if Index's value is less than zero or greater than or equal to the number of components\"; Vulkan: \"applications must not perform out of bounds accesses\""
+            }
+            Kind::Index => {
+                "SPIR-V OpVectorExtractDynamic: \"Behavior is undefined if Index's value is less than zero or greater than or equal to the number of components\"; Vulkan: \"applications must not perform out of bounds accesses\""
+            }
+            Kind::Descriptor => {
+                "Vulkan Descriptor Set Binding: descriptors a shader uses \"must be valid\""
+            }
+            Kind::Image => {
+                "Vulkan: an image view used with atomics (linear filtering) \"must\" have VK_FORMAT_FEATURE_STORAGE_IMAGE_ATOMIC_BIT (VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT)"
+            }
+            Kind::ImageValue => {
+                "Vulkan Format Conversion: \"The converted value of any integer that cannot be represented in the target format is undefined\""
+            }
+            Kind::Domain => "GLSL.std.450: \"Result is undefined if ...\" for each instruction",
+            Kind::Unreachable => {
+                "SPIR-V OpUnreachable: \"Behavior is undefined if this instruction is executed\""
+            }
+            Kind::Wrap => {
+                "SPV_KHR_no_integer_wrap_decoration: \"If the instruction decorated with NoSignedWrap does overflow or underflow, the behavior is undefined\" (NoUnsignedWrap likewise)"
+            }
+            Kind::Remainder => {
+                "Vulkan Precision and Operation of SPIR-V Instructions: \"For the OpSRem and OpSMod instructions, if either operand is negative the result is undefined\""
+            }
+        }
     }
 
     fn bit(self) -> u32 {
@@ -112,11 +248,21 @@ impl fmt::Display for Kind {
     }
 }
 
-/// A set of kinds (the ones a run allows, that is, does not report).
+/// A set of kinds: the ones a run allows (does not look for, `--allow`) or denies (fails for
+/// though they are warnings, `--deny`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct KindSet(u32);
 
 impl KindSet {
+    /// Every kind (`all`).
+    pub fn all() -> Self {
+        let mut set = KindSet::default();
+        for k in Kind::ALL {
+            set.insert(k);
+        }
+        set
+    }
+
     /// Whether `k` is in the set.
     pub fn contains(self, k: Kind) -> bool {
         self.0 & k.bit() != 0
@@ -126,25 +272,52 @@ impl KindSet {
     pub fn insert(&mut self, k: Kind) {
         self.0 |= k.bit();
     }
+
+    /// The kinds of this set that are not in `other`.
+    pub fn without(self, other: KindSet) -> KindSet {
+        KindSet(self.0 & !other.0)
+    }
+
+    /// The kinds in both sets, in the README's order.
+    pub fn common(self, other: KindSet) -> Vec<Kind> {
+        Kind::ALL
+            .into_iter()
+            .filter(|&k| self.contains(k) && other.contains(k))
+            .collect()
+    }
 }
 
 impl std::str::FromStr for KindSet {
     type Err = String;
 
-    /// A comma-separated list of kind names (`race,uninit`).
+    /// A comma-separated list of kind names (`race,uninit`), or `all`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let mut set = KindSet::default();
         for name in s.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if name == "all" {
+                set = KindSet::all();
+                continue;
+            }
             let k = Kind::by_name(name).ok_or_else(|| {
                 let known: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
                 format!(
-                    "unknown finding kind '{name}' (known: {})",
+                    "unknown finding kind '{name}' (known: {}, or all)",
                     known.join(", ")
                 )
             })?;
             set.insert(k);
         }
         Ok(set)
+    }
+}
+
+/// The severity of a finding of `kind` in a run that denies `deny`: an error if the kind is
+/// one, or `--deny` names it.
+pub fn severity(kind: Kind, deny: KindSet) -> Severity {
+    if deny.contains(kind) {
+        Severity::Error
+    } else {
+        kind.severity()
     }
 }
 
@@ -161,17 +334,48 @@ mod tests {
         assert!(set.contains(Kind::Race) && set.contains(Kind::Uninit));
         assert!(!set.contains(Kind::Barrier));
         assert!("race,nope".parse::<KindSet>().is_err());
+        let all: KindSet = "all".parse().unwrap_or_default();
+        assert!(Kind::ALL.iter().all(|&k| all.contains(k)));
+        assert_eq!(all.without(set).common(set), Vec::<Kind>::new());
+        assert_eq!(all.common(set), vec![Kind::Race, Kind::Uninit]);
     }
 
-    /// The README documents every kind, in its table of findings.
+    /// `--deny` makes a warning an error; an error stays one.
+    #[test]
+    fn deny_promotes_warnings() {
+        let deny: KindSet = "uninit".parse().unwrap_or_default();
+        assert_eq!(severity(Kind::Uninit, KindSet::default()), Severity::Warning);
+        assert_eq!(severity(Kind::Uninit, deny), Severity::Error);
+        assert_eq!(severity(Kind::Domain, deny), Severity::Warning);
+        assert_eq!(severity(Kind::Race, deny), Severity::Error);
+        assert_eq!(severity(Kind::UninitIndex, KindSet::default()), Severity::Error);
+    }
+
+    /// A warning's spec sentence leaves a value undefined; an error's makes the behaviour
+    /// undefined or states a rule ("must") the running shader breaks.
+    #[test]
+    fn each_severity_matches_its_sentence() {
+        for k in Kind::ALL {
+            let s = k.spec();
+            let behaviour = s.contains("ehavior is undefined") || s.contains("must");
+            let value = s.contains("value is undefined")
+                || s.contains("result is undefined")
+                || s.contains("is undefined\"")
+                || s.contains("undefined if");
+            match k.severity() {
+                Severity::Error => assert!(behaviour, "{k}: {s}"),
+                Severity::Warning => assert!(value && !behaviour, "{k}: {s}"),
+            }
+        }
+    }
+
+    /// The README documents every kind, in its table of findings, with its severity.
     #[test]
     fn readme_documents_every_kind() {
         let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"));
         for k in Kind::ALL {
-            assert!(
-                readme.contains(&format!("| `{}` |", k.name())),
-                "README lacks the kind {k}"
-            );
+            let row = format!("| `{}` | {} |", k.name(), k.severity());
+            assert!(readme.contains(&row), "README lacks the row {row}");
         }
     }
 }

@@ -4,9 +4,19 @@
 //! SPIR-V 2.2.2: "Undefined: ... the result of OpUndef" and 3.32.8 OpVariable: "Initializer ...
 //! If not present, the variable's value is undefined"; Vulkan: Workgroup variables without
 //! an initializer are undefined until written (unless `VK_KHR_zero_initialize_workgroup_memory`
-//! and a null initializer). Using an undefined value where it decides behaviour (a branch
-//! condition, an address or index, a value stored to memory others see, a group operation's
-//! operand) makes the outcome differ between GPUs; copying it is harmless.
+//! and a null initializer). Using an undefined value where it decides what runs or what others
+//! see (a branch condition, a value stored to memory others see, a group operation's operand)
+//! makes the outcome differ between GPUs; copying it is harmless.
+//!
+//! # Severity
+//! An undefined value is a value, not undefined behaviour: a branch on it takes one of its
+//! paths on every driver (GraphicsFuzz's `uint d; if (d != 0u)` passes on all of them), so
+//! those uses are [`crate::check::kind::Kind::Uninit`], a warning. An undefined value used to
+//! select memory (an address, an access-chain or vector index) may be any value, and nearly all
+//! of them lie outside the object, which is undefined behaviour ("Behavior is undefined if
+//! Index's value is less than zero or greater than or equal to the number of components";
+//! Vulkan: "applications must not perform out of bounds accesses"), whatever value tangle
+//! happens to hold: [`crate::check::kind::Kind::UninitIndex`], an error ([`UsedAs`]).
 //!
 //! # Poison lanes
 //! With the check on, each subgroup holds one *origin* per register slot and lane (0: defined;
@@ -25,11 +35,55 @@
 use crate::program::{Op, Program, Slot, Step};
 use std::fmt;
 
+/// How an undefined value was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsedAs {
+    /// `OpBranchConditional`'s Condition.
+    BranchCondition,
+    /// `OpSwitch`'s Selector.
+    SwitchSelector,
+    /// A pointer operand of a load, store, atomic or `OpArrayLength`.
+    Address,
+    /// A dynamic index of an access chain.
+    Index,
+    /// `OpVectorExtractDynamic`/`OpVectorInsertDynamic`'s Index.
+    VectorIndex,
+    /// A value stored to memory other invocations see.
+    StoredValue,
+    /// An atomic's Value or Comparator.
+    AtomicOperand,
+    /// A group operation's Value.
+    GroupOperand,
+}
+
+impl UsedAs {
+    /// Whether the use selects the memory (or component) accessed: then an arbitrary value
+    /// may lie outside it, undefined behaviour ([`crate::check::kind::Kind::UninitIndex`]).
+    pub fn selects_memory(self) -> bool {
+        matches!(self, UsedAs::Address | UsedAs::Index | UsedAs::VectorIndex)
+    }
+}
+
+impl fmt::Display for UsedAs {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            UsedAs::BranchCondition => "a branch condition",
+            UsedAs::SwitchSelector => "a switch selector",
+            UsedAs::Address => "an address",
+            UsedAs::Index => "an index",
+            UsedAs::VectorIndex => "a vector index",
+            UsedAs::StoredValue => "a value stored to memory other invocations see",
+            UsedAs::AtomicOperand => "an atomic operand",
+            UsedAs::GroupOperand => "a group operation's operand",
+        })
+    }
+}
+
 /// Where an undefined value was used.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UninitFinding {
-    /// The use (`branch condition`, `address`, `stored value`, ...).
-    pub used_as: &'static str,
+    /// The use.
+    pub used_as: UsedAs,
     /// The instruction the undefined value came from.
     pub origin: crate::error::InstRef,
 }
@@ -87,7 +141,7 @@ impl Shadow {
 }
 
 /// A lane's use of an undefined value: (lane, origin location, use).
-pub type Use = (usize, u32, &'static str);
+pub type Use = (usize, u32, UsedAs);
 
 /// The origins of a subgroup's register file (slot-major, like the registers), with the count
 /// of undefined entries so that a subgroup whose values all became defined again costs nothing.
@@ -291,7 +345,7 @@ pub fn step(
             index,
             ..
         } => {
-            sink(poison, n, mask, *index, "a vector index", uses);
+            sink(poison, n, mask, *index, UsedAs::VectorIndex, uses);
             data(poison, n, mask, &[(*dst, 1)], &[(*base, *count)]);
         }
         Op::InsertDynamic {
@@ -301,7 +355,7 @@ pub fn step(
             index,
             ..
         } => {
-            sink(poison, n, mask, *index, "a vector index", uses);
+            sink(poison, n, mask, *index, UsedAs::VectorIndex, uses);
             data(
                 poison,
                 n,
@@ -311,12 +365,12 @@ pub fn step(
             );
         }
         Op::Load { dst, ptr, ty } | Op::LoadUniform { dst, ptr, ty } => {
-            sink(poison, n, mask, *ptr, "an address", uses);
+            sink(poison, n, mask, *ptr, UsedAs::Address, uses);
             // Memory origins are the caller's ([`Shadow`]): the result starts defined.
             data(poison, n, mask, &[(*dst, p.ty(*ty).slots)], &[]);
         }
         Op::Store { ptr, src, ty } => {
-            sink(poison, n, mask, *ptr, "an address", uses);
+            sink(poison, n, mask, *ptr, UsedAs::Address, uses);
             let slots = p.ty(*ty).slots;
             for l in lanes() {
                 if !store_visible(*ptr, l) {
@@ -326,20 +380,20 @@ pub fn step(
                     .map(|s| origin(poison, n, s, l))
                     .find(|&o| o != 0)
                 {
-                    uses.push((l, o, "a value stored to memory other invocations see"));
+                    uses.push((l, o, UsedAs::StoredValue));
                 }
             }
         }
         Op::AccessChain { dst, base, steps } => {
             for s in steps.iter() {
                 if let Step::Dyn { index, .. } = s {
-                    sink(poison, n, mask, *index, "an index", uses);
+                    sink(poison, n, mask, *index, UsedAs::Index, uses);
                 }
             }
             data(poison, n, mask, &[(*dst, 1)], &[(*base, 1)]);
         }
         Op::ArrayLength { dst, ptr, .. } => {
-            sink(poison, n, mask, *ptr, "an address", uses);
+            sink(poison, n, mask, *ptr, UsedAs::Address, uses);
             data(poison, n, mask, &[(*dst, 1)], &[]);
         }
         Op::Atomic {
@@ -349,9 +403,9 @@ pub fn step(
             comparator,
             ..
         } => {
-            sink(poison, n, mask, *ptr, "an address", uses);
-            sink(poison, n, mask, *value, "an atomic operand", uses);
-            sink(poison, n, mask, *comparator, "an atomic operand", uses);
+            sink(poison, n, mask, *ptr, UsedAs::Address, uses);
+            sink(poison, n, mask, *value, UsedAs::AtomicOperand, uses);
+            sink(poison, n, mask, *comparator, UsedAs::AtomicOperand, uses);
             data(poison, n, mask, &[(*dst, 1)], &[]);
         }
         Op::CheckDivision { .. }
@@ -369,7 +423,7 @@ pub fn step(
                 n,
                 mask,
                 g.value,
-                "a group operation's operand",
+                UsedAs::GroupOperand,
                 uses,
             );
             return false;
@@ -473,7 +527,7 @@ pub fn sink(
     n: usize,
     mask: u128,
     slot: Slot,
-    used_as: &'static str,
+    used_as: UsedAs,
     uses: &mut Vec<Use>,
 ) {
     for l in (0..n).filter(|l| mask & (1 << l) != 0) {
@@ -533,8 +587,8 @@ mod tests {
             0,
             "overwritten by a defined value"
         );
-        sink(&mut poison, n, 0b1111, 3, "x", &mut uses);
-        assert_eq!(uses, vec![(2, 7, "x")]);
+        sink(&mut poison, n, 0b1111, 3, UsedAs::BranchCondition, &mut uses);
+        assert_eq!(uses, vec![(2, 7, UsedAs::BranchCondition)]);
         assert_eq!(origin(&poison, n, 3, 2), 0);
         assert!(!poison.any());
     }

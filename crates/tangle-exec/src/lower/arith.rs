@@ -601,8 +601,8 @@ impl<'m> Lowerer<'m> {
     }
 
     /// Emits the no-wrap check of an integer operation decorated NoSignedWrap or NoUnsignedWrap
-    /// (SPV_KHR_no_integer_wrap_decoration, SPIR-V 1.4: "If the operation's result would wrap,
-    /// the result is a poison value"), on slots `a + i`, `b + i` (a constant 0 `a` stays).
+    /// (SPV_KHR_no_integer_wrap_decoration, SPIR-V 1.4: "If the instruction decorated with
+    /// NoSignedWrap does overflow or underflow, the behavior is undefined"), on slots `a + i`, `b + i` (a constant 0 `a` stays).
     fn check_wrap(
         &mut self,
         inst: &Instruction,

@@ -525,7 +525,10 @@ impl Workgroup {
             .iter()
             .map(|&x| x as usize)
             .product::<usize>();
-        let uninit = s.options.checks && !s.options.allow.contains(Kind::Uninit);
+        // Tracked unless both kinds of use are allowed.
+        let uninit = s.options.checks
+            && !(s.options.allow.contains(Kind::Uninit)
+                && s.options.allow.contains(Kind::UninitIndex));
         let subgroups = (0..invocations.div_ceil(s.sg))
             .map(|i| Subgroup {
                 regs: s.template.clone(),
@@ -1168,8 +1171,12 @@ impl Workgroup {
             }
             let b = frame.block;
             let decided_by = match &block.terminator {
-                Terminator::BranchConditional { cond, .. } => Some((*cond, "a branch condition")),
-                Terminator::Switch { selector, .. } => Some((*selector, "a switch selector")),
+                Terminator::BranchConditional { cond, .. } => {
+                    Some((*cond, uninit::UsedAs::BranchCondition))
+                }
+                Terminator::Switch { selector, .. } => {
+                    Some((*selector, uninit::UsedAs::SwitchSelector))
+                }
                 _ => None,
             };
             if let (Some((slot, what)), Some(sg)) = (decided_by, self.subgroups.get_mut(k)) {

@@ -283,9 +283,10 @@ pub fn smul_extended(bits: u32, a: u64, b: u64) -> (u64, u64) {
 /// Which no-wrap decorations an integer operation would violate.
 ///
 /// # Spec
-/// NoSignedWrap / NoUnsignedWrap: "Apply to an arithmetic instruction to indicate the operation
-/// cannot cause signed (unsigned) wraparound. If the operation's result would wrap, the result is
-/// a poison value."
+/// SPV_KHR_no_integer_wrap_decoration, NoSignedWrap / NoUnsignedWrap: "Apply to an instruction to
+/// indicate that it doesn't cause signed integer wrapping to occur, in the form of overflow or
+/// underflow. If the instruction decorated with NoSignedWrap does overflow or underflow, the
+/// behavior is undefined."
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Wraps {
     /// The exact signed result is outside the N-bit signed range.

@@ -1,12 +1,12 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
 //! [--time-limit S] [--memory-limit BYTES] [--json] [--policy P|all] [--trace FILE.json]
-//! [--no-checks] [--allow KIND,KIND] [--max-findings N] [--coopmat-layout L] [--reference] [--no-jit]
+//! [--no-checks] [--allow KIND,KIND] [--deny KIND,KIND|all] [--max-findings N] [--coopmat-layout L] [--reference] [--no-jit]
 //! [--backend cpu|vulkan] [--device N]`: runs an Amber script's compute tests on the CPU executor, with a progress bar on
 //! a terminal for long dispatches and `REPEAT`s ([`super::progress`]), or on a Vulkan driver
 //! (`--backend vulkan`, [`super::vulkan`]).
 //!
 //! Exit codes: 0 every `EXPECT` held; 1 one failed (or the shader is invalid, or undefined
-//! behaviour was found); 2 the script could not be used (including a script with no `RUN` and no
+//! behaviour was found, or a warning of a kind `--deny` names); 2 the script could not be used (including a script with no `RUN` and no
 //! `EXPECT`); 77 it needs something the profile lacks.
 //!
 //! With `--json`, standard output holds exactly one JSON object whatever happens, with the
@@ -20,6 +20,7 @@ use super::unusable::{Kind, Unusable};
 use super::{io, Exit};
 use tangle::cpu_backend::CpuBackend;
 use tangle_amber::{RunReport, Status};
+use tangle_exec::check::kind::KindSet;
 use tangle_exec::Profile;
 
 #[derive(clap::Args)]
@@ -86,6 +87,10 @@ pub struct Args {
     /// findings"); the race and uninitialised-value checks then do no work either.
     #[arg(long, value_name = "KIND,KIND")]
     allow: Option<String>,
+    /// Warning kinds to fail the run for, as for undefined behaviour, comma-separated
+    /// (uninit,domain,...), or `all` for the strictest reading (every kind not allowed).
+    #[arg(long, value_name = "KIND,KIND|all")]
+    deny: Option<String>,
     /// The most findings kept one by one (for --json) per dispatch; every finding is still
     /// counted in its cause's summary. Default 100.
     #[arg(long = "max-findings", value_name = "N", allow_negative_numbers = true)]
@@ -113,6 +118,7 @@ impl Args {
             (self.reference, "--reference"),
             (self.no_jit, "--no-jit"),
             (self.allow.is_some(), "--allow"),
+            (self.deny.is_some(), "--deny"),
             (self.max_findings.is_some(), "--max-findings"),
             (self.coopmat_layout.is_some(), "--coopmat-layout"),
         ]
@@ -121,6 +127,39 @@ impl Args {
         .map(|(_, flag)| flag)
         .collect()
     }
+}
+
+/// The kinds `--allow` turns off and those `--deny` fails the run for. `--deny all` denies
+/// every kind `--allow` leaves on; a kind named by both is a usage error (off and failing at
+/// once means nothing).
+fn allow_and_deny(args: &Args) -> Result<(KindSet, KindSet), Unusable> {
+    let parse = |flag: &str, list: Option<&str>| -> Result<KindSet, Unusable> {
+        list.map_or(Ok(KindSet::default()), |l| {
+            l.parse()
+                .map_err(|e| Unusable::new(Kind::Usage, format!("{flag} {l}: {e}")))
+        })
+    };
+    let allow = parse("--allow", args.allow.as_deref())?;
+    let deny = parse("--deny", args.deny.as_deref())?;
+    let every = args
+        .deny
+        .as_deref()
+        .is_some_and(|l| l.split(',').any(|n| n.trim() == "all"));
+    if every {
+        return Ok((allow, deny.without(allow)));
+    }
+    let both = allow.common(deny);
+    if !both.is_empty() {
+        let names: Vec<&str> = both.iter().map(|k| k.name()).collect();
+        return Err(Unusable::new(
+            Kind::Usage,
+            format!(
+                "--allow and --deny both name {}: a kind is either not looked for or fails the run",
+                names.join(", ")
+            ),
+        ));
+    }
+    Ok((allow, deny))
 }
 
 /// The profile the options ask for, or why there is none.
@@ -276,11 +315,7 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
     options.checks = !args.no_checks;
     options.wide = !args.reference;
     options.jit = !args.no_jit;
-    if let Some(a) = args.allow.as_deref() {
-        options.allow = a
-            .parse()
-            .map_err(|e| Unusable::new(Kind::Usage, format!("--allow {a}: {e}")))?;
-    }
+    (options.allow, options.deny) = allow_and_deny(args)?;
     if let Some(n) = args.max_findings.as_deref() {
         options.max_findings = n.parse().map_err(|_| {
             Unusable::new(
