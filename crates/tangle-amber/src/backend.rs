@@ -47,6 +47,41 @@ pub struct JobImage {
     pub extent: [u32; 3],
 }
 
+/// The buffer robustness a script enables with its `DEVICE_FEATURE`s: what an access outside a
+/// buffer's range does (Vulkan `robustBufferAccess`, VK_EXT_robustness2's
+/// `robustBufferAccess2`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub enum BufferRobustness {
+    /// Neither: an access outside the range is undefined behaviour.
+    #[default]
+    None,
+    /// `DEVICE_FEATURE robustBufferAccess`.
+    Buffer,
+    /// `DEVICE_FEATURE Robustness2FeaturesEXT.robustBufferAccess2`.
+    Buffer2,
+}
+
+impl BufferRobustness {
+    /// The robustness `requirements` enable (the strongest named).
+    pub fn of(requirements: &[crate::script::Requirement]) -> BufferRobustness {
+        requirements
+            .iter()
+            .map(|r| match r {
+                crate::script::Requirement::Feature(f) if f == "robustBufferAccess" => {
+                    BufferRobustness::Buffer
+                }
+                crate::script::Requirement::Feature(f)
+                    if f == "Robustness2FeaturesEXT.robustBufferAccess2" =>
+                {
+                    BufferRobustness::Buffer2
+                }
+                _ => BufferRobustness::None,
+            })
+            .max()
+            .unwrap_or_default()
+    }
+}
+
 /// Everything one dispatch needs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComputeJob {
@@ -72,6 +107,8 @@ pub struct ComputeJob {
     /// backend that cannot follow invocations refuses a job with any
     /// ([`BackendError::Unsupported`]).
     pub debug: Vec<[u32; 3]>,
+    /// The buffer robustness the script enables.
+    pub robustness: BufferRobustness,
 }
 
 /// What a dispatch left behind.

@@ -370,6 +370,7 @@ impl Runner<'_, '_> {
             subgroup: p.subgroup,
             line,
             debug,
+            robustness: crate::backend::BufferRobustness::of(&self.script.requirements),
         };
         let output = self.backend.run_compute(&job).map_err(|e| match e {
             BackendError::Unsupported(_) => (Status::Unsupported, e.to_string()),

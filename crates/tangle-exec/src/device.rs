@@ -283,6 +283,10 @@ pub struct RunOptions {
     pub checks: bool,
     /// Which invocation holds which cooperative-matrix element ([`crate::policy::CoopmatLayout`]).
     pub coopmat_layout: crate::policy::CoopmatLayout,
+    /// The buffer robustness the program enabled (`robustBufferAccess`,
+    /// `robustBufferAccess2`): what an access outside a buffer's range does, and whether it
+    /// is a finding ([`crate::check::robust`]).
+    pub robustness: crate::check::robust::Robustness,
     /// Finding kinds not to look for (`--allow race,uninit`): neither reported nor, for the
     /// race and uninitialised-value checks, tracked.
     pub allow: crate::check::kind::KindSet,
@@ -328,6 +332,7 @@ impl Default for RunOptions {
             watch: Vec::new(),
             checks: true,
             coopmat_layout: crate::policy::CoopmatLayout::default(),
+            robustness: crate::check::robust::Robustness::Off,
             allow: crate::check::kind::KindSet::default(),
             deny: crate::check::kind::KindSet::default(),
             max_findings: Report::MAX_DIAGNOSTICS,

@@ -47,7 +47,7 @@ pub use device::{
     Device, Image, Pipeline, Progress, Resident, Resources, RunOptions, SpecConstants,
 };
 pub use error::{ExecError, InstRef, Trap};
-pub use policy::{BranchOrder, CoopmatLayout, Policy, Reconvergence, SwitchGrouping};
+pub use policy::{BranchOrder, CoopmatLayout, Policy, Reconvergence, RobustChoice, SwitchGrouping};
 pub use profile::Profile;
 pub use report::{Diagnostic, Finding, RaceCutShort, Report, Stats, Timing};
 pub use trace::Trace;

@@ -30,6 +30,7 @@
 //! Every choice is deterministic for a given policy: random choices come from a generator seeded
 //! by the policy's seed, the workgroup and the subgroup, never from the thread that runs it.
 
+pub use crate::check::robust::RobustChoice;
 use crate::program::{Program, Terminator};
 use std::fmt;
 use std::str::FromStr;
@@ -68,10 +69,11 @@ pub enum SwitchGrouping {
     ByCase,
 }
 
-/// A scheduling policy. Written `RECONVERGENCE[,BRANCH-ORDER][,SWITCH-GROUPING]`, e.g. `weak`,
-/// `maximal,false-first`, `random:7,random:7,by-selector`; named parts may come in any order,
-/// parts left out take their defaults (`maximal`, `true-first`, `by-case`), and `random:SEED`
-/// is the reconvergence when it comes first and the branch order elsewhere.
+/// A scheduling policy. Written `RECONVERGENCE[,BRANCH-ORDER][,SWITCH-GROUPING][,ROBUST]`,
+/// e.g. `weak`, `maximal,false-first`, `random:7,random:7,by-selector`, `robust-in-range`;
+/// named parts may come in any order, parts left out take their defaults (`maximal`,
+/// `true-first`, `by-case`, `robust-zero`), and `random:SEED` is the reconvergence when it
+/// comes first and the branch order elsewhere.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Policy {
     /// Where tangles rejoin.
@@ -80,6 +82,9 @@ pub struct Policy {
     pub branch_order: BranchOrder,
     /// How a divergent switch groups invocations.
     pub switch_grouping: SwitchGrouping,
+    /// What an access outside a buffer does under `robustBufferAccess`, where the spec lets the
+    /// implementation choose ([`crate::check::robust`]).
+    pub robust: RobustChoice,
 }
 
 impl Policy {
@@ -93,6 +98,7 @@ impl Policy {
             reconvergence,
             branch_order,
             switch_grouping,
+            robust: RobustChoice::Zero,
         };
         vec![
             p(R::Maximal, B::TrueFirst, S::ByCase),
@@ -103,13 +109,17 @@ impl Policy {
             p(R::Random(1), B::Random(1), S::ByCase),
             p(R::Random(2), B::Random(2), S::BySelector),
             p(R::Random(3), B::TrueFirst, S::ByCase),
+            Policy {
+                robust: RobustChoice::InRange,
+                ..Policy::default()
+            },
         ]
     }
 }
 
 /// A policy string that does not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown policy part '{0}' (expected maximal, weak, random:SEED, true-first, false-first, by-selector or by-case)")]
+#[error("unknown policy part '{0}' (expected maximal, weak, random:SEED, true-first, false-first, by-selector, by-case, robust-zero or robust-in-range)")]
 pub struct PolicyError(pub String);
 
 fn seed(s: &str) -> Option<u64> {
@@ -131,6 +141,8 @@ impl FromStr for Policy {
                 "false-first" => p.branch_order = BranchOrder::FalseFirst,
                 "by-selector" => p.switch_grouping = SwitchGrouping::BySelector,
                 "by-case" => p.switch_grouping = SwitchGrouping::ByCase,
+                "robust-zero" => p.robust = RobustChoice::Zero,
+                "robust-in-range" => p.robust = RobustChoice::InRange,
                 _ => match (seed(part), i) {
                     (Some(n), 0) => p.reconvergence = Reconvergence::Random(n),
                     (Some(n), _) => p.branch_order = BranchOrder::Random(n),
@@ -178,7 +190,13 @@ impl fmt::Display for Policy {
             f,
             "{},{},{}",
             self.reconvergence, self.branch_order, self.switch_grouping
-        )
+        )?;
+        // The robust choice only where it is not the default, so that the policies' names
+        // stay as they were for every program without robustness.
+        match self.robust {
+            RobustChoice::Zero => Ok(()),
+            RobustChoice::InRange => write!(f, ",robust-in-range"),
+        }
     }
 }
 

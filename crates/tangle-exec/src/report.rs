@@ -20,6 +20,20 @@ pub enum Finding {
         /// Size of the region in bytes.
         size: u64,
     },
+    /// A load, store or atomic outside its buffer's range under a robustness feature, whose
+    /// outcome is the implementation's choice ([`crate::check::robust`]): a warning.
+    RobustAccess {
+        /// The buffer (`buffer (set 0, binding 1)`).
+        region: String,
+        /// Byte offset of the access.
+        offset: u64,
+        /// Bytes accessed.
+        len: u64,
+        /// Size of the range in bytes.
+        size: u64,
+        /// What the access did instead, and the spec sentence that allows it.
+        what: String,
+    },
     /// Integer division or remainder by zero ("behavior is undefined if Operand 2 is 0").
     DivisionByZero,
     /// Signed division or remainder of the most negative value by -1 ("behavior is undefined if
@@ -114,6 +128,7 @@ impl Finding {
     pub fn kind(&self) -> Kind {
         match self {
             Finding::OutOfBounds { .. } => Kind::OutOfBounds,
+            Finding::RobustAccess { .. } => Kind::RobustAccess,
             Finding::BadPointer { .. } => Kind::BadPointer,
             Finding::DivisionByZero | Finding::DivisionOverflow => Kind::Division,
             Finding::ShiftTooLarge { .. } => Kind::Shift,
@@ -159,6 +174,16 @@ impl fmt::Display for Finding {
             } => {
                 write!(f, "out-of-bounds access of {len} bytes at byte offset {offset} of {region} ({size} bytes)")
             }
+            Finding::RobustAccess {
+                region,
+                offset,
+                len,
+                size,
+                what,
+            } => write!(
+                f,
+                "{what}: {len} bytes at byte offset {offset} of {region} ({size} bytes)"
+            ),
             Finding::DivisionByZero => write!(f, "integer division by zero"),
             Finding::DivisionOverflow => write!(f, "signed division of the minimum value by -1"),
             Finding::ShiftTooLarge { shift, bits } => {

@@ -16,6 +16,10 @@ pub enum Feature {
     ShaderInt16,
     /// `VkPhysicalDeviceFeatures::shaderFloat64`.
     ShaderFloat64,
+    /// `VkPhysicalDeviceFeatures::robustBufferAccess`.
+    RobustBufferAccess,
+    /// `VkPhysicalDeviceRobustness2FeaturesEXT::robustBufferAccess2` (VK_EXT_robustness2).
+    RobustBufferAccess2,
     /// `VkPhysicalDeviceVulkan12Features::shaderFloat16`.
     ShaderFloat16,
     /// `VkPhysicalDeviceVulkan12Features::shaderInt8`.
@@ -72,6 +76,8 @@ impl Feature {
     /// Every feature, in declaration order.
     pub const ALL: &'static [Feature] = &[
         Feature::ShaderInt64,
+        Feature::RobustBufferAccess,
+        Feature::RobustBufferAccess2,
         Feature::ShaderInt16,
         Feature::ShaderFloat64,
         Feature::ShaderFloat16,
@@ -106,6 +112,8 @@ impl Feature {
     pub fn amber_name(self) -> &'static str {
         match self {
             Feature::ShaderInt64 => "shaderInt64",
+            Feature::RobustBufferAccess => "robustBufferAccess",
+            Feature::RobustBufferAccess2 => "Robustness2FeaturesEXT.robustBufferAccess2",
             Feature::ShaderInt16 => "shaderInt16",
             Feature::ShaderFloat64 => "shaderFloat64",
             Feature::ShaderFloat16 => "Float16Int8Features.shaderFloat16",
@@ -176,6 +184,7 @@ impl Feature {
                 Some("VK_KHR_shader_subgroup_rotate")
             }
             Feature::CooperativeMatrix => Some("VK_KHR_cooperative_matrix"),
+            Feature::RobustBufferAccess2 => Some("VK_EXT_robustness2"),
             Feature::WorkgroupMemoryExplicitLayout
             | Feature::WorkgroupMemoryExplicitLayout8BitAccess
             | Feature::WorkgroupMemoryExplicitLayout16BitAccess => {

@@ -448,6 +448,7 @@ OpFunctionEnd
             subgroup: SubgroupControl::default(),
             line: 1,
             debug: Vec::new(),
+            robustness: Default::default(),
         }
     }
 

@@ -346,6 +346,7 @@ impl Instance {
         let mut reconv = vk::PhysicalDeviceShaderMaximalReconvergenceFeaturesKHR::default();
         let mut coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default();
         let mut wg = vk::PhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR::default();
+        let mut robust2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default();
         let core = {
             let mut f = vk::PhysicalDeviceFeatures2::default()
                 .push_next(&mut v11)
@@ -364,6 +365,9 @@ impl Instance {
             if has("VK_KHR_workgroup_memory_explicit_layout") {
                 f = f.push_next(&mut wg);
             }
+            if has("VK_EXT_robustness2") {
+                f = f.push_next(&mut robust2);
+            }
             // SAFETY: the chain holds core 1.3 structures (the device is 1.3, `usable`) and
             // structures of extensions the device lists, all alive until the end of this block.
             unsafe { self.instance.get_physical_device_features2(pd, &mut f) };
@@ -378,6 +382,8 @@ impl Instance {
                     Feature::ShaderInt64 => core.shader_int64,
                     Feature::ShaderInt16 => core.shader_int16,
                     Feature::ShaderFloat64 => core.shader_float64,
+                    Feature::RobustBufferAccess => core.robust_buffer_access,
+                    Feature::RobustBufferAccess2 => robust2.robust_buffer_access2,
                     Feature::ShaderFloat16 => v12.shader_float16,
                     Feature::ShaderInt8 => v12.shader_int8,
                     Feature::StorageBuffer8BitAccess => v12.storage_buffer8_bit_access,
@@ -531,7 +537,8 @@ impl Gpu {
         let core = vk::PhysicalDeviceFeatures::default()
             .shader_int64(on(Feature::ShaderInt64))
             .shader_int16(on(Feature::ShaderInt16))
-            .shader_float64(on(Feature::ShaderFloat64));
+            .shader_float64(on(Feature::ShaderFloat64))
+            .robust_buffer_access(on(Feature::RobustBufferAccess));
         let mut v11 = vk::PhysicalDeviceVulkan11Features::default()
             .storage_buffer16_bit_access(on(Feature::StorageBuffer16BitAccess))
             .uniform_and_storage_buffer16_bit_access(on(
@@ -572,6 +579,8 @@ impl Gpu {
             .workgroup_memory_explicit_layout16_bit_access(on(
                 Feature::WorkgroupMemoryExplicitLayout16BitAccess,
             ));
+        let mut robust2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default()
+            .robust_buffer_access2(on(Feature::RobustBufferAccess2));
         let names: Vec<CString> = extensions
             .iter()
             .map(|e| CString::new(e.as_str()))
@@ -600,6 +609,9 @@ impl Gpu {
         }
         if has("VK_KHR_workgroup_memory_explicit_layout") {
             features2 = features2.push_next(&mut wg);
+        }
+        if has("VK_EXT_robustness2") {
+            features2 = features2.push_next(&mut robust2);
         }
         let info = vk::DeviceCreateInfo::default()
             .queue_create_infos(&queues)

@@ -8,10 +8,11 @@
 
 use std::collections::HashMap;
 use tangle_amber::backend::{
-    AddressMode, BindingKind, BorderColor, Filter, PathEvent, RequiredSize, Requirement,
-    SamplerState, SubgroupControl,
+    AddressMode, BindingKind, BorderColor, BufferRobustness, Filter, PathEvent, RequiredSize,
+    Requirement, SamplerState, SubgroupControl,
 };
 use tangle_amber::{Backend, BackendError, ComputeJob, JobBinding, JobImage, JobOutput};
+use tangle_exec::check::robust::Robustness;
 use tangle_exec::profile::subgroup_ops;
 use tangle_exec::semantics::sampler::Sampler;
 use tangle_exec::semantics::texel::TexelFormat;
@@ -42,6 +43,9 @@ const FEATURES: &[&str] = &[
     "VulkanMemoryModelFeatures.vulkanMemoryModelDeviceScope",
     "ZeroInitializeWorkgroupMemoryFeatures.shaderZeroInitializeWorkgroupMemory",
     "SubgroupSizeControl.subgroupSizeControl",
+    // Out-of-bounds buffer accesses as the features define them (tangle_exec::check::robust).
+    "robustBufferAccess",
+    "Robustness2FeaturesEXT.robustBufferAccess2",
     "SubgroupSizeControl.computeFullSubgroups",
     "SubgroupSupportedStages.compute",
     "BufferDeviceAddressFeatures.bufferDeviceAddress",
@@ -93,6 +97,7 @@ const EXTENSIONS: &[&str] = &[
     "VK_KHR_shader_terminate_invocation",
     "VK_KHR_shader_atomic_int64",
     "VK_EXT_descriptor_indexing",
+    "VK_EXT_robustness2",
 ];
 
 /// Properties that hold for exact IEEE execution: denormals are preserved, rounding is to
@@ -116,6 +121,9 @@ pub struct CpuBackend {
     wide_invocations: u64,
     /// Of those, the invocations run as native code.
     jit_invocations: u64,
+    /// The buffer robustness every dispatch runs with (`--robustness`), whatever the script's
+    /// features enable; `None`: theirs.
+    robustness: Option<Robustness>,
 }
 
 /// What decides a pipeline: the module, its environment, entry point, specialization and
@@ -132,7 +140,15 @@ impl CpuBackend {
             traces: Vec::new(),
             wide_invocations: 0,
             jit_invocations: 0,
+            robustness: None,
         }
+    }
+
+    /// Runs every dispatch with `robustness` (`--robustness`) instead of what the script's
+    /// `DEVICE_FEATURE`s enable.
+    pub fn with_robustness(mut self, robustness: Robustness) -> Self {
+        self.robustness = Some(robustness);
+        self
     }
 
     /// Invocations the dispatches so far ran on the executor's wide path
@@ -430,14 +446,24 @@ impl Backend for CpuBackend {
                     .insert((b.set, b.binding, i), b.bytes.clone()),
             };
         }
-        // DEBUG follows invocations through the dispatch's trace.
-        let options = match job.debug.is_empty() {
+        // The robustness the script's features enable, unless `--robustness` named one; DEBUG
+        // follows invocations through the dispatch's trace.
+        let robustness = self.robustness.unwrap_or(match job.robustness {
+            BufferRobustness::None => Robustness::Off,
+            BufferRobustness::Buffer => Robustness::Buffer,
+            BufferRobustness::Buffer2 => Robustness::Buffer2,
+        });
+        let options = match job.debug.is_empty() && robustness == self.options.robustness {
             true => std::borrow::Cow::Borrowed(&self.options),
-            false => std::borrow::Cow::Owned(RunOptions {
-                trace: true,
-                watch: job.debug.clone(),
-                ..self.options.clone()
-            }),
+            false => {
+                let mut o = self.options.clone();
+                o.robustness = robustness;
+                if !job.debug.is_empty() {
+                    o.trace = true;
+                    o.watch = job.debug.clone();
+                }
+                std::borrow::Cow::Owned(o)
+            }
         };
         let started = std::time::Instant::now();
         let report = pipeline

@@ -44,6 +44,9 @@ impl fmt::Display for Severity {
 pub enum Kind {
     /// A load, store or atomic outside its buffer or variable.
     OutOfBounds,
+    /// A load, store or atomic outside its buffer under a robustness feature, where the
+    /// outcome is the implementation's choice (a warning, [`crate::check::robust`]).
+    RobustAccess,
     /// A pointer into no memory.
     BadPointer,
     /// Integer division or remainder by zero, or of the minimum value by -1.
@@ -91,8 +94,9 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, in the README's order.
-    pub const ALL: [Kind; 20] = [
+    pub const ALL: [Kind; 21] = [
         Kind::OutOfBounds,
+        Kind::RobustAccess,
         Kind::BadPointer,
         Kind::Division,
         Kind::Shift,
@@ -118,6 +122,7 @@ impl Kind {
     pub fn name(self) -> &'static str {
         match self {
             Kind::OutOfBounds => "out-of-bounds",
+            Kind::RobustAccess => "robust-access",
             Kind::BadPointer => "bad-pointer",
             Kind::Division => "division",
             Kind::Shift => "shift",
@@ -151,6 +156,7 @@ impl Kind {
     pub fn severity(self) -> Severity {
         match self {
             Kind::Shift
+            | Kind::RobustAccess
             | Kind::GroupValue
             | Kind::DotOverflow
             | Kind::Uninit
@@ -178,6 +184,9 @@ impl Kind {
         match self {
             Kind::OutOfBounds => {
                 "Vulkan robustBufferAccess: \"If not enabled, applications must not perform out of bounds accesses\""
+            }
+            Kind::RobustAccess => {
+                "Vulkan robustBufferAccess: \"Out-of-bounds buffer loads will return any of the following values: Values from anywhere within the memory range(s) bound to the buffer ... Zero values\"; writes \"may modify values within the memory range(s) bound to the buffer\"; out-of-bounds atomics \"return an undefined value\" (robustBufferAccess2 likewise)"
             }
             Kind::BadPointer => {
                 "Vulkan PhysicalStorageBuffer addressing: an access must be through an address inside a buffer"
@@ -344,11 +353,17 @@ mod tests {
     #[test]
     fn deny_promotes_warnings() {
         let deny: KindSet = "uninit".parse().unwrap_or_default();
-        assert_eq!(severity(Kind::Uninit, KindSet::default()), Severity::Warning);
+        assert_eq!(
+            severity(Kind::Uninit, KindSet::default()),
+            Severity::Warning
+        );
         assert_eq!(severity(Kind::Uninit, deny), Severity::Error);
         assert_eq!(severity(Kind::Domain, deny), Severity::Warning);
         assert_eq!(severity(Kind::Race, deny), Severity::Error);
-        assert_eq!(severity(Kind::UninitIndex, KindSet::default()), Severity::Error);
+        assert_eq!(
+            severity(Kind::UninitIndex, KindSet::default()),
+            Severity::Error
+        );
     }
 
     /// A warning's spec sentence leaves a value undefined; an error's makes the behaviour

@@ -14,6 +14,7 @@ pub mod group;
 pub mod index;
 pub mod kind;
 pub mod race;
+pub mod robust;
 pub mod summary;
 pub mod sync;
 pub mod uninit;

@@ -499,6 +499,7 @@ impl<'s> Tiles<'s> {
             invocation_bytes: s.prog.invocation_bytes,
             races: None,
             written: None,
+            robust: (s.options.robustness, s.options.policy.robust),
         }
     }
 

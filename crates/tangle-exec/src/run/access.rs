@@ -1,9 +1,12 @@
-//! Executing memory ops over a tangle's lanes: pointer resolution with bounds checks, loads and
-//! stores through a type's memory image, access chains, `OpArrayLength` and atomics.
+//! Executing memory ops over a tangle's lanes: pointer resolution with bounds checks (and,
+//! under a robustness feature, what an access outside a buffer does instead:
+//! [`crate::check::robust`]), loads and stores through a type's memory image, access chains,
+//! `OpArrayLength` and atomics.
 
 use super::alu::{bits_of, full_mask, lanes_of, rd, wr};
 use super::memory::{self as m, split_pointer, Words};
 use crate::check::race;
+use crate::check::robust::{self, RobustChoice, Robustness};
 use crate::program::{
     AtomicOp, DescriptorArray, DescriptorKind, Leaf, Op, Program, Slot, Span, Step, TypeIdx,
 };
@@ -41,6 +44,18 @@ pub struct Mem<'a> {
     pub races: Option<&'a std::cell::RefCell<crate::check::race::RaceLog>>,
     /// The workgroup memory written so far, when the uninitialised-value check is on.
     pub written: Option<&'a std::cell::RefCell<crate::check::uninit::Shadow>>,
+    /// The buffer robustness in force and the outcome the policy picks where it leaves a
+    /// choice ([`crate::check::robust`]).
+    pub robust: (Robustness, RobustChoice),
+}
+
+/// Where an access outside its buffer goes under robustness ([`Mem::out_of_range`]).
+pub struct Robust<'a> {
+    /// The bytes in the range it uses instead (region words, offset, the pointer to them);
+    /// `None`: a load gives zero, a store or atomic changes nothing.
+    pub at: Option<(&'a Words, u64, u64)>,
+    /// A `robust-access` warning, where the outcome is the implementation's choice.
+    pub warning: Option<Finding>,
 }
 
 /// A finding for one lane.
@@ -201,6 +216,93 @@ impl<'a> Mem<'a> {
         }
     }
 
+    /// An access of `len` bytes at `ptr` that [`Mem::resolve`] or [`Mem::resolve_value`] found
+    /// outside its region (`f`): under a robustness feature, on a storage or uniform buffer,
+    /// what it does instead and the warning to report, if any; otherwise `f` (undefined
+    /// behaviour).
+    pub fn out_of_range(
+        &self,
+        ptr: u64,
+        len: u64,
+        access: robust::Access,
+        f: Finding,
+    ) -> Result<Robust<'a>, Finding> {
+        let (region, off) = split_pointer(ptr);
+        let i = region.wrapping_sub(m::FIRST_BUFFER) as usize;
+        let buffer = region >= m::FIRST_BUFFER && !self.images.get(i).is_some_and(Option::is_some);
+        let (Some((words, _)), true) = (self.buffers.get(i), buffer) else {
+            return Err(f);
+        };
+        let (robustness, choice) = self.robust;
+        let Some(o) = robust::outcome(robustness, choice, access, off, len, words.len()) else {
+            return Err(f);
+        };
+        let warning = match (o.warning, f) {
+            (
+                Some(reason),
+                Finding::OutOfBounds {
+                    region,
+                    offset,
+                    len,
+                    size,
+                },
+            ) => Some(Finding::RobustAccess {
+                region,
+                offset,
+                len,
+                size,
+                what: robust::describe(access, &o, reason),
+            }),
+            _ => None,
+        };
+        Ok(Robust {
+            at: o.at.map(|at| (words, at, m::make_pointer(region, at))),
+            warning,
+        })
+    }
+
+    /// The bytes a load or store (`access`) of a whole value of type `ty` at `ptr` by `lane`
+    /// uses, logged for the race and uninitialised-value checks: in bounds, the range's bytes
+    /// robustness substitutes, or `None` (a load gives zero, a store does nothing), with any
+    /// finding pushed to `found`.
+    pub fn place(
+        &self,
+        ptr: u64,
+        lane: usize,
+        (p, ty): (&Program, TypeIdx),
+        access: robust::Access,
+        found: &mut Vec<LaneFinding>,
+    ) -> Option<(&'a Words, u64)> {
+        let spans = p.spans_of(ty);
+        let class = match access {
+            robust::Access::Load => race::READ,
+            _ => race::WRITE,
+        };
+        match self.resolve_value(ptr, lane, (p, ty)) {
+            Ok(at) => {
+                self.log_value(lane, ptr, spans, class);
+                Some(at)
+            }
+            Err(f) => {
+                let len = spans.last().map_or(0, |&(o, l)| o.saturating_add(l));
+                match self.out_of_range(ptr, len, access, f) {
+                    Ok(r) => {
+                        if let Some(w) = r.warning {
+                            found.push((lane, w));
+                        }
+                        let (words, off, at) = r.at?;
+                        self.log_value(lane, at, spans, class);
+                        Some((words, off))
+                    }
+                    Err(f) => {
+                        found.push((lane, f));
+                        None
+                    }
+                }
+            }
+        }
+    }
+
     /// [`Mem::log`] of a whole value's bytes (`spans`) at `ptr`, which
     /// [`Mem::resolve_value`] found in bounds: padding is neither read nor written.
     pub fn log_value(&self, lane: usize, ptr: u64, spans: &[Span], class: u8) {
@@ -267,7 +369,6 @@ pub fn exec_memory(
     match op {
         Op::Load { dst, ptr, ty } => {
             let leaves = p.leaves_of(*ty);
-            let spans = p.spans_of(*ty);
             if let [leaf] = leaves {
                 if load_run(regs, n, mask, (*dst, *ptr), leaf, mem) {
                     return true;
@@ -275,9 +376,8 @@ pub fn exec_memory(
                 // One scalar: the common case, without the per-component loop.
                 for l in bits_of(mask, n) {
                     let p = rd(regs, n, *ptr, l);
-                    let v = match mem.resolve_value(p, l, (prog, *ty)) {
-                        Ok((w, off)) => {
-                            mem.log_value(l, p, spans, race::READ);
+                    let v = match mem.place(p, l, (prog, *ty), robust::Access::Load, found) {
+                        Some((w, off)) => {
                             let v = w.read(off + leaf.offset, leaf.bytes);
                             if leaf.boolean {
                                 u64::from(v != 0)
@@ -285,10 +385,7 @@ pub fn exec_memory(
                                 v
                             }
                         }
-                        Err(f) => {
-                            found.push((l, f));
-                            0
-                        }
+                        None => 0,
                     };
                     wr(regs, n, *dst, l, v);
                 }
@@ -296,9 +393,8 @@ pub fn exec_memory(
             }
             for l in bits_of(mask, n) {
                 let p = rd(regs, n, *ptr, l);
-                match mem.resolve_value(p, l, (prog, *ty)) {
-                    Ok((w, off)) => {
-                        mem.log_value(l, p, spans, race::READ);
+                match mem.place(p, l, (prog, *ty), robust::Access::Load, found) {
+                    Some((w, off)) => {
                         for (i, leaf) in leaves.iter().enumerate() {
                             let mut v = w.read(off + leaf.offset, leaf.bytes);
                             if leaf.boolean {
@@ -307,8 +403,7 @@ pub fn exec_memory(
                             wr(regs, n, dst + i as u32, l, v);
                         }
                     }
-                    Err(f) => {
-                        found.push((l, f));
+                    None => {
                         for i in 0..leaves.len() {
                             wr(regs, n, dst + i as u32, l, 0);
                         }
@@ -339,11 +434,15 @@ pub fn exec_memory(
                         }
                     }
                 }
-                Err(f) => {
+                // Each lane as a load of its own: reported, or what robustness makes of it.
+                Err(_) => {
                     for l in bits_of(mask, n) {
-                        found.push((l, f.clone()));
-                        for i in 0..leaves.len() {
-                            wr(regs, n, dst + i as u32, l, 0);
+                        let p = rd(regs, n, *ptr, l);
+                        let at = mem.place(p, l, (prog, *ty), robust::Access::Load, found);
+                        for (i, leaf) in leaves.iter().enumerate() {
+                            let v = at.map_or(0, |(w, off)| w.read(off + leaf.offset, leaf.bytes));
+                            let v = if leaf.boolean { u64::from(v != 0) } else { v };
+                            wr(regs, n, dst + i as u32, l, v);
                         }
                     }
                 }
@@ -351,7 +450,6 @@ pub fn exec_memory(
         }
         Op::Store { ptr, src, ty } => {
             let leaves = p.leaves_of(*ty);
-            let spans = p.spans_of(*ty);
             if let [leaf] = leaves {
                 if store_run(regs, n, mask, (*src, *ptr), leaf, mem) {
                     return true;
@@ -359,18 +457,14 @@ pub fn exec_memory(
             }
             for l in bits_of(mask, n) {
                 let p = rd(regs, n, *ptr, l);
-                match mem.resolve_value(p, l, (prog, *ty)) {
-                    Ok((w, off)) => {
-                        mem.log_value(l, p, spans, race::WRITE);
-                        for (i, leaf) in leaves.iter().enumerate() {
-                            w.write(
-                                off + leaf.offset,
-                                leaf.bytes,
-                                rd(regs, n, src + i as u32, l),
-                            );
-                        }
+                if let Some((w, off)) = mem.place(p, l, (prog, *ty), robust::Access::Store, found) {
+                    for (i, leaf) in leaves.iter().enumerate() {
+                        w.write(
+                            off + leaf.offset,
+                            leaf.bytes,
+                            rd(regs, n, src + i as u32, l),
+                        );
                     }
-                    Err(f) => found.push((l, f)),
                 }
             }
         }
@@ -448,26 +542,35 @@ pub fn exec_memory(
             for l in bits_of(mask, n) {
                 let (v, c) = (rd(regs, n, *value, l), rd(regs, n, *comparator, l));
                 let p = rd(regs, n, *ptr, l);
-                match mem.resolve(p, l, bytes) {
-                    Ok((w, off)) => {
-                        let class = if *op == AtomicOp::Load {
-                            race::READ
-                        } else {
-                            race::WRITE
-                        };
-                        mem.log(l, p, bytes, class | race::ATOMIC);
-                        let run = || atomic(w, off, *op, *bits, *is_float, v, c);
-                        let old = match mem.races {
-                            Some(r) => r.borrow_mut().atomic(l, p, *op, *sync, c, run),
-                            None => run(),
-                        };
-                        wr(regs, n, *dst, l, old);
-                    }
-                    Err(f) => {
-                        found.push((l, f));
-                        wr(regs, n, *dst, l, 0);
-                    }
-                }
+                let place = match mem.resolve(p, l, bytes) {
+                    Ok((w, off)) => Some((w, off, p)),
+                    Err(f) => match mem.out_of_range(p, bytes, robust::Access::Atomic, f) {
+                        Ok(r) => {
+                            found.extend(r.warning.map(|w| (l, w)));
+                            r.at
+                        }
+                        Err(f) => {
+                            found.push((l, f));
+                            None
+                        }
+                    },
+                };
+                let Some((w, off, p)) = place else {
+                    wr(regs, n, *dst, l, 0);
+                    continue;
+                };
+                let class = if *op == AtomicOp::Load {
+                    race::READ
+                } else {
+                    race::WRITE
+                };
+                mem.log(l, p, bytes, class | race::ATOMIC);
+                let run = || atomic(w, off, *op, *bits, *is_float, v, c);
+                let old = match mem.races {
+                    Some(r) => r.borrow_mut().atomic(l, p, *op, *sync, c, run),
+                    None => run(),
+                };
+                wr(regs, n, *dst, l, old);
             }
         }
         _ => return false,

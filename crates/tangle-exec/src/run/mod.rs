@@ -940,6 +940,7 @@ impl Workgroup {
                     invocation_bytes: prog.invocation_bytes,
                     races: self.races.get_mut().on.then_some(&self.races),
                     written: self.written.get_mut().on.then_some(&self.written),
+                    robust: (s.options.robustness, s.options.policy.robust),
                 };
                 if let Some(r) = mem.races {
                     let mut r = r.borrow_mut();

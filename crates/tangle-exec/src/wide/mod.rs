@@ -178,6 +178,7 @@ impl<'a> Wide<'a> {
             invocation_bytes: s.prog.invocation_bytes,
             races: None,
             written: None,
+            robust: (s.options.robustness, s.options.policy.robust),
         }
     }
 

@@ -283,6 +283,7 @@ fn on_driver_once(
         subgroup: SubgroupControl::default(),
         line: 0,
         debug: Vec::new(),
+        robustness: Default::default(),
     };
     driver.run_compute(&job).map_err(|e| e.to_string())?;
     let mut out = driver.run_compute(&job).map_err(|e| e.to_string())?;

@@ -21,6 +21,7 @@ use super::{io, Exit};
 use tangle::cpu_backend::CpuBackend;
 use tangle_amber::{RunReport, Status};
 use tangle_exec::check::kind::KindSet;
+use tangle_exec::check::robust::Robustness;
 use tangle_exec::Profile;
 
 #[derive(clap::Args)]
@@ -95,6 +96,11 @@ pub struct Args {
     /// counted in its cause's summary. Default 100.
     #[arg(long = "max-findings", value_name = "N", allow_negative_numbers = true)]
     max_findings: Option<String>,
+    /// The buffer robustness every dispatch runs with, instead of what the script's
+    /// DEVICE_FEATUREs enable: none (an access outside a buffer is undefined behaviour),
+    /// buffer (robustBufferAccess) or buffer2 (robustBufferAccess2).
+    #[arg(long, value_name = "none|buffer|buffer2")]
+    robustness: Option<String>,
     /// Where the script runs: cpu (tangle's executor) or vulkan (a Vulkan driver, through the
     /// system loader; `--time-limit` bounds each dispatch's fence wait).
     #[arg(long, default_value = "cpu", value_parser = ["cpu", "vulkan"])]
@@ -121,6 +127,7 @@ impl Args {
             (self.deny.is_some(), "--deny"),
             (self.max_findings.is_some(), "--max-findings"),
             (self.coopmat_layout.is_some(), "--coopmat-layout"),
+            (self.robustness.is_some(), "--robustness"),
         ]
         .into_iter()
         .filter(|(given, _)| *given)
@@ -329,6 +336,13 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
             .parse()
             .map_err(|e| Unusable::new(Kind::Usage, format!("--coopmat-layout {l}: {e}")))?;
     }
+    let robustness = match args.robustness.as_deref() {
+        Some(r) => Some(
+            r.parse::<Robustness>()
+                .map_err(|e| Unusable::new(Kind::Usage, format!("--robustness {r}: {e}")))?,
+        ),
+        None => None,
+    };
     match args.policy.as_deref() {
         Some("all") if args.trace.is_some() => {
             return Err(Unusable::new(
@@ -338,7 +352,10 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
         }
         Some("all") => {
             return Ok(super::policies::run_all(
-                name, &script, &profile, &options, args.json,
+                name,
+                &script,
+                (&profile, &options, robustness),
+                args.json,
             ))
         }
         Some(p) => {
@@ -352,6 +369,9 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
     let bars = Bars::for_stderr(args.json);
     options.progress = bars.as_ref().map(|b| b.dispatch_hook());
     let mut backend = CpuBackend::new(profile, options);
+    if let Some(r) = robustness {
+        backend = backend.with_robustness(r);
+    }
     let report = match &bars {
         Some(b) => tangle_amber::run_observed(&script, &mut backend, &mut |done, total| {
             b.repeat(done, total)

@@ -1,0 +1,296 @@
+//! Robust buffer access (issue 34, part 1), checked against a plain-Rust model of the Vulkan
+//! rules (`tangle_exec::check::robust` cites them): loads, stores and atomics partly and wholly
+//! past the end of a buffer whose size is not a multiple of the access size, with no
+//! robustness (undefined behaviour: `out-of-bounds`, an error), `robustBufferAccess` (the
+//! implementation's choice: a `robust-access` warning, values as the policy picks them) and
+//! `robustBufferAccess2` (zero loads, discarded stores: no finding; an atomic's undefined
+//! value: a warning), enabled by the script's `DEVICE_FEATURE` or by `--robustness`, under both
+//! choices of the policy.
+
+use std::process::Command;
+
+/// The buffer's bytes: 14, so that word 3 (bytes 12..16) is partly outside.
+const SIZE: usize = 14;
+/// Invocations: words 0..=2 inside, 3 partly outside, 4 and 5 wholly outside.
+const N: usize = 6;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Access {
+    Load,
+    Store,
+    Atomic,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Robustness {
+    None,
+    Buffer,
+    Buffer2,
+}
+
+fn initial() -> Vec<u8> {
+    (0..SIZE as u8)
+        .map(|b| b.wrapping_mul(37).wrapping_add(5))
+        .collect()
+}
+
+fn word(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+}
+
+/// The model: where an access of word `i` goes (`None`: nowhere, zero) under the robustness
+/// and choice (`in_range`): the offset wrapped into the range, aligned to the word, as
+/// `check::robust` documents its in-range choice.
+fn place(r: Robustness, in_range: bool, i: usize) -> Option<usize> {
+    let offset = i * 4;
+    if offset + 4 <= SIZE {
+        return Some(offset);
+    }
+    match (r, in_range) {
+        (Robustness::Buffer, true) => {
+            let last = (SIZE - 4) / 4 * 4;
+            Some((offset % (last + 4)).min(last) / 4 * 4)
+        }
+        _ => None,
+    }
+}
+
+/// The expected output words and buffer bytes after the dispatch.
+fn model(access: Access, r: Robustness, in_range: bool) -> (Vec<u32>, Vec<u8>) {
+    let mut buf = initial();
+    let mut out = vec![0u32; N];
+    for (i, o) in out.iter_mut().enumerate() {
+        let at = place(r, in_range, i);
+        match access {
+            Access::Load => *o = at.map_or(0, |a| word(&buf, a)),
+            // Only the invocations past the end store, so in-range stores never meet.
+            Access::Store if i >= 3 => {
+                if let Some(a) = at {
+                    buf[a..a + 4].copy_from_slice(&(100 + i as u32).to_le_bytes());
+                }
+            }
+            Access::Store => {}
+            Access::Atomic if i >= 3 => {
+                // The returned value of a robust atomic is undefined: not compared.
+                if let Some(a) = at {
+                    let v = word(&buf, a).wrapping_add(1);
+                    buf[a..a + 4].copy_from_slice(&v.to_le_bytes());
+                }
+            }
+            Access::Atomic => {}
+        }
+    }
+    (out, buf)
+}
+
+fn script(access: Access, feature: Option<&str>, expect: Option<(Vec<u32>, Vec<u8>)>) -> String {
+    let body = match access {
+        Access::Load => "o[i] = a[i];",
+        Access::Store => "if (i >= 3u) { a[i] = 100u + i; }",
+        Access::Atomic => "if (i >= 3u) { atomicAdd(a[i], 1u); }",
+    };
+    let data: Vec<String> = initial().iter().map(u8::to_string).collect();
+    let mut text = String::from("#!amber\n");
+    if let Some(f) = feature {
+        text.push_str(&format!("DEVICE_FEATURE {f}\n"));
+    }
+    text.push_str(&format!(
+        r#"SHADER compute s GLSL TARGET_ENV vulkan1.1
+#version 450
+layout(local_size_x = {N}) in;
+layout(set = 0, binding = 0, std430) buffer A {{ uint a[]; }};
+layout(set = 0, binding = 1, std430) buffer O {{ uint o[]; }};
+void main() {{
+  uint i = gl_LocalInvocationIndex;
+  {body}
+}}
+END
+BUFFER a DATA_TYPE uint8 DATA {data} END
+BUFFER o DATA_TYPE uint32 SIZE {N} FILL 0
+PIPELINE compute p
+  ATTACH s
+  BIND BUFFER a AS storage DESCRIPTOR_SET 0 BINDING 0
+  BIND BUFFER o AS storage DESCRIPTOR_SET 0 BINDING 1
+END
+RUN p 1 1 1
+"#,
+        data = data.join(" ")
+    ));
+    if let Some((out, buf)) = expect {
+        let o: Vec<String> = out.iter().map(u32::to_string).collect();
+        let b: Vec<String> = buf.iter().map(u8::to_string).collect();
+        if access == Access::Load {
+            text.push_str(&format!("EXPECT o IDX 0 EQ {}\n", o.join(" ")));
+        }
+        text.push_str(&format!("EXPECT a IDX 0 EQ {}\n", b.join(" ")));
+    }
+    text
+}
+
+/// `tangle run` of `text` with `args`: (exit code, finding kinds with severities, output).
+fn run(text: &str, args: &[&str]) -> (i32, Vec<(String, String)>, String) {
+    let dir = std::env::temp_dir().join(format!("tangle-robustness-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary folder");
+    let name = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let path = dir.join(format!("{name:016x}.amber"));
+    std::fs::write(&path, text).expect("script written");
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg(&path)
+        .args(args)
+        .arg("--json")
+        .output()
+        .expect("the tangle binary runs");
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("run --json prints one JSON object");
+    let mut kinds: Vec<(String, String)> = json["report"]["findings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
+            (s("kind"), s("severity"))
+        })
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.code().unwrap_or(-1), kinds, text)
+}
+
+fn warning() -> Vec<(String, String)> {
+    vec![("robust-access".into(), "warning".into())]
+}
+
+#[test]
+fn every_access_under_every_robustness_and_choice_matches_the_model() {
+    let features = [
+        (Robustness::None, None, "none"),
+        (Robustness::Buffer, Some("robustBufferAccess"), "buffer"),
+        (
+            Robustness::Buffer2,
+            Some("Robustness2FeaturesEXT.robustBufferAccess2"),
+            "buffer2",
+        ),
+    ];
+    for access in [Access::Load, Access::Store, Access::Atomic] {
+        for (r, feature, flag) in features {
+            for in_range in [false, true] {
+                let policy = if in_range {
+                    "robust-in-range"
+                } else {
+                    "robust-zero"
+                };
+                let expect = (r != Robustness::None).then(|| model(access, r, in_range));
+                // The same through the script's feature and through --robustness.
+                let by_feature = script(access, feature, expect.clone());
+                let by_flag = script(access, None, expect);
+                for (text, extra) in [(&by_feature, None), (&by_flag, Some(flag))] {
+                    let mut args = vec!["--policy", policy];
+                    if let Some(f) = extra {
+                        args.extend(["--robustness", f]);
+                    }
+                    let what = format!("{access:?}, {r:?}, {policy}, {args:?}");
+                    let (code, kinds, out) = run(text, &args);
+                    let (want_code, want_kinds) = match (r, access) {
+                        (Robustness::None, _) => {
+                            (1, vec![("out-of-bounds".into(), "error".into())])
+                        }
+                        (Robustness::Buffer2, Access::Load | Access::Store) => (0, vec![]),
+                        _ => (0, warning()),
+                    };
+                    assert_eq!((code, kinds), (want_code, want_kinds), "{what}:\n{out}");
+                }
+            }
+        }
+    }
+}
+
+/// `--policy all` names a script whose output depends on robustBufferAccess's choice, and
+/// `--robustness none` overrides the script's feature.
+#[test]
+fn a_result_that_depends_on_the_choice_is_named_and_none_overrides_the_feature() {
+    let text = script(
+        Access::Load,
+        Some("robustBufferAccess"),
+        Some(model(Access::Load, Robustness::Buffer, false)),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+        .arg("run")
+        .arg({
+            let p = std::env::temp_dir()
+                .join(format!("tangle-robust-all-{}.amber", std::process::id()));
+            std::fs::write(&p, &text).expect("script written");
+            p
+        })
+        .args(["--policy", "all"])
+        .output()
+        .expect("the tangle binary runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("fail under maximal,true-first,by-case,robust-in-range")
+            && stdout.contains("under robustBufferAccess"),
+        "{stdout}"
+    );
+    let (code, kinds, out) = run(&text, &["--robustness", "none"]);
+    assert_eq!(
+        (code, kinds),
+        (1, vec![("out-of-bounds".into(), "error".into())]),
+        "{out}"
+    );
+    let (code, _, out) = run(&text, &["--robustness", "bogus"]);
+    assert_eq!(code, 2, "{out}");
+}
+
+/// A dispatch large enough for the fast tiers, reading past the end of its input under
+/// `robustBufferAccess2`: every tier gives the zeros the spec fixes, with no finding (the wide
+/// path and the native tier run the reference path's access code or give the dispatch back).
+#[test]
+fn every_tier_gives_robust_buffer_access_2_zeros() {
+    let words = 999usize;
+    let bytes: Vec<String> = (0..words * 4 + 2).map(|b| (b % 251).to_string()).collect();
+    let expect: Vec<String> = (0..1024)
+        .map(|i| {
+            if i < words {
+                let b = |k: usize| ((i * 4 + k) % 251) as u32;
+                let w = b(0) | b(1) << 8 | b(2) << 16 | b(3) << 24;
+                w.wrapping_mul(3).to_string()
+            } else {
+                "0".to_string()
+            }
+        })
+        .collect();
+    let text = format!(
+        r#"#!amber
+DEVICE_FEATURE Robustness2FeaturesEXT.robustBufferAccess2
+SHADER compute s GLSL TARGET_ENV vulkan1.1
+#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer A {{ uint a[]; }};
+layout(set = 0, binding = 1, std430) buffer O {{ uint o[]; }};
+void main() {{
+  uint i = gl_GlobalInvocationID.x;
+  o[i] = a[i] * 3u;
+}}
+END
+BUFFER a DATA_TYPE uint8 DATA {} END
+BUFFER o DATA_TYPE uint32 SIZE 1024 FILL 7
+PIPELINE compute p
+  ATTACH s
+  BIND BUFFER a AS storage DESCRIPTOR_SET 0 BINDING 0
+  BIND BUFFER o AS storage DESCRIPTOR_SET 0 BINDING 1
+END
+RUN p 16 1 1
+EXPECT o IDX 0 EQ {}
+"#,
+        bytes.join(" "),
+        expect.join(" ")
+    );
+    for tier in [&["--reference"][..], &["--no-jit"][..], &[][..]] {
+        let (code, kinds, out) = run(&text, tier);
+        assert_eq!((code, kinds), (0, vec![]), "{tier:?}:\n{out}");
+    }
+}
