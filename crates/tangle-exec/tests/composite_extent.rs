@@ -141,9 +141,9 @@ fn lay(shape: &Shape, rules: Rules, row_major: bool, rng: &mut Rng) -> Laid {
             let mut end = 0;
             let mut align = 4;
             for m in members {
-                let m = lay(m, rules, rng.next() % 2 == 0, rng);
+                let m = lay(m, rules, rng.next().is_multiple_of(2), rng);
                 let mut offset = round_up(end, m.align);
-                if rng.next() % 4 == 0 {
+                if rng.next().is_multiple_of(4) {
                     offset += m.align;
                 }
                 end = offset + m.size;
@@ -639,8 +639,8 @@ fn composite_accesses_touch_exactly_their_members() {
             )]
         };
         for (ra, rb) in pairs {
-            let a = lay(s, ra, rng.next() % 2 == 0, &mut rng);
-            let b = lay(s, rb, rng.next() % 2 == 0, &mut rng);
+            let a = lay(s, ra, rng.next().is_multiple_of(2), &mut rng);
+            let b = lay(s, rb, rng.next().is_multiple_of(2), &mut rng);
             // Keep each run cheap: the larger random shapes are skipped.
             if a.size.max(b.size) > 256 {
                 continue;
