@@ -71,7 +71,8 @@ pub struct Shader {
     pub name: String,
     /// Its source language.
     pub format: ShaderFormat,
-    /// `TARGET_ENV`, if given (amber's default is spv1.0).
+    /// `TARGET_ENV`, if given, or spv1.4 for a script that requires `VK_KHR_spirv_1_4`
+    /// ([`crate::compile::imply_target_envs`]); `None` is amber's default, spv1.0.
     pub target_env: Option<TargetEnv>,
     /// The raw text between the header line and `END`.
     pub source: String,

@@ -1,7 +1,8 @@
 //! VkScript (amber's `docs/vk_script.md`, the VkRunner format), its compute subset, parsed into
 //! the same [`Script`] as AmberScript so that both share the runner.
 //!
-//! Sections are `[name]` lines. `[require]` lists device features and extensions;
+//! Sections are `[name]` lines; `[comment]` sections are skipped. `[require]` lists device
+//! features and extensions;
 //! `[compute shader]` (GLSL), `[compute shader spirv]` (SPIR-V assembly) or
 //! `[compute shader spirv hex]` holds the shader; `[test]` holds commands:
 //! `ssbo B size`, `ssbo B subdata type offset values`, `uniform ubo B type offset values`,
@@ -11,11 +12,12 @@
 //! (exit 77).
 //!
 //! The translation: every `ssbo`/`uniform ubo` binding becomes a buffer bound to every pipeline
-//! (one per entry point), holding what the data commands before the first `compute` wrote
-//! (amber's `Buffer::SetDataWithOffset`: whole elements at a byte offset, std430 for storage and
-//! push constants, std140 for uniform buffers; the buffer grows to fit). A probe reads the buffer
-//! as the probe's type: it becomes a `COPY` into a view buffer of that type and an `EXPECT` on
-//! the view. Data commands after the first `compute` change the buffer at that point of the run:
+//! (one per entry point), holding what the data commands before the first `compute` or probe
+//! wrote (amber's `Buffer::SetDataWithOffset`: whole elements at a byte offset, std430 for storage
+//! and push constants, std140 for uniform buffers; the buffer grows to fit). A probe reads the
+//! buffer as the probe's type: it becomes a `COPY` into a view buffer of that type and an `EXPECT`
+//! on the view. Data commands after the first `compute` or probe change the buffer at that point
+//! of the run:
 //! they become `Write` commands (the zeroed whole elements, then each component), so that a
 //! partly written element keeps its other components, as in amber.
 
@@ -162,7 +164,9 @@ struct Translator<'t> {
     entry_points: Vec<String>,
     entry_point: String,
     tolerance: Option<Tolerance>,
-    dispatched: bool,
+    /// A `compute` or a `probe` has been emitted: data commands from here on change the buffer
+    /// at their point of the run, not its initial contents.
+    started: bool,
     bytes: u64,
 }
 
@@ -178,7 +182,7 @@ pub fn parse(text: &str, options: &ParseOptions) -> Result<Script, AmberError> {
         entry_points: Vec::new(),
         entry_point: "main".into(),
         tolerance: None,
-        dispatched: false,
+        started: false,
         bytes: 0,
     };
     let mut shader = None;
@@ -186,6 +190,8 @@ pub fn parse(text: &str, options: &ParseOptions) -> Result<Script, AmberError> {
         match section.name {
             "require" => t.require(&section)?,
             "test" => t.test(&section)?,
+            // Ignored whole, as amber's section parser drops it (`NodeType::kComment`).
+            "comment" => {}
             name if name.split_whitespace().take(2).eq(["compute", "shader"]) => {
                 let format = match name.split_whitespace().skip(2).collect::<Vec<_>>()[..] {
                     [] => ShaderFormat::Glsl,
@@ -414,7 +420,7 @@ impl Translator<'_> {
                 self.entry_points.len() - 1
             }
         };
-        self.dispatched = true;
+        self.started = true;
         self.script.commands.push(Command::Run {
             pipeline,
             groups,
@@ -457,7 +463,8 @@ impl Translator<'_> {
     }
 
     /// Grows a buffer to `size` bytes, counted against the script's buffer limit: its initial
-    /// contents before the first `compute`, a `Write` that grows it during the run after.
+    /// contents before the first `compute` or `probe`, a `Write` that grows it during the run
+    /// after.
     fn grow(
         &mut self,
         kind: Kind,
@@ -467,7 +474,7 @@ impl Translator<'_> {
         at: Location,
     ) -> Result<(), AmberError> {
         let i = self.buffer(kind, set, b);
-        let dispatched = self.dispatched;
+        let started = self.started;
         let Some(buf) = self.building.get_mut(i) else {
             return Ok(());
         };
@@ -488,9 +495,9 @@ impl Translator<'_> {
                 })?;
             buf.max_len = size;
         }
-        if !dispatched && size > buf.bytes.len() {
+        if !started && size > buf.bytes.len() {
             buf.bytes.resize(size, 0);
-        } else if dispatched {
+        } else if started {
             self.script.commands.push(Command::Write {
                 buffer: i,
                 offset: size,
@@ -565,7 +572,7 @@ impl Translator<'_> {
                 .write(&mut region, k, *v)
                 .map_err(|e| AmberError::new(cmd.at, e))?;
         }
-        if !self.dispatched {
+        if !self.started {
             if let Some(dst) = buf.bytes.get_mut(offset..end) {
                 dst[..whole].copy_from_slice(&region[..whole]);
                 for k in whole / element.stride.max(1) * element.components()..values.len() {
@@ -666,6 +673,10 @@ impl Translator<'_> {
             to: view,
             at,
         });
+        // The probe reads the buffer as the commands so far left it: a data command after it,
+        // even with no `compute` between (upstream's `probe_no_compute_with_ssbo.vkscript`),
+        // is a `Write` at its point of the run.
+        self.started = true;
         self.script.commands.push(Command::Expect(Expect {
             buffer: view,
             check: Check::Probe {
@@ -886,6 +897,48 @@ mod tests {
         assert_eq!((e.at.line, e.at.col), (7, 23), "{e}");
         let e = vk("[test]\nssbo 0 99999999999999\n").unwrap_err();
         assert!(e.message.contains("memory limit"), "{e}");
+    }
+
+    #[test]
+    fn comment_sections_are_skipped() {
+        // Anything goes in a [comment], even what would be an error in [test].
+        let s = vk("# c\n[comment]\nprobe all rgba 1 1 1 1\nnot a command\n\n[test]\nssbo 0 4\n[comment]\ncompute 9 9 9\n").unwrap();
+        assert!(s.commands.is_empty(), "{:?}", s.commands);
+        assert_eq!(s.buffers[0].bytes.len(), 4);
+        // Only that exact name.
+        assert!(vk("[comments]\n").is_err());
+    }
+
+    #[test]
+    fn data_after_a_probe_is_written_at_its_point_of_the_run() {
+        // No compute at all: the probe reads the first data, the second changes the buffer
+        // after it (a Write), not the initial contents.
+        let s = vk("[test]\nssbo 0 subdata uint 0 1 2\nprobe ssbo uint 0 0 == 1 2\nssbo 0 subdata uint 4 7 8\nprobe ssbo uint 0 0 == 1 7 8\n").unwrap();
+        assert_eq!(s.buffers[0].bytes, [1, 0, 0, 0, 2, 0, 0, 0]);
+        let kinds: Vec<&str> = s
+            .commands
+            .iter()
+            .map(|c| match c {
+                Command::Copy { .. } => "copy",
+                Command::Expect(_) => "expect",
+                Command::Write { .. } => "write",
+                _ => "other",
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            ["copy", "expect", "write", "write", "copy", "expect"]
+        );
+        let written: Vec<(usize, &[u8])> = s
+            .commands
+            .iter()
+            .filter_map(|c| match c {
+                Command::Write { offset, bytes, .. } => Some((*offset, bytes.as_slice())),
+                _ => None,
+            })
+            .collect();
+        // The growth to 12 bytes, then the two values at byte 4.
+        assert_eq!(written, [(12, &[][..]), (4, &[7, 0, 0, 0, 8, 0, 0, 0][..])]);
     }
 
     #[test]

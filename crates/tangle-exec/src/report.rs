@@ -13,9 +13,10 @@ pub enum Finding {
     OutOfBounds {
         /// The memory region (`buffer (set 0, binding 1)`, `workgroup`, ...).
         region: String,
-        /// Byte offset of the access.
+        /// Byte offset of the access (of a composite partly outside: of its first scalar
+        /// outside; its padding is no part of the access).
         offset: u64,
-        /// Bytes accessed.
+        /// Bytes accessed (of such a composite: up to the end of its last scalar outside).
         len: u64,
         /// Size of the region in bytes.
         size: u64,

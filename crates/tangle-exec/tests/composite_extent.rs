@@ -707,3 +707,33 @@ void main() {
         );
     }
 }
+
+/// Padding is never written: after a `mat2x3` is stored whole into workgroup memory, its column
+/// bytes are defined and its padding (bytes 12..16 of the std430 layout) is still undefined, read
+/// through an aliasing Block view (SPV_KHR_workgroup_memory_explicit_layout). Storing the padding
+/// to a buffer is the uninitialised-value finding; storing a column's component is not.
+#[test]
+fn padding_stays_unwritten() {
+    let src = "#version 450
+#extension GL_EXT_shared_memory_block : require
+layout(local_size_x = 1) in;
+shared M { mat2x3 m; };
+shared W { float w[8]; };
+layout(std430, set = 0, binding = 0) buffer Out { float o[2]; };
+void main() {
+  m = mat2x3(1.0, 2.0, 3.0, 4.0, 5.0, 6.0);
+  o[0] = w[4];
+  o[1] = w[3];
+}";
+    let module = common::compile(src);
+    let job = common::Job::new(vec![vec![0; 8]], [1, 1, 1]);
+    let (out, report) = common::run_module(&module, &job);
+    let uninit: Vec<&Finding> = report
+        .diagnostics
+        .iter()
+        .map(|d| &d.finding)
+        .filter(|f| matches!(f, Finding::Uninit(_)))
+        .collect();
+    assert_eq!(uninit.len(), 1, "{:?}", report.diagnostics);
+    assert_eq!(common::to_f32s(&out[0])[0], 4.0);
+}

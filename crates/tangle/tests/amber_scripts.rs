@@ -1,7 +1,9 @@
 //! Runs every Amber script (AmberScript `*.amber` and VkScript `*.vkscript`) under `tests/amber/`
 //! through the `tangle` binary and checks the exit codes: the top level, `group/`, `dot/`,
-//! `vkscript/`, `drivers/` (reproducers of driver bugs, correct on the CPU), `wide/` (the
-//! executor's wide path) and `debug/` (`DEBUG`, which only the CPU executor follows) pass (0), `fail/`, `group/fail/` and
+//! `vkscript/`, `layout/` (matrices and structs whose padding lies past their buffer's end),
+//! `robust/` (accesses past a buffer under a robustness feature), `drivers/` (reproducers of
+//! driver bugs, correct on the CPU), `wide/` (the executor's wide path) and `debug/` (`DEBUG`,
+//! which only the CPU executor follows) pass (0), `fail/`, `group/fail/` and
 //! `debug/fail/` fail (1), `unsupported/` need a missing feature or something
 //! outside tangle's subset (77), `unusable/` cannot be used (2). `pending/` holds scripts waiting
 //! on executor features and is not run.
@@ -67,7 +69,9 @@ fn expect_exit(sub: &str, code: i32) -> Vec<(PathBuf, String, String)> {
 }
 
 /// The script folders whose scripts pass, and those that fail.
-const PASSING: [&str; 7] = ["", "group", "dot", "vkscript", "drivers", "wide", "debug"];
+const PASSING: [&str; 9] = [
+    "", "group", "dot", "vkscript", "layout", "robust", "drivers", "wide", "debug",
+];
 const FAILING: [&str; 3] = ["fail", "group/fail", "debug/fail"];
 
 /// The examples every run checks.

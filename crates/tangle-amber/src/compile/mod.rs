@@ -9,7 +9,7 @@
 #[allow(unsafe_code)]
 mod glslang_ffi;
 
-use crate::script::{Shader, ShaderFormat};
+use crate::script::{Requirement, Script, Shader, ShaderFormat};
 use glslang::{
     CompilerOptions, ShaderInput, ShaderSource, ShaderStage, SpirvVersion, Target, VulkanVersion,
 };
@@ -33,6 +33,32 @@ pub const DEFAULT_TARGET_ENV: TargetEnv =
 /// The environment a shader is built for.
 pub fn target_env(shader: &Shader) -> TargetEnv {
     shader.target_env.unwrap_or(DEFAULT_TARGET_ENV)
+}
+
+/// The extension whose requirement makes SPIR-V 1.4 the default ([`imply_target_envs`]).
+pub const SPIRV_1_4_EXTENSION: &str = "VK_KHR_spirv_1_4";
+
+/// Gives the shaders of a script that requires `VK_KHR_spirv_1_4` (AmberScript
+/// `DEVICE_EXTENSION`, VkScript `[require]`) and names no `TARGET_ENV` the environment spv1.4:
+/// the Vulkan CTS registers such scripts so (their GLSL and assembly are built and validated
+/// for SPIR-V 1.4), where amber alone would build them for spv1.0 and reject a 1.4 shader.
+/// A binary (SPIRV-HEX, SPIRV-BIN) keeps the version of its header ([`job_env`]).
+pub fn imply_target_envs(script: &mut Script) {
+    let wants = script
+        .requirements
+        .iter()
+        .any(|r| matches!(r, Requirement::Extension(e) if e == SPIRV_1_4_EXTENSION));
+    if !wants {
+        return;
+    }
+    let spv14 = TargetEnv::Universal(tangle_spirv::grammar::Version { major: 1, minor: 4 });
+    for shader in &mut script.shaders {
+        if shader.target_env.is_none()
+            && matches!(shader.format, ShaderFormat::Glsl | ShaderFormat::SpirvAsm)
+        {
+            shader.target_env = Some(spv14);
+        }
+    }
 }
 
 /// The environment a compiled shader runs in: its `TARGET_ENV`; else, for a binary (SPIRV-HEX),
@@ -242,6 +268,32 @@ pub fn glsl_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn requiring_spirv_1_4_makes_it_the_default_target() {
+        let env = |text: &str| -> Vec<Option<String>> {
+            crate::parse::parse(text)
+                .unwrap()
+                .shaders
+                .iter()
+                .map(|s| s.target_env.map(|e| e.to_string()))
+                .collect()
+        };
+        let asm = "SHADER compute a SPIRV-ASM\nOpCapability Shader\nEND\n";
+        let hex = "SHADER compute h SPIRV-HEX\n03 02 23 07\nEND\n";
+        let named = "SHADER compute n SPIRV-ASM TARGET_ENV spv1.5\nOpCapability Shader\nEND\n";
+        let ext = "DEVICE_EXTENSION VK_KHR_spirv_1_4\n";
+        // Assembly (and GLSL) get spv1.4; a binary keeps its header, a TARGET_ENV stays.
+        assert_eq!(
+            env(&format!("{ext}{asm}{hex}{named}")),
+            [Some("spv1.4".into()), None, Some("spv1.5".into())]
+        );
+        assert_eq!(env(asm), [None]);
+        assert_eq!(env(&format!("DEVICE_FEATURE shaderInt64\n{asm}")), [None]);
+        // VkScript's [require] alike.
+        let vk = "[require]\nVK_KHR_spirv_1_4\n\n[compute shader spirv]\nOpCapability Shader\n";
+        assert_eq!(env(vk), [Some("spv1.4".into())]);
+    }
 
     #[test]
     fn binaries_without_target_env_keep_their_header_version() {

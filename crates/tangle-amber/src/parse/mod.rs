@@ -66,9 +66,16 @@ impl Default for ParseOptions {
 /// Parses an AmberScript or, when the text is one ([`crate::vkscript::is_vkscript`]), a
 /// VkScript into the same [`Script`].
 pub fn parse_with(text: &str, options: &ParseOptions) -> Result<Script, AmberError> {
-    if crate::vkscript::is_vkscript(text) {
-        return crate::vkscript::parse(text, options);
-    }
+    let mut script = if crate::vkscript::is_vkscript(text) {
+        crate::vkscript::parse(text, options)?
+    } else {
+        parse_amberscript(text, options)?
+    };
+    crate::compile::imply_target_envs(&mut script);
+    Ok(script)
+}
+
+fn parse_amberscript(text: &str, options: &ParseOptions) -> Result<Script, AmberError> {
     let mut p = Parser {
         cursor: Cursor::new(text),
         script: Script::default(),
