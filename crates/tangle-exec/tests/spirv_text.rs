@@ -130,7 +130,10 @@ fn undefined_values_keep_their_origin_through_calls() {
     for d in &report.diagnostics {
         match &d.finding {
             tangle_exec::Finding::Uninit(u) => {
-                assert_eq!(u.used_as, tangle_exec::check::uninit::UsedAs::BranchCondition);
+                assert_eq!(
+                    u.used_as,
+                    tangle_exec::check::uninit::UsedAs::BranchCondition
+                );
                 assert_eq!(u.origin.name, "OpUndef");
             }
             f => panic!("{f:?}"),

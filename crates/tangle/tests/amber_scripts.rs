@@ -367,11 +367,17 @@ fn undefined_results_warn_and_deny_fails_them() {
         let path = amber_dir(script);
         let (code, stdout, _) = tangle_run(&path, &[]);
         assert_eq!(code, 0, "{script}: {stdout}");
-        assert!(stdout.contains(&format!("warning[{kind}]")), "{script}: {stdout}");
+        assert!(
+            stdout.contains(&format!("warning[{kind}]")),
+            "{script}: {stdout}"
+        );
         for deny in [kind, "all"] {
             let (code, stdout, _) = tangle_run(&path, &["--deny", deny]);
             assert_eq!(code, 1, "{script} --deny {deny}: {stdout}");
-            assert!(stdout.contains(&format!("error[{kind}]")), "{script}: {stdout}");
+            assert!(
+                stdout.contains(&format!("error[{kind}]")),
+                "{script}: {stdout}"
+            );
         }
         let (code, stdout, _) = tangle_run(&path, &["--deny", "all", "--no-checks"]);
         assert_eq!(code, 0, "{script} --deny all --no-checks: {stdout}");

@@ -264,15 +264,29 @@ fn exit_code(script: &Path, args: &[&str]) -> Option<i32> {
 fn an_undefined_branch_condition_warns_and_deny_fails_it() {
     let script = dir().join("uninit_loops.bad.amber");
     let (status, kinds, json) = run(&script, &[]);
-    assert_eq!((status.as_str(), kinds.clone()), ("Pass", vec!["uninit".to_string()]));
+    assert_eq!(
+        (status.as_str(), kinds.clone()),
+        ("Pass", vec!["uninit".to_string()])
+    );
     let report = &json["report"];
-    assert_eq!(report["undefined_behaviour"].as_array().map(Vec::len), Some(0));
+    assert_eq!(
+        report["undefined_behaviour"].as_array().map(Vec::len),
+        Some(0)
+    );
     assert!(report["warnings"].as_array().is_some_and(|w| !w.is_empty()));
     for f in report["findings"].as_array().into_iter().flatten() {
         assert_eq!(f["severity"], "warning", "{f}");
         assert_eq!(f["default_severity"], "warning", "{f}");
-        assert!(f["spec"].as_str().is_some_and(|s| s.contains("OpUndef")), "{f}");
-        assert!(f["message"].as_str().is_some_and(|m| m.contains("branch condition")), "{f}");
+        assert!(
+            f["spec"].as_str().is_some_and(|s| s.contains("OpUndef")),
+            "{f}"
+        );
+        assert!(
+            f["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("branch condition")),
+            "{f}"
+        );
     }
     assert_eq!(exit_code(&script, &[]), Some(0));
     assert!(text_report(&script).contains("warning[uninit]"));
@@ -310,7 +324,10 @@ fn undefined_behaviour_stays_an_error() {
     for (script, kind) in [
         (dir().join("race_same_words.bad.amber"), "race"),
         (dir().join("uninit_index.bad.amber"), "uninit-index"),
-        (fail.join("blocks_longer_than_buffers.amber"), "out-of-bounds"),
+        (
+            fail.join("blocks_longer_than_buffers.amber"),
+            "out-of-bounds",
+        ),
     ] {
         for args in [&[][..], &["--deny", "all"]] {
             let (status, kinds, json) = run(&script, args);
@@ -323,7 +340,10 @@ fn undefined_behaviour_stays_an_error() {
                 .unwrap_or_default();
             assert_eq!(f["severity"], "error", "{f}");
             assert_eq!(f["default_severity"], "error", "{f}");
-            assert!(f["spec"].as_str().is_some_and(|s| s.contains("must")), "{f}");
+            assert!(
+                f["spec"].as_str().is_some_and(|s| s.contains("must")),
+                "{f}"
+            );
         }
     }
 }

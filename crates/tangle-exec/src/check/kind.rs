@@ -344,11 +344,17 @@ mod tests {
     #[test]
     fn deny_promotes_warnings() {
         let deny: KindSet = "uninit".parse().unwrap_or_default();
-        assert_eq!(severity(Kind::Uninit, KindSet::default()), Severity::Warning);
+        assert_eq!(
+            severity(Kind::Uninit, KindSet::default()),
+            Severity::Warning
+        );
         assert_eq!(severity(Kind::Uninit, deny), Severity::Error);
         assert_eq!(severity(Kind::Domain, deny), Severity::Warning);
         assert_eq!(severity(Kind::Race, deny), Severity::Error);
-        assert_eq!(severity(Kind::UninitIndex, KindSet::default()), Severity::Error);
+        assert_eq!(
+            severity(Kind::UninitIndex, KindSet::default()),
+            Severity::Error
+        );
     }
 
     /// A warning's spec sentence leaves a value undefined; an error's makes the behaviour

@@ -418,14 +418,7 @@ pub fn step(
         | Op::SubgroupBarrier { .. } => {}
         Op::Undef { .. } | Op::UndefMemory { .. } => {}
         Op::Group(g) => {
-            sink(
-                poison,
-                n,
-                mask,
-                g.value,
-                UsedAs::GroupOperand,
-                uses,
-            );
+            sink(poison, n, mask, g.value, UsedAs::GroupOperand, uses);
             return false;
         }
         Op::CopyMemory { .. }
@@ -587,7 +580,14 @@ mod tests {
             0,
             "overwritten by a defined value"
         );
-        sink(&mut poison, n, 0b1111, 3, UsedAs::BranchCondition, &mut uses);
+        sink(
+            &mut poison,
+            n,
+            0b1111,
+            3,
+            UsedAs::BranchCondition,
+            &mut uses,
+        );
         assert_eq!(uses, vec![(2, 7, UsedAs::BranchCondition)]);
         assert_eq!(origin(&poison, n, 3, 2), 0);
         assert!(!poison.any());
