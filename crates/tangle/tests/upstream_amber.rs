@@ -8,8 +8,9 @@
 //! `*.expect_fail.*` scripts and fails as upstream expects. A script missing from the table, or
 //! a row without its script, fails the test, so the table stays the corpus's list.
 //!
-//! `amber_scripts.rs` reads only the folders it names, so these scripts run here once; the
-//! recursive tests (`wide_path.rs`, `diff_scripts.rs`, `spirv_val_agrees.rs`) take them as well.
+//! `amber_scripts.rs` reads only the folders it names, so these scripts are checked here alone;
+//! the tests that walk `tests/amber/` recursively take them too (`wide_path.rs` every script,
+//! `diff_scripts.rs` and `spirv_val_agrees.rs` the `.amber` ones).
 
 mod summary;
 
@@ -20,7 +21,7 @@ use summary::say;
 use tangle_exec::check::kind::Kind;
 
 /// How a script must end.
-enum Expect {
+enum Outcome {
     /// Exit 0: every expectation holds and no error finding.
     Pass,
     /// As [`Pass`], once this fix of issue 28 is in (it is being made beside this corpus).
@@ -34,7 +35,7 @@ enum Expect {
     ExpectFail(&'static str),
 }
 
-use Expect::{ExpectFail, Pass, PassAfter, Ub, Unsupported};
+use Outcome::{ExpectFail, Pass, PassAfter, Ub, Unsupported};
 
 /// Vulkan, "Memory Model", Data Race.
 const RACE: (&str, &str) = (
@@ -64,15 +65,15 @@ const PUSH_CONSTANTS_UNSET: (&str, &str) = (
 );
 
 /// Issue 28's fixes some scripts wait on.
-const MEMBERS: Expect =
+const MEMBERS: Outcome =
     PassAfter("a composite load or store touches only its members' bytes, never the padding");
-const COMMENT: Expect = PassAfter("VkScript [comment] sections");
-const NO_COMPUTE: Expect =
+const COMMENT: Outcome = PassAfter("VkScript [comment] sections");
+const NO_COMPUTE: Outcome =
     PassAfter("probe ssbo reads what ssbo subdata wrote with no compute between");
-const UNDEFINED_VALUE: Expect = PassAfter("an undefined value used is a warning, not an error");
+const UNDEFINED_VALUE: Outcome = PassAfter("an undefined value used is a warning, not an error");
 
 /// Every script of `tests/amber/upstream/` (relative path) and how it must end.
-const TABLE: &[(&str, Expect)] = &[
+const TABLE: &[(&str, Outcome)] = &[
     ("buffer_load_binary.amber", Pass),
     ("buffer_load_text.amber", Pass),
     ("buffer_rmse.amber", Pass),
@@ -259,7 +260,7 @@ fn error_kinds(json: &str) -> (BTreeSet<String>, String) {
 }
 
 /// Why `got` is not what `expect` says, if it is not.
-fn mismatch(expect: &Expect, (code, stdout, stderr): &(i32, String, String)) -> Option<String> {
+fn mismatch(expect: &Outcome, (code, stdout, stderr): &(i32, String, String)) -> Option<String> {
     let (kinds, why) = error_kinds(stdout);
     let wrong = match expect {
         Pass | PassAfter(_) => *code != 0 || !kinds.is_empty(),
