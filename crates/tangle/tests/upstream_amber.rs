@@ -169,6 +169,10 @@ const TABLE: &[(&str, Outcome)] = &[
         "computes_compiled_by_clspv/hack_undef_composite.amber",
         COMMENT,
     ),
+    (
+        "computes_compiled_by_clspv/read_constant_data.cl.amber",
+        COMMENT,
+    ),
     ("computes_compiled_by_clspv/stripe.comp.amber", Pass),
     ("computes_compiled_by_clspv/wrap2.amber", UNDEFINED_VALUE),
     ("computes_compiled_by_clspv/wrap_call.cl.amber", COMMENT),
