@@ -145,7 +145,7 @@ struct Building {
     bytes: Vec<u8>,
     /// The largest size the buffer reaches during the run (counted against the limit).
     max_len: usize,
-    /// The type of the first data command (amber requires one type per buffer).
+    /// The type of the first data command (later ones may use others).
     data_type: Option<DataType>,
 }
 
@@ -558,13 +558,10 @@ impl Translator<'_> {
         let Some(buf) = self.building.get_mut(i) else {
             return Ok(());
         };
-        if buf.data_type.is_some_and(|t| t != ty) {
-            return Err(AmberError::new(
-                ty_tok.at,
-                "every data command of a binding must use the same type",
-            ));
-        }
-        buf.data_type = Some(ty);
+        // Upstream's own scripts write one binding with several types (floats with the padding
+        // spelled out, then the matrix they make; a vec4, then floats): each command lays out its
+        // own values, and the buffer keeps the first command's type.
+        buf.data_type.get_or_insert(ty);
         let whole = values.len() / element.components().max(1) * element.stride;
         let mut region = vec![0u8; end - offset];
         for (k, v) in values.iter().enumerate() {
@@ -886,7 +883,6 @@ mod tests {
             "[test]\nprobe ssbo vec4 0 4 == 1\n",
             "[test]\nprobe ssbo uint 0 0 =~ 1\n",
             "[test]\ncompute 1 1 1\n",
-            "[test]\nssbo 0 subdata uint 0 1\nssbo 0 subdata int 4 1\n",
         ] {
             let e = vk(text).expect_err(text);
             assert!(!e.is_unsupported(), "{text:?}: {e}");
@@ -1019,5 +1015,27 @@ mod tests {
             ]
         );
         assert!(matches!(s.commands[0], Command::Run { .. }));
+    }
+
+    /// Upstream's `compute_mat2x3.amber` and `compute_ubo_and_ssbo_layouts.amber` write one
+    /// binding with several types: each command lays out its own values.
+    #[test]
+    fn one_binding_takes_data_commands_of_several_types() {
+        let s = vk("[compute shader]\nx\n[test]\nssbo 0 subdata float 0 1 0 0 0 2\nssbo 0 subdata int 20 -3\nssbo 0 subdata mat2x3 32 4 5 6 7 8 9\nuniform ubo 1 vec2 0 1 2\nuniform ubo 1 float 16 3\n").unwrap();
+        let f = |b: &[u8], at: usize| f32::from_le_bytes(b[at..at + 4].try_into().unwrap());
+        let ssbo = &s.buffers[0].bytes;
+        // The mat2x3's columns at a stride of 16 (std430), the last one padded to the stride.
+        assert_eq!(ssbo.len(), 64);
+        assert_eq!((f(ssbo, 0), f(ssbo, 16)), (1.0, 2.0));
+        assert_eq!(ssbo[20..24], (-3i32).to_le_bytes());
+        let m: Vec<f32> = [32, 36, 40, 48, 52, 56]
+            .iter()
+            .map(|&o| f(ssbo, o))
+            .collect();
+        assert_eq!(m, [4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+        // The buffer keeps the first command's type.
+        assert_eq!(s.buffers[0].data_type, data_type("float"));
+        let ubo = &s.buffers[1].bytes;
+        assert_eq!((f(ubo, 0), f(ubo, 4), f(ubo, 16)), (1.0, 2.0, 3.0));
     }
 }

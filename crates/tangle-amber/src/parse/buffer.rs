@@ -203,11 +203,13 @@ impl Parser<'_> {
             "buffer",
             self.script.buffers.len(),
         )?;
+        // A Vulkan format name as the DATA_TYPE gives the buffer that format, as FORMAT does (as
+        // in upstream, whose DATA_TYPE buffers all carry a format): it can be bound as a texel
+        // buffer, and a PNG one as an image.
         let format = match (kind.text, &data_type) {
             ("FORMAT", _) => Some(type_tok.text.to_string()),
-            // A PNG buffer declared with a format name as its DATA_TYPE is an image too.
             (_, Some(_))
-                if png_size.is_some()
+                if DataType::parse(type_tok.text).is_none()
                     && matches!(crate::format::buffer_type(type_tok.text), Some(Ok(_))) =>
             {
                 Some(type_tok.text.to_string())

@@ -202,6 +202,17 @@ fn formats_are_packed_texels() {
     assert!(s.buffers[1].bytes.is_empty());
 }
 
+/// Upstream's `compute_descriptor_array_storagetexelbuffer.amber` binds `DATA_TYPE R8G8B8A8_UNORM`
+/// buffers as texel buffers: a format name as the DATA_TYPE is the buffer's format; an amber type
+/// name is none.
+#[test]
+fn a_format_name_as_data_type_is_the_buffers_format() {
+    let s = parse("BUFFER t DATA_TYPE R8G8B8A8_UNORM DATA 255 0 0 255 END\nBUFFER u DATA_TYPE vec4<float> SIZE 1 FILL 0").unwrap();
+    assert_eq!(s.buffers[0].format.as_deref(), Some("R8G8B8A8_UNORM"));
+    assert_eq!(s.buffers[0].bytes, [255, 0, 0, 255]);
+    assert_eq!(s.buffers[1].format, None);
+}
+
 #[test]
 fn errors_have_positions() {
     let cases: &[(&str, u32, u32, &str)] = &[
