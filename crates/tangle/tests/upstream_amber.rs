@@ -24,8 +24,6 @@ use tangle_exec::check::kind::Kind;
 enum Outcome {
     /// Exit 0: every expectation holds and no error finding.
     Pass,
-    /// As [`Pass`], once this fix of issue 28 is in (it is being made beside this corpus).
-    PassAfter(&'static str),
     /// Exit 1 with error findings of exactly these kinds (as `--allow` names them), each given
     /// with the sentence of the specification that makes it undefined behaviour.
     Ub(&'static [(&'static str, &'static str)]),
@@ -35,7 +33,7 @@ enum Outcome {
     ExpectFail(&'static str),
 }
 
-use Outcome::{ExpectFail, Pass, PassAfter, Ub, Unsupported};
+use Outcome::{ExpectFail, Pass, Ub, Unsupported};
 
 /// Vulkan, "Memory Model", Data Race.
 const RACE: (&str, &str) = (
@@ -63,13 +61,15 @@ const PUSH_CONSTANTS_UNSET: (&str, &str) = (
      constants before any is written (tangle: a push-constant block 0 bytes long).",
 );
 
-/// Issue 28's fixes some scripts wait on.
-const MEMBERS: Outcome =
-    PassAfter("a composite load or store touches only its members' bytes, never the padding");
-const COMMENT: Outcome = PassAfter("VkScript [comment] sections");
-const NO_COMPUTE: Outcome =
-    PassAfter("probe ssbo reads what ssbo subdata wrote with no compute between");
-const UNDEFINED_VALUE: Outcome = PassAfter("an undefined value used is a warning, not an error");
+/// Scripts that pass since issue 28's fixes, named by the fix (each failed before it).
+/// A composite load or store touches only its members' bytes, never the padding.
+const MEMBERS: Outcome = Pass;
+/// VkScript `[comment]` sections.
+const COMMENT: Outcome = Pass;
+/// `probe ssbo` reads what `ssbo subdata` wrote with no compute between.
+const NO_COMPUTE: Outcome = Pass;
+/// An undefined value used is a warning, not an error.
+const UNDEFINED_VALUE: Outcome = Pass;
 
 /// Every script of `tests/amber/upstream/` (relative path) and how it must end.
 const TABLE: &[(&str, Outcome)] = &[
@@ -268,7 +268,7 @@ fn error_kinds(json: &str) -> (BTreeSet<String>, String) {
 fn mismatch(expect: &Outcome, (code, stdout, stderr): &(i32, String, String)) -> Option<String> {
     let (kinds, why) = error_kinds(stdout);
     let wrong = match expect {
-        Pass | PassAfter(_) => *code != 0 || !kinds.is_empty(),
+        Pass => *code != 0 || !kinds.is_empty(),
         Ub(findings) => {
             let want: BTreeSet<String> = findings.iter().map(|(k, _)| k.to_string()).collect();
             *code != 1 || kinds != want
@@ -307,30 +307,23 @@ fn every_upstream_script_ends_as_its_table_row_says() {
     assert!(missing.is_empty(), "rows without a script: {missing:?}");
 
     let mut wrong = Vec::new();
-    let (mut pass, mut after, mut ub, mut unsupported, mut expect_fail) = (0, 0, 0, 0, 0);
+    let (mut pass, mut ub, mut unsupported, mut expect_fail) = (0, 0, 0, 0);
     for (name, expect) in TABLE {
         let got = tangle_run(&root.join(name));
         if let Some(why) = mismatch(expect, &got) {
-            let waits = match expect {
-                PassAfter(fix) => format!(" (waits on issue 28's fix: {fix})"),
-                _ => String::new(),
-            };
-            wrong.push(format!("tests/amber/upstream/{name}{waits}: {why}"));
+            wrong.push(format!("tests/amber/upstream/{name}: {why}"));
         }
         match expect {
             Pass => pass += 1,
-            PassAfter(_) => after += 1,
             Ub(_) => ub += 1,
             Unsupported(_) => unsupported += 1,
             ExpectFail(_) => expect_fail += 1,
         }
     }
     say(&format!(
-        "tests/amber/upstream: {} scripts: {} pass ({after} of them with issue 28's fixes), {ub} \
-         fail on undefined behaviour only, {unsupported} unsupported, {expect_fail} expected \
-         failures",
+        "tests/amber/upstream: {} scripts: {pass} pass, {ub} fail on undefined behaviour only, \
+         {unsupported} unsupported, {expect_fail} expected failures",
         TABLE.len(),
-        pass + after
     ));
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
