@@ -58,7 +58,9 @@ fn divergent_subgroup_programs_agree_on_every_tier_at_every_subgroup_size() {
 /// linear growth gives about 4×; the code before issue 28's fix gave more than 16×.
 #[test]
 fn the_compile_measure_grows_linearly_with_the_program() {
-    for (seed, sg) in [(28u64, 32u32), (5, 16), (9, 64)] {
+    // (The native tier takes a program of up to 32 k ops times lanes: at subgroups of 64, about
+    // 500 ops.)
+    for (seed, sg) in [(28u64, 32u32), (5, 16), (9, 8)] {
         let measure = |n: u32| {
             let src = program(seed, n, sg);
             let tiers = run_tiers(&src, sg).unwrap_or_else(|e| panic!("{e}\n{src}"));
@@ -70,7 +72,7 @@ fn the_compile_measure_grows_linearly_with_the_program() {
             "seed {seed}, subgroups of {sg}: {small_ops} ops measure {small}, \
              {large_ops} ops measure {large}"
         );
-        assert!(small > 0 && large <= BUDGET, "{small} {large}");
+        assert!(small > 0 && large > 0 && large <= BUDGET, "{small} {large}");
         // Per op: the larger program may cost at most twice as much per op as the smaller.
         let per = |m: u64, ops: usize| m as f64 / ops.max(1) as f64;
         assert!(

@@ -475,7 +475,10 @@ mod tests {
         let rows = compile_scaling(&[2, 8]).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(rows.len(), 2);
         assert!(rows[0].ops < rows[1].ops, "{rows:?}");
-        assert!(rows[0].measure > 0 && rows[0].measure < rows[1].measure, "{rows:?}");
+        assert!(
+            rows[0].measure > 0 && rows[0].measure < rows[1].measure,
+            "{rows:?}"
+        );
         assert!(compile_row(&rows[1]).contains(&rows[1].ops.to_string()));
     }
 
