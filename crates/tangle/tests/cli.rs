@@ -847,6 +847,28 @@ fn bench_refuses_an_unknown_workload() {
     );
 }
 
+/// `tangle bench compile` prints the native compile against program size alone: a row per
+/// generated program, each compiled, and the longest compile of the run (issue 28).
+#[test]
+fn bench_prints_the_native_compile_against_program_size() {
+    let (code, stdout, stderr) = tangle(&["bench", "--quick", "--no-driver", "compile"], b"");
+    let stdout = String::from_utf8_lossy(&stdout);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("native compile against program size"),
+        "{stdout}"
+    );
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.contains("µs per op"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    assert!(rows.iter().all(|r| !r.contains("not compiled")), "{stdout}");
+    assert!(stdout.contains("longest native compile: "), "{stdout}");
+}
+
 /// `--large` (the 2048³ GEMM as well) and `--quick` contradict each other: a usage error.
 #[test]
 fn bench_refuses_quick_with_large() {
