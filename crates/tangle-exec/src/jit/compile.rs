@@ -103,8 +103,7 @@ pub(crate) struct Compiled {
 /// The most instructions a function may have for the backtracking register allocator, whose
 /// time grows faster than the function (about as its size to the power 1.4 on the generated
 /// programs of `tangle-oracle`'s `group_ops`); a larger one takes the single-pass allocator,
-/// linear in its size, which spills more (a program that large is rarely a hot kernel: the
-/// benchmark's are under a fifth of this).
+/// linear in its size, which spills more (a function that large is rarely a hot kernel's).
 const BACKTRACKING_INSTS: usize = 1 << 15;
 
 /// The host's code generator, or why there is none; with the single-pass register
