@@ -134,8 +134,13 @@ fn host(single_pass: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, Str
         .map_err(|e| format!("Cranelift: {e}"))
 }
 
-/// Compiles `prog` for `key`, or says why not (the dispatch then takes the interpreters).
-pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
+/// Compiles `prog` for `key`, or says why not (the dispatch then takes the interpreters);
+/// stops before Cranelift's code generation when `deadline` has passed.
+pub(crate) fn compile(
+    prog: &Program,
+    key: Key,
+    deadline: Option<std::time::Instant>,
+) -> Result<Compiled, String> {
     let plan = crate::wide::plan(prog)?;
     let func = prog
         .functions
@@ -148,7 +153,7 @@ pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
         .then(|| super::coopmat::plan(prog, func))
         .transpose()?;
     let (code, (sites, group_ops, coop, measure)) =
-        build("tangle_dispatch", prog, func, key, |e| {
+        build("tangle_dispatch", prog, func, key, deadline, |e| {
             e.coop = coop;
             e.function()?;
             e.budget.check()?;
@@ -178,6 +183,7 @@ fn build<R>(
     prog: &Program,
     func: &Function,
     key: Key,
+    deadline: Option<std::time::Instant>,
     body: impl FnOnce(&mut Emitter<'_>) -> Result<R, String>,
 ) -> Result<(Code, R), String> {
     let facts = Facts::of(prog, func, key.groups);
@@ -201,6 +207,9 @@ fn build<R>(
         e.b.finalize(frontend);
         out
     };
+    if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        return Err("the time limit passed".into());
+    }
     // The register allocator by the function's size (both allocators are exact; they differ
     // in speed).
     let isa = if ctx.func.dfg.num_insts() > BACKTRACKING_INSTS {
@@ -249,7 +258,7 @@ pub(crate) fn compile_op(
         groups: [1; 3],
         sg: 1,
     };
-    let (code, ()) = build("op", &prog, &func, key, |e| {
+    let (code, ()) = build("op", &prog, &func, key, None, |e| {
         let entry = e.b.create_block();
         e.b.append_block_params_for_function_params(entry);
         e.b.switch_to_block(entry);

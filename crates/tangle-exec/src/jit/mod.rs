@@ -100,8 +100,9 @@ type Compilation = Result<Arc<Compiled>, String>;
 impl Cache {
     /// The program compiled for `key` (compiling it now if needed, and saying how long that
     /// took), or why it is not compiled; the time limit's error when `deadline` has passed,
-    /// before the compile or after it (a compile is bounded by [`budget::BUDGET`], not cut
-    /// short).
+    /// before the compile, between its emission and Cranelift's code generation, or after it
+    /// (a compile is bounded by [`budget::BUDGET`]). A compile the deadline stopped is not
+    /// kept: the next run compiles again.
     fn get(
         &self,
         prog: &Program,
@@ -126,7 +127,7 @@ impl Cache {
             return Err(e);
         }
         let start = Instant::now();
-        let c = compile::compile(prog, key).map(Arc::new);
+        let c = compile::compile(prog, key, deadline).map(Arc::new);
         let took = start.elapsed();
         let costs = &mut all.1;
         costs.time += took;
@@ -134,16 +135,16 @@ impl Cache {
         if let Ok(code) = &c {
             costs.measure = costs.measure.max(code.measure);
         }
+        if let Some(e) = late() {
+            return Err(e);
+        }
         // A bound on what one pipeline keeps (each dispatch shape is a key): past it the old
         // entries go; a dispatch still running holds its own `Arc`.
         if all.0.len() >= MAX_CACHED {
             all.0.clear();
         }
         all.0.push((key, c.clone()));
-        match late() {
-            Some(e) => Err(e),
-            None => Ok(c),
-        }
+        Ok(c)
     }
 
     /// What compiling cost so far.
