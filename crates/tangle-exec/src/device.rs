@@ -118,7 +118,13 @@ impl Pipeline {
     /// The time spent compiling the program to native code so far ([`crate::jit`]): once per
     /// dispatch shape, at its first dispatch.
     pub fn native_compile_time(&self) -> std::time::Duration {
-        self.native.compile_time()
+        self.native.compiles().time
+    }
+
+    /// What compiling the program to native code cost so far: the time, the longest compile
+    /// and the largest compile budget measure ([`crate::jit::Compiles`]).
+    pub fn native_compiles(&self) -> crate::jit::Compiles {
+        self.native.compiles()
     }
 
     /// The `(set, binding)` pairs of the buffers the entry point uses.
@@ -257,10 +263,16 @@ pub struct RunOptions {
     pub threads: usize,
     /// The most instructions one invocation may execute.
     pub step_limit: u64,
-    /// The most wall-clock time a dispatch may take. The dispatch stops within about a tenth of
-    /// a second past it, however many workgroups remain; a limit too large to add to the clock
-    /// means no limit.
+    /// The most wall-clock time a dispatch may take, counted from [`RunOptions::started`]:
+    /// its fast paths, their native compile and the reference path together. The dispatch
+    /// stops within about a tenth of a second past it, however many workgroups remain (a
+    /// native compile, bounded by [`crate::jit`]'s compile budget, is not cut short but is
+    /// followed by the error); a limit too large to add to the clock means no limit.
     pub time_limit: Duration,
+    /// When the time limit starts: a caller whose run validates and lowers the shader before
+    /// dispatching it (a `RUN` of an Amber script) sets the instant it began, so that those
+    /// count too; `None` starts it at the dispatch.
+    pub started: Option<std::time::Instant>,
     /// The most bytes a dispatch may hold: the executor's copy of the bound buffers and push
     /// constants, plus each worker thread's state (register files, workgroup memory, Function
     /// and Private variables). Fewer threads are used when all would not fit; a dispatch that
@@ -325,6 +337,7 @@ impl Default for RunOptions {
             threads: 0,
             step_limit: 100_000_000,
             time_limit: Duration::from_secs(60),
+            started: None,
             memory_limit: DEFAULT_MEMORY_LIMIT,
             progress: None,
             policy: crate::policy::Policy::default(),

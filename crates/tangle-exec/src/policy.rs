@@ -305,7 +305,7 @@ pub fn ranks(prog: &Program, order: BranchOrder) -> Vec<Vec<u32>> {
                 .iter()
                 .enumerate()
                 .map(|(bi, b)| {
-                    let mut s = successors(&b.terminator);
+                    let mut s = b.terminator.successors();
                     let flip = match order {
                         BranchOrder::TrueFirst => false,
                         BranchOrder::FalseFirst => {
@@ -324,18 +324,6 @@ pub fn ranks(prog: &Program, order: BranchOrder) -> Vec<Vec<u32>> {
             crate::lower::cfg::structured_ranks(&succ, &merges, &conts)
         })
         .collect()
-}
-
-/// The branch targets of a terminator, in the order the lowering lists them.
-fn successors(t: &Terminator) -> Vec<u32> {
-    match t {
-        Terminator::Branch(b) => vec![*b],
-        Terminator::BranchConditional { t, f, .. } => vec![*t, *f],
-        Terminator::Switch { cases, default, .. } => std::iter::once(*default)
-            .chain(cases.iter().map(|c| c.1))
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 #[cfg(test)]

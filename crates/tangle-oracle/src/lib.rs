@@ -4,10 +4,12 @@
 //! compute shader with `[[maximally_reconverges]]`, glslang compiles it, tangle-exec runs it, and
 //! [`simulate`] computes the expected per-invocation slots independently. [`run_case`] diffs the
 //! two. The design follows the Vulkan CTS `reconvergence.maximal` tests
-//! (`shared/notes/cts-tests.md` §1).
+//! (`shared/notes/cts-tests.md` §1). [`group_ops`] generates programs of subgroup operations
+//! under divergence and runs them on every tier of the executor.
 
 pub mod generate;
 pub mod glsl;
+pub mod group_ops;
 pub mod program;
 pub mod simulate;
 

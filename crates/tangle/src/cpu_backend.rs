@@ -405,7 +405,19 @@ impl Backend for CpuBackend {
     }
 
     fn run_compute(&mut self, job: &ComputeJob) -> Result<JobOutput, BackendError> {
+        // The time limit bounds the whole RUN: validation and lowering (a pipeline not made
+        // before), the native compile and the dispatch.
+        let run_started = std::time::Instant::now();
         let pipeline = self.pipeline(job)?;
+        if run_started.elapsed() >= self.options.time_limit {
+            return Err(exec_error(
+                tangle_exec::Trap::TimeLimit {
+                    limit_ms: self.options.time_limit.as_millis(),
+                    at: None,
+                }
+                .into(),
+            ));
+        }
         let mut resources = Resources {
             push_constants: job.push_constants.clone(),
             ..Resources::default()
@@ -453,17 +465,15 @@ impl Backend for CpuBackend {
             BufferRobustness::Buffer => Robustness::Buffer,
             BufferRobustness::Buffer2 => Robustness::Buffer2,
         });
-        let options = match job.debug.is_empty() && robustness == self.options.robustness {
-            true => std::borrow::Cow::Borrowed(&self.options),
-            false => {
-                let mut o = self.options.clone();
-                o.robustness = robustness;
-                if !job.debug.is_empty() {
-                    o.trace = true;
-                    o.watch = job.debug.clone();
-                }
-                std::borrow::Cow::Owned(o)
-            }
+        let options = RunOptions {
+            trace: self.options.trace || !job.debug.is_empty(),
+            watch: match job.debug.is_empty() {
+                true => self.options.watch.clone(),
+                false => job.debug.clone(),
+            },
+            started: Some(run_started),
+            robustness,
+            ..self.options.clone()
         };
         let started = std::time::Instant::now();
         let report = pipeline

@@ -736,6 +736,21 @@ fn the_time_limit_stops_a_huge_dispatch_and_prints_nothing_else_off_a_terminal()
     assert_eq!(code, 0, "{}{stderr}", String::from_utf8_lossy(&stdout));
 }
 
+/// The time limit bounds the whole `RUN` (issue 28): validation, lowering and the native
+/// compile count, not only the dispatch. At 1 ms the `RUN` of issue 28's shader (whose compile
+/// alone takes far longer) fails with the limit named, exit 1 as a runaway dispatch does; with
+/// the default limit it passes.
+#[test]
+fn the_time_limit_counts_the_compile_and_lowering_of_a_run() {
+    let script = amber("group/rotate_divergent_pairs.amber");
+    let (code, stdout, stderr) = tangle(&["run", &script, "--time-limit", "0.001"], b"");
+    let stdout = String::from_utf8_lossy(&stdout);
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("time limit of 1 ms exceeded"), "{stdout}");
+    let (code, stdout, stderr) = tangle(&["run", &script], b"");
+    assert_eq!(code, 0, "{}{stderr}", String::from_utf8_lossy(&stdout));
+}
+
 #[test]
 fn a_dispatch_past_the_memory_limit_is_refused() {
     // The script's 128 bytes of buffers fit in 1K; the executor's register file does not.
@@ -830,6 +845,28 @@ fn bench_refuses_an_unknown_workload() {
         stderr.contains("no benchmark workload named 'matmul'"),
         "{stderr}"
     );
+}
+
+/// `tangle bench compile` prints the native compile against program size alone: a row per
+/// generated program, each compiled, and the longest compile of the run (issue 28).
+#[test]
+fn bench_prints_the_native_compile_against_program_size() {
+    let (code, stdout, stderr) = tangle(&["bench", "--quick", "--no-driver", "compile"], b"");
+    let stdout = String::from_utf8_lossy(&stdout);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("native compile against program size"),
+        "{stdout}"
+    );
+    let rows: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.contains("µs per op"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    assert_eq!(rows.len(), 3, "{stdout}");
+    assert!(rows.iter().all(|r| !r.contains("not compiled")), "{stdout}");
+    assert!(stdout.contains("longest native compile: "), "{stdout}");
 }
 
 /// `--large` (the 2048³ GEMM as well) and `--quick` contradict each other: a usage error.

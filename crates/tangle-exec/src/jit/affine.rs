@@ -455,7 +455,7 @@ impl Emitter<'_> {
         }
         let v = if a.dynamic {
             let step = self.step_var(s)?;
-            let step = self.b.use_var(step);
+            let step = self.use_var(step);
             let d = self.b.ins().imul_imm_s(step, i64::from(l));
             self.b.ins().iadd(v0, d)
         } else {
@@ -480,7 +480,7 @@ impl Emitter<'_> {
         match self.affine(s) {
             Some(a) if a.dynamic => {
                 let v = self.step_var(s)?;
-                Ok(self.b.use_var(v))
+                Ok(self.use_var(v))
             }
             Some(a) => Ok(self.iconst(a.step)),
             None if self.is_shared(s) => Ok(self.iconst(0)),
@@ -558,7 +558,7 @@ impl Emitter<'_> {
             _ => return Ok(()),
         };
         let var = self.step_var(dst)?;
-        self.b.def_var(var, step);
+        self.def_var(var, step);
         Ok(())
     }
 
@@ -610,7 +610,7 @@ impl Emitter<'_> {
             for v in 0..self.lanes / 4 {
                 let x = self.b.ins().load(I32X4, flags, addr, (16 * v) as i32);
                 let var = self.vec_var(dst, v)?;
-                self.b.def_var(var, x);
+                self.def_var(var, x);
             }
         } else {
             for l in 0..self.lanes {

@@ -96,16 +96,34 @@ pub(crate) struct Compiled {
     /// The tile ops of cooperative matrices ([`super::coopmat`]), by the index the code
     /// passes to [`native::coopmat_op`].
     pub coop: std::sync::Arc<super::coopmat::TileProgram>,
+    /// Its compile budget's measure ([`super::budget`]), at most [`super::budget::BUDGET`].
+    pub measure: u64,
 }
 
-/// The host's code generator, or why there is none.
-fn host() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
+/// The most instructions a function may have for the backtracking register allocator, whose
+/// time grows faster than the function (about as its size to the power 1.4 on the generated
+/// programs of `tangle-oracle`'s `group_ops`); a larger one takes the single-pass allocator,
+/// linear in its size, which spills more (a function that large is rarely a hot kernel's).
+const BACKTRACKING_INSTS: usize = 1 << 15;
+
+/// The host's code generator, or why there is none; with the single-pass register
+/// allocator when `single_pass`.
+fn host(single_pass: bool) -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     if !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")) {
         // The memory argument of `native` holds for these two only.
         return Err("the native tier supports x86-64 and aarch64 hosts".into());
     }
     let mut flags = settings::builder();
-    for (k, v) in [("opt_level", "speed"), ("is_pic", "false")] {
+    let regalloc = if single_pass {
+        "single_pass"
+    } else {
+        "backtracking"
+    };
+    for (k, v) in [
+        ("opt_level", "speed"),
+        ("is_pic", "false"),
+        ("regalloc_algorithm", regalloc),
+    ] {
         flags
             .set(k, v)
             .map_err(|e| format!("Cranelift setting {k}: {e}"))?;
@@ -116,8 +134,13 @@ fn host() -> Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
         .map_err(|e| format!("Cranelift: {e}"))
 }
 
-/// Compiles `prog` for `key`, or says why not (the dispatch then takes the interpreters).
-pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
+/// Compiles `prog` for `key`, or says why not (the dispatch then takes the interpreters);
+/// stops before Cranelift's code generation when `deadline` has passed.
+pub(crate) fn compile(
+    prog: &Program,
+    key: Key,
+    deadline: Option<std::time::Instant>,
+) -> Result<Compiled, String> {
     let plan = crate::wide::plan(prog)?;
     let func = prog
         .functions
@@ -129,18 +152,26 @@ pub(crate) fn compile(prog: &Program, key: Key) -> Result<Compiled, String> {
     let coop = lockstep::has_matrices(func)
         .then(|| super::coopmat::plan(prog, func))
         .transpose()?;
-    let (code, (sites, group_ops, coop)) = build("tangle_dispatch", prog, func, key, |e| {
-        e.coop = coop;
-        e.function()?;
-        let coop = e.coop.as_mut().map(|p| p.program()).unwrap_or_default();
-        Ok((e.sites as usize, std::mem::take(&mut e.group_ops), coop))
-    })?;
+    let (code, (sites, group_ops, coop, measure)) =
+        build("tangle_dispatch", prog, func, key, deadline, |e| {
+            e.coop = coop;
+            e.function()?;
+            e.budget.check()?;
+            let coop = e.coop.as_mut().map(|p| p.program()).unwrap_or_default();
+            Ok((
+                e.sites as usize,
+                std::mem::take(&mut e.group_ops),
+                coop,
+                e.budget.spent,
+            ))
+        })?;
     Ok(Compiled {
         code,
         sites,
         group_ops: std::sync::Arc::new(group_ops),
         group_regs: plan.group_ops,
         coop: std::sync::Arc::new(coop),
+        measure,
     })
 }
 
@@ -152,21 +183,18 @@ fn build<R>(
     prog: &Program,
     func: &Function,
     key: Key,
+    deadline: Option<std::time::Instant>,
     body: impl FnOnce(&mut Emitter<'_>) -> Result<R, String>,
 ) -> Result<(Code, R), String> {
     let facts = Facts::of(prog, func, key.groups);
-    let isa = host()?;
+    let isa = host(false)?;
     let call_conv = isa.default_call_conv();
     let frontend = isa.frontend_config();
-    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
-    let mut ctx = module.make_context();
+    let mut ctx = cranelift_codegen::Context::new();
     let mut sig = Signature::new(call_conv);
     sig.params.extend([AbiParam::new(I64); 3]);
     sig.returns.push(AbiParam::new(I64));
     ctx.func.signature = sig;
-    let id = module
-        .declare_function(name, Linkage::Local, &ctx.func.signature)
-        .map_err(|e| format!("Cranelift: {e}"))?;
     let mut fbc = FunctionBuilderContext::new();
     let out = {
         let b = FunctionBuilder::new(&mut ctx.func, &mut fbc);
@@ -179,6 +207,20 @@ fn build<R>(
         e.b.finalize(frontend);
         out
     };
+    if deadline.is_some_and(|d| std::time::Instant::now() >= d) {
+        return Err("the time limit passed".into());
+    }
+    // The register allocator by the function's size (both allocators are exact; they differ
+    // in speed).
+    let isa = if ctx.func.dfg.num_insts() > BACKTRACKING_INSTS {
+        host(true)?
+    } else {
+        isa
+    };
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, default_libcall_names()));
+    let id = module
+        .declare_function(name, Linkage::Local, &ctx.func.signature)
+        .map_err(|e| format!("Cranelift: {e}"))?;
     // A developer's aid: the machine code of every function compiled, on stderr.
     let disasm = std::env::var_os("TANGLE_JIT_DISASM").is_some();
     ctx.set_disasm(disasm);
@@ -216,7 +258,7 @@ pub(crate) fn compile_op(
         groups: [1; 3],
         sg: 1,
     };
-    let (code, ()) = build("op", &prog, &func, key, |e| {
+    let (code, ()) = build("op", &prog, &func, key, None, |e| {
         let entry = e.b.create_block();
         e.b.append_block_params_for_function_params(entry);
         e.b.switch_to_block(entry);
@@ -347,6 +389,23 @@ pub(super) struct Emitter<'a> {
     /// its pointer their accesses may reach, checked against the buffer's length on entry
     /// ([`Emitter::bounded_extents`]), and the buffer's host address, loaded there.
     extents: HashMap<Slot, (u64, Value)>,
+    /// While the scalar copy is emitted: each block's reads and writes ([`super::live`]).
+    reads: Option<super::live::Reads>,
+    /// For each block: the positions in [`Emitter::spilled`] of the slots a lane finishing
+    /// alone from its terminator may read, the only ones a group diverging there spills.
+    pub(super) live: Vec<Vec<usize>>,
+    /// For each block of the scalar copy and of the lockstep copy: the blocks whose
+    /// terminators (and, in the scalar copy, [`Emitter::resume`]'s copies of them) may still
+    /// branch to it; it is sealed when none is left, so that Cranelift's SSA construction
+    /// never leaves a lookup pending (the blow-up `seal_all_blocks` gave: `docs/executor.md`).
+    preds_left: [Vec<u32>; 2],
+    /// The compile budget's measure ([`super::budget`]).
+    pub(super) budget: super::budget::Budget,
+    /// The constants of slots no op writes. A read of one is the constant itself, not a
+    /// variable's value: a variable defined on entry and read all over the function would make
+    /// Cranelift's SSA construction walk back from every read, and the register allocator keep
+    /// one more value alive throughout (both grew with the program's size times its constants).
+    consts: HashMap<Slot, u64>,
 }
 
 /// The low `bits` bits mask.
@@ -440,7 +499,7 @@ impl<'a> Emitter<'a> {
             Vec::new()
         };
         let unshared = |s: Slot| !shared.get(s as usize).copied().unwrap_or(false);
-        let diverges = func
+        let diverges: Vec<bool> = func
             .blocks
             .iter()
             .map(|block| match block.terminator {
@@ -458,6 +517,26 @@ impl<'a> Emitter<'a> {
             active: b.declare_var(I64),
         };
         let resume_block = b.create_block();
+        let preds_left = [false, true].map(|lock| {
+            let mut left = vec![0u32; func.blocks.len()];
+            for (i, block) in func.blocks.iter().enumerate() {
+                let mut succ = block.terminator.successors();
+                succ.sort_unstable();
+                succ.dedup();
+                // A diverging block's terminator is emitted again in the scalar code's resume.
+                let copies = if !lock && diverges.get(i).copied().unwrap_or(false) {
+                    2
+                } else {
+                    1
+                };
+                for t in succ {
+                    if let Some(l) = left.get_mut(t as usize) {
+                        *l += copies;
+                    }
+                }
+            }
+            left
+        });
         Emitter {
             b,
             prog,
@@ -498,6 +577,16 @@ impl<'a> Emitter<'a> {
             deferred: None,
             group_ops: Vec::new(),
             coop: None,
+            reads: None,
+            live: Vec::new(),
+            preds_left,
+            budget: Default::default(),
+            consts: prog
+                .constants
+                .iter()
+                .copied()
+                .filter(|&(s, _)| !facts.written.get(s as usize).copied().unwrap_or(true))
+                .collect(),
         }
     }
 
@@ -574,11 +663,20 @@ impl<'a> Emitter<'a> {
 
     /// A slot's value (in the lane being emitted).
     pub(super) fn get(&mut self, s: Slot) -> Result<Value, String> {
+        if self.lane.is_none() && self.reads.is_some() {
+            let (block, at_end) = (self.at.0, self.at_end());
+            if let Some(r) = self.reads.as_mut() {
+                r.read(block, at_end, s);
+            }
+        }
+        if let Some(&c) = self.consts.get(&s) {
+            return Ok(self.iconst(c));
+        }
         if let Some(l) = self.lane.filter(|_| self.is_vector(s)) {
             return self.vec_lane(s, l);
         }
         let v = self.var(s)?;
-        let v = self.b.use_var(v);
+        let v = self.use_var(v);
         match (self.lane, self.affine(s)) {
             (Some(l), Some(a)) => self.affine_lane(s, a, v, l),
             _ => Ok(v),
@@ -587,6 +685,12 @@ impl<'a> Emitter<'a> {
 
     /// Sets a slot (in the lane being emitted).
     pub(super) fn set(&mut self, s: Slot, v: Value) -> Result<(), String> {
+        if self.lane.is_none() && self.reads.is_some() {
+            let (block, at_end) = (self.at.0, self.at_end());
+            if let Some(r) = self.reads.as_mut() {
+                r.write(block, at_end, s);
+            }
+        }
         if let Some(l) = self.lane.filter(|_| self.is_vector(s)) {
             return self.vec_set_lane(s, l, v);
         }
@@ -595,13 +699,71 @@ impl<'a> Emitter<'a> {
             return Err(format!("lane {:?} writes affine slot {s}", self.lane));
         }
         let var = self.var(s)?;
-        self.b.def_var(var, v);
+        self.def_var(var, v);
         Ok(())
+    }
+
+    /// Whether the code being emitted is its block's terminator (or an edge's phi copies).
+    fn at_end(&self) -> bool {
+        let ops = self
+            .func
+            .blocks
+            .get(self.at.0 as usize)
+            .map_or(0, |b| b.ops.len());
+        self.at.1 as usize >= ops
+    }
+
+    /// Seals the blocks of a copy (the lockstep one when `lock`) that no block branches to:
+    /// the first (its one branch, from the invocation loop, is emitted before the copy) and
+    /// unreachable ones.
+    fn seal_unreached(&mut self, lock: bool) {
+        let blocks = if lock {
+            &self.lock_blocks
+        } else {
+            &self.blocks
+        };
+        let none: Vec<Block> = self.preds_left[usize::from(lock)]
+            .iter()
+            .zip(blocks)
+            .filter(|(&left, _)| left == 0)
+            .map(|(_, &b)| b)
+            .collect();
+        for b in none {
+            self.b.seal_block(b);
+        }
+    }
+
+    /// Reads variable `var` (counted in the compile budget's measure).
+    pub(super) fn use_var(&mut self, var: Variable) -> Value {
+        let blocks = self.b.func.dfg.num_blocks() as u32;
+        self.budget.touch(var, blocks, true);
+        self.b.use_var(var)
+    }
+
+    /// Defines variable `var` (counted in the compile budget's measure).
+    pub(super) fn def_var(&mut self, var: Variable, v: Value) {
+        let blocks = self.b.func.dfg.num_blocks() as u32;
+        self.budget.touch(var, blocks, false);
+        self.b.def_var(var, v);
+    }
+
+    /// Notes that the op being emitted always gives up: in the scalar copy, what its block
+    /// reads after it is never run ([`super::live`]).
+    pub(super) fn gives_up_always(&mut self) {
+        if let (Some(r), None) = (self.reads.as_mut(), self.lane) {
+            r.give_up(self.at.0);
+        }
+    }
+
+    /// Switches to `block`, whose predecessors are all emitted, and seals it.
+    pub(super) fn enter(&mut self, block: Block) {
+        self.b.switch_to_block(block);
+        self.b.seal_block(block);
     }
 
     /// The index of the invocation being emitted: the group's first plus the lane.
     fn inv(&mut self) -> Value {
-        let g = self.b.use_var(self.g);
+        let g = self.use_var(self.g);
         match self.lane {
             Some(l) if l > 0 => self.b.ins().iadd_imm_s(g, i64::from(l)),
             _ => g,
@@ -675,7 +837,7 @@ impl<'a> Emitter<'a> {
         self.b
             .ins()
             .brif(cond, self.giveup, &[BlockArg::Value(code)], cont, &[]);
-        self.b.switch_to_block(cont);
+        self.enter(cont);
     }
 
     fn ctx_field(&mut self, ctx: Value, offset: usize) -> Value {
@@ -687,7 +849,7 @@ impl<'a> Emitter<'a> {
     fn function(&mut self) -> Result<(), String> {
         let entry = self.b.create_block();
         self.b.append_block_params_for_function_params(entry);
-        self.b.switch_to_block(entry);
+        self.enter(entry);
         let params = self.b.block_params(entry).to_vec();
         let [ctx, first, count] = params[..] else {
             return Err("the entry block's parameters".into());
@@ -705,14 +867,14 @@ impl<'a> Emitter<'a> {
         };
         let template = self.ctx_field(ctx, offset_of!(Ctx, template));
         // Slots no op writes hold their template value (constants, buffer handles) throughout.
-        let consts: HashMap<Slot, u64> = self.prog.constants.iter().copied().collect();
         let handles: Vec<Slot> = self.prog.variables.iter().map(|v| v.slot).collect();
         for s in 0..self.prog.slots {
             if self.facts.written.get(s as usize).copied().unwrap_or(true) {
                 continue;
             }
-            let v = match consts.get(&s) {
-                Some(&c) => self.iconst(c),
+            let v = match self.consts.get(&s) {
+                // Made where each read is ([`Emitter::get`]).
+                Some(_) => continue,
                 None if handles.contains(&s) => self.b.ins().load(
                     I64,
                     MemFlagsData::trusted(),
@@ -727,8 +889,8 @@ impl<'a> Emitter<'a> {
         self.push_constants()?;
         self.bounded_extents()?;
         let zero = self.iconst(0);
-        self.b.def_var(self.instructions, zero);
-        self.b.def_var(self.g, first);
+        self.def_var(self.instructions, zero);
+        self.def_var(self.g, first);
         if self.lanes > 1 {
             let bytes = self.spilled.len() * (self.lanes as usize + 1) * 8;
             let slot = self.b.create_sized_stack_slot(StackSlotData::new(
@@ -744,7 +906,7 @@ impl<'a> Emitter<'a> {
                 self.div.steps,
                 self.div.active,
             ] {
-                self.b.def_var(v, zero);
+                self.def_var(v, zero);
             }
         }
         let end = self.b.ins().iadd(first, count);
@@ -753,17 +915,17 @@ impl<'a> Emitter<'a> {
         self.b.ins().jump(head, &[]);
 
         self.b.switch_to_block(head);
-        let g = self.b.use_var(self.g);
+        let g = self.use_var(self.g);
         let more = self.b.ins().icmp(IntCC::UnsignedLessThan, g, end);
         self.b.ins().brif(more, body, &[], exit, &[]);
 
-        self.b.switch_to_block(body);
-        self.b.def_var(self.steps, zero);
+        self.enter(body);
+        self.def_var(self.steps, zero);
         let first_block = *self.blocks.first().ok_or("no blocks")?;
         match self.lock_blocks.first() {
             // A whole group left: in lockstep; the last invocations alone.
             Some(&lock) => {
-                let g = self.b.use_var(self.g);
+                let g = self.use_var(self.g);
                 let left = self.b.ins().isub(end, g);
                 let whole = self.b.ins().icmp_imm_s(
                     IntCC::UnsignedGreaterThanOrEqual,
@@ -778,10 +940,30 @@ impl<'a> Emitter<'a> {
         }
 
         let func = self.func;
+        self.seal_unreached(false);
+        // The scalar copy, its reads recorded: what a diverged lane may read is computed from
+        // them before the lockstep copy spills anything.
+        self.reads = (self.lanes > 1).then(|| super::live::Reads::new(func.blocks.len()));
         for (i, block) in func.blocks.iter().enumerate() {
             self.block(i as u32, block, head)?;
         }
+        if let Some(reads) = self.reads.take() {
+            let index: HashMap<Slot, usize> = self
+                .spilled
+                .iter()
+                .enumerate()
+                .map(|(k, &s)| (s, k))
+                .collect();
+            self.live = reads
+                .live_at_end(func)
+                .iter()
+                .map(|set| set.iter().filter_map(|s| index.get(s).copied()).collect())
+                .collect();
+        }
         if self.lanes > 1 {
+            self.seal_unreached(true);
+            let blocks = self.b.func.dfg.num_blocks() as u32;
+            self.budget.start_copy(blocks);
             for (i, block) in func.blocks.iter().enumerate() {
                 self.lane = Some(0);
                 self.block(i as u32, block, head)?;
@@ -789,9 +971,11 @@ impl<'a> Emitter<'a> {
             self.lane = None;
             self.resume(head)?;
         }
+        // Every branch to the loop's head is emitted (the returns, the resume's last lane).
+        self.b.seal_block(head);
 
-        self.b.switch_to_block(exit);
-        let n = self.b.use_var(self.instructions);
+        self.enter(exit);
+        let n = self.use_var(self.instructions);
         self.b.ins().store(
             MemFlagsData::trusted(),
             n,
@@ -805,7 +989,7 @@ impl<'a> Emitter<'a> {
             (self.giveup, super::Status::GaveUp),
             (self.stopped, super::Status::Stopped),
         ] {
-            self.b.switch_to_block(exit);
+            self.enter(exit);
             self.b.set_cold_block(exit);
             let why = self.b.append_block_param(exit, I64);
             self.b.ins().store(
@@ -845,11 +1029,12 @@ impl<'a> Emitter<'a> {
             self.b
                 .ins()
                 .brif(flag, self.stopped, &[BlockArg::Value(at)], cont, &[]);
-            self.b.switch_to_block(cont);
+            self.enter(cont);
             self.check_steps()?;
         }
         for (j, op) in block.ops.iter().enumerate() {
             self.at = (i, j as u32);
+            self.budget.check()?;
             if lock {
                 self.lock_op(op)?;
             } else {
@@ -858,21 +1043,22 @@ impl<'a> Emitter<'a> {
         }
         self.at = (i, block.ops.len() as u32);
         let n = block.ops.len() as i64;
-        let steps = self.b.use_var(self.steps);
+        let steps = self.use_var(self.steps);
         let steps = self.b.ins().iadd_imm_s(steps, n + 1);
-        self.b.def_var(self.steps, steps);
-        let total = self.b.use_var(self.instructions);
+        self.def_var(self.steps, steps);
+        let total = self.use_var(self.instructions);
         let per = if lock { i64::from(self.lanes) } else { 1 };
         let total = self.b.ins().iadd_imm_s(total, n * per);
-        self.b.def_var(self.instructions, total);
-        self.terminator(i, &block.terminator, head)
+        self.def_var(self.instructions, total);
+        self.terminator(i, &block.terminator, head)?;
+        self.budget.check()
     }
 
     /// Gives up when the invocation's steps passed the bound: on entry to the blocks every
     /// cycle passes, and at the end of the invocation.
     fn check_steps(&mut self) -> Result<(), String> {
         let limit = self.vals()?.limit;
-        let steps = self.b.use_var(self.steps);
+        let steps = self.use_var(self.steps);
         let over = self.b.ins().icmp(IntCC::UnsignedGreaterThan, steps, limit);
         self.give_up_if(over, reason::STEPS);
         Ok(())
@@ -908,7 +1094,7 @@ impl<'a> Emitter<'a> {
                     let div = self.diverge(from);
                     let mixed = self.b.create_block();
                     self.b.ins().brif(all, tb, &[], mixed, &[]);
-                    self.b.switch_to_block(mixed);
+                    self.enter(mixed);
                     self.b.ins().brif(any, div, &[], fb, &[]);
                 } else {
                     // The reference path takes the true branch where the condition is not 0.
@@ -929,7 +1115,7 @@ impl<'a> Emitter<'a> {
                     let div = self.diverge(from);
                     let together = self.b.create_block();
                     self.b.ins().brif(same, together, &[], div, &[]);
-                    self.b.switch_to_block(together);
+                    self.enter(together);
                     v
                 } else {
                     self.lane = lock.then_some(0);
@@ -951,17 +1137,17 @@ impl<'a> Emitter<'a> {
             }
             Terminator::Return => {
                 self.check_steps()?;
-                let g = self.b.use_var(self.g);
+                let g = self.use_var(self.g);
                 if lock {
                     let next = self.b.ins().iadd_imm_s(g, i64::from(self.lanes));
-                    self.b.def_var(self.g, next);
+                    self.def_var(self.g, next);
                     self.b.ins().jump(head, &[]);
                 } else {
                     let next = self.b.ins().iadd_imm_s(g, 1);
-                    self.b.def_var(self.g, next);
+                    self.def_var(self.g, next);
                     if self.lanes > 1 {
                         // A diverged group's lane: the next lane, else the next invocation.
-                        let active = self.b.use_var(self.div.active);
+                        let active = self.use_var(self.div.active);
                         let resume = self.resume_block;
                         self.b.ins().brif(active, resume, &[], head, &[]);
                     } else {
@@ -974,7 +1160,7 @@ impl<'a> Emitter<'a> {
         // The edge blocks: each edge's phi copies, as one parallel copy (per lane where the
         // destination is not shared).
         for (edge, copies, to) in pending {
-            self.b.switch_to_block(edge);
+            self.enter(edge);
             let mut values = Vec::new();
             let mut vectors = Vec::new();
             for &(dst, src) in copies {
@@ -999,7 +1185,7 @@ impl<'a> Emitter<'a> {
                 self.set(dst, v)?;
             }
             for (var, v) in vectors {
-                self.b.def_var(var, v);
+                self.def_var(var, v);
             }
             let blocks = if lock {
                 &self.lock_blocks
@@ -1013,6 +1199,25 @@ impl<'a> Emitter<'a> {
             self.fill_diverge(div, from)?;
         }
         self.lane = lock.then_some(0);
+        // Its targets have one branching block fewer to wait for.
+        let mut targets = t.successors();
+        targets.sort_unstable();
+        targets.dedup();
+        for to in targets {
+            let left = self.preds_left[usize::from(lock)]
+                .get_mut(to as usize)
+                .ok_or("branch target")?;
+            *left = left.checked_sub(1).ok_or("a block branched to too often")?;
+            if *left == 0 {
+                let blocks = if lock {
+                    &self.lock_blocks
+                } else {
+                    &self.blocks
+                };
+                let target = *blocks.get(to as usize).ok_or("branch target")?;
+                self.b.seal_block(target);
+            }
+        }
         Ok(())
     }
 
@@ -1060,11 +1265,12 @@ impl<'a> Emitter<'a> {
             Op::AccessChain { dst, base, steps } => self.chain(*dst, *base, steps),
             // Reached outside lockstep: its subgroup's lanes parted (or a tail) — not taken.
             Op::Group(_) => {
+                self.gives_up_always();
                 let code = self
                     .iconst(reason::GROUP | u64::from(self.at.0) << 8 | u64::from(self.at.1) << 32);
                 let cont = self.b.create_block();
                 self.b.ins().jump(self.giveup, &[BlockArg::Value(code)]);
-                self.b.switch_to_block(cont);
+                self.enter(cont);
                 Ok(())
             }
             _ => self.pure(op),
@@ -1172,7 +1378,7 @@ impl<'a> Emitter<'a> {
         count: u64,
     ) -> Result<(), String> {
         let log = self.vals()?.log;
-        let g = self.b.use_var(self.g);
+        let g = self.use_var(self.g);
         let count = self.iconst(count);
         self.call(
             native::log_run as *const (),
@@ -1192,7 +1398,7 @@ impl<'a> Emitter<'a> {
         let site = self.next_site();
         let site = self.iconst(u64::from(site));
         let len = self.iconst(size | u64::from(write) << 63);
-        let g = self.b.use_var(self.g);
+        let g = self.use_var(self.g);
         let mut all = None;
         for (l, &(p, _, _)) in accesses.iter().enumerate().skip(1) {
             let want = self.b.ins().iadd_imm_s(p0, (l as u64 * size) as i64);
@@ -1208,17 +1414,17 @@ impl<'a> Emitter<'a> {
             Some(all) => self.b.ins().brif(all, run, &[], each, &[]),
             None => self.b.ins().jump(run, &[]),
         };
-        self.b.switch_to_block(run);
+        self.enter(run);
         self.log_run(site, p0, len, accesses.len() as u64)?;
         self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(each);
+        self.enter(each);
         self.b.set_cold_block(each);
         for (l, &(p, _, _)) in accesses.iter().enumerate() {
             let gl = self.b.ins().iadd_imm_s(g, l as i64);
             self.call(native::log_access as *const (), &[log, site, gl, p, len]);
         }
         self.b.ins().jump(join, &[]);
-        self.b.switch_to_block(join);
+        self.enter(join);
         Ok(())
     }
 

@@ -636,6 +636,7 @@ impl Emitter<'_> {
                 return Ok(true);
             }
             // The group's lanes parted before it: the wide interpreter runs the dispatch.
+            self.gives_up_always();
             let code =
                 self.iconst(reason::GROUP | u64::from(self.at.0) << 8 | u64::from(self.at.1) << 32);
             let cont = self.b.create_block();
@@ -643,7 +644,7 @@ impl Emitter<'_> {
             self.b
                 .ins()
                 .jump(giveup, &[cranelift_codegen::ir::BlockArg::Value(code)]);
-            self.b.switch_to_block(cont);
+            self.enter(cont);
             return Ok(true);
         }
         match action {
@@ -695,7 +696,7 @@ impl Emitter<'_> {
                         self.call(super::native::coopmat_mul_add as *const (), &[tiles, index])
                     }
                     _ => {
-                        let g = self.b.use_var(self.g);
+                        let g = self.use_var(self.g);
                         self.call(
                             super::native::coopmat_op as *const (),
                             &[tiles, log, index, p, st, g],

@@ -445,20 +445,22 @@ impl Emitter<'_> {
         div
     }
 
-    /// Fills a [`Emitter::diverge`] block: it spills every written slot (once if shared, else
-    /// per lane) and has [`Emitter::resume`] finish the lanes one by one from the terminator.
+    /// Fills a [`Emitter::diverge`] block: it spills the written slots a lane may read from
+    /// the terminator on ([`Emitter::live`]: once if shared, else per lane) and has
+    /// [`Emitter::resume`] finish the lanes one by one from the terminator.
     pub(super) fn fill_diverge(
         &mut self,
         div: cranelift_codegen::ir::Block,
         from: u32,
     ) -> Result<(), String> {
-        self.b.switch_to_block(div);
+        self.enter(div);
         self.b.set_cold_block(div);
         let base = self.spill_base()?;
         let flags = MemFlagsData::trusted();
         let n = self.spilled.len();
-        for k in 0..n {
-            let s = self.spilled[k];
+        let live = self.live.get(from as usize).cloned().unwrap_or_default();
+        for k in live {
+            let s = *self.spilled.get(k).ok_or("a spilled slot")?;
             if self.is_shared(s) {
                 self.lane = None;
                 let v = self.get(s)?;
@@ -474,29 +476,30 @@ impl Emitter<'_> {
         }
         self.lane = None;
         let from = self.iconst(u64::from(from));
-        self.b.def_var(self.div.block, from);
+        self.def_var(self.div.block, from);
         let zero = self.iconst(0);
-        self.b.def_var(self.div.lane, zero);
-        let g = self.b.use_var(self.g);
-        self.b.def_var(self.div.first, g);
-        let steps = self.b.use_var(self.steps);
-        self.b.def_var(self.div.steps, steps);
+        self.def_var(self.div.lane, zero);
+        let g = self.use_var(self.g);
+        self.def_var(self.div.first, g);
+        let steps = self.use_var(self.steps);
+        self.def_var(self.div.steps, steps);
         let one = self.iconst(1);
-        self.b.def_var(self.div.active, one);
+        self.def_var(self.div.active, one);
         let resume = self.resume_block;
         self.b.ins().jump(resume, &[]);
         Ok(())
     }
 
-    /// The block every diverged lane goes through: the next lane's registers restored into
-    /// the scalar code's, its invocation index and the group's steps, then the scalar copy of
-    /// the terminator the group diverged at; after the last lane, the next group.
+    /// The block every diverged lane goes through: its invocation index and the group's
+    /// steps, then, for the terminator the group diverged at, the lane's registers that were
+    /// spilled there restored into the scalar code's and the scalar copy of the terminator;
+    /// after the last lane, the next group.
     pub(super) fn resume(&mut self, head: cranelift_codegen::ir::Block) -> Result<(), String> {
         self.b.switch_to_block(self.resume_block);
         self.b.set_cold_block(self.resume_block);
         self.lane = None;
-        let lane = self.b.use_var(self.div.lane);
-        let first = self.b.use_var(self.div.first);
+        let lane = self.use_var(self.div.lane);
+        let first = self.use_var(self.div.first);
         let done = self.b.ins().icmp_imm_s(
             IntCC::UnsignedGreaterThanOrEqual,
             lane,
@@ -505,33 +508,27 @@ impl Emitter<'_> {
         let (finish, restore) = (self.b.create_block(), self.b.create_block());
         self.b.ins().brif(done, finish, &[], restore, &[]);
 
-        self.b.switch_to_block(finish);
+        self.enter(finish);
         let next = self.b.ins().iadd_imm_s(first, i64::from(self.lanes));
-        self.b.def_var(self.g, next);
+        self.def_var(self.g, next);
         let zero = self.iconst(0);
-        self.b.def_var(self.div.active, zero);
+        self.def_var(self.div.active, zero);
         self.b.ins().jump(head, &[]);
 
-        self.b.switch_to_block(restore);
+        self.enter(restore);
         let base = self.spill_base()?;
         let n = self.spilled.len();
         let lane_at = self.b.ins().iadd_imm_s(lane, 1);
         let lane_at = self.b.ins().imul_imm_s(lane_at, (n * 8) as i64);
         let lane_base = self.b.ins().iadd(base, lane_at);
         let flags = MemFlagsData::trusted();
-        for k in 0..n {
-            let s = self.spilled[k];
-            let from = if self.is_shared(s) { base } else { lane_base };
-            let v = self.b.ins().load(I64, flags, from, (k * 8) as i32);
-            self.set(s, v)?;
-        }
         let g = self.b.ins().iadd(first, lane);
-        self.b.def_var(self.g, g);
-        let steps = self.b.use_var(self.div.steps);
-        self.b.def_var(self.steps, steps);
+        self.def_var(self.g, g);
+        let steps = self.use_var(self.div.steps);
+        self.def_var(self.steps, steps);
         let next = self.b.ins().iadd_imm_s(lane, 1);
-        self.b.def_var(self.div.lane, next);
-        let which = self.b.use_var(self.div.block);
+        self.def_var(self.div.lane, next);
+        let which = self.use_var(self.div.block);
         let mut switch = Switch::new();
         let mut terms = Vec::new();
         for (i, block) in self.func.blocks.iter().enumerate() {
@@ -544,14 +541,21 @@ impl Emitter<'_> {
         // No other value is ever stored; a give-up, never a guess, if one were.
         let nowhere = self.b.create_block();
         switch.emit(&mut self.b, which, nowhere);
-        self.b.switch_to_block(nowhere);
+        self.enter(nowhere);
         let code = self.iconst(super::compile::reason::INTERNAL);
         let giveup = self.giveup;
         self.b
             .ins()
             .jump(giveup, &[cranelift_codegen::ir::BlockArg::Value(code)]);
         for (i, t, block) in terms {
-            self.b.switch_to_block(t);
+            self.enter(t);
+            let live = self.live.get(i as usize).cloned().unwrap_or_default();
+            for k in live {
+                let s = *self.spilled.get(k).ok_or("a spilled slot")?;
+                let from = if self.is_shared(s) { base } else { lane_base };
+                let v = self.b.ins().load(I64, flags, from, (k * 8) as i32);
+                self.set(s, v)?;
+            }
             self.terminator(i, &block.terminator, head)?;
         }
         Ok(())
@@ -628,7 +632,7 @@ impl Emitter<'_> {
         }
         for (v, r) in out.into_iter().enumerate() {
             let var = self.vec_var(dst, v as u32)?;
-            self.b.def_var(var, r);
+            self.def_var(var, r);
         }
         Ok(true)
     }
@@ -699,7 +703,7 @@ impl Emitter<'_> {
     pub(super) fn vec_get(&mut self, s: Slot, v: u32) -> Result<Value, String> {
         if self.is_vector(s) {
             let var = self.vec_var(s, v)?;
-            return Ok(self.b.use_var(var));
+            return Ok(self.use_var(var));
         }
         if self.is_shared(s) {
             self.lane = Some(0);
@@ -723,7 +727,7 @@ impl Emitter<'_> {
     /// Lane `l` of vector slot `s`, zero-extended as every 32-bit lane value is.
     pub(super) fn vec_lane(&mut self, s: Slot, l: u32) -> Result<Value, String> {
         let var = self.vec_var(s, l / 4)?;
-        let v = self.b.use_var(var);
+        let v = self.use_var(var);
         let x = self.b.ins().extractlane(v, (l % 4) as u8);
         Ok(self.b.ins().uextend(I64, x))
     }
@@ -731,10 +735,10 @@ impl Emitter<'_> {
     /// Sets lane `l` of vector slot `s` to the low 32 bits of `x`.
     pub(super) fn vec_set_lane(&mut self, s: Slot, l: u32, x: Value) -> Result<(), String> {
         let var = self.vec_var(s, l / 4)?;
-        let v = self.b.use_var(var);
+        let v = self.use_var(var);
         let x = self.b.ins().ireduce(I32, x);
         let v = self.b.ins().insertlane(v, x, (l % 4) as u8);
-        self.b.def_var(var, v);
+        self.def_var(var, v);
         Ok(())
     }
 
@@ -1013,7 +1017,7 @@ impl Emitter<'_> {
         }
         for (v, x) in outs {
             let var = self.vec_var(g.dst, v)?;
-            self.b.def_var(var, x);
+            self.def_var(var, x);
         }
         Ok(true)
     }

@@ -23,11 +23,13 @@
 //! Compiled code is kept per pipeline ([`Cache`]), one function per [`Key`].
 
 mod affine;
+pub mod budget;
 mod compile;
 mod coopmat;
 mod facts;
 mod group;
 mod helpers;
+mod live;
 mod lockstep;
 mod log;
 #[allow(unsafe_code)]
@@ -77,35 +79,76 @@ pub(crate) enum Tier {
 }
 
 /// The compiled forms of one pipeline's program, by key; a refusal is kept too, so it is not
-/// tried again. Also the time spent compiling, in total.
+/// tried again. Also what compiling cost ([`Compiles`]).
 #[derive(Debug, Default)]
-pub struct Cache(Mutex<(Vec<(Key, Compilation)>, Duration)>);
+pub struct Cache(Mutex<(Vec<(Key, Compilation)>, Compiles)>);
+
+/// What a pipeline's native compiles cost so far.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Compiles {
+    /// The time spent compiling, in total (refusals included).
+    pub time: Duration,
+    /// The longest compile.
+    pub longest: Duration,
+    /// The largest compile budget measure ([`budget`]) of a program compiled.
+    pub measure: u64,
+}
 
 /// A program compiled for one key, or why not.
 type Compilation = Result<Arc<Compiled>, String>;
 
 impl Cache {
     /// The program compiled for `key` (compiling it now if needed, and saying how long that
-    /// took), or why it is not compiled.
-    fn get(&self, prog: &Program, key: Key) -> Compilation {
+    /// took), or why it is not compiled; the time limit's error when `deadline` has passed,
+    /// before the compile, between its emission and Cranelift's code generation, or after it
+    /// (a compile is bounded by [`budget::BUDGET`]). A compile the deadline stopped is not
+    /// kept: the next run compiles again.
+    fn get(
+        &self,
+        prog: &Program,
+        key: Key,
+        deadline: Option<Instant>,
+        limit: Duration,
+    ) -> Result<Compilation, ExecError> {
+        let late = || {
+            deadline.is_some_and(|d| Instant::now() >= d).then(|| {
+                crate::error::Trap::TimeLimit {
+                    limit_ms: limit.as_millis(),
+                    at: None,
+                }
+                .into()
+            })
+        };
         let mut all = self.0.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((_, c)) = all.0.iter().find(|(k, _)| *k == key) {
-            return c.clone();
+            return Ok(c.clone());
+        }
+        if let Some(e) = late() {
+            return Err(e);
         }
         let start = Instant::now();
-        let c = compile::compile(prog, key).map(Arc::new);
-        all.1 += start.elapsed();
+        let c = compile::compile(prog, key, deadline).map(Arc::new);
+        let took = start.elapsed();
+        let costs = &mut all.1;
+        costs.time += took;
+        costs.longest = costs.longest.max(took);
+        if let Ok(code) = &c {
+            costs.measure = costs.measure.max(code.measure);
+        }
+        if let Some(e) = late() {
+            return Err(e);
+        }
         // A bound on what one pipeline keeps (each dispatch shape is a key): past it the old
         // entries go; a dispatch still running holds its own `Arc`.
         if all.0.len() >= MAX_CACHED {
             all.0.clear();
         }
         all.0.push((key, c.clone()));
-        c
+        Ok(c)
     }
 
-    /// The time spent compiling so far (refusals included).
-    pub fn compile_time(&self) -> Duration {
+    /// What compiling cost so far.
+    pub fn compiles(&self) -> Compiles {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).1
     }
 }
@@ -339,7 +382,7 @@ pub(crate) fn run(
         groups: s.groups,
         sg: s.sg as u32,
     };
-    let code = match cache.get(s.prog, key) {
+    let code = match cache.get(s.prog, key, s.deadline, o.time_limit)? {
         Ok(c) => c,
         Err(why) => return Ok(Tier::NotTaken(why)),
     };

@@ -466,6 +466,20 @@ pub enum Terminator {
     Unreachable,
 }
 
+impl Terminator {
+    /// The branch targets, in the order the lowering lists them (a switch's default first).
+    pub fn successors(&self) -> Vec<BlockIdx> {
+        match self {
+            Terminator::Branch(b) => vec![*b],
+            Terminator::BranchConditional { t, f, .. } => vec![*t, *f],
+            Terminator::Switch { cases, default, .. } => std::iter::once(*default)
+                .chain(cases.iter().map(|c| c.1))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 impl Op {
     /// The destination of a one-slot pure op (the ops a store into a register-promoted
     /// variable may write directly, see [`crate::lower::promote`]).

@@ -89,6 +89,9 @@ pub(crate) struct Shared<'a> {
     pub(crate) sync: std::sync::Arc<Mutex<crate::check::sync::SyncState>>,
     /// Nanoseconds the dispatch's worker pools ran ([`crate::report::Timing::workers`]).
     pub(crate) worker_nanos: std::sync::atomic::AtomicU64,
+    /// When the time limit passes ([`RunOptions::started`] plus the limit), for every path
+    /// the dispatch takes; `None`: no limit.
+    pub(crate) deadline: Option<std::time::Instant>,
 }
 
 impl Shared<'_> {
@@ -303,6 +306,10 @@ fn run_on(
             options.race_log_limit,
         ))),
         worker_nanos: std::sync::atomic::AtomicU64::new(0),
+        deadline: options
+            .started
+            .unwrap_or(start)
+            .checked_add(options.time_limit),
     };
     // The native tier first; a program it does not take goes to the wide interpreter, and a
     // dispatch it gave up to the reference path (or to the wide interpreter, from its inputs

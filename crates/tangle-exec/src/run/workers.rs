@@ -75,8 +75,8 @@ pub(crate) fn run_all<U: Unit>(
     new: impl Fn() -> U + Sync,
 ) -> Result<(), ExecError> {
     let started = Instant::now();
-    // `None`: the limit is too large to add to the clock, so there is none.
-    let deadline = started.checked_add(s.options.time_limit);
+    // One deadline for every path the dispatch takes (`None`: no limit).
+    let deadline = s.deadline;
     let next = AtomicU64::new(0);
     let done = AtomicU64::new(0);
     let first_error: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);

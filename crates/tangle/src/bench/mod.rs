@@ -333,6 +333,72 @@ fn check(how: Check, got: &[u8], want: &[u8]) -> Result<(), String> {
     }
 }
 
+/// The native compile of one generated program.
+#[derive(Debug, Clone)]
+pub struct CompileRow {
+    /// Its top-level statements ([`tangle_oracle::group_ops::program`]).
+    pub statements: u32,
+    /// Its lowered ops.
+    pub ops: usize,
+    /// The compile budget's measure ([`tangle_exec::jit::budget`]).
+    pub measure: u64,
+    /// The compile's time.
+    pub time: Duration,
+}
+
+/// Subgroups of the generated programs' compile rows: lockstep groups of 16 lanes, so that
+/// programs of up to 2 k ops are taken (the native tier's lockstep copy holds at most 32 k ops
+/// times lanes).
+const COMPILE_SUBGROUP: u32 = 16;
+
+/// The native tier's compile against program size: generated programs of subgroup operations
+/// under divergence ([`tangle_oracle::group_ops`]; issue 28's shader, whose compile once took
+/// minutes, is of their shape) of `sizes` top-level statements, subgroups of 16, each compiled
+/// by its first dispatch. Every tier must give the same results, else `Err`.
+pub fn compile_scaling(sizes: &[u32]) -> Result<Vec<CompileRow>, String> {
+    use tangle_oracle::group_ops;
+    sizes
+        .iter()
+        .map(|&statements| {
+            let src = group_ops::program(28, statements, COMPILE_SUBGROUP);
+            let tiers = group_ops::run_tiers(&src, COMPILE_SUBGROUP)?;
+            if tiers.runs.windows(2).any(|w| w[0].outcome != w[1].outcome) {
+                return Err(format!(
+                    "the tiers disagree on the program of {statements} statements"
+                ));
+            }
+            Ok(CompileRow {
+                statements,
+                ops: tiers.ops,
+                measure: tiers.compiles.measure,
+                time: tiers.compiles.longest,
+            })
+        })
+        .collect()
+}
+
+/// The compile rows' header.
+pub const COMPILE_HEADER: &str = "native compile against program size (generated divergent subgroup programs, subgroups of 16):\n  statements      ops    measure  compile ms  µs per op";
+
+/// One compile row.
+pub fn compile_row(r: &CompileRow) -> String {
+    let ms = r.time.as_secs_f64() * 1e3;
+    if r.measure == 0 {
+        return format!(
+            "  {:>10} {:>8}  not compiled (too large for the native tier)",
+            r.statements, r.ops
+        );
+    }
+    format!(
+        "  {:>10} {:>8} {:>10} {:>11.1} {:>10.2}",
+        r.statements,
+        r.ops,
+        r.measure,
+        ms,
+        ms * 1e3 / (r.ops.max(1) as f64)
+    )
+}
+
 /// Peak resident memory of this process (`VmHWM`), where the OS says.
 pub fn peak_memory() -> Option<String> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -409,6 +475,20 @@ mod tests {
                 w.name
             );
         }
+    }
+
+    /// The compile rows run generated programs of growing size on every tier alike, and
+    /// their measure grows with them.
+    #[test]
+    fn compile_rows_grow_with_the_program() {
+        let rows = compile_scaling(&[2, 8]).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(rows.len(), 2);
+        assert!(rows[0].ops < rows[1].ops, "{rows:?}");
+        assert!(
+            rows[0].measure > 0 && rows[0].measure < rows[1].measure,
+            "{rows:?}"
+        );
+        assert!(compile_row(&rows[1]).contains(&rows[1].ops.to_string()));
     }
 
     /// A case past the driver's `maxComputeWorkGroupCount` runs in pieces whose outputs make

@@ -32,9 +32,13 @@ pub struct Args {
     /// gives.
     #[arg(long = "no-jit")]
     no_jit: bool,
-    /// Only these workloads (alu_hash, saxpy, rotate_conv, dot_gemv, coopmat_gemm).
+    /// Only these workloads (alu_hash, saxpy, rotate_conv, dot_gemv, coopmat_gemm; `compile`:
+    /// the native compile against program size).
     workloads: Vec<String>,
 }
+
+/// The name that selects the native compile's rows alone.
+const COMPILE: &str = "compile";
 
 pub fn run(args: &Args) -> Result<Exit, Unusable> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -48,7 +52,7 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
     if let Some(unknown) = args
         .workloads
         .iter()
-        .find(|name| !all.iter().any(|w| w.name == name.as_str()))
+        .find(|name| name.as_str() != COMPILE && !all.iter().any(|w| w.name == name.as_str()))
     {
         return Err(Unusable::new(
             Kind::Usage,
@@ -92,6 +96,13 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
     };
     println!("{}", bench::HEADER);
     let mut exit = Exit::Success;
+    // The longest native compile of any shader this run compiled, and whose.
+    let mut worst: Option<(std::time::Duration, String)> = None;
+    let mut compiled = |time: std::time::Duration, what: String| {
+        if worst.as_ref().is_none_or(|(t, _)| time > *t) {
+            worst = Some((time, what));
+        }
+    };
     for w in all
         .iter()
         .filter(|w| args.workloads.is_empty() || args.workloads.iter().any(|n| n == w.name))
@@ -103,13 +114,48 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
                 backend: d as &mut dyn tangle_amber::Backend,
             });
             match bench::measure(w, &case, &options, d) {
-                Ok(m) => println!("{}", bench::row(&m)),
+                Ok(m) => {
+                    println!("{}", bench::row(&m));
+                    compiled(m.native, format!("{} ({})", m.name, m.size));
+                }
                 Err(why) => {
                     println!("{:<13} not measured ({}): {why}", w.name, case.size);
                     exit = Exit::No;
                 }
             }
         }
+    }
+    if options.wide
+        && options.jit
+        && (args.workloads.is_empty() || args.workloads.iter().any(|n| n == COMPILE))
+    {
+        // The native compile's growth with program size: linear (issue 28).
+        let sizes: &[u32] = if args.quick {
+            &[6, 12, 24]
+        } else {
+            &[6, 12, 24, 48]
+        };
+        println!("{}", bench::COMPILE_HEADER);
+        match bench::compile_scaling(sizes) {
+            Ok(rows) => {
+                for r in &rows {
+                    println!("{}", bench::compile_row(r));
+                    if r.measure > 0 {
+                        compiled(r.time, format!("generated, {} ops", r.ops));
+                    }
+                }
+            }
+            Err(why) => {
+                println!("  not measured: {why}");
+                exit = Exit::No;
+            }
+        }
+    }
+    if let Some((time, what)) = worst {
+        println!(
+            "longest native compile: {:.1} ms ({what})",
+            time.as_secs_f64() * 1e3
+        );
     }
     if let Some(peak) = bench::peak_memory() {
         println!("peak memory: {peak}");
