@@ -201,7 +201,10 @@ fn subgroup(key: Key, events: &[&tangle_exec::trace::Event], blocks: &Blocks) ->
                 });
                 // A join at a block's start precedes that block's event; one after a call
                 // resumes the block in the middle: a step of its own.
-                let starts = matches!(events.get(i + 1), Some(n) if n.block == e.block
+                let next = events[i + 1..]
+                    .iter()
+                    .find(|n| !matches!(n.kind, EventKind::Values { .. }));
+                let starts = matches!(next, Some(n) if n.block == e.block
                     && n.kind == EventKind::Block { mask: union });
                 if !starts {
                     last_of.insert((e.block, union), s.steps.len());
