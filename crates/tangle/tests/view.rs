@@ -393,3 +393,47 @@ fn chromium_draws_a_thousand_step_subgroup_in_under_a_second() {
     assert!(ms < 1000, "{steps} steps drawn in {ms} ms");
     assert_eq!(dom_counts(&dom)[0][1], steps);
 }
+
+#[test]
+fn hovered_values_are_what_the_subgroup_operation_gave_each_lane() {
+    // rotate_divergent: inside `if ((i & 1) == 0)` lane i gets subgroupRotate(i * 10, 2), which
+    // is 10 * ((i + 2) mod 32), 0 for lane 30 (a value unchanged from the lane's first look).
+    let (_, data, _) = view("tests/amber/group/rotate_divergent.amber", &[]);
+    let run = &data["runs"][0];
+    let rotate = run["blocks"]["blocks"]
+        .as_array()
+        .expect("blocks")
+        .iter()
+        .flat_map(|b| b["marked"].as_array().cloned().unwrap_or_default())
+        .find(|m| {
+            m["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("OpGroupNonUniformRotateKHR"))
+        })
+        .expect("the rotate is marked");
+    let sub = &run["policies"][0]["subgroups"][0];
+    let got: Vec<(u64, String)> = sub["values"]
+        .as_array()
+        .expect("values")
+        .iter()
+        .filter(|v| v["at"] == rotate["at"])
+        .map(|v| {
+            let lane = v["lane"].as_u64().expect("lane");
+            (lane, v["value"][0].as_str().expect("value").to_string())
+        })
+        .collect();
+    let want: Vec<(u64, String)> = (0..32u64)
+        .step_by(2)
+        .map(|i| (i, format!("{:#x}", 10 * ((i + 2) % 32))))
+        .collect();
+    assert_eq!(got, want);
+    // Each at the step of the block holding the rotate, where the lane is active.
+    for v in sub["values"].as_array().expect("values") {
+        let step = &sub["steps"][v["step"].as_u64().expect("step") as usize];
+        let mask = u128::from_str_radix(&step["mask"].as_str().expect("mask")[2..], 16);
+        assert_eq!(
+            mask.map(|m| m >> v["lane"].as_u64().expect("lane") & 1),
+            Ok(1)
+        );
+    }
+}

@@ -4,12 +4,13 @@
 //!
 //! [`module`] reads the blocks and control-flow graph from the module, [`model`] turns the
 //! trace into steps, splits and joins per subgroup, [`compare`] sets two policies against each
-//! other, and [`page`] writes the HTML (data as JSON, drawn as SVG by a small inline script).
+//! other, [`values`] follows the watched lanes' values, and [`page`] writes the HTML (data as JSON, drawn as SVG by a small inline script).
 
 pub mod compare;
 pub mod model;
 pub mod module;
 pub mod page;
+pub mod values;
 
 use crate::cpu_backend::TracedRun;
 use serde::Serialize;

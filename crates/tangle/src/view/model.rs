@@ -156,11 +156,7 @@ impl PolicyRun {
 
 /// The picture of one subgroup's events.
 fn subgroup(key: Key, events: &[&tangle_exec::trace::Event], blocks: &Blocks) -> Subgroup {
-    let marked: HashMap<usize, u32> = blocks
-        .blocks
-        .iter()
-        .flat_map(|b| b.marked.iter().map(|m| (m.at, m.id)))
-        .collect();
+    let mut watcher = super::values::Watcher::new(blocks);
     let mut s = Subgroup {
         workgroup: key.0,
         subgroup: key.1,
@@ -171,10 +167,8 @@ fn subgroup(key: Key, events: &[&tangle_exec::trace::Event], blocks: &Blocks) ->
         values: Vec::new(),
         findings: Vec::new(),
     };
-    // The last step of each (block, tangle), where its terminator's split is drawn, and of
-    // each lane, where its values are.
+    // The last step of each (block, tangle), where its terminator's split is drawn.
     let mut last_of: HashMap<(u32, u128), usize> = HashMap::new();
-    let mut lane_step: HashMap<u32, usize> = HashMap::new();
     for (i, e) in events.iter().enumerate() {
         let full = s.steps.len() >= MAX_STEPS;
         match &e.kind {
@@ -184,7 +178,7 @@ fn subgroup(key: Key, events: &[&tangle_exec::trace::Event], blocks: &Blocks) ->
             EventKind::Block { mask } => {
                 last_of.insert((e.block, *mask), s.steps.len());
                 for l in lanes(*mask) {
-                    lane_step.insert(l, s.steps.len());
+                    watcher.enter(l, s.steps.len(), e.block, false);
                 }
                 s.steps.push(Step {
                     block: e.block,
@@ -209,7 +203,7 @@ fn subgroup(key: Key, events: &[&tangle_exec::trace::Event], blocks: &Blocks) ->
                 if !starts {
                     last_of.insert((e.block, union), s.steps.len());
                     for l in lanes(union) {
-                        lane_step.insert(l, s.steps.len());
+                        watcher.enter(l, s.steps.len(), e.block, true);
                     }
                     s.steps.push(Step {
                         block: e.block,
@@ -228,21 +222,10 @@ fn subgroup(key: Key, events: &[&tangle_exec::trace::Event], blocks: &Blocks) ->
                     });
                 }
             }
-            EventKind::Values { lane, at, set } => {
-                let (Some(id), Some(&step)) = (marked.get(at), lane_step.get(lane)) else {
-                    continue;
-                };
-                if let Some((_, v)) = set.iter().find(|(i, _)| i == id) {
-                    s.values.push(Value {
-                        step,
-                        lane: *lane,
-                        at: *at,
-                        value: v.iter().map(|x| format!("{x:#x}")).collect(),
-                    });
-                }
-            }
+            EventKind::Values { lane, at, set } => watcher.values(*lane, *at, set),
         }
     }
+    s.values = watcher.finish();
     s
 }
 

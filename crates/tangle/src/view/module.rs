@@ -55,6 +55,9 @@ pub struct Block {
     pub cont: u32,
     /// The marked instructions, in order.
     pub marked: Vec<Marked>,
+    /// The word offsets of its `OpFunctionCall`s.
+    #[serde(skip)]
+    pub calls: Vec<usize>,
     /// The word offsets of its first and one past its last instruction.
     pub words: (usize, usize),
 }
@@ -107,6 +110,7 @@ impl Blocks {
                         merge: 0,
                         cont: 0,
                         marked: Vec::new(),
+                        calls: Vec::new(),
                         words: (inst.offset, inst.offset),
                     });
                 }
@@ -136,6 +140,7 @@ impl Blocks {
                 });
             }
             match inst.op() {
+                Some(Op::FunctionCall) => b.calls.push(inst.offset),
                 Some(Op::SelectionMerge) => b.merge = inst.id_operand(0).unwrap_or(0),
                 Some(Op::LoopMerge) => {
                     b.merge = inst.id_operand(0).unwrap_or(0);
