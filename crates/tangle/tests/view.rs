@@ -244,7 +244,12 @@ fn chromium() -> Option<PathBuf> {
 }
 
 fn headless(browser: &Path, extra: &[&str], url: &str) -> String {
+    // A profile folder of its own per call: the tests run browsers side by side.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let profile = out_dir().join(format!("chromium-profile-{}-{n}", std::process::id()));
     let out = Command::new(browser)
+        .arg(format!("--user-data-dir={}", profile.display()))
         .args([
             "--headless",
             "--no-sandbox",
@@ -435,5 +440,61 @@ fn hovered_values_are_what_the_subgroup_operation_gave_each_lane() {
             mask.map(|m| m >> v["lane"].as_u64().expect("lane") & 1),
             Ok(1)
         );
+    }
+}
+
+#[test]
+fn findings_are_placed_at_their_step_and_lane() {
+    // rotate_inactive_source: subgroupRotate(v, 1) under `if` reads inactive lanes; the
+    // finding names invocation 0, placed on lane 0 at the step of the block holding the rotate.
+    let (_, data, _) = view("tests/amber/group/rotate_inactive_source.amber", &[]);
+    let run = &data["runs"][0];
+    let sub = &run["policies"][0]["subgroups"][0];
+    let findings = sub["findings"].as_array().expect("findings");
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let f = &findings[0];
+    assert_eq!(
+        (f["kind"].as_str(), f["lane"].as_u64()),
+        (Some("group-value"), Some(0))
+    );
+    let block = &sub["steps"][f["step"].as_u64().expect("a step") as usize]["block"];
+    let holder = run["blocks"]["blocks"]
+        .as_array()
+        .expect("blocks")
+        .iter()
+        .find(|b| &b["id"] == block)
+        .expect("the step's block");
+    assert!(holder["marked"][0]["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("OpGroupNonUniformRotateKHR")));
+}
+
+#[test]
+fn view_options_are_checked() {
+    let script = repo("examples/rotate.amber");
+    let page = out_dir().join("refused.html");
+    let page = page.to_str().expect("a UTF-8 path");
+    for (args, says) in [
+        (vec!["--view-policies", "maximal,weak"], "needs --view"),
+        (
+            vec!["--view", page, "--view-policies", "maximal"],
+            "name two policies",
+        ),
+        (
+            vec!["--view", page, "--view-policies", "maximal,sideways"],
+            "sideways",
+        ),
+        (vec!["--view", page, "--policy", "all"], "--policy all"),
+        (vec!["--view", page, "--backend", "vulkan"], "--view"),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
+            .arg("run")
+            .arg(&script)
+            .args(&args)
+            .output()
+            .expect("the tangle binary runs");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
     }
 }

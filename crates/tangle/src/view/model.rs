@@ -275,3 +275,98 @@ fn place_findings(subgroups: &mut [Subgroup], run: &TracedRun, blocks: &Blocks) 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tangle_exec::trace::{Event, Trace};
+
+    fn run(kinds: Vec<(u32, EventKind)>) -> TracedRun {
+        let events = kinds
+            .into_iter()
+            .map(|(block, kind)| Event {
+                workgroup: [0, 0, 0],
+                subgroup: 0,
+                function: 1,
+                block,
+                kind,
+            })
+            .collect();
+        TracedRun {
+            trace: Trace {
+                policy: "maximal,true-first,by-case".into(),
+                subgroup_size: 4,
+                events,
+                dropped: 0,
+            },
+            spirv: Vec::new(),
+            line: 1,
+            groups: [1, 1, 1],
+            local_size: [4, 1, 1],
+            bindings: Vec::new(),
+            findings: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn steps_splits_joins_and_resumed_blocks() {
+        let r = run(vec![
+            (5, EventKind::Block { mask: 0xf }),
+            (
+                5,
+                EventKind::Split {
+                    mask: 0xf,
+                    into: vec![(6, 0x3), (7, 0xc)],
+                },
+            ),
+            (6, EventKind::Block { mask: 0x3 }),
+            (7, EventKind::Block { mask: 0xc }),
+            // Rejoined at the start of block 8: no step of its own.
+            (
+                8,
+                EventKind::Join {
+                    from: vec![0x3, 0xc],
+                },
+            ),
+            (8, EventKind::Block { mask: 0xf }),
+            // Rejoined after a call in block 8: a resumed step.
+            (
+                8,
+                EventKind::Join {
+                    from: vec![0x1, 0xe],
+                },
+            ),
+        ]);
+        let p = PolicyRun::of(&r, &Blocks::default());
+        let s = &p.subgroups[0];
+        let steps: Vec<(u32, u128, bool)> = s
+            .steps
+            .iter()
+            .map(|t| (t.block, t.mask.0, t.resume))
+            .collect();
+        assert_eq!(
+            steps,
+            vec![
+                (5, 0xf, false),
+                (6, 0x3, false),
+                (7, 0xc, false),
+                (8, 0xf, false),
+                (8, 0xf, true)
+            ]
+        );
+        assert_eq!(s.splits.len(), 1);
+        assert_eq!(s.splits[0].step, 0);
+        let joins: Vec<usize> = s.joins.iter().map(|j| j.step).collect();
+        assert_eq!(joins, vec![3, 4]);
+    }
+
+    #[test]
+    fn steps_past_the_cap_are_counted_not_drawn() {
+        let r = run((0..MAX_STEPS + 5)
+            .map(|_| (5, EventKind::Block { mask: 1 }))
+            .collect());
+        let p = PolicyRun::of(&r, &Blocks::default());
+        assert_eq!(p.subgroups[0].steps.len(), MAX_STEPS);
+        assert_eq!(p.subgroups[0].cut, 5);
+    }
+}

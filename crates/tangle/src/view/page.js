@@ -9,11 +9,17 @@ const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}[c]));
 const bits = (hex) => { const m = BigInt(hex), out = []; for (let l = 0; l < 128; l++) if ((m >> BigInt(l)) & 1n) out.push(l); return out; };
 const has = (hex, l) => ((BigInt(hex) >> BigInt(l)) & 1n) === 1n;
-// One colour per tangle (its mask), the same in every panel.
+// One colour per tangle (its mask), the same in every panel: a qualitative palette in the order
+// the tangles first ran, then hues from the mask's text.
+const PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948", "#9c755f", "#ff9da7", "#bab0ac", "#1f3b73", "#8cd17d"];
+let colours = new Map();
 function colour(hex) {
-  let h = 0;
-  for (const c of hex) h = (h * 31 + c.charCodeAt(0)) >>> 0;
-  return `hsl(${h % 360},62%,${52 + (h >> 9) % 16}%)`;
+  if (!colours.has(hex)) {
+    let h = 0;
+    for (const c of hex) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+    colours.set(hex, colours.size < PALETTE.length ? PALETTE[colours.size] : `hsl(${h % 360},62%,${52 + (h >> 9) % 16}%)`);
+  }
+  return colours.get(hex);
 }
 
 function state() {
@@ -46,6 +52,8 @@ function render() {
   $("show").disabled = run.policies.length < 2;
   const blocks = new Map(run.blocks.blocks.map((b) => [b.id, b]));
   const pick = (p) => p.subgroups.find((x) => x.workgroup.join(",") === s.wg && String(x.subgroup) === s.sg);
+  colours = new Map();
+  for (const i of shown) for (const st of (pick(run.policies[i]) || {steps: []}).steps) colour(st.mask);
   $("panels").innerHTML = shown.map((i) => panel(run, i, pick(run.policies[i]), blocks)).join("");
   $("cfg").innerHTML = cfg(run, shown.map((i) => pick(run.policies[i])), blocks);
   $("stores").innerHTML = stores(run);
