@@ -261,6 +261,7 @@ fn headless(browser: &Path, extra: &[&str], url: &str) -> String {
         .arg(url)
         .output()
         .expect("chromium runs");
+    let _ = std::fs::remove_dir_all(&profile);
     assert!(
         out.status.success(),
         "{}",
