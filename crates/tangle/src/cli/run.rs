@@ -71,7 +71,7 @@ pub struct Args {
     trace: Option<String>,
     /// Write a self-contained HTML page to FILE that draws how each subgroup's invocations
     /// diverged and reconverged in every dispatch (lanes × steps, splits, joins, subgroup
-    /// operations, the control-flow graph, findings; README, "See the tangles").
+    /// operations, the control-flow graph, findings; docs/trace-format.md, "The picture").
     #[arg(long, value_name = "FILE.html")]
     view: Option<String>,
     /// With --view: draw two policies side by side, `A,B` (maximal,weak) or two whole policies
