@@ -372,6 +372,18 @@ fn chromium_draws_the_pages() {
     let png = std::fs::read(&shot).expect("the screenshot was written");
     assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000);
     println!("screenshot: {}", shot.display());
+
+    // The hovered lane's value of the subgroup operation: rotate_divergent's lane 2 gets
+    // subgroupRotate(i * 10, 2) = 40, and the step's block lights up in the graph.
+    let (page, _, _) = view("tests/amber/group/rotate_divergent.amber", &[]);
+    let url = format!("file://{}#run=0&wg=0,0,0&sg=0&hover=1,2", page.display());
+    let dom = headless(&browser, &["--dump-dom"], &url);
+    assert!(
+        dom.contains("<span class=\"value\">lane 2: 0x28</span>"),
+        "{dom}"
+    );
+    assert!(dom.contains("active 0x55555555"));
+    assert!(dom.contains("<g class=\"cfg-block hot\""));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 // tangle run --view: draws the page's data (the JSON in #data, crates/tangle/src/view/) as SVG.
 // The selection (RUN, workgroup, subgroup, which policies) lives in the URL fragment, so a page
 // opened as FILE.html#run=1&wg=0,0,0&sg=2&show=both shows that picture (and a headless browser
-// can be pointed at one).
+// can be pointed at one); `&hover=STEP,LANE` also opens that cell's tooltip.
 "use strict";
 const D = JSON.parse(document.getElementById("data").textContent);
 const W0 = 44, H = 14, TOP = 18;
@@ -25,7 +25,7 @@ function colour(hex) {
 function state() {
   const q = new URLSearchParams(location.hash.slice(1));
   const run = Math.min(Math.max(parseInt(q.get("run") || "0", 10) || 0, 0), Math.max(D.runs.length - 1, 0));
-  return {run, wg: q.get("wg"), sg: q.get("sg"), show: q.get("show") || "both"};
+  return {run, wg: q.get("wg"), sg: q.get("sg"), show: q.get("show") || "both", hover: q.get("hover")};
 }
 function setState(s) {
   location.hash = `run=${s.run}&wg=${s.wg}&sg=${s.sg}&show=${s.show}`;
@@ -117,7 +117,8 @@ function panel(run, pi, sub, blocks) {
 }
 
 // The tooltip: the step's block, tangle, marked instructions with the active mask and the
-// hovered lane's values.
+// hovered lane's values. `hover=STEP,LANE` in the fragment opens it on the first panel shown
+// (a headless browser cannot move a mouse).
 function hover(svg, run, blocks) {
   const pi = +svg.dataset.policy, w = +svg.dataset.w;
   const s = state();
@@ -125,25 +126,34 @@ function hover(svg, run, blocks) {
   svg.addEventListener("mousemove", (ev) => {
     const r = svg.getBoundingClientRect();
     const i = Math.floor((ev.clientX - r.left - W0) / w), l = Math.floor((ev.clientY - r.top - TOP) / H);
-    const st = sub.steps[i];
-    if (!st || l < 0 || l >= run.subgroup_size) { $("tip").style.display = "none"; return; }
-    const b = blocks.get(st.block) || {label: "", marked: []};
-    const vals = sub.values.filter((v) => v.step === i && v.lane === l);
-    let h = `<b>step ${i}</b>: block %${st.block}${st.resume ? " (resumed after a call)" : ""}<br>${esc(b.label)}<br>tangle ${st.mask}; lane ${l} ${has(st.mask, l) ? "active" : "inactive"}`;
-    for (const m of b.marked) {
-      const v = vals.find((x) => x.at === m.at);
-      h += `<br>${esc(m.text)} — active ${st.mask}${v ? `, lane ${l}: ${v.value.join(", ")}` : ""}`;
-    }
-    for (const f of sub.findings.filter((f) => f.step === i && f.lane === l)) h += `<br><span class="bad">${esc(f.kind)}: ${esc(f.message)}</span>`;
-    const tip = $("tip");
-    tip.innerHTML = h;
-    tip.style.display = "block";
-    tip.style.left = ev.pageX + 12 + "px";
-    tip.style.top = ev.pageY + 12 + "px";
-    document.querySelectorAll(".cfg-block.hot").forEach((e) => e.classList.remove("hot"));
-    document.querySelectorAll(`.cfg-block[data-block="${st.block}"]`).forEach((e) => e.classList.add("hot"));
+    tip(run, sub, blocks, i, l, ev.pageX + 12, ev.pageY + 12);
   });
   svg.addEventListener("mouseleave", () => { $("tip").style.display = "none"; });
+  const at = (s.hover || "").split(",").map(Number);
+  if (at.length === 2 && svg === document.querySelector("svg.lanes")) {
+    const r = svg.getBoundingClientRect();
+    tip(run, sub, blocks, at[0], at[1], r.left + window.scrollX + W0 + (at[0] + 1) * w, r.top + window.scrollY + TOP + (at[1] + 1) * H);
+  }
+}
+
+function tip(run, sub, blocks, i, l, x, y) {
+  const st = sub.steps[i];
+  if (!st || l < 0 || l >= run.subgroup_size) { $("tip").style.display = "none"; return; }
+  const b = blocks.get(st.block) || {label: "", marked: []};
+  const vals = sub.values.filter((v) => v.step === i && v.lane === l);
+  let h = `<b>step ${i}</b>: block %${st.block}${st.resume ? " (resumed after a call)" : ""}<br>${esc(b.label)}<br>tangle ${st.mask}; lane ${l} ${has(st.mask, l) ? "active" : "inactive"}`;
+  for (const m of b.marked) {
+    const v = vals.find((x) => x.at === m.at);
+    h += `<br><span class="marked">${esc(m.text)}</span> — active ${st.mask}${v ? `, <span class="value">lane ${l}: ${v.value.join(", ")}</span>` : ""}`;
+  }
+  for (const f of sub.findings.filter((f) => f.step === i && f.lane === l)) h += `<br><span class="bad">${esc(f.kind)}: ${esc(f.message)}</span>`;
+  const t = $("tip");
+  t.innerHTML = h;
+  t.style.display = "block";
+  t.style.left = x + "px";
+  t.style.top = y + "px";
+  document.querySelectorAll(".cfg-block.hot").forEach((e) => e.classList.remove("hot"));
+  document.querySelectorAll(`.cfg-block[data-block="${st.block}"]`).forEach((e) => e.classList.add("hot"));
 }
 
 // The control-flow graph of the functions the subgroup ran: blocks in module order, edges as
