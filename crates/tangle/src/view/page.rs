@@ -45,10 +45,11 @@ table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;font-
 
 /// The page.
 pub fn html(page: &Page) -> String {
-    // `</` inside the JSON would end the script element early; `<\/` is the same JSON string.
+    // `</script` or `<!--` inside the JSON would end or change the script element; `<` occurs
+    // only inside JSON strings, where `\u003c` is the same character.
     let data = serde_json::to_string(page)
         .unwrap_or_else(|_| "{\"runs\":[]}".to_string())
-        .replace("</", "<\\/");
+        .replace('<', "\\u003c");
     let policies = page.policies.join(" and ");
     html! {
         (DOCTYPE)
@@ -89,4 +90,27 @@ pub fn html(page: &Page) -> String {
         }
     }
     .into_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_cannot_end_its_script_element() {
+        let name = "a</script><!--<script>b.amber";
+        let page = Page::new(name, &["maximal".into()], &[]);
+        let html = html(&page);
+        // The title escapes it; the data holds no `<` at all.
+        assert_eq!(
+            html.matches("</script>").count(),
+            2,
+            "the data's and the code's"
+        );
+        let head = "type=\"application/json\">";
+        let start = html.find(head).map(|i| i + head.len()).unwrap_or(0);
+        let end = start + html[start..].find("</script>").unwrap_or(0);
+        let data: serde_json::Value = serde_json::from_str(&html[start..end]).expect("JSON");
+        assert_eq!(data["script"], name);
+    }
 }
