@@ -115,8 +115,11 @@ pub struct CpuBackend {
     options: RunOptions,
     /// Pipelines already validated and lowered, so a `REPEAT`ed `RUN` pays for it once.
     pipelines: HashMap<PipelineKey, Pipeline>,
-    /// The traces of the dispatches so far, when the options ask for them.
-    traces: Vec<tangle_exec::Trace>,
+    /// The dispatches so far with their traces, when the options ask for them.
+    traced: Vec<TracedRun>,
+    /// With a trace: how many invocations of each dispatch (the first by workgroup, then by
+    /// `LocalInvocationIndex`) the trace records values for too (`tangle run --view`).
+    watch_first: usize,
     /// Invocations the dispatches so far ran on the executor's wide path.
     wide_invocations: u64,
     /// Of those, the invocations run as native code.
@@ -137,7 +140,8 @@ impl CpuBackend {
             profile,
             options,
             pipelines: HashMap::new(),
-            traces: Vec::new(),
+            traced: Vec::new(),
+            watch_first: 0,
             wide_invocations: 0,
             jit_invocations: 0,
             robustness: None,
@@ -165,7 +169,20 @@ impl CpuBackend {
 
     /// The traces of the dispatches run so far (when [`RunOptions::trace`] is set), taken out.
     pub fn take_traces(&mut self) -> Vec<tangle_exec::Trace> {
-        std::mem::take(&mut self.traces)
+        self.take_traced().into_iter().map(|r| r.trace).collect()
+    }
+
+    /// The dispatches run so far with their traces (when [`RunOptions::trace`] is set), taken
+    /// out.
+    pub fn take_traced(&mut self) -> Vec<TracedRun> {
+        std::mem::take(&mut self.traced)
+    }
+
+    /// With [`RunOptions::trace`]: records the values of the first `n` invocations of each
+    /// dispatch too (`values` events), where the script's `DEBUG` names none.
+    pub fn watching_first(mut self, n: usize) -> Self {
+        self.watch_first = n;
+        self
     }
 
     /// Validates, lowers and checks the job's pipeline (or takes it from the cache).
@@ -465,12 +482,16 @@ impl Backend for CpuBackend {
             BufferRobustness::Buffer => Robustness::Buffer,
             BufferRobustness::Buffer2 => Robustness::Buffer2,
         });
+        let watch = match job.debug.is_empty() {
+            false => job.debug.clone(),
+            true if self.options.trace => {
+                first_invocations(job.groups, pipeline.local_size(), self.watch_first)
+            }
+            true => self.options.watch.clone(),
+        };
         let options = RunOptions {
-            trace: self.options.trace || !job.debug.is_empty(),
-            watch: match job.debug.is_empty() {
-                true => self.options.watch.clone(),
-                false => job.debug.clone(),
-            },
+            trace: self.options.trace || !watch.is_empty(),
+            watch,
             started: Some(run_started),
             robustness,
             ..self.options.clone()
@@ -488,10 +509,7 @@ impl Backend for CpuBackend {
             }
             _ => Vec::new(),
         };
-        if let Some(trace) = report.trace.filter(|_| self.options.trace) {
-            self.traces.push(trace);
-        }
-        let bindings = job
+        let bindings: Vec<Vec<u8>> = job
             .bindings
             .iter()
             .map(|b| {
@@ -526,11 +544,27 @@ impl Backend for CpuBackend {
             .into_iter()
             .map(|s| crate::findings::render(s, severity(s), module.as_ref()))
             .collect();
-        let findings = report
+        let findings: Vec<_> = report
             .summaries
             .iter()
             .map(|s| crate::findings::machine(s, severity(s), &report.diagnostics))
             .collect();
+        if let Some(trace) = report.trace.filter(|_| self.options.trace) {
+            self.traced.push(TracedRun {
+                trace,
+                spirv: job.spirv.clone(),
+                line: job.line,
+                groups: job.groups,
+                local_size: pipeline.local_size(),
+                bindings: job
+                    .bindings
+                    .iter()
+                    .map(|b| (b.set, b.binding, b.element))
+                    .zip(bindings.iter().cloned())
+                    .collect(),
+                findings: findings.clone(),
+            });
+        }
         let mut notes = Vec::new();
         if let Some(cut) = &report.race_cut_short {
             notes.push(cut.to_string());
@@ -551,6 +585,48 @@ impl Backend for CpuBackend {
             debug_paths,
         })
     }
+}
+
+/// A dispatch run with a trace ([`CpuBackend::take_traced`]): what `tangle run --view` draws.
+#[derive(Debug, Clone)]
+pub struct TracedRun {
+    /// The tangle events.
+    pub trace: tangle_exec::Trace,
+    /// The module's words.
+    pub spirv: Vec<u32>,
+    /// The script line of the `RUN`.
+    pub line: u32,
+    /// Workgroup counts.
+    pub groups: [u32; 3],
+    /// The workgroup size.
+    pub local_size: [u32; 3],
+    /// Every binding's bytes after the dispatch: (set, binding, array element), bytes.
+    pub bindings: Vec<((u32, u32, u32), Vec<u8>)>,
+    /// The sanitizer's findings (their `line` not filled in).
+    pub findings: Vec<tangle_amber::UbSummary>,
+}
+
+/// The `GlobalInvocationId`s of the first `n` invocations of a dispatch: by workgroup (x
+/// fastest), then by `LocalInvocationIndex`.
+fn first_invocations(groups: [u32; 3], local: [u32; 3], n: usize) -> Vec<[u32; 3]> {
+    let per_group = local.iter().map(|&l| l as usize).product::<usize>();
+    let count = groups.iter().map(|&g| g as usize).product::<usize>() * per_group;
+    (0..n.min(count))
+        .map(|i| {
+            let (wg, li) = (i / per_group.max(1), i % per_group.max(1));
+            let w = [
+                wg % groups[0] as usize,
+                wg / groups[0] as usize % groups[1] as usize,
+                wg / (groups[0] as usize * groups[1] as usize),
+            ];
+            let l = [
+                li % local[0] as usize,
+                li / local[0] as usize % local[1] as usize,
+                li / (local[0] as usize * local[1] as usize),
+            ];
+            [0, 1, 2].map(|k| (w[k] * local[k] as usize + l[k]) as u32)
+        })
+        .collect()
 }
 
 /// The path of each invocation of `invocations`: the `block` events of `trace` whose lane mask

@@ -14,6 +14,7 @@ pub mod bench;
 pub mod cpu_backend;
 pub mod diff;
 pub mod findings;
+pub mod view;
 
 pub use tangle_exec::{
     Device, Diagnostic, ExecError, Pipeline, Profile, Report, Resources, RunOptions, SpecConstants,

@@ -31,6 +31,7 @@ mod progress;
 mod run;
 mod unusable;
 mod val;
+mod view;
 mod vulkan;
 
 use clap::{Parser, Subcommand};

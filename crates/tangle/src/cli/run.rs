@@ -1,5 +1,6 @@
 //! `tangle run SCRIPT.amber [--profile P] [--subgroup-size N] [--threads N] [--step-limit N]
 //! [--time-limit S] [--memory-limit BYTES] [--json] [--policy P|all] [--trace FILE.json]
+//! [--view FILE.html [--view-policies A,B]]
 //! [--no-checks] [--allow KIND,KIND] [--deny KIND,KIND|all] [--max-findings N] [--coopmat-layout L] [--reference] [--no-jit]
 //! [--backend cpu|vulkan] [--device N]`: runs an Amber script's compute tests on the CPU executor, with a progress bar on
 //! a terminal for long dispatches and `REPEAT`s ([`super::progress`]), or on a Vulkan driver
@@ -68,6 +69,15 @@ pub struct Args {
     /// Write the tangle events of every dispatch to FILE as JSON (docs/trace-format.md).
     #[arg(long, value_name = "FILE")]
     trace: Option<String>,
+    /// Write a self-contained HTML page to FILE that draws how each subgroup's invocations
+    /// diverged and reconverged in every dispatch (lanes × steps, splits, joins, subgroup
+    /// operations, the control-flow graph, findings; docs/trace-format.md, "The picture").
+    #[arg(long, value_name = "FILE.html")]
+    view: Option<String>,
+    /// With --view: draw two policies side by side, `A,B` (maximal,weak) or two whole policies
+    /// joined by `;`, and the stored values that differ between them.
+    #[arg(long = "view-policies", value_name = "A,B")]
+    view_policies: Option<String>,
     /// Turn the sanitizer's undefined-behaviour findings off (out-of-bounds accesses are still
     /// reported).
     #[arg(long = "no-checks")]
@@ -120,6 +130,8 @@ impl Args {
             (self.step_limit.is_some(), "--step-limit"),
             (self.policy.is_some(), "--policy"),
             (self.trace.is_some(), "--trace"),
+            (self.view.is_some(), "--view"),
+            (self.view_policies.is_some(), "--view-policies"),
             (self.no_checks, "--no-checks"),
             (self.reference, "--reference"),
             (self.no_jit, "--no-jit"),
@@ -344,10 +356,10 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
         None => None,
     };
     match args.policy.as_deref() {
-        Some("all") if args.trace.is_some() => {
+        Some("all") if args.trace.is_some() || args.view.is_some() => {
             return Err(Unusable::new(
                 Kind::Usage,
-                "--trace records one run: name one policy instead of --policy all",
+                "--trace and --view record one run: name one policy instead of --policy all (--view-policies compares two)",
             ));
         }
         Some("all") => {
@@ -364,6 +376,30 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
                 .map_err(|e| Unusable::new(Kind::Usage, format!("--policy {p}: {e}")))?;
         }
         None => {}
+    }
+    if let Some(path) = &args.view {
+        let policies = match args.view_policies.as_deref() {
+            Some(list) => super::view::policies(list)?.to_vec(),
+            None => vec![options.policy],
+        };
+        let (report, traced) = super::view::write(
+            name,
+            &script,
+            (&profile, &options, robustness),
+            &policies,
+            path,
+        )?;
+        if let Some(path) = &args.trace {
+            let traces: Vec<_> = traced.into_iter().map(|r| r.trace).collect();
+            write_trace(path, &traces)?;
+        }
+        return Ok(finish(name, &report, args.json));
+    }
+    if args.view_policies.is_some() {
+        return Err(Unusable::new(
+            Kind::Usage,
+            "--view-policies chooses what --view draws: it needs --view FILE.html",
+        ));
     }
     options.trace = args.trace.is_some();
     let bars = Bars::for_stderr(args.json);
@@ -382,12 +418,16 @@ fn execute(args: &Args, name: &str) -> Result<Exit, Unusable> {
         b.clear();
     }
     if let Some(path) = &args.trace {
-        let json = tangle_exec::trace::file_json(&backend.take_traces());
-        std::fs::write(path, json).map_err(|e| {
-            Unusable::new(Kind::Io, format!("cannot write the trace to {path}: {e}"))
-        })?;
+        write_trace(path, &backend.take_traces())?;
     }
     Ok(finish(name, &report, args.json))
+}
+
+/// Writes the trace file (`--trace`).
+fn write_trace(path: &str, traces: &[tangle_exec::Trace]) -> Result<(), Unusable> {
+    let json = tangle_exec::trace::file_json(traces);
+    std::fs::write(path, json)
+        .map_err(|e| Unusable::new(Kind::Io, format!("cannot write the trace to {path}: {e}")))
 }
 
 /// Prints the report (as JSON with `json`) and says what it means as an exit code.
