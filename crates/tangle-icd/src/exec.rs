@@ -57,12 +57,15 @@ pub enum Command {
     Barrier,
 }
 
+/// A bound descriptor set and its dynamic offsets by `(binding, element)`.
+type BoundSet = (Arc<DescriptorSet>, BTreeMap<(u32, u32), u32>);
+
 /// What a command buffer has bound so far while it runs.
 #[derive(Default)]
 struct Bound {
     pipeline: Option<Arc<Pipeline>>,
     /// Sets by number, each with its dynamic offsets by `(binding, element)`.
-    sets: BTreeMap<u32, (Arc<DescriptorSet>, BTreeMap<(u32, u32), u32>)>,
+    sets: BTreeMap<u32, BoundSet>,
     push: Vec<u8>,
 }
 

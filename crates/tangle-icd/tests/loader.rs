@@ -136,7 +136,7 @@ impl Gpu {
         // SAFETY: as above.
         let pool = unsafe { device.create_command_pool(&info, None) }.expect("a command pool");
         Gpu {
-            entry: entry,
+            entry,
             instance,
             physical,
             device,
