@@ -113,6 +113,10 @@ const EXTENSIONS: &[Extension] = &[
         vk::KHR_SHADER_ATOMIC_INT64_SPEC_VERSION,
     ),
     (
+        vk::KHR_TIMELINE_SEMAPHORE_NAME,
+        vk::KHR_TIMELINE_SEMAPHORE_SPEC_VERSION,
+    ),
+    (
         vk::KHR_SYNCHRONIZATION2_NAME,
         vk::KHR_SYNCHRONIZATION2_SPEC_VERSION,
     ),
@@ -377,6 +381,14 @@ impl Caps {
         }
     }
 
+    /// `VkPhysicalDeviceTimelineSemaphoreProperties`: any difference of values.
+    pub fn timeline(&self) -> vk::PhysicalDeviceTimelineSemaphoreProperties<'static> {
+        vk::PhysicalDeviceTimelineSemaphoreProperties {
+            max_timeline_semaphore_value_difference: u64::MAX,
+            ..Default::default()
+        }
+    }
+
     /// `VkPhysicalDeviceMaintenance3Properties`.
     pub fn maintenance3(&self) -> vk::PhysicalDeviceMaintenance3Properties<'static> {
         vk::PhysicalDeviceMaintenance3Properties {
@@ -435,6 +447,7 @@ impl Caps {
             shader_rounding_mode_rte_float16: f.shader_rounding_mode_rte_float16,
             shader_rounding_mode_rte_float32: f.shader_rounding_mode_rte_float32,
             shader_rounding_mode_rte_float64: f.shader_rounding_mode_rte_float64,
+            max_timeline_semaphore_value_difference: u64::MAX,
             ..Default::default()
         }
     }
@@ -505,6 +518,7 @@ impl Caps {
             shader_subgroup_extended_types: t,
             vulkan_memory_model: t,
             vulkan_memory_model_device_scope: t,
+            timeline_semaphore: t,
             ..Default::default()
         }
     }

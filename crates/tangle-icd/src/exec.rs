@@ -11,7 +11,10 @@
 //! further: they are recorded and have no effect.
 
 use crate::findings::Place;
-use crate::objects::{lock, Buffer, Descriptor, DescriptorSet, Device, Pipeline, PipelineLayout};
+use crate::objects::{
+    lock, Buffer, Descriptor, DescriptorSet, Device, Event, Fence, Pipeline, PipelineLayout, Queue,
+    Semaphore,
+};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use tangle_exec::{Resources, RunOptions};
@@ -53,8 +56,49 @@ pub enum Command {
         offset: u64,
         bytes: Vec<u8>,
     },
-    /// `vkCmdPipelineBarrier(2)`: nothing to do, commands run one after another.
+    /// `vkCmdPipelineBarrier(2)` and `vkCmdWaitEvents(2)`: nothing to do, commands run one
+    /// after another (an event a command waits for was set by an earlier command or the host).
     Barrier,
+    /// `vkCmdSetEvent(2)` (`true`) and `vkCmdResetEvent(2)` (`false`).
+    SetEvent(Arc<Event>, bool),
+}
+
+/// One batch of a `vkQueueSubmit(2)`: what it waits for, its command buffers' commands (copied
+/// at submit), what it signals; the fence goes with the submission's last batch.
+#[derive(Debug, Default)]
+pub struct Submission {
+    /// Semaphores and the timeline values to wait for.
+    pub waits: Vec<(Arc<Semaphore>, u64)>,
+    /// The command buffers' commands.
+    pub buffers: Vec<Vec<Command>>,
+    /// Semaphores and the timeline values to signal.
+    pub signals: Vec<(Arc<Semaphore>, u64)>,
+    /// The fence to signal.
+    pub fence: Option<Arc<Fence>>,
+}
+
+/// Runs the queue's pending submissions in order, until one waits for a timeline value not
+/// reached yet (it runs when a later signal, from the host or another queue's submission,
+/// reaches it, and calls this again).
+pub fn drain(queue: &Queue) {
+    let _busy = lock(&queue.busy);
+    loop {
+        let next = {
+            let mut pending = lock(&queue.pending);
+            match pending.front() {
+                Some(s) if s.waits.iter().all(|(sem, v)| sem.reached(*v)) => pending.pop_front(),
+                _ => None,
+            }
+        };
+        let Some(s) = next else { return };
+        run(&queue.device, &s.buffers);
+        for (sem, v) in &s.signals {
+            sem.signal(*v);
+        }
+        if let Some(f) = &s.fence {
+            f.signal();
+        }
+    }
 }
 
 /// A bound descriptor set and its dynamic offsets by `(binding, element)`.
@@ -166,6 +210,7 @@ fn step(
             m.bytes.write(at, bytes)?;
         }
         Command::Barrier => {}
+        Command::SetEvent(e, on) => *lock(&e.set) = *on,
     }
     Ok(())
 }

@@ -4,7 +4,7 @@
 //! Every feature struct is a header and a run of `VkBool32`s; `ash`'s derived `Debug` text
 //! gives their names in order, so one table of supported names covers the core structs and
 //! every extension struct that repeats their fields, and a struct the driver does not claim
-//! (`VkPhysicalDeviceTimelineSemaphoreFeatures`, ...) comes out all false.
+//! (`VkPhysicalDeviceBufferDeviceAddressFeatures`, ...) comes out all false.
 
 use std::collections::HashMap;
 use std::fmt::Debug;
@@ -119,6 +119,9 @@ mod tests {
         // storageInputOutput16 is a graphics feature: off.
         assert_eq!(words(&ext, &s), [1, 1, 1, 0], "{ext:?}");
         let timeline = fields(&vk::PhysicalDeviceTimelineSemaphoreFeatures::default());
-        assert_eq!(words(&timeline, &s), [0]);
+        assert_eq!(words(&timeline, &s), [1]);
+        // A struct of features the device lacks altogether comes out all false.
+        let bda = fields(&vk::PhysicalDeviceBufferDeviceAddressFeatures::default());
+        assert_eq!(words(&bda, &s), [0, 0, 0]);
     }
 }

@@ -58,13 +58,17 @@ pub struct Device {
     pub findings: Mutex<Findings>,
 }
 
-/// The device's queue: submissions run one at a time, in order, on the submitting thread.
+/// The device's queue: submissions run one at a time, in submission order, on a thread that
+/// submits or signals a semaphore; one waiting for a timeline value not yet reached stays
+/// pending, with every later one ([`crate::exec::drain`]).
 #[derive(Debug)]
 pub struct Queue {
     /// The device.
     pub device: Arc<Device>,
-    /// Held while a submission runs.
+    /// Held while submissions run.
     pub busy: Mutex<()>,
+    /// Submissions not run yet, oldest first.
+    pub pending: Mutex<std::collections::VecDeque<crate::exec::Submission>>,
 }
 
 /// Device memory: one byte store, mapped at a fixed address for its lifetime.
@@ -234,6 +238,39 @@ impl Fence {
     }
 }
 
+/// A semaphore: binary, or timeline with its counter.
+#[derive(Debug, Default)]
+pub struct Semaphore {
+    /// Whether it is a timeline semaphore.
+    pub timeline: bool,
+    /// The timeline's value.
+    pub value: Mutex<u64>,
+    /// Woken when the value changes.
+    pub changed: Condvar,
+}
+
+impl Semaphore {
+    /// Raises the timeline's value to `value` and wakes its waiters.
+    pub fn signal(&self, value: u64) {
+        let mut v = lock(&self.value);
+        *v = (*v).max(value);
+        self.changed.notify_all();
+    }
+
+    /// Whether a wait for `value` is satisfied: always for a binary semaphore (its signal was
+    /// submitted earlier to the one queue, which runs in order).
+    pub fn reached(&self, value: u64) -> bool {
+        !self.timeline || *lock(&self.value) >= value
+    }
+}
+
+/// An event: set or reset by the host or by commands.
+#[derive(Debug, Default)]
+pub struct Event {
+    /// Whether it is set.
+    pub set: Mutex<bool>,
+}
+
 /// A pipeline cache: tangle lowers pipelines when they are created and keeps no cache across
 /// runs, so its data is empty.
 #[derive(Debug, Default)]
@@ -258,6 +295,8 @@ pub enum Object {
     CommandPool(Arc<CommandPool>),
     CommandBuffer(Arc<CommandBuffer>),
     Fence(Arc<Fence>),
+    Semaphore(Arc<Semaphore>),
+    Event(Arc<Event>),
 }
 
 /// An object type the registry holds, with its Vulkan type name for messages.
@@ -304,6 +343,8 @@ kinds! {
     CommandPool => "VkCommandPool",
     CommandBuffer => "VkCommandBuffer",
     Fence => "VkFence",
+    Semaphore => "VkSemaphore",
+    Event => "VkEvent",
 }
 
 fn table() -> &'static Mutex<HashMap<u64, Object>> {

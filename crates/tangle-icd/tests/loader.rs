@@ -819,6 +819,89 @@ fn devices_on_several_threads_run_at_once() {
     }
 }
 
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn a_submission_waits_for_its_timeline_value_and_events_follow_commands() {
+    let gpu = Gpu::new();
+    let d = &gpu.device;
+    let (memory, ptr) = gpu.memory(512);
+    let x = gpu.buffer(memory, 0, 256);
+    let y = gpu.buffer(memory, 256, 256);
+    set_word(ptr, 0, 10);
+    let k = gpu.kernel(SAXPY, 0);
+    gpu.bind(&k, (x, 0, 256), (y, 0, 256));
+    let cb = gpu.record(&k, 3, 64, 0);
+    // SAFETY: live objects; the submission's arrays outlive the call.
+    unsafe {
+        let mut kind = vk::SemaphoreTypeCreateInfo::default()
+            .semaphore_type(vk::SemaphoreType::TIMELINE)
+            .initial_value(0);
+        let info = vk::SemaphoreCreateInfo::default().push_next(&mut kind);
+        let sem = d
+            .create_semaphore(&info, None)
+            .expect("a timeline semaphore");
+        let fence = d
+            .create_fence(&vk::FenceCreateInfo::default(), None)
+            .expect("a fence");
+        let (sems, cbs, stages) = ([sem], [cb], [vk::PipelineStageFlags::COMPUTE_SHADER]);
+        let mut values = vk::TimelineSemaphoreSubmitInfo::default()
+            .wait_semaphore_values(&[1])
+            .signal_semaphore_values(&[2]);
+        let submit = [vk::SubmitInfo::default()
+            .wait_semaphores(&sems)
+            .wait_dst_stage_mask(&stages)
+            .command_buffers(&cbs)
+            .signal_semaphores(&sems)
+            .push_next(&mut values)];
+        d.queue_submit(gpu.queue, &submit, fence)
+            .expect("submitted");
+        // Waiting for value 1: nothing ran yet.
+        assert_eq!(d.get_fence_status(fence), Ok(false));
+        assert_eq!(word(ptr, 64), 0);
+        let wait = vk::SemaphoreWaitInfo::default()
+            .semaphores(&sems)
+            .values(&[2]);
+        assert_eq!(
+            d.wait_semaphores(&wait, 1_000_000),
+            Err(vk::Result::TIMEOUT)
+        );
+        d.signal_semaphore(&vk::SemaphoreSignalInfo::default().semaphore(sem).value(1))
+            .expect("signalled");
+        d.wait_semaphores(&wait, u64::MAX).expect("value 2 reached");
+        assert_eq!(d.get_semaphore_counter_value(sem), Ok(2));
+        assert_eq!(d.get_fence_status(fence), Ok(true));
+        assert_eq!(word(ptr, 64), 30);
+        // An event the host sets, a command resets.
+        let event = d
+            .create_event(&vk::EventCreateInfo::default(), None)
+            .expect("an event");
+        d.set_event(event).expect("set");
+        assert_eq!(d.get_event_status(event), Ok(true));
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(gpu.pool)
+            .command_buffer_count(1);
+        let reset = d.allocate_command_buffers(&info).expect("a command buffer")[0];
+        d.begin_command_buffer(reset, &vk::CommandBufferBeginInfo::default())
+            .expect("begun");
+        d.cmd_wait_events(
+            reset,
+            &[event],
+            vk::PipelineStageFlags::HOST,
+            vk::PipelineStageFlags::COMPUTE_SHADER,
+            &[],
+            &[],
+            &[],
+        );
+        d.cmd_reset_event(reset, event, vk::PipelineStageFlags::COMPUTE_SHADER);
+        d.end_command_buffer(reset).expect("ended");
+        gpu.submit(reset);
+        assert_eq!(d.get_event_status(event), Ok(false));
+        d.destroy_event(event, None);
+        d.destroy_fence(fence, None);
+        d.destroy_semaphore(sem, None);
+    }
+}
+
 /// [`SAXPY`] with every invocation adding into `y[0]`: a data race.
 fn racy() -> String {
     SAXPY.replace(

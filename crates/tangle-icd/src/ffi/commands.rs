@@ -1,11 +1,13 @@
-//! Command pools and buffers, the recorded commands, and the queue: `vkQueueSubmit(2)` runs
-//! the command buffers at once, in order ([`crate::exec`]), then signals the fence.
+//! Command pools and buffers, the recorded commands, and the queue: `vkQueueSubmit(2)` queues
+//! its batches and runs what can run at once, in order ([`crate::exec::drain`]: a batch waiting
+//! for a timeline value stays pending until a signal reaches it), signalling semaphores and the
+//! fence as each batch ends.
 
 use super::*;
-use crate::exec::Command;
+use crate::exec::{Command, Submission};
 use crate::objects::{
-    self, lock, Buffer, CommandBuffer, CommandPool, DescriptorSet, Device, Fence, PipelineLayout,
-    Queue,
+    self, lock, Buffer, CommandBuffer, CommandPool, DescriptorSet, Device, Event, Fence,
+    PipelineLayout, Queue, Semaphore,
 };
 use ash::vk::Handle;
 use std::sync::Arc;
@@ -343,33 +345,129 @@ pub unsafe extern "system" fn cmd_pipeline_barrier2(
     guard_void("vkCmdPipelineBarrier2", || record(buffer, Command::Barrier))
 }
 
-/// Runs the command buffers of one batch on `queue`'s device, then signals `fence`.
+pub unsafe extern "system" fn cmd_set_event(
+    buffer: vk::CommandBuffer,
+    event: vk::Event,
+    _stages: vk::PipelineStageFlags,
+) {
+    guard_void("vkCmdSetEvent", || {
+        record(
+            buffer,
+            Command::SetEvent(objects::get::<Event>(event.as_raw())?, true),
+        )
+    })
+}
+
+pub unsafe extern "system" fn cmd_set_event2(
+    buffer: vk::CommandBuffer,
+    event: vk::Event,
+    _info: *const vk::DependencyInfo<'_>,
+) {
+    guard_void("vkCmdSetEvent2", || {
+        record(
+            buffer,
+            Command::SetEvent(objects::get::<Event>(event.as_raw())?, true),
+        )
+    })
+}
+
+/// `vkCmdResetEvent` and `vkCmdResetEvent2` (whose stage mask is 64-bit: the last argument is
+/// not read).
+pub unsafe extern "system" fn cmd_reset_event(
+    buffer: vk::CommandBuffer,
+    event: vk::Event,
+    _stages: u64,
+) {
+    guard_void("vkCmdResetEvent", || {
+        record(
+            buffer,
+            Command::SetEvent(objects::get::<Event>(event.as_raw())?, false),
+        )
+    })
+}
+
+pub unsafe extern "system" fn cmd_wait_events(
+    buffer: vk::CommandBuffer,
+    count: u32,
+    events: *const vk::Event,
+    _src: vk::PipelineStageFlags,
+    _dst: vk::PipelineStageFlags,
+    _memory_count: u32,
+    _memory: *const vk::MemoryBarrier<'_>,
+    _buffer_count: u32,
+    _buffers: *const vk::BufferMemoryBarrier<'_>,
+    _image_count: u32,
+    _images: *const vk::ImageMemoryBarrier<'_>,
+) {
+    guard_void("vkCmdWaitEvents", || wait_events(buffer, count, events))
+}
+
+pub unsafe extern "system" fn cmd_wait_events2(
+    buffer: vk::CommandBuffer,
+    count: u32,
+    events: *const vk::Event,
+    _infos: *const vk::DependencyInfo<'_>,
+) {
+    guard_void("vkCmdWaitEvents2", || wait_events(buffer, count, events))
+}
+
+/// Checks the events and records a barrier: commands run in order, so an event a command
+/// waits for was set before it runs (or is the host's to set, which would block a GPU too).
+fn wait_events(
+    buffer: vk::CommandBuffer,
+    count: u32,
+    events: *const vk::Event,
+) -> Result<(), Fail> {
+    // SAFETY: the program's array (rule 1).
+    for e in unsafe { slice(events, count, "pEvents")? } {
+        objects::get::<Event>(e.as_raw())?;
+    }
+    record(buffer, Command::Barrier)
+}
+
+/// The semaphores and values of a wait or signal list.
+fn semaphores(
+    handles: &[vk::Semaphore],
+    values: &[u64],
+) -> Result<Vec<(Arc<Semaphore>, u64)>, Fail> {
+    handles
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            Ok((
+                objects::get::<Semaphore>(h.as_raw())?,
+                values.get(i).copied().unwrap_or(0),
+            ))
+        })
+        .collect()
+}
+
+/// Queues the batches on `queue` (the fence with the last) and runs what can run.
 fn submit(
     queue: vk::Queue,
-    batches: Vec<Vec<vk::CommandBuffer>>,
+    mut batches: Vec<Submission>,
     fence: vk::Fence,
 ) -> Result<vk::Result, Fail> {
     let q = objects::get::<Queue>(queue.as_raw())?;
-    let fence = match fence {
-        f if f == vk::Fence::null() => None,
-        f => Some(objects::get::<Fence>(f.as_raw())?),
-    };
-    let mut recorded = Vec::new();
-    for batch in batches {
-        let mut buffers = Vec::new();
-        for h in batch {
-            buffers.push(lock(&cb(h)?.commands).clone());
+    if fence != vk::Fence::null() {
+        let f = objects::get::<Fence>(fence.as_raw())?;
+        match batches.last_mut() {
+            Some(last) => last.fence = Some(f),
+            // No batch: the fence is signalled once what was submitted before has run.
+            None => batches.push(Submission {
+                fence: Some(f),
+                ..Submission::default()
+            }),
         }
-        recorded.push(buffers);
     }
-    let _busy = lock(&q.busy);
-    for buffers in recorded {
-        crate::exec::run(&q.device, &buffers);
-    }
-    if let Some(f) = fence {
-        f.signal();
-    }
+    lock(&q.pending).extend(batches);
+    crate::exec::drain(&q);
     Ok(vk::Result::SUCCESS)
+}
+
+/// The commands recorded in a command buffer, copied.
+fn commands(h: vk::CommandBuffer) -> Result<Vec<Command>, Fail> {
+    Ok(lock(&cb(h)?.commands).clone())
 }
 
 pub unsafe extern "system" fn queue_submit(
@@ -379,8 +477,8 @@ pub unsafe extern "system" fn queue_submit(
     fence: vk::Fence,
 ) -> vk::Result {
     guard("vkQueueSubmit", || {
-        // SAFETY: the program's arrays (rule 1).
         let mut batches = Vec::new();
+        // SAFETY: the program's arrays and chains (rule 1).
         for s in unsafe { slice(submits, count, "pSubmits")? } {
             let buffers = unsafe {
                 slice(
@@ -389,7 +487,50 @@ pub unsafe extern "system" fn queue_submit(
                     "pCommandBuffers",
                 )?
             };
-            batches.push(buffers.to_vec());
+            let waits = unsafe {
+                slice(
+                    s.p_wait_semaphores,
+                    s.wait_semaphore_count,
+                    "pWaitSemaphores",
+                )?
+            };
+            let signals = unsafe {
+                slice(
+                    s.p_signal_semaphores,
+                    s.signal_semaphore_count,
+                    "pSignalSemaphores",
+                )?
+            };
+            let (mut wait_values, mut signal_values): (&[u64], &[u64]) = (&[], &[]);
+            for (s_type, at) in unsafe { chain(s.p_next) } {
+                if s_type == vk::StructureType::TIMELINE_SEMAPHORE_SUBMIT_INFO {
+                    // SAFETY: the struct its `sType` names, with its arrays.
+                    let t = unsafe { &*at.cast::<vk::TimelineSemaphoreSubmitInfo>() };
+                    wait_values = unsafe {
+                        slice(
+                            t.p_wait_semaphore_values,
+                            t.wait_semaphore_value_count,
+                            "pWaitSemaphoreValues",
+                        )?
+                    };
+                    signal_values = unsafe {
+                        slice(
+                            t.p_signal_semaphore_values,
+                            t.signal_semaphore_value_count,
+                            "pSignalSemaphoreValues",
+                        )?
+                    };
+                }
+            }
+            batches.push(Submission {
+                waits: semaphores(waits, wait_values)?,
+                buffers: buffers
+                    .iter()
+                    .map(|b| commands(*b))
+                    .collect::<Result<_, _>>()?,
+                signals: semaphores(signals, signal_values)?,
+                fence: None,
+            });
         }
         submit(queue, batches, fence)
     })
@@ -402,8 +543,8 @@ pub unsafe extern "system" fn queue_submit2(
     fence: vk::Fence,
 ) -> vk::Result {
     guard("vkQueueSubmit2", || {
-        // SAFETY: the program's arrays (rule 1).
         let mut batches = Vec::new();
+        // SAFETY: the program's arrays (rule 1).
         for s in unsafe { slice(submits, count, "pSubmits")? } {
             let infos = unsafe {
                 slice(
@@ -412,7 +553,35 @@ pub unsafe extern "system" fn queue_submit2(
                     "pCommandBufferInfos",
                 )?
             };
-            batches.push(infos.iter().map(|i| i.command_buffer).collect());
+            let waits = unsafe {
+                slice(
+                    s.p_wait_semaphore_infos,
+                    s.wait_semaphore_info_count,
+                    "pWaitSemaphoreInfos",
+                )?
+            };
+            let signals = unsafe {
+                slice(
+                    s.p_signal_semaphore_infos,
+                    s.signal_semaphore_info_count,
+                    "pSignalSemaphoreInfos",
+                )?
+            };
+            let list = |infos: &[vk::SemaphoreSubmitInfo]| {
+                infos
+                    .iter()
+                    .map(|i| Ok((objects::get::<Semaphore>(i.semaphore.as_raw())?, i.value)))
+                    .collect::<Result<Vec<_>, Fail>>()
+            };
+            batches.push(Submission {
+                waits: list(waits)?,
+                buffers: infos
+                    .iter()
+                    .map(|i| commands(i.command_buffer))
+                    .collect::<Result<_, _>>()?,
+                signals: list(signals)?,
+                fence: None,
+            });
         }
         submit(queue, batches, fence)
     })
@@ -420,9 +589,7 @@ pub unsafe extern "system" fn queue_submit2(
 
 pub unsafe extern "system" fn queue_wait_idle(queue: vk::Queue) -> vk::Result {
     guard("vkQueueWaitIdle", || {
-        let q = objects::get::<Queue>(queue.as_raw())?;
-        // A submission runs inside vkQueueSubmit: taking the queue waits for another thread's.
-        drop(lock(&q.busy));
+        super::device::wait_idle(&*objects::get::<Queue>(queue.as_raw())?);
         Ok(vk::Result::SUCCESS)
     })
 }

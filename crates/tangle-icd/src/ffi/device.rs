@@ -76,6 +76,7 @@ pub unsafe extern "system" fn create_device(
             Arc::new(Queue {
                 device: device.clone(),
                 busy: Mutex::new(()),
+                pending: Mutex::default(),
             }),
         );
         let handle = new_dispatchable();
@@ -149,12 +150,18 @@ pub unsafe extern "system" fn get_device_queue2(
 pub unsafe extern "system" fn device_wait_idle(device: vk::Device) -> vk::Result {
     guard("vkDeviceWaitIdle", || {
         let d = objects::get::<Device>(device.as_raw())?;
-        // Submissions run to the end inside vkQueueSubmit: taking the queue waits for one that
-        // another thread is running.
-        let q = objects::get::<Queue>(d.queue)?;
-        drop(lock(&q.busy));
+        wait_idle(&*objects::get::<Queue>(d.queue)?);
         Ok(vk::Result::SUCCESS)
     })
+}
+
+/// Waits until the queue has run every submission: one running on another thread, and those
+/// pending on a timeline value (which only another thread can signal now).
+pub(super) fn wait_idle(q: &Queue) {
+    while !lock(&q.pending).is_empty() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    drop(lock(&q.busy));
 }
 
 pub unsafe extern "system" fn allocate_memory(

@@ -8,6 +8,7 @@ use super::commands::*;
 use super::device::*;
 use super::instance::*;
 use super::pipelines::*;
+use super::sync::*;
 use super::*;
 use crate::objects::{self, Device, Instance};
 use ash::vk::Handle;
@@ -227,6 +228,23 @@ fn device_fn(name: &[u8]) -> vk::PFN_vkVoidFunction {
         b"vkResetFences" => pfn!(reset_fences),
         b"vkGetFenceStatus" => pfn!(get_fence_status),
         b"vkWaitForFences" => pfn!(wait_for_fences),
+        b"vkCreateSemaphore" => pfn!(create_semaphore),
+        b"vkDestroySemaphore" => pfn!(destroy_semaphore),
+        b"vkGetSemaphoreCounterValue" | b"vkGetSemaphoreCounterValueKHR" => {
+            pfn!(get_semaphore_counter_value)
+        }
+        b"vkSignalSemaphore" | b"vkSignalSemaphoreKHR" => pfn!(signal_semaphore),
+        b"vkWaitSemaphores" | b"vkWaitSemaphoresKHR" => pfn!(wait_semaphores),
+        b"vkCreateEvent" => pfn!(create_event),
+        b"vkDestroyEvent" => pfn!(destroy_event),
+        b"vkGetEventStatus" => pfn!(get_event_status),
+        b"vkSetEvent" => pfn!(set_event),
+        b"vkResetEvent" => pfn!(reset_event),
+        b"vkCmdSetEvent" => pfn!(cmd_set_event),
+        b"vkCmdSetEvent2" | b"vkCmdSetEvent2KHR" => pfn!(cmd_set_event2),
+        b"vkCmdResetEvent" | b"vkCmdResetEvent2" | b"vkCmdResetEvent2KHR" => pfn!(cmd_reset_event),
+        b"vkCmdWaitEvents" => pfn!(cmd_wait_events),
+        b"vkCmdWaitEvents2" | b"vkCmdWaitEvents2KHR" => pfn!(cmd_wait_events2),
         _ => None,
     }
 }

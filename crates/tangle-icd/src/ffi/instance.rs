@@ -181,6 +181,7 @@ unsafe fn fill_property(
         vk::PhysicalDeviceFloatControlsProperties => float_controls,
         vk::PhysicalDeviceShaderIntegerDotProductProperties => integer_dot,
         vk::PhysicalDeviceMaintenance3Properties => maintenance3,
+        vk::PhysicalDeviceTimelineSemaphoreProperties => timeline,
         vk::PhysicalDeviceCooperativeMatrixPropertiesKHR => coopmat_properties,
         vk::PhysicalDeviceVulkan11Properties => vulkan11_properties,
         vk::PhysicalDeviceVulkan12Properties => vulkan12_properties,

@@ -30,6 +30,7 @@ mod device;
 mod exports;
 mod instance;
 mod pipelines;
+mod sync;
 
 pub use bytes::Bytes;
 
