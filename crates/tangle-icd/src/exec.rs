@@ -296,6 +296,10 @@ fn run_dispatch(
         .pipeline
         .as_ref()
         .ok_or("no compute pipeline is bound")?;
+    if groups.contains(&0) {
+        // A grid of zero workgroups (groupCountX × groupCountY × groupCountZ) runs nothing.
+        return Ok(());
+    }
     if !pipeline.exec.images().is_empty() {
         return Err("images and texel buffers are not run yet".into());
     }

@@ -13,7 +13,7 @@
 //!   points to is kept past the call: everything is copied into owned Rust values first.
 //! * **Handles are never followed.** A handle is a key of [`crate::objects`]' table; a
 //!   dispatchable handle is the address of a [`LoaderBlock`] this module allocated, but the
-//!   driver only compares it, and frees it once, after the table said it was live
+//!   driver only compares it, and frees it once: only an address in the set of live blocks
 //!   ([`free_dispatchable`]).
 //! * **No unwinding crosses the boundary.** Every entry point runs its body in [`guard`] or
 //!   [`guard_void`], which catch panics and answer `VK_ERROR_UNKNOWN` (since Rust 1.81 a panic
@@ -52,20 +52,32 @@ struct LoaderBlock {
     loader_data: UnsafeCell<usize>,
 }
 
+/// The addresses of the loader blocks allocated and not freed yet.
+fn blocks() -> &'static std::sync::Mutex<std::collections::HashSet<u64>> {
+    static BLOCKS: std::sync::OnceLock<std::sync::Mutex<std::collections::HashSet<u64>>> =
+        std::sync::OnceLock::new();
+    BLOCKS.get_or_init(Default::default)
+}
+
 /// Allocates a loader block and returns its address: a new dispatchable handle.
 fn new_dispatchable() -> u64 {
     let block = Box::new(LoaderBlock {
         loader_data: UnsafeCell::new(ICD_LOADER_MAGIC),
     });
-    Box::into_raw(block) as usize as u64
+    let handle = Box::into_raw(block) as usize as u64;
+    crate::objects::lock(blocks()).insert(handle);
+    handle
 }
 
-/// Frees the loader block of a dispatchable handle that [`crate::objects::remove`] has just
-/// taken out of the table.
+/// Frees the loader block of a dispatchable handle, once: a handle that is not a live block
+/// (never allocated here, or already freed) is left alone.
 fn free_dispatchable(handle: u64) {
-    // SAFETY: `handle` was returned by `new_dispatchable` (only such addresses are registered
-    // as dispatchable handles) and was live in the table until the caller removed it, so it is
-    // freed exactly once; the loader stops using the block when the object is destroyed.
+    if !crate::objects::lock(blocks()).remove(&handle) {
+        return;
+    }
+    // SAFETY: `handle` is the address `Box::into_raw` returned in `new_dispatchable` (the set
+    // holds only those) and was still in the set, so it is freed exactly once; the loader stops
+    // using the block when the object is destroyed.
     drop(unsafe { Box::from_raw(handle as usize as *mut LoaderBlock) });
 }
 
@@ -244,5 +256,26 @@ unsafe fn set_bool_words(at: *mut u8, header: usize, words: &[u32]) {
     for (i, w) in words.iter().enumerate() {
         // SAFETY: the caller's promise, as in `bool_words`.
         unsafe { at.add(header + 4 * i).cast::<u32>().write_unaligned(*w) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(h: u64) -> bool {
+        crate::objects::lock(blocks()).contains(&h)
+    }
+
+    #[test]
+    fn loader_blocks_are_freed_once() {
+        let h = new_dispatchable();
+        assert_eq!(h % 2, 0, "dispatchable handles are even");
+        assert!(live(h));
+        free_dispatchable(h);
+        assert!(!live(h));
+        // A second free, or a handle never allocated, is left alone.
+        free_dispatchable(h);
+        free_dispatchable(12_345_678);
     }
 }
