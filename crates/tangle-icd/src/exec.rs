@@ -336,7 +336,7 @@ fn run_dispatch(
     let report = pipeline
         .exec
         .dispatch(&mut resources, groups, &RunOptions::default())
-        .map_err(|e| format!("{}: {e}", pipeline.name))?;
+        .map_err(|e| format!("{}: {e}", pipeline.label()))?;
     for ((set, binding, element), memory, at) in windows {
         if !pipeline.exec.may_write(set, binding) {
             continue;
@@ -351,6 +351,6 @@ fn run_dispatch(
     }
     let mut f = lock(&device.findings);
     f.dispatches += 1;
-    f.add(&pipeline.name, place, &report.summaries);
+    f.add(&pipeline.label(), place, &report.summaries);
     Ok(())
 }

@@ -197,10 +197,22 @@ pub struct Pipeline {
     pub exec: tangle_exec::Pipeline,
     /// Its layout.
     pub layout: Arc<PipelineLayout>,
-    /// How findings name it: `ENTRY (pipeline N)`.
+    /// How findings name it: `'ENTRY' (pipeline N)`.
     pub name: String,
+    /// The name the program gave it (`vkSetDebugUtilsObjectNameEXT`).
+    pub debug_name: Mutex<Option<String>>,
     /// The module, to show the instructions of findings.
     pub module: Arc<ShaderModule>,
+}
+
+impl Pipeline {
+    /// How findings name it: the program's name for it first, when it gave one.
+    pub fn label(&self) -> String {
+        match &*lock(&self.debug_name) {
+            Some(n) => format!("'{n}' = {}", self.name),
+            None => self.name.clone(),
+        }
+    }
 }
 
 /// A command pool: the handles of its command buffers.

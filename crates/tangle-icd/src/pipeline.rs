@@ -89,5 +89,6 @@ pub fn compute_pipeline(caps: &Caps, r: PipelineRequest) -> Result<Pipeline, Str
             NEXT.fetch_add(1, Ordering::Relaxed)
         ),
         module: r.module,
+        debug_name: std::sync::Mutex::new(None),
     })
 }

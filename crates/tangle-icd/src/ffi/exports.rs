@@ -200,6 +200,7 @@ fn device_fn(name: &[u8]) -> vk::PFN_vkVoidFunction {
         b"vkDestroyPipelineLayout" => pfn!(destroy_pipeline_layout),
         b"vkCreateComputePipelines" => pfn!(create_compute_pipelines),
         b"vkDestroyPipeline" => pfn!(destroy_pipeline),
+        b"vkSetDebugUtilsObjectNameEXT" => pfn!(set_debug_utils_object_name),
         b"vkCreatePipelineCache" => pfn!(create_pipeline_cache),
         b"vkDestroyPipelineCache" => pfn!(destroy_pipeline_cache),
         b"vkGetPipelineCacheData" => pfn!(get_pipeline_cache_data),

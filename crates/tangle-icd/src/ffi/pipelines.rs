@@ -476,3 +476,28 @@ pub unsafe extern "system" fn merge_pipeline_caches(
 ) -> vk::Result {
     vk::Result::SUCCESS
 }
+
+pub unsafe extern "system" fn set_debug_utils_object_name(
+    _device: vk::Device,
+    info: *const vk::DebugUtilsObjectNameInfoEXT<'_>,
+) -> vk::Result {
+    guard("vkSetDebugUtilsObjectNameEXT", || {
+        // SAFETY: the program's struct and its name string (rule 1).
+        let info = unsafe { read(info, "pNameInfo")? };
+        // Findings name pipelines; other objects' names are not shown anywhere yet.
+        if info.object_type == vk::ObjectType::PIPELINE {
+            let p = objects::get::<objects::Pipeline>(info.object_handle)?;
+            let name = match info.p_object_name.is_null() {
+                true => None,
+                // SAFETY: a non-null name is a valid string (rule 1).
+                false => Some(
+                    unsafe { c_str(info.p_object_name, "pObjectName")? }
+                        .to_string_lossy()
+                        .into_owned(),
+                ),
+            };
+            *lock(&p.debug_name) = name;
+        }
+        Ok(vk::Result::SUCCESS)
+    })
+}
