@@ -266,12 +266,15 @@ fn window(
             offset,
             range,
         } => {
-            let start = offset + u64::from(dynamic.get(&(binding, element)).copied().unwrap_or(0));
+            let dynamic = u64::from(dynamic.get(&(binding, element)).copied().unwrap_or(0));
+            let start = offset
+                .checked_add(dynamic)
+                .ok_or("the descriptor's offset overflows")?;
+            // VK_WHOLE_SIZE reaches the end of the buffer from where the view starts.
             let len = match range {
-                ash::vk::WHOLE_SIZE => buffer
-                    .size
-                    .checked_sub(offset)
-                    .ok_or("offset past the buffer")?,
+                ash::vk::WHOLE_SIZE => buffer.size.checked_sub(start).ok_or_else(|| {
+                    format!("set {set} binding {binding}: offset {start} is past the buffer")
+                })?,
                 r => r,
             };
             let (memory, at) = buffer

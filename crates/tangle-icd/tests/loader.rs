@@ -655,8 +655,9 @@ fn buffers_aliasing_one_allocation_see_each_others_writes() {
         set_word(ptr, i, i as u32 + 1);
     }
     let k = gpu.kernel(SAXPY, 0);
-    // Dispatch 1: x = bytes 0..256, y = bytes 512..768 (a dynamic offset of 512 into `whole`).
-    gpu.bind(&k, (whole, 0, 256), (whole, 0, 256));
+    // Dispatch 1: x = bytes 0..256, y = bytes 512.. (a dynamic offset of 512 into `whole`, to
+    // its end: VK_WHOLE_SIZE counts from the dynamic offset).
+    gpu.bind(&k, (whole, 0, 256), (whole, 0, vk::WHOLE_SIZE));
     let first = gpu.record(&k, 3, 64, 512);
     // Dispatch 2: x = `tail` at 0, the same bytes 512..768 through another buffer; y = bytes
     // 768..1024 (descriptor offset 256 into `tail`).
