@@ -1,7 +1,8 @@
 //! The `tangle` binary's subcommands and exit codes: `as`/`dis` on good and bad input, `val`
-//! verdicts, and `profiles`; and the reports of every subcommand (issue 11, part 5): which
-//! stream carries what, inputs told apart by content, `run --json` on errors, and the exit codes
-//! of scripts that cannot run anywhere, run nothing, or stop before their `EXPECT`s.
+//! verdicts, `profiles` and `driver --manifest`; and the reports of every subcommand (issue 11,
+//! part 5): which stream carries what, inputs told apart by content, `run --json` on errors, and
+//! the exit codes of scripts that cannot run anywhere, run nothing, or stop before their
+//! `EXPECT`s.
 
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -113,6 +114,30 @@ fn profiles_lists_the_default_device() {
         out.contains("lavapipe:") && out.contains("subgroup size 8"),
         "{out}"
     );
+}
+
+#[test]
+fn driver_writes_the_loader_manifest_for_the_built_library() {
+    // The driver library is a dependency of the binary, so cargo built it beside it.
+    let (code, out, err) = tangle(&["driver", "--manifest", "-"], b"");
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_slice(&out).expect("a JSON manifest");
+    let library = json["ICD"]["library_path"]
+        .as_str()
+        .expect("a library path");
+    assert!(library.ends_with("libtangle_icd.so"), "{library}");
+    assert!(std::path::Path::new(library).is_absolute() && std::path::Path::new(library).is_file());
+    assert!(json["ICD"]["api_version"]
+        .as_str()
+        .is_some_and(|v| v.starts_with("1.3.")));
+    // A library that does not exist is a usage error, named.
+    let (code, out, err) = tangle(
+        &["driver", "--manifest", "-", "--library", "/nonexistent.so"],
+        b"",
+    );
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("/nonexistent.so"), "{err}");
 }
 
 #[test]

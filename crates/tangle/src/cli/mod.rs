@@ -22,6 +22,7 @@ mod asm;
 mod bench;
 mod diff;
 mod dis;
+mod driver;
 mod input;
 mod io;
 mod limits;
@@ -77,6 +78,8 @@ enum Command {
     Bench(bench::Args),
     /// Run an Amber script on a Vulkan device and on the CPU executor and compare the buffers.
     Diff(diff::Args),
+    /// Write the Vulkan loader's manifest for tangle's driver (`VK_DRIVER_FILES=FILE`).
+    Driver(driver::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -103,6 +106,7 @@ pub fn main() -> u8 {
         Command::Profiles(args) => profiles::run(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Diff(args) => diff::run(&args),
+        Command::Driver(args) => driver::run(&args),
     };
     let exit = result.unwrap_or_else(|e| {
         io::report(&e.to_string());

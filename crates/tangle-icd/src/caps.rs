@@ -1,0 +1,680 @@
+//! What the driver's one physical device claims: properties, limits, features, extensions,
+//! memory types, its queue family and cooperative-matrix list, all from a tangle [`Profile`]
+//! (`TANGLE_PROFILE`, [`crate::config`]) and from what the executor runs.
+//!
+//! The rule (issue 29, "honestly reported"): a feature or extension is claimed only when the
+//! executor executes it exactly and the driver implements its entry points; graphics features
+//! are false. Every `…2` struct is built here as a value; [`crate::ffi`] only copies it into the
+//! program's `pNext` chain.
+
+use ash::vk;
+use std::ffi::CStr;
+use tangle_exec::profile::{subgroup_ops, ComponentType, MatrixScope};
+use tangle_exec::Profile;
+
+/// tangle's own `vendorID`: above 0xFFFF, so no PCI vendor's, and none of the Khronos-assigned
+/// `VkVendorId` values (0x10001..=0x10007).
+pub const VENDOR_ID: u32 = 0x1_7A6E;
+/// tangle's `deviceID`.
+pub const DEVICE_ID: u32 = 0x0001;
+/// tangle's `driverID`: no registered `VkDriverId` is tangle's, so a value none of them uses
+/// (programs compare it with known drivers to pick workarounds; an unknown one takes the
+/// generic path).
+pub const DRIVER_ID: i32 = 0x7A6E;
+/// The Vulkan version the driver reports: 1.3 at the header version of `ash`'s registry.
+pub const API_VERSION: u32 = vk::make_api_version(0, 1, 3, vk::HEADER_VERSION);
+/// `maxPushConstantsSize` (lavapipe's value; ggml's fused `multi_add` needs 212).
+pub const MAX_PUSH_CONSTANTS: u32 = 256;
+/// `minStorageBufferOffsetAlignment` and `minUniformBufferOffsetAlignment`, and the alignment
+/// of every buffer's memory requirements.
+pub const BUFFER_ALIGNMENT: u64 = 16;
+/// `maxMemoryAllocationSize` and `maxBufferSize`: the executor's default memory limit per
+/// dispatch ([`tangle_exec::device::DEFAULT_MEMORY_LIMIT`]).
+pub const MAX_ALLOCATION: u64 = tangle_exec::device::DEFAULT_MEMORY_LIMIT;
+/// `maxStorageBufferRange`: the largest window a descriptor may give a shader.
+pub const MAX_STORAGE_RANGE: u32 = 1 << 31;
+/// Descriptor sets a pipeline layout may hold (`maxBoundDescriptorSets`).
+pub const MAX_SETS: u32 = 8;
+
+/// The physical device's claims, built once per instance.
+#[derive(Debug, Clone)]
+pub struct Caps {
+    /// The profile the device follows.
+    pub profile: Profile,
+}
+
+/// One device extension the driver lists: its name and spec version.
+pub type Extension = (&'static CStr, u32);
+
+/// Device extensions listed whatever the profile: each is executed by tangle-exec and needs no
+/// entry point the driver lacks. Several are core in 1.3 and listed by name all the same,
+/// because programs (ggml) enable them by name.
+const EXTENSIONS: &[Extension] = &[
+    (
+        vk::KHR_16BIT_STORAGE_NAME,
+        vk::KHR_16BIT_STORAGE_SPEC_VERSION,
+    ),
+    (vk::KHR_8BIT_STORAGE_NAME, vk::KHR_8BIT_STORAGE_SPEC_VERSION),
+    (
+        vk::KHR_SHADER_FLOAT16_INT8_NAME,
+        vk::KHR_SHADER_FLOAT16_INT8_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_STORAGE_BUFFER_STORAGE_CLASS_NAME,
+        vk::KHR_STORAGE_BUFFER_STORAGE_CLASS_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_VARIABLE_POINTERS_NAME,
+        vk::KHR_VARIABLE_POINTERS_SPEC_VERSION,
+    ),
+    (
+        vk::EXT_SUBGROUP_SIZE_CONTROL_NAME,
+        vk::EXT_SUBGROUP_SIZE_CONTROL_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_SHADER_SUBGROUP_EXTENDED_TYPES_NAME,
+        vk::KHR_SHADER_SUBGROUP_EXTENDED_TYPES_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_VULKAN_MEMORY_MODEL_NAME,
+        vk::KHR_VULKAN_MEMORY_MODEL_SPEC_VERSION,
+    ),
+    (vk::KHR_SPIRV_1_4_NAME, vk::KHR_SPIRV_1_4_SPEC_VERSION),
+    (
+        vk::KHR_SHADER_FLOAT_CONTROLS_NAME,
+        vk::KHR_SHADER_FLOAT_CONTROLS_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_SHADER_NON_SEMANTIC_INFO_NAME,
+        vk::KHR_SHADER_NON_SEMANTIC_INFO_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_SHADER_TERMINATE_INVOCATION_NAME,
+        vk::KHR_SHADER_TERMINATE_INVOCATION_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_SHADER_INTEGER_DOT_PRODUCT_NAME,
+        vk::KHR_SHADER_INTEGER_DOT_PRODUCT_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_SHADER_MAXIMAL_RECONVERGENCE_NAME,
+        vk::KHR_SHADER_MAXIMAL_RECONVERGENCE_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_ZERO_INITIALIZE_WORKGROUP_MEMORY_NAME,
+        vk::KHR_ZERO_INITIALIZE_WORKGROUP_MEMORY_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW_NAME,
+        vk::KHR_SHADER_SUBGROUP_UNIFORM_CONTROL_FLOW_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_SHADER_ATOMIC_INT64_NAME,
+        vk::KHR_SHADER_ATOMIC_INT64_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_TIMELINE_SEMAPHORE_NAME,
+        vk::KHR_TIMELINE_SEMAPHORE_SPEC_VERSION,
+    ),
+    (
+        vk::KHR_SYNCHRONIZATION2_NAME,
+        vk::KHR_SYNCHRONIZATION2_SPEC_VERSION,
+    ),
+];
+
+fn b(x: bool) -> vk::Bool32 {
+    vk::Bool32::from(x)
+}
+
+/// Copies `text` into a fixed C string field, cut to fit with its NUL.
+fn c_chars<const N: usize>(text: &str) -> [std::ffi::c_char; N] {
+    let mut out = [0; N];
+    for (o, byte) in out.iter_mut().zip(text.bytes().take(N - 1)) {
+        *o = byte as std::ffi::c_char;
+    }
+    out
+}
+
+/// A UUID made of `tag` and the crate version, so caches keyed on it change with the driver.
+fn uuid(tag: &str) -> [u8; vk::UUID_SIZE] {
+    let mut out = [0u8; vk::UUID_SIZE];
+    let text = format!("tangle {} {tag}", env!("CARGO_PKG_VERSION"));
+    for (i, byte) in text.bytes().enumerate() {
+        out[i % vk::UUID_SIZE] ^= byte;
+    }
+    out
+}
+
+/// The `VkComponentTypeKHR` of a profile's component type; `None` for bfloat16, which needs
+/// VK_KHR_shader_bfloat16 (not in `ash` 0.38's registry, so not listed).
+fn component(t: ComponentType) -> Option<vk::ComponentTypeKHR> {
+    Some(match t {
+        ComponentType::Float16 => vk::ComponentTypeKHR::FLOAT16,
+        ComponentType::Float32 => vk::ComponentTypeKHR::FLOAT32,
+        ComponentType::Float64 => vk::ComponentTypeKHR::FLOAT64,
+        ComponentType::BFloat16 => return None,
+        ComponentType::Sint(8) => vk::ComponentTypeKHR::SINT8,
+        ComponentType::Sint(16) => vk::ComponentTypeKHR::SINT16,
+        ComponentType::Sint(32) => vk::ComponentTypeKHR::SINT32,
+        ComponentType::Sint(64) => vk::ComponentTypeKHR::SINT64,
+        ComponentType::Uint(8) => vk::ComponentTypeKHR::UINT8,
+        ComponentType::Uint(16) => vk::ComponentTypeKHR::UINT16,
+        ComponentType::Uint(32) => vk::ComponentTypeKHR::UINT32,
+        ComponentType::Uint(64) => vk::ComponentTypeKHR::UINT64,
+        _ => return None,
+    })
+}
+
+impl Caps {
+    /// The claims of a device following `profile`.
+    pub fn new(profile: Profile) -> Self {
+        Caps { profile }
+    }
+
+    /// The `deviceName`: `tangle (PROFILE profile)`.
+    pub fn device_name(&self) -> String {
+        format!("tangle ({} profile)", self.profile.name)
+    }
+
+    /// Whether the profile's subgroups rotate (VK_KHR_shader_subgroup_rotate).
+    fn rotate(&self) -> bool {
+        self.profile.subgroup_operations & subgroup_ops::ROTATE != 0
+    }
+
+    /// The device extensions, in the order listed.
+    pub fn extensions(&self) -> Vec<Extension> {
+        let mut out = EXTENSIONS.to_vec();
+        if !self.coopmat().is_empty() {
+            out.push((
+                vk::KHR_COOPERATIVE_MATRIX_NAME,
+                vk::KHR_COOPERATIVE_MATRIX_SPEC_VERSION,
+            ));
+        }
+        if self.rotate() {
+            out.push((
+                vk::KHR_SHADER_SUBGROUP_ROTATE_NAME,
+                vk::KHR_SHADER_SUBGROUP_ROTATE_SPEC_VERSION,
+            ));
+        }
+        if self.profile.workgroup_memory_explicit_layout {
+            out.push((
+                vk::KHR_WORKGROUP_MEMORY_EXPLICIT_LAYOUT_NAME,
+                vk::KHR_WORKGROUP_MEMORY_EXPLICIT_LAYOUT_SPEC_VERSION,
+            ));
+        }
+        out
+    }
+
+    /// `vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`: the profile's list in its order,
+    /// without the bfloat16 entries ([`component`]).
+    pub fn coopmat(&self) -> Vec<vk::CooperativeMatrixPropertiesKHR<'static>> {
+        self.profile
+            .cooperative_matrix
+            .iter()
+            .filter_map(|e| {
+                Some(vk::CooperativeMatrixPropertiesKHR {
+                    m_size: e.m,
+                    n_size: e.n,
+                    k_size: e.k,
+                    a_type: component(e.a)?,
+                    b_type: component(e.b)?,
+                    c_type: component(e.c)?,
+                    result_type: component(e.result)?,
+                    saturating_accumulation: b(e.saturating),
+                    scope: match e.scope {
+                        MatrixScope::Subgroup => vk::ScopeKHR::SUBGROUP,
+                        MatrixScope::Workgroup => vk::ScopeKHR::WORKGROUP,
+                    },
+                    ..Default::default()
+                })
+            })
+            .collect()
+    }
+
+    /// `VkPhysicalDeviceLimits`: the compute limits from the profile, the rest what the driver
+    /// accepts; graphics limits are zero.
+    pub fn limits(&self) -> vk::PhysicalDeviceLimits {
+        let p = &self.profile;
+        vk::PhysicalDeviceLimits {
+            max_memory_allocation_count: 1 << 20,
+            max_bound_descriptor_sets: MAX_SETS,
+            max_per_stage_descriptor_storage_buffers: 1 << 20,
+            max_per_stage_descriptor_uniform_buffers: 1 << 20,
+            max_per_stage_resources: 1 << 20,
+            max_descriptor_set_storage_buffers: 1 << 20,
+            max_descriptor_set_uniform_buffers: 1 << 20,
+            max_descriptor_set_storage_buffers_dynamic: 64,
+            max_descriptor_set_uniform_buffers_dynamic: 64,
+            max_uniform_buffer_range: 65536,
+            max_storage_buffer_range: MAX_STORAGE_RANGE,
+            max_push_constants_size: MAX_PUSH_CONSTANTS,
+            max_compute_shared_memory_size: p.max_shared_memory,
+            max_compute_work_group_count: p.max_workgroup_count,
+            max_compute_work_group_invocations: p.max_workgroup_invocations,
+            max_compute_work_group_size: p.max_workgroup_size,
+            buffer_image_granularity: 1,
+            min_memory_map_alignment: 64,
+            min_storage_buffer_offset_alignment: BUFFER_ALIGNMENT,
+            min_uniform_buffer_offset_alignment: BUFFER_ALIGNMENT,
+            min_texel_buffer_offset_alignment: BUFFER_ALIGNMENT,
+            optimal_buffer_copy_offset_alignment: 1,
+            optimal_buffer_copy_row_pitch_alignment: 1,
+            non_coherent_atom_size: 1,
+            // No timestamp queries yet (timestampValidBits is 0); the period must still be set.
+            timestamp_period: 1.0,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceProperties`.
+    pub fn properties(&self) -> vk::PhysicalDeviceProperties {
+        let version = env!("CARGO_PKG_VERSION")
+            .split('.')
+            .map(|n| n.parse::<u32>().unwrap_or(0))
+            .collect::<Vec<_>>();
+        let at = |i: usize| version.get(i).copied().unwrap_or(0);
+        vk::PhysicalDeviceProperties {
+            api_version: API_VERSION,
+            driver_version: vk::make_api_version(0, at(0), at(1), at(2)),
+            vendor_id: VENDOR_ID,
+            device_id: DEVICE_ID,
+            device_type: vk::PhysicalDeviceType::CPU,
+            device_name: c_chars(&self.device_name()),
+            pipeline_cache_uuid: uuid("pipeline cache"),
+            limits: self.limits(),
+            sparse_properties: Default::default(),
+        }
+    }
+
+    /// `VkPhysicalDeviceSubgroupProperties` values: (size, stages, operations).
+    fn subgroups(&self) -> (u32, vk::ShaderStageFlags, vk::SubgroupFeatureFlags) {
+        (
+            self.profile.subgroup_size,
+            vk::ShaderStageFlags::COMPUTE,
+            // tangle's bit set is Vulkan's VkSubgroupFeatureFlagBits.
+            vk::SubgroupFeatureFlags::from_raw(self.profile.subgroup_operations),
+        )
+    }
+
+    /// `VkPhysicalDeviceSubgroupProperties`.
+    pub fn subgroup(&self) -> vk::PhysicalDeviceSubgroupProperties<'static> {
+        let (size, stages, ops) = self.subgroups();
+        vk::PhysicalDeviceSubgroupProperties {
+            subgroup_size: size,
+            supported_stages: stages,
+            supported_operations: ops,
+            quad_operations_in_all_stages: vk::FALSE,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceSubgroupSizeControlProperties`: the profile's size is the only one, as
+    /// the drivers the profiles describe report (a pipeline may still require another power of
+    /// two up to 128: the executor runs any).
+    pub fn subgroup_size_control(
+        &self,
+    ) -> vk::PhysicalDeviceSubgroupSizeControlProperties<'static> {
+        let p = &self.profile;
+        vk::PhysicalDeviceSubgroupSizeControlProperties {
+            min_subgroup_size: p.subgroup_size,
+            max_subgroup_size: p.subgroup_size,
+            max_compute_workgroup_subgroups: p.max_workgroup_invocations / p.subgroup_size.max(1),
+            required_subgroup_size_stages: vk::ShaderStageFlags::COMPUTE,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceDriverProperties`.
+    pub fn driver(&self) -> vk::PhysicalDeviceDriverProperties<'static> {
+        vk::PhysicalDeviceDriverProperties {
+            driver_id: vk::DriverId::from_raw(DRIVER_ID),
+            driver_name: c_chars("tangle"),
+            driver_info: c_chars(&format!(
+                "tangle {}: the exact SPIR-V executor with its sanitizer, {} profile",
+                env!("CARGO_PKG_VERSION"),
+                self.profile.name
+            )),
+            conformance_version: vk::ConformanceVersion::default(),
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceIDProperties`.
+    pub fn id(&self) -> vk::PhysicalDeviceIDProperties<'static> {
+        vk::PhysicalDeviceIDProperties {
+            device_uuid: uuid(&self.profile.name),
+            driver_uuid: uuid("driver"),
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceFloatControlsProperties`: the executor is exact IEEE: denormals kept,
+    /// round to nearest even, signed zeros, infinities and NaNs preserved, at every width.
+    pub fn float_controls(&self) -> vk::PhysicalDeviceFloatControlsProperties<'static> {
+        let t = vk::TRUE;
+        vk::PhysicalDeviceFloatControlsProperties {
+            denorm_behavior_independence: vk::ShaderFloatControlsIndependence::ALL,
+            rounding_mode_independence: vk::ShaderFloatControlsIndependence::ALL,
+            shader_signed_zero_inf_nan_preserve_float16: t,
+            shader_signed_zero_inf_nan_preserve_float32: t,
+            shader_signed_zero_inf_nan_preserve_float64: t,
+            shader_denorm_preserve_float16: t,
+            shader_denorm_preserve_float32: t,
+            shader_denorm_preserve_float64: t,
+            shader_rounding_mode_rte_float16: t,
+            shader_rounding_mode_rte_float32: t,
+            shader_rounding_mode_rte_float64: t,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceShaderIntegerDotProductProperties`. "Accelerated" is a performance
+    /// hint; the packed 4x8-bit forms are claimed as the GPUs of the named profiles claim them
+    /// (ggml takes its integer-dot paths only then), and nothing for `lavapipe`, as lavapipe.
+    pub fn integer_dot(&self) -> vk::PhysicalDeviceShaderIntegerDotProductProperties<'static> {
+        let packed = b(self.profile.name != "lavapipe");
+        vk::PhysicalDeviceShaderIntegerDotProductProperties {
+            integer_dot_product4x8_bit_packed_unsigned_accelerated: packed,
+            integer_dot_product4x8_bit_packed_signed_accelerated: packed,
+            integer_dot_product4x8_bit_packed_mixed_signedness_accelerated: packed,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceTimelineSemaphoreProperties`: any difference of values.
+    pub fn timeline(&self) -> vk::PhysicalDeviceTimelineSemaphoreProperties<'static> {
+        vk::PhysicalDeviceTimelineSemaphoreProperties {
+            max_timeline_semaphore_value_difference: u64::MAX,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceMaintenance3Properties`.
+    pub fn maintenance3(&self) -> vk::PhysicalDeviceMaintenance3Properties<'static> {
+        vk::PhysicalDeviceMaintenance3Properties {
+            max_per_set_descriptors: 1 << 20,
+            max_memory_allocation_size: MAX_ALLOCATION,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceCooperativeMatrixPropertiesKHR`.
+    pub fn coopmat_properties(&self) -> vk::PhysicalDeviceCooperativeMatrixPropertiesKHR<'static> {
+        vk::PhysicalDeviceCooperativeMatrixPropertiesKHR {
+            cooperative_matrix_supported_stages: vk::ShaderStageFlags::COMPUTE,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceVulkan11Properties`, from the structs above.
+    pub fn vulkan11_properties(&self) -> vk::PhysicalDeviceVulkan11Properties<'static> {
+        let (size, stages, ops) = self.subgroups();
+        let id = self.id();
+        let m3 = self.maintenance3();
+        vk::PhysicalDeviceVulkan11Properties {
+            device_uuid: id.device_uuid,
+            driver_uuid: id.driver_uuid,
+            subgroup_size: size,
+            subgroup_supported_stages: stages,
+            subgroup_supported_operations: ops,
+            point_clipping_behavior: vk::PointClippingBehavior::ALL_CLIP_PLANES,
+            max_per_set_descriptors: m3.max_per_set_descriptors,
+            max_memory_allocation_size: m3.max_memory_allocation_size,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceVulkan12Properties`, from the structs above.
+    pub fn vulkan12_properties(&self) -> vk::PhysicalDeviceVulkan12Properties<'static> {
+        let d = self.driver();
+        let f = self.float_controls();
+        vk::PhysicalDeviceVulkan12Properties {
+            driver_id: d.driver_id,
+            driver_name: d.driver_name,
+            driver_info: d.driver_info,
+            conformance_version: d.conformance_version,
+            denorm_behavior_independence: f.denorm_behavior_independence,
+            rounding_mode_independence: f.rounding_mode_independence,
+            shader_signed_zero_inf_nan_preserve_float16: f
+                .shader_signed_zero_inf_nan_preserve_float16,
+            shader_signed_zero_inf_nan_preserve_float32: f
+                .shader_signed_zero_inf_nan_preserve_float32,
+            shader_signed_zero_inf_nan_preserve_float64: f
+                .shader_signed_zero_inf_nan_preserve_float64,
+            shader_denorm_preserve_float16: f.shader_denorm_preserve_float16,
+            shader_denorm_preserve_float32: f.shader_denorm_preserve_float32,
+            shader_denorm_preserve_float64: f.shader_denorm_preserve_float64,
+            shader_rounding_mode_rte_float16: f.shader_rounding_mode_rte_float16,
+            shader_rounding_mode_rte_float32: f.shader_rounding_mode_rte_float32,
+            shader_rounding_mode_rte_float64: f.shader_rounding_mode_rte_float64,
+            max_timeline_semaphore_value_difference: u64::MAX,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceVulkan13Properties`, from the structs above.
+    pub fn vulkan13_properties(&self) -> vk::PhysicalDeviceVulkan13Properties<'static> {
+        let s = self.subgroup_size_control();
+        let d = self.integer_dot();
+        vk::PhysicalDeviceVulkan13Properties {
+            min_subgroup_size: s.min_subgroup_size,
+            max_subgroup_size: s.max_subgroup_size,
+            max_compute_workgroup_subgroups: s.max_compute_workgroup_subgroups,
+            required_subgroup_size_stages: s.required_subgroup_size_stages,
+            integer_dot_product4x8_bit_packed_unsigned_accelerated: d
+                .integer_dot_product4x8_bit_packed_unsigned_accelerated,
+            integer_dot_product4x8_bit_packed_signed_accelerated: d
+                .integer_dot_product4x8_bit_packed_signed_accelerated,
+            integer_dot_product4x8_bit_packed_mixed_signedness_accelerated: d
+                .integer_dot_product4x8_bit_packed_mixed_signedness_accelerated,
+            storage_texel_buffer_offset_alignment_bytes: BUFFER_ALIGNMENT,
+            uniform_texel_buffer_offset_alignment_bytes: BUFFER_ALIGNMENT,
+            max_buffer_size: MAX_ALLOCATION,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceFeatures`: the shader capabilities the executor runs; no graphics.
+    pub fn features(&self) -> vk::PhysicalDeviceFeatures {
+        let t = vk::TRUE;
+        vk::PhysicalDeviceFeatures {
+            shader_int64: t,
+            shader_int16: t,
+            shader_float64: t,
+            shader_storage_buffer_array_dynamic_indexing: t,
+            shader_uniform_buffer_array_dynamic_indexing: t,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceVulkan11Features`.
+    pub fn vulkan11(&self) -> vk::PhysicalDeviceVulkan11Features<'static> {
+        let t = vk::TRUE;
+        vk::PhysicalDeviceVulkan11Features {
+            storage_buffer16_bit_access: t,
+            uniform_and_storage_buffer16_bit_access: t,
+            storage_push_constant16: t,
+            variable_pointers_storage_buffer: t,
+            variable_pointers: t,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceVulkan12Features`.
+    pub fn vulkan12(&self) -> vk::PhysicalDeviceVulkan12Features<'static> {
+        let t = vk::TRUE;
+        vk::PhysicalDeviceVulkan12Features {
+            storage_buffer8_bit_access: t,
+            uniform_and_storage_buffer8_bit_access: t,
+            storage_push_constant8: t,
+            shader_buffer_int64_atomics: t,
+            shader_shared_int64_atomics: t,
+            shader_float16: t,
+            shader_int8: t,
+            runtime_descriptor_array: t,
+            shader_storage_buffer_array_non_uniform_indexing: t,
+            shader_uniform_buffer_array_non_uniform_indexing: t,
+            descriptor_binding_partially_bound: t,
+            shader_subgroup_extended_types: t,
+            vulkan_memory_model: t,
+            vulkan_memory_model_device_scope: t,
+            timeline_semaphore: t,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceVulkan13Features`.
+    pub fn vulkan13(&self) -> vk::PhysicalDeviceVulkan13Features<'static> {
+        let t = vk::TRUE;
+        vk::PhysicalDeviceVulkan13Features {
+            subgroup_size_control: t,
+            compute_full_subgroups: t,
+            synchronization2: t,
+            shader_integer_dot_product: t,
+            shader_zero_initialize_workgroup_memory: t,
+            shader_terminate_invocation: t,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceCooperativeMatrixFeaturesKHR`: with a non-empty list.
+    pub fn coopmat_features(&self) -> vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static> {
+        vk::PhysicalDeviceCooperativeMatrixFeaturesKHR {
+            cooperative_matrix: b(!self.coopmat().is_empty()),
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceShaderSubgroupRotateFeaturesKHR`: as the profile's operations say.
+    pub fn rotate_features(&self) -> vk::PhysicalDeviceShaderSubgroupRotateFeaturesKHR<'static> {
+        let ops = self.profile.subgroup_operations;
+        vk::PhysicalDeviceShaderSubgroupRotateFeaturesKHR {
+            shader_subgroup_rotate: b(ops & subgroup_ops::ROTATE != 0),
+            shader_subgroup_rotate_clustered: b(ops & subgroup_ops::ROTATE_CLUSTERED != 0),
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR`: all four or none.
+    pub fn workgroup_layout(
+        &self,
+    ) -> vk::PhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR<'static> {
+        let on = b(self.profile.workgroup_memory_explicit_layout);
+        vk::PhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR {
+            workgroup_memory_explicit_layout: on,
+            workgroup_memory_explicit_layout_scalar_block_layout: on,
+            workgroup_memory_explicit_layout8_bit_access: on,
+            workgroup_memory_explicit_layout16_bit_access: on,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceShaderMaximalReconvergenceFeaturesKHR`: the executor's default policy.
+    pub fn maximal_reconvergence(
+        &self,
+    ) -> vk::PhysicalDeviceShaderMaximalReconvergenceFeaturesKHR<'static> {
+        vk::PhysicalDeviceShaderMaximalReconvergenceFeaturesKHR {
+            shader_maximal_reconvergence: vk::TRUE,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR`.
+    pub fn uniform_control_flow(
+        &self,
+    ) -> vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR<'static> {
+        vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR {
+            shader_subgroup_uniform_control_flow: vk::TRUE,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceMemoryProperties`: one heap, one type with all four flags, so every
+    /// request a program makes finds it (ggml asks for DEVICE_LOCAL|HOST_VISIBLE|HOST_COHERENT
+    /// and for HOST_CACHED staging memory).
+    pub fn memory(&self) -> vk::PhysicalDeviceMemoryProperties {
+        let mut m = vk::PhysicalDeviceMemoryProperties {
+            memory_type_count: 1,
+            memory_heap_count: 1,
+            ..Default::default()
+        };
+        m.memory_types[0] = vk::MemoryType {
+            property_flags: vk::MemoryPropertyFlags::DEVICE_LOCAL
+                | vk::MemoryPropertyFlags::HOST_VISIBLE
+                | vk::MemoryPropertyFlags::HOST_COHERENT
+                | vk::MemoryPropertyFlags::HOST_CACHED,
+            heap_index: 0,
+        };
+        m.memory_heaps[0] = vk::MemoryHeap {
+            size: heap_size(),
+            flags: vk::MemoryHeapFlags::DEVICE_LOCAL,
+        };
+        m
+    }
+
+    /// The one queue family: one queue, compute and transfer, no timestamps.
+    pub fn queue_family(&self) -> vk::QueueFamilyProperties {
+        vk::QueueFamilyProperties {
+            queue_flags: vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER,
+            queue_count: 1,
+            timestamp_valid_bits: 0,
+            min_image_transfer_granularity: vk::Extent3D {
+                width: 1,
+                height: 1,
+                depth: 1,
+            },
+        }
+    }
+}
+
+/// The heap's size: the host's memory (`/proc/meminfo`), else 8 GiB.
+fn heap_size() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|text| {
+            let line = text.lines().find(|l| l.starts_with("MemTotal:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            kib.checked_mul(1024)
+        })
+        .unwrap_or(8 << 30)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_follow_the_profile() {
+        for p in Profile::all() {
+            let caps = Caps::new(p.clone());
+            let props = caps.properties();
+            assert_eq!(props.device_type, vk::PhysicalDeviceType::CPU);
+            assert_eq!(
+                props.limits.max_compute_shared_memory_size,
+                p.max_shared_memory
+            );
+            assert_eq!(caps.subgroup().subgroup_size, p.subgroup_size);
+            let has = |n: &CStr| caps.extensions().iter().any(|(e, _)| *e == n);
+            assert_eq!(
+                has(vk::KHR_COOPERATIVE_MATRIX_NAME),
+                !caps.coopmat().is_empty()
+            );
+            assert!(has(vk::KHR_16BIT_STORAGE_NAME));
+            assert_eq!(
+                props
+                    .device_name_as_c_str()
+                    .ok()
+                    .and_then(|n| n.to_str().ok()),
+                Some(caps.device_name().as_str())
+            );
+        }
+        let lavapipe = Caps::new(Profile::by_name("lavapipe").expect("built in"));
+        assert_eq!(lavapipe.coopmat().len(), 4);
+        assert_eq!(
+            lavapipe
+                .integer_dot()
+                .integer_dot_product4x8_bit_packed_signed_accelerated,
+            0
+        );
+    }
+}

@@ -1,0 +1,66 @@
+//! The driver's environment variables, read when an instance is created (`TANGLE_PROFILE`) and
+//! when a device is destroyed (`TANGLE_REPORT`). docs/driver.md lists them.
+
+use tangle_exec::Profile;
+
+/// The profile variable: a built-in profile's name or a profile file, as `tangle run
+/// --profile` takes.
+pub const PROFILE: &str = "TANGLE_PROFILE";
+/// The report variable: a file the findings are written to as JSON when a device is destroyed.
+pub const REPORT: &str = "TANGLE_REPORT";
+
+/// The profile `TANGLE_PROFILE` names (`default` when unset or empty), or why it names none.
+pub fn profile() -> Result<Profile, String> {
+    let name = std::env::var(PROFILE).unwrap_or_default();
+    profile_named(if name.is_empty() { "default" } else { &name })
+}
+
+/// A built-in profile by name, else a profile file.
+pub fn profile_named(name: &str) -> Result<Profile, String> {
+    if let Some(p) = Profile::by_name(name) {
+        return Ok(p);
+    }
+    if std::path::Path::new(name).is_file() {
+        let text = std::fs::read_to_string(name).map_err(|e| format!("{PROFILE}={name}: {e}"))?;
+        return Profile::from_toml(&text).map_err(|e| format!("{PROFILE}={name}: {e}"));
+    }
+    let known: Vec<String> = Profile::all().into_iter().map(|p| p.name).collect();
+    Err(format!(
+        "{PROFILE}={name}: no such profile (known: {}; or a profile file)",
+        known.join(", ")
+    ))
+}
+
+/// Where `TANGLE_REPORT` asks the JSON report to go, if anywhere.
+pub fn report_path() -> Option<std::path::PathBuf> {
+    std::env::var_os(REPORT)
+        .filter(|v| !v.is_empty())
+        .map(Into::into)
+}
+
+/// Prints one driver message on stderr, as `tangle-icd: MESSAGE`: the program's own output
+/// stays on stdout, and the loader's debug messenger is not the driver's to call.
+pub fn say(message: &str) {
+    eprintln!("tangle-icd: {message}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn profiles_by_name_and_file() {
+        assert_eq!(profile_named("nvidia").map(|p| p.subgroup_size), Ok(32));
+        let err = profile_named("nope").expect_err("unknown");
+        assert!(err.contains("known: default"), "{err}");
+        let file =
+            std::env::temp_dir().join(format!("tangle-icd-profile-{}.toml", std::process::id()));
+        let text = Profile::by_name("lavapipe")
+            .expect("built in")
+            .to_toml(None);
+        std::fs::write(&file, text).expect("temp file");
+        let named = profile_named(file.to_str().expect("utf-8 path"));
+        let _ = std::fs::remove_file(&file);
+        assert_eq!(named.map(|p| p.subgroup_size), Ok(8));
+    }
+}
