@@ -66,7 +66,7 @@ impl Findings {
                 }
                 None => self.causes.push(Cause {
                     kind,
-                    warning: s.kind.is_warning(),
+                    warning: s.kind.severity() == tangle_exec::check::kind::Severity::Warning,
                     message: first.finding.to_string(),
                     pipeline: pipeline.to_string(),
                     at: first.at.clone(),
