@@ -537,7 +537,9 @@ fn check_properties(gpu: &Gpu, caps: &Caps) {
         subgroup.supported_operations.as_raw(),
         profile.subgroup_operations
     );
-    assert_eq!(v13.min_subgroup_size, profile.subgroup_size);
+    let range = (v13.min_subgroup_size, v13.max_subgroup_size);
+    assert_eq!(range, caps.subgroup_size_range());
+    assert!(range.0 <= profile.subgroup_size && profile.subgroup_size <= range.1);
     // The cooperative-matrix query reaches the driver through vk_icdGetPhysicalDeviceProcAddr
     // (Debian 12's loader does not know it).
     let coopmat = ash::khr::cooperative_matrix::Instance::new(&gpu.entry, &gpu.instance);
@@ -786,9 +788,9 @@ fn a_required_subgroup_size_is_the_one_the_shader_sees() {
     let (memory, ptr) = gpu.memory(512);
     let x = gpu.buffer(memory, 0, 256);
     let y = gpu.buffer(memory, 256, 256);
-    // The profile's size without a requirement; the executor runs any power of two asked for
-    // (4 lies outside the claimed range: invalid use the driver still honours).
-    for (required, seen) in [(None, 32), (Some(32), 32), (Some(4), 4)] {
+    // The profile's size without a requirement; any power of two the default profile offers
+    // (1 to 128) when one is required.
+    for (required, seen) in [(None, 32), (Some(32), 32), (Some(4), 4), (Some(128), 128)] {
         let k = gpu.kernel_with(&subgroup_size_kernel(), 0, required);
         gpu.bind(&k, (x, 0, 256), (y, 0, 256));
         gpu.submit(gpu.record(&k, 1, 64, 0));
