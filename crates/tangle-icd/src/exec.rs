@@ -400,7 +400,7 @@ mod tests {
         assert_eq!(offsets(1), Some(BTreeMap::from([((0, 0), 40)])));
         // Too few offsets, or a set past the layout, are errors, not panics.
         let c = set(&[(0, DescriptorType::STORAGE_BUFFER_DYNAMIC, 2)]);
-        assert!(bind_sets(&mut bound, &layout, 0, &[c.clone()], &[1]).is_err());
+        assert!(bind_sets(&mut bound, &layout, 0, std::slice::from_ref(&c), &[1]).is_err());
         assert!(bind_sets(&mut bound, &layout, 2, &[c], &[1, 2]).is_err());
     }
 }
