@@ -495,17 +495,34 @@ fn the_loader_lists_the_device_with_the_default_profile() {
 #[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
 fn tangle_profile_sets_the_properties() {
     if in_child() {
+        let expected = std::env::var("TANGLE_ICD_TEST_EXPECT").expect("the expected profile");
         let gpu = Gpu::new();
         check_properties(
             &gpu,
-            &Caps::new(Profile::by_name("lavapipe").expect("built in")),
+            &Caps::new(Profile::by_name(&expected).expect("built in")),
         );
         return;
     }
-    child(
-        "tangle_profile_sets_the_properties",
-        &[("TANGLE_PROFILE", OsStr::new("lavapipe"))],
-    );
+    // A built-in profile by name, and one from a profile file, as `tangle run --profile`.
+    let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tangle_icd_lavapipe_{}.toml", std::process::id()));
+    let text = Profile::by_name("lavapipe")
+        .expect("built in")
+        .to_toml(None);
+    std::fs::write(&file, text).expect("a profile file");
+    for (profile, expected) in [
+        (OsStr::new("nvidia"), "nvidia"),
+        (file.as_os_str(), "lavapipe"),
+    ] {
+        child(
+            "tangle_profile_sets_the_properties",
+            &[
+                ("TANGLE_PROFILE", profile),
+                ("TANGLE_ICD_TEST_EXPECT", OsStr::new(expected)),
+            ],
+        );
+    }
+    let _ = std::fs::remove_file(&file);
 }
 
 /// The device's properties, subgroup properties and cooperative-matrix list are `caps`'.
