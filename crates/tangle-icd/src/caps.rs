@@ -308,17 +308,27 @@ impl Caps {
         }
     }
 
-    /// `VkPhysicalDeviceSubgroupSizeControlProperties`: the profile's size is the only one, as
-    /// the drivers the profiles describe report (a pipeline may still require another power of
-    /// two up to 128: the executor runs any).
+    /// The range of subgroup sizes a pipeline may require: every power of two the executor runs
+    /// (1 to 128) for the `default` profile, tangle's own device; the profile's size alone for a
+    /// profile describing another device (the files carry no range, and the GPUs they describe
+    /// mostly report one size).
+    pub fn subgroup_size_range(&self) -> (u32, u32) {
+        match self.profile.name.as_str() {
+            "default" => (1, 128),
+            _ => (self.profile.subgroup_size, self.profile.subgroup_size),
+        }
+    }
+
+    /// `VkPhysicalDeviceSubgroupSizeControlProperties`.
     pub fn subgroup_size_control(
         &self,
     ) -> vk::PhysicalDeviceSubgroupSizeControlProperties<'static> {
         let p = &self.profile;
+        let (min, max) = self.subgroup_size_range();
         vk::PhysicalDeviceSubgroupSizeControlProperties {
-            min_subgroup_size: p.subgroup_size,
-            max_subgroup_size: p.subgroup_size,
-            max_compute_workgroup_subgroups: p.max_workgroup_invocations / p.subgroup_size.max(1),
+            min_subgroup_size: min,
+            max_subgroup_size: max,
+            max_compute_workgroup_subgroups: p.max_workgroup_invocations / min.max(1),
             required_subgroup_size_stages: vk::ShaderStageFlags::COMPUTE,
             ..Default::default()
         }
@@ -668,7 +678,12 @@ mod tests {
                 Some(caps.device_name().as_str())
             );
         }
+        assert_eq!(
+            Caps::new(Profile::default()).subgroup_size_range(),
+            (1, 128)
+        );
         let lavapipe = Caps::new(Profile::by_name("lavapipe").expect("built in"));
+        assert_eq!(lavapipe.subgroup_size_range(), (8, 8));
         assert_eq!(lavapipe.coopmat().len(), 4);
         assert_eq!(
             lavapipe

@@ -357,3 +357,50 @@ fn run_dispatch(
     f.add(&pipeline.label(), place, &report.summaries);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::objects::{LayoutBinding, SetLayout};
+    use ash::vk::DescriptorType;
+
+    fn set(bindings: &[(u32, DescriptorType, u32)]) -> Arc<DescriptorSet> {
+        let layout = SetLayout {
+            bindings: bindings
+                .iter()
+                .map(|&(b, kind, count)| (b, LayoutBinding { kind, count }))
+                .collect(),
+        };
+        Arc::new(DescriptorSet {
+            layout: Arc::new(layout),
+            pool: 0,
+            slots: Default::default(),
+        })
+    }
+
+    #[test]
+    fn dynamic_offsets_go_in_binding_then_element_order() {
+        let a = set(&[
+            (2, DescriptorType::STORAGE_BUFFER_DYNAMIC, 1),
+            (0, DescriptorType::UNIFORM_BUFFER_DYNAMIC, 2),
+            (1, DescriptorType::STORAGE_BUFFER, 1),
+        ]);
+        let b = set(&[(0, DescriptorType::STORAGE_BUFFER_DYNAMIC, 1)]);
+        let layout = PipelineLayout {
+            sets: vec![a.layout.clone(), b.layout.clone()],
+            push_size: 0,
+        };
+        let mut bound = Bound::default();
+        bind_sets(&mut bound, &layout, 0, &[a, b], &[10, 20, 30, 40]).expect("bound");
+        let offsets = |set: u32| bound.sets.get(&set).map(|(_, o)| o.clone());
+        assert_eq!(
+            offsets(0),
+            Some(BTreeMap::from([((0, 0), 10), ((0, 1), 20), ((2, 0), 30)]))
+        );
+        assert_eq!(offsets(1), Some(BTreeMap::from([((0, 0), 40)])));
+        // Too few offsets, or a set past the layout, are errors, not panics.
+        let c = set(&[(0, DescriptorType::STORAGE_BUFFER_DYNAMIC, 2)]);
+        assert!(bind_sets(&mut bound, &layout, 0, std::slice::from_ref(&c), &[1]).is_err());
+        assert!(bind_sets(&mut bound, &layout, 2, &[c], &[1, 2]).is_err());
+    }
+}

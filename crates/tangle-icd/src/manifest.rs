@@ -32,7 +32,9 @@ pub fn json(library: &Path) -> String {
 }
 
 /// The driver library beside an executable in `dir`: in `dir` itself (an install, or cargo's
-/// profile folder), in `dir/deps` (where cargo leaves a dependency's `cdylib`), or in `../lib`.
+/// profile folder after `cargo build -p tangle-icd`), in `dir/deps` (where cargo leaves a
+/// dependency's `cdylib`, rebuilt with the executable), or in `../lib`; the newest where there
+/// are several, so that a stale copy never wins.
 pub fn find_library(dir: &Path) -> Option<PathBuf> {
     [
         dir.join(LIBRARY),
@@ -40,7 +42,8 @@ pub fn find_library(dir: &Path) -> Option<PathBuf> {
         dir.join("..").join("lib").join(LIBRARY),
     ]
     .into_iter()
-    .find(|p| p.is_file())
+    .filter(|p| p.is_file())
+    .max_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok())
 }
 
 #[cfg(test)]

@@ -495,17 +495,34 @@ fn the_loader_lists_the_device_with_the_default_profile() {
 #[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
 fn tangle_profile_sets_the_properties() {
     if in_child() {
+        let expected = std::env::var("TANGLE_ICD_TEST_EXPECT").expect("the expected profile");
         let gpu = Gpu::new();
         check_properties(
             &gpu,
-            &Caps::new(Profile::by_name("lavapipe").expect("built in")),
+            &Caps::new(Profile::by_name(&expected).expect("built in")),
         );
         return;
     }
-    child(
-        "tangle_profile_sets_the_properties",
-        &[("TANGLE_PROFILE", OsStr::new("lavapipe"))],
-    );
+    // A built-in profile by name, and one from a profile file, as `tangle run --profile`.
+    let file = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tangle_icd_lavapipe_{}.toml", std::process::id()));
+    let text = Profile::by_name("lavapipe")
+        .expect("built in")
+        .to_toml(None);
+    std::fs::write(&file, text).expect("a profile file");
+    for (profile, expected) in [
+        (OsStr::new("nvidia"), "nvidia"),
+        (file.as_os_str(), "lavapipe"),
+    ] {
+        child(
+            "tangle_profile_sets_the_properties",
+            &[
+                ("TANGLE_PROFILE", profile),
+                ("TANGLE_ICD_TEST_EXPECT", OsStr::new(expected)),
+            ],
+        );
+    }
+    let _ = std::fs::remove_file(&file);
 }
 
 /// The device's properties, subgroup properties and cooperative-matrix list are `caps`'.
@@ -537,7 +554,9 @@ fn check_properties(gpu: &Gpu, caps: &Caps) {
         subgroup.supported_operations.as_raw(),
         profile.subgroup_operations
     );
-    assert_eq!(v13.min_subgroup_size, profile.subgroup_size);
+    let range = (v13.min_subgroup_size, v13.max_subgroup_size);
+    assert_eq!(range, caps.subgroup_size_range());
+    assert!(range.0 <= profile.subgroup_size && profile.subgroup_size <= range.1);
     // The cooperative-matrix query reaches the driver through vk_icdGetPhysicalDeviceProcAddr
     // (Debian 12's loader does not know it).
     let coopmat = ash::khr::cooperative_matrix::Instance::new(&gpu.entry, &gpu.instance);
@@ -786,9 +805,9 @@ fn a_required_subgroup_size_is_the_one_the_shader_sees() {
     let (memory, ptr) = gpu.memory(512);
     let x = gpu.buffer(memory, 0, 256);
     let y = gpu.buffer(memory, 256, 256);
-    // The profile's size without a requirement; the executor runs any power of two asked for
-    // (4 lies outside the claimed range: invalid use the driver still honours).
-    for (required, seen) in [(None, 32), (Some(32), 32), (Some(4), 4)] {
+    // The profile's size without a requirement; any power of two the default profile offers
+    // (1 to 128) when one is required.
+    for (required, seen) in [(None, 32), (Some(32), 32), (Some(4), 4), (Some(128), 128)] {
         let k = gpu.kernel_with(&subgroup_size_kernel(), 0, required);
         gpu.bind(&k, (x, 0, 256), (y, 0, 256));
         gpu.submit(gpu.record(&k, 1, 64, 0));
