@@ -488,6 +488,8 @@ impl Caps {
     pub fn features(&self) -> vk::PhysicalDeviceFeatures {
         let t = vk::TRUE;
         vk::PhysicalDeviceFeatures {
+            // Out-of-range buffer accesses as tangle_exec::check::robust defines them.
+            robust_buffer_access: t,
             shader_int64: t,
             shader_int16: t,
             shader_float64: t,

@@ -338,7 +338,14 @@ fn run_dispatch(
     }
     let report = pipeline
         .exec
-        .dispatch(&mut resources, groups, &RunOptions::default())
+        .dispatch(
+            &mut resources,
+            groups,
+            &RunOptions {
+                robustness: device.robustness,
+                ..RunOptions::default()
+            },
+        )
         .map_err(|e| format!("{}: {e}", pipeline.label()))?;
     for ((set, binding, element), memory, at) in windows {
         if !pipeline.exec.may_write(set, binding) {

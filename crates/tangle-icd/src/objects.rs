@@ -56,6 +56,9 @@ pub struct Device {
     pub queue: u64,
     /// The sanitizer's findings of every dispatch so far.
     pub findings: Mutex<Findings>,
+    /// The buffer robustness the program enabled (`robustBufferAccess` at `vkCreateDevice`):
+    /// what its dispatches' accesses outside a buffer do ([`tangle_exec::check::robust`]).
+    pub robustness: tangle_exec::check::robust::Robustness,
 }
 
 /// The device's queue: submissions run one at a time, in submission order, on a thread that

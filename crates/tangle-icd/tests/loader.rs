@@ -131,8 +131,14 @@ fn create_device(
 
 impl Gpu {
     fn new() -> Gpu {
+        Gpu::with_robustness(false)
+    }
+
+    /// A device with `robustBufferAccess` enabled or not.
+    fn with_robustness(robust: bool) -> Gpu {
         let (entry, instance, physical) = instance();
-        let mut features = vk::PhysicalDeviceFeatures2::default();
+        let mut features = vk::PhysicalDeviceFeatures2::default()
+            .features(vk::PhysicalDeviceFeatures::default().robust_buffer_access(robust));
         let device = create_device(&instance, physical, &mut features, &[]).expect("a device");
         // SAFETY: a live device with one queue in family 0.
         let queue = unsafe { device.get_device_queue(0, 0) };
@@ -989,6 +995,70 @@ fn a_race_is_in_the_report_and_on_stderr() {
         pipeline.starts_with("'racy add' = 'main' (pipeline "),
         "{pipeline}"
     );
+}
+
+/// A dispatch whose `y` window (32 words) is shorter than the dispatch (64 invocations): with
+/// `robustBufferAccess` enabled at `vkCreateDevice`, the loads past it read zero and its stores
+/// are dropped, a `robust-access` warning (`tangle_exec::check::robust`); without it, the same
+/// accesses are `out-of-bounds` errors. Either way the words after the window are untouched.
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn robust_buffer_access_follows_the_device_feature() {
+    if in_child() {
+        let robust = std::env::var_os("TANGLE_TEST_ROBUST").is_some_and(|v| v == "1");
+        let gpu = Gpu::with_robustness(robust);
+        let (memory, ptr) = gpu.memory(512);
+        for i in 0..64 {
+            set_word(ptr, i, i as u32 + 1);
+            set_word(ptr, 64 + i, 1000 + i as u32);
+        }
+        let x = gpu.buffer(memory, 0, 256);
+        let y = gpu.buffer(memory, 256, 128);
+        let k = gpu.kernel(SAXPY, 0);
+        gpu.bind(&k, (x, 0, 256), (y, 0, 128));
+        gpu.submit(gpu.record(&k, 2, 64, 0));
+        for i in 0..64 {
+            let want = match i < 32 {
+                true => 2 * (i as u32 + 1) + 1000 + i as u32,
+                false => 1000 + i as u32,
+            };
+            assert_eq!(word(ptr, 64 + i), want, "y word {i}");
+        }
+        return;
+    }
+    for (robust, kind, severity) in [
+        ("1", "robust-access", "warning"),
+        ("0", "out-of-bounds", "error"),
+    ] {
+        let report = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "tangle_icd_robust_{robust}_{}.json",
+            std::process::id()
+        ));
+        let out = child(
+            "robust_buffer_access_follows_the_device_feature",
+            &[
+                ("TANGLE_REPORT", report.as_os_str()),
+                ("TANGLE_TEST_ROBUST", OsStr::new(robust)),
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&report).expect("TANGLE_REPORT written");
+        let _ = std::fs::remove_file(&report);
+        let json: serde_json::Value = serde_json::from_str(&text).expect("a JSON report");
+        let findings = json["findings"].as_array().expect("a findings list");
+        assert!(!findings.is_empty(), "{text}");
+        for f in findings {
+            assert_eq!(
+                (f["kind"].as_str(), f["severity"].as_str()),
+                (Some(kind), Some(severity)),
+                "{text}"
+            );
+        }
+    }
 }
 
 #[test]

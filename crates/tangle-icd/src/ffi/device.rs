@@ -65,11 +65,18 @@ pub unsafe extern "system" fn create_device(
                 ),
             ));
         }
+        // SAFETY: as above.
+        let robust =
+            unsafe { instance::robust_buffer_access(info.p_enabled_features, info.p_next) };
         let queue = new_dispatchable();
         let device = Arc::new(Device {
             caps,
             queue,
             findings: Mutex::default(),
+            robustness: match robust {
+                true => tangle_exec::check::robust::Robustness::Buffer,
+                false => tangle_exec::check::robust::Robustness::Off,
+            },
         });
         objects::insert_at(
             queue,

@@ -275,6 +275,28 @@ pub unsafe extern "system" fn get_physical_device_features2(
 ///
 /// # Safety
 /// `base` is null or a valid `VkPhysicalDeviceFeatures`; `next` is a valid chain.
+/// Whether `robustBufferAccess` is enabled in `pEnabledFeatures` (`base`) or in a
+/// `VkPhysicalDeviceFeatures2` of the create-info's chain (`next`).
+///
+/// # Safety
+/// As [`missing_feature`]: `base` is null or a valid `VkPhysicalDeviceFeatures`, and `next` a
+/// valid chain.
+pub(super) unsafe fn robust_buffer_access(
+    base: *const vk::PhysicalDeviceFeatures,
+    next: *const std::ffi::c_void,
+) -> bool {
+    // SAFETY: the caller's promise for `base`.
+    let in_base = !base.is_null() && unsafe { (*base).robust_buffer_access } == vk::TRUE;
+    // SAFETY: the caller's chain; each struct is read as the type its `sType` names.
+    in_base
+        || unsafe { chain(next) }.into_iter().any(|(s_type, at)| {
+            s_type == vk::StructureType::PHYSICAL_DEVICE_FEATURES_2
+                // SAFETY: a `VkPhysicalDeviceFeatures2`: its `features` member is valid.
+                && unsafe { (*at.cast::<vk::PhysicalDeviceFeatures2>()).features.robust_buffer_access }
+                    == vk::TRUE
+        })
+}
+
 pub(super) unsafe fn missing_feature(
     caps: &Caps,
     base: *const vk::PhysicalDeviceFeatures,
