@@ -4,9 +4,11 @@
 //!
 //! Per workload it measures, separately: the GLSL compile (glslang), validation, lowering (the
 //! pipeline), the native tier's compile (its first dispatch's, [`tangle_exec::jit`]), and the
-//! dispatch without it; and the plain-Rust baseline, warm, on a rayon pool of the same
+//! dispatch without it; and the plain-Rust baseline ([`workloads::Baseline`]: warm, in place,
+//! invocations side by side where one is a dependent chain), on a rayon pool of the same
 //! number of threads as the executor (best of three; tangle's dispatch and the driver's too,
-//! [`ROUNDS`]). The ratio printed is tangle's rate over the baseline's.
+//! [`ROUNDS`]), its result checked against the reference first. The ratio printed is tangle's
+//! rate over the baseline's.
 //!
 //! The dispatch is timed as the Vulkan driver's is (`tangle-vulkan`'s `raw.rs`: submit to
 //! fence, the buffers already in device memory): on resident memory
@@ -168,8 +170,14 @@ pub fn measure(
         .build()
         .map_err(|e| e.to_string())?;
     let want = pool.install(|| (case.reference)());
+    // The baseline, made once (warm), checked after its first run, then timed in place.
+    let baseline = (case.baseline)();
+    pool.install(|| (baseline.run)());
+    if (baseline.output)() != want {
+        return Err("the plain-Rust baseline differs from the reference".into());
+    }
     let rust = (0..3)
-        .map(|_| timed(|| pool.install(|| std::hint::black_box((case.reference)()))).1)
+        .map(|_| timed(|| pool.install(|| (baseline.run)())).1)
         .min()
         .unwrap_or_default();
     let got = resources

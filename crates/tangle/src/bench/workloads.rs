@@ -1,11 +1,44 @@
 //! The five workloads of `bench/README.md` at their standard sizes: the shader, its inputs
-//! (random from a fixed seed, never zeros), the same computation in plain Rust, and how a result
-//! is checked. The plain-Rust versions are written the way a fair baseline should be: warm,
-//! spread over the same threads as tangle (rayon), compiled with the same flags.
+//! (random from a fixed seed, never zeros), the same computation in plain Rust twice — a simple
+//! reference that checks every result, and the baseline the rate is compared with — and how a
+//! result is checked. Each baseline ([`Baseline`]) is written as a Rust programmer would write it
+//! for speed: its buffers made once and kept warm, the output written in place (as the shader
+//! writes its buffer), spread over the same threads as tangle (rayon), and, where one invocation
+//! is a chain of dependent steps, invocations side by side so that LLVM vectorises them.
 
 use half::f16;
 use ndarray::{s, Array2, ArrayView2, Axis};
 use rayon::prelude::*;
+
+/// A workload's plain-Rust baseline: one run over buffers it keeps (warm and in place), and
+/// the output its runs left (after one run, the workload's result).
+pub struct Baseline {
+    /// One run.
+    pub run: Box<dyn Fn() + Sync>,
+    /// The output buffer's values now.
+    pub output: Box<dyn Fn() -> Values + Sync>,
+}
+
+impl Baseline {
+    /// A baseline whose output is `state`'s vector, computed in place by `step`.
+    fn in_place<T: Clone + Send + 'static>(
+        state: Vec<T>,
+        step: impl Fn(&mut [T]) + Sync + 'static,
+        values: fn(Vec<T>) -> Values,
+    ) -> Baseline {
+        let state = std::sync::Arc::new(std::sync::Mutex::new(state));
+        let kept = state.clone();
+        Baseline {
+            run: Box::new(move || {
+                let mut v = state.lock().unwrap_or_else(|e| e.into_inner());
+                step(&mut v);
+            }),
+            output: Box::new(move || {
+                values(kept.lock().unwrap_or_else(|e| e.into_inner()).clone())
+            }),
+        }
+    }
+}
 
 /// One workload at one size, ready to run.
 pub struct Case {
@@ -26,6 +59,8 @@ pub struct Case {
     /// The plain-Rust computation of the output buffer's values (not turned into bytes, which
     /// would flatter tangle: its time is the computation's alone).
     pub reference: Box<dyn Fn() -> Values + Sync>,
+    /// Makes the baseline the rate is compared with ([`Baseline`]).
+    pub baseline: Box<dyn Fn() -> Baseline + Sync>,
     /// How the output is compared with the reference.
     pub check: Check,
     /// Whether the output holds f32 values (a driver's may differ in the last bits).
@@ -195,6 +230,36 @@ fn alu_hash(divisor: u32) -> Case {
             .collect();
         Values::U32(out)
     };
+    // Sixteen invocations side by side: each step of the hash is one vector instruction over
+    // them, where one invocation alone is a chain of dependent multiplies.
+    let baseline = move || {
+        Baseline::in_place(
+            vec![0u32; n as usize],
+            move |out: &mut [u32]| {
+                out.par_chunks_mut(1024).enumerate().for_each(|(c, chunk)| {
+                    for (b, lanes) in chunk.chunks_mut(16).enumerate() {
+                        let first = (c * 1024 + b * 16) as u32;
+                        let mut x = [0u32; 16];
+                        for (l, v) in x.iter_mut().enumerate() {
+                            *v = (first + l as u32)
+                                .wrapping_mul(2_654_435_761)
+                                .wrapping_add(1);
+                        }
+                        for k in 0..iters {
+                            for v in x.iter_mut() {
+                                *v ^= *v >> 13;
+                                *v = v.wrapping_mul(0x5bd1_e995);
+                                *v ^= *v << 7;
+                                *v = v.wrapping_add(k);
+                            }
+                        }
+                        lanes.copy_from_slice(&x[..lanes.len()]);
+                    }
+                });
+            },
+            Values::U32,
+        )
+    };
     Case {
         buffers: vec![vec![0; n as usize * 4]],
         push: iters.to_le_bytes().to_vec(),
@@ -204,6 +269,7 @@ fn alu_hash(divisor: u32) -> Case {
         work: f64::from(n) * f64::from(iters),
         size: format!("{n} invocations x {iters} iterations"),
         reference: Box::new(reference),
+        baseline: Box::new(baseline),
         check: Check::Exact,
         float_output: false,
         split: None,
@@ -219,7 +285,21 @@ fn saxpy(divisor: u32) -> Case {
     let x: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
     let y: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
     let buffers = vec![f32_bytes(&x), f32_bytes(&y)];
+    let (xb, yb) = (x.clone(), y.clone());
     let reference = move || Values::F32(x.par_iter().zip(&y).map(|(x, y)| a * x + y).collect());
+    // `y` updated in place, as the shader does, on memory already resident.
+    let baseline = move || {
+        let x = xb.clone();
+        Baseline::in_place(
+            yb.clone(),
+            move |y: &mut [f32]| {
+                y.par_chunks_mut(1 << 16)
+                    .zip(x.par_chunks(1 << 16))
+                    .for_each(|(y, x)| y.iter_mut().zip(x).for_each(|(y, x)| *y += a * x));
+            },
+            Values::F32,
+        )
+    };
     Case {
         buffers,
         push: [a.to_le_bytes(), n.to_le_bytes()].concat(),
@@ -229,6 +309,7 @@ fn saxpy(divisor: u32) -> Case {
         work: 12.0 * f64::from(n),
         size: format!("n = {n}"),
         reference: Box::new(reference),
+        baseline: Box::new(baseline),
         check: Check::Exact,
         float_output: true,
         split: Some(saxpy_split),
@@ -268,6 +349,23 @@ fn rotate_conv(divisor: u32) -> Case {
     let x: Vec<f32> = (0..n).map(|_| rng.f32()).collect();
     let w: Vec<f32> = (0..16).map(|_| rng.f32() / 100.0).collect();
     let buffers = vec![f32_bytes(&x), f32_bytes(&w), vec![0; n as usize * 4]];
+    let (xb, wb) = (x.clone(), w.clone());
+    let baseline = move || {
+        let (x, w) = (xb.clone(), wb.clone());
+        Baseline::in_place(
+            vec![0f32; n as usize],
+            move |out: &mut [f32]| {
+                out.par_chunks_mut(8)
+                    .zip(x.par_chunks(8))
+                    .for_each(|(o, c)| {
+                        for (i, o) in o.iter_mut().enumerate() {
+                            *o = (0..16).fold(0.0f32, |acc, t| acc + w[t] * c[(i + t) % 8]);
+                        }
+                    });
+            },
+            Values::F32,
+        )
+    };
     let reference = move || {
         // Clusters of 8 consecutive invocations (workgroups and subgroups are multiples of 8):
         // tap t of invocation i is the value of the invocation t places further round its
@@ -290,6 +388,7 @@ fn rotate_conv(divisor: u32) -> Case {
         work: 16.0 * f64::from(n),
         size: format!("{n} invocations x 16 taps"),
         reference: Box::new(reference),
+        baseline: Box::new(baseline),
         check: Check::Exact,
         float_output: true,
         split: None,
@@ -308,6 +407,32 @@ fn dot_gemv(divisor: u32) -> Case {
         u32_bytes(x.iter().copied()),
         vec![0; rows as usize * 4],
     ];
+    let (ab, xb) = (a.clone(), x.clone());
+    let baseline = move || {
+        let (a, x) = (ab.clone(), xb.clone());
+        Baseline::in_place(
+            vec![0u32; rows as usize],
+            move |out: &mut [u32]| {
+                out.par_iter_mut()
+                    .zip(a.par_chunks(words as usize))
+                    .for_each(|(o, row)| {
+                        // Saturation after each packed step, as OpSDotAccSat accumulates.
+                        let mut acc = 0i32;
+                        for (&p, &q) in row.iter().zip(&x) {
+                            let d: i32 = (0..4)
+                                .map(|b| {
+                                    i32::from((p >> (8 * b)) as i8)
+                                        * i32::from((q >> (8 * b)) as i8)
+                                })
+                                .sum();
+                            acc = acc.saturating_add(d);
+                        }
+                        *o = acc as u32;
+                    });
+            },
+            Values::U32,
+        )
+    };
     let reference = move || {
         let dot4 = |p: u32, q: u32| -> i64 {
             (0..4)
@@ -335,6 +460,7 @@ fn dot_gemv(divisor: u32) -> Case {
         work: f64::from(rows) * f64::from(words) * 4.0,
         size: format!("{rows} rows x {} int8", words * 4),
         reference: Box::new(reference),
+        baseline: Box::new(baseline),
         check: Check::Exact,
         float_output: false,
         split: None,
@@ -373,6 +499,28 @@ fn coopmat_gemm_of(n: usize) -> Case {
         Array2::from_shape_vec((n, n), v.iter().map(|x| x.to_f32()).collect()).ok()
     };
     let (af, bf) = (widen(&a), widen(&b));
+    let (ab, bb) = (af.clone(), bf.clone());
+    // The same banded GEMM into an output kept from run to run.
+    let baseline = move || {
+        let (af, bf) = (ab.clone(), bb.clone());
+        Baseline::in_place(
+            vec![0f32; n * n],
+            move |c: &mut [f32]| {
+                let (Some(af), Some(bf)) = (&af, &bf) else {
+                    return;
+                };
+                c.par_chunks_mut(64 * n).enumerate().for_each(|(i, band)| {
+                    let rows = band.len() / n;
+                    let Ok(mut band) = ndarray::ArrayViewMut2::from_shape((rows, n), band) else {
+                        return;
+                    };
+                    let a_band: ArrayView2<f32> = af.slice(s![i * 64..i * 64 + rows, ..]);
+                    ndarray::linalg::general_mat_mul(1.0, &a_band, bf, 0.0, &mut band);
+                });
+            },
+            Values::F32,
+        )
+    };
     let reference = move || {
         let (Some(af), Some(bf)) = (&af, &bf) else {
             return Values::F32(Vec::new());
@@ -400,6 +548,7 @@ fn coopmat_gemm_of(n: usize) -> Case {
         work: 2.0 * (n * n * n) as f64,
         size: format!("{n}^3, 16x16x16 tiles"),
         reference: Box::new(reference),
+        baseline: Box::new(baseline),
         check: Check::Frobenius(1e-2),
         float_output: true,
         split: None,
