@@ -50,6 +50,7 @@ pub type Extension = (&'static CStr, u32);
 /// entry point the driver lacks. Several are core in 1.3 and listed by name all the same,
 /// because programs (ggml) enable them by name.
 const EXTENSIONS: &[Extension] = &[
+    (vk::EXT_ROBUSTNESS2_NAME, vk::EXT_ROBUSTNESS2_SPEC_VERSION),
     (
         vk::KHR_16BIT_STORAGE_NAME,
         vk::KHR_16BIT_STORAGE_SPEC_VERSION,
@@ -553,6 +554,25 @@ impl Caps {
     pub fn coopmat_features(&self) -> vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static> {
         vk::PhysicalDeviceCooperativeMatrixFeaturesKHR {
             cooperative_matrix: b(!self.coopmat().is_empty()),
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceRobustness2FeaturesEXT`: `robustBufferAccess2` only (images and null
+    /// descriptors are not run; `tangle_exec::check::robust`).
+    pub fn robustness2(&self) -> vk::PhysicalDeviceRobustness2FeaturesEXT<'static> {
+        vk::PhysicalDeviceRobustness2FeaturesEXT {
+            robust_buffer_access2: vk::TRUE,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceRobustness2PropertiesEXT`: accesses are checked against the
+    /// descriptor's own range, rounded up to nothing.
+    pub fn robustness2_properties(&self) -> vk::PhysicalDeviceRobustness2PropertiesEXT<'static> {
+        vk::PhysicalDeviceRobustness2PropertiesEXT {
+            robust_storage_buffer_access_size_alignment: 1,
+            robust_uniform_buffer_access_size_alignment: 1,
             ..Default::default()
         }
     }

@@ -56,7 +56,8 @@ pub struct Device {
     pub queue: u64,
     /// The sanitizer's findings of every dispatch so far.
     pub findings: Mutex<Findings>,
-    /// The buffer robustness the program enabled (`robustBufferAccess` at `vkCreateDevice`):
+    /// The buffer robustness the program enabled (`robustBufferAccess`, or VK_EXT_robustness2's
+    /// `robustBufferAccess2`, at `vkCreateDevice`):
     /// what its dispatches' accesses outside a buffer do ([`tangle_exec::check::robust`]).
     pub robustness: tangle_exec::check::robust::Robustness,
 }

@@ -68,14 +68,17 @@ pub unsafe extern "system" fn create_device(
         // SAFETY: as above.
         let robust =
             unsafe { instance::robust_buffer_access(info.p_enabled_features, info.p_next) };
+        // SAFETY: as above.
+        let robust2 = unsafe { instance::robust_buffer_access2(info.p_next) };
         let queue = new_dispatchable();
         let device = Arc::new(Device {
             caps,
             queue,
             findings: Mutex::default(),
-            robustness: match robust {
-                true => tangle_exec::check::robust::Robustness::Buffer,
-                false => tangle_exec::check::robust::Robustness::Off,
+            robustness: match (robust2, robust) {
+                (true, _) => tangle_exec::check::robust::Robustness::Buffer2,
+                (false, true) => tangle_exec::check::robust::Robustness::Buffer,
+                (false, false) => tangle_exec::check::robust::Robustness::Off,
             },
         });
         objects::insert_at(

@@ -183,6 +183,7 @@ unsafe fn fill_property(
         vk::PhysicalDeviceMaintenance3Properties => maintenance3,
         vk::PhysicalDeviceTimelineSemaphoreProperties => timeline,
         vk::PhysicalDeviceCooperativeMatrixPropertiesKHR => coopmat_properties,
+        vk::PhysicalDeviceRobustness2PropertiesEXT => robustness2_properties,
         vk::PhysicalDeviceVulkan11Properties => vulkan11_properties,
         vk::PhysicalDeviceVulkan12Properties => vulkan12_properties,
         vk::PhysicalDeviceVulkan13Properties => vulkan13_properties,
@@ -211,6 +212,7 @@ macro_rules! feature_structs {
         $m!(vk::PhysicalDeviceCooperativeMatrixFeaturesKHR);
         $m!(vk::PhysicalDeviceShaderMaximalReconvergenceFeaturesKHR);
         $m!(vk::PhysicalDeviceShaderSubgroupRotateFeaturesKHR);
+        $m!(vk::PhysicalDeviceRobustness2FeaturesEXT);
         $m!(vk::PhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR);
         $m!(vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR);
         $m!(vk::PhysicalDeviceTimelineSemaphoreFeatures);
@@ -275,6 +277,21 @@ pub unsafe extern "system" fn get_physical_device_features2(
 ///
 /// # Safety
 /// `base` is null or a valid `VkPhysicalDeviceFeatures`; `next` is a valid chain.
+/// Whether `robustBufferAccess2` is enabled in a `VkPhysicalDeviceRobustness2FeaturesEXT` of
+/// the create-info's chain (`next`).
+///
+/// # Safety
+/// `next` is a valid chain.
+pub(super) unsafe fn robust_buffer_access2(next: *const std::ffi::c_void) -> bool {
+    // SAFETY: the caller's chain; each struct is read as the type its `sType` names.
+    unsafe { chain(next) }.into_iter().any(|(s_type, at)| {
+        s_type == vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT
+            // SAFETY: a `VkPhysicalDeviceRobustness2FeaturesEXT`.
+            && unsafe { (*at.cast::<vk::PhysicalDeviceRobustness2FeaturesEXT>()).robust_buffer_access2 }
+                == vk::TRUE
+    })
+}
+
 /// Whether `robustBufferAccess` is enabled in `pEnabledFeatures` (`base`) or in a
 /// `VkPhysicalDeviceFeatures2` of the create-info's chain (`next`).
 ///
