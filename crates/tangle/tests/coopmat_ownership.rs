@@ -9,7 +9,7 @@
 //! subgroup size, on workgroup and storage memory, and report nothing once a subgroup or
 //! workgroup barrier orders the two.
 
-use std::process::Command;
+mod script_run;
 
 /// What stands between the matrix store and the plain loads.
 #[derive(Clone, Copy, Debug)]
@@ -81,42 +81,12 @@ RUN p 1 1 1
     )
 }
 
-/// `tangle run` of `text` with `args`: (exit code, finding kinds, output).
+/// `tangle run --json` of `text` with `args`: (exit code, finding kinds, output).
 fn run(text: &str, args: &[&str]) -> (i32, Vec<String>, String) {
-    let dir = std::env::temp_dir().join(format!("tangle-coopmat-ownership-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let path = dir.join(format!("{:016x}.amber", fxhash(text)));
-    std::fs::write(&path, text).expect("script written");
-    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
-        .arg("run")
-        .arg(&path)
-        .args(args)
-        .arg("--json")
-        .output()
-        .expect("the tangle binary runs");
-    let json: serde_json::Value =
-        serde_json::from_slice(&out.stdout).expect("run --json prints one JSON object");
-    let mut kinds: Vec<String> = json["report"]["findings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|f| f["kind"].as_str().map(str::to_string))
-        .collect();
-    kinds.sort();
+    let (code, kinds, out) = script_run::run_json("coopmat-ownership", text, args);
+    let mut kinds: Vec<String> = kinds.into_iter().map(|(k, _)| k).collect();
     kinds.dedup();
-    let code = out.status.code().unwrap_or(-1);
-    (
-        code,
-        kinds,
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-    )
-}
-
-/// A file name for a script (FNV-1a; names only need to differ).
-fn fxhash(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    (code, kinds, out)
 }
 
 const LAYOUTS: [&str; 3] = ["row-striped", "column-striped", "shuffled:7"];

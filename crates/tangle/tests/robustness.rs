@@ -9,6 +9,8 @@
 
 use std::process::Command;
 
+mod script_run;
+
 /// The buffer's bytes: 14, so that word 3 (bytes 12..16) is partly outside.
 const SIZE: usize = 14;
 /// Invocations: words 0..=2 inside, 3 partly outside, 4 and 5 wholly outside.
@@ -127,37 +129,9 @@ RUN p 1 1 1
     text
 }
 
-/// `tangle run` of `text` with `args`: (exit code, finding kinds with severities, output).
+/// `tangle run --json` of `text` with `args`: (exit code, finding kinds with severities, output).
 fn run(text: &str, args: &[&str]) -> (i32, Vec<(String, String)>, String) {
-    let dir = std::env::temp_dir().join(format!("tangle-robustness-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a temporary folder");
-    let name = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    let path = dir.join(format!("{name:016x}.amber"));
-    std::fs::write(&path, text).expect("script written");
-    let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
-        .arg("run")
-        .arg(&path)
-        .args(args)
-        .arg("--json")
-        .output()
-        .expect("the tangle binary runs");
-    let json: serde_json::Value =
-        serde_json::from_slice(&out.stdout).expect("run --json prints one JSON object");
-    let mut kinds: Vec<(String, String)> = json["report"]["findings"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|f| {
-            let s = |k: &str| f[k].as_str().unwrap_or_default().to_string();
-            (s("kind"), s("severity"))
-        })
-        .collect();
-    kinds.sort();
-    kinds.dedup();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    (out.status.code().unwrap_or(-1), kinds, text)
+    script_run::run_json("robustness", text, args)
 }
 
 fn warning() -> Vec<(String, String)> {
@@ -219,12 +193,7 @@ fn a_result_that_depends_on_the_choice_is_named_and_none_overrides_the_feature()
     );
     let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
         .arg("run")
-        .arg({
-            let p = std::env::temp_dir()
-                .join(format!("tangle-robust-all-{}.amber", std::process::id()));
-            std::fs::write(&p, &text).expect("script written");
-            p
-        })
+        .arg(script_run::save("robustness", &text))
         .args(["--policy", "all"])
         .output()
         .expect("the tangle binary runs");
