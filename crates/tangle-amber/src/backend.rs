@@ -62,17 +62,20 @@ pub enum BufferRobustness {
 }
 
 impl BufferRobustness {
+    /// The `DEVICE_FEATURE` that enables [`BufferRobustness::Buffer`].
+    pub const BUFFER_FEATURE: &'static str = "robustBufferAccess";
+    /// The `DEVICE_FEATURE` that enables [`BufferRobustness::Buffer2`].
+    pub const BUFFER2_FEATURE: &'static str = "Robustness2FeaturesEXT.robustBufferAccess2";
+
     /// The robustness `requirements` enable (the strongest named).
     pub fn of(requirements: &[crate::script::Requirement]) -> BufferRobustness {
         requirements
             .iter()
             .map(|r| match r {
-                crate::script::Requirement::Feature(f) if f == "robustBufferAccess" => {
+                crate::script::Requirement::Feature(f) if f == Self::BUFFER_FEATURE => {
                     BufferRobustness::Buffer
                 }
-                crate::script::Requirement::Feature(f)
-                    if f == "Robustness2FeaturesEXT.robustBufferAccess2" =>
-                {
+                crate::script::Requirement::Feature(f) if f == Self::BUFFER2_FEATURE => {
                     BufferRobustness::Buffer2
                 }
                 _ => BufferRobustness::None,

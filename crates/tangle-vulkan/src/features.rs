@@ -7,6 +7,8 @@
 //! the 1.1–1.3 features need no extension; the four extensions tangle is built around (and the
 //! workgroup explicit-layout one) do.
 
+use tangle_amber::backend::BufferRobustness;
+
 /// One enableable feature bit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Feature {
@@ -112,8 +114,8 @@ impl Feature {
     pub fn amber_name(self) -> &'static str {
         match self {
             Feature::ShaderInt64 => "shaderInt64",
-            Feature::RobustBufferAccess => "robustBufferAccess",
-            Feature::RobustBufferAccess2 => "Robustness2FeaturesEXT.robustBufferAccess2",
+            Feature::RobustBufferAccess => BufferRobustness::BUFFER_FEATURE,
+            Feature::RobustBufferAccess2 => BufferRobustness::BUFFER2_FEATURE,
             Feature::ShaderInt16 => "shaderInt16",
             Feature::ShaderFloat64 => "shaderFloat64",
             Feature::ShaderFloat16 => "Float16Int8Features.shaderFloat16",

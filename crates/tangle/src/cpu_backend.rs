@@ -44,8 +44,8 @@ const FEATURES: &[&str] = &[
     "ZeroInitializeWorkgroupMemoryFeatures.shaderZeroInitializeWorkgroupMemory",
     "SubgroupSizeControl.subgroupSizeControl",
     // Out-of-bounds buffer accesses as the features define them (tangle_exec::check::robust).
-    "robustBufferAccess",
-    "Robustness2FeaturesEXT.robustBufferAccess2",
+    BufferRobustness::BUFFER_FEATURE,
+    BufferRobustness::BUFFER2_FEATURE,
     "SubgroupSizeControl.computeFullSubgroups",
     "SubgroupSupportedStages.compute",
     "BufferDeviceAddressFeatures.bufferDeviceAddress",
