@@ -321,6 +321,10 @@ pub struct RunOptions {
     /// memory stays bounded; past it the check is cut short, and [`Report::race_cut_short`]
     /// says where.
     pub race_log_limit: usize,
+    /// The `WorkgroupId` of the dispatch's first workgroup (`vkCmdDispatchBase`'s base):
+    /// workgroup ids run from `base` to `base + groups - 1`, and `GlobalInvocationId` follows
+    /// them. Only the reference path applies it: a non-zero base skips the fast paths.
+    pub base: [u32; 3],
 }
 
 impl RunOptions {
@@ -352,6 +356,7 @@ impl Default for RunOptions {
             wide: true,
             jit: true,
             race_log_limit: crate::check::race::RaceLog::LIMIT,
+            base: [0; 3],
         }
     }
 }

@@ -71,6 +71,25 @@ pub struct Profile {
     /// (`workgroupMemoryExplicitLayout`, `...ScalarBlockLayout`, `...8BitAccess`,
     /// `...16BitAccess`): Workgroup `Block` variables with explicit layouts that alias.
     pub workgroup_memory_explicit_layout: bool,
+    /// Who the device is (`vendorID`, `deviceID`, `driverID`, `deviceName`), when the profile
+    /// describes a real one: the driver reports it instead of tangle's own on request
+    /// (`TANGLE_IDENTITY=profile`), since programs pick code paths by vendor.
+    pub identity: Option<Identity>,
+}
+
+/// A real device's identity, as `VkPhysicalDeviceProperties` and
+/// `VkPhysicalDeviceDriverProperties` report it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Identity {
+    /// `vendorID` (a PCI vendor ID, or a Khronos `VkVendorId`).
+    pub vendor_id: u32,
+    /// `deviceID`.
+    pub device_id: u32,
+    /// `driverID` (`VkDriverId`).
+    pub driver_id: u32,
+    /// `deviceName`.
+    pub device_name: String,
 }
 
 /// The built-in profiles' files, `default` first (`crates/tangle-exec/profiles/`).

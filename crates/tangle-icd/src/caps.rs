@@ -41,6 +41,8 @@ pub const MAX_SETS: u32 = 8;
 pub struct Caps {
     /// The profile the device follows.
     pub profile: Profile,
+    /// The identity reported: the profile's (`TANGLE_IDENTITY=profile`), else tangle's own.
+    pub identity: Option<tangle_exec::profile::Identity>,
 }
 
 /// One device extension the driver lists: its name and spec version.
@@ -51,6 +53,11 @@ pub type Extension = (&'static CStr, u32);
 /// because programs (ggml) enable them by name.
 const EXTENSIONS: &[Extension] = &[
     (vk::EXT_ROBUSTNESS2_NAME, vk::EXT_ROBUSTNESS2_SPEC_VERSION),
+    (
+        vk::EXT_PIPELINE_ROBUSTNESS_NAME,
+        vk::EXT_PIPELINE_ROBUSTNESS_SPEC_VERSION,
+    ),
+    (vk::KHR_DEVICE_GROUP_NAME, vk::KHR_DEVICE_GROUP_SPEC_VERSION),
     (
         vk::KHR_16BIT_STORAGE_NAME,
         vk::KHR_16BIT_STORAGE_SPEC_VERSION,
@@ -169,12 +176,33 @@ fn component(t: ComponentType) -> Option<vk::ComponentTypeKHR> {
 impl Caps {
     /// The claims of a device following `profile`.
     pub fn new(profile: Profile) -> Self {
-        Caps { profile }
+        Caps {
+            profile,
+            identity: None,
+        }
     }
 
-    /// The `deviceName`: `tangle (PROFILE profile)`.
+    /// These claims with the profile's identity instead of tangle's (`TANGLE_IDENTITY=profile`);
+    /// the error names a profile that carries none.
+    pub fn with_profile_identity(self) -> Result<Caps, String> {
+        let identity = self.profile.identity.clone().ok_or_else(|| {
+            format!(
+                "the '{}' profile carries no [identity] (vendor and device ID) to report",
+                self.profile.name
+            )
+        })?;
+        Ok(Caps {
+            identity: Some(identity),
+            ..self
+        })
+    }
+
+    /// The `deviceName`: `tangle (PROFILE profile)`, or the profile's device's.
     pub fn device_name(&self) -> String {
-        format!("tangle ({} profile)", self.profile.name)
+        match &self.identity {
+            Some(i) => i.device_name.clone(),
+            None => format!("tangle ({} profile)", self.profile.name),
+        }
     }
 
     /// Whether the profile's subgroups rotate (VK_KHR_shader_subgroup_rotate).
@@ -261,8 +289,29 @@ impl Caps {
             optimal_buffer_copy_offset_alignment: 1,
             optimal_buffer_copy_row_pitch_alignment: 1,
             non_coherent_atom_size: 1,
-            // No timestamp queries yet (timestampValidBits is 0); the period must still be set.
+            // Timestamps count nanoseconds of the host's monotonic clock (crate::query).
             timestamp_period: 1.0,
+            timestamp_compute_and_graphics: vk::TRUE,
+            // Images as crate::image represents them: one level, one layer, one sample.
+            max_image_dimension1_d: crate::image::MAX_DIMENSION,
+            max_image_dimension2_d: crate::image::MAX_DIMENSION,
+            max_image_dimension3_d: crate::image::MAX_DIMENSION_3D,
+            max_image_array_layers: 1,
+            max_texel_buffer_elements: crate::image::MAX_TEXEL_ELEMENTS,
+            max_sampler_allocation_count: 1 << 20,
+            max_per_stage_descriptor_samplers: 1 << 20,
+            max_per_stage_descriptor_sampled_images: 1 << 20,
+            max_per_stage_descriptor_storage_images: 1 << 20,
+            max_descriptor_set_samplers: 1 << 20,
+            max_descriptor_set_sampled_images: 1 << 20,
+            max_descriptor_set_storage_images: 1 << 20,
+            max_sampler_anisotropy: 1.0,
+            // Exact weights and coordinates, rounded once (tangle_exec::semantics::sampler).
+            sub_texel_precision_bits: 8,
+            mipmap_precision_bits: 8,
+            sampled_image_color_sample_counts: vk::SampleCountFlags::TYPE_1,
+            sampled_image_integer_sample_counts: vk::SampleCountFlags::TYPE_1,
+            storage_image_sample_counts: vk::SampleCountFlags::TYPE_1,
             ..Default::default()
         }
     }
@@ -277,8 +326,8 @@ impl Caps {
         vk::PhysicalDeviceProperties {
             api_version: API_VERSION,
             driver_version: vk::make_api_version(0, at(0), at(1), at(2)),
-            vendor_id: VENDOR_ID,
-            device_id: DEVICE_ID,
+            vendor_id: self.identity.as_ref().map_or(VENDOR_ID, |i| i.vendor_id),
+            device_id: self.identity.as_ref().map_or(DEVICE_ID, |i| i.device_id),
             device_type: vk::PhysicalDeviceType::CPU,
             device_name: c_chars(&self.device_name()),
             pipeline_cache_uuid: uuid("pipeline cache"),
@@ -338,7 +387,11 @@ impl Caps {
     /// `VkPhysicalDeviceDriverProperties`.
     pub fn driver(&self) -> vk::PhysicalDeviceDriverProperties<'static> {
         vk::PhysicalDeviceDriverProperties {
-            driver_id: vk::DriverId::from_raw(DRIVER_ID),
+            driver_id: vk::DriverId::from_raw(
+                self.identity
+                    .as_ref()
+                    .map_or(DRIVER_ID, |i| i.driver_id as i32),
+            ),
             driver_name: c_chars("tangle"),
             driver_info: c_chars(&format!(
                 "tangle {}: the exact SPIR-V executor with its sanitizer, {} profile",
@@ -496,6 +549,13 @@ impl Caps {
             shader_float64: t,
             shader_storage_buffer_array_dynamic_indexing: t,
             shader_uniform_buffer_array_dynamic_indexing: t,
+            // Storage images and texel buffers of every executor format, declared or not
+            // (tangle_exec::semantics::texel), in arrays indexed dynamically.
+            shader_storage_image_extended_formats: t,
+            shader_storage_image_read_without_format: t,
+            shader_storage_image_write_without_format: t,
+            shader_sampled_image_array_dynamic_indexing: t,
+            shader_storage_image_array_dynamic_indexing: t,
             ..Default::default()
         }
     }
@@ -532,6 +592,8 @@ impl Caps {
             vulkan_memory_model: t,
             vulkan_memory_model_device_scope: t,
             timeline_semaphore: t,
+            host_query_reset: t,
+            sampler_mirror_clamp_to_edge: t,
             ..Default::default()
         }
     }
@@ -573,6 +635,29 @@ impl Caps {
         vk::PhysicalDeviceRobustness2PropertiesEXT {
             robust_storage_buffer_access_size_alignment: 1,
             robust_uniform_buffer_access_size_alignment: 1,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDevicePipelineRobustnessFeaturesEXT` ([`crate::robustness`]).
+    pub fn pipeline_robustness(&self) -> vk::PhysicalDevicePipelineRobustnessFeaturesEXT<'static> {
+        vk::PhysicalDevicePipelineRobustnessFeaturesEXT {
+            pipeline_robustness: vk::TRUE,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDevicePipelineRobustnessPropertiesEXT`: with no robustness feature enabled,
+    /// an access out of bounds is undefined behaviour (an `out-of-bounds` error), images too.
+    pub fn pipeline_robustness_properties(
+        &self,
+    ) -> vk::PhysicalDevicePipelineRobustnessPropertiesEXT<'static> {
+        use vk::PipelineRobustnessBufferBehaviorEXT as B;
+        vk::PhysicalDevicePipelineRobustnessPropertiesEXT {
+            default_robustness_storage_buffers: B::DISABLED,
+            default_robustness_uniform_buffers: B::DISABLED,
+            default_robustness_vertex_inputs: B::DISABLED,
+            default_robustness_images: vk::PipelineRobustnessImageBehaviorEXT::DISABLED,
             ..Default::default()
         }
     }
@@ -644,12 +729,12 @@ impl Caps {
         m
     }
 
-    /// The one queue family: one queue, compute and transfer, no timestamps.
+    /// The one queue family: one queue, compute and transfer, 64-bit timestamps.
     pub fn queue_family(&self) -> vk::QueueFamilyProperties {
         vk::QueueFamilyProperties {
             queue_flags: vk::QueueFlags::COMPUTE | vk::QueueFlags::TRANSFER,
             queue_count: 1,
-            timestamp_valid_bits: 0,
+            timestamp_valid_bits: 64,
             min_image_transfer_granularity: vk::Extent3D {
                 width: 1,
                 height: 1,

@@ -1,11 +1,15 @@
-//! The driver's environment variables, read when an instance is created (`TANGLE_PROFILE`) and
-//! when a device is destroyed (`TANGLE_REPORT`). docs/driver.md lists them.
+//! The driver's environment variables, read when an instance is created (`TANGLE_PROFILE`,
+//! `TANGLE_IDENTITY`) and when a device is destroyed (`TANGLE_REPORT`). docs/driver.md lists
+//! them.
 
 use tangle_exec::Profile;
 
 /// The profile variable: a built-in profile's name or a profile file, as `tangle run
 /// --profile` takes.
 pub const PROFILE: &str = "TANGLE_PROFILE";
+/// The identity variable: `profile` reports the profile's device (vendor, device and driver
+/// ID, name) instead of tangle's own.
+pub const IDENTITY: &str = "TANGLE_IDENTITY";
 /// The report variable: a file the findings are written to as JSON when a device is destroyed.
 pub const REPORT: &str = "TANGLE_REPORT";
 
@@ -13,6 +17,21 @@ pub const REPORT: &str = "TANGLE_REPORT";
 pub fn profile() -> Result<Profile, String> {
     let name = std::env::var(PROFILE).unwrap_or_default();
     profile_named(if name.is_empty() { "default" } else { &name })
+}
+
+/// The physical device's claims: the profile `TANGLE_PROFILE` names, with its identity when
+/// `TANGLE_IDENTITY=profile` (`tangle` or unset: tangle's own).
+pub fn caps() -> Result<crate::caps::Caps, String> {
+    let caps = crate::caps::Caps::new(profile()?);
+    match std::env::var(IDENTITY).unwrap_or_default().as_str() {
+        "" | "tangle" => Ok(caps),
+        "profile" => caps
+            .with_profile_identity()
+            .map_err(|e| format!("{IDENTITY}=profile: {e}")),
+        other => Err(format!(
+            "{IDENTITY}={other}: expected 'profile' or 'tangle'"
+        )),
+    }
 }
 
 /// A built-in profile by name, else a profile file.

@@ -61,6 +61,10 @@ pub enum Command {
     Barrier,
     /// `vkCmdSetEvent(2)` (`true`) and `vkCmdResetEvent(2)` (`false`).
     SetEvent(Arc<Event>, bool),
+    /// Image copies and clears ([`crate::transfer`]).
+    Image(crate::transfer::ImageCommand),
+    /// Timestamp queries ([`crate::query`]).
+    Query(crate::query::QueryCommand),
 }
 
 /// One batch of a `vkQueueSubmit(2)`: what it waits for, its command buffers' commands (copied
@@ -168,12 +172,7 @@ fn step(
         }
         Command::Dispatch { base, groups } => {
             *dispatch += 1;
-            if *base != [0, 0, 0] {
-                return Err(format!(
-                    "vkCmdDispatchBase with base workgroup {base:?} is not run yet (only a zero base)"
-                ));
-            }
-            run_dispatch(device, bound, *groups, place)?;
+            run_dispatch(device, bound, (*base, *groups), place)?;
         }
         Command::DispatchIndirect { buffer, offset } => {
             *dispatch += 1;
@@ -184,7 +183,7 @@ fn step(
                 w.copy_from_slice(&bytes[i * 4..i * 4 + 4]);
                 u32::from_le_bytes(w)
             };
-            run_dispatch(device, bound, [word(0), word(1), word(2)], place)?;
+            run_dispatch(device, bound, ([0; 3], [word(0), word(1), word(2)]), place)?;
         }
         Command::CopyBuffer { src, dst, regions } => {
             for &(from, to, size) in regions {
@@ -211,6 +210,8 @@ fn step(
         }
         Command::Barrier => {}
         Command::SetEvent(e, on) => *lock(&e.set) = *on,
+        Command::Image(c) => c.run()?,
+        Command::Query(c) => c.run()?,
     }
     Ok(())
 }
@@ -282,17 +283,45 @@ fn window(
                 .map_err(|e| format!("set {set} binding {binding}: {e}"))?;
             Ok(Some((memory, at, len)))
         }
-        Descriptor::Unsupported(t) => Err(format!(
-            "set {set} binding {binding}: descriptors of type {t:?} are not run yet"
+        other => Err(format!(
+            "set {set} binding {binding}: a {} where the shader has a buffer",
+            match other {
+                Descriptor::Unsupported(t) => format!("descriptor of type {t:?}"),
+                _ => "image, sampler or texel buffer".to_string(),
+            }
         )),
     }
 }
 
-/// One dispatch: the windows in, the executor, the written windows out, the findings kept.
+/// Every descriptor of the bound sets, by `(set, binding, element)`.
+fn bound_slots(bound: &Bound) -> Vec<((u32, u32, u32), Descriptor)> {
+    let mut out = Vec::new();
+    for (set, (ds, _)) in &bound.sets {
+        for ((binding, element), d) in lock(&ds.slots).iter() {
+            out.push(((*set, *binding, *element), d.clone()));
+        }
+    }
+    out
+}
+
+/// The layout binding `(set, binding)` of the bound sets.
+fn layout_binding(bound: &Bound, set: u32, binding: u32) -> Option<crate::objects::LayoutBinding> {
+    bound
+        .sets
+        .get(&set)?
+        .0
+        .layout
+        .bindings
+        .get(&binding)
+        .copied()
+}
+
+/// One dispatch of `groups` workgroups from `base` (`vkCmdDispatchBase`): the windows in, the
+/// executor, the written windows out, the findings kept.
 fn run_dispatch(
     device: &Device,
     bound: &Bound,
-    groups: [u32; 3],
+    (base, groups): ([u32; 3], [u32; 3]),
     place: Place,
 ) -> Result<(), String> {
     let pipeline = bound
@@ -303,8 +332,12 @@ fn run_dispatch(
         // A grid of zero workgroups (groupCountX × groupCountY × groupCountZ) runs nothing.
         return Ok(());
     }
-    if !pipeline.exec.images().is_empty() {
-        return Err("images and texel buffers are not run yet".into());
+    let max = device.caps.profile.max_workgroup_count;
+    if (0..3).any(|c| u64::from(base[c]) + u64::from(groups[c]) > u64::from(max[c])) {
+        // VUID-vkCmdDispatchBase-groupCountX-00421 (and Y, Z).
+        return Err(format!(
+            "base {base:?} + {groups:?} workgroups pass maxComputeWorkGroupCount {max:?}"
+        ));
     }
     let mut resources = Resources {
         push_constants: bound.push.clone(),
@@ -336,17 +369,38 @@ fn run_dispatch(
             }
         }
     }
+    let slots = bound_slots(bound);
+    let count = |set: u32, binding: u32| layout_binding(bound, set, binding).map_or(0, |b| b.count);
+    let images = crate::image::bind(&pipeline.exec, &slots, count, &mut resources)?;
+    let kind = |(set, binding): &(u32, u32)| layout_binding(bound, *set, *binding).map(|b| b.kind);
+    let keys = resources.buffers.keys().copied();
+    let keys = keys.chain(resources.elements.keys().map(|&(s, b, _)| (s, b)));
+    let kinds: Vec<_> = keys.collect::<Vec<_>>().iter().filter_map(kind).collect();
+    let uniform = |k: &ash::vk::DescriptorType| {
+        matches!(
+            *k,
+            ash::vk::DescriptorType::UNIFORM_BUFFER
+                | ash::vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
+        )
+    };
+    let robustness = pipeline.robustness.resolve(
+        device.robustness,
+        kinds.iter().any(|k| !uniform(k)),
+        kinds.iter().any(uniform),
+    )?;
     let report = pipeline
         .exec
         .dispatch(
             &mut resources,
             groups,
             &RunOptions {
-                robustness: device.robustness,
+                robustness,
+                base,
                 ..RunOptions::default()
             },
         )
         .map_err(|e| format!("{}: {e}", pipeline.label()))?;
+    crate::image::write_back(&resources, &images)?;
     for ((set, binding, element), memory, at) in windows {
         if !pipeline.exec.may_write(set, binding) {
             continue;

@@ -45,6 +45,7 @@ pub fn supported(caps: &crate::caps::Caps) -> HashMap<String, bool> {
     all.extend(fields(&caps.coopmat_features()));
     all.extend(fields(&caps.rotate_features()));
     all.extend(fields(&caps.robustness2()));
+    all.extend(fields(&caps.pipeline_robustness()));
     all.extend(fields(&caps.workgroup_layout()));
     all.extend(fields(&caps.maximal_reconvergence()));
     all.extend(fields(&caps.uniform_control_flow()));

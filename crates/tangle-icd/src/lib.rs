@@ -16,7 +16,9 @@
 //!   tangle-exec with their specialization;
 //! * [`exec`]: command buffers record [`exec::Command`]s, which `vkQueueSubmit` runs in order on
 //!   the submitting thread, each dispatch on the executor's worker pool;
-//! * [`findings`]: the sanitizer's findings grouped per cause over the program run.
+//! * [`findings`]: the sanitizer's findings grouped per cause over the program run;
+//! * [`image`] (images, views, samplers, texel buffers, formats) and [`transfer`] (their copy
+//!   commands); [`query`] (timestamps); [`robustness`] (VK_EXT_pipeline_robustness).
 //!
 //! docs/driver.md describes the entry points, the claims and what is still missing.
 
@@ -29,6 +31,10 @@ pub mod features;
 #[allow(unsafe_code)]
 mod ffi;
 pub mod findings;
+pub mod image;
 pub mod manifest;
 pub mod objects;
 pub mod pipeline;
+pub mod query;
+pub mod robustness;
+pub mod transfer;

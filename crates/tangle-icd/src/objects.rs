@@ -13,6 +13,8 @@
 
 use crate::caps::Caps;
 use crate::findings::Findings;
+pub use crate::image::{BufferView, Image, ImageView, Sampler};
+pub use crate::query::QueryPool;
 use ash::vk;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -159,7 +161,22 @@ pub enum Descriptor {
         offset: u64,
         range: u64,
     },
-    /// A descriptor of a type the driver does not run yet (images, samplers, texel buffers).
+    /// A storage or sampled image (`view`), a combined image sampler (both), or a sampler
+    /// alone's image part left empty; `storage` for `STORAGE_IMAGE`, which the shader may write.
+    Image {
+        view: Option<Arc<ImageView>>,
+        sampler: Option<Arc<Sampler>>,
+        storage: bool,
+    },
+    /// A sampler (`SAMPLER`).
+    Sampler(Arc<Sampler>),
+    /// A uniform or storage texel buffer (`storage`).
+    TexelBuffer {
+        view: Arc<BufferView>,
+        storage: bool,
+    },
+    /// A descriptor of a type the driver does not run (input attachments, inline uniform
+    /// blocks, acceleration structures).
     Unsupported(vk::DescriptorType),
 }
 
@@ -207,6 +224,8 @@ pub struct Pipeline {
     pub debug_name: Mutex<Option<String>>,
     /// The module, to show the instructions of findings.
     pub module: Arc<ShaderModule>,
+    /// Its buffer robustness (`VkPipelineRobustnessCreateInfoEXT`).
+    pub robustness: crate::robustness::PipelineRobustness,
 }
 
 impl Pipeline {
@@ -313,6 +332,11 @@ pub enum Object {
     Fence(Arc<Fence>),
     Semaphore(Arc<Semaphore>),
     Event(Arc<Event>),
+    Image(Arc<Image>),
+    ImageView(Arc<ImageView>),
+    BufferView(Arc<BufferView>),
+    Sampler(Arc<Sampler>),
+    QueryPool(Arc<QueryPool>),
 }
 
 /// An object type the registry holds, with its Vulkan type name for messages.
@@ -361,6 +385,11 @@ kinds! {
     Fence => "VkFence",
     Semaphore => "VkSemaphore",
     Event => "VkEvent",
+    Image => "VkImage",
+    ImageView => "VkImageView",
+    BufferView => "VkBufferView",
+    Sampler => "VkSampler",
+    QueryPool => "VkQueryPool",
 }
 
 fn table() -> &'static Mutex<HashMap<u64, Object>> {

@@ -55,6 +55,8 @@ pub struct PipelineRequest {
     pub full_subgroups: bool,
     /// The layout.
     pub layout: Arc<PipelineLayout>,
+    /// `VkPipelineRobustnessCreateInfoEXT` (the stage's over the pipeline's).
+    pub robustness: crate::robustness::PipelineRobustness,
 }
 
 /// Lowers a pipeline.
@@ -90,5 +92,6 @@ pub fn compute_pipeline(caps: &Caps, r: PipelineRequest) -> Result<Pipeline, Str
         ),
         module: r.module,
         debug_name: std::sync::Mutex::new(None),
+        robustness: r.robustness,
     })
 }

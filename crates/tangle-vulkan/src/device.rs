@@ -71,6 +71,8 @@ pub struct DeviceInfo {
     pub driver: String,
     /// `vendorID`, `deviceID`.
     pub ids: (u32, u32),
+    /// `driverID` (`VkDriverId`).
+    pub driver_id: u32,
     /// The features it offers, of those tangle knows.
     pub features: BTreeSet<Feature>,
     /// Its device extensions.
@@ -172,6 +174,12 @@ impl DeviceInfo {
             workgroup_memory_explicit_layout: self
                 .extensions
                 .contains("VK_KHR_workgroup_memory_explicit_layout"),
+            identity: Some(tangle_exec::profile::Identity {
+                vendor_id: self.ids.0,
+                device_id: self.ids.1,
+                driver_id: self.driver_id,
+                device_name: self.name.clone(),
+            }),
         }
     }
 
@@ -267,6 +275,7 @@ pub(crate) mod tests {
             api: (1, 3, 230),
             driver: "llvmpipe Mesa 22.3.6".into(),
             ids: (0x10005, 0),
+            driver_id: 13,
             features: Feature::ALL
                 .iter()
                 .copied()

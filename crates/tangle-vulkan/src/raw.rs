@@ -200,6 +200,7 @@ impl Instance {
             compute: subgroup.supported_stages.contains(compute),
             required_size_compute: size_control.required_subgroup_size_stages.contains(compute),
         };
+        info.driver_id = v12.driver_id.as_raw() as u32;
         info.driver = format!(
             "{} {}",
             text(v12.driver_name_as_c_str()),

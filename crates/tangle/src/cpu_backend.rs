@@ -307,22 +307,6 @@ fn job_sampler(s: &SamplerState) -> Result<Sampler, BackendError> {
             "depth-comparison samplers (COMPARE on)".to_string(),
         ));
     }
-    // VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072..01075: a sampler with
-    // unnormalized coordinates has one filter, nearest mipmaps, LODs of zero and clamping
-    // address modes in U and V. Any other is invalid on every device.
-    let clamps =
-        |a: AddressMode| matches!(a, AddressMode::ClampToEdge | AddressMode::ClampToBorder);
-    if !s.normalized
-        && (s.min_filter != s.mag_filter
-            || s.mipmap_mode != Filter::Nearest
-            || s.min_lod != 0.0
-            || s.max_lod != 0.0
-            || !s.address.iter().take(2).all(|a| clamps(*a)))
-    {
-        return Err(BackendError::Invalid(
-            "a sampler with UNNORMALIZED_COORDS needs MIN_FILTER = MAG_FILTER, MIPMAP_MODE nearest, MIN_LOD = MAX_LOD = 0 and clamp_to_edge or clamp_to_border in U and V (VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072 to 01075)".to_string(),
-        ));
-    }
     let filter = |f: Filter| match f {
         Filter::Nearest => x::Filter::Nearest,
         Filter::Linear => x::Filter::Linear,
@@ -334,7 +318,7 @@ fn job_sampler(s: &SamplerState) -> Result<Sampler, BackendError> {
         AddressMode::ClampToBorder => x::AddressMode::ClampToBorder,
         AddressMode::MirrorClampToEdge => x::AddressMode::MirrorClampToEdge,
     };
-    Ok(Sampler {
+    let sampler = Sampler {
         mag_filter: filter(s.mag_filter),
         min_filter: filter(s.min_filter),
         address: s.address.map(address),
@@ -349,7 +333,10 @@ fn job_sampler(s: &SamplerState) -> Result<Sampler, BackendError> {
         min_lod: s.min_lod,
         max_lod: s.max_lod,
         normalized: s.normalized,
-    })
+    };
+    x::check_unnormalized(&sampler, s.mipmap_mode == Filter::Nearest)
+        .map_err(BackendError::Invalid)?;
+    Ok(sampler)
 }
 
 impl Backend for CpuBackend {

@@ -14,6 +14,12 @@
 //! cooperative_matrix = ["8x8x8 FLOAT16 x FLOAT16 + FLOAT16 -> FLOAT16, subgroup"]
 //! workgroup_memory_explicit_layout = true   # optional, true when absent
 //!
+//! [identity]                     # optional: the real device's identity (TANGLE_IDENTITY)
+//! vendor_id = 0x10005
+//! device_id = 0
+//! driver_id = 13
+//! device_name = "llvmpipe (LLVM 15.0.6, 256 bits)"
+//!
 //! [device]                       # optional: what a device reported beyond the profile
 //! subgroup_size_range = [32, 32]
 //! subgroup_stages = ["compute"]
@@ -88,6 +94,8 @@ struct ProfileFile {
     #[serde(default = "offered")]
     workgroup_memory_explicit_layout: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    identity: Option<super::Identity>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     device: Option<DeviceFacts>,
 }
 
@@ -116,6 +124,7 @@ impl Profile {
                 .map(ToString::to_string)
                 .collect(),
             workgroup_memory_explicit_layout: self.workgroup_memory_explicit_layout,
+            identity: self.identity.clone(),
             device: device.cloned(),
         };
         // Serializing plain strings, integers and arrays cannot fail.
@@ -150,6 +159,7 @@ impl Profile {
             max_shared_memory: file.max_shared_memory,
             cooperative_matrix,
             workgroup_memory_explicit_layout: file.workgroup_memory_explicit_layout,
+            identity: file.identity,
         }
         .with_subgroup_size(file.subgroup_size)
         .ok_or_else(|| {

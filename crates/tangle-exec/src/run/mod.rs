@@ -316,7 +316,11 @@ fn run_on(
     // again, when lanes parted before a subgroup operation).
     // A matrix element's owner is implementation-defined, and the fast paths' race screens
     // know owners under this run's layout only ([`Pipeline::matrix_meets_plain`]).
-    let fast_paths = options.wide && !(p.matrix_meets_plain && Workgroup::races_on(&shared));
+    // The fast paths number workgroups from zero: a dispatch with a base runs on the reference
+    // path alone.
+    let fast_paths = options.wide
+        && options.base == [0; 3]
+        && !(p.matrix_meets_plain && Workgroup::races_on(&shared));
     let native = match fast_paths && options.jit {
         true => crate::jit::run(&shared, &p.native, total, threads)?,
         false => crate::jit::Tier::NotTaken("off".into()),
@@ -627,12 +631,7 @@ impl Workgroup {
 
     /// Runs workgroup number `i` (linear, x fastest).
     fn run(&mut self, s: &Shared<'_>, i: u64) -> Result<(), ExecError> {
-        let [gx, gy, _] = s.groups.map(u64::from);
-        self.id = [
-            (i % gx.max(1)) as u32,
-            ((i / gx.max(1)) % gy.max(1)) as u32,
-            (i / (gx.max(1) * gy.max(1))) as u32,
-        ];
+        self.id = sanitize::workgroup_id(i, s.groups, s.options.base);
         self.wg_index = i;
         self.races.get_mut().start(i);
         let prog = s.prog;

@@ -14,19 +14,21 @@ use crate::report::{Diagnostic, Finding};
 /// Memory Semantics: UniformMemory (storage buffers).
 const UNIFORM_MEMORY: u32 = 0x40;
 
-/// `WorkgroupId` of workgroup number `i` (x fastest).
-pub(super) fn workgroup_id(i: u64, groups: [u32; 3]) -> [u32; 3] {
+/// `WorkgroupId` of workgroup number `i` (x fastest) of a grid of `groups` starting at
+/// `base` ([`crate::RunOptions::base`]).
+pub(super) fn workgroup_id(i: u64, groups: [u32; 3], base: [u32; 3]) -> [u32; 3] {
     let [gx, gy, _] = groups.map(|g| u64::from(g).max(1));
-    [
+    let id = [
         (i % gx) as u32,
         ((i / gx) % gy) as u32,
         (i / (gx * gy)) as u32,
-    ]
+    ];
+    std::array::from_fn(|c| id[c].wrapping_add(base[c]))
 }
 
 fn place(s: &Shared<'_>, wg: u64, local: u32) -> Place {
     Place {
-        workgroup: workgroup_id(wg, s.groups),
+        workgroup: workgroup_id(wg, s.groups, s.options.base),
         groups: s.groups,
         local_size: s.prog.local_size,
         local_index: local,
@@ -136,7 +138,7 @@ pub(super) fn subgroup_barrier(mask: u128, others: &[super::Tangle]) -> Option<F
 /// Where the race check was cut short, as the report says it.
 pub(super) fn cut_short(s: &Shared<'_>, c: race::CutShort) -> crate::report::RaceCutShort {
     crate::report::RaceCutShort {
-        workgroup: workgroup_id(c.wg, s.groups),
+        workgroup: workgroup_id(c.wg, s.groups, s.options.base),
         at: c.loc.map(|l| s.prog.location(l)),
         limit: s.options.race_log_limit,
     }

@@ -90,6 +90,24 @@ impl Default for Sampler {
 
 impl Eq for Sampler {}
 
+/// VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072 to 01075: a sampler with
+/// unnormalized coordinates has one filter, nearest mipmaps (`mipmap_nearest`), LODs of zero
+/// and clamping address modes in U and V. Any other is invalid on every device.
+pub fn check_unnormalized(s: &Sampler, mipmap_nearest: bool) -> Result<(), String> {
+    let clamps =
+        |a: AddressMode| matches!(a, AddressMode::ClampToEdge | AddressMode::ClampToBorder);
+    if !s.normalized
+        && (s.min_filter != s.mag_filter
+            || !mipmap_nearest
+            || s.min_lod != 0.0
+            || s.max_lod != 0.0
+            || !s.address.iter().take(2).all(|a| clamps(*a)))
+    {
+        return Err("a sampler with UNNORMALIZED_COORDS needs MIN_FILTER = MAG_FILTER, MIPMAP_MODE nearest, MIN_LOD = MAX_LOD = 0 and clamp_to_edge or clamp_to_border in U and V (VUID-VkSamplerCreateInfo-unnormalizedCoordinates-01072 to 01075)".to_string());
+    }
+    Ok(())
+}
+
 /// One texel of a footprint: its coordinates, or `None` for a border texel, and its weight.
 pub type Tap = (Option<[i64; 3]>, f64);
 

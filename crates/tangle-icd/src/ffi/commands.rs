@@ -117,7 +117,7 @@ pub unsafe extern "system" fn free_command_buffers(
 }
 
 /// The command buffer a handle names.
-fn cb(handle: vk::CommandBuffer) -> Result<Arc<CommandBuffer>, Fail> {
+pub(super) fn cb(handle: vk::CommandBuffer) -> Result<Arc<CommandBuffer>, Fail> {
     Ok(objects::get::<CommandBuffer>(handle.as_raw())?)
 }
 
@@ -149,7 +149,7 @@ pub unsafe extern "system" fn reset_command_buffer(
 }
 
 /// Records `command` into `buffer`.
-fn record(buffer: vk::CommandBuffer, command: Command) -> Result<(), Fail> {
+pub(super) fn record(buffer: vk::CommandBuffer, command: Command) -> Result<(), Fail> {
     lock(&cb(buffer)?.commands).push(command);
     Ok(())
 }

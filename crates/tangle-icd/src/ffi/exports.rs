@@ -6,8 +6,10 @@
 
 use super::commands::*;
 use super::device::*;
+use super::images::*;
 use super::instance::*;
 use super::pipelines::*;
+use super::queries::*;
 use super::sync::*;
 use super::*;
 use crate::objects::{self, Device, Instance};
@@ -147,8 +149,19 @@ fn physical_fn(name: &[u8]) -> vk::PFN_vkVoidFunction {
             pfn!(get_physical_device_memory_properties2)
         }
         b"vkGetPhysicalDeviceFormatProperties" => pfn!(get_physical_device_format_properties),
+        b"vkGetPhysicalDeviceFormatProperties2" | b"vkGetPhysicalDeviceFormatProperties2KHR" => {
+            pfn!(get_physical_device_format_properties2)
+        }
         b"vkGetPhysicalDeviceImageFormatProperties" => {
             pfn!(get_physical_device_image_format_properties)
+        }
+        b"vkGetPhysicalDeviceImageFormatProperties2"
+        | b"vkGetPhysicalDeviceImageFormatProperties2KHR" => {
+            pfn!(get_physical_device_image_format_properties2)
+        }
+        b"vkGetPhysicalDeviceSparseImageFormatProperties2"
+        | b"vkGetPhysicalDeviceSparseImageFormatProperties2KHR" => {
+            pfn!(get_physical_device_sparse_image_format_properties2)
         }
         b"vkGetPhysicalDeviceSparseImageFormatProperties" => {
             pfn!(get_physical_device_sparse_image_format_properties)
@@ -246,6 +259,52 @@ fn device_fn(name: &[u8]) -> vk::PFN_vkVoidFunction {
         b"vkCmdResetEvent" | b"vkCmdResetEvent2" | b"vkCmdResetEvent2KHR" => pfn!(cmd_reset_event),
         b"vkCmdWaitEvents" => pfn!(cmd_wait_events),
         b"vkCmdWaitEvents2" | b"vkCmdWaitEvents2KHR" => pfn!(cmd_wait_events2),
+        _ => image_fn(name).or_else(|| query_fn(name)),
+    }
+}
+
+/// Images, views, samplers, buffer views and their commands.
+fn image_fn(name: &[u8]) -> vk::PFN_vkVoidFunction {
+    match name {
+        b"vkCreateImage" => pfn!(create_image),
+        b"vkDestroyImage" => pfn!(destroy_image),
+        b"vkGetImageMemoryRequirements" => pfn!(get_image_memory_requirements),
+        b"vkGetImageMemoryRequirements2" | b"vkGetImageMemoryRequirements2KHR" => {
+            pfn!(get_image_memory_requirements2)
+        }
+        b"vkBindImageMemory" => pfn!(bind_image_memory),
+        b"vkBindImageMemory2" | b"vkBindImageMemory2KHR" => pfn!(bind_image_memory2),
+        b"vkGetImageSubresourceLayout" => pfn!(get_image_subresource_layout),
+        b"vkCreateImageView" => pfn!(create_image_view),
+        b"vkDestroyImageView" => pfn!(destroy_image_view),
+        b"vkCreateBufferView" => pfn!(create_buffer_view),
+        b"vkDestroyBufferView" => pfn!(destroy_buffer_view),
+        b"vkCreateSampler" => pfn!(create_sampler),
+        b"vkDestroySampler" => pfn!(destroy_sampler),
+        b"vkCmdCopyBufferToImage" => pfn!(cmd_copy_buffer_to_image),
+        b"vkCmdCopyImageToBuffer" => pfn!(cmd_copy_image_to_buffer),
+        b"vkCmdCopyImage" => pfn!(cmd_copy_image),
+        b"vkCmdClearColorImage" => pfn!(cmd_clear_color_image),
+        _ => None,
+    }
+}
+
+/// Query pools and the device-group functions of one device.
+fn query_fn(name: &[u8]) -> vk::PFN_vkVoidFunction {
+    match name {
+        b"vkCreateQueryPool" => pfn!(create_query_pool),
+        b"vkDestroyQueryPool" => pfn!(destroy_query_pool),
+        b"vkResetQueryPool" | b"vkResetQueryPoolEXT" => pfn!(reset_query_pool),
+        b"vkGetQueryPoolResults" => pfn!(get_query_pool_results),
+        b"vkCmdResetQueryPool" => pfn!(cmd_reset_query_pool),
+        b"vkCmdWriteTimestamp" | b"vkCmdWriteTimestamp2" | b"vkCmdWriteTimestamp2KHR" => {
+            pfn!(cmd_write_timestamp)
+        }
+        b"vkCmdCopyQueryPoolResults" => pfn!(cmd_copy_query_pool_results),
+        b"vkCmdSetDeviceMask" | b"vkCmdSetDeviceMaskKHR" => pfn!(cmd_set_device_mask),
+        b"vkGetDeviceGroupPeerMemoryFeatures" | b"vkGetDeviceGroupPeerMemoryFeaturesKHR" => {
+            pfn!(get_device_group_peer_memory_features)
+        }
         _ => None,
     }
 }

@@ -19,13 +19,13 @@ pub unsafe extern "system" fn create_instance(
     out: *mut vk::Instance,
 ) -> vk::Result {
     guard("vkCreateInstance", || {
-        let profile = crate::config::profile()
-            .map_err(|e| Fail(vk::Result::ERROR_INITIALIZATION_FAILED, e))?;
+        let caps =
+            crate::config::caps().map_err(|e| Fail(vk::Result::ERROR_INITIALIZATION_FAILED, e))?;
         let physical = new_dispatchable();
         objects::insert_at(
             physical,
             Arc::new(Physical {
-                caps: Arc::new(Caps::new(profile)),
+                caps: Arc::new(caps),
             }),
         );
         let instance = new_dispatchable();
@@ -184,6 +184,7 @@ unsafe fn fill_property(
         vk::PhysicalDeviceTimelineSemaphoreProperties => timeline,
         vk::PhysicalDeviceCooperativeMatrixPropertiesKHR => coopmat_properties,
         vk::PhysicalDeviceRobustness2PropertiesEXT => robustness2_properties,
+        vk::PhysicalDevicePipelineRobustnessPropertiesEXT => pipeline_robustness_properties,
         vk::PhysicalDeviceVulkan11Properties => vulkan11_properties,
         vk::PhysicalDeviceVulkan12Properties => vulkan12_properties,
         vk::PhysicalDeviceVulkan13Properties => vulkan13_properties,
@@ -213,6 +214,7 @@ macro_rules! feature_structs {
         $m!(vk::PhysicalDeviceShaderMaximalReconvergenceFeaturesKHR);
         $m!(vk::PhysicalDeviceShaderSubgroupRotateFeaturesKHR);
         $m!(vk::PhysicalDeviceRobustness2FeaturesEXT);
+        $m!(vk::PhysicalDevicePipelineRobustnessFeaturesEXT);
         $m!(vk::PhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR);
         $m!(vk::PhysicalDeviceShaderSubgroupUniformControlFlowFeaturesKHR);
         $m!(vk::PhysicalDeviceTimelineSemaphoreFeatures);
@@ -423,19 +425,6 @@ pub unsafe extern "system" fn get_physical_device_memory_properties2(
     })
 }
 
-pub unsafe extern "system" fn get_physical_device_format_properties(
-    physical: vk::PhysicalDevice,
-    _format: vk::Format,
-    out: *mut vk::FormatProperties,
-) {
-    guard_void("vkGetPhysicalDeviceFormatProperties", || {
-        caps(physical)?;
-        // No images yet: no format supports anything.
-        // SAFETY: the program's output pointer (rule 1).
-        unsafe { write(out, vk::FormatProperties::default(), "pFormatProperties") }
-    })
-}
-
 pub unsafe extern "system" fn get_physical_device_cooperative_matrix_properties(
     physical: vk::PhysicalDevice,
     count: *mut u32,
@@ -470,22 +459,6 @@ pub unsafe extern "system" fn get_physical_device_cooperative_matrix_properties(
 fn room_short(count: *mut u32, len: usize) -> bool {
     // SAFETY: `count` was checked non-null and is the program's valid count pointer.
     (unsafe { count.read() } as usize) < len
-}
-
-pub unsafe extern "system" fn get_physical_device_image_format_properties(
-    physical: vk::PhysicalDevice,
-    _format: vk::Format,
-    _kind: vk::ImageType,
-    _tiling: vk::ImageTiling,
-    _usage: vk::ImageUsageFlags,
-    _flags: vk::ImageCreateFlags,
-    _out: *mut vk::ImageFormatProperties,
-) -> vk::Result {
-    guard("vkGetPhysicalDeviceImageFormatProperties", || {
-        caps(physical)?;
-        // No images yet (the loader requires the function).
-        Ok(vk::Result::ERROR_FORMAT_NOT_SUPPORTED)
-    })
 }
 
 pub unsafe extern "system" fn get_physical_device_sparse_image_format_properties(

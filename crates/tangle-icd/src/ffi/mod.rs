@@ -28,8 +28,10 @@ mod bytes;
 mod commands;
 mod device;
 mod exports;
+mod images;
 mod instance;
 mod pipelines;
+mod queries;
 mod sync;
 
 pub use bytes::Bytes;

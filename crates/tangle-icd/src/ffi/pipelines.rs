@@ -23,6 +23,21 @@ pub unsafe extern "system" fn create_set_layout(
         // SAFETY: the program's struct and array (rule 1).
         let info = unsafe { read(info, "pCreateInfo")? };
         let bindings = unsafe { slice(info.p_bindings, info.binding_count, "pBindings")? };
+        if let Some(b) = bindings.iter().find(|b| {
+            !b.p_immutable_samplers.is_null()
+                && matches!(
+                    b.descriptor_type,
+                    vk::DescriptorType::SAMPLER | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
+                )
+        }) {
+            return Err(Fail(
+                vk::Result::ERROR_FEATURE_NOT_PRESENT,
+                format!(
+                    "binding {}: immutable samplers are not supported yet",
+                    b.binding
+                ),
+            ));
+        }
         let bindings: BTreeMap<u32, LayoutBinding> = bindings
             .iter()
             .map(|b| {
@@ -218,7 +233,11 @@ pub unsafe extern "system" fn update_descriptor_sets(
                     | vk::DescriptorType::STORAGE_BUFFER_DYNAMIC
                     | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
             );
-            let descriptors: Vec<Descriptor> = if buffer_kind {
+            // SAFETY: the write's arrays for its descriptor type (rule 1).
+            let images = unsafe { super::images::descriptors(w)? };
+            let descriptors: Vec<Descriptor> = if let Some(images) = images {
+                images
+            } else if buffer_kind {
                 // SAFETY: a buffer descriptor write holds `descriptorCount` buffer infos.
                 unsafe { slice(w.p_buffer_info, w.descriptor_count, "pBufferInfo")? }
                     .iter()
@@ -354,6 +373,17 @@ unsafe fn request(info: &vk::ComputePipelineCreateInfo<'_>) -> Result<PipelineRe
         }
     }
     let mut subgroup_size = None;
+    // The stage's structure overrides the pipeline's ("Pipeline Robustness").
+    let mut robustness = crate::robustness::PipelineRobustness::default();
+    for next in [info.p_next, stage.p_next] {
+        for (s_type, at) in unsafe { chain(next) } {
+            if s_type == vk::StructureType::PIPELINE_ROBUSTNESS_CREATE_INFO_EXT {
+                // SAFETY: the struct its `sType` names.
+                let r = unsafe { &*at.cast::<vk::PipelineRobustnessCreateInfoEXT>() };
+                robustness = crate::robustness::PipelineRobustness::from_info(r)?;
+            }
+        }
+    }
     for (s_type, at) in unsafe { chain(stage.p_next) } {
         if s_type == vk::StructureType::PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO {
             // SAFETY: the struct its `sType` names.
@@ -370,6 +400,7 @@ unsafe fn request(info: &vk::ComputePipelineCreateInfo<'_>) -> Result<PipelineRe
             .flags
             .contains(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS),
         layout: objects::get::<PipelineLayout>(info.layout.as_raw())?,
+        robustness,
     })
 }
 
