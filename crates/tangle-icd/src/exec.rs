@@ -431,6 +431,7 @@ mod tests {
                 .iter()
                 .map(|&(b, kind, count)| (b, LayoutBinding { kind, count }))
                 .collect(),
+            immutable: Default::default(),
         };
         Arc::new(DescriptorSet {
             layout: Arc::new(layout),

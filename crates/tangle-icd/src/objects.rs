@@ -149,6 +149,9 @@ impl LayoutBinding {
 pub struct SetLayout {
     /// The bindings.
     pub bindings: BTreeMap<u32, LayoutBinding>,
+    /// The immutable samplers of sampler and combined image sampler bindings, by `(binding,
+    /// element)`: they are the sets' samplers whatever a write says.
+    pub immutable: BTreeMap<(u32, u32), Arc<Sampler>>,
 }
 
 /// One descriptor written into a set.

@@ -178,45 +178,44 @@ const SAMPLE: &str = r#"
                OpFunctionEnd
 "#;
 
-#[test]
-#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
-fn a_sampled_image_is_read_through_a_nearest_sampler_exactly() {
-    let gpu = Gpu::new(false);
+/// The value of texel (x, y) of the 4x4 image [`sampled`] fills.
+fn texel(x: u32, y: u32) -> f32 {
+    (y * 4 + x) as f32 * 0.25 + 1.0
+}
+
+/// A clamp-to-edge sampler with `filter`.
+fn sampler(gpu: &Gpu, filter: vk::Filter) -> vk::Sampler {
+    let info = vk::SamplerCreateInfo::default()
+        .mag_filter(filter)
+        .min_filter(filter)
+        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
+        .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE);
+    // SAFETY: a valid create-info.
+    unsafe { gpu.device.create_sampler(&info, None) }.expect("a sampler")
+}
+
+/// Runs `k` (binding 0 the 4x4 R32 float image of [`texel`], filled from a padded staging
+/// buffer, with `sampler` when `combined`; binding 1 the output) and returns the 16 floats it
+/// wrote.
+fn sampled(gpu: &Gpu, k: &common::Kernel, sampler: vk::Sampler, combined: bool) -> Vec<f32> {
     let (image, view) = gpu.image(vk::Format::R32_SFLOAT, 4, 4);
     // Staging rows of 8 texels from byte 64 (bufferRowLength 8), then the output at 256.
     let (memory, ptr) = gpu.memory(512);
     let staging = gpu.buffer(memory, 0, 256);
     let out = gpu.buffer(memory, 256, 64);
-    let texel = |x: u32, y: u32| (y * 4 + x) as f32 * 0.25 + 1.0;
     for y in 0..4 {
         for x in 0..4 {
             set_word(ptr, (16 + y * 8 + x) as usize, texel(x, y).to_bits());
         }
     }
-    let info = vk::SamplerCreateInfo::default()
-        .mag_filter(vk::Filter::NEAREST)
-        .min_filter(vk::Filter::NEAREST)
-        .address_mode_u(vk::SamplerAddressMode::CLAMP_TO_EDGE)
-        .address_mode_v(vk::SamplerAddressMode::CLAMP_TO_EDGE)
-        .address_mode_w(vk::SamplerAddressMode::CLAMP_TO_EDGE);
-    // SAFETY: a valid create-info.
-    let sampler = unsafe { gpu.device.create_sampler(&info, None) }.expect("a sampler");
-    let k = gpu.kernel(
-        SAMPLE,
-        &[
-            vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
-            vk::DescriptorType::STORAGE_BUFFER,
-        ],
-        None,
-    );
+    let kind = match combined {
+        true => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+        false => vk::DescriptorType::SAMPLED_IMAGE,
+    };
+    gpu.write(k, 0, kind, Bind::Image(view, sampler));
     gpu.write(
-        &k,
-        0,
-        vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
-        Bind::Image(view, sampler),
-    );
-    gpu.write(
-        &k,
+        k,
         1,
         vk::DescriptorType::STORAGE_BUFFER,
         Bind::Buffer(out, 0, 64),
@@ -235,12 +234,118 @@ fn a_sampled_image_is_read_through_a_nearest_sampler_exactly() {
         unsafe {
             d.cmd_copy_buffer_to_image(cb, staging, image, vk::ImageLayout::GENERAL, &[region]);
         }
-        gpu.dispatch(d, cb, &k, [0; 3], [1, 1, 1]);
+        gpu.dispatch(d, cb, k, [0; 3], [1, 1, 1]);
     });
+    (0..16).map(|i| f32::from_bits(word(ptr, 64 + i))).collect()
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn a_sampled_image_is_read_through_a_nearest_sampler_exactly() {
+    let gpu = Gpu::new(false);
+    let nearest = sampler(&gpu, vk::Filter::NEAREST);
+    let types = [
+        vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+        vk::DescriptorType::STORAGE_BUFFER,
+    ];
+    let k = gpu.kernel(SAMPLE, &types, None);
+    let got = sampled(&gpu, &k, nearest, true);
     for y in 0..4 {
         for x in 0..4 {
-            let got = f32::from_bits(word(ptr, (64 + y * 4 + x) as usize));
-            assert_eq!(got, texel(x, y), "sample at texel ({x}, {y})");
+            let i = (y * 4 + x) as usize;
+            assert_eq!(got[i], texel(x, y), "sample at texel ({x}, {y})");
+        }
+    }
+}
+
+/// [`SAMPLE`] with a sampled image at binding 0 and a separate sampler at binding 2, sampled at
+/// the right edge of texel (x, y): u = (x + 1) / 4.
+const SAMPLE_SEPARATE: &str = r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %gid %tex %out %smp
+               OpExecutionMode %main LocalSize 4 4 1
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %tex DescriptorSet 0
+               OpDecorate %tex Binding 0
+               OpDecorate %smp DescriptorSet 0
+               OpDecorate %smp Binding 2
+               OpDecorate %out DescriptorSet 0
+               OpDecorate %out Binding 1
+               OpDecorate %arr ArrayStride 4
+               OpMemberDecorate %buf 0 Offset 0
+               OpDecorate %buf Block
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+        %u32 = OpTypeInt 32 0
+        %f32 = OpTypeFloat 32
+         %v3 = OpTypeVector %u32 3
+        %v2f = OpTypeVector %f32 2
+        %v4f = OpTypeVector %f32 4
+        %pin = OpTypePointer Input %v3
+        %gid = OpVariable %pin Input
+      %imgty = OpTypeImage %f32 2D 0 0 0 1 Unknown
+      %smpty = OpTypeSampler
+       %sity = OpTypeSampledImage %imgty
+        %pim = OpTypePointer UniformConstant %imgty
+       %psmp = OpTypePointer UniformConstant %smpty
+        %tex = OpVariable %pim UniformConstant
+        %smp = OpVariable %psmp UniformConstant
+        %arr = OpTypeRuntimeArray %f32
+        %buf = OpTypeStruct %arr
+       %pbuf = OpTypePointer StorageBuffer %buf
+        %out = OpVariable %pbuf StorageBuffer
+         %pf = OpTypePointer StorageBuffer %f32
+         %c0 = OpConstant %u32 0
+         %c4 = OpConstant %u32 4
+        %one = OpConstant %f32 1
+       %half = OpConstant %f32 0.5
+    %quarter = OpConstant %f32 0.25
+       %zero = OpConstant %f32 0
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %g = OpLoad %v3 %gid
+          %x = OpCompositeExtract %u32 %g 0
+          %y = OpCompositeExtract %u32 %g 1
+         %fx = OpConvertUToF %f32 %x
+         %fy = OpConvertUToF %f32 %y
+         %hx = OpFAdd %f32 %fx %one
+         %hy = OpFAdd %f32 %fy %half
+          %u = OpFMul %f32 %hx %quarter
+          %v = OpFMul %f32 %hy %quarter
+         %uv = OpCompositeConstruct %v2f %u %v
+         %ti = OpLoad %imgty %tex
+         %sm = OpLoad %smpty %smp
+          %s = OpSampledImage %sity %ti %sm
+          %c = OpImageSampleExplicitLod %v4f %s %uv Lod %zero
+          %r = OpCompositeExtract %f32 %c 0
+         %y4 = OpIMul %u32 %y %c4
+          %i = OpIAdd %u32 %y4 %x
+          %p = OpAccessChain %pf %out %c0 %i
+               OpStore %p %r
+               OpReturn
+               OpFunctionEnd
+"#;
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn an_immutable_linear_sampler_filters_between_texels() {
+    let gpu = Gpu::new(false);
+    let linear = sampler(&gpu, vk::Filter::LINEAR);
+    let types = [
+        vk::DescriptorType::SAMPLED_IMAGE,
+        vk::DescriptorType::STORAGE_BUFFER,
+        vk::DescriptorType::SAMPLER,
+    ];
+    // Binding 2's sampler is the layout's: the set is never written there.
+    let k = gpu.kernel_with(SAMPLE_SEPARATE, &types, None, &[(2, linear)]);
+    let got = sampled(&gpu, &k, vk::Sampler::null(), false);
+    for y in 0..4 {
+        for x in 0..4 {
+            // Halfway between texels x and x + 1 (clamped at the edge): their mean, exactly.
+            let want = (texel(x, y) + texel((x + 1).min(3), y)) / 2.0;
+            let i = (y * 4 + x) as usize;
+            assert_eq!(got[i], want, "sample right of texel ({x}, {y})");
         }
     }
 }

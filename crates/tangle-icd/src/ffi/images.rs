@@ -262,12 +262,17 @@ pub(super) unsafe fn descriptors(
             .iter()
             .map(|i| Ok(Descriptor::Sampler(sampler(i.sampler)?)))
             .collect(),
+        // With immutable samplers the write's sampler is ignored ([`with_immutable`]): a null
+        // one is no error here.
         T::COMBINED_IMAGE_SAMPLER => image_info()?
             .iter()
             .map(|i| {
                 Ok(Descriptor::Image {
                     view: Some(view(i.image_view)?),
-                    sampler: Some(sampler(i.sampler)?),
+                    sampler: match i.sampler {
+                        s if s == vk::Sampler::null() => None,
+                        s => Some(sampler(s)?),
+                    },
                     storage: false,
                 })
             })
@@ -297,6 +302,59 @@ pub(super) unsafe fn descriptors(
         _ => return Ok(None),
     };
     Ok(Some(out?))
+}
+
+/// The immutable samplers of a set layout's bindings, by `(binding, element)`.
+///
+/// # Safety
+/// Each binding's `pImmutableSamplers` is null or holds `descriptorCount` handles.
+pub(super) unsafe fn immutable_samplers(
+    bindings: &[vk::DescriptorSetLayoutBinding<'_>],
+) -> Result<std::collections::BTreeMap<(u32, u32), Arc<Sampler>>, Fail> {
+    let mut out = std::collections::BTreeMap::new();
+    for b in bindings {
+        let kinds = [
+            vk::DescriptorType::SAMPLER,
+            vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+        ];
+        if b.p_immutable_samplers.is_null() || !kinds.contains(&b.descriptor_type) {
+            continue;
+        }
+        // SAFETY: the caller's promise.
+        let handles = unsafe {
+            slice(
+                b.p_immutable_samplers,
+                b.descriptor_count,
+                "pImmutableSamplers",
+            )?
+        };
+        for (e, h) in handles.iter().enumerate() {
+            out.insert((b.binding, e as u32), objects::get::<Sampler>(h.as_raw())?);
+        }
+    }
+    Ok(out)
+}
+
+/// A written descriptor with the slot's immutable sampler, if the layout has one (Vulkan
+/// `VkDescriptorImageInfo::sampler`: "... if the binding being updated ... uses immutable
+/// samplers", the write's sampler is ignored).
+pub(super) fn with_immutable(
+    layout: &objects::SetLayout,
+    slot: (u32, u32),
+    d: Descriptor,
+) -> Descriptor {
+    let Some(fixed) = layout.immutable.get(&slot) else {
+        return d;
+    };
+    match d {
+        Descriptor::Image { view, storage, .. } => Descriptor::Image {
+            view,
+            sampler: Some(fixed.clone()),
+            storage,
+        },
+        Descriptor::Sampler(_) => Descriptor::Sampler(fixed.clone()),
+        other => other,
+    }
 }
 
 /// Records an image command.

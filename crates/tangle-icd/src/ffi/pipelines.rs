@@ -23,21 +23,9 @@ pub unsafe extern "system" fn create_set_layout(
         // SAFETY: the program's struct and array (rule 1).
         let info = unsafe { read(info, "pCreateInfo")? };
         let bindings = unsafe { slice(info.p_bindings, info.binding_count, "pBindings")? };
-        if let Some(b) = bindings.iter().find(|b| {
-            !b.p_immutable_samplers.is_null()
-                && matches!(
-                    b.descriptor_type,
-                    vk::DescriptorType::SAMPLER | vk::DescriptorType::COMBINED_IMAGE_SAMPLER
-                )
-        }) {
-            return Err(Fail(
-                vk::Result::ERROR_FEATURE_NOT_PRESENT,
-                format!(
-                    "binding {}: immutable samplers are not supported yet",
-                    b.binding
-                ),
-            ));
-        }
+        // SAFETY: each binding's `pImmutableSamplers` is null or holds `descriptorCount`
+        // samplers (rule 1).
+        let immutable = unsafe { super::images::immutable_samplers(bindings)? };
         let bindings: BTreeMap<u32, LayoutBinding> = bindings
             .iter()
             .map(|b| {
@@ -50,7 +38,10 @@ pub unsafe extern "system" fn create_set_layout(
                 )
             })
             .collect();
-        let handle = objects::insert(Arc::new(SetLayout { bindings }));
+        let handle = objects::insert(Arc::new(SetLayout {
+            bindings,
+            immutable,
+        }));
         // SAFETY: the program's output pointer (rule 1).
         unsafe { write(out, vk::DescriptorSetLayout::from_raw(handle), "pSetLayout")? };
         Ok(vk::Result::SUCCESS)
@@ -144,10 +135,19 @@ pub unsafe extern "system" fn allocate_descriptor_sets(
             return Ok(vk::Result::ERROR_OUT_OF_POOL_MEMORY);
         }
         for (i, layout) in layouts.into_iter().enumerate() {
+            // A sampler binding's immutable samplers are its descriptors from the start.
+            let slots = layout
+                .immutable
+                .iter()
+                .filter(|((b, _), _)| {
+                    layout.bindings.get(b).map(|l| l.kind) == Some(vk::DescriptorType::SAMPLER)
+                })
+                .map(|(k, s)| (*k, Descriptor::Sampler(s.clone())))
+                .collect();
             let handle = objects::insert(Arc::new(DescriptorSet {
                 layout,
                 pool: info.descriptor_pool.as_raw(),
-                slots: Mutex::default(),
+                slots: Mutex::new(slots),
             }));
             sets.push(handle);
             // SAFETY: `out` holds `descriptorSetCount` handles (rule 1).
@@ -254,7 +254,7 @@ pub unsafe extern "system" fn update_descriptor_sets(
             };
             let mut slots = lock(&set.slots);
             for (slot, d) in targets.into_iter().zip(descriptors) {
-                slots.insert(slot, d);
+                slots.insert(slot, super::images::with_immutable(&set.layout, slot, d));
             }
         }
         // SAFETY: the program's array (rule 1).

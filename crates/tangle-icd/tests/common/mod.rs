@@ -255,17 +255,32 @@ impl Gpu {
         types: &[vk::DescriptorType],
         robustness: Option<vk::PipelineRobustnessCreateInfoEXT<'_>>,
     ) -> Kernel {
+        self.kernel_with(source, types, robustness, &[])
+    }
+
+    /// [`Gpu::kernel`] with the immutable sampler `immutable[i].1` at binding `immutable[i].0`.
+    pub fn kernel_with(
+        &self,
+        source: &str,
+        types: &[vk::DescriptorType],
+        robustness: Option<vk::PipelineRobustnessCreateInfoEXT<'_>>,
+        immutable: &[(u32, vk::Sampler)],
+    ) -> Kernel {
         let d = &self.device;
         let words = assemble(source);
         let bindings: Vec<_> = types
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                vk::DescriptorSetLayoutBinding::default()
+                let b = vk::DescriptorSetLayoutBinding::default()
                     .binding(i as u32)
                     .descriptor_type(*t)
                     .descriptor_count(1)
-                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE);
+                match immutable.iter().find(|(at, _)| *at == i as u32) {
+                    Some((_, s)) => b.immutable_samplers(std::slice::from_ref(s)),
+                    None => b,
+                }
             })
             .collect();
         let sizes: Vec<_> = types
