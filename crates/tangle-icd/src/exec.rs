@@ -284,10 +284,10 @@ fn window(
             Ok(Some((memory, at, len)))
         }
         other => Err(format!(
-            "set {set} binding {binding}: a {} where the shader has a buffer",
+            "set {set} binding {binding}: {} where the shader has a buffer",
             match other {
-                Descriptor::Unsupported(t) => format!("descriptor of type {t:?}"),
-                _ => "image, sampler or texel buffer".to_string(),
+                Descriptor::Unsupported(t) => format!("a descriptor of type {t:?}"),
+                _ => "an image, sampler or texel buffer descriptor".to_string(),
             }
         )),
     }

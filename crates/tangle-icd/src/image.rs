@@ -563,3 +563,72 @@ pub fn clear_texel(format: &TexelFormat, words: [u32; 4]) -> Vec<u8> {
     let raw = texel::encode(format, &components);
     raw.to_le_bytes()[..format.bytes() as usize].to_vec()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(format: vk::Format, extent: [u32; 3]) -> vk::ImageCreateInfo<'static> {
+        vk::ImageCreateInfo::default()
+            .image_type(vk::ImageType::TYPE_2D)
+            .format(format)
+            .extent(vk::Extent3D {
+                width: extent[0],
+                height: extent[1],
+                depth: extent[2],
+            })
+            .mip_levels(1)
+            .array_layers(1)
+            .samples(vk::SampleCountFlags::TYPE_1)
+    }
+
+    #[test]
+    fn formats_are_the_executors_by_name() {
+        assert_eq!(
+            texel_format(vk::Format::R8G8B8A8_UNORM).map(|f| f.name),
+            Some("R8G8B8A8_UNORM")
+        );
+        assert_eq!(texel_format(vk::Format::D32_SFLOAT), None);
+        // Every executor format is reachable from its Vulkan format, so the queries cover them.
+        for f in texel::FORMATS {
+            let found = (0..200)
+                .map(vk::Format::from_raw)
+                .any(|v| texel_format(v).is_some_and(|t| t.name == f.name));
+            assert!(found, "{}", f.name);
+        }
+        let none = format_properties(vk::Format::D32_SFLOAT);
+        assert!(none.optimal_tiling_features.is_empty() && none.buffer_features.is_empty());
+    }
+
+    #[test]
+    fn images_are_packed_and_checked() {
+        let i = Image::new(&info(vk::Format::R16G16_SFLOAT, [5, 3, 1])).expect("an image");
+        assert_eq!((i.row_pitch(), i.depth_pitch(), i.size()), (20, 60, 60));
+        assert_eq!(i.texel([2, 1, 0], 3), Ok(20 + 8));
+        assert!(i.texel([3, 1, 0], 3).is_err(), "x + len past the width");
+        assert!(i.texel([-1, 0, 0], 1).is_err());
+        let two_levels = info(vk::Format::R32_UINT, [4, 4, 1]).mip_levels(2);
+        assert!(Image::new(&two_levels).is_err_and(|e| e.contains("mipLevels 2")));
+        let msaa = info(vk::Format::R32_UINT, [4, 4, 1]).samples(vk::SampleCountFlags::TYPE_4);
+        assert!(Image::new(&msaa).is_err_and(|e| e.contains("multisampled")));
+        assert!(
+            Image::new(&info(vk::Format::R32_UINT, [4, 4, 2])).is_err(),
+            "2D depth 2"
+        );
+        assert!(Image::new(&info(vk::Format::D16_UNORM, [4, 4, 1])).is_err());
+    }
+
+    #[test]
+    fn clear_colors_are_encoded_in_the_format() {
+        let f = |v| texel_format(v).expect("a format");
+        let half = 0.5f32.to_bits();
+        assert_eq!(
+            clear_texel(f(vk::Format::R8G8B8A8_UNORM), [half, 0, 1f32.to_bits(), 0]),
+            [128, 0, 255, 0]
+        );
+        assert_eq!(
+            clear_texel(f(vk::Format::R16_SINT), [(-2i32) as u32, 0, 0, 0]),
+            (-2i16).to_le_bytes()
+        );
+    }
+}

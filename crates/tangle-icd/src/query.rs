@@ -189,3 +189,15 @@ impl QueryCommand {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clock_never_goes_back() {
+        let a = now();
+        let b = now();
+        assert!(b >= a);
+    }
+}
