@@ -62,6 +62,9 @@ pub struct Device {
     /// `robustBufferAccess2`, at `vkCreateDevice`):
     /// what its dispatches' accesses outside a buffer do ([`tangle_exec::check::robust`]).
     pub robustness: tangle_exec::check::robust::Robustness,
+    /// Whether the program enabled `pipelineRobustness` (VK_EXT_pipeline_robustness), which a
+    /// pipeline's own robustness needs.
+    pub pipeline_robustness: bool,
 }
 
 /// The device's queue: submissions run one at a time, in submission order, on a thread that

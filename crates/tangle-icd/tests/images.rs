@@ -818,3 +818,19 @@ fn pipeline_robustness_overrides_the_device_default() {
         assert_eq!(json["errors"].as_array().map(Vec::len), Some(0), "{text}");
     }
 }
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn pipeline_robustness_needs_the_feature() {
+    let gpu = Gpu::with_features(true, false);
+    let types = [vk::DescriptorType::STORAGE_BUFFER; 2];
+    let disabled = vk::PipelineRobustnessCreateInfoEXT::default()
+        .storage_buffers(vk::PipelineRobustnessBufferBehaviorEXT::DISABLED);
+    let refused = gpu.try_kernel(COPY_PLUS_ONE, &types, Some(disabled), &[]);
+    assert_eq!(refused.err(), Some(vk::Result::ERROR_VALIDATION_FAILED_EXT));
+    // DEVICE_DEFAULT everywhere asks nothing of the feature.
+    let default = vk::PipelineRobustnessCreateInfoEXT::default();
+    assert!(gpu
+        .try_kernel(COPY_PLUS_ONE, &types, Some(default), &[])
+        .is_ok());
+}

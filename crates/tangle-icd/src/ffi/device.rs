@@ -70,8 +70,11 @@ pub unsafe extern "system" fn create_device(
             unsafe { instance::robust_buffer_access(info.p_enabled_features, info.p_next) };
         // SAFETY: as above.
         let robust2 = unsafe { instance::robust_buffer_access2(info.p_next) };
+        // SAFETY: as above.
+        let pipeline_robustness = unsafe { instance::pipeline_robustness(info.p_next) };
         let queue = new_dispatchable();
         let device = Arc::new(Device {
+            pipeline_robustness,
             caps,
             queue,
             findings: Mutex::default(),

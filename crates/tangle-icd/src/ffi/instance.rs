@@ -294,6 +294,21 @@ pub(super) unsafe fn robust_buffer_access2(next: *const std::ffi::c_void) -> boo
     })
 }
 
+/// Whether VK_EXT_pipeline_robustness's `pipelineRobustness` is enabled in the create-info's
+/// chain (`next`).
+///
+/// # Safety
+/// `next` is a valid chain.
+pub(super) unsafe fn pipeline_robustness(next: *const std::ffi::c_void) -> bool {
+    // SAFETY: the caller's chain; each struct is read as the type its `sType` names.
+    unsafe { chain(next) }.into_iter().any(|(s_type, at)| {
+        s_type == vk::StructureType::PHYSICAL_DEVICE_PIPELINE_ROBUSTNESS_FEATURES_EXT
+            // SAFETY: a `VkPhysicalDevicePipelineRobustnessFeaturesEXT`.
+            && unsafe { (*at.cast::<vk::PhysicalDevicePipelineRobustnessFeaturesEXT>()).pipeline_robustness }
+                == vk::TRUE
+    })
+}
+
 /// Whether `robustBufferAccess` is enabled in `pEnabledFeatures` (`base`) or in a
 /// `VkPhysicalDeviceFeatures2` of the create-info's chain (`next`).
 ///

@@ -423,6 +423,11 @@ pub unsafe extern "system" fn create_compute_pipelines(
         for (i, info) in infos.iter().enumerate() {
             // SAFETY: each create-info is valid (rule 1).
             let made = unsafe { request(info) }.and_then(|r| {
+                if r.robustness != Default::default() && !d.pipeline_robustness {
+                    return Err(Fail::from(
+                        "VkPipelineRobustnessCreateInfoEXT asks for a buffer behaviour other than DEVICE_DEFAULT, but the device was created without pipelineRobustness (VUID-VkPipelineRobustnessCreateInfo-pipelineRobustness-06926)",
+                    ));
+                }
                 crate::pipeline::compute_pipeline(&d.caps, r)
                     .map_err(|e| Fail(vk::Result::ERROR_INVALID_SHADER_NV, e))
             });

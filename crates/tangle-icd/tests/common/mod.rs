@@ -121,6 +121,11 @@ pub struct Kernel {
 impl Gpu {
     /// A device with `robustBufferAccess` on or off, and `pipelineRobustness` on.
     pub fn new(robust_buffer_access: bool) -> Gpu {
+        Gpu::with_features(robust_buffer_access, true)
+    }
+
+    /// A device with `robustBufferAccess` and `pipelineRobustness` on or off.
+    pub fn with_features(robust_buffer_access: bool, pipeline_robustness: bool) -> Gpu {
         let entry = entry();
         let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_3);
         let info = vk::InstanceCreateInfo::default().application_info(&app);
@@ -134,7 +139,7 @@ impl Gpu {
                 .queue_priorities(&priorities)];
             let mut pipeline_robustness =
                 vk::PhysicalDevicePipelineRobustnessFeaturesEXT::default()
-                    .pipeline_robustness(true);
+                    .pipeline_robustness(pipeline_robustness);
             let mut features = vk::PhysicalDeviceFeatures2::default()
                 .features(
                     vk::PhysicalDeviceFeatures::default()
@@ -266,6 +271,18 @@ impl Gpu {
         robustness: Option<vk::PipelineRobustnessCreateInfoEXT<'_>>,
         immutable: &[(u32, vk::Sampler)],
     ) -> Kernel {
+        self.try_kernel(source, types, robustness, immutable)
+            .expect("a pipeline")
+    }
+
+    /// [`Gpu::kernel_with`], or `vkCreateComputePipelines`' error.
+    pub fn try_kernel(
+        &self,
+        source: &str,
+        types: &[vk::DescriptorType],
+        robustness: Option<vk::PipelineRobustnessCreateInfoEXT<'_>>,
+        immutable: &[(u32, vk::Sampler)],
+    ) -> Result<Kernel, vk::Result> {
         let d = &self.device;
         let words = assemble(source);
         let bindings: Vec<_> = types
@@ -319,8 +336,7 @@ impl Gpu {
             }
             let pipeline = d
                 .create_compute_pipelines(vk::PipelineCache::null(), &[info], None)
-                .map_err(|(_, e)| e)
-                .expect("a pipeline")[0];
+                .map_err(|(_, e)| e)?[0];
             let pool = d
                 .create_descriptor_pool(
                     &vk::DescriptorPoolCreateInfo::default()
@@ -336,11 +352,11 @@ impl Gpu {
                         .set_layouts(&layouts),
                 )
                 .expect("a set")[0];
-            Kernel {
+            Ok(Kernel {
                 layout,
                 pipeline,
                 set,
-            }
+            })
         }
     }
 
