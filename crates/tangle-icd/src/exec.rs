@@ -372,22 +372,16 @@ fn run_dispatch(
     let slots = bound_slots(bound);
     let count = |set: u32, binding: u32| layout_binding(bound, set, binding).map_or(0, |b| b.count);
     let images = crate::image::bind(&pipeline.exec, &slots, count, &mut resources)?;
-    let kind = |(set, binding): &(u32, u32)| layout_binding(bound, *set, *binding).map(|b| b.kind);
-    let keys = resources.buffers.keys().copied();
-    let keys = keys.chain(resources.elements.keys().map(|&(s, b, _)| (s, b)));
-    let kinds: Vec<_> = keys.collect::<Vec<_>>().iter().filter_map(kind).collect();
-    let uniform = |k: &ash::vk::DescriptorType| {
-        matches!(
-            *k,
-            ash::vk::DescriptorType::UNIFORM_BUFFER
-                | ash::vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
-        )
-    };
-    let robustness = pipeline.robustness.resolve(
-        device.robustness,
-        kinds.iter().any(|k| !uniform(k)),
-        kinds.iter().any(uniform),
-    )?;
+    // The descriptor types of the bound buffers, for the pipeline's robustness per class.
+    let buffers = resources.buffers.keys().copied();
+    let elements = resources.elements.keys().map(|&(s, b, _)| (s, b));
+    let kinds: Vec<_> = buffers
+        .chain(elements)
+        .filter_map(|(s, b)| layout_binding(bound, s, b).map(|l| l.kind))
+        .collect();
+    let robustness = pipeline
+        .robustness
+        .for_bindings(device.robustness, &kinds)?;
     let report = pipeline
         .exec
         .dispatch(

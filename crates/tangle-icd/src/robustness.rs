@@ -55,6 +55,23 @@ impl PipelineRobustness {
         })
     }
 
+    /// The robustness a dispatch runs with on a device whose own is `device`, binding buffers
+    /// of the descriptor types `kinds`.
+    pub fn for_bindings(
+        &self,
+        device: Robustness,
+        kinds: &[vk::DescriptorType],
+    ) -> Result<Robustness, String> {
+        let uniform = |k: &vk::DescriptorType| {
+            matches!(
+                *k,
+                vk::DescriptorType::UNIFORM_BUFFER | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
+            )
+        };
+        let storage = kinds.iter().any(|k| !uniform(k));
+        self.resolve(device, storage, kinds.iter().any(uniform))
+    }
+
     /// The robustness a dispatch runs with on a device whose own is `device`, binding storage
     /// buffers (`storage`) and uniform buffers (`uniform`).
     pub fn resolve(
@@ -95,6 +112,16 @@ mod tests {
         );
         assert!(p.resolve(Robustness::Buffer, true, true).is_err());
         assert_eq!(p.resolve(Robustness::Off, true, true), Ok(Robustness::Off));
+        let uniform = [vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC];
+        assert_eq!(
+            p.for_bindings(Robustness::Buffer2, &uniform),
+            Ok(Robustness::Buffer2)
+        );
+        let both = [
+            vk::DescriptorType::STORAGE_BUFFER,
+            vk::DescriptorType::UNIFORM_BUFFER,
+        ];
+        assert!(p.for_bindings(Robustness::Buffer2, &both).is_err());
         assert_eq!(
             PipelineRobustness::default().resolve(Robustness::Buffer2, true, true),
             Ok(Robustness::Buffer2)
