@@ -9,79 +9,15 @@
 //! a Vulkan loader installed the tests are ignored (`cfg(vulkan_driver)`, see tangle-reference).
 #![cfg_attr(not(vulkan_driver), allow(dead_code, unused_imports))]
 
+mod common;
+
 use ash::vk;
+use common::{assemble, child, entry, in_child, manifest, set_word, word};
 use std::ffi::OsStr;
 use std::path::PathBuf;
-use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::process::Command;
 use tangle_exec::Profile;
 use tangle_icd::caps::Caps;
-
-/// The driver library cargo built beside this test executable (`target/debug/deps`).
-fn library() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable's path");
-    let deps = exe.parent().expect("the test executable's folder");
-    [deps.to_path_buf(), deps.join("..")]
-        .iter()
-        .find_map(|d| tangle_icd::manifest::find_library(d))
-        .expect("cargo builds libtangle_icd.so before the crate's tests")
-}
-
-/// The manifest for [`library`], written once per test process.
-fn manifest() -> &'static PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
-            .join(format!("tangle_icd_{}.json", std::process::id()));
-        std::fs::write(&path, tangle_icd::manifest::json(&library())).expect("manifest written");
-        path
-    })
-}
-
-/// The loader, reading only tangle's manifest. The variables are set once, before the first
-/// load, and never changed: the loader reads them in every `vkCreateInstance`.
-fn entry() -> ash::Entry {
-    static READY: OnceLock<()> = OnceLock::new();
-    READY.get_or_init(|| {
-        std::env::set_var("VK_DRIVER_FILES", manifest());
-        std::env::set_var("VK_ICD_FILENAMES", manifest());
-        // The in-process tests see the default profile; children set their own.
-        if std::env::var_os(CHILD).is_none() {
-            std::env::remove_var("TANGLE_PROFILE");
-            std::env::remove_var("TANGLE_REPORT");
-        }
-    });
-    // SAFETY: loading the system's Vulkan loader runs its initialisers, which have no
-    // preconditions.
-    unsafe { ash::Entry::load() }.expect("the Vulkan loader (libvulkan.so.1) loads")
-}
-
-/// Set in a child test process.
-const CHILD: &str = "TANGLE_ICD_TEST_CHILD";
-
-/// Whether this process is a child run by [`child`].
-fn in_child() -> bool {
-    std::env::var_os(CHILD).is_some()
-}
-
-/// Runs test `name` of this executable again, alone, with `env` added.
-fn child(name: &str, env: &[(&str, &OsStr)]) -> Output {
-    let exe = std::env::current_exe().expect("the test executable's path");
-    let out = Command::new(exe)
-        .args([name, "--exact", "--nocapture", "--test-threads=1"])
-        .env(CHILD, "1")
-        .env("VK_DRIVER_FILES", manifest())
-        .envs(env.iter().map(|(k, v)| (*k, *v)))
-        .output()
-        .expect("the test executable runs");
-    assert!(
-        out.status.success(),
-        "child {name} failed:\n{}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
-}
 
 /// An instance and its tangle device, with a device created with `features` enabled.
 struct Gpu {
@@ -453,25 +389,6 @@ const SAXPY: &str = r#"
                OpReturn
                OpFunctionEnd
 "#;
-
-/// SPIR-V words of assembly text.
-fn assemble(source: &str) -> Vec<u32> {
-    let options = tangle_spirv::text::AssembleOptions::default();
-    let (module, _) = tangle_spirv::text::assemble(source, &options).expect("the test's assembly");
-    module.to_words()
-}
-
-/// Reads word `i` of a mapping.
-fn word(ptr: *mut u32, i: usize) -> u32 {
-    // SAFETY: the tests read inside allocations they sized, through the driver's mapping.
-    unsafe { ptr.add(i).read_volatile() }
-}
-
-/// Writes word `i` of a mapping.
-fn set_word(ptr: *mut u32, i: usize, v: u32) {
-    // SAFETY: as for `word`.
-    unsafe { ptr.add(i).write_volatile(v) }
-}
 
 #[test]
 #[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
