@@ -27,6 +27,12 @@ impl Allocation {
         Allocation(Arc::new(Words::new(len)))
     }
 
+    /// `len` zero bytes, or `None` where the host cannot give them (a front end answers
+    /// that as an out-of-memory error instead of aborting).
+    pub fn try_zeroed(len: u64) -> Option<Allocation> {
+        Words::try_new(len).map(|w| Allocation(Arc::new(w)))
+    }
+
     /// An allocation holding `bytes`.
     pub fn from_bytes(bytes: &[u8]) -> Allocation {
         Allocation(Arc::new(Words::from_bytes(bytes)))

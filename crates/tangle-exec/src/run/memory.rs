@@ -112,6 +112,18 @@ impl Words {
         }
     }
 
+    /// A zeroed region of `len` bytes, or `None` where the host cannot allocate it.
+    pub fn try_new(len: u64) -> Option<Self> {
+        let n = usize::try_from(len.div_ceil(4)).ok()?;
+        let mut words = Vec::new();
+        words.try_reserve_exact(n).ok()?;
+        words.extend(std::iter::repeat_with(|| AtomicU32::new(0)).take(n));
+        Some(Words {
+            words: words.into_boxed_slice(),
+            len,
+        })
+    }
+
     /// A region holding `bytes`. Large regions are converted on every core (rayon), straight
     /// into the region's memory: the copy in and out of a dispatch is serial host work
     /// otherwise. Whole words are taken four bytes at a time (a copy of a slice of unknown
