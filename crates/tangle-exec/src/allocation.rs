@@ -66,7 +66,8 @@ impl Allocation {
     /// Writes `bytes` at `at`, changing no other byte; `None` (nothing written) outside the
     /// allocation.
     pub fn write(&self, at: u64, bytes: &[u8]) -> Option<()> {
-        self.holds(at, bytes.len() as u64).then(|| self.0.write_at(at, bytes))
+        self.holds(at, bytes.len() as u64)
+            .then(|| self.0.write_at(at, bytes))
     }
 
     /// The address of the first byte, for a front end that hands the memory to a program

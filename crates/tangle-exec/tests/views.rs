@@ -5,9 +5,7 @@
 
 mod common;
 use common::*;
-use tangle_exec::{
-    Allocation, BufferView, Device, Finding, Profile, Resources, RunOptions,
-};
+use tangle_exec::{Allocation, BufferView, Device, Finding, Profile, Resources, RunOptions};
 
 fn pipeline(src: &str) -> tangle_exec::Pipeline {
     Device::new(Profile::default())
@@ -64,9 +62,16 @@ fn overlapping_views_alias_exactly_on_every_tier() {
         res.views.insert((0, 1, 0), view(&memory, 0, 32));
         res.views.insert((0, 2, 0), BufferView::whole(out.clone()));
         let report = p.dispatch(&mut res, [1, 1, 1], &options).expect(tier);
-        assert!(report.diagnostics.is_empty(), "{tier}: {:?}", report.diagnostics);
+        assert!(
+            report.diagnostics.is_empty(),
+            "{tier}: {:?}",
+            report.diagnostics
+        );
         // Written views sharing bytes take the reference path (run_on says why).
-        assert_eq!(report.stats.wide_invocations + report.stats.jit_invocations, 0);
+        assert_eq!(
+            report.stats.wide_invocations + report.stats.jit_invocations,
+            0
+        );
         // In the allocations the front end holds: nothing is copied back.
         let all = memory.read(0, 32).expect("in bounds");
         assert_eq!(to_u32s(&all), [0, 1, 100, 101, 102, 103, 6, 7], "{tier}");
@@ -92,7 +97,8 @@ fn a_window_changes_only_its_bytes_on_every_tier() {
             let bytes: Vec<u8> = (0..len as u32).map(|i| (i * 7 + 3) as u8).collect();
             let memory = Allocation::from_bytes(&bytes);
             let mut res = Resources::default();
-            res.views.insert((0, 0, 0), view(&memory, offset, window as u64));
+            res.views
+                .insert((0, 0, 0), view(&memory, offset, window as u64));
             let report = p.dispatch(&mut res, [128, 1, 1], &options).expect(tier);
             // The tier named ran it: the native one only where the view starts on a word.
             let (wide, native) = (report.stats.wide_invocations, report.stats.jit_invocations);
@@ -163,7 +169,11 @@ fn writes_of_the_same_bytes_through_two_views_race() {
             .views
             .insert((0, 1, 0), view(&Allocation::zeroed(32), 0, 32));
         let report = p.dispatch(&mut apart, [1, 1, 1], &options).expect(tier);
-        assert!(report.diagnostics.is_empty(), "{tier}: {:?}", report.diagnostics);
+        assert!(
+            report.diagnostics.is_empty(),
+            "{tier}: {:?}",
+            report.diagnostics
+        );
     }
 }
 
@@ -175,7 +185,8 @@ fn views_past_their_allocation_or_bound_twice_are_refused() {
     res.views.insert((0, 0, 0), view(&memory, 8, 64));
     let e = p.dispatch(&mut res, [1, 1, 1], &RunOptions::default());
     assert!(
-        e.as_ref().is_err_and(|e| e.to_string().contains("outside its allocation")),
+        e.as_ref()
+            .is_err_and(|e| e.to_string().contains("outside its allocation")),
         "{e:?}"
     );
     let mut res = Resources::default();
@@ -183,7 +194,8 @@ fn views_past_their_allocation_or_bound_twice_are_refused() {
     res.buffers.insert((0, 0), vec![0; 64]);
     let e = p.dispatch(&mut res, [1, 1, 1], &RunOptions::default());
     assert!(
-        e.as_ref().is_err_and(|e| e.to_string().contains("both as bytes and as a view")),
+        e.as_ref()
+            .is_err_and(|e| e.to_string().contains("both as bytes and as a view")),
         "{e:?}"
     );
 }

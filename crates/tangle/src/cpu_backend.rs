@@ -17,7 +17,8 @@ use tangle_exec::profile::subgroup_ops;
 use tangle_exec::semantics::sampler::Sampler;
 use tangle_exec::semantics::texel::TexelFormat;
 use tangle_exec::{
-    Device, ExecError, Image, Pipeline, Profile, Resources, RunOptions, SpecConstants, TexelView};
+    Device, ExecError, Image, Pipeline, Profile, Resources, RunOptions, SpecConstants, TexelView,
+};
 use tangle_spirv::{Module, TargetEnv};
 use tangle_validate::Validated;
 
@@ -461,7 +462,9 @@ impl Backend for CpuBackend {
             if let (Some(image), Some(view)) = (&b.image, view) {
                 let format = job_image(b, image)?.format;
                 let view = view.clone();
-                resources.texel_views.insert(key, TexelView { format, view });
+                resources
+                    .texel_views
+                    .insert(key, TexelView { format, view });
                 continue;
             }
             if let Some(view) = view {

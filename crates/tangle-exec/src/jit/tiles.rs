@@ -886,7 +886,9 @@ fn buffer_rows<'a>(
     let (words, off) = (&*view.words, view.base.checked_add(off0)?);
     let within = |span: u64| off0.checked_add(span).is_some_and(|e| e <= view.len);
     whole_words(at, off, pitch, words)
-        .filter(|&(r, _, _)| within(pitch * (r as u64 - 1) + at.shape.cols as u64 * u64::from(at.shape.bytes)))
+        .filter(|&(r, _, _)| {
+            within(pitch * (r as u64 - 1) + at.shape.cols as u64 * u64::from(at.shape.bytes))
+        })
         .map(|(r, c, b)| (r, c, pitch, b))
 }
 

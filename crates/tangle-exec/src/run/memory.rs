@@ -231,7 +231,9 @@ impl Words {
     /// `out` past the region are left as they are): a window of an allocation ([`View`]), whole words four bytes at a
     /// time from the first word boundary, on every core when large.
     pub fn read_at(&self, at: u64, out: &mut [u8]) {
-        let head = usize::try_from((4 - at % 4) % 4).unwrap_or(0).min(out.len());
+        let head = usize::try_from((4 - at % 4) % 4)
+            .unwrap_or(0)
+            .min(out.len());
         let (first, body) = out.split_at_mut(head);
         for (i, b) in (0u64..).zip(first.iter_mut()) {
             *b = self.read(at + i, 1) as u8;
@@ -258,7 +260,9 @@ impl Words {
     /// first or last partial word alone, as [`Words::write`] does, so the neighbours of a
     /// window of an allocation keep theirs.
     pub fn write_at(&self, at: u64, bytes: &[u8]) {
-        let head = usize::try_from((4 - at % 4) % 4).unwrap_or(0).min(bytes.len());
+        let head = usize::try_from((4 - at % 4) % 4)
+            .unwrap_or(0)
+            .min(bytes.len());
         let (first, body) = bytes.split_at(head);
         for (i, &b) in (0u64..).zip(first) {
             self.write(at + i, 1, u64::from(b));
@@ -570,8 +574,7 @@ impl View {
     pub(crate) fn as_ptr(&self) -> Option<*mut u32> {
         let first = usize::try_from(self.base / 4).ok()?;
         let inside = first <= self.words.words.len();
-        (self.base.is_multiple_of(4) && inside)
-            .then(|| self.words.as_ptr().wrapping_add(first))
+        (self.base.is_multiple_of(4) && inside).then(|| self.words.as_ptr().wrapping_add(first))
     }
 }
 

@@ -233,7 +233,9 @@ impl Resident {
         for (i, &w) in writable.iter().enumerate() {
             if w {
                 self.read_back(i);
-                if let (Some(Some(b)), Some((v, _))) = (self.backups.get_mut(i), self.regions.get(i)) {
+                if let (Some(Some(b)), Some((v, _))) =
+                    (self.backups.get_mut(i), self.regions.get(i))
+                {
                     *b = Some(v.to_bytes());
                 }
             }

@@ -68,7 +68,11 @@ impl Bytes {
 
     /// The address of byte `offset` for the program's mapping.
     pub fn address(&self, offset: u64) -> Option<*mut u8> {
-        let at = usize::try_from(self.start.checked_add(offset).filter(|_| offset <= self.len)?);
+        let at = usize::try_from(
+            self.start
+                .checked_add(offset)
+                .filter(|_| offset <= self.len)?,
+        );
         Some(self.memory.as_mut_ptr().wrapping_add(at.ok()?))
     }
 
