@@ -13,8 +13,10 @@
 //! [`REGION_WORKGROUP`], [`REGION_PUSH`], and `FIRST_BUFFER + i` for the i-th buffer of
 //! [`crate::Resources::buffers`] in map order, which doubles as the buffer's device address
 //! for `PhysicalStorageBuffer` pointers; the elements of descriptor arrays
-//! ([`crate::Resources::elements`]) follow, in map order, and [`REGION_UNBOUND`] marks a pointer
-//! from a descriptor array element that has no buffer.
+//! ([`crate::Resources::elements`]) follow, in map order, then the views of shared allocations
+//! ([`crate::Resources::views`]) and the images, and [`REGION_UNBOUND`] marks a pointer from a
+//! descriptor array element that has no buffer. A buffer region is a [`View`] of an
+//! allocation's words: its offsets count from the view's start.
 
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
