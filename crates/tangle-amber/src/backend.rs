@@ -180,4 +180,12 @@ pub trait Backend {
 
     /// Runs one dispatch.
     fn run_compute(&mut self, job: &ComputeJob) -> Result<JobOutput, BackendError>;
+
+    /// Whether bindings of overlapping ranges of one script buffer see the same memory within
+    /// a dispatch, as descriptors of one `VkBuffer` do on a device (each [`JobBinding`] still
+    /// brings its own bytes, and each comes back with the buffer's bytes after the dispatch).
+    /// The runner refuses a job with such bindings (exit 77) for a backend that does not.
+    fn aliases_bindings(&self) -> bool {
+        false
+    }
 }

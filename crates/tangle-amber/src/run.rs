@@ -331,7 +331,10 @@ impl Runner<'_, '_> {
             });
             ranges.push((b.buffer, range));
         }
-        overlapping_ranges(&ranges).map_err(|(a, b)| {
+        // A backend that gives each binding its own memory would lose writes through one of
+        // two overlapping bindings.
+        let aliases = self.backend.aliases_bindings();
+        overlapping_ranges(&ranges, aliases).map_err(|(a, b)| {
             let name = |i: usize| {
                 let buffer = ranges.get(i).map_or(usize::MAX, |r| r.0);
                 self.script
@@ -347,7 +350,7 @@ impl Runner<'_, '_> {
             (
                 Status::Unsupported,
                 format!(
-                    "'{}' is bound at {} and {} with overlapping ranges: tangle gives each descriptor its own copy of the bytes, so writes through one would not be seen through the other",
+                    "'{}' is bound at {} and {} with overlapping ranges: this backend gives each descriptor its own copy of the bytes, so writes through one would not be seen through the other",
                     name(a),
                     at(a),
                     at(b)
@@ -473,8 +476,15 @@ impl Runner<'_, '_> {
     }
 }
 
-/// The first two bindings (by position) whose ranges of one buffer overlap.
-fn overlapping_ranges(ranges: &[(usize, std::ops::Range<usize>)]) -> Result<(), (usize, usize)> {
+/// The first two bindings (by position) whose ranges of one buffer overlap, unless the backend
+/// `aliases` them.
+fn overlapping_ranges(
+    ranges: &[(usize, std::ops::Range<usize>)],
+    aliases: bool,
+) -> Result<(), (usize, usize)> {
+    if aliases {
+        return Ok(());
+    }
     for (i, (bi, ri)) in ranges.iter().enumerate() {
         for (j, (bj, rj)) in ranges.iter().enumerate().skip(i + 1) {
             if bi == bj && ri.start < rj.end && rj.start < ri.end {

@@ -199,6 +199,15 @@ pub struct Resources {
     /// binding, array element)`; element 0 may also be given in [`Resources::samplers`].
     /// Elements not given are unbound: sampling through one is a finding.
     pub sampler_elements: BTreeMap<(u32, u32, u32), crate::semantics::sampler::Sampler>,
+    /// Storage and uniform buffers as views of shared allocations, by `(set, binding, array
+    /// element)` (element 0 for a plain buffer): the dispatch runs on the allocations' bytes
+    /// in place, views of the same bytes alias, and a binding given here must not be given in
+    /// [`Resources::buffers`] or [`Resources::elements`] too ([`crate::allocation`]).
+    pub views: BTreeMap<(u32, u32, u32), crate::allocation::BufferView>,
+    /// Texel buffers as views of shared allocations, by `(set, binding, array element)`,
+    /// aliasing the buffers' views of the same bytes; not given in [`Resources::images`] or
+    /// [`Resources::image_elements`] too.
+    pub texel_views: BTreeMap<(u32, u32, u32), crate::allocation::TexelView>,
 }
 
 /// An image (or texel buffer) bound to a dispatch: one mip level, one layer, one sample.

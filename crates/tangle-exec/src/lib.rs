@@ -26,6 +26,7 @@
 
 #![deny(unsafe_code)]
 
+pub mod allocation;
 pub mod check;
 pub mod device;
 pub mod error;
@@ -43,6 +44,7 @@ pub mod wide;
 #[cfg(test)]
 mod test_rng;
 
+pub use allocation::{Allocation, BufferView, TexelView};
 pub use device::{
     Device, Image, Pipeline, Progress, Resident, Resources, RunOptions, SpecConstants,
 };

@@ -1,11 +1,13 @@
 //! Recorded commands and their execution at submit, in order, on the executor.
 //!
 //! A dispatch resolves each buffer the pipeline uses to its window `(memory, offset, range)`
-//! (the descriptor's offset and range, plus a dynamic offset), copies the window's bytes into
-//! the executor's resources, runs [`tangle_exec::Pipeline::dispatch`], and writes back the
-//! windows the pipeline may write. Windows that alias one allocation therefore see each other's
-//! writes from one dispatch to the next. Copying the windows is this phase's gap to issue 29's
-//! "one memory model" (docs/driver.md).
+//! (the descriptor's offset and range, plus a dynamic offset) and binds it as a view of the
+//! allocation ([`tangle_exec::Resources::views`]): a `VkDeviceMemory` is the executor's
+//! allocation ([`crate::ffi::Bytes`]), so [`tangle_exec::Pipeline::dispatch`] runs on the
+//! program's memory in place, with nothing copied in or out, whatever the allocation's size.
+//! Windows that alias one allocation see each other's writes within a dispatch, as on a GPU,
+//! and the race check keys their bytes by allocation. Copy, fill and update commands write the
+//! same allocation.
 //!
 //! Every command runs after the previous one has finished, so pipeline barriers order nothing
 //! further: they are recorded and have no effect.
@@ -316,8 +318,9 @@ fn layout_binding(bound: &Bound, set: u32, binding: u32) -> Option<crate::object
         .copied()
 }
 
-/// One dispatch of `groups` workgroups from `base` (`vkCmdDispatchBase`): the windows in, the
-/// executor, the written windows out, the findings kept.
+/// One dispatch of `groups` workgroups from `base` (`vkCmdDispatchBase`): its buffer windows
+/// bound as views, its images copied in, the executor, the written images out, the findings
+/// kept.
 fn run_dispatch(
     device: &Device,
     bound: &Bound,
@@ -343,13 +346,10 @@ fn run_dispatch(
         push_constants: bound.push.clone(),
         ..Resources::default()
     };
-    let mut windows = Vec::new();
     for (set, binding) in pipeline.exec.bindings() {
         if let Some((memory, at, len)) = window(bound, set, binding, 0)? {
-            resources
-                .buffers
-                .insert((set, binding), memory.bytes.read(at, len)?);
-            windows.push(((set, binding, 0), memory, at));
+            let view = memory.bytes.view(at, len)?;
+            resources.views.insert((set, binding, 0), view);
         }
     }
     for array in pipeline.exec.descriptor_arrays() {
@@ -364,8 +364,7 @@ fn run_dispatch(
         for element in 1..count {
             if let Some((memory, at, len)) = window(bound, array.set, array.binding, element)? {
                 let key = (array.set, array.binding, element);
-                resources.elements.insert(key, memory.bytes.read(at, len)?);
-                windows.push((key, memory, at));
+                resources.views.insert(key, memory.bytes.view(at, len)?);
             }
         }
     }
@@ -373,11 +372,10 @@ fn run_dispatch(
     let count = |set: u32, binding: u32| layout_binding(bound, set, binding).map_or(0, |b| b.count);
     let images = crate::image::bind(&pipeline.exec, &slots, count, &mut resources)?;
     // The descriptor types of the bound buffers, for the pipeline's robustness per class.
-    let buffers = resources.buffers.keys().copied();
-    let elements = resources.elements.keys().map(|&(s, b, _)| (s, b));
-    let kinds: Vec<_> = buffers
-        .chain(elements)
-        .filter_map(|(s, b)| layout_binding(bound, s, b).map(|l| l.kind))
+    let kinds: Vec<_> = resources
+        .views
+        .keys()
+        .filter_map(|&(s, b, _)| layout_binding(bound, s, b).map(|l| l.kind))
         .collect();
     let robustness = pipeline
         .robustness
@@ -395,18 +393,6 @@ fn run_dispatch(
         )
         .map_err(|e| format!("{}: {e}", pipeline.label()))?;
     crate::image::write_back(&resources, &images)?;
-    for ((set, binding, element), memory, at) in windows {
-        if !pipeline.exec.may_write(set, binding) {
-            continue;
-        }
-        let bytes = match element {
-            0 => resources.buffers.get(&(set, binding)),
-            e => resources.elements.get(&(set, binding, e)),
-        };
-        if let Some(bytes) = bytes {
-            memory.bytes.write(at, bytes)?;
-        }
-    }
     let mut f = lock(&device.findings);
     f.dispatches += 1;
     f.add(&pipeline.label(), place, &report.summaries);

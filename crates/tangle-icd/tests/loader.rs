@@ -627,6 +627,93 @@ fn buffers_aliasing_one_allocation_see_each_others_writes() {
     }
 }
 
+/// With `x` and `y` views of the same words: `y[i] = i + 7`, then `y[i + 64] = 2 x[i] +
+/// y[i + 128]`, each invocation loading through `x` the word it stored through `y`.
+const THROUGH_X_AND_Y: &str = r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %gid %x %y
+               OpExecutionMode %main LocalSize 64 1 1
+               OpDecorate %gid BuiltIn GlobalInvocationId
+               OpDecorate %arr ArrayStride 4
+               OpMemberDecorate %buf 0 Offset 0
+               OpDecorate %buf Block
+               OpDecorate %x DescriptorSet 0
+               OpDecorate %x Binding 0
+               OpDecorate %y DescriptorSet 0
+               OpDecorate %y Binding 1
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+        %u32 = OpTypeInt 32 0
+         %v3 = OpTypeVector %u32 3
+        %pin = OpTypePointer Input %v3
+        %gid = OpVariable %pin Input
+        %arr = OpTypeRuntimeArray %u32
+        %buf = OpTypeStruct %arr
+       %pbuf = OpTypePointer StorageBuffer %buf
+          %x = OpVariable %pbuf StorageBuffer
+          %y = OpVariable %pbuf StorageBuffer
+         %pu = OpTypePointer StorageBuffer %u32
+         %c0 = OpConstant %u32 0
+         %c2 = OpConstant %u32 2
+         %c7 = OpConstant %u32 7
+        %c64 = OpConstant %u32 64
+       %c128 = OpConstant %u32 128
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %g = OpLoad %v3 %gid
+          %i = OpCompositeExtract %u32 %g 0
+         %py = OpAccessChain %pu %y %c0 %i
+         %i7 = OpIAdd %u32 %i %c7
+               OpStore %py %i7
+         %px = OpAccessChain %pu %x %c0 %i
+         %vx = OpLoad %u32 %px
+         %v2 = OpIMul %u32 %vx %c2
+       %i128 = OpIAdd %u32 %i %c128
+       %ph = OpAccessChain %pu %y %c0 %i128
+         %vh = OpLoad %u32 %ph
+         %sum = OpIAdd %u32 %v2 %vh
+        %i64 = OpIAdd %u32 %i %c64
+        %po = OpAccessChain %pu %y %c0 %i64
+               OpStore %po %sum
+               OpReturn
+               OpFunctionEnd
+"#;
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn two_descriptors_of_one_allocation_alias_within_a_dispatch() {
+    let gpu = Gpu::new();
+    // x: words 0..64 through one buffer; y: words 0..256 through another (dynamic offset 0),
+    // both on the one allocation.
+    let (memory, ptr) = gpu.memory(1024);
+    let x = gpu.buffer(memory, 0, 256);
+    let all = gpu.buffer(memory, 0, 1024);
+    let k = gpu.kernel(THROUGH_X_AND_Y, 0);
+    gpu.bind(&k, (x, 0, 256), (all, 0, vk::WHOLE_SIZE));
+    let cb = gpu.record(&k, 0, 64, 0);
+    for round in 1..=2u32 {
+        // Host writes through the mapping, with no flush: what this submission reads.
+        for i in 0..64 {
+            set_word(ptr, i, 5);
+            set_word(ptr, 128 + i, round * 1000 + i as u32);
+        }
+        gpu.submit(cb);
+        for i in 0..64u32 {
+            let at = i as usize;
+            assert_eq!(word(ptr, at), i + 7, "round {round}, y[{i}]");
+            // The load through x saw the store through y of the same dispatch (a copy per
+            // descriptor would have read the 5 the host wrote).
+            assert_eq!(
+                word(ptr, 64 + at),
+                2 * (i + 7) + round * 1000 + i,
+                "round {round}, y[{}]",
+                64 + i
+            );
+        }
+    }
+}
+
 #[test]
 #[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
 fn transfer_commands_and_indirect_dispatches_run_in_order() {

@@ -17,7 +17,7 @@ use tangle_exec::profile::subgroup_ops;
 use tangle_exec::semantics::sampler::Sampler;
 use tangle_exec::semantics::texel::TexelFormat;
 use tangle_exec::{
-    Device, ExecError, Image, Pipeline, Profile, Resources, RunOptions, SpecConstants,
+    Device, ExecError, Image, Pipeline, Profile, Resources, RunOptions, SpecConstants, TexelView,
 };
 use tangle_spirv::{Module, TargetEnv};
 use tangle_validate::Validated;
@@ -340,6 +340,12 @@ fn job_sampler(s: &SamplerState) -> Result<Sampler, BackendError> {
 }
 
 impl Backend for CpuBackend {
+    /// Bindings of one buffer's overlapping ranges are views of one allocation
+    /// ([`crate::cpu_views`]).
+    fn aliases_bindings(&self) -> bool {
+        true
+    }
+
     fn supports(&self, requirement: &Requirement) -> Result<(), String> {
         let ops = self.profile.subgroup_operations;
         let has = |bit: u32| ops & bit != 0;
@@ -426,7 +432,9 @@ impl Backend for CpuBackend {
             push_constants: job.push_constants.clone(),
             ..Resources::default()
         };
-        for b in &job.bindings {
+        // Bindings sharing bytes of one script buffer are views of one allocation.
+        let views = crate::cpu_views::shared_views(&job.bindings)?;
+        for (b, view) in job.bindings.iter().zip(&views) {
             if let Some(sampler) = &b.sampler {
                 // Element 0 of an array of samplers is also its binding's sampler, as for images.
                 let sampler = job_sampler(sampler)?;
@@ -436,6 +444,19 @@ impl Backend for CpuBackend {
                         .sampler_elements
                         .insert((b.set, b.binding, i), sampler),
                 };
+            }
+            let key = (b.set, b.binding, b.element);
+            if let (Some(image), Some(view)) = (&b.image, view) {
+                let format = job_image(b, image)?.format;
+                let view = view.clone();
+                resources
+                    .texel_views
+                    .insert(key, TexelView { format, view });
+                continue;
+            }
+            if let Some(view) = view {
+                resources.views.insert(key, view.clone());
+                continue;
             }
             if let Some(image) = &b.image {
                 // As for buffers, element 0 of an array of images is also its binding's image.
@@ -499,7 +520,11 @@ impl Backend for CpuBackend {
         let bindings: Vec<Vec<u8>> = job
             .bindings
             .iter()
-            .map(|b| {
+            .zip(&views)
+            .map(|(b, view)| {
+                if let Some(bytes) = view.as_ref().and_then(|v| v.read()) {
+                    return bytes;
+                }
                 let after = match (b.element, &b.image) {
                     _ if b.kind == BindingKind::Sampler => return Vec::new(),
                     (0, Some(_)) => resources.images.get(&(b.set, b.binding)).map(|i| &i.texels),

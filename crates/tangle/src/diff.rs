@@ -252,6 +252,11 @@ impl Backend for DiffBackend<'_> {
             .map_err(|why| format!("tangle's CPU executor: {why}"))
     }
 
+    /// Only where both alias: the two must run the same job.
+    fn aliases_bindings(&self) -> bool {
+        self.device.aliases_bindings() && self.cpu.aliases_bindings()
+    }
+
     fn run_compute(&mut self, job: &ComputeJob) -> Result<JobOutput, BackendError> {
         let mut cpu_job = job.clone();
         let (min, max) = self.subgroup_range;

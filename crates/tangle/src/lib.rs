@@ -12,6 +12,7 @@
 
 pub mod bench;
 pub mod cpu_backend;
+mod cpu_views;
 pub mod diff;
 pub mod findings;
 pub mod view;

@@ -47,6 +47,10 @@ impl Backend for Twin {
         self.reference.supports(requirement)
     }
 
+    fn aliases_bindings(&self) -> bool {
+        self.reference.aliases_bindings()
+    }
+
     fn run_compute(&mut self, job: &ComputeJob) -> Result<JobOutput, BackendError> {
         self.jobs += 1;
         let before = self.wide.wide_invocations();

@@ -231,9 +231,10 @@ fn regions(s: &Shared<'_>) -> (Vec<Region>, u64) {
             len: s.push.len(),
         };
     }
-    table.extend(s.buffers.iter().map(|(w, _)| Region {
-        base: w.as_ptr(),
-        len: w.len(),
+    // Every view starts on a word (`Resident::word_aligned`, checked before this tier).
+    table.extend(s.buffers.iter().map(|(v, _)| match v.as_ptr() {
+        Some(base) => Region { base, len: v.len },
+        None => empty,
     }));
     let n = table.len() as u64;
     table.resize(table.len().next_power_of_two(), empty);

@@ -876,9 +876,20 @@ fn buffer_rows<'a>(
         return None;
     }
     let buffer = usize::try_from(region.checked_sub(FIRST_BUFFER)?).ok()?;
-    let words = &s.buffers.get(buffer)?.0;
+    let view = &s.buffers.get(buffer)?.0;
     let pitch = stride.checked_mul(at.pointee)?;
-    whole_words(at, off0, pitch, words).map(|(r, c, b)| (r, c, pitch, b))
+    // Offsets in the view, words of the allocation: the view's start keeps rows on words
+    // only when it starts on one itself.
+    if !view.base.is_multiple_of(4) {
+        return None;
+    }
+    let (words, off) = (&*view.words, view.base.checked_add(off0)?);
+    let within = |span: u64| off0.checked_add(span).is_some_and(|e| e <= view.len);
+    whole_words(at, off, pitch, words)
+        .filter(|&(r, _, _)| {
+            within(pitch * (r as u64 - 1) + at.shape.cols as u64 * u64::from(at.shape.bytes))
+        })
+        .map(|(r, c, b)| (r, c, pitch, b))
 }
 
 /// The rows of a row-major load or store whose rows each start on a word and hold whole words,

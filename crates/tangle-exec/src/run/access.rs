@@ -4,7 +4,7 @@
 //! `OpArrayLength` and atomics.
 
 use super::alu::{bits_of, full_mask, lanes_of, rd, wr};
-use super::memory::{self as m, split_pointer, Words};
+use super::memory::{self as m, split_pointer, View, Words};
 use crate::check::race;
 use crate::check::robust::{self, RobustChoice, Robustness};
 use crate::program::{
@@ -22,9 +22,10 @@ pub type DescriptorTable = (DescriptorArray, Vec<(u32, u64)>);
 
 /// The memory one subgroup sees.
 pub struct Mem<'a> {
-    /// Buffers in `Resources::buffers` order, then the elements of descriptor arrays in
-    /// `Resources::elements` order.
-    pub buffers: &'a [(Words, BufferKey)],
+    /// The dispatch's regions ([`super::resident::Resident`]): buffers in `Resources::buffers`
+    /// order, then the elements of descriptor arrays in `Resources::elements` order, the
+    /// views of shared allocations, then images.
+    pub buffers: &'a [(View, BufferKey)],
     /// The descriptor arrays of the program, as [`crate::program::Program::descriptor_arrays`]
     /// orders them, each with its bound elements' pointers sorted by element.
     pub descriptors: &'a [DescriptorTable],
@@ -64,7 +65,7 @@ pub type LaneFinding = (usize, Finding);
 /// The name of a memory region in findings (`buffer (set 0, binding 1)`, `image (set 0,
 /// binding 2)`, `buffer (set 0, binding 0, array element 3)`).
 pub fn region_name(
-    buffers: &[(Words, BufferKey)],
+    buffers: &[(View, BufferKey)],
     images: &[Option<super::image::ImageView>],
     region: u64,
 ) -> String {
@@ -101,11 +102,26 @@ impl<'a> Mem<'a> {
         self.races.is_some() || self.written.is_some()
     }
 
+    /// The pointer the race check keys `ptr`'s bytes by: where the region shares bytes with
+    /// another region of the dispatch, the same bytes through either are the same key
+    /// ([`View::alias`]), so two views of one allocation race as one buffer would.
+    pub fn race_key(&self, ptr: u64) -> u64 {
+        let (region, off) = split_pointer(ptr);
+        let alias = region
+            .checked_sub(m::FIRST_BUFFER)
+            .and_then(|i| self.buffers.get(usize::try_from(i).ok()?))
+            .and_then(|(v, _)| v.alias);
+        match alias {
+            Some((canonical, delta)) => m::make_pointer(canonical, off.wrapping_add(delta)),
+            None => ptr,
+        }
+    }
+
     /// Logs an access for the race check ([`crate::check::race`]) and a write for the
     /// uninitialised-value check ([`crate::check::uninit`]) when they are on.
     pub fn log(&self, lane: usize, ptr: u64, len: u64, class: u8) {
         if let Some(r) = self.races {
-            r.borrow_mut().access(lane, ptr, len, class);
+            r.borrow_mut().access(lane, self.race_key(ptr), len, class);
         }
         if let (Some(w), true) = (self.written, class & race::WRITE != 0) {
             let (region, off) = split_pointer(ptr);
@@ -154,7 +170,7 @@ impl<'a> Mem<'a> {
             m::REGION_WORKGROUP => (self.workgroup, 0, self.workgroup.len()),
             m::REGION_PUSH => (self.push, 0, self.push.len()),
             r => match self.buffers.get((r.wrapping_sub(m::FIRST_BUFFER)) as usize) {
-                Some((w, _)) => (w, 0, w.len()),
+                Some((v, _)) => (&*v.words, v.base, v.len),
                 None => return Err(Finding::BadPointer { address: ptr }),
             },
         };
@@ -230,11 +246,11 @@ impl<'a> Mem<'a> {
         let (region, off) = split_pointer(ptr);
         let i = region.wrapping_sub(m::FIRST_BUFFER) as usize;
         let buffer = region >= m::FIRST_BUFFER && !self.images.get(i).is_some_and(Option::is_some);
-        let (Some((words, _)), true) = (self.buffers.get(i), buffer) else {
+        let (Some((view, _)), true) = (self.buffers.get(i), buffer) else {
             return Err(f);
         };
         let (robustness, choice) = self.robust;
-        let Some(o) = robust::outcome(robustness, choice, access, off, len, words.len()) else {
+        let Some(o) = robust::outcome(robustness, choice, access, off, len, view.len) else {
             return Err(f);
         };
         let warning = match (o.warning, f) {
@@ -256,7 +272,9 @@ impl<'a> Mem<'a> {
             _ => None,
         };
         Ok(Robust {
-            at: o.at.map(|at| (words, at, m::make_pointer(region, at))),
+            at: o
+                .at
+                .map(|at| (&*view.words, view.base + at, m::make_pointer(region, at))),
             warning,
         })
     }
@@ -323,7 +341,7 @@ impl<'a> Mem<'a> {
             r => self
                 .buffers
                 .get((r.wrapping_sub(m::FIRST_BUFFER)) as usize)
-                .map_or(0, |(w, _)| w.len()),
+                .map_or(0, |(v, _)| v.len),
         };
         size.saturating_sub(off)
     }
@@ -567,7 +585,9 @@ pub fn exec_memory(
                 mem.log(l, p, bytes, class | race::ATOMIC);
                 let run = || atomic(w, off, *op, *bits, *is_float, v, c);
                 let old = match mem.races {
-                    Some(r) => r.borrow_mut().atomic(l, p, *op, *sync, c, run),
+                    Some(r) => r
+                        .borrow_mut()
+                        .atomic(l, mem.race_key(p), *op, *sync, c, run),
                     None => run(),
                 };
                 wr(regs, n, *dst, l, old);

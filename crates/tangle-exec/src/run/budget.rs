@@ -49,6 +49,9 @@ pub(super) fn threads(
         .chain(res.images.values().map(|i| &i.texels))
         .chain(res.image_elements.values().map(|i| &i.texels))
         .map(|b| b.len() as u64)
+        // A view is not copied; a dispatch that may restart keeps a copy of its bytes.
+        .chain(res.views.values().map(|v| v.range))
+        .chain(res.texel_views.values().map(|t| t.view.range))
         .sum::<u64>()
         .saturating_add(res.push_constants.len() as u64);
     let template = u64::from(prog.slots)

@@ -9,7 +9,7 @@
 
 use super::access::{LaneFinding, Mem};
 use super::alu::{bits_of, rd, wr};
-use super::memory::{self as m, Words};
+use super::memory::{self as m, View};
 use crate::program::Slot;
 use crate::report::Finding;
 use crate::semantics::sampler::{self, Filter};
@@ -228,7 +228,7 @@ impl fmt::Display for ImageFinding {
 }
 
 /// The image a handle points to.
-fn image_of<'a>(mem: &Mem<'a>, handle: u64) -> Option<(&'a Words, ImageView, u64)> {
+fn image_of<'a>(mem: &Mem<'a>, handle: u64) -> Option<(&'a View, ImageView, u64)> {
     let (region, _) = m::split_pointer(handle);
     let i = usize::try_from(region.checked_sub(m::FIRST_BUFFER)?).ok()?;
     let view = (*mem.images.get(i)?)?;
@@ -276,7 +276,7 @@ fn texel_offset(
 }
 
 /// Reads a texel's bytes as a little-endian integer.
-fn read_raw(words: &Words, off: u64, bytes: u32) -> u128 {
+fn read_raw(words: &View, off: u64, bytes: u32) -> u128 {
     let mut raw = 0u128;
     let mut done = 0u32;
     while done < bytes {
@@ -288,7 +288,7 @@ fn read_raw(words: &Words, off: u64, bytes: u32) -> u128 {
 }
 
 /// Writes a texel's bytes.
-fn write_raw(words: &Words, off: u64, bytes: u32, raw: u128) {
+fn write_raw(words: &View, off: u64, bytes: u32, raw: u128) {
     let mut done = 0u32;
     while done < bytes {
         let len = (bytes - done).min(8);

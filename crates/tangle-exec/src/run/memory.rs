@@ -13,8 +13,10 @@
 //! [`REGION_WORKGROUP`], [`REGION_PUSH`], and `FIRST_BUFFER + i` for the i-th buffer of
 //! [`crate::Resources::buffers`] in map order, which doubles as the buffer's device address
 //! for `PhysicalStorageBuffer` pointers; the elements of descriptor arrays
-//! ([`crate::Resources::elements`]) follow, in map order, and [`REGION_UNBOUND`] marks a pointer
-//! from a descriptor array element that has no buffer.
+//! ([`crate::Resources::elements`]) follow, in map order, then the views of shared allocations
+//! ([`crate::Resources::views`]) and the images, and [`REGION_UNBOUND`] marks a pointer from a
+//! descriptor array element that has no buffer. A buffer region is a [`View`] of an
+//! allocation's words: its offsets count from the view's start.
 
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -110,6 +112,18 @@ impl Words {
             words: (0..n).map(|_| AtomicU32::new(0)).collect(),
             len,
         }
+    }
+
+    /// A zeroed region of `len` bytes, or `None` where the host cannot allocate it.
+    pub fn try_new(len: u64) -> Option<Self> {
+        let n = usize::try_from(len.div_ceil(4)).ok()?;
+        let mut words = Vec::new();
+        words.try_reserve_exact(n).ok()?;
+        words.extend(std::iter::repeat_with(|| AtomicU32::new(0)).take(n));
+        Some(Words {
+            words: words.into_boxed_slice(),
+            len,
+        })
     }
 
     /// A region holding `bytes`. Large regions are converted on every core (rayon), straight
@@ -213,6 +227,73 @@ impl Words {
         } else {
             copy((bytes, &self.words));
         }
+    }
+
+    /// Copies bytes `at .. at + out.len()` into `out` (the caller checked bounds; bytes of
+    /// `out` past the region are left as they are): a window of an allocation ([`View`]), whole words four bytes at a
+    /// time from the first word boundary, on every core when large.
+    pub fn read_at(&self, at: u64, out: &mut [u8]) {
+        let head = usize::try_from((4 - at % 4) % 4)
+            .unwrap_or(0)
+            .min(out.len());
+        let (first, body) = out.split_at_mut(head);
+        for (i, b) in (0u64..).zip(first.iter_mut()) {
+            *b = self.read(at + i, 1) as u8;
+        }
+        let start = usize::try_from((at + head as u64) / 4).unwrap_or(usize::MAX);
+        let words = Words::window_of(&self.words, start);
+        let copy = |(o, w): (&mut [u8], &[AtomicU32])| {
+            for (c, w) in o.chunks_mut(4).zip(w) {
+                let b = w.load(Relaxed).to_le_bytes();
+                c.copy_from_slice(&b[..c.len()]);
+            }
+        };
+        if body.len() >= PARALLEL_BYTES {
+            body.par_chunks_mut(4 * BLOCK)
+                .zip(words.par_chunks(BLOCK))
+                .for_each(copy);
+        } else {
+            copy((body, words));
+        }
+    }
+
+    /// Writes `bytes` at `at` (the caller checked bounds), changing no other byte: whole
+    /// words are stored four bytes at a time, on every core when large, and the bytes of a
+    /// first or last partial word alone, as [`Words::write`] does, so the neighbours of a
+    /// window of an allocation keep theirs.
+    pub fn write_at(&self, at: u64, bytes: &[u8]) {
+        let head = usize::try_from((4 - at % 4) % 4)
+            .unwrap_or(0)
+            .min(bytes.len());
+        let (first, body) = bytes.split_at(head);
+        for (i, &b) in (0u64..).zip(first) {
+            self.write(at + i, 1, u64::from(b));
+        }
+        let body_at = at + head as u64;
+        let whole = body.len() / 4 * 4;
+        let (body, tail) = body.split_at(whole);
+        let start = usize::try_from(body_at / 4).unwrap_or(usize::MAX);
+        let words = Words::window_of(&self.words, start);
+        let copy = |(b, w): (&[u8], &[AtomicU32])| {
+            for (c, w) in b.chunks_exact(4).zip(w) {
+                w.store(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), Relaxed);
+            }
+        };
+        if body.len() >= PARALLEL_BYTES {
+            body.par_chunks(4 * BLOCK)
+                .zip(words.par_chunks(BLOCK))
+                .for_each(copy);
+        } else {
+            copy((body, words));
+        }
+        for (i, &b) in (0u64..).zip(tail) {
+            self.write(body_at + whole as u64 + i, 1, u64::from(b));
+        }
+    }
+
+    /// The words from index `start` on (none past the end).
+    fn window_of(words: &[AtomicU32], start: usize) -> &[AtomicU32] {
+        words.get(start..).unwrap_or(&[])
     }
 
     /// The first word, for the native tier's compiled code ([`crate::jit`]), which accesses
@@ -426,9 +507,102 @@ impl Words {
     }
 }
 
+/// A region a dispatch binds: bytes `base .. base + len` of an allocation's words, which
+/// other regions of the dispatch (and the front end that made the allocation) may share.
+/// Accesses through the view are offsets from `base`, checked against `len`
+/// ([`super::access::Mem::resolve`]), so two views of the same bytes alias exactly.
+#[derive(Debug, Clone)]
+pub struct View {
+    /// The allocation.
+    pub words: std::sync::Arc<Words>,
+    /// The first byte of the view in the allocation.
+    pub base: u64,
+    /// Bytes.
+    pub len: u64,
+    /// Where the race check logs this view's bytes when another region of the dispatch
+    /// overlaps them: `(region, delta)`, byte `o` of the view being byte `o + delta` of
+    /// `region`, the overlapping views' region with the lowest `base`
+    /// ([`super::resident`]). `None`: no other region shares its bytes.
+    pub alias: Option<(u64, u64)>,
+}
+
+impl View {
+    /// A view of all of `words`, which no other region shares.
+    pub fn whole(words: Words) -> View {
+        let len = words.len();
+        View {
+            words: std::sync::Arc::new(words),
+            base: 0,
+            len,
+            alias: None,
+        }
+    }
+
+    /// Size in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the view has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// [`Words::read`] at offset `off` of the view.
+    pub fn read(&self, off: u64, len: u32) -> u64 {
+        self.words.read(self.base + off, len)
+    }
+
+    /// [`Words::write`] at offset `off` of the view.
+    pub fn write(&self, off: u64, len: u32, v: u64) {
+        self.words.write(self.base + off, len, v)
+    }
+
+    /// [`Words::span`] of bytes `off .. off + len` of the view, when they lie inside it.
+    pub fn span(&self, off: u64, len: u64) -> Option<&[AtomicU32]> {
+        let end = off.checked_add(len).filter(|&e| e <= self.len)?;
+        self.words.span(self.base + off, end - off)
+    }
+
+    /// The view's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = vec![0u8; usize::try_from(self.len).unwrap_or(0)];
+        self.words.read_at(self.base, &mut out);
+        out
+    }
+
+    /// The view's first word, for the native tier ([`Words::as_ptr`]); `None` where the view
+    /// starts inside a word, which the compiled code's word accesses cannot express.
+    pub(crate) fn as_ptr(&self) -> Option<*mut u32> {
+        let first = usize::try_from(self.base / 4).ok()?;
+        let inside = first <= self.words.words.len();
+        (self.base.is_multiple_of(4) && inside).then(|| self.words.as_ptr().wrapping_add(first))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Windows read and written at every alignment agree with a plain byte array and leave
+    /// their neighbours alone.
+    #[test]
+    fn windows_change_only_their_bytes() {
+        for len in [0usize, 1, 5, 13, PARALLEL_BYTES + 9] {
+            for at in [0u64, 1, 2, 3, 4, 7] {
+                let total = len + at as usize + 5;
+                let mut bytes: Vec<u8> = (0..total).map(|i| (i * 31 + 7) as u8).collect();
+                let words = Words::from_bytes(&bytes);
+                let new: Vec<u8> = (0..len).map(|i| (i * 3 + 1) as u8).collect();
+                words.write_at(at, &new);
+                bytes[at as usize..at as usize + len].copy_from_slice(&new);
+                assert_eq!(words.to_bytes(), bytes, "{len} {at}");
+                let mut out = vec![0x5a; len + 2];
+                words.read_at(at, &mut out);
+                assert_eq!(out, bytes[at as usize..at as usize + len + 2], "{len} {at}");
+            }
+        }
+    }
 
     /// Bytes survive the trip into a region and back, on the serial and the parallel path, with
     /// a length that is not a whole number of words.

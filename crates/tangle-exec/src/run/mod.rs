@@ -48,7 +48,7 @@ type Keyed = ((u64, u64), Diagnostic);
 /// What every workgroup of a dispatch shares.
 pub(crate) struct Shared<'a> {
     pub(crate) prog: &'a Program,
-    pub(crate) buffers: &'a [(Words, BufferKey)],
+    pub(crate) buffers: &'a [(memory::View, BufferKey)],
     /// For each region of `buffers` holding an image, what the image is.
     pub(crate) images: &'a [Option<image::ImageView>],
     /// The samplers, in `Resources::samplers` order (a handle is the index plus 1).
@@ -187,6 +187,7 @@ fn admit(
     groups: [u32; 3],
     options: &RunOptions,
 ) -> Result<(u64, usize), ExecError> {
+    crate::allocation::check_views(res)?;
     let max = p.profile.max_workgroup_count;
     if groups.iter().zip(max).any(|(g, m)| *g > m) {
         return Err(ExecError::Limit(format!(
@@ -318,10 +319,17 @@ fn run_on(
     // know owners under this run's layout only ([`Pipeline::matrix_meets_plain`]).
     // The fast paths number workgroups from zero: a dispatch with a base runs on the reference
     // path alone.
+    // Regions sharing bytes that the program may write run on the reference path: its
+    // accesses go one by one through their views and its race check keys bytes by
+    // allocation (`Mem::race_key`), where the fast paths' race screens key them by region
+    // and their batched accesses assume regions apart.
     let fast_paths = options.wide
         && options.base == [0; 3]
-        && !(p.matrix_meets_plain && Workgroup::races_on(&shared));
-    let native = match fast_paths && options.jit {
+        && !(p.matrix_meets_plain && Workgroup::races_on(&shared))
+        && !resident.aliased_writes(writable);
+    // The native tier's region table holds word pointers: a view starting inside a word
+    // takes the wide interpreter, which accesses it through its view.
+    let native = match fast_paths && options.jit && resident.word_aligned() {
         true => crate::jit::run(&shared, &p.native, total, threads)?,
         false => crate::jit::Tier::NotTaken("off".into()),
     };

@@ -43,7 +43,7 @@ fn race_finding(s: &Shared<'_>, r: &Race, across: bool) -> Finding {
     let lo = r.this.start.max(r.other.start) - base;
     let hi = r.this.end.min(r.other.end) - base;
     Finding::Race(RaceFinding {
-        region: super::access::region_name(s.buffers, s.images, region),
+        region: race_region(s, region),
         bytes: (lo, hi),
         write: r.this.class & race::WRITE != 0,
         other: s.prog.location(r.other.loc),
@@ -51,6 +51,29 @@ fn race_finding(s: &Shared<'_>, r: &Race, across: bool) -> Finding {
         other_write: r.other.class & race::WRITE != 0,
         across_workgroups: across,
     })
+}
+
+/// The name of the region a race's bytes lie in: where regions share the bytes
+/// ([`super::memory::View::alias`]), the one the offsets count from (the lowest `base`) and
+/// the others that overlap it, since either may have made the accesses.
+fn race_region(s: &Shared<'_>, region: u64) -> String {
+    let name = |r: u64| super::access::region_name(s.buffers, s.images, r);
+    let sharing: Vec<String> = (0u64..)
+        .zip(s.buffers)
+        .filter(|(i, (v, _))| {
+            let r = super::memory::FIRST_BUFFER + i;
+            r != region && v.alias.is_some_and(|(a, _)| a == region)
+        })
+        .map(|(i, _)| name(super::memory::FIRST_BUFFER + i))
+        .collect();
+    match sharing.is_empty() {
+        true => name(region),
+        false => format!(
+            "{} (bytes from its start; the same memory as {})",
+            name(region),
+            sharing.join(", ")
+        ),
+    }
 }
 
 impl Workgroup {

@@ -1,39 +1,59 @@
-//! The byte store of one device-memory allocation: zeroed heap memory at a fixed address for
-//! its whole life, which `vkMapMemory` hands to the program and dispatches copy from and to.
+//! The byte store of one device-memory allocation: a [`tangle_exec::Allocation`], the
+//! executor's own memory, so a `VkDeviceMemory` *is* the memory dispatches run on. The
+//! address `vkMapMemory` hands the program is the allocation's first byte on a 64-byte
+//! boundary (`minMemoryMapAlignment`); dispatches bind views `(allocation, offset, range)` of
+//! it ([`Bytes::view`]) and copy, fill and update commands write it, all in place.
 //!
-//! Soundness (the module's fourth rule): the store is only ever touched through raw pointers
-//! (`ptr::copy_nonoverlapping`, `write_bytes`), bounds-checked against its length, so no Rust
-//! reference to its bytes exists while the program writes them through its mapping.
+//! # Soundness of host access through the mapping
+//! The allocation is a boxed slice of `AtomicU32` that never moves or shrinks while any
+//! `Arc` of it lives, and [`crate::objects::Memory`] keeps one until `vkFreeMemory`, after
+//! which the program may not use the mapping. The program reads and writes it through a
+//! `*mut u8` with plain (non-atomic) accesses of any size and alignment, while the executor
+//! holds `&AtomicU32`s to the same words. That is sound because:
+//! * `AtomicU32` has the size, alignment and bit validity of `u32` (std's documentation
+//!   guarantees it), so the bytes are plain bytes to the program: every bit pattern is a
+//!   valid word, and the words are little-endian as the executor reads them;
+//! * an atomic type is an `UnsafeCell`, so writes through a raw pointer while shared
+//!   references to it exist are permitted (Rust's aliasing rules exempt interior mutability);
+//! * the only thing left is a data race between the program's plain accesses and the
+//!   driver's atomic ones (mixed-size or not), and Vulkan makes the absence of that the
+//!   application's duty: "the application must ensure that [host access to device memory]
+//!   does not overlap with device access" (Vulkan, "Host Access to Device Memory Objects";
+//!   host writes are made available to the device by `vkQueueSubmit`, device writes to the
+//!   host by a fence or semaphore wait). A submission runs on the thread that submits it
+//!   (or that signals what it waits for), so its accesses happen before the fence's signal
+//!   and the program's accesses after the wait. A program that breaks the rule races with
+//!   the driver as it would with a GPU: the values it sees are garbage, but the driver holds
+//!   no Rust reference whose validity such a race could break beyond that (the words are
+//!   atomics, never `&u32` or `&[u8]`).
+//!
+//! No `unsafe` is needed here: the address is made with `wrapping_add`, and the program's
+//! dereferences are its own.
 
-use std::alloc::Layout;
+use tangle_exec::{Allocation, BufferView};
+
+/// The alignment of every allocation's mapped address: at least `minMemoryMapAlignment` and
+/// any buffer's.
+const ALIGN: u64 = 64;
 
 /// One allocation's bytes.
 #[derive(Debug)]
 pub struct Bytes {
-    ptr: *mut u8,
+    /// The executor's allocation: `start + len` bytes and up to `ALIGN - 4` more.
+    memory: Allocation,
+    /// The allocation's byte that byte 0 of the device memory is: the first on an `ALIGN`
+    /// boundary (a multiple of 4, so views of word-aligned offsets start on words).
+    start: u64,
     len: u64,
-    layout: Layout,
 }
-
-// SAFETY: `Bytes` owns its allocation (like a `Box<[u8]>`) and every access is a raw copy; two
-// threads copying the same bytes at once are the program's data race (Vulkan requires host and
-// queue accesses to be synchronized), and the allocation lives until the last `Arc<Memory>`
-// drops.
-unsafe impl Send for Bytes {}
-// SAFETY: as for `Send`: shared access only copies bytes through raw pointers.
-unsafe impl Sync for Bytes {}
-
-/// The alignment of every allocation: at least `minMemoryMapAlignment` and any buffer's.
-const ALIGN: usize = 64;
 
 impl Bytes {
     /// `len` zero bytes, or `None` when the host cannot give them.
     pub fn zeroed(len: u64) -> Option<Bytes> {
-        let size = usize::try_from(len).ok()?.max(1);
-        let layout = Layout::from_size_align(size, ALIGN).ok()?;
-        // SAFETY: `layout` has a non-zero size.
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        (!ptr.is_null()).then_some(Bytes { ptr, len, layout })
+        let memory = Allocation::try_zeroed(len.checked_add(ALIGN - 4)?)?;
+        let address = memory.as_mut_ptr() as usize as u64;
+        let start = (ALIGN - address % ALIGN) % ALIGN;
+        Some(Bytes { memory, start, len })
     }
 
     /// The length in bytes.
@@ -48,17 +68,18 @@ impl Bytes {
 
     /// The address of byte `offset` for the program's mapping.
     pub fn address(&self, offset: u64) -> Option<*mut u8> {
-        let at = usize::try_from(offset)
-            .ok()
-            .filter(|o| *o as u64 <= self.len)?;
-        // SAFETY: `at <= len`: inside the allocation or one past its end.
-        Some(unsafe { self.ptr.add(at) })
+        let at = usize::try_from(
+            self.start
+                .checked_add(offset)
+                .filter(|_| offset <= self.len)?,
+        );
+        Some(self.memory.as_mut_ptr().wrapping_add(at.ok()?))
     }
 
-    /// `at .. at + len` as a `usize` range inside the store.
-    fn range(&self, at: u64, len: u64) -> Result<(usize, usize), String> {
+    /// Checks `at .. at + len` against the store.
+    fn range(&self, at: u64, len: u64) -> Result<u64, String> {
         match at.checked_add(len) {
-            Some(end) if end <= self.len => Ok((at as usize, len as usize)),
+            Some(end) if end <= self.len => Ok(self.start + at),
             _ => Err(format!(
                 "bytes {at}..{} lie outside the allocation's {} bytes",
                 at.saturating_add(len),
@@ -69,27 +90,28 @@ impl Bytes {
 
     /// A copy of bytes `at .. at + len`.
     pub fn read(&self, at: u64, len: u64) -> Result<Vec<u8>, String> {
-        let (at, len) = self.range(at, len)?;
-        let mut out = vec![0u8; len];
-        // SAFETY: `at + len <= self.len` (checked), and `out` is a fresh buffer of `len` bytes.
-        unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(at), out.as_mut_ptr(), len) };
-        Ok(out)
+        let from = self.range(at, len)?;
+        self.memory
+            .read(from, len)
+            .ok_or_else(|| "the read does not fit the host".to_string())
     }
 
     /// Writes `bytes` at `at`.
     pub fn write(&self, at: u64, bytes: &[u8]) -> Result<(), String> {
-        let (at, len) = self.range(at, bytes.len() as u64)?;
-        // SAFETY: `at + len <= self.len` (checked); `bytes` is a Rust slice, which cannot be
-        // the store itself (no reference to the store exists).
-        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.ptr.add(at), len) };
-        Ok(())
+        let to = self.range(at, bytes.len() as u64)?;
+        self.memory
+            .write(to, bytes)
+            .ok_or_else(|| "the write lies outside the allocation".to_string())
     }
-}
 
-impl Drop for Bytes {
-    fn drop(&mut self) {
-        // SAFETY: allocated in `zeroed` with this layout, freed once.
-        unsafe { std::alloc::dealloc(self.ptr, self.layout) };
+    /// The view of bytes `at .. at + len` a dispatch binds: the allocation itself, not a copy.
+    pub fn view(&self, at: u64, len: u64) -> Result<BufferView, String> {
+        let offset = self.range(at, len)?;
+        Ok(BufferView {
+            memory: self.memory.clone(),
+            offset,
+            range: len,
+        })
     }
 }
 
@@ -106,5 +128,26 @@ mod tests {
         assert!(b.write(7, &[1, 2]).is_err());
         assert!(b.read(u64::MAX, 2).is_err());
         assert!(b.address(9).is_none());
+        assert!(b.view(4, 5).is_err());
+    }
+
+    /// The mapped address is 64-byte aligned, and a dispatch's view is the mapped bytes
+    /// themselves: what the program writes through the mapping is in the view, and what is
+    /// written through the view is at the mapped address, with nothing copied between.
+    #[test]
+    fn the_mapping_and_the_views_are_the_same_bytes() {
+        for len in [1u64, 64, 1000] {
+            let b = Bytes::zeroed(len).expect("bytes");
+            let base = b.address(0).expect("mapped");
+            assert_eq!(base as usize % 64, 0, "{len}");
+            let view = b.view(0, len).expect("in bounds");
+            assert_eq!(
+                view.memory.as_mut_ptr().wrapping_add(view.offset as usize),
+                base,
+                "{len}"
+            );
+            view.memory.write(view.offset, &[7]).expect("in bounds");
+            assert_eq!(b.read(0, 1), Ok(vec![7]));
+        }
     }
 }

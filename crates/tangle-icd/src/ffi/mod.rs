@@ -18,11 +18,12 @@
 //! * **No unwinding crosses the boundary.** Every entry point runs its body in [`guard`] or
 //!   [`guard_void`], which catch panics and answer `VK_ERROR_UNKNOWN` (since Rust 1.81 a panic
 //!   leaving an `extern "system"` function aborts the program).
-//! * **Mapped memory is raw memory.** [`Bytes`] hands the program a pointer to its allocation
-//!   and accesses it itself only with raw copies, never through a Rust reference that could
-//!   overlap the program's writes; concurrent host writes and device reads of the same bytes
-//!   are the program's data race, which the Vulkan spec forbids (host access to memory in use
-//!   by a queue must be synchronized with fences).
+//! * **Mapped memory is atomic words.** [`Bytes`] hands the program a pointer to the
+//!   executor's allocation, whose words are `AtomicU32`s (`u32`'s layout, inside
+//!   `UnsafeCell`), which the driver and the executor only ever access atomically;
+//!   concurrent host accesses and device accesses of the same bytes are the program's data
+//!   race, which the Vulkan spec forbids (host access to memory in use by a queue must be
+//!   synchronized with fences). `bytes.rs` gives the argument in full.
 
 mod bytes;
 mod commands;
