@@ -321,6 +321,11 @@ pub struct RunOptions {
     /// memory stays bounded; past it the check is cut short, and [`Report::race_cut_short`]
     /// says where.
     pub race_log_limit: usize,
+    /// Record the bytes each buffer binding's accesses touched in [`Report::touched`]
+    /// ([`crate::check::touched`]), for hazards between dispatches. The record comes from the
+    /// race check's log, which only the reference path keeps whole: with it the fast paths are
+    /// not taken.
+    pub touched: bool,
 }
 
 impl RunOptions {
@@ -352,6 +357,7 @@ impl Default for RunOptions {
             wide: true,
             jit: true,
             race_log_limit: crate::check::race::RaceLog::LIMIT,
+            touched: false,
         }
     }
 }

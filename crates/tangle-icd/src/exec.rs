@@ -8,7 +8,8 @@
 //! "one memory model" (docs/driver.md).
 //!
 //! Every command runs after the previous one has finished, so pipeline barriers order nothing
-//! further: they are recorded and have no effect.
+//! further in the execution; what they, events, semaphores and fences would order on a GPU is
+//! followed to find hazards between dispatches ([`crate::hazards`]).
 
 use crate::findings::Place;
 use crate::objects::{
@@ -56,9 +57,10 @@ pub enum Command {
         offset: u64,
         bytes: Vec<u8>,
     },
-    /// `vkCmdPipelineBarrier(2)` and `vkCmdWaitEvents(2)`: nothing to do, commands run one
-    /// after another (an event a command waits for was set by an earlier command or the host).
-    Barrier,
+    /// `vkCmdPipelineBarrier(2)` and `vkCmdWaitEvents(2)`: nothing to run, commands run one
+    /// after another (an event a command waits for was set by an earlier command or the host);
+    /// what it orders between dispatches, for the hazards.
+    Barrier(crate::hazards::Orders),
     /// `vkCmdSetEvent(2)` (`true`) and `vkCmdResetEvent(2)` (`false`).
     SetEvent(Arc<Event>, bool),
 }
@@ -91,7 +93,20 @@ pub fn drain(queue: &Queue) {
             }
         };
         let Some(s) = next else { return };
+        {
+            let mut h = lock(&queue.device.hazards);
+            for (sem, _) in &s.waits {
+                h.waited(Arc::as_ptr(sem) as usize);
+            }
+        }
         run(&queue.device, &s.buffers);
+        {
+            let mut h = lock(&queue.device.hazards);
+            let signalled = s.signals.iter().map(|(sem, _)| Arc::as_ptr(sem) as usize);
+            for key in signalled.chain(s.fence.iter().map(|f| Arc::as_ptr(f) as usize)) {
+                h.signalled(key);
+            }
+        }
         for (sem, v) in &s.signals {
             sem.signal(*v);
         }
@@ -111,6 +126,19 @@ struct Bound {
     /// Sets by number, each with its dynamic offsets by `(binding, element)`.
     sets: BTreeMap<u32, BoundSet>,
     push: Vec<u8>,
+}
+
+/// The host waited for `fence` (`None`: for the queue to be idle): every dispatch its
+/// submission (or any) ran is ordered before the submissions to come.
+pub fn host_waited(device: &Device, fence: Option<&Arc<Fence>>) {
+    let mut h = lock(&device.hazards);
+    match fence {
+        Some(f) => h.waited(Arc::as_ptr(f) as usize),
+        None => {
+            let mark = h.mark();
+            h.order(mark, crate::hazards::Orders::Memory);
+        }
+    }
 }
 
 /// Runs one submission's command buffers; what goes wrong is kept in the device's findings as
@@ -209,7 +237,7 @@ fn step(
             let (m, at) = dst.window(*offset, bytes.len() as u64)?;
             m.bytes.write(at, bytes)?;
         }
-        Command::Barrier => {}
+        Command::Barrier(orders) => lock(&device.hazards).barrier(*orders),
         Command::SetEvent(e, on) => *lock(&e.set) = *on,
     }
     Ok(())
@@ -316,7 +344,7 @@ fn run_dispatch(
             resources
                 .buffers
                 .insert((set, binding), memory.bytes.read(at, len)?);
-            windows.push(((set, binding, 0), memory, at));
+            windows.push(((set, binding, 0), memory, at, len));
         }
     }
     for array in pipeline.exec.descriptor_arrays() {
@@ -332,22 +360,33 @@ fn run_dispatch(
             if let Some((memory, at, len)) = window(bound, array.set, array.binding, element)? {
                 let key = (array.set, array.binding, element);
                 resources.elements.insert(key, memory.bytes.read(at, len)?);
-                windows.push((key, memory, at));
+                windows.push((key, memory, at, len));
             }
         }
     }
+    let settings = &device.settings;
+    let options = RunOptions {
+        robustness: device.robustness,
+        allow: settings.allow,
+        deny: settings.deny,
+        // Hazards between dispatches are races: not looked for when races are allowed.
+        touched: !settings
+            .allow
+            .contains(tangle_exec::check::kind::Kind::Race),
+        trace: crate::view::wanted(settings, pipeline),
+        ..RunOptions::default()
+    };
     let report = pipeline
         .exec
-        .dispatch(
-            &mut resources,
-            groups,
-            &RunOptions {
-                robustness: device.robustness,
-                ..RunOptions::default()
-            },
-        )
+        .dispatch(&mut resources, groups, &options)
         .map_err(|e| format!("{}: {e}", pipeline.label()))?;
-    for ((set, binding, element), memory, at) in windows {
+    crate::view::dispatched(settings, pipeline, (place, groups), &report);
+    let accesses = report
+        .touched
+        .as_ref()
+        .map(|t| accesses(t, &windows))
+        .unwrap_or_default();
+    for ((set, binding, element), memory, at, _) in windows {
         if !pipeline.exec.may_write(set, binding) {
             continue;
         }
@@ -359,10 +398,59 @@ fn run_dispatch(
             memory.bytes.write(at, bytes)?;
         }
     }
-    let mut f = lock(&device.findings);
-    f.dispatches += 1;
-    f.add(&pipeline.label(), place, &report.summaries);
+    let label = pipeline.label();
+    let hazards = lock(&device.hazards).dispatch(&label, place, &accesses);
+    let new: Vec<crate::findings::Cause> = {
+        let mut f = lock(&device.findings);
+        f.dispatches += 1;
+        let mut new = f.add(&label, place, &report.summaries, settings.deny);
+        new.extend(
+            hazards
+                .into_iter()
+                .filter_map(|h| f.add_hazard(&label, place, h.message, h.earlier)),
+        );
+        new.iter()
+            .filter_map(|&i| f.causes.get(i).cloned())
+            .collect()
+    };
+    // Outside every lock: a messenger's callback may call the driver.
+    crate::ffi::deliver_causes(device.instance, &new, pipeline);
     Ok(())
+}
+
+/// The allocation bytes a dispatch's bindings touched ([`tangle_exec::check::touched`], relative
+/// to each binding's window), for the hazards between dispatches.
+fn accesses(
+    touched: &[tangle_exec::check::touched::Touched],
+    windows: &[((u32, u32, u32), Arc<crate::objects::Memory>, u64, u64)],
+) -> Vec<crate::hazards::Access> {
+    use crate::hazards::Use;
+    let mut out = Vec::new();
+    for t in touched {
+        let (set, binding, element) = t.key;
+        let element = element.unwrap_or(0);
+        let Some((_, memory, at, len)) =
+            windows.iter().find(|(k, ..)| *k == (set, binding, element))
+        else {
+            continue;
+        };
+        let lists = [
+            (&t.reads, Use::Read),
+            (&t.writes, Use::Write),
+            (&t.atomics, Use::Atomic),
+        ];
+        for (list, how) in lists {
+            for &(s, e) in list {
+                // Inside the window (an access past it was robust or out of bounds, and no
+                // byte of the allocation).
+                let (s, e) = (s.min(*len), e.min(*len));
+                if s < e {
+                    out.push((memory.clone(), at + s, at + e, how));
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

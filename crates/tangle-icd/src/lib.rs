@@ -16,7 +16,9 @@
 //!   tangle-exec with their specialization;
 //! * [`exec`]: command buffers record [`exec::Command`]s, which `vkQueueSubmit` runs in order on
 //!   the submitting thread, each dispatch on the executor's worker pool;
-//! * [`findings`]: the sanitizer's findings grouped per cause over the program run.
+//! * [`findings`]: the sanitizer's findings grouped per cause over the program run;
+//!   [`hazards`] finds hazards between dispatches, [`messages`] delivers findings to the
+//!   program's debug-utils messengers, [`view`] dumps pictures' data (`TANGLE_VIEW`).
 //!
 //! docs/driver.md describes the entry points, the claims and what is still missing.
 
@@ -29,6 +31,9 @@ pub mod features;
 #[allow(unsafe_code)]
 mod ffi;
 pub mod findings;
+pub mod hazards;
 pub mod manifest;
+pub mod messages;
 pub mod objects;
 pub mod pipeline;
+pub mod view;

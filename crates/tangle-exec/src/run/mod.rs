@@ -316,7 +316,9 @@ fn run_on(
     // again, when lanes parted before a subgroup operation).
     // A matrix element's owner is implementation-defined, and the fast paths' race screens
     // know owners under this run's layout only ([`Pipeline::matrix_meets_plain`]).
-    let fast_paths = options.wide && !(p.matrix_meets_plain && Workgroup::races_on(&shared));
+    // The bytes touched are recorded from the reference path's race log alone.
+    let fast_paths =
+        options.wide && !options.touched && !(p.matrix_meets_plain && Workgroup::races_on(&shared));
     let native = match fast_paths && options.jit {
         true => crate::jit::run(&shared, &p.native, total, threads)?,
         false => crate::jit::Tier::NotTaken("off".into()),
@@ -355,6 +357,10 @@ fn run_on(
         std::mem::take(&mut *shared.found.lock().unwrap_or_else(|e| e.into_inner()));
     let (mut runs, cut) =
         std::mem::take(&mut *shared.runs.lock().unwrap_or_else(|e| e.into_inner()));
+    let touched = (options.touched && Workgroup::races_on(&shared) && cut.is_none()).then(|| {
+        let regions: Vec<BufferKey> = resident.regions.iter().map(|(_, k)| *k).collect();
+        crate::check::touched::from_runs(&runs, &regions)
+    });
     sanitize::races_across(
         &shared,
         &mut runs,
@@ -391,6 +397,7 @@ fn run_on(
             total: start.elapsed(),
             workers: std::time::Duration::from_nanos(shared.worker_nanos.load(Ordering::Relaxed)),
         },
+        touched,
     })
 }
 

@@ -1,0 +1,119 @@
+//! The bytes a dispatch touched, per buffer binding ([`crate::RunOptions::touched`]): what the
+//! Vulkan driver needs to find hazards *between* dispatches (a dispatch reading bytes an
+//! earlier one wrote with nothing ordering the two), which no check inside one dispatch sees.
+//!
+//! Made at one point, after the workers, from the race check's runs of every workgroup's
+//! buffer accesses ([`crate::check::race::merge_runs`]), which hold every load, store and
+//! atomic of the reference path as byte ranges of their region: coalesced here into sorted,
+//! disjoint intervals per binding and class, relative to the binding's start.
+
+use crate::check::race::{Access, ATOMIC, WRITE};
+use crate::run::access::BufferKey;
+use crate::run::memory::{split_pointer, FIRST_BUFFER};
+
+/// The bytes one binding's accesses touched, as sorted disjoint `[start, end)` intervals
+/// relative to the start of the binding's range.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Touched {
+    /// The binding: `(set, binding)` and the element of a descriptor array.
+    pub key: BufferKey,
+    /// Bytes read by plain loads.
+    pub reads: Vec<(u64, u64)>,
+    /// Bytes written by plain stores.
+    pub writes: Vec<(u64, u64)>,
+    /// Bytes accessed by atomics (read or written: an atomic access never races with another
+    /// atomic one).
+    pub atomics: Vec<(u64, u64)>,
+}
+
+/// The bindings' touched bytes of `runs` (pointers into the regions `keys` names, in region
+/// order), bindings in `keys` order, untouched ones left out.
+pub fn from_runs(runs: &[Access], keys: &[BufferKey]) -> Vec<Touched> {
+    let mut out: Vec<Touched> = keys
+        .iter()
+        .map(|k| Touched {
+            key: *k,
+            ..Touched::default()
+        })
+        .collect();
+    for a in runs {
+        let (region, start) = split_pointer(a.start);
+        let end = start.saturating_add(a.end.saturating_sub(a.start));
+        let Some(t) = region
+            .checked_sub(FIRST_BUFFER)
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| out.get_mut(i))
+        else {
+            continue;
+        };
+        let list = if a.class & ATOMIC != 0 {
+            &mut t.atomics
+        } else if a.class & WRITE != 0 {
+            &mut t.writes
+        } else {
+            &mut t.reads
+        };
+        list.push((start, end));
+    }
+    for t in &mut out {
+        for list in [&mut t.reads, &mut t.writes, &mut t.atomics] {
+            coalesce(list);
+        }
+    }
+    out.retain(|t| !(t.reads.is_empty() && t.writes.is_empty() && t.atomics.is_empty()));
+    out
+}
+
+/// Sorts intervals and merges those that overlap or touch.
+pub fn coalesce(list: &mut Vec<(u64, u64)>) {
+    list.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(list.len());
+    for &(s, e) in list.iter() {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    *list = out;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::race::READ;
+    use crate::run::memory::make_pointer;
+
+    fn run(region: u64, start: u64, end: u64, class: u8) -> Access {
+        Access {
+            start: make_pointer(region, start),
+            end: make_pointer(region, end),
+            wg: 0,
+            inv: 0,
+            class,
+            loc: 0,
+            sg_epoch: 0,
+            phase: 0,
+            ev: 0,
+        }
+    }
+
+    #[test]
+    fn runs_coalesce_per_binding_and_class() {
+        let keys = [(0, 0, None), (0, 1, None), (0, 2, Some(3))];
+        let runs = [
+            run(FIRST_BUFFER, 8, 12, READ),
+            run(FIRST_BUFFER, 0, 8, READ),
+            run(FIRST_BUFFER, 16, 20, READ),
+            run(FIRST_BUFFER + 2, 4, 8, WRITE),
+            run(FIRST_BUFFER + 2, 0, 4, WRITE | ATOMIC),
+        ];
+        let t = from_runs(&runs, &keys);
+        assert_eq!(t.len(), 2, "binding 1 touched nothing: {t:?}");
+        assert_eq!(t[0].key, (0, 0, None));
+        assert_eq!(t[0].reads, vec![(0, 12), (16, 20)]);
+        assert!(t[0].writes.is_empty());
+        assert_eq!(t[1].key, (0, 2, Some(3)));
+        assert_eq!(t[1].writes, vec![(4, 8)]);
+        assert_eq!(t[1].atomics, vec![(0, 4)]);
+    }
+}
