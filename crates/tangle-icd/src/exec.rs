@@ -418,11 +418,14 @@ fn run_dispatch(
     Ok(())
 }
 
+/// A binding's window: `(set, binding, element)`, the memory, the offset and the length.
+type Window = ((u32, u32, u32), Arc<crate::objects::Memory>, u64, u64);
+
 /// The allocation bytes a dispatch's bindings touched ([`tangle_exec::check::touched`], relative
 /// to each binding's window), for the hazards between dispatches.
 fn accesses(
     touched: &[tangle_exec::check::touched::Touched],
-    windows: &[((u32, u32, u32), Arc<crate::objects::Memory>, u64, u64)],
+    windows: &[Window],
 ) -> Vec<crate::hazards::Access> {
     use crate::hazards::Use;
     let mut out = Vec::new();

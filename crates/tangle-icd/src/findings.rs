@@ -224,10 +224,12 @@ pub fn text(report: &serde_json::Value) -> String {
         ));
         let at = match (&c["source"], &c["earlier"]) {
             (_, e) if e.is_object() => format!(
-                "between dispatches: {} (submission {} dispatch {}) and",
+                "after {} (submission {} dispatch {}), bytes {}..{} of the allocation,",
                 s(&e["pipeline"]),
                 n(&e["submission"]),
-                n(&e["dispatch"])
+                n(&e["dispatch"]),
+                n(&e["bytes"][0]),
+                n(&e["bytes"][1])
             ),
             (src, _) if src.is_object() => match n(&src["column"]) {
                 0 => format!("{}:{}", s(&src["file"]), n(&src["line"])),

@@ -140,19 +140,22 @@ fn send(targets: &[Messenger], message: &Message) {
         .objects
         .iter()
         .zip(&names)
-        .map(|((kind, handle, _), name)| {
-            let mut o = vk::DebugUtilsObjectNameInfoEXT::default();
-            o.object_type = *kind;
-            o.object_handle = *handle;
-            o.p_object_name = name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr());
-            o
-        })
+        .map(
+            |((kind, handle, _), name)| vk::DebugUtilsObjectNameInfoEXT {
+                object_type: *kind,
+                object_handle: *handle,
+                p_object_name: name.as_ref().map_or(std::ptr::null(), |n| n.as_ptr()),
+                ..Default::default()
+            },
+        )
         .collect();
-    let mut data = vk::DebugUtilsMessengerCallbackDataEXT::default();
-    data.p_message_id_name = id.as_ptr();
-    data.p_message = body.as_ptr();
-    data.object_count = objects.len() as u32;
-    data.p_objects = objects.as_ptr();
+    let data = vk::DebugUtilsMessengerCallbackDataEXT {
+        p_message_id_name: id.as_ptr(),
+        p_message: body.as_ptr(),
+        object_count: objects.len() as u32,
+        p_objects: objects.as_ptr(),
+        ..Default::default()
+    };
     let types = vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION;
     for m in targets {
         // SAFETY: `data` and everything it points to live until the loop ends.
@@ -161,8 +164,7 @@ fn send(targets: &[Messenger], message: &Message) {
 }
 
 /// Sends an invalid-use failure to every messenger (the entry point's instance is not known in
-/// general), and to those chained in `chain` (a `VkInstanceCreateInfo::pNext`, during
-/// `vkCreateInstance`).
+/// general: an unknown handle names none).
 pub fn invalid_use(name: &str, message: &str) {
     deliver(None, &invalid_use_message(name, message));
 }
