@@ -2,10 +2,14 @@
 //! Vulkan driver needs to find hazards *between* dispatches (a dispatch reading bytes an
 //! earlier one wrote with nothing ordering the two), which no check inside one dispatch sees.
 //!
-//! Made at one point, after the workers, from the race check's runs of every workgroup's
-//! buffer accesses ([`crate::check::race::merge_runs`]), which hold every load, store and
-//! atomic of the reference path as byte ranges of their region: coalesced here into sorted,
-//! disjoint intervals per binding and class, relative to the binding's start.
+//! Made at one point, after the workers, from the race log of the path that ran the
+//! dispatch, where every access is resolved to a byte range of its region: the reference
+//! path's runs of every workgroup's buffer accesses ([`crate::check::race::merge_runs`]: every
+//! load, store and atomic), or the wide path's log of runs ([`crate::wide::races::Gather`],
+//! told to keep the loads of read-only buffers too; it runs no atomics). The native tier's log
+//! leaves out accesses no other invocation of the dispatch can race with, so the dispatches
+//! that ask for the record do not take it. Coalesced here into sorted, disjoint intervals per
+//! binding and class, relative to the binding's start.
 
 use crate::check::race::{Access, ATOMIC, WRITE};
 use crate::run::access::BufferKey;
@@ -26,19 +30,57 @@ pub struct Touched {
     pub atomics: Vec<(u64, u64)>,
 }
 
-/// The bindings' touched bytes of `runs` (pointers into the regions `keys` names, in region
-/// order), bindings in `keys` order, untouched ones left out.
-pub fn from_runs(runs: &[Access], keys: &[BufferKey]) -> Vec<Touched> {
-    let mut out: Vec<Touched> = keys
+/// The most intervals a fast path's log may expand to ([`crate::wide::races::Gather::touched`]:
+/// a strided run is one per lane); past it the record is unknown.
+pub const CAP: usize = 1 << 20;
+
+/// The bindings' touched bytes of the reference path's `runs` (pointers into the regions
+/// `regions` names, in region order), bindings in region order, untouched ones left out.
+pub fn from_runs<W>(runs: &[Access], regions: &[(W, BufferKey)]) -> Vec<Touched> {
+    let spans = runs.iter().map(|a| {
+        let class = if a.class & ATOMIC != 0 {
+            Class::Atomic
+        } else if a.class & WRITE != 0 {
+            Class::Write
+        } else {
+            Class::Read
+        };
+        (a.start, a.end, class)
+    });
+    collect(spans, regions)
+}
+
+/// The bindings' touched bytes of the wide path's spans `(first pointer, end pointer, write)`.
+pub fn from_spans<W>(spans: &[(u64, u64, bool)], regions: &[(W, BufferKey)]) -> Vec<Touched> {
+    let spans = spans
         .iter()
-        .map(|k| Touched {
+        .map(|&(s, e, write)| (s, e, if write { Class::Write } else { Class::Read }));
+    collect(spans, regions)
+}
+
+/// An access's class.
+#[derive(Clone, Copy)]
+enum Class {
+    Read,
+    Write,
+    Atomic,
+}
+
+/// Sorts pointer ranges into their bindings' lists and coalesces them.
+fn collect<W>(
+    spans: impl Iterator<Item = (u64, u64, Class)>,
+    regions: &[(W, BufferKey)],
+) -> Vec<Touched> {
+    let mut out: Vec<Touched> = regions
+        .iter()
+        .map(|(_, k)| Touched {
             key: *k,
             ..Touched::default()
         })
         .collect();
-    for a in runs {
-        let (region, start) = split_pointer(a.start);
-        let end = start.saturating_add(a.end.saturating_sub(a.start));
+    for (from, to, class) in spans {
+        let (region, start) = split_pointer(from);
+        let end = start.saturating_add(to.saturating_sub(from));
         let Some(t) = region
             .checked_sub(FIRST_BUFFER)
             .and_then(|i| usize::try_from(i).ok())
@@ -46,12 +88,10 @@ pub fn from_runs(runs: &[Access], keys: &[BufferKey]) -> Vec<Touched> {
         else {
             continue;
         };
-        let list = if a.class & ATOMIC != 0 {
-            &mut t.atomics
-        } else if a.class & WRITE != 0 {
-            &mut t.writes
-        } else {
-            &mut t.reads
+        let list = match class {
+            Class::Atomic => &mut t.atomics,
+            Class::Write => &mut t.writes,
+            Class::Read => &mut t.reads,
         };
         list.push((start, end));
     }
@@ -99,7 +139,11 @@ mod tests {
 
     #[test]
     fn runs_coalesce_per_binding_and_class() {
-        let keys = [(0, 0, None), (0, 1, None), (0, 2, Some(3))];
+        let keys = [
+            ((), (0, 0, None)),
+            ((), (0, 1, None)),
+            ((), (0, 2, Some(3))),
+        ];
         let runs = [
             run(FIRST_BUFFER, 8, 12, READ),
             run(FIRST_BUFFER, 0, 8, READ),
@@ -115,5 +159,24 @@ mod tests {
         assert_eq!(t[1].key, (0, 2, Some(3)));
         assert_eq!(t[1].writes, vec![(4, 8)]);
         assert_eq!(t[1].atomics, vec![(0, 4)]);
+        // The wide path's spans: pointers and a write flag.
+        let spans = [
+            (
+                make_pointer(FIRST_BUFFER + 1, 4),
+                make_pointer(FIRST_BUFFER + 1, 8),
+                true,
+            ),
+            (
+                make_pointer(FIRST_BUFFER + 1, 0),
+                make_pointer(FIRST_BUFFER + 1, 4),
+                true,
+            ),
+        ];
+        let t = from_spans(&spans, &keys);
+        assert_eq!(t.len(), 1);
+        assert_eq!(
+            (t[0].key, t[0].writes.clone()),
+            ((0, 1, None), vec![(0, 8)])
+        );
     }
 }
