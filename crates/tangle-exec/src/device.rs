@@ -323,8 +323,8 @@ pub struct RunOptions {
     pub race_log_limit: usize,
     /// Record the bytes each buffer binding's accesses touched in [`Report::touched`]
     /// ([`crate::check::touched`]), for hazards between dispatches. The record comes from the
-    /// race check's log, which only the reference path keeps whole: with it the fast paths are
-    /// not taken.
+    /// race logs of the wide and reference paths (with the race check on; `None` otherwise):
+    /// with it the native tier, whose log leaves accesses out, is not taken.
     pub touched: bool,
 }
 
