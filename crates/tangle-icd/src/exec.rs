@@ -83,37 +83,60 @@ pub struct Submission {
 /// reached yet (it runs when a later signal, from the host or another queue's submission,
 /// reaches it, and calls this again).
 pub fn drain(queue: &Queue) {
-    let _busy = lock(&queue.busy);
-    loop {
-        let next = {
-            let mut pending = lock(&queue.pending);
-            match pending.front() {
-                Some(s) if s.waits.iter().all(|(sem, v)| sem.reached(*v)) => pending.pop_front(),
-                _ => None,
-            }
-        };
-        let Some(s) = next else { return };
-        {
-            let mut h = lock(&queue.device.hazards);
-            for (sem, _) in &s.waits {
-                h.waited(Arc::as_ptr(sem) as usize);
-            }
-        }
-        run(&queue.device, &s.buffers);
-        {
-            let mut h = lock(&queue.device.hazards);
-            let signalled = s.signals.iter().map(|(sem, _)| Arc::as_ptr(sem) as usize);
-            for key in signalled.chain(s.fence.iter().map(|f| Arc::as_ptr(f) as usize)) {
-                h.signalled(key);
-            }
-        }
-        for (sem, v) in &s.signals {
-            sem.signal(*v);
-        }
-        if let Some(f) = &s.fence {
-            f.signal();
+    let mut found = Vec::new();
+    {
+        let _busy = lock(&queue.busy);
+        while let Some(s) = next(queue) {
+            found.extend(submit(queue, &s));
         }
     }
+    // Only now, with the queue's lock released, the causes found for the first time go to the
+    // program's messengers: a callback may submit to this queue or wait for it.
+    for (cause, pipeline) in found {
+        crate::ffi::deliver_causes(
+            queue.device.instance,
+            std::slice::from_ref(&cause),
+            &pipeline,
+        );
+    }
+}
+
+/// The queue's next submission, if it can run (what it waits for is reached).
+fn next(queue: &Queue) -> Option<Submission> {
+    let mut pending = lock(&queue.pending);
+    match pending.front() {
+        Some(s) if s.waits.iter().all(|(sem, v)| sem.reached(*v)) => pending.pop_front(),
+        _ => None,
+    }
+}
+
+/// A cause of findings found for the first time, with its pipeline, for the messengers.
+type Found = (crate::findings::Cause, Arc<Pipeline>);
+
+/// Runs one submission: its waits and signals for the hazards, its command buffers, its
+/// semaphores and fence; the causes it found first.
+fn submit(queue: &Queue, s: &Submission) -> Vec<Found> {
+    {
+        let mut h = lock(&queue.device.hazards);
+        for (sem, _) in &s.waits {
+            h.waited(Arc::as_ptr(sem) as usize);
+        }
+    }
+    let found = run(&queue.device, &s.buffers);
+    {
+        let mut h = lock(&queue.device.hazards);
+        let signalled = s.signals.iter().map(|(sem, _)| Arc::as_ptr(sem) as usize);
+        for key in signalled.chain(s.fence.iter().map(|f| Arc::as_ptr(f) as usize)) {
+            h.signalled(key);
+        }
+    }
+    for (sem, v) in &s.signals {
+        sem.signal(*v);
+    }
+    if let Some(f) = &s.fence {
+        f.signal();
+    }
+    found
 }
 
 /// A bound descriptor set and its dynamic offsets by `(binding, element)`.
@@ -142,8 +165,9 @@ pub fn host_waited(device: &Device, fence: Option<&Arc<Fence>>) {
 }
 
 /// Runs one submission's command buffers; what goes wrong is kept in the device's findings as
-/// a driver error (the program is never stopped).
-pub fn run(device: &Device, buffers: &[Vec<Command>]) {
+/// a driver error (the program is never stopped). Returns the causes found for the first time.
+pub fn run(device: &Device, buffers: &[Vec<Command>]) -> Vec<Found> {
+    let mut found = Vec::new();
     let submission = {
         let mut f = lock(&device.findings);
         f.submissions += 1;
@@ -160,7 +184,7 @@ pub fn run(device: &Device, buffers: &[Vec<Command>]) {
                 submission,
                 dispatch,
             };
-            if let Err(e) = step(device, &mut bound, c, place, &mut dispatch) {
+            if let Err(e) = step(device, &mut bound, c, (place, &mut found), &mut dispatch) {
                 lock(&device.findings).errors.push(format!(
                     "submission {submission}, dispatch {}: {e}",
                     place.dispatch
@@ -168,6 +192,7 @@ pub fn run(device: &Device, buffers: &[Vec<Command>]) {
             }
         }
     }
+    found
 }
 
 /// Runs one command.
@@ -175,7 +200,7 @@ fn step(
     device: &Device,
     bound: &mut Bound,
     c: &Command,
-    place: Place,
+    (place, found): (Place, &mut Vec<Found>),
     dispatch: &mut u64,
 ) -> Result<(), String> {
     match c {
@@ -201,7 +226,7 @@ fn step(
                     "vkCmdDispatchBase with base workgroup {base:?} is not run yet (only a zero base)"
                 ));
             }
-            run_dispatch(device, bound, *groups, place)?;
+            found.extend(run_dispatch(device, bound, *groups, place)?);
         }
         Command::DispatchIndirect { buffer, offset } => {
             *dispatch += 1;
@@ -212,7 +237,12 @@ fn step(
                 w.copy_from_slice(&bytes[i * 4..i * 4 + 4]);
                 u32::from_le_bytes(w)
             };
-            run_dispatch(device, bound, [word(0), word(1), word(2)], place)?;
+            found.extend(run_dispatch(
+                device,
+                bound,
+                [word(0), word(1), word(2)],
+                place,
+            )?);
         }
         Command::CopyBuffer { src, dst, regions } => {
             for &(from, to, size) in regions {
@@ -316,20 +346,21 @@ fn window(
     }
 }
 
-/// One dispatch: the windows in, the executor, the written windows out, the findings kept.
+/// One dispatch: the windows in, the executor, the written windows out, the findings kept;
+/// the causes it found for the first time.
 fn run_dispatch(
     device: &Device,
     bound: &Bound,
     groups: [u32; 3],
     place: Place,
-) -> Result<(), String> {
+) -> Result<Vec<Found>, String> {
     let pipeline = bound
         .pipeline
         .as_ref()
         .ok_or("no compute pipeline is bound")?;
     if groups.contains(&0) {
         // A grid of zero workgroups (groupCountX × groupCountY × groupCountZ) runs nothing.
-        return Ok(());
+        return Ok(Vec::new());
     }
     if !pipeline.exec.images().is_empty() {
         return Err("images and texel buffers are not run yet".into());
@@ -400,22 +431,19 @@ fn run_dispatch(
     }
     let label = pipeline.label();
     let hazards = lock(&device.hazards).dispatch(&label, place, &accesses);
-    let new: Vec<crate::findings::Cause> = {
-        let mut f = lock(&device.findings);
-        f.dispatches += 1;
-        let mut new = f.add(&label, place, &report.summaries, settings.deny);
-        new.extend(
-            hazards
-                .into_iter()
-                .filter_map(|h| f.add_hazard(&label, place, h.message, h.earlier)),
-        );
-        new.iter()
-            .filter_map(|&i| f.causes.get(i).cloned())
-            .collect()
-    };
-    // Outside every lock: a messenger's callback may call the driver.
-    crate::ffi::deliver_causes(device.instance, &new, pipeline);
-    Ok(())
+    let mut f = lock(&device.findings);
+    f.dispatches += 1;
+    let mut new = f.add(&label, place, &report.summaries, settings.deny);
+    new.extend(
+        hazards
+            .into_iter()
+            .filter_map(|h| f.add_hazard(&label, place, h.message, h.earlier)),
+    );
+    Ok(new
+        .iter()
+        .filter_map(|&i| f.causes.get(i).cloned())
+        .map(|c| (c, pipeline.clone()))
+        .collect())
 }
 
 /// A binding's window: `(set, binding, element)`, the memory, the offset and the length.

@@ -1,12 +1,14 @@
 //! The program's `VK_EXT_debug_utils` messengers and what the driver tells them: each cause of
-//! findings when it is first found (at the dispatch that found it, so a program stopping in its
-//! callback stops at the cause), each hazard between dispatches, and each invalid use the
-//! driver answers with an error, as validation layers deliver theirs.
+//! findings when it is first found (when the submission that found it has run, inside the
+//! program's `vkQueueSubmit`, so a program stopping in its callback stops at that submission,
+//! not at `vkDestroyDevice`), each hazard between dispatches, and each invalid use the driver
+//! answers with an error, as validation layers deliver theirs.
 //!
 //! The loader implements `VK_EXT_debug_utils` for the program and calls every driver's
 //! `vkCreateDebugUtilsMessengerEXT` that the driver returns (Vulkan-Loader `debug_utils.c`,
 //! `terminator_CreateDebugUtilsMessengerEXT`); the driver keeps the messengers here and calls
-//! them itself ([`crate::ffi`] makes the call). A message is copied out of the registry's lock
+//! them itself ([`crate::ffi`] makes the call). Messengers are copied out of the registry's
+//! lock, and findings delivered after the queue's lock is let go ([`crate::exec::drain`]),
 //! before any callback runs: a callback may call Vulkan functions, which may take any of the
 //! driver's locks or create and destroy messengers.
 

@@ -1536,3 +1536,58 @@ fn hazards_across_submissions_follow_semaphores() {
         }
     }
 }
+
+/// What [`wait_idle_in_callback`] needs: the queue and the device's `vkQueueWaitIdle`.
+struct Reenter {
+    queue: vk::Queue,
+    wait_idle: vk::PFN_vkQueueWaitIdle,
+    calls: std::sync::atomic::AtomicU32,
+}
+
+/// A messenger callback calling the driver: `vkQueueWaitIdle` on the queue whose submission
+/// found the cause.
+unsafe extern "system" fn wait_idle_in_callback(
+    _severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    _data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    user: *mut std::ffi::c_void,
+) -> vk::Bool32 {
+    // SAFETY: `user` is the test's `Reenter`, which outlives the messenger.
+    let r = unsafe { &*(user as *const Reenter) };
+    // SAFETY: a live queue; the driver's entry point.
+    let result = unsafe { (r.wait_idle)(r.queue) };
+    if result == vk::Result::SUCCESS {
+        r.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    vk::FALSE
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn a_messenger_callback_may_call_the_driver() {
+    let gpu = Gpu::new();
+    let reenter = Box::new(Reenter {
+        queue: gpu.queue,
+        wait_idle: gpu.device.fp_v1_0().queue_wait_idle,
+        calls: std::sync::atomic::AtomicU32::new(0),
+    });
+    let mut info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+        .message_severity(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
+        .message_type(vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION)
+        .pfn_user_callback(Some(wait_idle_in_callback));
+    info.p_user_data = &*reenter as *const Reenter as *mut std::ffi::c_void;
+    let utils = ash::ext::debug_utils::Instance::new(&gpu.entry, &gpu.instance);
+    // SAFETY: a valid create-info whose user data outlives the messenger.
+    let messenger = unsafe { utils.create_debug_utils_messenger(&info, None) }.expect("made");
+    let (memory, _) = gpu.memory(512);
+    let x = gpu.buffer(memory, 0, 256);
+    let y = gpu.buffer(memory, 256, 256);
+    let k = gpu.kernel(&racy(), 0);
+    gpu.bind(&k, (x, 0, 256), (y, 0, 256));
+    // The causes reach the callback inside vkQueueSubmit, after the driver let the queue go:
+    // its vkQueueWaitIdle returns instead of waiting for the submission it is called from.
+    gpu.submit(gpu.record(&k, 1, 64, 0));
+    assert_eq!(reenter.calls.load(std::sync::atomic::Ordering::Relaxed), 2);
+    // SAFETY: the messenger of a live instance.
+    unsafe { utils.destroy_debug_utils_messenger(messenger, None) };
+}
