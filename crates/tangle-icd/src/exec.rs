@@ -90,6 +90,9 @@ pub fn drain(queue: &Queue) {
             found.extend(submit(queue, &s));
         }
     }
+    if !found.is_empty() {
+        crate::findings::exec_report(&queue.device, false);
+    }
     // Only now, with the queue's lock released, the causes found for the first time go to the
     // program's messengers: a callback may submit to this queue or wait for it.
     for (cause, pipeline) in found {
@@ -471,6 +474,12 @@ fn accesses(
             (&t.atomics, Use::Atomic),
         ];
         for (list, how) in lists {
+            // A scattered access pattern (a strided binding: one interval per invocation) is
+            // left out past the bound, to keep the hazard check's cost bounded: its hazards
+            // may be missed, none is invented.
+            if list.len() > crate::hazards::Hazards::MAX_INTERVALS {
+                continue;
+            }
             for &(s, e) in list {
                 // Inside the window (an access past it was robust or out of bounds, and no
                 // byte of the allocation).

@@ -253,26 +253,51 @@ pub fn text(report: &serde_json::Value) -> String {
 }
 
 /// At `vkDestroyDevice`: the summary on stderr (unless `tangle exec` prints it, `TANGLE_EXEC`),
-/// the JSON report to `TANGLE_REPORT`, and under `tangle exec` to its folder, one file per
-/// device (`device-PID-N.json`: a program may create several, and run child programs).
+/// the JSON report to `TANGLE_REPORT`, and under `tangle exec` to its folder ([`exec_report`]).
 pub fn report(device: &crate::objects::Device) {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static DEVICES: AtomicU64 = AtomicU64::new(0);
     let json = crate::objects::lock(&device.findings).json(&device.caps.profile.name);
     let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
-    let mut files = Vec::new();
     match &device.settings.exec {
-        Some(dir) => files.push(dir.join(format!(
-            "device-{}-{}.json",
-            std::process::id(),
-            DEVICES.fetch_add(1, Ordering::Relaxed)
-        ))),
+        Some(_) => exec_report(device, true),
         None => eprint!("{}", self::text(&json)),
     }
-    files.extend(crate::config::report_path());
-    for path in files {
+    if let Some(path) = crate::config::report_path() {
         if let Err(e) = std::fs::write(&path, &text) {
             crate::config::say(&format!("{}: {e}", path.display()));
         }
+    }
+}
+
+/// Under `tangle exec`: the device's JSON report in its folder, one file per device
+/// (`device-PID-N.json`, N counting the process's devices: a program may create several, and
+/// run child programs). Written at `vkDestroyDevice` (`last`), and also whenever a submission
+/// found a new cause ([`crate::exec::drain`]), so that a program that never destroys its device
+/// (or is killed) still has its causes reported.
+pub fn exec_report(device: &crate::objects::Device, last: bool) {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Mutex, OnceLock};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    // The live devices' numbers by address (an address is reused once a device is destroyed).
+    static NUMBERS: OnceLock<Mutex<HashMap<usize, u64>>> = OnceLock::new();
+    let Some(dir) = &device.settings.exec else {
+        return;
+    };
+    let address = device as *const crate::objects::Device as usize;
+    let n = {
+        let mut numbers = crate::objects::lock(NUMBERS.get_or_init(Default::default));
+        let n = *numbers
+            .entry(address)
+            .or_insert_with(|| NEXT.fetch_add(1, Ordering::Relaxed));
+        if last {
+            numbers.remove(&address);
+        }
+        n
+    };
+    let json = crate::objects::lock(&device.findings).json(&device.caps.profile.name);
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+    let path = dir.join(format!("device-{}-{n}.json", std::process::id()));
+    if let Err(e) = std::fs::write(&path, text) {
+        crate::config::say(&format!("{}: {e}", path.display()));
     }
 }

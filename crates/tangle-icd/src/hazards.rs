@@ -25,8 +25,9 @@
 //! writes and reads); a semaphore wait moves them to the number its signal had; a fence wait to
 //! the number its submission ended at. Over-ordering is allowed, inventing a hazard is not: an
 //! event wait counts as a barrier where it is waited (the dispatches between the set and the
-//! wait are taken as ordered too), a buffer memory barrier as covering every byte, and past
-//! [`Hazards::LIMIT`] spans of one allocation the oldest are forgotten.
+//! wait are taken as ordered too), a buffer memory barrier as covering every byte, past
+//! [`Hazards::LIMIT`] spans of one allocation the oldest are forgotten, and a binding whose
+//! accesses scatter into more than [`Hazards::MAX_INTERVALS`] intervals is not followed.
 //!
 //! Each allocation keeps the spans the recent dispatches read and wrote (from the executor's
 //! record of the bytes each binding touched, `tangle_exec::report::Touched`), dropped once a
@@ -111,7 +112,11 @@ pub struct Hazard {
 impl Hazards {
     /// The most spans kept per allocation: the oldest are forgotten past it (hazards with them
     /// may be missed, none is invented).
-    pub const LIMIT: usize = 1 << 14;
+    pub const LIMIT: usize = 1 << 12;
+
+    /// The most intervals of one binding's reads (writes, atomics) a dispatch's record may
+    /// have to be followed ([`crate::exec`]): past it they are left out.
+    pub const MAX_INTERVALS: usize = 1 << 12;
 
     /// The number the next dispatch will get: a semaphore's or fence's signal notes it.
     pub fn mark(&self) -> u64 {

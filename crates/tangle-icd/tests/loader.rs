@@ -1591,3 +1591,42 @@ fn a_messenger_callback_may_call_the_driver() {
     // SAFETY: the messenger of a live instance.
     unsafe { utils.destroy_debug_utils_messenger(messenger, None) };
 }
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn under_tangle_exec_a_device_never_destroyed_is_still_reported() {
+    if in_child() {
+        let gpu = Gpu::new();
+        let (memory, _) = gpu.memory(512);
+        let x = gpu.buffer(memory, 0, 256);
+        let y = gpu.buffer(memory, 256, 256);
+        let k = gpu.kernel(&racy(), 0);
+        gpu.bind(&k, (x, 0, 256), (y, 0, 256));
+        gpu.submit(gpu.record(&k, 1, 64, 0));
+        // The program ends without vkDestroyDevice.
+        std::mem::forget(gpu);
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tangle_icd_exec_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let out = child(
+        "under_tangle_exec_a_device_never_destroyed_is_still_reported",
+        &[("TANGLE_EXEC", dir.as_os_str())],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("error[race]"),
+        "tangle exec prints it: {stderr}"
+    );
+    let reports: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the folder")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let text = std::fs::read_to_string(&reports[0]).expect("a report");
+    let _ = std::fs::remove_dir_all(&dir);
+    let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(json["findings"][0]["kind"], "race", "{text}");
+}

@@ -155,7 +155,7 @@ pub fn run(args: &Args) -> Result<u8, Unusable> {
     eprint!("{}", tangle_icd::findings::text(&report));
     if report["devices"] == 0 {
         super::io::report(&format!(
-            "{program} created no Vulkan device on the tangle driver: nothing was checked"
+            "{program} left no report on the tangle driver: it created no Vulkan device there, or destroyed none and found nothing"
         ));
     }
     if let Some(path) = &args.report {
