@@ -1630,3 +1630,34 @@ fn under_tangle_exec_a_device_never_destroyed_is_still_reported() {
     let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
     assert_eq!(json["findings"][0]["kind"], "race", "{text}");
 }
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn tangle_subgroup_size_is_the_devices_and_the_shaders() {
+    if !in_child() {
+        child(
+            "tangle_subgroup_size_is_the_devices_and_the_shaders",
+            &[("TANGLE_SUBGROUP_SIZE", OsStr::new("8"))],
+        );
+        return;
+    }
+    let gpu = Gpu::new();
+    let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
+    let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
+    // SAFETY: a live physical device and a valid chain.
+    unsafe {
+        gpu.instance
+            .get_physical_device_properties2(gpu.physical, &mut props)
+    };
+    assert_eq!(subgroup.subgroup_size, 8, "the reported size");
+    let (memory, ptr) = gpu.memory(512);
+    let x = gpu.buffer(memory, 0, 256);
+    let y = gpu.buffer(memory, 256, 256);
+    let k = gpu.kernel_with(&subgroup_size_kernel(), 0, None);
+    gpu.bind(&k, (x, 0, 256), (y, 0, 256));
+    gpu.submit(gpu.record(&k, 1, 64, 0));
+    assert!(
+        (0..64).all(|i| word(ptr, 64 + i) == 8),
+        "the size pipelines run with"
+    );
+}
