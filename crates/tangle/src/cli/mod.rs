@@ -2,7 +2,7 @@
 //!
 //! Exit codes (DESIGN.md): 0 success; 1 the verdict is "no" (invalid module, failed EXPECT, UB
 //! found); 2 the input could not be used (I/O, parse, usage); 77 the script needs a feature the
-//! device profile lacks.
+//! device profile lacks. `tangle exec` exits with its program's status instead ([`exec`]).
 //!
 //! # Standard output and standard error
 //! Every subcommand follows one convention, so that scripts can pipe stdout and people can
