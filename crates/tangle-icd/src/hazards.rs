@@ -5,9 +5,12 @@
 //! # Spec
 //! Vulkan "Queue Operation": "Unless otherwise specified, and without explicit
 //! synchronization, the various commands submitted to a queue via command buffers may execute
-//! in arbitrary order relative to each other, and/or concurrently." So two dispatches of one
-//! command buffer, or of two submissions to the one queue, are not ordered by being recorded or
-//! submitted one after the other: only a dependency orders them. In one queue every dependency
+//! in arbitrary order relative to each other, and/or concurrently. Also, the memory
+//! side-effects of those commands may not be directly visible to other commands without
+//! explicit memory dependencies. This is true within a command buffer, and across command
+//! buffers submitted to a given queue." So two dispatches of one command buffer, or of two
+//! submissions to the one queue, are not ordered by being recorded or submitted one after the
+//! other: only a dependency orders them. In one queue every dependency
 //! is global in submission order: a pipeline barrier's "first synchronization scope includes
 //! all commands that occur earlier in submission order" and its second all that occur later;
 //! a semaphore signal's first scope includes "all commands that occur earlier in submission
