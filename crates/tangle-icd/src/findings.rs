@@ -37,6 +37,8 @@ pub struct Cause {
     pub dispatches: u64,
     /// The first dispatch that found it.
     pub first: Place,
+    /// The last dispatch that found it (a dispatch is counted once in `dispatches`).
+    pub last: Place,
     /// For a hazard between dispatches: the earlier dispatch's pipeline and place, and the
     /// allocation's bytes of the first hazard found.
     pub between: Option<Between>,
@@ -87,6 +89,7 @@ impl Findings {
                 Some(c) => {
                     c.count += s.count;
                     c.dispatches += 1;
+                    c.last = place;
                 }
                 None => {
                     new.push(self.causes.len());
@@ -100,6 +103,7 @@ impl Findings {
                         count: s.count,
                         dispatches: 1,
                         first: place,
+                        last: place,
                         between: None,
                     })
                 }
@@ -125,8 +129,9 @@ impl Findings {
         });
         if let Some(c) = found {
             c.count += 1;
-            if c.first != place {
+            if c.last != place {
                 c.dispatches += 1;
+                c.last = place;
             }
             return None;
         }
@@ -144,6 +149,7 @@ impl Findings {
             count: 1,
             dispatches: 1,
             first: place,
+            last: place,
             between: Some(earlier),
         });
         Some(self.causes.len() - 1)
@@ -299,5 +305,60 @@ pub fn exec_report(device: &crate::objects::Device, last: bool) {
     let path = dir.join(format!("device-{}-{n}.json", std::process::id()));
     if let Err(e) = std::fs::write(&path, text) {
         crate::config::say(&format!("{}: {e}", path.display()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(dispatch: u64) -> Place {
+        Place {
+            submission: 1,
+            dispatch,
+        }
+    }
+
+    fn earlier(pipeline: &str) -> Between {
+        Between {
+            pipeline: pipeline.into(),
+            place: at(0),
+            bytes: (0, 4),
+        }
+    }
+
+    #[test]
+    fn hazards_group_per_pair_of_pipelines_and_render() {
+        let mut f = Findings::default();
+        assert_eq!(
+            f.add_hazard("'b'", at(1), "m".into(), earlier("'a'")),
+            Some(0)
+        );
+        // The same pair again, in the same dispatch and in a later one.
+        assert_eq!(f.add_hazard("'b'", at(1), "m".into(), earlier("'a'")), None);
+        assert_eq!(f.add_hazard("'b'", at(2), "m".into(), earlier("'a'")), None);
+        assert_eq!((f.causes[0].count, f.causes[0].dispatches), (3, 2));
+        // Another earlier pipeline: another cause.
+        assert_eq!(
+            f.add_hazard("'b'", at(2), "m".into(), earlier("'c'")),
+            Some(1)
+        );
+        f.dispatches = 3;
+        f.submissions = 1;
+        let text = text(&f.json("default"));
+        assert!(
+            text.contains("2 cause(s) of findings, 2 of them undefined behaviour"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  --> after 'a' (submission 1 dispatch 0), bytes 0..4 of the allocation, in 'b'"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("= 3 finding(s) in 2 dispatch(es), first in submission 1 dispatch 1"),
+            "{text}"
+        );
     }
 }
