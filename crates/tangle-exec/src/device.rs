@@ -323,8 +323,8 @@ pub struct RunOptions {
     pub race_log_limit: usize,
     /// Record the bytes each buffer binding's accesses touched in [`Report::touched`]
     /// ([`crate::check::touched`]), for hazards between dispatches. The record comes from the
-    /// race logs of the wide and reference paths (with the race check on; `None` otherwise):
-    /// with it the native tier, whose log leaves accesses out, is not taken.
+    /// race log of the tier that ran the dispatch (with the race check on; `None` otherwise),
+    /// which then logs every buffer access, those that cannot race included.
     pub touched: bool,
 }
 

@@ -1,5 +1,6 @@
-//! `RunOptions::touched`: the bytes each binding's accesses touched, the same on the wide path
-//! and on the reference path (`check/touched.rs`), for the driver's hazards between dispatches.
+//! `RunOptions::touched`: the bytes each binding's accesses touched, the same on the native
+//! tier, the wide path and the reference path (`check/touched.rs`), for the driver's hazards
+//! between dispatches.
 
 mod common;
 
@@ -18,7 +19,7 @@ void main() {
 }
 ";
 
-fn touched(wide: bool, record: bool) -> Option<Vec<Touched>> {
+fn touched((wide, jit): (bool, bool), record: bool) -> Option<Vec<Touched>> {
     let module = compile(STRIDED);
     let device = Device::new(Profile::default());
     let pipeline = device
@@ -29,6 +30,7 @@ fn touched(wide: bool, record: bool) -> Option<Vec<Touched>> {
     res.buffers.insert((0, 1), u32s(&[0; 64]));
     let options = RunOptions {
         wide,
+        jit,
         touched: record,
         ..RunOptions::default()
     };
@@ -54,8 +56,17 @@ fn both_paths_record_the_bytes_each_binding_touched() {
             ..Touched::default()
         },
     ];
-    assert_eq!(touched(false, true), Some(want.clone()), "reference path");
-    assert_eq!(touched(true, true), Some(want), "wide path");
+    assert_eq!(
+        touched((false, false), true),
+        Some(want.clone()),
+        "reference path"
+    );
+    assert_eq!(
+        touched((true, false), true),
+        Some(want.clone()),
+        "wide path"
+    );
+    assert_eq!(touched((true, true), true), Some(want), "native tier");
     // Not asked for: no record.
-    assert_eq!(touched(true, false), None);
+    assert_eq!(touched((true, true), false), None);
 }

@@ -2,14 +2,14 @@
 //! Vulkan driver needs to find hazards *between* dispatches (a dispatch reading bytes an
 //! earlier one wrote with nothing ordering the two), which no check inside one dispatch sees.
 //!
-//! Made at one point, after the workers, from the race log of the path that ran the
+//! Made at one point, after the workers, from the race log of the tier that ran the
 //! dispatch, where every access is resolved to a byte range of its region: the reference
 //! path's runs of every workgroup's buffer accesses ([`crate::check::race::merge_runs`]: every
-//! load, store and atomic), or the wide path's log of runs ([`crate::wide::races::Gather`],
-//! told to keep the loads of read-only buffers too; it runs no atomics). The native tier's log
-//! leaves out accesses no other invocation of the dispatch can race with, so the dispatches
-//! that ask for the record do not take it. Coalesced here into sorted, disjoint intervals per
-//! binding and class, relative to the binding's start.
+//! load, store and atomic), or the log of runs of the wide path or the native tier
+//! ([`crate::wide::races::Gather`]; they run no atomics), which, when the record is asked for,
+//! also keep the accesses their race screens leave out (loads of read-only buffers, buffers
+//! each invocation touches at its own element alone). Coalesced here into sorted, disjoint
+//! intervals per binding and class, relative to the binding's start.
 
 use crate::check::race::{Access, ATOMIC, WRITE};
 use crate::run::access::BufferKey;

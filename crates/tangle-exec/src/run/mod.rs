@@ -328,9 +328,7 @@ fn run_on(
     // A matrix element's owner is implementation-defined, and the fast paths' race screens
     // know owners under this run's layout only ([`Pipeline::matrix_meets_plain`]).
     let fast_paths = options.wide && !(p.matrix_meets_plain && Workgroup::races_on(&shared));
-    // The bytes touched are recorded from the race logs of the wide path and the reference
-    // path; the native tier's leaves out the accesses no other invocation can race with.
-    let native = match fast_paths && options.jit && !options.touched {
+    let native = match fast_paths && options.jit {
         true => crate::jit::run(&shared, &p.native, total, threads)?,
         false => crate::jit::Tier::NotTaken("off".into()),
     };
