@@ -334,6 +334,11 @@ pub struct RunOptions {
     /// workgroup ids run from `base` to `base + groups - 1`, and `GlobalInvocationId` follows
     /// them. Only the reference path applies it: a non-zero base skips the fast paths.
     pub base: [u32; 3],
+    /// Record the bytes each buffer binding's accesses touched in [`Report::touched`]
+    /// ([`crate::check::touched`]), for hazards between dispatches. The record comes from the
+    /// race log of the tier that ran the dispatch (with the race check on; `None` otherwise),
+    /// which then logs every buffer access, those that cannot race included.
+    pub touched: bool,
 }
 
 impl RunOptions {
@@ -366,6 +371,7 @@ impl Default for RunOptions {
             jit: true,
             race_log_limit: crate::check::race::RaceLog::LIMIT,
             base: [0; 3],
+            touched: false,
         }
     }
 }

@@ -363,6 +363,9 @@ pub struct Report {
     pub trace: Option<crate::trace::Trace>,
     /// Where the dispatch's time went.
     pub timing: Timing,
+    /// The bytes each buffer binding's accesses touched, when [`crate::RunOptions::touched`]
+    /// asked for them and the race check kept every access (`None` otherwise: unknown).
+    pub touched: Option<Vec<crate::check::touched::Touched>>,
 }
 
 /// Where a dispatch's time went: the worker threads against the host's own work around them

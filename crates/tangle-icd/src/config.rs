@@ -1,4 +1,5 @@
 //! The driver's environment variables, read when an instance is created (`TANGLE_PROFILE`,
+//! `TANGLE_SUBGROUP_SIZE`, `TANGLE_ALLOW`, `TANGLE_DENY`, `TANGLE_VIEW`, `TANGLE_EXEC`,
 //! `TANGLE_IDENTITY`) and when a device is destroyed (`TANGLE_REPORT`). docs/driver.md lists
 //! them.
 
@@ -13,16 +14,75 @@ pub const IDENTITY: &str = "TANGLE_IDENTITY";
 /// The report variable: a file the findings are written to as JSON when a device is destroyed.
 pub const REPORT: &str = "TANGLE_REPORT";
 
+/// The subgroup size variable: the device's subgroup size instead of the profile's.
+pub const SUBGROUP_SIZE: &str = "TANGLE_SUBGROUP_SIZE";
+/// The finding kinds not looked for, as `tangle run --allow` takes them.
+pub const ALLOW: &str = "TANGLE_ALLOW";
+/// The warning kinds reported as errors, as `tangle run --deny` takes them.
+pub const DENY: &str = "TANGLE_DENY";
+/// A folder the driver writes pictures of its pipelines' dispatches into
+/// ([`crate::view`]).
+pub const VIEW: &str = "TANGLE_VIEW";
+/// Set by `tangle exec` to a folder of its own: the driver prints no summary on stderr (`tangle
+/// exec` prints it when the program ends) and writes each device's JSON report there.
+pub const EXEC: &str = "TANGLE_EXEC";
+
+/// What the environment asks of an instance's devices, read once at `vkCreateInstance`.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `TANGLE_ALLOW`: kinds not looked for.
+    pub allow: tangle_exec::check::kind::KindSet,
+    /// `TANGLE_DENY`: warning kinds reported as errors.
+    pub deny: tangle_exec::check::kind::KindSet,
+    /// `TANGLE_VIEW`: where pictures go.
+    pub view: Option<std::path::PathBuf>,
+    /// `TANGLE_EXEC`: where `tangle exec` collects the reports.
+    pub exec: Option<std::path::PathBuf>,
+}
+
+/// A variable's value, `None` when unset or empty.
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The profile and the settings the environment asks for, or why they cannot be had (an
+/// unknown profile or kind, a subgroup size the executor does not run).
+pub fn settings() -> Result<(Profile, Settings), String> {
+    let mut profile = profile()?;
+    if let Some(n) = var(SUBGROUP_SIZE) {
+        let size = n
+            .parse::<u32>()
+            .ok()
+            .and_then(|size| profile.clone().with_subgroup_size(size));
+        profile =
+            size.ok_or_else(|| format!("{SUBGROUP_SIZE}={n}: not a power of two in 1..=128"))?;
+    }
+    let (allow, deny) = tangle_exec::check::kind::allow_and_deny(
+        var(ALLOW).as_deref(),
+        var(DENY).as_deref(),
+        (ALLOW, DENY),
+    )?;
+    Ok((
+        profile,
+        Settings {
+            allow,
+            deny,
+            view: var(VIEW).map(Into::into),
+            exec: var(EXEC).map(Into::into),
+        },
+    ))
+}
+
 /// The profile `TANGLE_PROFILE` names (`default` when unset or empty), or why it names none.
 pub fn profile() -> Result<Profile, String> {
     let name = std::env::var(PROFILE).unwrap_or_default();
     profile_named(if name.is_empty() { "default" } else { &name })
 }
 
-/// The physical device's claims: the profile `TANGLE_PROFILE` names, with its identity when
+/// The physical device's claims: `profile` ([`settings`]), with its identity when
 /// `TANGLE_IDENTITY=profile` (`tangle` or unset: tangle's own).
-pub fn caps() -> Result<crate::caps::Caps, String> {
-    let caps = crate::caps::Caps::new(profile()?);
+pub fn caps(profile: Profile) -> Result<crate::caps::Caps, String> {
+    let caps = crate::caps::Caps::new(profile);
     match std::env::var(IDENTITY).unwrap_or_default().as_str() {
         "" | "tangle" => Ok(caps),
         "profile" => caps

@@ -10,7 +10,8 @@
 //! same allocation.
 //!
 //! Every command runs after the previous one has finished, so pipeline barriers order nothing
-//! further: they are recorded and have no effect.
+//! further in the execution; what they, events, semaphores and fences would order on a GPU is
+//! followed to find hazards between dispatches ([`crate::hazards`]).
 
 use crate::findings::Place;
 use crate::objects::{
@@ -58,9 +59,10 @@ pub enum Command {
         offset: u64,
         bytes: Vec<u8>,
     },
-    /// `vkCmdPipelineBarrier(2)` and `vkCmdWaitEvents(2)`: nothing to do, commands run one
-    /// after another (an event a command waits for was set by an earlier command or the host).
-    Barrier,
+    /// `vkCmdPipelineBarrier(2)` and `vkCmdWaitEvents(2)`: nothing to run, commands run one
+    /// after another (an event a command waits for was set by an earlier command or the host);
+    /// what it orders between dispatches, for the hazards.
+    Barrier(crate::hazards::Orders),
     /// `vkCmdSetEvent(2)` (`true`) and `vkCmdResetEvent(2)` (`false`).
     SetEvent(Arc<Event>, bool),
     /// Image copies and clears ([`crate::transfer`]).
@@ -87,24 +89,63 @@ pub struct Submission {
 /// reached yet (it runs when a later signal, from the host or another queue's submission,
 /// reaches it, and calls this again).
 pub fn drain(queue: &Queue) {
-    let _busy = lock(&queue.busy);
-    loop {
-        let next = {
-            let mut pending = lock(&queue.pending);
-            match pending.front() {
-                Some(s) if s.waits.iter().all(|(sem, v)| sem.reached(*v)) => pending.pop_front(),
-                _ => None,
-            }
-        };
-        let Some(s) = next else { return };
-        run(&queue.device, &s.buffers);
-        for (sem, v) in &s.signals {
-            sem.signal(*v);
-        }
-        if let Some(f) = &s.fence {
-            f.signal();
+    let mut found = Vec::new();
+    {
+        let _busy = lock(&queue.busy);
+        while let Some(s) = next(queue) {
+            found.extend(submit(queue, &s));
         }
     }
+    if !found.is_empty() {
+        crate::findings::exec_report(&queue.device, false);
+    }
+    // Only now, with the queue's lock released, the causes found for the first time go to the
+    // program's messengers: a callback may submit to this queue or wait for it.
+    for (cause, pipeline) in found {
+        crate::ffi::deliver_causes(
+            queue.device.instance,
+            std::slice::from_ref(&cause),
+            &pipeline,
+        );
+    }
+}
+
+/// The queue's next submission, if it can run (what it waits for is reached).
+fn next(queue: &Queue) -> Option<Submission> {
+    let mut pending = lock(&queue.pending);
+    match pending.front() {
+        Some(s) if s.waits.iter().all(|(sem, v)| sem.reached(*v)) => pending.pop_front(),
+        _ => None,
+    }
+}
+
+/// A cause of findings found for the first time, with its pipeline, for the messengers.
+type Found = (crate::findings::Cause, Arc<Pipeline>);
+
+/// Runs one submission: its waits and signals for the hazards, its command buffers, its
+/// semaphores and fence; the causes it found first.
+fn submit(queue: &Queue, s: &Submission) -> Vec<Found> {
+    {
+        let mut h = lock(&queue.device.hazards);
+        for (sem, _) in &s.waits {
+            h.waited(Arc::as_ptr(sem) as usize);
+        }
+    }
+    let found = run(&queue.device, &s.buffers);
+    {
+        let mut h = lock(&queue.device.hazards);
+        let signalled = s.signals.iter().map(|(sem, _)| Arc::as_ptr(sem) as usize);
+        for key in signalled.chain(s.fence.iter().map(|f| Arc::as_ptr(f) as usize)) {
+            h.signalled(key);
+        }
+    }
+    for (sem, v) in &s.signals {
+        sem.signal(*v);
+    }
+    if let Some(f) = &s.fence {
+        f.signal();
+    }
+    found
 }
 
 /// A bound descriptor set and its dynamic offsets by `(binding, element)`.
@@ -119,9 +160,23 @@ struct Bound {
     push: Vec<u8>,
 }
 
+/// The host waited for `fence` (`None`: for the queue to be idle): every dispatch its
+/// submission (or any) ran is ordered before the submissions to come.
+pub fn host_waited(device: &Device, fence: Option<&Arc<Fence>>) {
+    let mut h = lock(&device.hazards);
+    match fence {
+        Some(f) => h.waited(Arc::as_ptr(f) as usize),
+        None => {
+            let mark = h.mark();
+            h.order(mark, crate::hazards::Orders::Memory);
+        }
+    }
+}
+
 /// Runs one submission's command buffers; what goes wrong is kept in the device's findings as
-/// a driver error (the program is never stopped).
-pub fn run(device: &Device, buffers: &[Vec<Command>]) {
+/// a driver error (the program is never stopped). Returns the causes found for the first time.
+pub fn run(device: &Device, buffers: &[Vec<Command>]) -> Vec<Found> {
+    let mut found = Vec::new();
     let submission = {
         let mut f = lock(&device.findings);
         f.submissions += 1;
@@ -138,7 +193,7 @@ pub fn run(device: &Device, buffers: &[Vec<Command>]) {
                 submission,
                 dispatch,
             };
-            if let Err(e) = step(device, &mut bound, c, place, &mut dispatch) {
+            if let Err(e) = step(device, &mut bound, c, (place, &mut found), &mut dispatch) {
                 lock(&device.findings).errors.push(format!(
                     "submission {submission}, dispatch {}: {e}",
                     place.dispatch
@@ -146,6 +201,7 @@ pub fn run(device: &Device, buffers: &[Vec<Command>]) {
             }
         }
     }
+    found
 }
 
 /// Runs one command.
@@ -153,7 +209,7 @@ fn step(
     device: &Device,
     bound: &mut Bound,
     c: &Command,
-    place: Place,
+    (place, found): (Place, &mut Vec<Found>),
     dispatch: &mut u64,
 ) -> Result<(), String> {
     match c {
@@ -174,7 +230,7 @@ fn step(
         }
         Command::Dispatch { base, groups } => {
             *dispatch += 1;
-            run_dispatch(device, bound, (*base, *groups), place)?;
+            found.extend(run_dispatch(device, bound, (*base, *groups), place)?);
         }
         Command::DispatchIndirect { buffer, offset } => {
             *dispatch += 1;
@@ -185,7 +241,12 @@ fn step(
                 w.copy_from_slice(&bytes[i * 4..i * 4 + 4]);
                 u32::from_le_bytes(w)
             };
-            run_dispatch(device, bound, ([0; 3], [word(0), word(1), word(2)]), place)?;
+            found.extend(run_dispatch(
+                device,
+                bound,
+                ([0; 3], [word(0), word(1), word(2)]),
+                place,
+            )?);
         }
         Command::CopyBuffer { src, dst, regions } => {
             for &(from, to, size) in regions {
@@ -210,7 +271,7 @@ fn step(
             let (m, at) = dst.window(*offset, bytes.len() as u64)?;
             m.bytes.write(at, bytes)?;
         }
-        Command::Barrier => {}
+        Command::Barrier(orders) => lock(&device.hazards).barrier(*orders),
         Command::SetEvent(e, on) => *lock(&e.set) = *on,
         Command::Image(c) => c.run()?,
         Command::Query(c) => c.run()?,
@@ -320,20 +381,20 @@ fn layout_binding(bound: &Bound, set: u32, binding: u32) -> Option<crate::object
 
 /// One dispatch of `groups` workgroups from `base` (`vkCmdDispatchBase`): its buffer windows
 /// bound as views, its images copied in, the executor, the written images out, the findings
-/// kept.
+/// kept; the causes it found for the first time.
 fn run_dispatch(
     device: &Device,
     bound: &Bound,
     (base, groups): ([u32; 3], [u32; 3]),
     place: Place,
-) -> Result<(), String> {
+) -> Result<Vec<Found>, String> {
     let pipeline = bound
         .pipeline
         .as_ref()
         .ok_or("no compute pipeline is bound")?;
     if groups.contains(&0) {
         // A grid of zero workgroups (groupCountX × groupCountY × groupCountZ) runs nothing.
-        return Ok(());
+        return Ok(Vec::new());
     }
     let max = device.caps.profile.max_workgroup_count;
     if (0..3).any(|c| u64::from(base[c]) + u64::from(groups[c]) > u64::from(max[c])) {
@@ -346,10 +407,14 @@ fn run_dispatch(
         push_constants: bound.push.clone(),
         ..Resources::default()
     };
+    // The windows bound, for the bytes the dispatch touched (hazards between dispatches).
+    let mut windows: Vec<Window> = Vec::new();
     for (set, binding) in pipeline.exec.bindings() {
         if let Some((memory, at, len)) = window(bound, set, binding, 0)? {
-            let view = memory.bytes.view(at, len)?;
-            resources.views.insert((set, binding, 0), view);
+            resources
+                .views
+                .insert((set, binding, 0), memory.bytes.view(at, len)?);
+            windows.push(((set, binding, 0), memory, at, len));
         }
     }
     for array in pipeline.exec.descriptor_arrays() {
@@ -365,6 +430,7 @@ fn run_dispatch(
             if let Some((memory, at, len)) = window(bound, array.set, array.binding, element)? {
                 let key = (array.set, array.binding, element);
                 resources.views.insert(key, memory.bytes.view(at, len)?);
+                windows.push((key, memory, at, len));
             }
         }
     }
@@ -380,23 +446,89 @@ fn run_dispatch(
     let robustness = pipeline
         .robustness
         .for_bindings(device.robustness, &kinds)?;
+    let settings = &device.settings;
+    let options = RunOptions {
+        robustness,
+        base,
+        allow: settings.allow,
+        deny: settings.deny,
+        // Hazards between dispatches are races: not looked for when races are allowed.
+        touched: !settings
+            .allow
+            .contains(tangle_exec::check::kind::Kind::Race),
+        trace: crate::view::wanted(settings, pipeline),
+        ..RunOptions::default()
+    };
     let report = pipeline
         .exec
-        .dispatch(
-            &mut resources,
-            groups,
-            &RunOptions {
-                robustness,
-                base,
-                ..RunOptions::default()
-            },
-        )
+        .dispatch(&mut resources, groups, &options)
         .map_err(|e| format!("{}: {e}", pipeline.label()))?;
     crate::image::write_back(&resources, &images)?;
+    crate::view::dispatched(settings, pipeline, (place, groups), &report);
+    let accesses = report
+        .touched
+        .as_ref()
+        .map(|t| accesses(t, &windows))
+        .unwrap_or_default();
+    let label = pipeline.label();
+    let hazards = lock(&device.hazards).dispatch(&label, place, &accesses);
     let mut f = lock(&device.findings);
     f.dispatches += 1;
-    f.add(&pipeline.label(), place, &report.summaries);
-    Ok(())
+    let mut new = f.add(&label, place, &report.summaries, settings.deny);
+    new.extend(
+        hazards
+            .into_iter()
+            .filter_map(|h| f.add_hazard(&label, place, h.message, h.earlier)),
+    );
+    Ok(new
+        .iter()
+        .filter_map(|&i| f.causes.get(i).cloned())
+        .map(|c| (c, pipeline.clone()))
+        .collect())
+}
+
+/// A binding's window: `(set, binding, element)`, the memory, the offset and the length.
+type Window = ((u32, u32, u32), Arc<crate::objects::Memory>, u64, u64);
+
+/// The allocation bytes a dispatch's bindings touched ([`tangle_exec::check::touched`], relative
+/// to each binding's window), for the hazards between dispatches.
+fn accesses(
+    touched: &[tangle_exec::check::touched::Touched],
+    windows: &[Window],
+) -> Vec<crate::hazards::Access> {
+    use crate::hazards::Use;
+    let mut out = Vec::new();
+    for t in touched {
+        let (set, binding, element) = t.key;
+        let element = element.unwrap_or(0);
+        let Some((_, memory, at, len)) =
+            windows.iter().find(|(k, ..)| *k == (set, binding, element))
+        else {
+            continue;
+        };
+        let lists = [
+            (&t.reads, Use::Read),
+            (&t.writes, Use::Write),
+            (&t.atomics, Use::Atomic),
+        ];
+        for (list, how) in lists {
+            // A scattered access pattern (a strided binding: one interval per invocation) is
+            // left out past the bound, to keep the hazard check's cost bounded: its hazards
+            // may be missed, none is invented.
+            if list.len() > crate::hazards::Hazards::MAX_INTERVALS {
+                continue;
+            }
+            for &(s, e) in list {
+                // Inside the window (an access past it was robust or out of bounds, and no
+                // byte of the allocation).
+                let (s, e) = (s.min(*len), e.min(*len));
+                if s < e {
+                    out.push((memory.clone(), at + s, at + e, how));
+                }
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]

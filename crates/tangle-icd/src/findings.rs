@@ -1,7 +1,9 @@
 //! The sanitizer's findings over a whole program run: one cause per (pipeline, kind,
 //! instruction), counted across every dispatch, with the first submission and dispatch that
-//! found it; and the driver's own errors at execution (a dispatch it could not run). Shown on
-//! stderr when the device is destroyed and written to `TANGLE_REPORT` as JSON.
+//! found it; hazards between dispatches ([`crate::hazards`]), one cause per pair of
+//! pipelines; and the driver's own errors at execution (a dispatch it could not run). Shown on
+//! stderr when the device is destroyed (or by `tangle exec`, from the JSON: [`text`] renders
+//! both) and written to `TANGLE_REPORT` as JSON.
 
 use tangle_exec::check::summary::Summary;
 use tangle_exec::InstRef;
@@ -35,6 +37,22 @@ pub struct Cause {
     pub dispatches: u64,
     /// The first dispatch that found it.
     pub first: Place,
+    /// The last dispatch that found it (a dispatch is counted once in `dispatches`).
+    pub last: Place,
+    /// For a hazard between dispatches: the earlier dispatch's pipeline and place, and the
+    /// allocation's bytes of the first hazard found.
+    pub between: Option<Between>,
+}
+
+/// The earlier side of a hazard between two dispatches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Between {
+    /// Its pipeline's label.
+    pub pipeline: String,
+    /// Where it ran.
+    pub place: Place,
+    /// The bytes of the allocation both touched: `[start, end)`.
+    pub bytes: (u64, u64),
 }
 
 /// The findings of a device so far.
@@ -51,8 +69,16 @@ pub struct Findings {
 }
 
 impl Findings {
-    /// Adds a dispatch's summaries.
-    pub fn add(&mut self, pipeline: &str, place: Place, summaries: &[Summary]) {
+    /// Adds a dispatch's summaries, with the severity `deny` gives their kinds
+    /// (`TANGLE_DENY`); returns the indices of the causes found for the first time.
+    pub fn add(
+        &mut self,
+        pipeline: &str,
+        place: Place,
+        summaries: &[Summary],
+        deny: tangle_exec::check::kind::KindSet,
+    ) -> Vec<usize> {
+        let mut new = Vec::new();
         for s in summaries {
             let Some(first) = s.first() else { continue };
             let kind = s.kind.to_string();
@@ -63,51 +89,70 @@ impl Findings {
                 Some(c) => {
                     c.count += s.count;
                     c.dispatches += 1;
+                    c.last = place;
                 }
-                None => self.causes.push(Cause {
-                    kind,
-                    warning: s.kind.severity() == tangle_exec::check::kind::Severity::Warning,
-                    message: first.finding.to_string(),
-                    pipeline: pipeline.to_string(),
-                    at: first.at.clone(),
-                    count: s.count,
-                    dispatches: 1,
-                    first: place,
-                }),
+                None => {
+                    new.push(self.causes.len());
+                    self.causes.push(Cause {
+                        kind,
+                        warning: tangle_exec::check::kind::severity(s.kind, deny)
+                            == tangle_exec::check::kind::Severity::Warning,
+                        message: first.finding.to_string(),
+                        pipeline: pipeline.to_string(),
+                        at: first.at.clone(),
+                        count: s.count,
+                        dispatches: 1,
+                        first: place,
+                        last: place,
+                        between: None,
+                    })
+                }
             }
         }
+        new
     }
 
-    /// The summary printed on stderr when the device is destroyed; empty when the device ran
-    /// nothing.
-    pub fn text(&self) -> String {
-        if self.dispatches == 0 && self.errors.is_empty() {
-            return String::new();
+    /// Adds a hazard between an earlier dispatch and the one at `place` (a `race`, grouped by
+    /// the two pipelines); returns the cause's index when it is found for the first time.
+    pub fn add_hazard(
+        &mut self,
+        pipeline: &str,
+        place: Place,
+        message: String,
+        earlier: Between,
+    ) -> Option<usize> {
+        let found = self.causes.iter_mut().find(|c| {
+            c.pipeline == pipeline
+                && c.between
+                    .as_ref()
+                    .is_some_and(|b| b.pipeline == earlier.pipeline)
+        });
+        if let Some(c) = found {
+            c.count += 1;
+            if c.last != place {
+                c.dispatches += 1;
+                c.last = place;
+            }
+            return None;
         }
-        let mut out = format!(
-            "tangle-icd: {} dispatch(es) in {} submission(s): ",
-            self.dispatches, self.submissions
-        );
-        let ub = self.causes.iter().filter(|c| !c.warning).count();
-        match self.causes.len() {
-            0 => out.push_str("no undefined behaviour found\n"),
-            n => out.push_str(&format!(
-                "{n} cause(s) of findings, {ub} of them undefined behaviour\n"
-            )),
-        }
-        for c in &self.causes {
-            let severity = if c.warning { "warning" } else { "error" };
-            out.push_str(&format!("{severity}[{}]: {}\n", c.kind, c.message));
-            out.push_str(&format!("  --> {} in {}\n", place(&c.at), c.pipeline));
-            out.push_str(&format!(
-                "  = {} finding(s) in {} dispatch(es), first in submission {} dispatch {}\n",
-                c.count, c.dispatches, c.first.submission, c.first.dispatch
-            ));
-        }
-        for e in &self.errors {
-            out.push_str(&format!("error[driver]: {e}\n"));
-        }
-        out
+        self.causes.push(Cause {
+            kind: tangle_exec::check::kind::Kind::Race.name().to_string(),
+            warning: false,
+            message,
+            pipeline: pipeline.to_string(),
+            at: InstRef {
+                name: "vkCmdDispatch".into(),
+                result_id: None,
+                offset: 0,
+                source: None,
+            },
+            count: 1,
+            dispatches: 1,
+            first: place,
+            last: place,
+            between: Some(earlier),
+        });
+        Some(self.causes.len() - 1)
     }
 
     /// The JSON report (`TANGLE_REPORT`).
@@ -119,6 +164,14 @@ impl Findings {
                 let source = c.at.source.as_ref().map(
                     |s| serde_json::json!({ "file": s.file, "line": s.line, "column": s.column }),
                 );
+                let earlier = c.between.as_ref().map(|b| {
+                    serde_json::json!({
+                        "pipeline": b.pipeline,
+                        "submission": b.place.submission,
+                        "dispatch": b.place.dispatch,
+                        "bytes": [b.bytes.0, b.bytes.1],
+                    })
+                });
                 serde_json::json!({
                     "kind": c.kind,
                     "severity": if c.warning { "warning" } else { "error" },
@@ -130,6 +183,7 @@ impl Findings {
                     "count": c.count,
                     "dispatches": c.dispatches,
                     "first": { "submission": c.first.submission, "dispatch": c.first.dispatch },
+                    "earlier": earlier,
                 })
             })
             .collect();
@@ -143,10 +197,168 @@ impl Findings {
     }
 }
 
-/// Where an instruction is: its `OpLine` place, else its word offset.
-fn place(at: &InstRef) -> String {
-    match &at.source {
-        Some(s) => s.to_string(),
-        None => format!("{} at word {}", at.name, at.offset),
+/// The summary of a JSON report ([`Findings::json`]): what the driver prints on stderr when a
+/// device is destroyed, and `tangle exec` when the program ends. Empty when the device ran
+/// nothing.
+pub fn text(report: &serde_json::Value) -> String {
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let s = |v: &serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let empty = Vec::new();
+    let causes = report["findings"].as_array().unwrap_or(&empty);
+    let errors = report["errors"].as_array().unwrap_or(&empty);
+    if n(&report["dispatches"]) == 0 && errors.is_empty() && causes.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "tangle-icd: {} dispatch(es) in {} submission(s): ",
+        n(&report["dispatches"]),
+        n(&report["submissions"])
+    );
+    let ub = causes.iter().filter(|c| c["severity"] == "error").count();
+    match causes.len() {
+        0 => out.push_str("no undefined behaviour found\n"),
+        k => out.push_str(&format!(
+            "{k} cause(s) of findings, {ub} of them undefined behaviour\n"
+        )),
+    }
+    for c in causes {
+        out.push_str(&format!(
+            "{}[{}]: {}\n",
+            s(&c["severity"]),
+            s(&c["kind"]),
+            s(&c["message"])
+        ));
+        let at = match (&c["source"], &c["earlier"]) {
+            (_, e) if e.is_object() => format!(
+                "after {} (submission {} dispatch {}), bytes {}..{} of the allocation,",
+                s(&e["pipeline"]),
+                n(&e["submission"]),
+                n(&e["dispatch"]),
+                n(&e["bytes"][0]),
+                n(&e["bytes"][1])
+            ),
+            (src, _) if src.is_object() => match n(&src["column"]) {
+                0 => format!("{}:{}", s(&src["file"]), n(&src["line"])),
+                col => format!("{}:{}:{col}", s(&src["file"]), n(&src["line"])),
+            },
+            _ => format!("{} at word {}", s(&c["instruction"]), n(&c["word"])),
+        };
+        out.push_str(&format!("  --> {at} in {}\n", s(&c["pipeline"])));
+        out.push_str(&format!(
+            "  = {} finding(s) in {} dispatch(es), first in submission {} dispatch {}\n",
+            n(&c["count"]),
+            n(&c["dispatches"]),
+            n(&c["first"]["submission"]),
+            n(&c["first"]["dispatch"])
+        ));
+    }
+    for e in errors {
+        out.push_str(&format!("error[driver]: {}\n", s(e)));
+    }
+    out
+}
+
+/// At `vkDestroyDevice`: the summary on stderr (unless `tangle exec` prints it, `TANGLE_EXEC`),
+/// the JSON report to `TANGLE_REPORT`, and under `tangle exec` to its folder ([`exec_report`]).
+pub fn report(device: &crate::objects::Device) {
+    let json = crate::objects::lock(&device.findings).json(&device.caps.profile.name);
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+    match &device.settings.exec {
+        Some(_) => exec_report(device, true),
+        None => eprint!("{}", self::text(&json)),
+    }
+    if let Some(path) = crate::config::report_path() {
+        if let Err(e) = std::fs::write(&path, &text) {
+            crate::config::say(&format!("{}: {e}", path.display()));
+        }
+    }
+}
+
+/// Under `tangle exec`: the device's JSON report in its folder, one file per device
+/// (`device-PID-N.json`, N counting the process's devices: a program may create several, and
+/// run child programs). Written at `vkDestroyDevice` (`last`), and also whenever a submission
+/// found a new cause ([`crate::exec::drain`]), so that a program that never destroys its device
+/// (or is killed) still has its causes reported.
+pub fn exec_report(device: &crate::objects::Device, last: bool) {
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Mutex, OnceLock};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    // The live devices' numbers by address (an address is reused once a device is destroyed).
+    static NUMBERS: OnceLock<Mutex<HashMap<usize, u64>>> = OnceLock::new();
+    let Some(dir) = &device.settings.exec else {
+        return;
+    };
+    let address = device as *const crate::objects::Device as usize;
+    let n = {
+        let mut numbers = crate::objects::lock(NUMBERS.get_or_init(Default::default));
+        let n = *numbers
+            .entry(address)
+            .or_insert_with(|| NEXT.fetch_add(1, Ordering::Relaxed));
+        if last {
+            numbers.remove(&address);
+        }
+        n
+    };
+    let json = crate::objects::lock(&device.findings).json(&device.caps.profile.name);
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+    let path = dir.join(format!("device-{}-{n}.json", std::process::id()));
+    if let Err(e) = std::fs::write(&path, text) {
+        crate::config::say(&format!("{}: {e}", path.display()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(dispatch: u64) -> Place {
+        Place {
+            submission: 1,
+            dispatch,
+        }
+    }
+
+    fn earlier(pipeline: &str) -> Between {
+        Between {
+            pipeline: pipeline.into(),
+            place: at(0),
+            bytes: (0, 4),
+        }
+    }
+
+    #[test]
+    fn hazards_group_per_pair_of_pipelines_and_render() {
+        let mut f = Findings::default();
+        assert_eq!(
+            f.add_hazard("'b'", at(1), "m".into(), earlier("'a'")),
+            Some(0)
+        );
+        // The same pair again, in the same dispatch and in a later one.
+        assert_eq!(f.add_hazard("'b'", at(1), "m".into(), earlier("'a'")), None);
+        assert_eq!(f.add_hazard("'b'", at(2), "m".into(), earlier("'a'")), None);
+        assert_eq!((f.causes[0].count, f.causes[0].dispatches), (3, 2));
+        // Another earlier pipeline: another cause.
+        assert_eq!(
+            f.add_hazard("'b'", at(2), "m".into(), earlier("'c'")),
+            Some(1)
+        );
+        f.dispatches = 3;
+        f.submissions = 1;
+        let text = text(&f.json("default"));
+        assert!(
+            text.contains("2 cause(s) of findings, 2 of them undefined behaviour"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "  --> after 'a' (submission 1 dispatch 0), bytes 0..4 of the allocation, in 'b'"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains("= 3 finding(s) in 2 dispatch(es), first in submission 1 dispatch 1"),
+            "{text}"
+        );
     }
 }

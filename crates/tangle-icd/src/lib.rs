@@ -18,7 +18,9 @@
 //!   the submitting thread, each dispatch on the executor's worker pool;
 //! * [`findings`]: the sanitizer's findings grouped per cause over the program run;
 //! * [`image`] (images, views, samplers, texel buffers, formats) and [`transfer`] (their copy
-//!   commands); [`query`] (timestamps); [`robustness`] (VK_EXT_pipeline_robustness).
+//!   commands); [`query`] (timestamps); [`robustness`] (VK_EXT_pipeline_robustness);
+//!   [`hazards`] finds hazards between dispatches, [`messages`] delivers findings to the
+//!   program's debug-utils messengers, [`view`] dumps pictures' data (`TANGLE_VIEW`).
 //!
 //! docs/driver.md describes the entry points, the claims and what is still missing.
 
@@ -32,9 +34,12 @@ pub mod features;
 mod ffi;
 pub mod findings;
 pub mod image;
+pub mod hazards;
 pub mod manifest;
+pub mod messages;
 pub mod objects;
 pub mod pipeline;
 pub mod query;
 pub mod robustness;
 pub mod transfer;
+pub mod view;

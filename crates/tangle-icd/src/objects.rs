@@ -47,6 +47,10 @@ pub struct Instance {
 pub struct Physical {
     /// What it claims.
     pub caps: Arc<Caps>,
+    /// Its instance's handle (the messengers findings go to, [`crate::messages`]).
+    pub instance: u64,
+    /// What the environment asked of its devices.
+    pub settings: Arc<crate::config::Settings>,
 }
 
 /// A logical device.
@@ -65,6 +69,12 @@ pub struct Device {
     /// Whether the program enabled `pipelineRobustness` (VK_EXT_pipeline_robustness), which a
     /// pipeline's own robustness needs.
     pub pipeline_robustness: bool,
+    /// Its instance's handle.
+    pub instance: u64,
+    /// What the environment asked of it.
+    pub settings: Arc<crate::config::Settings>,
+    /// The last accesses of its dispatches to each allocation ([`crate::hazards`]).
+    pub hazards: Mutex<crate::hazards::Hazards>,
 }
 
 /// The device's queue: submissions run one at a time, in submission order, on a thread that
@@ -423,6 +433,14 @@ pub fn get<T: Kind>(handle: u64) -> Result<Arc<T>, String> {
         None if handle == 0 => Err(format!("a null {}", T::NAME)),
         None => Err(format!("{handle:#x} is not a live {}", T::NAME)),
     }
+}
+
+/// The handle of a live object (a scan of the table: for the rare message that names it).
+pub fn handle_of<T: Kind>(it: &Arc<T>) -> Option<u64> {
+    lock(table())
+        .iter()
+        .find(|(_, o)| T::unwrap(o).is_some_and(|x| Arc::ptr_eq(&x, it)))
+        .map(|(h, _)| *h)
 }
 
 /// Removes the object of type `T` a handle names and returns it.

@@ -1179,3 +1179,489 @@ fn vulkaninfo_lists_the_device() {
     assert!(stdout.contains("PHYSICAL_DEVICE_TYPE_CPU"), "{stdout}");
     assert!(stdout.contains("driverName         = tangle"), "{stdout}");
 }
+
+/// What a debug-utils messenger received: severity, `pMessageIdName`, `pMessage`, and the
+/// objects' handles and names.
+#[derive(Debug, Clone)]
+struct Got {
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    id: String,
+    text: String,
+    objects: Vec<(u64, String)>,
+}
+
+/// The messenger callback: appends the message to the `Mutex<Vec<Got>>` its user data points to.
+unsafe extern "system" fn collect(
+    severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    user: *mut std::ffi::c_void,
+) -> vk::Bool32 {
+    let text = |p: *const std::ffi::c_char| match p.is_null() {
+        true => String::new(),
+        // SAFETY: the driver passes valid strings for the call.
+        false => unsafe { std::ffi::CStr::from_ptr(p) }
+            .to_string_lossy()
+            .into_owned(),
+    };
+    // SAFETY: the callback data is valid for the call; `user` is the listener's list, which
+    // outlives its messenger.
+    let (d, list) = unsafe { (&*data, &*(user as *const std::sync::Mutex<Vec<Got>>)) };
+    let objects = (0..d.object_count as usize)
+        .map(|i| {
+            // SAFETY: `object_count` structs.
+            let o = unsafe { &*d.p_objects.add(i) };
+            (o.object_handle, text(o.p_object_name))
+        })
+        .collect();
+    list.lock().expect("the list").push(Got {
+        severity,
+        id: text(d.p_message_id_name),
+        text: text(d.p_message),
+        objects,
+    });
+    vk::FALSE
+}
+
+/// The create-info of a messenger taking errors and warnings of every type into `list`.
+fn listening(list: &std::sync::Mutex<Vec<Got>>) -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
+    let mut info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+        .message_severity(
+            vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
+                | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
+        )
+        .message_type(
+            vk::DebugUtilsMessageTypeFlagsEXT::GENERAL
+                | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION,
+        )
+        .pfn_user_callback(Some(collect));
+    info.p_user_data = list as *const _ as *mut std::ffi::c_void;
+    info
+}
+
+/// A messenger on a device's instance (dropped before the device).
+struct Listener {
+    utils: ash::ext::debug_utils::Instance,
+    messenger: vk::DebugUtilsMessengerEXT,
+    got: Box<std::sync::Mutex<Vec<Got>>>,
+}
+
+impl Listener {
+    fn new(gpu: &Gpu) -> Listener {
+        let got = Box::new(std::sync::Mutex::new(Vec::new()));
+        let utils = ash::ext::debug_utils::Instance::new(&gpu.entry, &gpu.instance);
+        // SAFETY: a valid create-info whose user data (boxed) outlives the messenger.
+        let messenger = unsafe { utils.create_debug_utils_messenger(&listening(&got), None) }
+            .expect("a messenger");
+        Listener {
+            utils,
+            messenger,
+            got,
+        }
+    }
+
+    /// The messages so far, taken.
+    fn take(&self) -> Vec<Got> {
+        std::mem::take(&mut *self.got.lock().expect("the list"))
+    }
+
+    /// The hazards between dispatches among `got`.
+    fn hazards(got: &[Got]) -> Vec<&Got> {
+        got.iter()
+            .filter(|g| g.id == "race" && g.text.contains("earlier dispatch"))
+            .collect()
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        // SAFETY: the messenger of a live instance, destroyed once.
+        unsafe {
+            self.utils
+                .destroy_debug_utils_messenger(self.messenger, None)
+        };
+    }
+}
+
+/// A step of [`Gpu::steps`].
+#[derive(Clone, Copy)]
+enum Step {
+    /// The kernel over `n` elements with `y`'s dynamic offset.
+    Dispatch { n: u32, dynamic: u32 },
+    /// A compute-to-compute pipeline barrier, with a memory barrier from shader writes to
+    /// shader reads and writes or without one.
+    Barrier { memory: bool },
+}
+
+impl Gpu {
+    /// A command buffer running `steps` of kernel `k` (push constant `a` = 1).
+    fn steps(&self, k: &Kernel, steps: &[Step]) -> vk::CommandBuffer {
+        let d = &self.device;
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(self.pool)
+            .command_buffer_count(1);
+        // SAFETY: a live pool, pipeline, layout and set; the buffer is recorded once.
+        unsafe {
+            let cb = d.allocate_command_buffers(&info).expect("a command buffer")[0];
+            d.begin_command_buffer(cb, &vk::CommandBufferBeginInfo::default())
+                .expect("begun");
+            d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, k.pipeline);
+            for step in steps {
+                match *step {
+                    Step::Dispatch { n, dynamic } => {
+                        let c = vk::PipelineBindPoint::COMPUTE;
+                        d.cmd_bind_descriptor_sets(cb, c, k.layout, 0, &[k.set], &[dynamic]);
+                        let mut push = 1u32.to_le_bytes().to_vec();
+                        push.extend(n.to_le_bytes());
+                        let stage = vk::ShaderStageFlags::COMPUTE;
+                        d.cmd_push_constants(cb, k.layout, stage, 0, &push);
+                        d.cmd_dispatch(cb, n.div_ceil(64), 1, 1);
+                    }
+                    Step::Barrier { memory } => {
+                        let barrier = vk::MemoryBarrier::default()
+                            .src_access_mask(vk::AccessFlags::SHADER_WRITE)
+                            .dst_access_mask(
+                                vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE,
+                            );
+                        let barriers = if memory { vec![barrier] } else { Vec::new() };
+                        let compute = vk::PipelineStageFlags::COMPUTE_SHADER;
+                        let flags = vk::DependencyFlags::empty();
+                        d.cmd_pipeline_barrier(cb, compute, compute, flags, &barriers, &[], &[]);
+                    }
+                }
+            }
+            d.end_command_buffer(cb).expect("ended");
+            cb
+        }
+    }
+}
+
+/// A device with a listener, and the saxpy kernel over `x` (bytes 0..256) and `y` (256..512)
+/// of one allocation, named `name`.
+fn hazard_setup(name: &std::ffi::CStr) -> (Gpu, Kernel) {
+    let gpu = Gpu::new();
+    let (memory, _) = gpu.memory(512);
+    let x = gpu.buffer(memory, 0, 256);
+    let y = gpu.buffer(memory, 256, 256);
+    let k = gpu.kernel(SAXPY, 0);
+    let utils = ash::ext::debug_utils::Device::new(&gpu.instance, &gpu.device);
+    let info = vk::DebugUtilsObjectNameInfoEXT::default()
+        .object_handle(k.pipeline)
+        .object_name(name);
+    // SAFETY: a live pipeline of this device.
+    unsafe { utils.set_debug_utils_object_name(&info) }.expect("named");
+    gpu.bind(&k, (x, 0, 256), (y, 0, 128));
+    (gpu, k)
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn messengers_receive_findings_once_and_invalid_use() {
+    let gpu = Gpu::new();
+    let listener = Listener::new(&gpu);
+    let (memory, _) = gpu.memory(512);
+    let x = gpu.buffer(memory, 0, 256);
+    let y = gpu.buffer(memory, 256, 256);
+    let k = gpu.kernel(&racy(), 0);
+    let utils = ash::ext::debug_utils::Device::new(&gpu.instance, &gpu.device);
+    let name = vk::DebugUtilsObjectNameInfoEXT::default()
+        .object_handle(k.pipeline)
+        .object_name(c"racy add");
+    // SAFETY: a live pipeline of this device.
+    unsafe { utils.set_debug_utils_object_name(&name) }.expect("named");
+    gpu.bind(&k, (x, 0, 256), (y, 0, 256));
+    let cb = gpu.record(&k, 1, 64, 0);
+    gpu.submit(cb);
+    let got = listener.take();
+    let races: Vec<&Got> = got.iter().filter(|g| g.id == "race").collect();
+    // Two causes: the loads of y[0] and its stores.
+    assert_eq!(races.len(), 2, "one message per cause: {got:#?}");
+    let race = races[0];
+    assert_eq!(race.severity, vk::DebugUtilsMessageSeverityFlagsEXT::ERROR);
+    assert!(
+        race.text.starts_with("error[race]: data race"),
+        "{}",
+        race.text
+    );
+    use vk::Handle;
+    assert_eq!(
+        race.objects,
+        vec![(k.pipeline.as_raw(), "racy add".to_string())]
+    );
+    // The same causes again, after a fence wait (no hazard): not delivered twice.
+    gpu.submit(cb);
+    let again = listener.take();
+    assert!(again.iter().all(|g| g.id != "race"), "{again:#?}");
+    // An unknown handle: the error code, and the message naming the entry point.
+    // SAFETY: the driver answers an unknown handle without following it.
+    let status = unsafe {
+        gpu.device
+            .get_fence_status(vk::Fence::from_raw(0xdead_beef))
+    };
+    assert_eq!(status, Err(vk::Result::ERROR_VALIDATION_FAILED_EXT));
+    let got = listener.take();
+    let invalid = got
+        .iter()
+        .find(|g| g.id == "tangle-invalid-use" && g.text.starts_with("vkGetFenceStatus"))
+        .unwrap_or_else(|| panic!("no invalid-use message in {got:#?}"));
+    assert_eq!(
+        invalid.severity,
+        vk::DebugUtilsMessageSeverityFlagsEXT::ERROR
+    );
+    assert!(
+        invalid.text.contains("0xdeadbeef is not a live VkFence"),
+        "{}",
+        invalid.text
+    );
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn a_messenger_chained_at_instance_creation_hears_why_it_failed() {
+    if !in_child() {
+        child(
+            "a_messenger_chained_at_instance_creation_hears_why_it_failed",
+            &[("TANGLE_PROFILE", OsStr::new("no-such-profile"))],
+        );
+        return;
+    }
+    let entry = entry();
+    let list = std::sync::Mutex::new(Vec::new());
+    let mut chained = listening(&list);
+    let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_3);
+    let extensions = [ash::ext::debug_utils::NAME.as_ptr()];
+    let info = vk::InstanceCreateInfo::default()
+        .application_info(&app)
+        .enabled_extension_names(&extensions)
+        .push_next(&mut chained);
+    // SAFETY: a valid create-info chain; no instance results.
+    let made = unsafe { entry.create_instance(&info, None) };
+    assert!(
+        made.is_err(),
+        "an unknown TANGLE_PROFILE fails vkCreateInstance"
+    );
+    let got = list.lock().expect("the list").clone();
+    let ours = got
+        .iter()
+        .find(|g| g.id == "tangle-invalid-use")
+        .unwrap_or_else(|| panic!("no message from the driver in {got:#?}"));
+    assert!(
+        ours.text.contains("TANGLE_PROFILE=no-such-profile"),
+        "{}",
+        ours.text
+    );
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn hazards_between_dispatches_of_one_command_buffer_follow_barriers() {
+    let (gpu, k) = hazard_setup(c"twice");
+    let listener = Listener::new(&gpu);
+    let d = Step::Dispatch { n: 32, dynamic: 0 };
+    // The second dispatch reads and writes the bytes the first wrote: without a barrier a
+    // hazard naming both dispatches and the bytes of y (256 + 32 words = 256..384).
+    gpu.submit(gpu.steps(&k, &[d, d]));
+    let got = listener.take();
+    let hazards = Listener::hazards(&got);
+    assert_eq!(hazards.len(), 1, "{got:#?}");
+    let h = hazards[0];
+    assert_eq!(h.severity, vk::DebugUtilsMessageSeverityFlagsEXT::ERROR);
+    assert!(h.text.contains("allocation bytes 256..384"), "{}", h.text);
+    assert!(
+        h.text.contains("'twice' = 'main' (pipeline") && h.text.contains("dispatch 0"),
+        "{}",
+        h.text
+    );
+    // An execution dependency alone does not make the writes visible.
+    gpu.submit(gpu.steps(&k, &[d, Step::Barrier { memory: false }, d]));
+    assert_eq!(
+        Listener::hazards(&listener.take()).len(),
+        0,
+        "one message per cause"
+    );
+    // With a memory barrier from shader writes to shader reads and writes: none.
+    let (gpu2, k2) = hazard_setup(c"barrier");
+    let listener2 = Listener::new(&gpu2);
+    gpu2.submit(gpu2.steps(&k2, &[d, Step::Barrier { memory: true }, d]));
+    let got = listener2.take();
+    assert!(Listener::hazards(&got).is_empty(), "{got:#?}");
+    // Disjoint bytes of one buffer (y's words 0..32 and 32..64), no barrier: none.
+    let far = Step::Dispatch {
+        n: 32,
+        dynamic: 128,
+    };
+    gpu2.submit(gpu2.steps(&k2, &[d, far]));
+    let got = listener2.take();
+    assert!(Listener::hazards(&got).is_empty(), "{got:#?}");
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn hazards_across_submissions_follow_semaphores() {
+    for ordered in [false, true] {
+        let (gpu, k) = hazard_setup(c"two submissions");
+        let listener = Listener::new(&gpu);
+        let d = Step::Dispatch { n: 32, dynamic: 0 };
+        let (first, second) = ([gpu.steps(&k, &[d])], [gpu.steps(&k, &[d])]);
+        let dev = &gpu.device;
+        // SAFETY: live objects; both batches end before the fence is waited for.
+        unsafe {
+            let sem = dev
+                .create_semaphore(&vk::SemaphoreCreateInfo::default(), None)
+                .expect("a semaphore");
+            let sems = [sem];
+            let stages = [vk::PipelineStageFlags::COMPUTE_SHADER];
+            let mut a = vk::SubmitInfo::default().command_buffers(&first);
+            let mut b = vk::SubmitInfo::default().command_buffers(&second);
+            if ordered {
+                a = a.signal_semaphores(&sems);
+                b = b.wait_semaphores(&sems).wait_dst_stage_mask(&stages);
+            }
+            let fence = dev
+                .create_fence(&vk::FenceCreateInfo::default(), None)
+                .expect("a fence");
+            // Two submissions, no host wait between them.
+            dev.queue_submit(gpu.queue, &[a], vk::Fence::null())
+                .expect("submitted");
+            dev.queue_submit(gpu.queue, &[b], fence).expect("submitted");
+            dev.wait_for_fences(&[fence], true, u64::MAX).expect("done");
+            dev.destroy_fence(fence, None);
+            dev.destroy_semaphore(sem, None);
+        }
+        let got = listener.take();
+        let hazards = Listener::hazards(&got);
+        assert_eq!(
+            hazards.len(),
+            usize::from(!ordered),
+            "ordered {ordered}: {got:#?}"
+        );
+        if let Some(h) = hazards.first() {
+            assert!(h.text.contains("submission 1 dispatch 0"), "{}", h.text);
+        }
+    }
+}
+
+/// What [`wait_idle_in_callback`] needs: the queue and the device's `vkQueueWaitIdle`.
+struct Reenter {
+    queue: vk::Queue,
+    wait_idle: vk::PFN_vkQueueWaitIdle,
+    calls: std::sync::atomic::AtomicU32,
+}
+
+/// A messenger callback calling the driver: `vkQueueWaitIdle` on the queue whose submission
+/// found the cause.
+unsafe extern "system" fn wait_idle_in_callback(
+    _severity: vk::DebugUtilsMessageSeverityFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
+    _data: *const vk::DebugUtilsMessengerCallbackDataEXT<'_>,
+    user: *mut std::ffi::c_void,
+) -> vk::Bool32 {
+    // SAFETY: `user` is the test's `Reenter`, which outlives the messenger.
+    let r = unsafe { &*(user as *const Reenter) };
+    // SAFETY: a live queue; the driver's entry point.
+    let result = unsafe { (r.wait_idle)(r.queue) };
+    if result == vk::Result::SUCCESS {
+        r.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    vk::FALSE
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn a_messenger_callback_may_call_the_driver() {
+    let gpu = Gpu::new();
+    let reenter = Box::new(Reenter {
+        queue: gpu.queue,
+        wait_idle: gpu.device.fp_v1_0().queue_wait_idle,
+        calls: std::sync::atomic::AtomicU32::new(0),
+    });
+    let mut info = vk::DebugUtilsMessengerCreateInfoEXT::default()
+        .message_severity(vk::DebugUtilsMessageSeverityFlagsEXT::ERROR)
+        .message_type(vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION)
+        .pfn_user_callback(Some(wait_idle_in_callback));
+    info.p_user_data = &*reenter as *const Reenter as *mut std::ffi::c_void;
+    let utils = ash::ext::debug_utils::Instance::new(&gpu.entry, &gpu.instance);
+    // SAFETY: a valid create-info whose user data outlives the messenger.
+    let messenger = unsafe { utils.create_debug_utils_messenger(&info, None) }.expect("made");
+    let (memory, _) = gpu.memory(512);
+    let x = gpu.buffer(memory, 0, 256);
+    let y = gpu.buffer(memory, 256, 256);
+    let k = gpu.kernel(&racy(), 0);
+    gpu.bind(&k, (x, 0, 256), (y, 0, 256));
+    // The causes reach the callback inside vkQueueSubmit, after the driver let the queue go:
+    // its vkQueueWaitIdle returns instead of waiting for the submission it is called from.
+    gpu.submit(gpu.record(&k, 1, 64, 0));
+    assert_eq!(reenter.calls.load(std::sync::atomic::Ordering::Relaxed), 2);
+    // SAFETY: the messenger of a live instance.
+    unsafe { utils.destroy_debug_utils_messenger(messenger, None) };
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn under_tangle_exec_a_device_never_destroyed_is_still_reported() {
+    if in_child() {
+        let gpu = Gpu::new();
+        let (memory, _) = gpu.memory(512);
+        let x = gpu.buffer(memory, 0, 256);
+        let y = gpu.buffer(memory, 256, 256);
+        let k = gpu.kernel(&racy(), 0);
+        gpu.bind(&k, (x, 0, 256), (y, 0, 256));
+        gpu.submit(gpu.record(&k, 1, 64, 0));
+        // The program ends without vkDestroyDevice.
+        std::mem::forget(gpu);
+        return;
+    }
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tangle_icd_exec_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let out = child(
+        "under_tangle_exec_a_device_never_destroyed_is_still_reported",
+        &[("TANGLE_EXEC", dir.as_os_str())],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("error[race]"),
+        "tangle exec prints it: {stderr}"
+    );
+    let reports: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the folder")
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let text = std::fs::read_to_string(&reports[0]).expect("a report");
+    let _ = std::fs::remove_dir_all(&dir);
+    let json: serde_json::Value = serde_json::from_str(&text).expect("JSON");
+    assert_eq!(json["findings"][0]["kind"], "race", "{text}");
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn tangle_subgroup_size_is_the_devices_and_the_shaders() {
+    if !in_child() {
+        child(
+            "tangle_subgroup_size_is_the_devices_and_the_shaders",
+            &[("TANGLE_SUBGROUP_SIZE", OsStr::new("8"))],
+        );
+        return;
+    }
+    let gpu = Gpu::new();
+    let mut subgroup = vk::PhysicalDeviceSubgroupProperties::default();
+    let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut subgroup);
+    // SAFETY: a live physical device and a valid chain.
+    unsafe {
+        gpu.instance
+            .get_physical_device_properties2(gpu.physical, &mut props)
+    };
+    assert_eq!(subgroup.subgroup_size, 8, "the reported size");
+    let (memory, ptr) = gpu.memory(512);
+    let x = gpu.buffer(memory, 0, 256);
+    let y = gpu.buffer(memory, 256, 256);
+    let k = gpu.kernel_with(&subgroup_size_kernel(), 0, None);
+    gpu.bind(&k, (x, 0, 256), (y, 0, 256));
+    gpu.submit(gpu.record(&k, 1, 64, 0));
+    assert!(
+        (0..64).all(|i| word(ptr, 64 + i) == 8),
+        "the size pipelines run with"
+    );
+}

@@ -320,6 +320,39 @@ impl std::str::FromStr for KindSet {
     }
 }
 
+/// The kinds an allow list turns off and those a deny list fails the run for, from the two
+/// lists as `--allow`/`--deny` (or the driver's `TANGLE_ALLOW`/`TANGLE_DENY`) spell them;
+/// `names` are the two options' names for messages. `all` in the deny list denies every kind
+/// the allow list leaves on; a kind named by both is an error (off and failing at once means
+/// nothing).
+pub fn allow_and_deny(
+    allow: Option<&str>,
+    deny: Option<&str>,
+    names: (&str, &str),
+) -> Result<(KindSet, KindSet), String> {
+    let parse = |flag: &str, list: Option<&str>| -> Result<KindSet, String> {
+        list.map_or(Ok(KindSet::default()), |l| {
+            l.parse().map_err(|e| format!("{flag} {l}: {e}"))
+        })
+    };
+    let allowed = parse(names.0, allow)?;
+    let denied = parse(names.1, deny)?;
+    if deny.is_some_and(|l| l.split(',').any(|n| n.trim() == "all")) {
+        return Ok((allowed, denied.without(allowed)));
+    }
+    let both = allowed.common(denied);
+    if !both.is_empty() {
+        let list: Vec<&str> = both.iter().map(|k| k.name()).collect();
+        return Err(format!(
+            "{} and {} both name {}: a kind is either not looked for or fails the run",
+            names.0,
+            names.1,
+            list.join(", ")
+        ));
+    }
+    Ok((allowed, denied))
+}
+
 /// The severity of a finding of `kind` in a run that denies `deny`: an error if the kind is
 /// one, or `--deny` names it.
 pub fn severity(kind: Kind, deny: KindSet) -> Severity {

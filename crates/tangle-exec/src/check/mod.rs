@@ -17,4 +17,5 @@ pub mod race;
 pub mod robust;
 pub mod summary;
 pub mod sync;
+pub mod touched;
 pub mod uninit;

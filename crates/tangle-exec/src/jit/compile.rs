@@ -50,6 +50,9 @@ pub(crate) struct Key {
     pub checks: bool,
     /// Buffer accesses are logged for the race screen.
     pub races: bool,
+    /// Every buffer access is logged, for the record of the bytes touched
+    /// ([`crate::RunOptions::touched`]).
+    pub touched: bool,
     /// Workgroups in the dispatch (the built-ins divide by them).
     pub groups: [u32; 3],
     /// The subgroup size.
@@ -186,7 +189,8 @@ fn build<R>(
     deadline: Option<std::time::Instant>,
     body: impl FnOnce(&mut Emitter<'_>) -> Result<R, String>,
 ) -> Result<(Code, R), String> {
-    let facts = Facts::of(prog, func, key.groups);
+    let mut facts = Facts::of(prog, func, key.groups);
+    facts.log_all = key.touched;
     let isa = host(false)?;
     let call_conv = isa.default_call_conv();
     let frontend = isa.frontend_config();
@@ -255,6 +259,7 @@ pub(crate) fn compile_op(
         default_policy: true,
         checks,
         races: false,
+        touched: false,
         groups: [1; 3],
         sg: 1,
     };

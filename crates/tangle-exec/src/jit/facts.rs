@@ -28,6 +28,9 @@ pub(crate) struct Facts {
     writes: Writes,
     /// The buffers every invocation accesses only at its own element ([`own_elements`]).
     own: Vec<RegionKind>,
+    /// Every buffer access is logged, those that cannot race included: the bytes each binding
+    /// touched are recorded from the log ([`crate::RunOptions::touched`]).
+    pub log_all: bool,
 }
 
 /// An access chain straight from a buffer variable whose every dynamic index has a length to
@@ -201,6 +204,7 @@ impl Facts {
             origin,
             writes,
             own,
+            log_all: false,
         }
     }
 
@@ -225,6 +229,9 @@ impl Facts {
             if split_pointer(p).0 < crate::run::memory::FIRST_BUFFER {
                 return false;
             }
+        }
+        if self.log_all {
+            return true;
         }
         if self.origin.get(&ptr).is_some_and(|r| self.own.contains(r)) {
             return false;

@@ -380,6 +380,7 @@ pub(crate) fn run(
         default_policy: o.policy == crate::policy::Policy::default(),
         checks: o.checks,
         races: o.checks && !o.allow.contains(Kind::Race),
+        touched: o.touched && o.checks && !o.allow.contains(Kind::Race),
         groups: s.groups,
         sg: s.sg as u32,
     };
@@ -423,6 +424,11 @@ pub(crate) fn run(
     });
     let parted = j.parted.load(Ordering::Relaxed);
     let gave_up = j.gave_up.into_inner().unwrap_or_else(|e| e.into_inner());
+    if gave_up.is_none() && key.touched {
+        // Before the screen takes the log: the bytes it covers ([`crate::check::touched`]).
+        *s.fast_touched.lock().unwrap_or_else(|e| e.into_inner()) =
+            j.log.touched(crate::check::touched::CAP);
+    }
     let why = match gave_up {
         Some(why) => Some(why),
         None => j.log.may_race().then(|| "a possible data race".to_string()),

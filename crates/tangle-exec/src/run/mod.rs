@@ -87,6 +87,9 @@ pub(crate) struct Shared<'a> {
     )>,
     /// Release sequences and synchronizes-with edges of buffer atomics, for the race check.
     pub(crate) sync: std::sync::Arc<Mutex<crate::check::sync::SyncState>>,
+    /// The bytes the wide path's race log covers, as `(first pointer, end pointer, write)`,
+    /// when [`RunOptions::touched`] asks (`None` inside: past the cap).
+    pub(crate) fast_touched: Mutex<Option<Vec<(u64, u64, bool)>>>,
     /// Nanoseconds the dispatch's worker pools ran ([`crate::report::Timing::workers`]).
     pub(crate) worker_nanos: std::sync::atomic::AtomicU64,
     /// When the time limit passes ([`RunOptions::started`] plus the limit), for every path
@@ -284,6 +287,13 @@ fn run_on(
             }
         }
     }
+    // With the bytes touched asked for, the wide path logs the loads of read-only buffers too.
+    let every = vec![true; writable.len()];
+    let screened = if options.touched {
+        &every[..]
+    } else {
+        writable
+    };
     let shared = Shared {
         prog,
         buffers: &resident.regions,
@@ -291,7 +301,7 @@ fn run_on(
         images,
         samplers: samplers.into_iter().map(|(_, s)| s).collect(),
         push: &resident.push,
-        writable,
+        writable: screened,
         template,
         sg,
         groups,
@@ -306,6 +316,7 @@ fn run_on(
         sync: std::sync::Arc::new(Mutex::new(crate::check::sync::SyncState::new(
             options.race_log_limit,
         ))),
+        fast_touched: Mutex::new(None),
         worker_nanos: std::sync::atomic::AtomicU64::new(0),
         deadline: options
             .started
@@ -367,6 +378,20 @@ fn run_on(
         std::mem::take(&mut *shared.found.lock().unwrap_or_else(|e| e.into_inner()));
     let (mut runs, cut) =
         std::mem::take(&mut *shared.runs.lock().unwrap_or_else(|e| e.into_inner()));
+    let touched = match (options.touched && Workgroup::races_on(&shared), fast) {
+        (false, _) => None,
+        (true, Fast::Done) => {
+            let spans = shared
+                .fast_touched
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
+            spans.map(|s| crate::check::touched::from_spans(&s, &resident.regions))
+        }
+        (true, _) => cut
+            .is_none()
+            .then(|| crate::check::touched::from_runs(&runs, &resident.regions)),
+    };
     sanitize::races_across(
         &shared,
         &mut runs,
@@ -403,6 +428,7 @@ fn run_on(
             total: start.elapsed(),
             workers: std::time::Duration::from_nanos(shared.worker_nanos.load(Ordering::Relaxed)),
         },
+        touched,
     })
 }
 

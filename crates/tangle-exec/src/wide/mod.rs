@@ -201,6 +201,15 @@ impl<'a> Wide<'a> {
         if let Some(g) = self.gave_up.into_inner().unwrap_or_else(|e| e.into_inner()) {
             return Err(g);
         }
+        if self.shared.options.touched {
+            // Before the screen takes the log: the bytes it covers ([`crate::check::touched`]).
+            let cap = crate::check::touched::CAP;
+            *self
+                .shared
+                .fast_touched
+                .lock()
+                .unwrap_or_else(|e| e.into_inner()) = self.log.touched(cap);
+        }
         if self.log.may_race() {
             return Err(GaveUp("a possible data race".into()));
         }

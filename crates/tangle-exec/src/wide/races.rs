@@ -332,6 +332,43 @@ impl Gather {
         all.append(&mut rows);
     }
 
+    /// The byte ranges every entry handed in covers, as `(first pointer, end pointer, write)`
+    /// ([`crate::check::touched`]); `None` past `cap` ranges (a strided run is one range per
+    /// lane), the record then unknown.
+    pub(crate) fn touched(&self, cap: usize) -> Option<Vec<(u64, u64, bool)>> {
+        let parts = self.parts.lock().unwrap_or_else(|e| e.into_inner());
+        let rows = self.rows.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        let push = |a: &Access, out: &mut Vec<(u64, u64, bool)>| {
+            if a.step <= a.len || a.count <= 1 {
+                out.push((a.ptr, a.end(), a.write));
+            } else {
+                let lanes = usize::try_from(a.count).unwrap_or(usize::MAX);
+                if lanes > cap.saturating_sub(out.len()) {
+                    return false;
+                }
+                out.extend((0..a.count).map(|l| {
+                    let at = a.ptr.saturating_add(l.saturating_mul(a.step));
+                    (at, at.saturating_add(a.len), a.write)
+                }));
+            }
+            out.len() <= cap
+        };
+        for a in parts.iter().flatten() {
+            if !push(a, &mut out) {
+                return None;
+            }
+        }
+        for r in rows.iter() {
+            for k in 0..r.rows {
+                if !push(&r.at(k), &mut out) {
+                    return None;
+                }
+            }
+        }
+        Some(out)
+    }
+
     /// [`may_race`] of every entry handed in.
     pub(crate) fn may_race(self) -> bool {
         let n = self.entries.load(std::sync::atomic::Ordering::Relaxed);

@@ -325,24 +325,108 @@ pub unsafe extern "system" fn cmd_update_buffer(
 
 pub unsafe extern "system" fn cmd_pipeline_barrier(
     buffer: vk::CommandBuffer,
-    _src: vk::PipelineStageFlags,
-    _dst: vk::PipelineStageFlags,
+    src: vk::PipelineStageFlags,
+    dst: vk::PipelineStageFlags,
     _dependency: vk::DependencyFlags,
-    _memory_count: u32,
-    _memory: *const vk::MemoryBarrier<'_>,
-    _buffer_count: u32,
-    _buffers: *const vk::BufferMemoryBarrier<'_>,
+    memory_count: u32,
+    memory: *const vk::MemoryBarrier<'_>,
+    buffer_count: u32,
+    buffers: *const vk::BufferMemoryBarrier<'_>,
     _image_count: u32,
     _images: *const vk::ImageMemoryBarrier<'_>,
 ) {
-    guard_void("vkCmdPipelineBarrier", || record(buffer, Command::Barrier))
+    guard_void("vkCmdPipelineBarrier", || {
+        // SAFETY: the program's arrays (rule 1).
+        let orders =
+            unsafe { orders1((src, dst), (memory_count, memory), (buffer_count, buffers))? };
+        record(buffer, Command::Barrier(orders))
+    })
 }
 
 pub unsafe extern "system" fn cmd_pipeline_barrier2(
     buffer: vk::CommandBuffer,
-    _info: *const vk::DependencyInfo<'_>,
+    info: *const vk::DependencyInfo<'_>,
 ) {
-    guard_void("vkCmdPipelineBarrier2", || record(buffer, Command::Barrier))
+    guard_void("vkCmdPipelineBarrier2", || {
+        // SAFETY: the program's dependency info (rule 1).
+        let orders = unsafe { orders2(std::slice::from_ref(read(info, "pDependencyInfo")?))? };
+        record(buffer, Command::Barrier(orders))
+    })
+}
+
+/// What a `vkCmdPipelineBarrier` or `vkCmdWaitEvents` orders between dispatches
+/// ([`crate::hazards::barrier_orders`]): its stages, and the accesses of its global and buffer
+/// memory barriers (a buffer barrier is taken as covering every byte: never a hazard invented).
+///
+/// # Safety
+/// The arrays are the program's, of the lengths given.
+unsafe fn orders1(
+    (src, dst): (vk::PipelineStageFlags, vk::PipelineStageFlags),
+    (memory_count, memory): (u32, *const vk::MemoryBarrier<'_>),
+    (buffer_count, buffers): (u32, *const vk::BufferMemoryBarrier<'_>),
+) -> Result<crate::hazards::Orders, Fail> {
+    // SAFETY: the caller's promise.
+    let memory = unsafe { slice(memory, memory_count, "pMemoryBarriers")? };
+    // SAFETY: as above.
+    let buffers = unsafe { slice(buffers, buffer_count, "pBufferMemoryBarriers")? };
+    let accesses: Vec<(u64, u64)> = memory
+        .iter()
+        .map(|m| (m.src_access_mask, m.dst_access_mask))
+        .chain(
+            buffers
+                .iter()
+                .map(|b| (b.src_access_mask, b.dst_access_mask)),
+        )
+        .map(|(s, d)| (u64::from(s.as_raw()), u64::from(d.as_raw())))
+        .collect();
+    Ok(crate::hazards::barrier_orders(
+        u64::from(src.as_raw()),
+        u64::from(dst.as_raw()),
+        &accesses,
+    ))
+}
+
+/// What `VkDependencyInfo`s order: each memory and buffer barrier carries its own stages.
+///
+/// # Safety
+/// The infos' arrays are the program's, of the lengths given.
+unsafe fn orders2(infos: &[vk::DependencyInfo<'_>]) -> Result<crate::hazards::Orders, Fail> {
+    let mut barriers = Vec::new();
+    for info in infos {
+        // SAFETY: the caller's promise.
+        let memory = unsafe {
+            slice(
+                info.p_memory_barriers,
+                info.memory_barrier_count,
+                "pMemoryBarriers",
+            )?
+        };
+        // SAFETY: as above.
+        let buffers = unsafe {
+            slice(
+                info.p_buffer_memory_barriers,
+                info.buffer_memory_barrier_count,
+                "pBufferMemoryBarriers",
+            )?
+        };
+        barriers.extend(memory.iter().map(|m| {
+            (
+                m.src_stage_mask.as_raw(),
+                m.src_access_mask.as_raw(),
+                m.dst_stage_mask.as_raw(),
+                m.dst_access_mask.as_raw(),
+            )
+        }));
+        barriers.extend(buffers.iter().map(|m| {
+            (
+                m.src_stage_mask.as_raw(),
+                m.src_access_mask.as_raw(),
+                m.dst_stage_mask.as_raw(),
+                m.dst_access_mask.as_raw(),
+            )
+        }));
+    }
+    Ok(crate::hazards::barrier2_orders(&barriers))
 }
 
 pub unsafe extern "system" fn cmd_set_event(
@@ -390,39 +474,51 @@ pub unsafe extern "system" fn cmd_wait_events(
     buffer: vk::CommandBuffer,
     count: u32,
     events: *const vk::Event,
-    _src: vk::PipelineStageFlags,
-    _dst: vk::PipelineStageFlags,
-    _memory_count: u32,
-    _memory: *const vk::MemoryBarrier<'_>,
-    _buffer_count: u32,
-    _buffers: *const vk::BufferMemoryBarrier<'_>,
+    src: vk::PipelineStageFlags,
+    dst: vk::PipelineStageFlags,
+    memory_count: u32,
+    memory: *const vk::MemoryBarrier<'_>,
+    buffer_count: u32,
+    buffers: *const vk::BufferMemoryBarrier<'_>,
     _image_count: u32,
     _images: *const vk::ImageMemoryBarrier<'_>,
 ) {
-    guard_void("vkCmdWaitEvents", || wait_events(buffer, count, events))
+    guard_void("vkCmdWaitEvents", || {
+        // SAFETY: the program's arrays (rule 1).
+        let orders =
+            unsafe { orders1((src, dst), (memory_count, memory), (buffer_count, buffers))? };
+        wait_events(buffer, count, events, orders)
+    })
 }
 
 pub unsafe extern "system" fn cmd_wait_events2(
     buffer: vk::CommandBuffer,
     count: u32,
     events: *const vk::Event,
-    _infos: *const vk::DependencyInfo<'_>,
+    infos: *const vk::DependencyInfo<'_>,
 ) {
-    guard_void("vkCmdWaitEvents2", || wait_events(buffer, count, events))
+    guard_void("vkCmdWaitEvents2", || {
+        // SAFETY: the program's array, one info per event (rule 1).
+        let orders = unsafe { orders2(slice(infos, count, "pDependencyInfos")?)? };
+        wait_events(buffer, count, events, orders)
+    })
 }
 
 /// Checks the events and records a barrier: commands run in order, so an event a command
 /// waits for was set before it runs (or is the host's to set, which would block a GPU too).
+/// The dependency is taken as starting at the wait ([`crate::hazards`]: over-ordering, never
+/// a hazard invented).
 fn wait_events(
     buffer: vk::CommandBuffer,
     count: u32,
     events: *const vk::Event,
+    orders: crate::hazards::Orders,
 ) -> Result<(), Fail> {
     // SAFETY: the program's array (rule 1).
     for e in unsafe { slice(events, count, "pEvents")? } {
         objects::get::<Event>(e.as_raw())?;
     }
-    record(buffer, Command::Barrier)
+    record(buffer, Command::Barrier(orders))
 }
 
 /// The semaphores and values of a wait or signal list.
@@ -589,7 +685,9 @@ pub unsafe extern "system" fn queue_submit2(
 
 pub unsafe extern "system" fn queue_wait_idle(queue: vk::Queue) -> vk::Result {
     guard("vkQueueWaitIdle", || {
-        super::device::wait_idle(&*objects::get::<Queue>(queue.as_raw())?);
+        let q = objects::get::<Queue>(queue.as_raw())?;
+        super::device::wait_idle(&q);
+        crate::exec::host_waited(&q.device, None);
         Ok(vk::Result::SUCCESS)
     })
 }

@@ -14,7 +14,8 @@ pub unsafe extern "system" fn create_device(
     out: *mut vk::Device,
 ) -> vk::Result {
     guard("vkCreateDevice", || {
-        let caps = objects::get::<Physical>(physical.as_raw())?.caps.clone();
+        let physical = objects::get::<Physical>(physical.as_raw())?;
+        let caps = physical.caps.clone();
         // SAFETY: the program's create-info, its arrays and its chain (rule 1).
         let info = unsafe { read(info, "pCreateInfo")? };
         let queues = unsafe {
@@ -83,6 +84,9 @@ pub unsafe extern "system" fn create_device(
                 (false, true) => tangle_exec::check::robust::Robustness::Buffer,
                 (false, false) => tangle_exec::check::robust::Robustness::Off,
             },
+            instance: physical.instance,
+            settings: physical.settings.clone(),
+            hazards: Mutex::default(),
         });
         objects::insert_at(
             queue,
@@ -113,19 +117,7 @@ pub unsafe extern "system" fn destroy_device(
         if objects::remove::<Queue>(it.queue).is_ok() {
             free_dispatchable(it.queue);
         }
-        let findings = lock(&it.findings);
-        eprint!("{}", findings.text());
-        if let Some(path) = crate::config::report_path() {
-            let json = findings.json(&it.caps.profile.name);
-            let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-            if let Err(e) = std::fs::write(&path, text + "\n") {
-                crate::config::say(&format!(
-                    "{}={}: {e}",
-                    crate::config::REPORT,
-                    path.display()
-                ));
-            }
-        }
+        crate::findings::report(&it);
         Ok(())
     })
 }
@@ -164,6 +156,7 @@ pub unsafe extern "system" fn device_wait_idle(device: vk::Device) -> vk::Result
     guard("vkDeviceWaitIdle", || {
         let d = objects::get::<Device>(device.as_raw())?;
         wait_idle(&*objects::get::<Queue>(d.queue)?);
+        crate::exec::host_waited(&d, None);
         Ok(vk::Result::SUCCESS)
     })
 }
@@ -492,7 +485,7 @@ pub unsafe extern "system" fn get_fence_status(
 }
 
 pub unsafe extern "system" fn wait_for_fences(
-    _device: vk::Device,
+    device: vk::Device,
     count: u32,
     fences: *const vk::Fence,
     wait_all: vk::Bool32,
@@ -513,6 +506,11 @@ pub unsafe extern "system" fn wait_for_fences(
                 _ => states.iter().all(|s| *s),
             };
             if done {
+                if let Ok(d) = objects::get::<Device>(device.as_raw()) {
+                    for (f, _) in fences.iter().zip(&states).filter(|(_, s)| **s) {
+                        crate::exec::host_waited(&d, Some(f));
+                    }
+                }
                 return Ok(vk::Result::SUCCESS);
             }
             let left = match deadline {

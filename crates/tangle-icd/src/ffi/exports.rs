@@ -5,6 +5,7 @@
 //! so the driver never shadows the loader's own symbols in the program.
 
 use super::commands::*;
+use super::debug::*;
 use super::device::*;
 use super::images::*;
 use super::instance::*;
@@ -118,6 +119,9 @@ fn global_fn(name: &[u8]) -> vk::PFN_vkVoidFunction {
 fn instance_fn(name: &[u8]) -> vk::PFN_vkVoidFunction {
     match name {
         b"vkDestroyInstance" => pfn!(destroy_instance),
+        b"vkCreateDebugUtilsMessengerEXT" => pfn!(create_debug_utils_messenger),
+        b"vkDestroyDebugUtilsMessengerEXT" => pfn!(destroy_debug_utils_messenger),
+        b"vkSubmitDebugUtilsMessageEXT" => pfn!(submit_debug_utils_message),
         b"vkEnumeratePhysicalDevices" => pfn!(enumerate_physical_devices),
         b"vkGetDeviceProcAddr" => pfn!(get_device_proc_addr),
         _ => None,

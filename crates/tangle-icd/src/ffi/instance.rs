@@ -14,21 +14,34 @@ fn caps(physical: vk::PhysicalDevice) -> Result<Arc<Caps>, Fail> {
 }
 
 pub unsafe extern "system" fn create_instance(
-    _info: *const vk::InstanceCreateInfo<'_>,
+    info: *const vk::InstanceCreateInfo<'_>,
     _allocator: *const vk::AllocationCallbacks<'_>,
     out: *mut vk::Instance,
 ) -> vk::Result {
     guard("vkCreateInstance", || {
-        let caps =
-            crate::config::caps().map_err(|e| Fail(vk::Result::ERROR_INITIALIZATION_FAILED, e))?;
+        let (caps, settings) = match crate::config::settings()
+            .and_then(|(profile, settings)| Ok((crate::config::caps(profile)?, settings)))
+        {
+            Ok(s) => s,
+            Err(e) => {
+                // SAFETY: the program's create-info and its chain (rule 1).
+                if let Ok(info) = unsafe { read(info, "pCreateInfo") } {
+                    // SAFETY: as above.
+                    unsafe { super::debug::instance_creation_failed(info.p_next, &e) };
+                }
+                return Err(Fail(vk::Result::ERROR_INITIALIZATION_FAILED, e));
+            }
+        };
+        let instance = new_dispatchable();
         let physical = new_dispatchable();
         objects::insert_at(
             physical,
             Arc::new(Physical {
                 caps: Arc::new(caps),
+                instance,
+                settings: Arc::new(settings),
             }),
         );
-        let instance = new_dispatchable();
         objects::insert_at(instance, Arc::new(Instance { physical }));
         // SAFETY: `out` is the program's output pointer (rule 1).
         unsafe { write(out, vk::Instance::from_raw(instance), "pInstance")? };
@@ -45,6 +58,7 @@ pub unsafe extern "system" fn destroy_instance(
             return Ok(());
         }
         let it = objects::remove::<Instance>(instance.as_raw())?;
+        crate::messages::remove_instance(instance.as_raw());
         free_dispatchable(instance.as_raw());
         if objects::remove::<Physical>(it.physical).is_ok() {
             free_dispatchable(it.physical);
@@ -70,11 +84,15 @@ pub unsafe extern "system" fn enumerate_instance_extension_properties(
         if !layer.is_null() {
             return Ok(vk::Result::ERROR_LAYER_NOT_PRESENT);
         }
-        // Amber uses the `…2KHR` queries only when this extension is listed.
-        let list = [extension(
-            vk::KHR_GET_PHYSICAL_DEVICE_PROPERTIES2_NAME,
-            vk::KHR_GET_PHYSICAL_DEVICE_PROPERTIES2_SPEC_VERSION,
-        )];
+        // Amber uses the `…2KHR` queries only when this extension is listed; with
+        // VK_EXT_debug_utils listed the loader calls the driver's messenger functions.
+        let list = [
+            extension(
+                vk::KHR_GET_PHYSICAL_DEVICE_PROPERTIES2_NAME,
+                vk::KHR_GET_PHYSICAL_DEVICE_PROPERTIES2_SPEC_VERSION,
+            ),
+            extension(vk::EXT_DEBUG_UTILS_NAME, vk::EXT_DEBUG_UTILS_SPEC_VERSION),
+        ];
         // SAFETY: the program's count and array (rule 1).
         unsafe { enumerate(count, out, &list) }
     })

@@ -27,6 +27,7 @@
 
 mod bytes;
 mod commands;
+mod debug;
 mod device;
 mod exports;
 mod images;
@@ -36,6 +37,7 @@ mod queries;
 mod sync;
 
 pub use bytes::Bytes;
+pub use debug::causes as deliver_causes;
 
 use crate::config::say;
 use crate::objects::MISUSE;
@@ -108,6 +110,8 @@ fn guard(name: &str, body: impl FnOnce() -> Result<vk::Result, Fail>) -> vk::Res
         Ok(Ok(r)) => r,
         Ok(Err(Fail(code, message))) => {
             say(&format!("{name}: {message}"));
+            // After the body: no lock of the driver's is held while a callback runs.
+            debug::invalid_use(name, &message);
             code
         }
         Err(_) => {

@@ -17,10 +17,11 @@ pub struct Args {
     library: Option<PathBuf>,
 }
 
-/// The library the manifest names, as an absolute path.
-fn library(args: &Args) -> Result<PathBuf, Unusable> {
-    let found = match &args.library {
-        Some(path) if path.is_file() => Some(path.clone()),
+/// The library the manifest names, as an absolute path: `given`, or the one beside this
+/// executable.
+pub(super) fn library(given: Option<&Path>) -> Result<PathBuf, Unusable> {
+    let found = match given {
+        Some(path) if path.is_file() => Some(path.to_path_buf()),
         Some(path) => {
             return Err(Unusable::new(
                 Kind::Io,
@@ -46,7 +47,7 @@ fn library(args: &Args) -> Result<PathBuf, Unusable> {
 }
 
 pub fn run(args: &Args) -> Result<Exit, Unusable> {
-    let library = library(args)?;
+    let library = library(args.library.as_deref())?;
     let text = tangle_icd::manifest::json(&library);
     super::io::write_output(&args.manifest, text.as_bytes())?;
     Ok(Exit::Success)

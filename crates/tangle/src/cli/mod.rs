@@ -2,7 +2,7 @@
 //!
 //! Exit codes (DESIGN.md): 0 success; 1 the verdict is "no" (invalid module, failed EXPECT, UB
 //! found); 2 the input could not be used (I/O, parse, usage); 77 the script needs a feature the
-//! device profile lacks.
+//! device profile lacks. `tangle exec` exits with its program's status instead ([`exec`]).
 //!
 //! # Standard output and standard error
 //! Every subcommand follows one convention, so that scripts can pipe stdout and people can
@@ -23,6 +23,8 @@ mod bench;
 mod diff;
 mod dis;
 mod driver;
+mod exec;
+mod exec_view;
 mod input;
 mod io;
 mod limits;
@@ -80,6 +82,8 @@ enum Command {
     Diff(diff::Args),
     /// Write the Vulkan loader's manifest for tangle's driver (`VK_DRIVER_FILES=FILE`).
     Driver(driver::Args),
+    /// Run an unmodified Vulkan program on tangle's driver and report its undefined behaviour.
+    Exec(exec::Args),
 }
 
 /// Parses the command line and runs the subcommand.
@@ -107,6 +111,13 @@ pub fn main() -> u8 {
         Command::Bench(args) => bench::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Driver(args) => driver::run(&args),
+        // The program's own exit status, which no `Exit` names.
+        Command::Exec(args) => {
+            return exec::run(&args).unwrap_or_else(|e| {
+                io::report(&e.to_string());
+                Exit::Unusable as u8
+            })
+        }
     };
     let exit = result.unwrap_or_else(|e| {
         io::report(&e.to_string());

@@ -152,33 +152,12 @@ impl Args {
 /// every kind `--allow` leaves on; a kind named by both is a usage error (off and failing at
 /// once means nothing).
 fn allow_and_deny(args: &Args) -> Result<(KindSet, KindSet), Unusable> {
-    let parse = |flag: &str, list: Option<&str>| -> Result<KindSet, Unusable> {
-        list.map_or(Ok(KindSet::default()), |l| {
-            l.parse()
-                .map_err(|e| Unusable::new(Kind::Usage, format!("{flag} {l}: {e}")))
-        })
-    };
-    let allow = parse("--allow", args.allow.as_deref())?;
-    let deny = parse("--deny", args.deny.as_deref())?;
-    let every = args
-        .deny
-        .as_deref()
-        .is_some_and(|l| l.split(',').any(|n| n.trim() == "all"));
-    if every {
-        return Ok((allow, deny.without(allow)));
-    }
-    let both = allow.common(deny);
-    if !both.is_empty() {
-        let names: Vec<&str> = both.iter().map(|k| k.name()).collect();
-        return Err(Unusable::new(
-            Kind::Usage,
-            format!(
-                "--allow and --deny both name {}: a kind is either not looked for or fails the run",
-                names.join(", ")
-            ),
-        ));
-    }
-    Ok((allow, deny))
+    tangle_exec::check::kind::allow_and_deny(
+        args.allow.as_deref(),
+        args.deny.as_deref(),
+        ("--allow", "--deny"),
+    )
+    .map_err(|e| Unusable::new(Kind::Usage, e))
 }
 
 /// The profile the options ask for, or why there is none.
