@@ -343,6 +343,7 @@ fn run_dispatch(
             groups,
             &RunOptions {
                 robustness: device.robustness,
+                time_limit: crate::config::time_limit(),
                 ..RunOptions::default()
             },
         )
