@@ -34,6 +34,8 @@ pub const BATCH: usize = 1000;
 pub struct Row {
     /// What ran it: the executor directly, or a device and its driver.
     pub name: String,
+    /// Whether it is tangle's own driver.
+    pub tangle: bool,
     /// Per dispatch, one per submission; or why it was not measured.
     pub result: Result<(Duration, Duration), String>,
 }
@@ -76,9 +78,10 @@ pub fn spirv() -> Result<Vec<u32>, String> {
 /// The baseline: [`tangle_exec::Pipeline::dispatch`] `shape.singles` times per round, and
 /// `shape.batch` times, the fastest of `shape.rounds` rounds each, with the driver's options.
 pub fn baseline(words: &[u32], shape: Shape) -> Row {
-    let name = "tangle_exec::Pipeline::dispatch (no driver)".to_string();
+    let name = "Pipeline::dispatch (no driver)".to_string();
     Row {
         name,
+        tangle: false,
         result: baseline_times(words, shape),
     }
 }
@@ -152,14 +155,21 @@ pub fn devices(words: &[u32], shape: Shape) -> Result<Vec<Row>, String> {
     Ok(devices
         .into_iter()
         .map(|(physical, info)| {
-            let name = format!("device {}: {} ({})", info.index, info.name, info.driver);
+            // The driver's name and version (`llvmpipe Mesa 22.3.6 (LLVM 15.0.6)`, `tangle
+            // tangle 0.1.0`), without what tangle's adds after a colon.
+            let driver = info.driver.split(':').next().unwrap_or("");
+            let name = format!("device {}: {driver}", info.index);
             let result = overhead::measure(instance.clone(), physical, words, &input(), shape)
                 .map_err(|e| e.to_string())
                 .and_then(|o| {
                     check(Some(&o.bytes), o.dispatches)?;
                     Ok((o.single, o.batch))
                 });
-            Row { name, result }
+            Row {
+                name,
+                tangle: info.driver.starts_with("tangle "),
+                result,
+            }
         })
         .collect())
 }
@@ -167,7 +177,7 @@ pub fn devices(words: &[u32], shape: Shape) -> Result<Vec<Row>, String> {
 /// The table's header.
 pub fn header(shape: Shape) -> String {
     format!(
-        "driver overhead: a 1-workgroup dispatch (64 invocations), the fastest of {} rounds\n  {:<58} {:>14} {:>9}  {:>16} {:>14} {:>9}",
+        "driver overhead: a 1-workgroup dispatch (64 invocations), the fastest of {} rounds\n  {:<46} {:>14} {:>9}  {:>16} {:>14} {:>9}",
         shape.rounds,
         "path",
         "µs/dispatch",
@@ -188,7 +198,7 @@ pub fn row(r: &Row, base: &Row, shape: Shape) -> String {
     };
     match &r.result {
         Ok((single, batch)) => format!(
-            "  {:<58} {:>14.1} {:>9}  {:>16.2} {:>14.1} {:>9}",
+            "  {:<46} {:>14.1} {:>9}  {:>16.2} {:>14.1} {:>9}",
             r.name,
             us(*single),
             ratio(r.single(), base.single()),
@@ -196,7 +206,7 @@ pub fn row(r: &Row, base: &Row, shape: Shape) -> String {
             us(*batch) / shape.batch.max(1) as f64,
             ratio(r.batch(), base.batch()),
         ),
-        Err(why) => format!("  {:<58} not measured: {why}", r.name),
+        Err(why) => format!("  {:<46} not measured: {why}", r.name),
     }
 }
 

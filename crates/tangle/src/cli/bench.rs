@@ -230,9 +230,9 @@ fn driver_overhead(quick: bool) -> Exit {
     for r in &rows {
         println!("{}", overhead::row(r, &base, shape));
     }
-    // tangle's driver against every other device (the `tangle` driver name).
-    let ours = rows.iter().find(|r| r.name.contains("(tangle "));
-    for other in rows.iter().filter(|r| !r.name.contains("(tangle ")) {
+    // tangle's driver against every other device.
+    let ours = rows.iter().find(|r| r.tangle);
+    for other in rows.iter().filter(|r| !r.tangle) {
         if let Some(line) = ours.and_then(|t| overhead::versus(t, other)) {
             println!("{line}");
         }
