@@ -196,9 +196,12 @@ fn driver_overhead(quick: bool) -> Exit {
     };
     let base = overhead::baseline(&words, shape);
     println!("{}", overhead::row(&base, &base, shape));
-    let library = std::env::current_exe()
+    // The executable's path; in a chroot without /proc (lavapipe 26's, tools/lavapipe-sid.sh),
+    // the path it was started by.
+    let exe = std::env::current_exe()
         .ok()
-        .and_then(|exe| exe.parent().and_then(tangle_icd::manifest::find_library));
+        .or_else(|| std::env::args_os().next().map(std::path::PathBuf::from));
+    let library = exe.and_then(|exe| exe.parent().and_then(tangle_icd::manifest::find_library));
     let manifest =
         std::env::temp_dir().join(format!("tangle-bench-icd-{}.json", std::process::id()));
     let added =
