@@ -276,19 +276,23 @@ fn judge(manifest: &Path, script: &Path, report: &Path) -> Verdict {
     let verdict = diff["verdict"].as_str().unwrap_or("");
     if diff_code == 1 && verdict.contains("a RUN did not complete") {
         // Refused or stopped by the CPU executor on its own: the driver must not have run it
-        // either (refused before the driver, or stopped by its own time limit).
+        // either, for the same reason (refused before the driver as invalid, or stopped by
+        // its own time limit, `TANGLE_TIME_LIMIT`).
         let why = cpu["message"].as_str().unwrap_or("");
-        let cpu_stops = why.contains("invalid") || why.contains("time limit");
-        let run_refused = run["report"]["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("invalid"));
-        let driver_stopped = errors
-            .iter()
-            .any(|e| e.contains("time limit") || e.contains("step limit"));
-        return if cpu_stops && (run_refused || driver_stopped) {
+        let refused = why.contains("invalid")
+            && run["report"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("invalid"));
+        // The same limit on both sides (the driver's own minute would stop it too, later).
+        let limit = format!("time limit of {TIME_LIMIT}000 ms");
+        let stopped = why.contains(&limit) && errors.iter().any(|e| e.contains(&limit));
+        return if refused || stopped {
             Verdict::Stopped(reason(why))
         } else {
-            Verdict::Wrong(format!("only one side stopped\n{}", both()))
+            Verdict::Wrong(format!(
+                "only one side stopped, or not for the same reason\n{}",
+                both()
+            ))
         };
     }
     let mut wrong = Vec::new();
