@@ -18,8 +18,8 @@
 //! unsupported (exit 77: images and descriptor arrays, which tangle's Vulkan backend does not
 //! bind, `DEBUG`, which needs the CPU executor, features the driver does not claim, graphics),
 //! counted with its reason; an `unusable/` script both refuse (exit 2); or a `RUN` the CPU
-//! executor refuses as invalid on every device or stops at the time limit, which the driver
-//! run refuses or stops too. The counts go to the test summary ([`summary::say`]).
+//! executor refuses as invalid on every device, which the driver run refuses too, or stops at
+//! the time limit, where the driver stops it at the same limit. The counts go to the test summary ([`summary::say`]).
 //!
 //! Ignored where no Vulkan loader is installed (`cfg(vulkan_driver)`); CI sets
 //! `TANGLE_REQUIRE_VULKAN`, so there a missing loader fails the build instead.
