@@ -44,6 +44,9 @@ const COMPILE: &str = "compile";
 /// The name that selects the driver-overhead rows alone ([`bench::overhead`]).
 const DRIVER: &str = "driver";
 
+/// The loader's variable adding driver manifests to those it finds (`docs/driver.md`).
+const ADD_DRIVER_FILES: &str = "VK_ADD_DRIVER_FILES";
+
 pub fn run(args: &Args) -> Result<Exit, Unusable> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let options = Options {
@@ -83,8 +86,8 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
     let named = |name: &str| args.workloads.iter().any(|n| n == name);
     let mut exit = Exit::Success;
     // First, while the process has no other thread: it adds tangle's driver to the loader's
-    // list through the environment, and takes it out again before the workloads pick their
-    // device.
+    // list through the environment, and puts the environment back before the workloads pick
+    // their device.
     if named(DRIVER) || (args.workloads.is_empty() && !args.no_driver) {
         if driver_overhead(args.quick) == Exit::No {
             exit = Exit::No;
@@ -194,8 +197,6 @@ fn driver_overhead(quick: bool) -> Exit {
             return Exit::No;
         }
     };
-    let base = overhead::baseline(&words, shape);
-    println!("{}", overhead::row(&base, &base, shape));
     // The executable's path; in a chroot without /proc (lavapipe 26's, tools/lavapipe-sid.sh),
     // the path it was started by.
     let exe = std::env::current_exe()
@@ -206,17 +207,30 @@ fn driver_overhead(quick: bool) -> Exit {
         std::env::temp_dir().join(format!("tangle-bench-icd-{}.json", std::process::id()));
     let added =
         library.is_some_and(|l| std::fs::write(&manifest, tangle_icd::manifest::json(&l)).is_ok());
+    // Set before the baseline starts the executor's worker threads, so that no other thread
+    // runs while the environment changes; the user's own value, if any, comes back after.
+    let before = std::env::var_os(ADD_DRIVER_FILES);
     if added {
-        std::env::set_var("VK_ADD_DRIVER_FILES", &manifest);
+        let mut files = std::ffi::OsString::from(&manifest);
+        if let Some(theirs) = &before {
+            files.push(":");
+            files.push(theirs);
+        }
+        std::env::set_var(ADD_DRIVER_FILES, files);
     } else {
         println!(
             "  tangle's driver: not measured (no {} beside this executable)",
             tangle_icd::manifest::LIBRARY
         );
     }
+    let base = overhead::baseline(&words, shape);
+    println!("{}", overhead::row(&base, &base, shape));
     let rows = overhead::devices(&words, shape);
     if added {
-        std::env::remove_var("VK_ADD_DRIVER_FILES");
+        match before {
+            Some(theirs) => std::env::set_var(ADD_DRIVER_FILES, theirs),
+            None => std::env::remove_var(ADD_DRIVER_FILES),
+        }
         let _ = std::fs::remove_file(&manifest);
     }
     let rows = match rows {
