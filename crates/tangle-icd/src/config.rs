@@ -1,7 +1,7 @@
 //! The driver's environment variables, read when an instance is created (`TANGLE_PROFILE`,
 //! `TANGLE_SUBGROUP_SIZE`, `TANGLE_ALLOW`, `TANGLE_DENY`, `TANGLE_VIEW`, `TANGLE_EXEC`,
-//! `TANGLE_IDENTITY`) and when a device is destroyed (`TANGLE_REPORT`). docs/driver.md lists
-//! them.
+//! `TANGLE_IDENTITY`), at the first dispatch (`TANGLE_TIME_LIMIT`) and when a device is
+//! destroyed (`TANGLE_REPORT`). docs/driver.md lists them.
 
 use tangle_exec::Profile;
 
@@ -13,6 +13,10 @@ pub const PROFILE: &str = "TANGLE_PROFILE";
 pub const IDENTITY: &str = "TANGLE_IDENTITY";
 /// The report variable: a file the findings are written to as JSON when a device is destroyed.
 pub const REPORT: &str = "TANGLE_REPORT";
+
+/// The time-limit variable: the most seconds one dispatch may run, as `tangle run --time-limit`
+/// (the executor's minute when unset).
+pub const TIME_LIMIT: &str = "TANGLE_TIME_LIMIT";
 
 /// The subgroup size variable: the device's subgroup size instead of the profile's.
 pub const SUBGROUP_SIZE: &str = "TANGLE_SUBGROUP_SIZE";
@@ -117,6 +121,35 @@ pub fn report_path() -> Option<std::path::PathBuf> {
         .map(Into::into)
 }
 
+/// The time limit of every dispatch: `TANGLE_TIME_LIMIT`'s seconds, read once per process; the
+/// executor's default when it is unset, or when it is not a number of seconds above 0 (said
+/// once on stderr).
+pub fn time_limit() -> std::time::Duration {
+    static LIMIT: std::sync::OnceLock<std::time::Duration> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        let default = tangle_exec::RunOptions::default().time_limit;
+        let Some(text) = std::env::var_os(TIME_LIMIT).filter(|v| !v.is_empty()) else {
+            return default;
+        };
+        seconds(&text.to_string_lossy()).unwrap_or_else(|| {
+            say(&format!(
+                "{TIME_LIMIT}={}: not a number of seconds above 0; the limit stays {} s",
+                text.to_string_lossy(),
+                default.as_secs()
+            ));
+            default
+        })
+    })
+}
+
+/// A number of seconds above 0 (fractions allowed), as a duration.
+fn seconds(text: &str) -> Option<std::time::Duration> {
+    let s: f64 = text.trim().parse().ok()?;
+    (s > 0.0)
+        .then(|| std::time::Duration::try_from_secs_f64(s).ok())
+        .flatten()
+}
+
 /// Prints one driver message on stderr, as `tangle-icd: MESSAGE`: the program's own output
 /// stays on stdout, and the loader's debug messenger is not the driver's to call.
 pub fn say(message: &str) {
@@ -126,6 +159,18 @@ pub fn say(message: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_limits_are_seconds_above_zero() {
+        assert_eq!(seconds("5"), Some(std::time::Duration::from_secs(5)));
+        assert_eq!(
+            seconds(" 0.5 "),
+            Some(std::time::Duration::from_millis(500))
+        );
+        for bad in ["0", "-1", "five", "NaN", "inf", "1e400", ""] {
+            assert_eq!(seconds(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn profiles_by_name_and_file() {

@@ -457,6 +457,7 @@ fn run_dispatch(
             .allow
             .contains(tangle_exec::check::kind::Kind::Race),
         trace: crate::view::wanted(settings, pipeline),
+        time_limit: crate::config::time_limit(),
         ..RunOptions::default()
     };
     let report = pipeline

@@ -159,13 +159,13 @@ impl Feature {
             }
             Feature::CooperativeMatrix => "CooperativeMatrixFeaturesKHR.cooperativeMatrix",
             Feature::WorkgroupMemoryExplicitLayout => {
-                "WorkgroupMemoryExplicitLayoutFeatures.workgroupMemoryExplicitLayout"
+                "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout"
             }
             Feature::WorkgroupMemoryExplicitLayout8BitAccess => {
-                "WorkgroupMemoryExplicitLayoutFeatures.workgroupMemoryExplicitLayout8BitAccess"
+                "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout8BitAccess"
             }
             Feature::WorkgroupMemoryExplicitLayout16BitAccess => {
-                "WorkgroupMemoryExplicitLayoutFeatures.workgroupMemoryExplicitLayout16BitAccess"
+                "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout16BitAccess"
             }
         }
     }
@@ -238,5 +238,13 @@ mod tests {
             assert!(names.insert(f.amber_name()), "{f:?}");
         }
         assert_eq!(Feature::from_amber("geometryShader"), None);
+        // The spelling the CPU backend and tests/amber/resources/workgroup_explicit_layout.amber
+        // use (the structure's KHR name, as for CooperativeMatrixFeaturesKHR).
+        assert_eq!(
+            Feature::from_amber(
+                "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout8BitAccess"
+            ),
+            Some(Feature::WorkgroupMemoryExplicitLayout8BitAccess)
+        );
     }
 }

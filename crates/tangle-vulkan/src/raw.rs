@@ -14,6 +14,8 @@
 //!   the instance and the loaded driver library under them, since destroying the instance or
 //!   unloading the driver under a running dispatch crashes the process (lavapipe did, in CI).
 
+pub mod overhead;
+
 use crate::device::{DeviceInfo, Limits, SubgroupInfo, MIN_API};
 use crate::error::VulkanError;
 use crate::features::Feature;

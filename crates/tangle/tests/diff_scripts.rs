@@ -8,25 +8,12 @@
 //! found, as reproducers). Any other difference fails. The counts are printed, and kept for `.ci/run` to show
 //! ([`summary::say`]).
 
+mod repository_scripts;
 mod summary;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use summary::say;
-
-/// Every `.amber` file under `dir`, recursively, sorted.
-fn amber_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-        if path.is_dir() {
-            amber_files(&path, out);
-        } else if path.extension().is_some_and(|x| x == "amber") {
-            out.push(path);
-        }
-    }
-}
 
 fn tangle(args: &[&str]) -> (i32, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_tangle"))
@@ -56,17 +43,13 @@ fn known_deviation(script: &Path, diff_output: &str) -> bool {
     ignore = "needs a Vulkan loader and driver (apt-get install mesa-vulkan-drivers libvulkan1)"
 )]
 fn every_script_through_tangle_diff() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let mut scripts = Vec::new();
-    amber_files(&root.join("examples"), &mut scripts);
-    amber_files(&root.join("tests/amber"), &mut scripts);
-    scripts.sort();
+    let scripts = repository_scripts::all();
     assert!(scripts.len() >= 30, "only {} scripts found", scripts.len());
     let (mut agree, mut unsupported, mut unusable, mut invalid, mut known) = (0, 0, 0, 0, 0);
     let mut wrong = Vec::new();
     for script in &scripts {
         let path = script.display().to_string();
-        let name = path.rsplit("/../").next().unwrap_or(&path).to_string();
+        let name = repository_scripts::name(script);
         // The CPU side's limit: tests/amber/cli/runaway_loop.amber never ends there.
         let (code, out) = tangle(&["diff", "--time-limit", "5", "--threads", "2", &path]);
         let last = out.lines().last().unwrap_or("").to_string();

@@ -17,6 +17,7 @@
 //! share is the dispatch's own work outside its worker threads (setup, the race screen's
 //! sweep, the findings), not the conversions.
 
+pub mod overhead;
 pub mod workloads;
 
 /// Dispatches timed per measurement, the fastest counted, on tangle and on the driver alike
