@@ -308,6 +308,9 @@ pub struct RunOptions {
     /// `robustBufferAccess2`): what an access outside a buffer's range does, and whether it
     /// is a finding ([`crate::check::robust`]).
     pub robustness: crate::check::robust::Robustness,
+    /// `robustImageAccess2` (VK_EXT_robustness2): an image read, write or atomic outside the
+    /// image is defined ([`crate::run::image`]), not a finding.
+    pub image_robustness: bool,
     /// Finding kinds not to look for (`--allow race,uninit`): neither reported nor, for the
     /// race and uninitialised-value checks, tracked.
     pub allow: crate::check::kind::KindSet,
@@ -364,6 +367,7 @@ impl Default for RunOptions {
             checks: true,
             coopmat_layout: crate::policy::CoopmatLayout::default(),
             robustness: crate::check::robust::Robustness::Off,
+            image_robustness: false,
             allow: crate::check::kind::KindSet::default(),
             deny: crate::check::kind::KindSet::default(),
             max_findings: Report::MAX_DIAGNOSTICS,

@@ -449,6 +449,7 @@ OpFunctionEnd
             line: 1,
             debug: Vec::new(),
             robustness: Default::default(),
+            image_robustness: false,
         }
     }
 

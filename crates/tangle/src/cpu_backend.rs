@@ -46,6 +46,8 @@ const FEATURES: &[&str] = &[
     // Out-of-bounds buffer accesses as the features define them (tangle_exec::check::robust).
     BufferRobustness::BUFFER_FEATURE,
     BufferRobustness::BUFFER2_FEATURE,
+    // Out-of-bounds image accesses as robustImageAccess2 defines them (tangle_exec::run::image).
+    BufferRobustness::IMAGE2_FEATURE,
     "SubgroupSizeControl.computeFullSubgroups",
     "SubgroupSupportedStages.compute",
     "BufferDeviceAddressFeatures.bufferDeviceAddress",
@@ -502,6 +504,7 @@ impl Backend for CpuBackend {
             watch,
             started: Some(run_started),
             robustness,
+            image_robustness: job.image_robustness,
             ..self.options.clone()
         };
         let started = std::time::Instant::now();

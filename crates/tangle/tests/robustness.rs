@@ -333,3 +333,52 @@ fn a_chosen_value_is_a_warning_only_where_it_reaches_the_output() {
         }
     }
 }
+
+/// `robustImageAccess2`: reads outside a storage image give zero with (0, 0, 1) inserted for
+/// the components the format lacks, writes outside change nothing, and an image atomic outside
+/// returns zero and changes nothing: no finding. Without the feature the same accesses are
+/// `out-of-bounds` errors.
+#[test]
+fn robust_image_access_2_defines_reads_writes_and_atomics_outside_the_image() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/amber/robust");
+    let text = std::fs::read_to_string(dir.join("image2_past_end.amber")).expect("the script");
+    let off = text.replace("DEVICE_FEATURE Robustness2FeaturesEXT.robustImageAccess2\n", "");
+    assert_ne!(off, text);
+    let error = vec![("out-of-bounds".to_string(), "error".to_string())];
+    assert_eq!(run(&text, &[]).0, 0, "{}", run(&text, &[]).2);
+    assert_eq!(run(&text, &[]).1, vec![]);
+    let (code, kinds, out) = run(&off, &[]);
+    assert_eq!((code, kinds), (1, error.clone()), "{out}");
+    let atomic = |feature: &str| {
+        format!(
+            r#"#!amber
+{feature}
+SHADER compute s GLSL TARGET_ENV vulkan1.1
+#version 450
+layout(local_size_x = 6) in;
+layout(set = 0, binding = 0, r32ui) uniform uimage1D img;
+layout(set = 0, binding = 1, std430) buffer O {{ uint o[]; }};
+void main() {{
+  int i = int(gl_LocalInvocationIndex);
+  o[i] = imageAtomicAdd(img, i, 10u);
+}}
+END
+IMAGE img FORMAT R32_UINT DIM_1D WIDTH 4 DATA 1 2 3 4 END
+BUFFER o DATA_TYPE uint32 SIZE 6 FILL 7
+PIPELINE compute p
+  ATTACH s
+  BIND BUFFER img AS storage_image DESCRIPTOR_SET 0 BINDING 0
+  BIND BUFFER o AS storage DESCRIPTOR_SET 0 BINDING 1
+END
+RUN p 1 1 1
+EXPECT img IDX 0 EQ 11 12 13 14
+EXPECT o IDX 0 EQ 1 2 3 4 0 0
+"#
+        )
+    };
+    let on = atomic("DEVICE_FEATURE Robustness2FeaturesEXT.robustImageAccess2");
+    let (code, kinds, out) = run(&on, &[]);
+    assert_eq!((code, kinds), (0, vec![]), "{out}");
+    let (code, kinds, out) = run(&atomic(""), &[]);
+    assert_eq!((code, kinds), (1, error), "{out}");
+}

@@ -984,6 +984,7 @@ impl Workgroup {
                     races: self.races.get_mut().on.then_some(&self.races),
                     written: self.written.get_mut().on.then_some(&self.written),
                     robust: (s.options.robustness, s.options.policy.robust),
+                    image_robust: s.options.image_robustness,
                 };
                 if let Some(r) = mem.races {
                     let mut r = r.borrow_mut();
