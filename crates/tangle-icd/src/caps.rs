@@ -620,11 +620,13 @@ impl Caps {
         }
     }
 
-    /// `VkPhysicalDeviceRobustness2FeaturesEXT`: `robustBufferAccess2` only (images and null
-    /// descriptors are not run; `tangle_exec::check::robust`).
+    /// `VkPhysicalDeviceRobustness2FeaturesEXT`: `robustBufferAccess2`
+    /// (`tangle_exec::check::robust`) and `robustImageAccess2` (`tangle_exec::run::image`);
+    /// not `nullDescriptor` (a null handle in a descriptor write is refused).
     pub fn robustness2(&self) -> vk::PhysicalDeviceRobustness2FeaturesEXT<'static> {
         vk::PhysicalDeviceRobustness2FeaturesEXT {
             robust_buffer_access2: vk::TRUE,
+            robust_image_access2: vk::TRUE,
             ..Default::default()
         }
     }
