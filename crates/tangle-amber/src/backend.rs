@@ -69,11 +69,21 @@ impl BufferRobustness {
     /// The `DEVICE_FEATURE` that enables `robustImageAccess2` ([`ComputeJob::image_robustness`]).
     pub const IMAGE2_FEATURE: &'static str = "Robustness2FeaturesEXT.robustImageAccess2";
 
+    /// The `DEVICE_FEATURE` that enables `cooperativeMatrixRobustBufferAccess`
+    /// ([`ComputeJob::coopmat_robustness`]).
+    pub const COOPMAT_FEATURE: &'static str =
+        "CooperativeMatrixFeaturesKHR.cooperativeMatrixRobustBufferAccess";
+
     /// Whether `requirements` enable `robustImageAccess2`.
     pub fn images(requirements: &[crate::script::Requirement]) -> bool {
-        requirements.iter().any(
-            |r| matches!(r, crate::script::Requirement::Feature(f) if f == Self::IMAGE2_FEATURE),
-        )
+        Self::enables(requirements, Self::IMAGE2_FEATURE)
+    }
+
+    /// Whether `requirements` enable the `DEVICE_FEATURE` `feature`.
+    pub fn enables(requirements: &[crate::script::Requirement], feature: &str) -> bool {
+        requirements
+            .iter()
+            .any(|r| matches!(r, crate::script::Requirement::Feature(f) if f == feature))
     }
 
     /// The robustness `requirements` enable (the strongest named).
@@ -123,6 +133,9 @@ pub struct ComputeJob {
     pub robustness: BufferRobustness,
     /// Whether the script enables `robustImageAccess2` ([`BufferRobustness::IMAGE2_FEATURE`]).
     pub image_robustness: bool,
+    /// Whether the script enables `cooperativeMatrixRobustBufferAccess`
+    /// ([`BufferRobustness::COOPMAT_FEATURE`]).
+    pub coopmat_robustness: bool,
 }
 
 /// What a dispatch left behind.

@@ -612,10 +612,13 @@ impl Caps {
         }
     }
 
-    /// `VkPhysicalDeviceCooperativeMatrixFeaturesKHR`: with a non-empty list.
+    /// `VkPhysicalDeviceCooperativeMatrixFeaturesKHR`: with a non-empty list, and
+    /// `cooperativeMatrixRobustBufferAccess` with it (loads and stores outside a buffer follow
+    /// the buffer robustness element by element: `tangle_exec::run::coopmat`).
     pub fn coopmat_features(&self) -> vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static> {
         vk::PhysicalDeviceCooperativeMatrixFeaturesKHR {
             cooperative_matrix: b(!self.coopmat().is_empty()),
+            cooperative_matrix_robust_buffer_access: b(!self.coopmat().is_empty()),
             ..Default::default()
         }
     }

@@ -216,7 +216,11 @@ fn robust_image_access_2_drops_image_writes_outside_the_image() {
         });
         for y in 0..4u32 {
             for x in 0..2u32 {
-                assert_eq!(word(ptr, (y * 2 + x) as usize), x + 10 * y + 7, "({x}, {y})");
+                assert_eq!(
+                    word(ptr, (y * 2 + x) as usize),
+                    x + 10 * y + 7,
+                    "({x}, {y})"
+                );
             }
         }
         return;

@@ -450,6 +450,7 @@ OpFunctionEnd
             debug: Vec::new(),
             robustness: Default::default(),
             image_robustness: false,
+            coopmat_robustness: false,
         }
     }
 

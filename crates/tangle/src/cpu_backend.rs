@@ -363,6 +363,8 @@ impl Backend for CpuBackend {
         let ok = match requirement {
             Requirement::Feature(name) => match name.as_str() {
                 "CooperativeMatrixFeaturesKHR.cooperativeMatrix" => coopmat,
+                // Element by element, as plain accesses (tangle_exec::run::coopmat).
+                BufferRobustness::COOPMAT_FEATURE => coopmat,
                 "ShaderBfloat16FeaturesKHR.shaderBFloat16Type"
                 | "ShaderBfloat16FeaturesKHR.shaderBFloat16CooperativeMatrix" => bf16,
                 "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout"
@@ -505,6 +507,7 @@ impl Backend for CpuBackend {
             started: Some(run_started),
             robustness,
             image_robustness: job.image_robustness,
+            coopmat_robustness: job.coopmat_robustness,
             ..self.options.clone()
         };
         let started = std::time::Instant::now();

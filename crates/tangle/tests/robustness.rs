@@ -307,24 +307,43 @@ fn a_chosen_value_is_a_warning_only_where_it_reaches_the_output() {
     let cases = [
         (buffer, "uint v = a[i]; if (i < 4u) { o[i] = v; }", false),
         (buffer, "uint v = a[i] + 1u; o[i] = v * 2u;", true),
-        (buffer, "uint v[2]; v[i & 1u] = a[i]; o[i] = v[i & 1u];", true),
+        (
+            buffer,
+            "uint v[2]; v[i & 1u] = a[i]; o[i] = v[i & 1u];",
+            true,
+        ),
         (buffer, "if (a[i] == 0u) { o[i] = 1u; }", true),
         (buffer, "uint v = a[i]; atomicAdd(o[0], v);", true),
-        (buffer, "uint v = a[i] * 0u; if (i < 4u) { o[i] = 1u; }", false),
+        (
+            buffer,
+            "uint v = a[i] * 0u; if (i < 4u) { o[i] = 1u; }",
+            false,
+        ),
         (buffer2, "o[i] = a[i];", false),
         (buffer2, "if (i >= 4u) { atomicAdd(a[i], 1u); }", false),
-        (buffer2, "if (i >= 4u) { o[i] = atomicAdd(a[i], 1u); }", true),
+        (
+            buffer2,
+            "if (i >= 4u) { o[i] = atomicAdd(a[i], 1u); }",
+            true,
+        ),
     ];
     for (feature, body, warns) in cases {
         let text = values_script(feature, body);
         for policy in ["robust-zero", "robust-in-range"] {
             let (code, kinds, out) = run(&text, &["--policy", policy]);
             let want = if warns { warning() } else { vec![] };
-            assert_eq!((code, kinds), (0, want), "{feature}: {body} ({policy}):\n{out}");
+            assert_eq!(
+                (code, kinds),
+                (0, want),
+                "{feature}: {body} ({policy}):\n{out}"
+            );
         }
     }
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/amber/robust");
-    for (file, warns) in [("buffer_past_end.amber", false), ("buffer_value_stored.amber", true)] {
+    for (file, warns) in [
+        ("buffer_past_end.amber", false),
+        ("buffer_value_stored.amber", true),
+    ] {
         let text = std::fs::read_to_string(dir.join(file)).expect("the script");
         for tier in [&["--reference"][..], &[][..]] {
             let (code, kinds, out) = run(&text, tier);
@@ -342,7 +361,10 @@ fn a_chosen_value_is_a_warning_only_where_it_reaches_the_output() {
 fn robust_image_access_2_defines_reads_writes_and_atomics_outside_the_image() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/amber/robust");
     let text = std::fs::read_to_string(dir.join("image2_past_end.amber")).expect("the script");
-    let off = text.replace("DEVICE_FEATURE Robustness2FeaturesEXT.robustImageAccess2\n", "");
+    let off = text.replace(
+        "DEVICE_FEATURE Robustness2FeaturesEXT.robustImageAccess2\n",
+        "",
+    );
     assert_ne!(off, text);
     let error = vec![("out-of-bounds".to_string(), "error".to_string())];
     assert_eq!(run(&text, &[]).0, 0, "{}", run(&text, &[]).2);
@@ -381,4 +403,85 @@ EXPECT o IDX 0 EQ 1 2 3 4 0 0
     assert_eq!((code, kinds), (0, vec![]), "{out}");
     let (code, kinds, out) = run(&atomic(""), &[]);
     assert_eq!((code, kinds), (1, error), "{out}");
+}
+
+/// A cooperative-matrix load of an 8x8 float matrix from a 60-float buffer (its last 4
+/// elements past the end), stored whole into a 64-float one, and a store of a whole matrix
+/// into a 60-float buffer, under `features`.
+fn coopmat_script(features: &[&str], store_past: bool) -> String {
+    let lines: String = features
+        .iter()
+        .map(|f| format!("DEVICE_FEATURE {f}\n"))
+        .collect();
+    let (src, dst) = if store_past { (64, 60) } else { (60, 64) };
+    let data: Vec<String> = (0..src).map(|i| (i + 1).to_string()).collect();
+    let expect: Vec<String> = (0..60).map(|i| (i + 1).to_string()).collect();
+    let tail = match store_past {
+        true => String::new(),
+        false => "EXPECT dst IDX 240 EQ 0 0 0 0\n".to_string(),
+    };
+    format!(
+        r#"#!amber
+DEVICE_EXTENSION VK_KHR_cooperative_matrix
+DEVICE_FEATURE CooperativeMatrixFeaturesKHR.cooperativeMatrix
+{lines}SHADER compute s GLSL TARGET_ENV vulkan1.3
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0) buffer In {{ float src[]; }};
+layout(set = 0, binding = 1) buffer Out {{ float dst[]; }};
+void main() {{
+  if (gl_SubgroupID == 0u) {{
+    coopmat<float, gl_ScopeSubgroup, 8, 8, gl_MatrixUseAccumulator> m;
+    coopMatLoad(m, src, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(m, dst, 0, 8, gl_CooperativeMatrixLayoutRowMajor);
+  }}
+}}
+END
+BUFFER src DATA_TYPE float DATA {data} END
+BUFFER dst DATA_TYPE float SIZE {dst} FILL 0
+PIPELINE compute p
+  ATTACH s
+  BIND BUFFER src AS storage DESCRIPTOR_SET 0 BINDING 0
+  BIND BUFFER dst AS storage DESCRIPTOR_SET 0 BINDING 1
+END
+RUN p 1 1 1
+EXPECT dst IDX 0 EQ {expect}
+{tail}"#,
+        data = data.join(" "),
+        expect = expect.join(" "),
+    )
+}
+
+/// Cooperative-matrix loads and stores past a buffer's end take the plain accesses' robust
+/// path element by element where `cooperativeMatrixRobustBufferAccess` is enabled:
+/// `robustBufferAccess2` zeros and drops (no finding), `robustBufferAccess` takes the policy's
+/// choice (a warning). Without that feature, or without buffer robustness, they stay
+/// `out-of-bounds` errors.
+#[test]
+fn cooperative_matrix_accesses_past_the_end_follow_robustness_with_the_feature() {
+    let coopmat = "CooperativeMatrixFeaturesKHR.cooperativeMatrixRobustBufferAccess";
+    let buffer = "robustBufferAccess";
+    let buffer2 = "Robustness2FeaturesEXT.robustBufferAccess2";
+    let error = vec![("out-of-bounds".to_string(), "error".to_string())];
+    for store_past in [false, true] {
+        let cases: [(&[&str], i32, Vec<(String, String)>); 5] = [
+            (&[], 1, error.clone()),
+            (&[buffer2], 1, error.clone()),
+            (&[coopmat], 1, error.clone()),
+            (&[coopmat, buffer2], 0, vec![]),
+            (&[coopmat, buffer], 0, warning()),
+        ];
+        for (features, code, kinds) in cases {
+            let text = coopmat_script(features, store_past);
+            let (got, found, out) = run(&text, &["--policy", "robust-zero"]);
+            assert_eq!(
+                (got, found),
+                (code, kinds),
+                "{features:?}, store past: {store_past}:\n{out}"
+            );
+        }
+    }
 }

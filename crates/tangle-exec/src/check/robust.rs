@@ -30,9 +30,13 @@
 //!   with the uninitialised-value check's origins ([`crate::check::uninit`]), marked
 //!   [`CHOSEN`], and warns where it is stored to memory other invocations see, is an atomic's
 //!   operand, decides a branch, selects memory, is a group operation's operand, or enters an
-//!   operation that check does not follow ([`Chosen`]). A value that is dropped is no finding. Robustness covers storage and uniform buffers only: workgroup memory, push
-//! constants, images and texel buffers, and cooperative-matrix loads and stores (tangle's
-//! devices do not report `cooperativeMatrixRobustBufferAccess`) keep `out-of-bounds` errors.
+//!   operation that check does not follow ([`Chosen`]). A value that is dropped is no finding.
+//!
+//! Robustness covers storage and uniform buffers only: workgroup memory, push constants and
+//! texel buffers keep `out-of-bounds` errors; images follow `robustImageAccess2`
+//! ([`crate::run::image`]); cooperative-matrix loads and stores follow the buffer robustness
+//! element by element only with `cooperativeMatrixRobustBufferAccess`
+//! ([`crate::RunOptions::coopmat_robustness`]), and otherwise keep `out-of-bounds` errors.
 //! The range is the descriptor's own: tangle's devices report both
 //! `robust…BufferAccessSizeAlignment`s as 1, so no rounding up applies.
 

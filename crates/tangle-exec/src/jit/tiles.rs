@@ -501,6 +501,7 @@ impl<'s> Tiles<'s> {
             written: None,
             robust: (s.options.robustness, s.options.policy.robust),
             image_robust: s.options.image_robustness,
+            coopmat_robust: s.options.coopmat_robustness,
         }
     }
 

@@ -51,6 +51,9 @@ pub struct Mem<'a> {
     /// `robustImageAccess2`: an image access outside the image is defined
     /// ([`super::image`]).
     pub image_robust: bool,
+    /// `cooperativeMatrixRobustBufferAccess`: cooperative-matrix loads and stores outside a
+    /// buffer follow [`Mem::robust`] ([`super::coopmat`]).
+    pub coopmat_robust: bool,
 }
 
 /// Where an access outside its buffer goes under robustness ([`Mem::out_of_range`]).

@@ -985,6 +985,7 @@ impl Workgroup {
                     written: self.written.get_mut().on.then_some(&self.written),
                     robust: (s.options.robustness, s.options.policy.robust),
                     image_robust: s.options.image_robustness,
+                    coopmat_robust: s.options.coopmat_robustness,
                 };
                 if let Some(r) = mem.races {
                     let mut r = r.borrow_mut();

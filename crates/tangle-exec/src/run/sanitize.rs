@@ -7,8 +7,8 @@ use super::{Keyed, Shared, Workgroup};
 use crate::check::barrier::BarrierFinding;
 use crate::check::kind::Kind;
 use crate::check::race::{self, Access, Race, RaceFinding};
-use crate::check::summary::Summaries;
 use crate::check::robust;
+use crate::check::summary::Summaries;
 use crate::check::uninit;
 use crate::report::{Diagnostic, Finding};
 

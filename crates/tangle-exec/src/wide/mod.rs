@@ -180,6 +180,7 @@ impl<'a> Wide<'a> {
             written: None,
             robust: (s.options.robustness, s.options.policy.robust),
             image_robust: s.options.image_robustness,
+            coopmat_robust: s.options.coopmat_robustness,
         }
     }
 
