@@ -233,8 +233,12 @@ pub(super) fn track_uninit(
             split_pointer(rd(regs, n, ptr, l)).0 != REGION_INVOCATION
         };
         if !uninit::step(prog, op, poison, n, mask, &visible, &mut uses) {
-            // A group operation's Value was checked: its other slots do not flow into it.
-            if !matches!(op, Op::Group(_)) {
+            // Only ops that take values: a group operation's Value was checked already, and
+            // a descriptor array's element is chosen by an index alone.
+            if matches!(
+                op,
+                Op::Dot(_) | Op::Coopmat(_) | Op::Image(_) | Op::CopyMemory { .. }
+            ) {
                 uninit::held_chosen(poison, n, mask, &mut uses);
             }
             uninit::forget(poison, n, mask);
