@@ -66,6 +66,25 @@ impl BufferRobustness {
     pub const BUFFER_FEATURE: &'static str = "robustBufferAccess";
     /// The `DEVICE_FEATURE` that enables [`BufferRobustness::Buffer2`].
     pub const BUFFER2_FEATURE: &'static str = "Robustness2FeaturesEXT.robustBufferAccess2";
+    /// The `DEVICE_FEATURE` that enables `robustImageAccess2` ([`ComputeJob::image_robustness`]).
+    pub const IMAGE2_FEATURE: &'static str = "Robustness2FeaturesEXT.robustImageAccess2";
+
+    /// The `DEVICE_FEATURE` that enables `cooperativeMatrixRobustBufferAccess`
+    /// ([`ComputeJob::coopmat_robustness`]).
+    pub const COOPMAT_FEATURE: &'static str =
+        "CooperativeMatrixFeaturesKHR.cooperativeMatrixRobustBufferAccess";
+
+    /// Whether `requirements` enable `robustImageAccess2`.
+    pub fn images(requirements: &[crate::script::Requirement]) -> bool {
+        Self::enables(requirements, Self::IMAGE2_FEATURE)
+    }
+
+    /// Whether `requirements` enable the `DEVICE_FEATURE` `feature`.
+    pub fn enables(requirements: &[crate::script::Requirement], feature: &str) -> bool {
+        requirements
+            .iter()
+            .any(|r| matches!(r, crate::script::Requirement::Feature(f) if f == feature))
+    }
 
     /// The robustness `requirements` enable (the strongest named).
     pub fn of(requirements: &[crate::script::Requirement]) -> BufferRobustness {
@@ -112,6 +131,11 @@ pub struct ComputeJob {
     pub debug: Vec<[u32; 3]>,
     /// The buffer robustness the script enables.
     pub robustness: BufferRobustness,
+    /// Whether the script enables `robustImageAccess2` ([`BufferRobustness::IMAGE2_FEATURE`]).
+    pub image_robustness: bool,
+    /// Whether the script enables `cooperativeMatrixRobustBufferAccess`
+    /// ([`BufferRobustness::COOPMAT_FEATURE`]).
+    pub coopmat_robustness: bool,
 }
 
 /// What a dispatch left behind.

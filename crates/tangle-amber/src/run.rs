@@ -374,6 +374,11 @@ impl Runner<'_, '_> {
             line,
             debug,
             robustness: crate::backend::BufferRobustness::of(&self.script.requirements),
+            image_robustness: crate::backend::BufferRobustness::images(&self.script.requirements),
+            coopmat_robustness: crate::backend::BufferRobustness::enables(
+                &self.script.requirements,
+                crate::backend::BufferRobustness::COOPMAT_FEATURE,
+            ),
         };
         let output = self.backend.run_compute(&job).map_err(|e| match e {
             BackendError::Unsupported(_) => (Status::Unsupported, e.to_string()),

@@ -308,6 +308,13 @@ pub struct RunOptions {
     /// `robustBufferAccess2`): what an access outside a buffer's range does, and whether it
     /// is a finding ([`crate::check::robust`]).
     pub robustness: crate::check::robust::Robustness,
+    /// `robustImageAccess2` (VK_EXT_robustness2): an image read, write or atomic outside the
+    /// image is defined ([`crate::run::image`]), not a finding.
+    pub image_robustness: bool,
+    /// `cooperativeMatrixRobustBufferAccess` (VK_KHR_cooperative_matrix): a cooperative-matrix
+    /// load or store outside its buffer follows [`RunOptions::robustness`] element by element
+    /// ([`crate::check::robust`]); without it such an access stays undefined behaviour.
+    pub coopmat_robustness: bool,
     /// Finding kinds not to look for (`--allow race,uninit`): neither reported nor, for the
     /// race and uninitialised-value checks, tracked.
     pub allow: crate::check::kind::KindSet,
@@ -364,6 +371,8 @@ impl Default for RunOptions {
             checks: true,
             coopmat_layout: crate::policy::CoopmatLayout::default(),
             robustness: crate::check::robust::Robustness::Off,
+            image_robustness: false,
+            coopmat_robustness: false,
             allow: crate::check::kind::KindSet::default(),
             deny: crate::check::kind::KindSet::default(),
             max_findings: Report::MAX_DIAGNOSTICS,

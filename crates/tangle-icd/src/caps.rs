@@ -612,19 +612,24 @@ impl Caps {
         }
     }
 
-    /// `VkPhysicalDeviceCooperativeMatrixFeaturesKHR`: with a non-empty list.
+    /// `VkPhysicalDeviceCooperativeMatrixFeaturesKHR`: with a non-empty list, and
+    /// `cooperativeMatrixRobustBufferAccess` with it (loads and stores outside a buffer follow
+    /// the buffer robustness element by element: `tangle_exec::run::coopmat`).
     pub fn coopmat_features(&self) -> vk::PhysicalDeviceCooperativeMatrixFeaturesKHR<'static> {
         vk::PhysicalDeviceCooperativeMatrixFeaturesKHR {
             cooperative_matrix: b(!self.coopmat().is_empty()),
+            cooperative_matrix_robust_buffer_access: b(!self.coopmat().is_empty()),
             ..Default::default()
         }
     }
 
-    /// `VkPhysicalDeviceRobustness2FeaturesEXT`: `robustBufferAccess2` only (images and null
-    /// descriptors are not run; `tangle_exec::check::robust`).
+    /// `VkPhysicalDeviceRobustness2FeaturesEXT`: `robustBufferAccess2`
+    /// (`tangle_exec::check::robust`) and `robustImageAccess2` (`tangle_exec::run::image`);
+    /// not `nullDescriptor` (a null handle in a descriptor write is refused).
     pub fn robustness2(&self) -> vk::PhysicalDeviceRobustness2FeaturesEXT<'static> {
         vk::PhysicalDeviceRobustness2FeaturesEXT {
             robust_buffer_access2: vk::TRUE,
+            robust_image_access2: vk::TRUE,
             ..Default::default()
         }
     }

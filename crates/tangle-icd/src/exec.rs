@@ -449,6 +449,11 @@ fn run_dispatch(
     let settings = &device.settings;
     let options = RunOptions {
         robustness,
+        image_robustness: pipeline
+            .robustness
+            .images
+            .unwrap_or(device.image_robustness),
+        coopmat_robustness: device.coopmat_robustness,
         base,
         allow: settings.allow,
         deny: settings.deny,

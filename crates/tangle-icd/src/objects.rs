@@ -66,6 +66,13 @@ pub struct Device {
     /// `robustBufferAccess2`, at `vkCreateDevice`):
     /// what its dispatches' accesses outside a buffer do ([`tangle_exec::check::robust`]).
     pub robustness: tangle_exec::check::robust::Robustness,
+    /// Whether the program enabled VK_EXT_robustness2's `robustImageAccess2`: image accesses
+    /// outside the image are defined (`tangle_exec::run::image`).
+    pub image_robustness: bool,
+    /// Whether the program enabled VK_KHR_cooperative_matrix's
+    /// `cooperativeMatrixRobustBufferAccess`: cooperative-matrix accesses outside a buffer
+    /// follow [`Device::robustness`].
+    pub coopmat_robustness: bool,
     /// Whether the program enabled `pipelineRobustness` (VK_EXT_pipeline_robustness), which a
     /// pipeline's own robustness needs.
     pub pipeline_robustness: bool,

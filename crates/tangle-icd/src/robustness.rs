@@ -24,6 +24,8 @@ pub struct PipelineRobustness {
     pub storage: Option<Robustness>,
     /// Uniform buffers (`uniformBuffers`).
     pub uniform: Option<Robustness>,
+    /// Images (`images`): `robustImageAccess2` on or off.
+    pub images: Option<bool>,
 }
 
 /// One `VkPipelineRobustnessBufferBehaviorEXT`: `None` for `DEVICE_DEFAULT`.
@@ -39,11 +41,20 @@ pub fn behavior(b: vk::PipelineRobustnessBufferBehaviorEXT) -> Result<Option<Rob
 }
 
 impl PipelineRobustness {
-    /// The behaviours of one `VkPipelineRobustnessCreateInfoEXT`. Image robustness other than
-    /// the device's (or disabled) needs `robustImageAccess`, which tangle does not claim.
+    /// The behaviours of one `VkPipelineRobustnessCreateInfoEXT`. `ROBUST_IMAGE_ACCESS` needs
+    /// `robustImageAccess`, which tangle does not claim (`robustImageAccess2` it does).
     pub fn from_info(info: &vk::PipelineRobustnessCreateInfoEXT<'_>) -> Result<Self, String> {
         use vk::PipelineRobustnessImageBehaviorEXT as I;
-        if !matches!(info.images, I::DEVICE_DEFAULT | I::DISABLED) {
+        let images = match info.images {
+            I::DEVICE_DEFAULT => None,
+            I::DISABLED => Some(false),
+            I::ROBUST_IMAGE_ACCESS_2 => Some(true),
+            _ => None,
+        };
+        if !matches!(
+            info.images,
+            I::DEVICE_DEFAULT | I::DISABLED | I::ROBUST_IMAGE_ACCESS_2
+        ) {
             return Err(format!(
                 "images {:?}: robustImageAccess is not supported (VUID-VkPipelineRobustnessCreateInfo-robustImageAccess-06930)",
                 info.images
@@ -52,6 +63,7 @@ impl PipelineRobustness {
         Ok(PipelineRobustness {
             storage: behavior(info.storage_buffers)?,
             uniform: behavior(info.uniform_buffers)?,
+            images,
         })
     }
 
@@ -101,6 +113,7 @@ mod tests {
         let p = PipelineRobustness {
             storage: Some(Robustness::Off),
             uniform: None,
+            images: None,
         };
         assert_eq!(
             p.resolve(Robustness::Buffer, true, false),

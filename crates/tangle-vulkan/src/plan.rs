@@ -449,6 +449,8 @@ OpFunctionEnd
             line: 1,
             debug: Vec::new(),
             robustness: Default::default(),
+            image_robustness: false,
+            coopmat_robustness: false,
         }
     }
 

@@ -46,6 +46,8 @@ const FEATURES: &[&str] = &[
     // Out-of-bounds buffer accesses as the features define them (tangle_exec::check::robust).
     BufferRobustness::BUFFER_FEATURE,
     BufferRobustness::BUFFER2_FEATURE,
+    // Out-of-bounds image accesses as robustImageAccess2 defines them (tangle_exec::run::image).
+    BufferRobustness::IMAGE2_FEATURE,
     "SubgroupSizeControl.computeFullSubgroups",
     "SubgroupSupportedStages.compute",
     "BufferDeviceAddressFeatures.bufferDeviceAddress",
@@ -361,6 +363,8 @@ impl Backend for CpuBackend {
         let ok = match requirement {
             Requirement::Feature(name) => match name.as_str() {
                 "CooperativeMatrixFeaturesKHR.cooperativeMatrix" => coopmat,
+                // Element by element, as plain accesses (tangle_exec::run::coopmat).
+                BufferRobustness::COOPMAT_FEATURE => coopmat,
                 "ShaderBfloat16FeaturesKHR.shaderBFloat16Type"
                 | "ShaderBfloat16FeaturesKHR.shaderBFloat16CooperativeMatrix" => bf16,
                 "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout"
@@ -502,6 +506,8 @@ impl Backend for CpuBackend {
             watch,
             started: Some(run_started),
             robustness,
+            image_robustness: job.image_robustness,
+            coopmat_robustness: job.coopmat_robustness,
             ..self.options.clone()
         };
         let started = std::time::Instant::now();

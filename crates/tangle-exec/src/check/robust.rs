@@ -21,14 +21,27 @@
 //! finding. Where it leaves the implementation a choice (`robustBufferAccess`'s loads, stores
 //! and atomics; any robust atomic's returned value) the run takes the choice the policy names
 //! ([`RobustChoice`]: zero values and discarded writes, or the bytes at the same offset
-//! wrapped into the bound range) and reports a `robust-access` warning at the access, with
-//! the sentence above: a program whose output depends on the choice shows it under
-//! `--policy all`. Robustness covers storage and uniform buffers only: workgroup memory, push
-//! constants, images and texel buffers, and cooperative-matrix loads and stores (tangle's
-//! devices do not report `cooperativeMatrixRobustBufferAccess`) keep `out-of-bounds` errors.
+//! wrapped into the bound range), so a program whose output depends on the choice shows it
+//! under `--policy all`, and reports a `robust-access` warning with the sentence above:
+//! * a store or atomic under `robustBufferAccess` at the access: its effect ("may modify
+//!   values within the memory range(s) bound to the buffer") is the implementation's choice;
+//! * a value the implementation chose (a `robustBufferAccess` load's, a `robustBufferAccess2`
+//!   atomic's returned value) only where it reaches the output: the reference path follows it
+//!   with the uninitialised-value check's origins ([`crate::check::uninit`]), marked
+//!   [`CHOSEN`], and warns where it is stored to memory other invocations see, is an atomic's
+//!   operand, decides a branch, selects memory, is a group operation's operand, or enters an
+//!   operation that check does not follow ([`Chosen`]). A value that is dropped is no finding.
+//!
+//! Robustness covers storage and uniform buffers only: workgroup memory, push constants and
+//! texel buffers keep `out-of-bounds` errors; images follow `robustImageAccess2`
+//! ([`crate::run::image`]); cooperative-matrix loads and stores follow the buffer robustness
+//! element by element only with `cooperativeMatrixRobustBufferAccess`
+//! ([`crate::RunOptions::coopmat_robustness`]), and otherwise keep `out-of-bounds` errors.
 //! The range is the descriptor's own: tangle's devices report both
 //! `robust…BufferAccessSizeAlignment`s as 1, so no rounding up applies.
 
+use crate::report::Finding;
+use std::collections::HashMap;
 use std::fmt;
 
 /// The buffer robustness in force for a dispatch.
@@ -153,6 +166,80 @@ pub fn outcome(
                 Access::Atomic => ATOMIC_VALUE,
             }),
         }),
+    }
+}
+
+/// Whether an access's warning waits for its value to reach the output ([`Chosen`]) rather
+/// than being reported at the access: a load under `robustBufferAccess`, whose value is the
+/// implementation's choice but whose effect is none, and an atomic under
+/// `robustBufferAccess2`, whose write is discarded but whose returned value is undefined.
+pub fn follows_value(robustness: Robustness, access: Access) -> bool {
+    matches!(
+        (robustness, access),
+        (Robustness::Buffer, Access::Load) | (Robustness::Buffer2, Access::Atomic)
+    )
+}
+
+/// The bit of an uninitialised-value origin ([`crate::check::uninit`]) that marks a value an
+/// implementation chose under robustness; the rest is 1 + the location of the access.
+pub const CHOSEN: u32 = 1 << 31;
+
+/// The out-of-range accesses whose values a subgroup follows, by (location, lane): each lane's
+/// last one at each instruction, to name it when its value reaches the output.
+#[derive(Debug, Clone, Default)]
+pub struct Chosen {
+    accesses: HashMap<(u32, usize), Finding>,
+}
+
+impl Chosen {
+    /// Records `lane`'s access at location `loc` with the warning it deferred; returns the
+    /// origin its value carries.
+    pub fn record(&mut self, loc: u32, lane: usize, warning: Finding) -> u32 {
+        self.accesses.insert((loc, lane), warning);
+        CHOSEN | (loc.saturating_add(1) & !CHOSEN)
+    }
+
+    /// Forgets every access (a new workgroup).
+    pub fn clear(&mut self) {
+        self.accesses.clear();
+    }
+
+    /// The warning of `lane` using a value of origin `origin` as `used`, where the origin is
+    /// [`CHOSEN`] (`None` otherwise); `at` names the access it came from.
+    pub fn finding(
+        &self,
+        origin: u32,
+        lane: usize,
+        used: &dyn fmt::Display,
+        at: &dyn fmt::Display,
+    ) -> Option<Finding> {
+        if origin & CHOSEN == 0 {
+            return None;
+        }
+        let loc = (origin & !CHOSEN).saturating_sub(1);
+        let reached = format!("; its value, from {at}, is used here as {used}");
+        Some(match self.accesses.get(&(loc, lane)) {
+            Some(Finding::RobustAccess {
+                region,
+                offset,
+                len,
+                size,
+                what,
+            }) => Finding::RobustAccess {
+                region: region.clone(),
+                offset: *offset,
+                len: *len,
+                size: *size,
+                what: format!("{what}{reached}"),
+            },
+            _ => Finding::RobustAccess {
+                region: "a buffer".to_string(),
+                offset: 0,
+                len: 0,
+                size: 0,
+                what: format!("a value an implementation chose under robustness{reached}"),
+            },
+        })
     }
 }
 

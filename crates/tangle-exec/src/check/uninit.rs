@@ -24,7 +24,9 @@
 //! loads of Workgroup memory no invocation wrote ([`Shadow`]), by function variables without an
 //! initializer (held in registers), and by `OpUndef`; ops carry them from operands to results
 //! ([`step`]), and a use listed above is a finding naming the origin. Nothing is tracked while
-//! no slot is poisoned, so a clean run pays one flag test per op.
+//! no slot is poisoned, so a clean run pays one flag test per op. The same origins follow the
+//! values an implementation chose under robustness ([`crate::check::robust::CHOSEN`]), whose
+//! uses are `robust-access` warnings instead.
 //!
 //! Variables kept in invocation memory (`Private` ones, `Function` ones whose address is taken)
 //! have an origin per byte and lane ([`step_memory`]): they start undefined without an
@@ -54,6 +56,9 @@ pub enum UsedAs {
     AtomicOperand,
     /// A group operation's Value.
     GroupOperand,
+    /// Held by a lane that runs an operation this check does not follow (only a value an
+    /// implementation chose under robustness is reported so: [`crate::check::robust`]).
+    Untracked,
 }
 
 impl UsedAs {
@@ -75,6 +80,7 @@ impl fmt::Display for UsedAs {
             UsedAs::StoredValue => "a value stored to memory other invocations see",
             UsedAs::AtomicOperand => "an atomic operand",
             UsedAs::GroupOperand => "a group operation's operand",
+            UsedAs::Untracked => "a value held into an operation the check does not follow",
         })
     }
 }
@@ -154,6 +160,8 @@ pub struct Poison {
     memory: Vec<u32>,
     memory_live: usize,
     lane_bytes: u64,
+    /// The out-of-range accesses whose values carry [`crate::check::robust::CHOSEN`] origins.
+    pub chosen: crate::check::robust::Chosen,
 }
 
 /// The most bytes of invocation memory a subgroup tracks origins for (4 bytes each); past it,
@@ -201,6 +209,7 @@ impl Poison {
         self.live = 0;
         self.memory.fill(0);
         self.memory_live = 0;
+        self.chosen.clear();
     }
 
     /// Sets the origin of bytes `[off, off + len)` of `lane`'s invocation memory.
@@ -528,6 +537,24 @@ pub fn sink(
         if o != 0 {
             uses.push((l, o, used_as));
             set(poison, n, slot, l, 0);
+        }
+    }
+}
+
+/// Lists, for each lane in `mask` that holds a value an implementation chose under robustness
+/// ([`crate::check::robust::CHOSEN`]) in some slot, that value as [`UsedAs::Untracked`]: before
+/// an op this check does not follow forgets the lane's origins, a value that may flow through
+/// it is reported rather than lost.
+pub fn held_chosen(poison: &Poison, n: usize, mask: u128, uses: &mut Vec<Use>) {
+    if poison.live == 0 {
+        return;
+    }
+    for l in (0..n).filter(|l| mask & (1 << l) != 0) {
+        let held = (0..poison.origins.len() / n.max(1))
+            .map(|s| origin(poison, n, s as Slot, l))
+            .find(|&o| o & crate::check::robust::CHOSEN != 0);
+        if let Some(o) = held {
+            uses.push((l, o, UsedAs::Untracked));
         }
     }
 }

@@ -500,6 +500,8 @@ impl<'s> Tiles<'s> {
             races: None,
             written: None,
             robust: (s.options.robustness, s.options.policy.robust),
+            image_robust: s.options.image_robustness,
+            coopmat_robust: s.options.coopmat_robustness,
         }
     }
 

@@ -48,6 +48,12 @@ pub struct Mem<'a> {
     /// The buffer robustness in force and the outcome the policy picks where it leaves a
     /// choice ([`crate::check::robust`]).
     pub robust: (Robustness, RobustChoice),
+    /// `robustImageAccess2`: an image access outside the image is defined
+    /// ([`super::image`]).
+    pub image_robust: bool,
+    /// `cooperativeMatrixRobustBufferAccess`: cooperative-matrix loads and stores outside a
+    /// buffer follow [`Mem::robust`] ([`super::coopmat`]).
+    pub coopmat_robust: bool,
 }
 
 /// Where an access outside its buffer goes under robustness ([`Mem::out_of_range`]).
@@ -245,7 +251,16 @@ impl<'a> Mem<'a> {
     ) -> Result<Robust<'a>, Finding> {
         let (region, off) = split_pointer(ptr);
         let i = region.wrapping_sub(m::FIRST_BUFFER) as usize;
-        let buffer = region >= m::FIRST_BUFFER && !self.images.get(i).is_some_and(Option::is_some);
+        let image = self.images.get(i).is_some_and(Option::is_some);
+        if region >= m::FIRST_BUFFER && image && self.image_robust {
+            // An image atomic outside the image (`OpImageTexelPointer`): robustImageAccess2's
+            // "atomic operations from images will return zero values" and change nothing.
+            return Ok(Robust {
+                at: None,
+                warning: None,
+            });
+        }
+        let buffer = region >= m::FIRST_BUFFER && !image;
         let (Some((view, _)), true) = (self.buffers.get(i), buffer) else {
             return Err(f);
         };

@@ -18,6 +18,7 @@ use super::memory::{make_pointer, split_pointer, Words, OFFSET_BITS, REGION_INVO
 use crate::check::coopmat::CoopmatFinding as CF;
 use crate::check::group::poison;
 use crate::check::race;
+use crate::check::robust;
 use crate::policy::{CoopmatLayout, Rng};
 use crate::program::{Op, Program, Slot, Type};
 use crate::report::Finding;
@@ -612,18 +613,15 @@ fn load(
             let v = match map.elem(l, i) {
                 Some(e) => {
                     let ptr = element_address(at, regs, n, l, e);
-                    match cx.mem.resolve(ptr, l, u64::from(at.shape.bytes)) {
-                        Ok((w, off)) => {
-                            cx.mem.log(
-                                l,
-                                ptr,
-                                u64::from(at.shape.bytes),
-                                race::READ | race::MATRIX,
-                            );
+                    let bytes = u64::from(at.shape.bytes);
+                    let place = robust_element(cx, (ptr, l, bytes), robust::Access::Load);
+                    match place {
+                        Ok((Some((w, off, ptr)), _)) => {
+                            cx.mem.log(l, ptr, bytes, race::READ | race::MATRIX);
                             w.read(off, at.shape.bytes)
                         }
-                        Err(f) => {
-                            if !reported {
+                        Ok((None, f)) | Err(f) => {
+                            if let (false, Some(f)) = (reported, f) {
                                 found.push((l, f));
                                 reported = true;
                             }
@@ -668,24 +666,46 @@ fn store(
                 continue;
             };
             let ptr = element_address(at, regs, n, l, e);
-            match cx.mem.resolve(ptr, l, u64::from(at.shape.bytes)) {
-                Ok((w, off)) => {
-                    cx.mem.log(
-                        l,
-                        ptr,
-                        u64::from(at.shape.bytes),
-                        race::WRITE | race::MATRIX,
-                    );
-                    w.write(off, at.shape.bytes, rd(regs, n, src + i, l))
+            let bytes = u64::from(at.shape.bytes);
+            match robust_element(cx, (ptr, l, bytes), robust::Access::Store) {
+                Ok((Some((w, off, ptr)), f)) => {
+                    cx.mem.log(l, ptr, bytes, race::WRITE | race::MATRIX);
+                    w.write(off, at.shape.bytes, rd(regs, n, src + i, l));
+                    if let (false, Some(f)) = (reported, f) {
+                        found.push((l, f));
+                        reported = true;
+                    }
                 }
-                Err(f) => {
-                    if !reported {
+                Ok((None, f)) | Err(f) => {
+                    if let (false, Some(f)) = (reported, f) {
                         found.push((l, f));
                         reported = true;
                     }
                 }
             }
         }
+    }
+}
+
+/// Where one element of a cooperative-matrix load or store (`bytes` at `ptr` by lane `l`) goes:
+/// in bounds, its own bytes; outside its buffer with `cooperativeMatrixRobustBufferAccess`
+/// ([`Mem::coopmat_robust`]: "robust buffer access for SPIR-V OpCooperativeMatrixLoadKHR and
+/// OpCooperativeMatrixStoreKHR instructions"), what the buffer robustness makes of it, as a
+/// plain access's ([`Mem::out_of_range`]): the bytes it uses (with the pointer to log) or none,
+/// and the `robust-access` warning if any; otherwise the `out-of-bounds` finding (`Err`).
+#[allow(clippy::type_complexity)]
+fn robust_element<'a>(
+    cx: &Ctx<'_, 'a>,
+    (ptr, l, bytes): (u64, usize, u64),
+    access: robust::Access,
+) -> Result<(Option<(&'a Words, u64, u64)>, Option<Finding>), Option<Finding>> {
+    match cx.mem.resolve(ptr, l, bytes) {
+        Ok((w, off)) => Ok((Some((w, off, ptr)), None)),
+        Err(f) if cx.mem.coopmat_robust => match cx.mem.out_of_range(ptr, bytes, access, f) {
+            Ok(r) => Ok((r.at, r.warning)),
+            Err(f) => Err(Some(f)),
+        },
+        Err(f) => Err(Some(f)),
     }
 }
 

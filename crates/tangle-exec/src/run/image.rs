@@ -6,6 +6,14 @@
 //! dispatch; [`ImageView`] says which regions are images and how their texels are laid out.
 //! Out-of-bounds coordinates are findings like a buffer's out-of-bounds access (Vulkan: without
 //! `robustImageAccess` the access is undefined behaviour): reads return 0, writes are dropped.
+//! With `robustImageAccess2` (VK_EXT_robustness2, [`Mem::image_robust`]) they are defined and
+//! no finding: Vulkan "Texel Replacement": "If the robustImageAccess2 feature is enabled, zero
+//! values must be returned", then "Conversion to RGBA" fills the components the format lacks
+//! with (0, 0, 1) (`robustImageAccess2`: "with (0,0,1) values inserted for missing G, B, or A
+//! components based on the format"), which is the decoding of a texel of zero bits; writes:
+//! "If the texel fails integer texel coordinate validation, then the write has no effect";
+//! atomics "return zero values" ([`Mem::out_of_range`]). A level of detail other than 0 is
+//! not a coordinate outside the image and stays a finding.
 
 use super::access::{LaneFinding, Mem};
 use super::alu::{bits_of, rd, wr};
@@ -341,6 +349,9 @@ pub fn exec_image(
                                 let raw = read_raw(words, off, view.format.bytes());
                                 Some(texel::decode(view.format, raw))
                             }
+                            Err(_) if mem.image_robust && lod == 0 => {
+                                Some(texel::decode(view.format, 0))
+                            }
                             Err(f) => {
                                 found.push((l, f));
                                 None
@@ -384,6 +395,7 @@ pub fn exec_image(
                 );
                 let off = match at {
                     Ok(off) => off,
+                    Err(_) if mem.image_robust => continue,
                     Err(f) => {
                         found.push((l, f));
                         continue;

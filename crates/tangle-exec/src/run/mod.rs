@@ -570,10 +570,13 @@ impl Workgroup {
             .iter()
             .map(|&x| x as usize)
             .product::<usize>();
-        // Tracked unless both kinds of use are allowed.
+        // Tracked unless both kinds of use are allowed, and also where robustness leaves
+        // values to follow to the output (`check::robust::follows_value`).
         let uninit = s.options.checks
-            && !(s.options.allow.contains(Kind::Uninit)
-                && s.options.allow.contains(Kind::UninitIndex));
+            && (!(s.options.allow.contains(Kind::Uninit)
+                && s.options.allow.contains(Kind::UninitIndex))
+                || (s.options.robustness != crate::check::robust::Robustness::Off
+                    && !s.options.allow.contains(Kind::RobustAccess)));
         let subgroups = (0..invocations.div_ceil(s.sg))
             .map(|i| Subgroup {
                 regs: s.template.clone(),
@@ -981,6 +984,8 @@ impl Workgroup {
                     races: self.races.get_mut().on.then_some(&self.races),
                     written: self.written.get_mut().on.then_some(&self.written),
                     robust: (s.options.robustness, s.options.policy.robust),
+                    image_robust: s.options.image_robustness,
+                    coopmat_robust: s.options.coopmat_robustness,
                 };
                 if let Some(r) = mem.races {
                     let mut r = r.borrow_mut();
@@ -1224,7 +1229,7 @@ impl Workgroup {
                 if sg.poison.any() {
                     let mut uses = Vec::new();
                     uninit::sink(&mut sg.poison, n, t.mask, slot, what, &mut uses);
-                    sanitize::push_uses(prog, uses, &mut self.found);
+                    sanitize::push_uses(prog, &sg.poison.chosen, uses, &mut self.found);
                     self.report(s, first, block.term_loc);
                 }
             }

@@ -7,6 +7,7 @@ use super::{Keyed, Shared, Workgroup};
 use crate::check::barrier::BarrierFinding;
 use crate::check::kind::Kind;
 use crate::check::race::{self, Access, Race, RaceFinding};
+use crate::check::robust;
 use crate::check::summary::Summaries;
 use crate::check::uninit;
 use crate::report::{Diagnostic, Finding};
@@ -232,6 +233,14 @@ pub(super) fn track_uninit(
             split_pointer(rd(regs, n, ptr, l)).0 != REGION_INVOCATION
         };
         if !uninit::step(prog, op, poison, n, mask, &visible, &mut uses) {
+            // Only ops that take values: a group operation's Value was checked already, and
+            // a descriptor array's element is chosen by an index alone.
+            if matches!(
+                op,
+                Op::Dot(_) | Op::Coopmat(_) | Op::Image(_) | Op::CopyMemory { .. }
+            ) {
+                uninit::held_chosen(poison, n, mask, &mut uses);
+            }
             uninit::forget(poison, n, mask);
         }
     }
@@ -260,7 +269,46 @@ pub(super) fn track_uninit(
             }
         }
     }
-    push_uses(prog, uses, found);
+    follow_chosen(prog, op, (poison, n), mem.robust.0, loc, found);
+    push_uses(prog, &poison.chosen, uses, found);
+}
+
+/// The `robust-access` warnings of `op` (at location `loc`) that wait for their value to reach
+/// the output ([`robust::follows_value`]) leave `found`: the lane's result instead carries a
+/// [`robust::CHOSEN`] origin, reported where it is used ([`push_uses`]).
+fn follow_chosen(
+    prog: &crate::program::Program,
+    op: &crate::program::Op,
+    (poison, n): (&mut uninit::Poison, usize),
+    robustness: robust::Robustness,
+    loc: u32,
+    found: &mut Vec<super::access::LaneFinding>,
+) {
+    use crate::program::Op;
+    let (dst, slots, access) = match op {
+        Op::Load { dst, ty, .. } | Op::LoadUniform { dst, ty, .. } => {
+            (*dst, prog.ty(*ty).slots, robust::Access::Load)
+        }
+        Op::Atomic { dst, .. } => (*dst, 1, robust::Access::Atomic),
+        _ => return,
+    };
+    if !robust::follows_value(robustness, access)
+        || !found
+            .iter()
+            .any(|(_, f)| matches!(f, Finding::RobustAccess { .. }))
+    {
+        return;
+    }
+    for (l, f) in std::mem::take(found) {
+        if !matches!(f, Finding::RobustAccess { .. }) {
+            found.push((l, f));
+            continue;
+        }
+        let o = poison.chosen.record(loc, l, f);
+        for s in dst..dst + slots {
+            uninit::set(poison, n, s, l, o);
+        }
+    }
 }
 
 /// Copies the origins of `(dst, src)` slot pairs for the lanes in `mask` (a call's parameters,
@@ -282,13 +330,23 @@ pub(super) fn copy_origins(
     }
 }
 
-/// The uses of undefined values as lane findings.
+/// The uses of undefined values as lane findings: `uninit` ones, or `robust-access` warnings
+/// where the value is one an implementation chose under robustness (`chosen`).
 pub(super) fn push_uses(
     prog: &crate::program::Program,
+    chosen: &robust::Chosen,
     uses: Vec<crate::check::uninit::Use>,
     found: &mut Vec<super::access::LaneFinding>,
 ) {
     for (l, o, used_as) in uses {
+        let at = prog.location((o & !robust::CHOSEN).saturating_sub(1));
+        if let Some(f) = chosen.finding(o, l, &used_as, &at) {
+            found.push((l, f));
+            continue;
+        }
+        if used_as == uninit::UsedAs::Untracked {
+            continue;
+        }
         found.push((
             l,
             Finding::Uninit(crate::check::uninit::UninitFinding {

@@ -179,6 +179,8 @@ impl<'a> Wide<'a> {
             races: None,
             written: None,
             robust: (s.options.robustness, s.options.policy.robust),
+            image_robust: s.options.image_robustness,
+            coopmat_robust: s.options.coopmat_robustness,
         }
     }
 

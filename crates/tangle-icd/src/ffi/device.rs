@@ -72,10 +72,16 @@ pub unsafe extern "system" fn create_device(
         // SAFETY: as above.
         let robust2 = unsafe { instance::robust_buffer_access2(info.p_next) };
         // SAFETY: as above.
+        let image_robustness = unsafe { instance::robust_image_access2(info.p_next) };
+        // SAFETY: as above.
+        let coopmat_robustness = unsafe { instance::coopmat_robust_buffer_access(info.p_next) };
+        // SAFETY: as above.
         let pipeline_robustness = unsafe { instance::pipeline_robustness(info.p_next) };
         let queue = new_dispatchable();
         let device = Arc::new(Device {
             pipeline_robustness,
+            image_robustness,
+            coopmat_robustness,
             caps,
             queue,
             findings: Mutex::default(),

@@ -312,6 +312,36 @@ pub(super) unsafe fn robust_buffer_access2(next: *const std::ffi::c_void) -> boo
     })
 }
 
+/// Whether VK_EXT_robustness2's `robustImageAccess2` is enabled in the create-info's chain
+/// (`next`).
+///
+/// # Safety
+/// `next` is a valid chain.
+pub(super) unsafe fn robust_image_access2(next: *const std::ffi::c_void) -> bool {
+    // SAFETY: the caller's chain; each struct is read as the type its `sType` names.
+    unsafe { chain(next) }.into_iter().any(|(s_type, at)| {
+        s_type == vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT
+            // SAFETY: a `VkPhysicalDeviceRobustness2FeaturesEXT`.
+            && unsafe { (*at.cast::<vk::PhysicalDeviceRobustness2FeaturesEXT>()).robust_image_access2 }
+                == vk::TRUE
+    })
+}
+
+/// Whether VK_KHR_cooperative_matrix's `cooperativeMatrixRobustBufferAccess` is enabled in the
+/// create-info's chain (`next`).
+///
+/// # Safety
+/// `next` is a valid chain.
+pub(super) unsafe fn coopmat_robust_buffer_access(next: *const std::ffi::c_void) -> bool {
+    // SAFETY: the caller's chain; each struct is read as the type its `sType` names.
+    unsafe { chain(next) }.into_iter().any(|(s_type, at)| {
+        s_type == vk::StructureType::PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR
+            // SAFETY: a `VkPhysicalDeviceCooperativeMatrixFeaturesKHR`.
+            && unsafe { (*at.cast::<vk::PhysicalDeviceCooperativeMatrixFeaturesKHR>()).cooperative_matrix_robust_buffer_access }
+                == vk::TRUE
+    })
+}
+
 /// Whether VK_EXT_pipeline_robustness's `pipelineRobustness` is enabled in the create-info's
 /// chain (`next`).
 ///

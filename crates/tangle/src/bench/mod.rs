@@ -293,6 +293,8 @@ fn on_driver_once(
         line: 0,
         debug: Vec::new(),
         robustness: Default::default(),
+        image_robustness: false,
+        coopmat_robustness: false,
     };
     driver.run_compute(&job).map_err(|e| e.to_string())?;
     let mut out = driver.run_compute(&job).map_err(|e| e.to_string())?;
