@@ -144,6 +144,7 @@ pub fn run(device: &Device, buffers: &[Vec<Command>]) {
             }
         }
     }
+    lock(&device.findings).tiers.write_as_asked();
 }
 
 /// Runs one command.
@@ -324,6 +325,7 @@ fn run_dispatch(
     (base, groups): ([u32; 3], [u32; 3]),
     place: Place,
 ) -> Result<(), String> {
+    let started = std::time::Instant::now();
     let pipeline = bound
         .pipeline
         .as_ref()
@@ -390,6 +392,7 @@ fn run_dispatch(
             &RunOptions {
                 robustness,
                 base,
+                threads: crate::config::threads(),
                 ..RunOptions::default()
             },
         )
@@ -410,6 +413,7 @@ fn run_dispatch(
     let mut f = lock(&device.findings);
     f.dispatches += 1;
     f.add(&pipeline.label(), place, &report.summaries);
+    f.tiers.add(&pipeline.label(), &report, started.elapsed());
     Ok(())
 }
 

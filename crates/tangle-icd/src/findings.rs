@@ -48,6 +48,8 @@ pub struct Findings {
     pub submissions: u64,
     /// Commands the driver could not run, with why.
     pub errors: Vec<String>,
+    /// Where each pipeline's dispatches ran, and their time.
+    pub tiers: crate::tiers::Tiers,
 }
 
 impl Findings {
@@ -139,6 +141,7 @@ impl Findings {
             "dispatches": self.dispatches,
             "findings": causes,
             "errors": self.errors,
+            "pipelines": self.tiers.json(),
         })
     }
 }

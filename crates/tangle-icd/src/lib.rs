@@ -37,4 +37,5 @@ pub mod objects;
 pub mod pipeline;
 pub mod query;
 pub mod robustness;
+pub mod tiers;
 pub mod transfer;
