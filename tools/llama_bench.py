@@ -117,6 +117,8 @@ def child(args):
 
 
 BACKENDS = ("cpu", "tangle", "lavapipe")
+# ggml's plain shaders on both drivers: no cooperative-matrix, no integer-dot kernels.
+PLAIN = {"GGML_VK_DISABLE_COOPMAT": "1", "GGML_VK_DISABLE_INTEGER_DOT_PRODUCT": "1"}
 
 
 def child_command(args, backend, model, fa, perf):
@@ -130,6 +132,11 @@ def child_command(args, backend, model, fa, perf):
     env["GGML_VK_DEBUG_MARKERS"] = "1"
     if perf:
         env["GGML_VK_PERF_LOGGER"] = "1"
+    # `tangle-plain`, `lavapipe-plain`: the same driver on ggml's plain shaders.
+    plain = backend.endswith("-plain")
+    backend = backend.removesuffix("-plain")
+    if plain:
+        env.update(PLAIN)
     if backend == "cpu":
         env["GGML_VK_VISIBLE_DEVICES"] = ""
         return [sys.executable, str(HERE), *common, "--reps", str(args.cpu_reps), "--model", str(model),
@@ -142,7 +149,7 @@ def child_command(args, backend, model, fa, perf):
             # Where each pipeline ran and why (crates/tangle-icd/src/tiers.rs): ggml never
             # destroys its device, so TANGLE_REPORT is not written.
             env["TANGLE_TIERS"] = str(Path(args.out).resolve() / "logs" /
-                                      f"tangle-{model.stem}-fa{fa}-tiers.json")
+                                      f"tangle{'-plain' if plain else ''}-{model.stem}-fa{fa}-tiers.json")
         return [sys.executable, str(HERE), *common, "--model", str(model),
                 "--n-gpu-layers", "-1"], env
     # lavapipe, inside the chroot: the script and the model are copied under /opt/llama.
@@ -160,6 +167,8 @@ def child_command(args, backend, model, fa, perf):
                                        sorted((root / "usr/share/vulkan/icd.d").glob("lvp_icd*.json")))}
     if perf:
         env["GGML_VK_PERF_LOGGER"] = "1"
+    if plain:
+        env.update(PLAIN)
     return [shutil.which("chroot") or "/usr/sbin/chroot", str(root), "/usr/bin/python3", "/opt/llama/llama_bench.py", *common,
             "--model", str(inside_model), "--n-gpu-layers", "-1"], env
 
@@ -263,22 +272,28 @@ def tables(args, results, meta):
     out.append("|" + " --- |" * 13)
     ratio = lambda a, b: f"{a / b:.2f}×" if a and b else "–"
     num = lambda r, k, f: (f.format(r[k]) if r else "–")
-    for key in meta["runs"]:
-        t, l, c = (results.get(f"{b}|{key}") for b in ("tangle", "lavapipe", "cpu"))
+    for key, suffix in [(k, s) for s in ("", "-plain") for k in meta["runs"]]:
+        t, l = (results.get(f"{b}{suffix}|{key}") for b in ("tangle", "lavapipe"))
+        c = results.get(f"cpu|{key}")
+        if suffix and not (t or l):
+            continue
         g = lambda r, k: r[k] if r else None
         model, fa = key.split("|")
-        out.append(f"| {model} | {fa} | {num(t, 'pp_tok_s', '{:.1f}')} | {num(l, 'pp_tok_s', '{:.1f}')} | "
+        out.append(f"| {model}{' (plain shaders)' if suffix else ''} | {fa} | {num(t, 'pp_tok_s', '{:.1f}')} | {num(l, 'pp_tok_s', '{:.1f}')} | "
                    f"{num(c, 'pp_tok_s', '{:.1f}')} | {ratio(g(t, 'pp_tok_s'), g(l, 'pp_tok_s'))} | "
                    f"{ratio(g(t, 'pp_tok_s'), g(c, 'pp_tok_s'))} | {num(t, 'tg_tok_s', '{:.2f}')} | "
                    f"{num(l, 'tg_tok_s', '{:.2f}')} | {num(c, 'tg_tok_s', '{:.2f}')} | "
                    f"{ratio(g(t, 'tg_tok_s'), g(l, 'tg_tok_s'))} | {ratio(g(t, 'tg_tok_s'), g(c, 'tg_tok_s'))} | "
                    f"{num(t, 'peak_mb', '{:.0f}')} / {num(l, 'peak_mb', '{:.0f}')} / {num(c, 'peak_mb', '{:.0f}')} |")
     # Per-op families, summed over every model, per phase.
-    for phase in ("pp", "tg"):
+    for suffix, phase in [(s, p) for s in ("", "-plain") for p in ("pp", "tg")]:
         fam = {b: defaultdict(lambda: [0, 0.0]) for b in ("tangle", "lavapipe")}
         feats = {b: {"coopmat": False, "int_dot": False} for b in fam}
+        if suffix and not any(k.startswith("tangle-plain-perf|") for k in results):
+            continue
         for key in meta["runs"]:
-            t, l = results.get(f"tangle-perf|{key}"), results.get(f"lavapipe-perf|{key}")
+            t = results.get(f"tangle{suffix}-perf|{key}")
+            l = results.get(f"lavapipe{suffix}-perf|{key}")
             if not (t and l):
                 continue
             for b, r in (("tangle", t), ("lavapipe", l)):
@@ -289,7 +304,8 @@ def tables(args, results, meta):
                     f[1] += us
         names = sorted(set(fam["tangle"]) | set(fam["lavapipe"]),
                        key=lambda k: -fam["tangle"][k][1])
-        out.append(f"\nPer-op times, {'prompt' if phase == 'pp' else 'generation'} phase, summed "
+        out.append(f"\nPer-op times{', plain shaders' if suffix else ''}, "
+                   f"{'prompt' if phase == 'pp' else 'generation'} phase, summed "
                    f"over the models (ggml-vulkan's GGML_VK_PERF_LOGGER; the family from the "
                    f"op and each device's features):\n")
         out.append("| kernel family | path: tangle / lavapipe | ops | tangle ms | lavapipe ms | "
@@ -311,6 +327,8 @@ def tiers_table(args):
     rows = defaultdict(lambda: {"dispatches": 0, "native": 0, "wide": 0, "invocations": 0,
                                 "ms": 0.0, "why": defaultdict(int)})
     for f in sorted((Path(args.out) / "logs").glob("tangle-*-tiers.json")):
+        if f.name.startswith("tangle-plain-"):
+            continue
         for p in json.loads(f.read_text()):
             name = p["pipeline"].split("'")[1] if "'" in p["pipeline"] else p["pipeline"]
             r = rows[name]
@@ -343,7 +361,8 @@ def main():
     ap.add_argument("--manifest")
     ap.add_argument("--chroot")
     ap.add_argument("--only", default="")
-    ap.add_argument("--backends", default=",".join(BACKENDS))
+    ap.add_argument("--backends", default=",".join(BACKENDS),
+                    help="of cpu, tangle, lavapipe, tangle-plain, lavapipe-plain")
     ap.add_argument("--flash-attn", default="1")
     ap.add_argument("--prompt", type=int, default=512)
     ap.add_argument("--gen", type=int, default=16)
@@ -374,12 +393,15 @@ def main():
     fas = [int(f) for f in args.flash_attn.split(",")]
     results_path = out / "results.json"
     results = json.loads(results_path.read_text()) if results_path.exists() else {}
-    meta = {"runs": [], "load_start": open("/proc/loadavg").read().split()[:3],
+    # The runs of earlier calls into the same OUT stay in the tables.
+    old = json.loads((out / "meta.json").read_text()) if (out / "meta.json").exists() else {}
+    meta = {"runs": list(old.get("runs", [])), "load_start": open("/proc/loadavg").read().split()[:3],
             "prompt": args.prompt, "gen": args.gen, "threads": args.threads}
     for model in models:
         for fa in fas:
             key = f"{model.stem}|{fa}"
-            meta["runs"].append(key)
+            if key not in meta["runs"]:
+                meta["runs"].append(key)
             for backend in backends:
                 for perf in ([False] if args.no_perf or backend == "cpu" else [False, True]):
                     r = run_child(args, backend, model, fa, perf)
