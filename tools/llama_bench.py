@@ -270,7 +270,7 @@ def tables(args, results, meta):
                "tangle/cpu pp | tangle tg tok/s | lavapipe tg | cpu tg | tangle/lvp tg | "
                "tangle/cpu tg | peak MB tangle / lvp / cpu |")
     out.append("|" + " --- |" * 13)
-    ratio = lambda a, b: f"{a / b:.2f}×" if a and b else "–"
+    ratio = lambda a, b: f"{a / b:.3g}×" if a and b else "–"
     num = lambda r, k, f: (f.format(r[k]) if r else "–")
     for key, suffix in [(k, s) for s in ("", "-plain") for k in meta["runs"]]:
         t, l = (results.get(f"{b}{suffix}|{key}") for b in ("tangle", "lavapipe"))
@@ -313,7 +313,7 @@ def tables(args, results, meta):
         out.append("| --- | --- | --- | --- | --- | --- | --- | --- |")
         for k in names:
             (tn, tus), (ln, lus) = fam["tangle"][k], fam["lavapipe"][k]
-            r = f"{lus / tus:.2f}×" if tus and lus else "–"
+            r = f"{lus / tus:.3g}×" if tus and lus else "–"
             paths = f"{path(k, feats['tangle']) or '–'} / {path(k, feats['lavapipe']) or '–'}"
             out.append(f"| {k} | {paths} | {tn or ln} | {tus / 1e3:.1f} | {lus / 1e3:.1f} | {r} | "
                        f"{(tus / tn / 1e3 if tn else 0):.2f} | {(lus / ln if ln else 0):.0f} |")
