@@ -51,5 +51,5 @@ pub use device::{
 pub use error::{ExecError, InstRef, Trap};
 pub use policy::{BranchOrder, CoopmatLayout, Policy, Reconvergence, RobustChoice, SwitchGrouping};
 pub use profile::Profile;
-pub use report::{Diagnostic, Finding, RaceCutShort, Report, Stats, Timing};
+pub use report::{Diagnostic, Finding, PathNotes, RaceCutShort, Report, Stats, Timing};
 pub use trace::Trace;

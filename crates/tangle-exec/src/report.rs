@@ -366,7 +366,24 @@ pub struct Report {
     /// The bytes each buffer binding's accesses touched, when [`crate::RunOptions::touched`]
     /// asked for them and the race check kept every access (`None` otherwise: unknown).
     pub touched: Option<Vec<crate::check::touched::Touched>>,
+    /// Why the faster paths did not run it, where they did not.
+    pub paths: PathNotes,
 }
+
+/// Why the executor's faster paths left a dispatch to a slower one, in their own words
+/// (`native: not taken: ...`, `wide: gave up: ...`; empty when the first path tried ran it):
+/// for speed work, which [`Stats::jit_invocations`] and [`Stats::wide_invocations`] say the
+/// outcome of. Not results: two reports compare equal whatever their notes.
+#[derive(Debug, Clone, Default)]
+pub struct PathNotes(pub Vec<String>);
+
+impl PartialEq for PathNotes {
+    fn eq(&self, _: &PathNotes) -> bool {
+        true
+    }
+}
+
+impl Eq for PathNotes {}
 
 /// Where a dispatch's time went: the worker threads against the host's own work around them
 /// (setup, the native tier's compile, the race screen's sweep, the findings' sort, and for

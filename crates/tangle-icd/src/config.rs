@@ -1,7 +1,7 @@
 //! The driver's environment variables, read when an instance is created (`TANGLE_PROFILE`,
 //! `TANGLE_SUBGROUP_SIZE`, `TANGLE_ALLOW`, `TANGLE_DENY`, `TANGLE_VIEW`, `TANGLE_EXEC`,
-//! `TANGLE_IDENTITY`), at the first dispatch (`TANGLE_TIME_LIMIT`) and when a device is
-//! destroyed (`TANGLE_REPORT`). docs/driver.md lists them.
+//! `TANGLE_IDENTITY`), at the first dispatch (`TANGLE_TIME_LIMIT`, `TANGLE_THREADS`) and when a
+//! device is destroyed (`TANGLE_REPORT`). docs/driver.md lists them.
 
 use tangle_exec::Profile;
 
@@ -13,6 +13,30 @@ pub const PROFILE: &str = "TANGLE_PROFILE";
 pub const IDENTITY: &str = "TANGLE_IDENTITY";
 /// The report variable: a file the findings are written to as JSON when a device is destroyed.
 pub const REPORT: &str = "TANGLE_REPORT";
+/// The threads variable: the most worker threads a dispatch takes (unset, empty or 0: one a
+/// core; more than the machine's cores: its cores), as `LP_NUM_THREADS` sets lavapipe's.
+pub const THREADS: &str = "TANGLE_THREADS";
+
+/// The worker threads `TANGLE_THREADS` asks for ([`tangle_exec::RunOptions::threads`]: 0 is
+/// every core), read once: a dispatch asks for it every time. A value that is not a number
+/// is said on stderr once and means every core.
+pub fn threads() -> usize {
+    static THREADS_ASKED: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS_ASKED.get_or_init(|| parse_threads(&std::env::var(THREADS).unwrap_or_default()))
+}
+
+/// `TANGLE_THREADS`'s value as a thread count (0: every core).
+fn parse_threads(value: &str) -> usize {
+    match value.trim() {
+        "" => 0,
+        v => v.parse().unwrap_or_else(|_| {
+            say(&format!(
+                "{THREADS}={v}: not a number of threads; every core is used"
+            ));
+            0
+        }),
+    }
+}
 
 /// The time-limit variable: the most seconds one dispatch may run, as `tangle run --time-limit`
 /// (the executor's minute when unset).
@@ -170,6 +194,13 @@ mod tests {
         for bad in ["0", "-1", "five", "NaN", "inf", "1e400", ""] {
             assert_eq!(seconds(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn thread_counts() {
+        assert_eq!(parse_threads(""), 0);
+        assert_eq!(parse_threads(" 2 "), 2);
+        assert_eq!(parse_threads("two"), 0);
     }
 
     #[test]

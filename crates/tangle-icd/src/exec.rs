@@ -201,6 +201,7 @@ pub fn run(device: &Device, buffers: &[Vec<Command>]) -> Vec<Found> {
             }
         }
     }
+    lock(&device.findings).tiers.write_as_asked();
     found
 }
 
@@ -388,6 +389,7 @@ fn run_dispatch(
     (base, groups): ([u32; 3], [u32; 3]),
     place: Place,
 ) -> Result<Vec<Found>, String> {
+    let started = std::time::Instant::now();
     let pipeline = bound
         .pipeline
         .as_ref()
@@ -463,6 +465,7 @@ fn run_dispatch(
             .contains(tangle_exec::check::kind::Kind::Race),
         trace: crate::view::wanted(settings, pipeline),
         time_limit: crate::config::time_limit(),
+        threads: crate::config::threads(),
         ..RunOptions::default()
     };
     let report = pipeline
@@ -486,6 +489,7 @@ fn run_dispatch(
             .into_iter()
             .filter_map(|h| f.add_hazard(&label, place, h.message, h.earlier)),
     );
+    f.tiers.add(&label, &report, started.elapsed());
     Ok(new
         .iter()
         .filter_map(|&i| f.causes.get(i).cloned())

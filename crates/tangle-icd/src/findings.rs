@@ -66,6 +66,8 @@ pub struct Findings {
     pub submissions: u64,
     /// Commands the driver could not run, with why.
     pub errors: Vec<String>,
+    /// Where each pipeline's dispatches ran, and their time.
+    pub tiers: crate::tiers::Tiers,
 }
 
 impl Findings {
@@ -193,6 +195,7 @@ impl Findings {
             "dispatches": self.dispatches,
             "findings": causes,
             "errors": self.errors,
+            "pipelines": self.tiers.json(),
         })
     }
 }

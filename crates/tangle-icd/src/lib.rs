@@ -41,5 +41,6 @@ pub mod objects;
 pub mod pipeline;
 pub mod query;
 pub mod robustness;
+pub mod tiers;
 pub mod transfer;
 pub mod view;

@@ -386,7 +386,10 @@ pub(crate) fn run(
     };
     let code = match cache.get(s.prog, key, s.deadline, o.time_limit)? {
         Ok(c) => c,
-        Err(why) => return Ok(Tier::NotTaken(why)),
+        Err(why) => {
+            s.note(format!("native: not taken: {why}"));
+            return Ok(Tier::NotTaken(why));
+        }
     };
     let template = (0..s.prog.slots)
         .map(|slot| crate::run::alu::rd(&s.template, s.sg, slot, 0))
@@ -437,6 +440,9 @@ pub(crate) fn run(
     if let Some(why) = why {
         // Its counters are the reference path's to give.
         f.1 = Stats::default();
+        drop(f);
+        let how = if parted { "lanes parted" } else { "gave up" };
+        s.note(format!("native: {how}: {why}"));
         return Ok(if parted {
             Tier::Parted(why)
         } else {

@@ -95,9 +95,19 @@ pub(crate) struct Shared<'a> {
     /// When the time limit passes ([`RunOptions::started`] plus the limit), for every path
     /// the dispatch takes; `None`: no limit.
     pub(crate) deadline: Option<std::time::Instant>,
+    /// Why a faster path left the dispatch ([`crate::report::PathNotes`]).
+    pub(crate) notes: Mutex<Vec<String>>,
 }
 
 impl Shared<'_> {
+    /// Notes why a faster path left the dispatch to a slower one ([`crate::report::PathNotes`]).
+    pub(crate) fn note(&self, why: String) {
+        self.notes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(why);
+    }
+
     /// The checks at a terminator, the same on both paths: the step limit (a tangle's `steps`;
     /// `invocation` names its first invocation), then one relaxed load of the stop flag, which
     /// bounds how long a stopped dispatch keeps running to one block (or one barrier wait) per
@@ -322,6 +332,7 @@ fn run_on(
             .started
             .unwrap_or(start)
             .checked_add(options.time_limit),
+        notes: Mutex::new(Vec::new()),
     };
     // The native tier first; a program it does not take goes to the wide interpreter, and a
     // dispatch it gave up to the reference path (or to the wide interpreter, from its inputs
@@ -429,6 +440,9 @@ fn run_on(
             workers: std::time::Duration::from_nanos(shared.worker_nanos.load(Ordering::Relaxed)),
         },
         touched,
+        paths: crate::report::PathNotes(
+            shared.notes.into_inner().unwrap_or_else(|e| e.into_inner()),
+        ),
     })
 }
 
@@ -485,15 +499,20 @@ fn run_wide(s: &Shared<'_>, groups: u64, threads: usize) -> Result<Fast, ExecErr
         .iter()
         .map(|&x| u64::from(x))
         .product::<u64>();
-    let Ok(w) = crate::wide::Wide::new(s, groups.saturating_mul(per_group), threads) else {
-        return Ok(Fast::NotTaken);
+    let w = match crate::wide::Wide::new(s, groups.saturating_mul(per_group), threads) {
+        Ok(w) => w,
+        Err(why) => {
+            s.note(format!("wide: not taken: {}", why.0));
+            return Ok(Fast::NotTaken);
+        }
     };
     let result = workers::run_all(s, w.batches(), threads, || WideWorker {
         batch: crate::wide::Batch::new(&w),
         w: &w,
     });
     let outcome = w.outcome();
-    if outcome.is_err() {
+    if let Err(why) = &outcome {
+        s.note(format!("wide: gave up: {}", why.0));
         // Its findings and counters are the reference path's to give.
         let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
         f.1 = Stats::default();
