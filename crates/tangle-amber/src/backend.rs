@@ -36,6 +36,35 @@ pub struct JobBinding {
     pub sampler: Option<SamplerState>,
 }
 
+/// The bindings of `bindings` in runs that share bytes: each run is the bindings (by index, in
+/// order of their start) whose ranges of one script buffer overlap one after another; a binding
+/// that overlaps no other is a run of its own. Samplers and empty ranges are in none. A backend
+/// that aliases bindings ([`Backend::aliases_bindings`]) gives each run one memory.
+pub fn shared_runs(bindings: &[JobBinding]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..bindings.len())
+        .filter(|&i| bindings[i].kind != BindingKind::Sampler && !bindings[i].bytes.is_empty())
+        .collect();
+    order.sort_by_key(|&i| (bindings[i].buffer, bindings[i].offset, i));
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    let mut end = 0usize;
+    for i in order {
+        let b = &bindings[i];
+        let joins = runs
+            .last()
+            .and_then(|r| r.first())
+            .is_some_and(|&f| bindings[f].buffer == b.buffer && b.offset < end);
+        match runs.last_mut() {
+            Some(run) if joins => run.push(i),
+            _ => {
+                runs.push(vec![i]);
+                end = 0;
+            }
+        }
+        end = end.max(b.offset.saturating_add(b.bytes.len()));
+    }
+    runs
+}
+
 /// The texel layout of an image or texel buffer binding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobImage {

@@ -26,6 +26,7 @@ pub mod error;
 pub mod facts;
 pub mod features;
 pub mod plan;
+pub mod resources;
 #[allow(unsafe_code)]
 pub mod raw;
 
