@@ -333,20 +333,48 @@ fn capability_needs(cap: u32) -> (Option<Feature>, u32) {
             Some(Feature::WorkgroupMemoryExplicitLayout16BitAccess)
         }
         _ if is(C::StorageImageExtendedFormats) => Some(Feature::ShaderStorageImageExtendedFormats),
-        _ if is(C::StorageImageReadWithoutFormat) => Some(Feature::ShaderStorageImageReadWithoutFormat),
-        _ if is(C::StorageImageWriteWithoutFormat) => Some(Feature::ShaderStorageImageWriteWithoutFormat),
-        _ if is(C::UniformBufferArrayDynamicIndexing) => Some(Feature::ShaderUniformBufferArrayDynamicIndexing),
-        _ if is(C::SampledImageArrayDynamicIndexing) => Some(Feature::ShaderSampledImageArrayDynamicIndexing),
-        _ if is(C::StorageBufferArrayDynamicIndexing) => Some(Feature::ShaderStorageBufferArrayDynamicIndexing),
-        _ if is(C::StorageImageArrayDynamicIndexing) => Some(Feature::ShaderStorageImageArrayDynamicIndexing),
-        _ if is(C::UniformTexelBufferArrayDynamicIndexing) => Some(Feature::ShaderUniformTexelBufferArrayDynamicIndexing),
-        _ if is(C::StorageTexelBufferArrayDynamicIndexing) => Some(Feature::ShaderStorageTexelBufferArrayDynamicIndexing),
-        _ if is(C::UniformBufferArrayNonUniformIndexing) => Some(Feature::ShaderUniformBufferArrayNonUniformIndexing),
-        _ if is(C::SampledImageArrayNonUniformIndexing) => Some(Feature::ShaderSampledImageArrayNonUniformIndexing),
-        _ if is(C::StorageBufferArrayNonUniformIndexing) => Some(Feature::ShaderStorageBufferArrayNonUniformIndexing),
-        _ if is(C::StorageImageArrayNonUniformIndexing) => Some(Feature::ShaderStorageImageArrayNonUniformIndexing),
-        _ if is(C::UniformTexelBufferArrayNonUniformIndexing) => Some(Feature::ShaderUniformTexelBufferArrayNonUniformIndexing),
-        _ if is(C::StorageTexelBufferArrayNonUniformIndexing) => Some(Feature::ShaderStorageTexelBufferArrayNonUniformIndexing),
+        _ if is(C::StorageImageReadWithoutFormat) => {
+            Some(Feature::ShaderStorageImageReadWithoutFormat)
+        }
+        _ if is(C::StorageImageWriteWithoutFormat) => {
+            Some(Feature::ShaderStorageImageWriteWithoutFormat)
+        }
+        _ if is(C::UniformBufferArrayDynamicIndexing) => {
+            Some(Feature::ShaderUniformBufferArrayDynamicIndexing)
+        }
+        _ if is(C::SampledImageArrayDynamicIndexing) => {
+            Some(Feature::ShaderSampledImageArrayDynamicIndexing)
+        }
+        _ if is(C::StorageBufferArrayDynamicIndexing) => {
+            Some(Feature::ShaderStorageBufferArrayDynamicIndexing)
+        }
+        _ if is(C::StorageImageArrayDynamicIndexing) => {
+            Some(Feature::ShaderStorageImageArrayDynamicIndexing)
+        }
+        _ if is(C::UniformTexelBufferArrayDynamicIndexing) => {
+            Some(Feature::ShaderUniformTexelBufferArrayDynamicIndexing)
+        }
+        _ if is(C::StorageTexelBufferArrayDynamicIndexing) => {
+            Some(Feature::ShaderStorageTexelBufferArrayDynamicIndexing)
+        }
+        _ if is(C::UniformBufferArrayNonUniformIndexing) => {
+            Some(Feature::ShaderUniformBufferArrayNonUniformIndexing)
+        }
+        _ if is(C::SampledImageArrayNonUniformIndexing) => {
+            Some(Feature::ShaderSampledImageArrayNonUniformIndexing)
+        }
+        _ if is(C::StorageBufferArrayNonUniformIndexing) => {
+            Some(Feature::ShaderStorageBufferArrayNonUniformIndexing)
+        }
+        _ if is(C::StorageImageArrayNonUniformIndexing) => {
+            Some(Feature::ShaderStorageImageArrayNonUniformIndexing)
+        }
+        _ if is(C::UniformTexelBufferArrayNonUniformIndexing) => {
+            Some(Feature::ShaderUniformTexelBufferArrayNonUniformIndexing)
+        }
+        _ if is(C::StorageTexelBufferArrayNonUniformIndexing) => {
+            Some(Feature::ShaderStorageTexelBufferArrayNonUniformIndexing)
+        }
         _ if is(C::RuntimeDescriptorArray) => Some(Feature::RuntimeDescriptorArray),
         _ => None,
     };

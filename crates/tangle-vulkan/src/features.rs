@@ -221,19 +221,45 @@ impl Feature {
             Feature::ShaderStorageImageExtendedFormats => "shaderStorageImageExtendedFormats",
             Feature::ShaderStorageImageReadWithoutFormat => "shaderStorageImageReadWithoutFormat",
             Feature::ShaderStorageImageWriteWithoutFormat => "shaderStorageImageWriteWithoutFormat",
-            Feature::ShaderUniformBufferArrayDynamicIndexing => "shaderUniformBufferArrayDynamicIndexing",
-            Feature::ShaderSampledImageArrayDynamicIndexing => "shaderSampledImageArrayDynamicIndexing",
-            Feature::ShaderStorageBufferArrayDynamicIndexing => "shaderStorageBufferArrayDynamicIndexing",
-            Feature::ShaderStorageImageArrayDynamicIndexing => "shaderStorageImageArrayDynamicIndexing",
-            Feature::ShaderUniformTexelBufferArrayDynamicIndexing => "DescriptorIndexingFeatures.shaderUniformTexelBufferArrayDynamicIndexing",
-            Feature::ShaderStorageTexelBufferArrayDynamicIndexing => "DescriptorIndexingFeatures.shaderStorageTexelBufferArrayDynamicIndexing",
-            Feature::ShaderUniformBufferArrayNonUniformIndexing => "DescriptorIndexingFeatures.shaderUniformBufferArrayNonUniformIndexing",
-            Feature::ShaderSampledImageArrayNonUniformIndexing => "DescriptorIndexingFeatures.shaderSampledImageArrayNonUniformIndexing",
-            Feature::ShaderStorageBufferArrayNonUniformIndexing => "DescriptorIndexingFeatures.shaderStorageBufferArrayNonUniformIndexing",
-            Feature::ShaderStorageImageArrayNonUniformIndexing => "DescriptorIndexingFeatures.shaderStorageImageArrayNonUniformIndexing",
-            Feature::ShaderUniformTexelBufferArrayNonUniformIndexing => "DescriptorIndexingFeatures.shaderUniformTexelBufferArrayNonUniformIndexing",
-            Feature::ShaderStorageTexelBufferArrayNonUniformIndexing => "DescriptorIndexingFeatures.shaderStorageTexelBufferArrayNonUniformIndexing",
-            Feature::DescriptorBindingPartiallyBound => "DescriptorIndexingFeatures.descriptorBindingPartiallyBound",
+            Feature::ShaderUniformBufferArrayDynamicIndexing => {
+                "shaderUniformBufferArrayDynamicIndexing"
+            }
+            Feature::ShaderSampledImageArrayDynamicIndexing => {
+                "shaderSampledImageArrayDynamicIndexing"
+            }
+            Feature::ShaderStorageBufferArrayDynamicIndexing => {
+                "shaderStorageBufferArrayDynamicIndexing"
+            }
+            Feature::ShaderStorageImageArrayDynamicIndexing => {
+                "shaderStorageImageArrayDynamicIndexing"
+            }
+            Feature::ShaderUniformTexelBufferArrayDynamicIndexing => {
+                "DescriptorIndexingFeatures.shaderUniformTexelBufferArrayDynamicIndexing"
+            }
+            Feature::ShaderStorageTexelBufferArrayDynamicIndexing => {
+                "DescriptorIndexingFeatures.shaderStorageTexelBufferArrayDynamicIndexing"
+            }
+            Feature::ShaderUniformBufferArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderUniformBufferArrayNonUniformIndexing"
+            }
+            Feature::ShaderSampledImageArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderSampledImageArrayNonUniformIndexing"
+            }
+            Feature::ShaderStorageBufferArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderStorageBufferArrayNonUniformIndexing"
+            }
+            Feature::ShaderStorageImageArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderStorageImageArrayNonUniformIndexing"
+            }
+            Feature::ShaderUniformTexelBufferArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderUniformTexelBufferArrayNonUniformIndexing"
+            }
+            Feature::ShaderStorageTexelBufferArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderStorageTexelBufferArrayNonUniformIndexing"
+            }
+            Feature::DescriptorBindingPartiallyBound => {
+                "DescriptorIndexingFeatures.descriptorBindingPartiallyBound"
+            }
             Feature::RuntimeDescriptorArray => "DescriptorIndexingFeatures.runtimeDescriptorArray",
         }
     }

@@ -26,9 +26,9 @@ pub mod error;
 pub mod facts;
 pub mod features;
 pub mod plan;
-pub mod resources;
 #[allow(unsafe_code)]
 pub mod raw;
+pub mod resources;
 
 pub use backend::{list_devices, VulkanBackend, VulkanOptions, LOADER_ENV};
 pub use device::DeviceInfo;

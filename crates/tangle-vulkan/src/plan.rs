@@ -473,7 +473,9 @@ fn sets(
 }
 
 /// A format binding's image description and `VkFormat`.
-fn format(b: &tangle_amber::JobBinding) -> Result<(&tangle_amber::JobImage, ash::vk::Format), VulkanError> {
+fn format(
+    b: &tangle_amber::JobBinding,
+) -> Result<(&tangle_amber::JobImage, ash::vk::Format), VulkanError> {
     let image = b.image.as_ref().ok_or_else(|| {
         VulkanError::Invalid(format!("set {} binding {} has no format", b.set, b.binding))
     })?;
@@ -494,9 +496,15 @@ fn placements(
     let mut memories = Vec::new();
 
     for run in tangle_amber::backend::shared_runs(&job.bindings) {
-        let kinds = || run.iter().filter_map(|&i| job.bindings.get(i)).map(|b| b.kind);
+        let kinds = || {
+            run.iter()
+                .filter_map(|&i| job.bindings.get(i))
+                .map(|b| b.kind)
+        };
         if let [i] = run[..] {
-            let Some(b) = job.bindings.get(i) else { continue };
+            let Some(b) = job.bindings.get(i) else {
+                continue;
+            };
             let image = matches!(
                 b.kind,
                 BindingKind::StorageImage
@@ -537,12 +545,14 @@ fn placements(
                 b.set, b.binding
             )));
         }
-        let align = |k: BindingKind| match k {
-            BindingKind::Storage => limits.offset_alignment[0],
-            BindingKind::Uniform => limits.offset_alignment[1],
-            _ => limits.offset_alignment[2],
-        }
-        .max(1);
+        let align = |k: BindingKind| {
+            match k {
+                BindingKind::Storage => limits.offset_alignment[0],
+                BindingKind::Uniform => limits.offset_alignment[1],
+                _ => limits.offset_alignment[2],
+            }
+            .max(1)
+        };
         let start = run
             .first()
             .and_then(|&i| job.bindings.get(i))
@@ -553,7 +563,9 @@ fn placements(
         };
         let mut size = 0u64;
         for &i in &run {
-            let Some(b) = job.bindings.get(i) else { continue };
+            let Some(b) = job.bindings.get(i) else {
+                continue;
+            };
             let offset = b.offset as u64 - base;
             if offset % align(b.kind) != 0 {
                 // VUID-VkWriteDescriptorSet-descriptorType-00327/00328, VUID-VkBufferViewCreateInfo-offset-02749.
@@ -603,7 +615,7 @@ fn placements(
 mod tests {
     use super::*;
     use crate::device::tests::lavapipe_like;
-    use tangle_amber::backend::{JobBinding, SubgroupControl};
+    use tangle_amber::backend::{JobBinding, JobImage, SubgroupControl};
     use tangle_spirv::TargetEnv;
 
     use crate::facts::tests::{words as assemble, ARRAY_OF_BLOCKS};
@@ -668,12 +680,26 @@ OpFunctionEnd
             &BTreeSet::new(),
         )
         .expect("plans");
-        let numbers: Vec<Vec<(u32, usize)>> = p
+        let numbers: Vec<Vec<(u32, Vec<usize>)>> = p
             .sets
             .iter()
-            .map(|s| s.iter().map(|b| (b.binding, b.job_index)).collect())
+            .map(|s| s.iter().map(|b| (b.binding, b.elements.clone())).collect())
             .collect();
-        assert_eq!(numbers, vec![vec![(3, 1)], vec![], vec![(0, 2), (1, 0)]]);
+        assert_eq!(
+            numbers,
+            vec![vec![(3, vec![1])], vec![], vec![(0, vec![2]), (1, vec![0])]]
+        );
+        // Three script buffers (all `buffer: 0` at offset 0 here, so they share bytes: one
+        // VkBuffer, each descriptor at offset 0).
+        assert_eq!(p.memories.len(), 1);
+        assert!(p.placements.iter().all(|pl| matches!(
+            pl,
+            Placement::Buffer {
+                memory: 0,
+                offset: 0,
+                format: None
+            }
+        )));
         assert_eq!(p.sets[0][0].kind, BindingKind::Uniform);
         assert_eq!(p.push_constant_size, 8);
         // SpecId 4 is a 16-bit constant: 2 bytes, truncated like the CPU backend's pattern;
@@ -777,27 +803,136 @@ OpFunctionEnd
         );
     }
 
-    /// Images, samplers and descriptor arrays run on the CPU executor only: the plan refuses
-    /// them (exit 77) before any Vulkan object exists.
+    /// Images get placements of their own with their Vulkan format; texel buffers and buffers
+    /// sharing bytes of one script buffer are descriptors of one VkBuffer at their offsets; a
+    /// descriptor array's elements are listed by element.
     #[test]
-    fn images_and_descriptor_arrays_are_refused() {
-        let base = job(module("OpCapability Int16", "8 1 1"));
-        for (kind, element) in [
-            (BindingKind::StorageImage, 0),
-            (BindingKind::CombinedImageSampler, 0),
-            (BindingKind::Storage, 1),
-        ] {
-            let mut j = base.clone();
-            if let Some(b) = j.bindings.first_mut() {
-                b.kind = kind;
-                b.element = element;
-            }
-            let e = plan(&j, &lavapipe_like(), &BTreeSet::new(), &BTreeSet::new());
-            assert!(
-                matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("Vulkan backend")),
-                "{kind:?} {element}: {e:?}"
-            );
-        }
+    fn images_texel_buffers_arrays_and_shared_bytes_are_placed() {
+        let mut j = job(module("OpCapability Int16", "8 1 1"));
+        let image = |format: &str, extent| JobImage {
+            format: format.into(),
+            dimensions: 2,
+            extent,
+        };
+        j.bindings = vec![
+            JobBinding {
+                set: 0,
+                binding: 0,
+                kind: BindingKind::StorageImage,
+                bytes: vec![0; 16],
+                buffer: 0,
+                offset: 0,
+                element: 0,
+                image: Some(image("R8G8B8A8_UNORM", [2, 2, 1])),
+                sampler: None,
+            },
+            JobBinding {
+                set: 0,
+                binding: 1,
+                kind: BindingKind::Storage,
+                bytes: vec![0; 32],
+                buffer: 1,
+                offset: 16,
+                element: 0,
+                image: None,
+                sampler: None,
+            },
+            JobBinding {
+                set: 0,
+                binding: 1,
+                kind: BindingKind::Storage,
+                bytes: vec![0; 16],
+                buffer: 1,
+                offset: 32,
+                element: 1,
+                image: None,
+                sampler: None,
+            },
+            JobBinding {
+                set: 0,
+                binding: 2,
+                kind: BindingKind::UniformTexelBuffer,
+                bytes: vec![0; 32],
+                buffer: 1,
+                offset: 0,
+                element: 0,
+                image: Some(image("R32_UINT", [8, 1, 1])),
+                sampler: None,
+            },
+        ];
+        let d = lavapipe_like();
+        let p = plan(&j, &d, &BTreeSet::new(), &BTreeSet::new()).expect("plans");
+        assert_eq!(p.sets[0][1].elements, vec![1, 2]);
+        assert_eq!(p.sets[0][2].kind, BindingKind::UniformTexelBuffer);
+        assert_eq!(
+            p.placements,
+            vec![
+                Placement::Image {
+                    format: ash::vk::Format::R8G8B8A8_UNORM,
+                    dimensions: 2,
+                    extent: [2, 2, 1]
+                },
+                Placement::Buffer {
+                    memory: 0,
+                    offset: 16,
+                    format: None
+                },
+                Placement::Buffer {
+                    memory: 0,
+                    offset: 32,
+                    format: None
+                },
+                Placement::Buffer {
+                    memory: 0,
+                    offset: 0,
+                    format: Some(ash::vk::Format::R32_UINT)
+                },
+            ]
+        );
+        assert_eq!(
+            p.memories,
+            vec![PlannedMemory {
+                size: 48,
+                members: vec![3, 1, 2]
+            }]
+        );
+        // A shared buffer's descriptor at an offset the device's alignment does not allow.
+        let mut k = j.clone();
+        k.bindings[2].offset = 20;
+        let e = plan(&k, &d, &BTreeSet::new(), &BTreeSet::new());
+        assert!(
+            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("multiple of 16")),
+            "{e:?}"
+        );
+        // An image overlapping another binding's bytes is a copy on the CPU too: refused.
+        let mut k = j.clone();
+        k.bindings[0].buffer = 1;
+        let e = plan(&k, &d, &BTreeSet::new(), &BTreeSet::new());
+        assert!(
+            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("shares bytes")),
+            "{e:?}"
+        );
+        // An image whose bytes do not fill its extent, and a format tangle does not implement.
+        let mut k = j.clone();
+        k.bindings[0].bytes.pop();
+        assert!(matches!(
+            plan(&k, &d, &BTreeSet::new(), &BTreeSet::new()),
+            Err(VulkanError::Invalid(_))
+        ));
+        let mut k = j.clone();
+        k.bindings[0].image = Some(image("B10G11R11_UFLOAT_PACK32", [2, 2, 1]));
+        assert!(matches!(
+            plan(&k, &d, &BTreeSet::new(), &BTreeSet::new()),
+            Err(VulkanError::Unsupported(_))
+        ));
+        // An array with an element left unbound.
+        let mut k = j.clone();
+        k.bindings[2].element = 2;
+        let e = plan(&k, &d, &BTreeSet::new(), &BTreeSet::new());
+        assert!(
+            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("partially bound")),
+            "{e:?}"
+        );
     }
 
     #[test]
@@ -863,22 +998,27 @@ OpFunctionEnd
         );
     }
 
-    /// A shader's array of blocks bound with one plain buffer (`BIND BUFFER`, not
-    /// `BUFFER_ARRAY`) would get a layout binding of one descriptor: refused.
+    /// A shader's array of two blocks bound with one plain buffer (`BIND BUFFER`, not
+    /// `BUFFER_ARRAY`) would leave element 1 unbound: refused; with both bound it plans.
     #[test]
-    fn a_descriptor_array_in_the_shader_is_refused() {
+    fn a_shader_array_longer_than_what_is_bound_is_refused() {
         let spirv = assemble(ARRAY_OF_BLOCKS);
         let mut j = job(spirv);
-        j.bindings.truncate(1);
-        if let Some(b) = j.bindings.first_mut() {
-            (b.set, b.binding, b.kind) = (0, 0, BindingKind::Storage);
-        }
+        j.bindings.truncate(2);
+        (j.bindings[0].set, j.bindings[0].binding) = (0, 0);
+        (j.bindings[1].set, j.bindings[1].binding) = (1, 2);
+        j.bindings[1].kind = BindingKind::Storage;
         j.push_constants.clear();
         let e = plan(&j, &lavapipe_like(), &BTreeSet::new(), &BTreeSet::new());
         assert!(
-            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("descriptor array in the shader")),
+            matches!(e, Err(VulkanError::Unsupported(ref m)) if m.contains("1 of 2 elements bound")),
             "{e:?}"
         );
+        let mut second = j.bindings[0].clone();
+        second.element = 1;
+        j.bindings.push(second);
+        let p = plan(&j, &lavapipe_like(), &BTreeSet::new(), &BTreeSet::new()).expect("plans");
+        assert_eq!(p.sets[0][0].elements, vec![0, 2]);
     }
 
     #[test]

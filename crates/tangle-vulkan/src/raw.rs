@@ -431,22 +431,54 @@ impl Instance {
                     Feature::WorkgroupMemoryExplicitLayout16BitAccess => {
                         wg.workgroup_memory_explicit_layout16_bit_access
                     }
-                    Feature::ShaderStorageImageExtendedFormats => core.shader_storage_image_extended_formats,
-                    Feature::ShaderStorageImageReadWithoutFormat => core.shader_storage_image_read_without_format,
-                    Feature::ShaderStorageImageWriteWithoutFormat => core.shader_storage_image_write_without_format,
-                    Feature::ShaderUniformBufferArrayDynamicIndexing => core.shader_uniform_buffer_array_dynamic_indexing,
-                    Feature::ShaderSampledImageArrayDynamicIndexing => core.shader_sampled_image_array_dynamic_indexing,
-                    Feature::ShaderStorageBufferArrayDynamicIndexing => core.shader_storage_buffer_array_dynamic_indexing,
-                    Feature::ShaderStorageImageArrayDynamicIndexing => core.shader_storage_image_array_dynamic_indexing,
-                    Feature::ShaderUniformTexelBufferArrayDynamicIndexing => v12.shader_uniform_texel_buffer_array_dynamic_indexing,
-                    Feature::ShaderStorageTexelBufferArrayDynamicIndexing => v12.shader_storage_texel_buffer_array_dynamic_indexing,
-                    Feature::ShaderUniformBufferArrayNonUniformIndexing => v12.shader_uniform_buffer_array_non_uniform_indexing,
-                    Feature::ShaderSampledImageArrayNonUniformIndexing => v12.shader_sampled_image_array_non_uniform_indexing,
-                    Feature::ShaderStorageBufferArrayNonUniformIndexing => v12.shader_storage_buffer_array_non_uniform_indexing,
-                    Feature::ShaderStorageImageArrayNonUniformIndexing => v12.shader_storage_image_array_non_uniform_indexing,
-                    Feature::ShaderUniformTexelBufferArrayNonUniformIndexing => v12.shader_uniform_texel_buffer_array_non_uniform_indexing,
-                    Feature::ShaderStorageTexelBufferArrayNonUniformIndexing => v12.shader_storage_texel_buffer_array_non_uniform_indexing,
-                    Feature::DescriptorBindingPartiallyBound => v12.descriptor_binding_partially_bound,
+                    Feature::ShaderStorageImageExtendedFormats => {
+                        core.shader_storage_image_extended_formats
+                    }
+                    Feature::ShaderStorageImageReadWithoutFormat => {
+                        core.shader_storage_image_read_without_format
+                    }
+                    Feature::ShaderStorageImageWriteWithoutFormat => {
+                        core.shader_storage_image_write_without_format
+                    }
+                    Feature::ShaderUniformBufferArrayDynamicIndexing => {
+                        core.shader_uniform_buffer_array_dynamic_indexing
+                    }
+                    Feature::ShaderSampledImageArrayDynamicIndexing => {
+                        core.shader_sampled_image_array_dynamic_indexing
+                    }
+                    Feature::ShaderStorageBufferArrayDynamicIndexing => {
+                        core.shader_storage_buffer_array_dynamic_indexing
+                    }
+                    Feature::ShaderStorageImageArrayDynamicIndexing => {
+                        core.shader_storage_image_array_dynamic_indexing
+                    }
+                    Feature::ShaderUniformTexelBufferArrayDynamicIndexing => {
+                        v12.shader_uniform_texel_buffer_array_dynamic_indexing
+                    }
+                    Feature::ShaderStorageTexelBufferArrayDynamicIndexing => {
+                        v12.shader_storage_texel_buffer_array_dynamic_indexing
+                    }
+                    Feature::ShaderUniformBufferArrayNonUniformIndexing => {
+                        v12.shader_uniform_buffer_array_non_uniform_indexing
+                    }
+                    Feature::ShaderSampledImageArrayNonUniformIndexing => {
+                        v12.shader_sampled_image_array_non_uniform_indexing
+                    }
+                    Feature::ShaderStorageBufferArrayNonUniformIndexing => {
+                        v12.shader_storage_buffer_array_non_uniform_indexing
+                    }
+                    Feature::ShaderStorageImageArrayNonUniformIndexing => {
+                        v12.shader_storage_image_array_non_uniform_indexing
+                    }
+                    Feature::ShaderUniformTexelBufferArrayNonUniformIndexing => {
+                        v12.shader_uniform_texel_buffer_array_non_uniform_indexing
+                    }
+                    Feature::ShaderStorageTexelBufferArrayNonUniformIndexing => {
+                        v12.shader_storage_texel_buffer_array_non_uniform_indexing
+                    }
+                    Feature::DescriptorBindingPartiallyBound => {
+                        v12.descriptor_binding_partially_bound
+                    }
                     Feature::RuntimeDescriptorArray => v12.runtime_descriptor_array,
                 })
             })
@@ -569,12 +601,24 @@ impl Gpu {
             .shader_float64(on(Feature::ShaderFloat64))
             .robust_buffer_access(on(Feature::RobustBufferAccess))
             .shader_storage_image_extended_formats(on(Feature::ShaderStorageImageExtendedFormats))
-            .shader_storage_image_read_without_format(on(Feature::ShaderStorageImageReadWithoutFormat))
-            .shader_storage_image_write_without_format(on(Feature::ShaderStorageImageWriteWithoutFormat))
-            .shader_uniform_buffer_array_dynamic_indexing(on(Feature::ShaderUniformBufferArrayDynamicIndexing))
-            .shader_sampled_image_array_dynamic_indexing(on(Feature::ShaderSampledImageArrayDynamicIndexing))
-            .shader_storage_buffer_array_dynamic_indexing(on(Feature::ShaderStorageBufferArrayDynamicIndexing))
-            .shader_storage_image_array_dynamic_indexing(on(Feature::ShaderStorageImageArrayDynamicIndexing));
+            .shader_storage_image_read_without_format(on(
+                Feature::ShaderStorageImageReadWithoutFormat,
+            ))
+            .shader_storage_image_write_without_format(on(
+                Feature::ShaderStorageImageWriteWithoutFormat,
+            ))
+            .shader_uniform_buffer_array_dynamic_indexing(on(
+                Feature::ShaderUniformBufferArrayDynamicIndexing,
+            ))
+            .shader_sampled_image_array_dynamic_indexing(on(
+                Feature::ShaderSampledImageArrayDynamicIndexing,
+            ))
+            .shader_storage_buffer_array_dynamic_indexing(on(
+                Feature::ShaderStorageBufferArrayDynamicIndexing,
+            ))
+            .shader_storage_image_array_dynamic_indexing(on(
+                Feature::ShaderStorageImageArrayDynamicIndexing,
+            ));
         let mut v11 = vk::PhysicalDeviceVulkan11Features::default()
             .storage_buffer16_bit_access(on(Feature::StorageBuffer16BitAccess))
             .uniform_and_storage_buffer16_bit_access(on(
@@ -593,14 +637,30 @@ impl Gpu {
             .vulkan_memory_model(on(Feature::VulkanMemoryModel))
             .vulkan_memory_model_device_scope(on(Feature::VulkanMemoryModelDeviceScope))
             .buffer_device_address(on(Feature::BufferDeviceAddress))
-            .shader_uniform_texel_buffer_array_dynamic_indexing(on(Feature::ShaderUniformTexelBufferArrayDynamicIndexing))
-            .shader_storage_texel_buffer_array_dynamic_indexing(on(Feature::ShaderStorageTexelBufferArrayDynamicIndexing))
-            .shader_uniform_buffer_array_non_uniform_indexing(on(Feature::ShaderUniformBufferArrayNonUniformIndexing))
-            .shader_sampled_image_array_non_uniform_indexing(on(Feature::ShaderSampledImageArrayNonUniformIndexing))
-            .shader_storage_buffer_array_non_uniform_indexing(on(Feature::ShaderStorageBufferArrayNonUniformIndexing))
-            .shader_storage_image_array_non_uniform_indexing(on(Feature::ShaderStorageImageArrayNonUniformIndexing))
-            .shader_uniform_texel_buffer_array_non_uniform_indexing(on(Feature::ShaderUniformTexelBufferArrayNonUniformIndexing))
-            .shader_storage_texel_buffer_array_non_uniform_indexing(on(Feature::ShaderStorageTexelBufferArrayNonUniformIndexing))
+            .shader_uniform_texel_buffer_array_dynamic_indexing(on(
+                Feature::ShaderUniformTexelBufferArrayDynamicIndexing,
+            ))
+            .shader_storage_texel_buffer_array_dynamic_indexing(on(
+                Feature::ShaderStorageTexelBufferArrayDynamicIndexing,
+            ))
+            .shader_uniform_buffer_array_non_uniform_indexing(on(
+                Feature::ShaderUniformBufferArrayNonUniformIndexing,
+            ))
+            .shader_sampled_image_array_non_uniform_indexing(on(
+                Feature::ShaderSampledImageArrayNonUniformIndexing,
+            ))
+            .shader_storage_buffer_array_non_uniform_indexing(on(
+                Feature::ShaderStorageBufferArrayNonUniformIndexing,
+            ))
+            .shader_storage_image_array_non_uniform_indexing(on(
+                Feature::ShaderStorageImageArrayNonUniformIndexing,
+            ))
+            .shader_uniform_texel_buffer_array_non_uniform_indexing(on(
+                Feature::ShaderUniformTexelBufferArrayNonUniformIndexing,
+            ))
+            .shader_storage_texel_buffer_array_non_uniform_indexing(on(
+                Feature::ShaderStorageTexelBufferArrayNonUniformIndexing,
+            ))
             .descriptor_binding_partially_bound(on(Feature::DescriptorBindingPartiallyBound))
             .runtime_descriptor_array(on(Feature::RuntimeDescriptorArray));
         let mut v13 = vk::PhysicalDeviceVulkan13Features::default()

@@ -70,7 +70,10 @@ mod tests {
             let vk = vk_format(f.name).unwrap_or_else(|| panic!("{}", f.name));
             assert_eq!(format!("{vk:?}"), f.name);
         }
-        assert_eq!(vk_format("R8G8B8A8_UNORM"), Some(vk::Format::R8G8B8A8_UNORM));
+        assert_eq!(
+            vk_format("R8G8B8A8_UNORM"),
+            Some(vk::Format::R8G8B8A8_UNORM)
+        );
         assert_eq!(
             vk_format("VK_FORMAT_A2B10G10R10_UINT_PACK32"),
             Some(vk::Format::A2B10G10R10_UINT_PACK32)
@@ -98,7 +101,10 @@ mod tests {
             compare: false,
         };
         let i = sampler_info(&s).expect("maps");
-        assert_eq!((i.mag_filter, i.min_filter), (vk::Filter::LINEAR, vk::Filter::NEAREST));
+        assert_eq!(
+            (i.mag_filter, i.min_filter),
+            (vk::Filter::LINEAR, vk::Filter::NEAREST)
+        );
         assert_eq!(i.mipmap_mode, vk::SamplerMipmapMode::LINEAR);
         assert_eq!(
             [i.address_mode_u, i.address_mode_v, i.address_mode_w],

@@ -93,7 +93,8 @@ fn host_buffer(
             return Err(api("vkAllocateMemory")(r));
         }
     };
-    let len = usize::try_from(size).map_err(|_| VulkanError::Unsupported("a huge buffer".into()))?;
+    let len =
+        usize::try_from(size).map_err(|_| VulkanError::Unsupported("a huge buffer".into()))?;
     o.buffers.push((buffer, memory, std::ptr::null_mut(), len));
     // SAFETY: fresh buffer and memory of a type its requirements allow, offset 0.
     unsafe { d.bind_buffer_memory(buffer, memory, 0) }.map_err(api("vkBindBufferMemory"))?;
@@ -119,7 +120,10 @@ fn fill(o: &Objects<'_>, index: usize, offset: u64, bytes: &[u8]) {
     let Ok(offset) = usize::try_from(offset) else {
         return;
     };
-    if offset.checked_add(bytes.len()).is_some_and(|end| end <= *len) {
+    if offset
+        .checked_add(bytes.len())
+        .is_some_and(|end| end <= *len)
+    {
         // SAFETY: the mapping holds `len` bytes and the range lies inside it; the job's vector
         // does not overlap it; the GPU does not use the memory yet.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), ptr.add(offset), bytes.len()) };
@@ -270,8 +274,7 @@ pub(super) fn create(
                     .sharing_mode(vk::SharingMode::EXCLUSIVE)
                     .initial_layout(vk::ImageLayout::UNDEFINED);
                 // SAFETY: `info` is a live local; the format offers the usage (checked above).
-                let image =
-                    unsafe { d.create_image(&info, None) }.map_err(api("vkCreateImage"))?;
+                let image = unsafe { d.create_image(&info, None) }.map_err(api("vkCreateImage"))?;
                 // SAFETY: `image` was just created on `d`.
                 let needs = unsafe { d.get_image_memory_requirements(image) };
                 let type_index = memory_type(
@@ -340,8 +343,15 @@ pub(super) fn create(
         if let Some(state) = &b.sampler {
             let info = crate::resources::sampler_info(state).map_err(VulkanError::Unsupported)?;
             // SAFETY: `info` is a live local with no chain.
-            let sampler =
-                unsafe { d.create_sampler(&info, None) }.map_err(api("vkCreateSampler"))?;
+            let sampler = unsafe { d.create_sampler(&info, None) }.map_err(|r| match r {
+                vk::Result::ERROR_OUT_OF_HOST_MEMORY
+                | vk::Result::ERROR_OUT_OF_DEVICE_MEMORY
+                | vk::Result::ERROR_DEVICE_LOST => api("vkCreateSampler")(r),
+                // A driver that checks the create-info refuses a sampler no device can make
+                // (tangle's refuses unnormalized coordinates with repeat, as the CPU backend
+                // does): the script is invalid.
+                r => VulkanError::Invalid(format!("vkCreateSampler refused the sampler: {r:?}")),
+            })?;
             o.samplers.push(sampler);
             descriptor.sampler = Some(sampler);
         }
@@ -372,13 +382,14 @@ pub(super) fn write_sets(
                 };
                 targets.push((*handle, p.binding, element as u32, p.kind));
                 buffers.push([desc.buffer.map_or_else(Default::default, |(b, o, r)| {
-                    vk::DescriptorBufferInfo::default().buffer(b).offset(o).range(r)
+                    vk::DescriptorBufferInfo::default()
+                        .buffer(b)
+                        .offset(o)
+                        .range(r)
                 })]);
                 let mut info = vk::DescriptorImageInfo::default();
                 if let Some((view, _)) = desc.image {
-                    info = info
-                        .image_view(view)
-                        .image_layout(vk::ImageLayout::GENERAL);
+                    info = info.image_view(view).image_layout(vk::ImageLayout::GENERAL);
                 }
                 if let Some(sampler) = desc.sampler {
                     info = info.sampler(sampler);
@@ -391,20 +402,22 @@ pub(super) fn write_sets(
     let writes: Vec<vk::WriteDescriptorSet> = targets
         .iter()
         .zip(buffers.iter().zip(images.iter().zip(&views)))
-        .map(|(&(set, binding, element, kind), (buffer, (image, view)))| {
-            let w = vk::WriteDescriptorSet::default()
-                .dst_set(set)
-                .dst_binding(binding)
-                .dst_array_element(element)
-                .descriptor_type(descriptor_type(kind));
-            match kind {
-                BindingKind::Storage | BindingKind::Uniform => w.buffer_info(buffer),
-                BindingKind::UniformTexelBuffer | BindingKind::StorageTexelBuffer => {
-                    w.texel_buffer_view(view)
+        .map(
+            |(&(set, binding, element, kind), (buffer, (image, view)))| {
+                let w = vk::WriteDescriptorSet::default()
+                    .dst_set(set)
+                    .dst_binding(binding)
+                    .dst_array_element(element)
+                    .descriptor_type(descriptor_type(kind));
+                match kind {
+                    BindingKind::Storage | BindingKind::Uniform => w.buffer_info(buffer),
+                    BindingKind::UniformTexelBuffer | BindingKind::StorageTexelBuffer => {
+                        w.texel_buffer_view(view)
+                    }
+                    _ => w.image_info(image),
                 }
-                _ => w.image_info(image),
-            }
-        })
+            },
+        )
         .collect();
     // SAFETY: every write names a set, binding, element and type of its layout and live
     // buffers, views and samplers; the infos outlive the call.
@@ -460,7 +473,8 @@ pub(super) fn record_uploads(
     let dst = vk::ImageLayout::TRANSFER_DST_OPTIMAL;
     let shader = vk::AccessFlags::SHADER_READ | vk::AccessFlags::SHADER_WRITE;
     for &(image, staging, extent) in &bound.images {
-        let (Some(&(image, _)), Some(&(staging, ..))) = (o.images.get(image), o.buffers.get(staging))
+        let (Some(&(image, _)), Some(&(staging, ..))) =
+            (o.images.get(image), o.buffers.get(staging))
         else {
             continue;
         };
@@ -512,7 +526,8 @@ pub(super) fn record_downloads(
         return;
     }
     for &(image, staging, extent) in &bound.images {
-        let (Some(&(image, _)), Some(&(staging, ..))) = (o.images.get(image), o.buffers.get(staging))
+        let (Some(&(image, _)), Some(&(staging, ..))) =
+            (o.images.get(image), o.buffers.get(staging))
         else {
             continue;
         };
