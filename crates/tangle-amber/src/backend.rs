@@ -218,3 +218,42 @@ pub trait Backend {
         false
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binding(kind: BindingKind, buffer: usize, offset: usize, len: usize) -> JobBinding {
+        JobBinding {
+            set: 0,
+            binding: 0,
+            kind,
+            element: 0,
+            bytes: vec![0; len],
+            buffer,
+            offset,
+            image: None,
+            sampler: None,
+        }
+    }
+
+    /// Runs chain ranges that overlap one after another, per script buffer; touching ranges,
+    /// other buffers, samplers and empty ranges stay apart.
+    #[test]
+    fn shared_runs_join_overlapping_ranges_of_one_buffer() {
+        let s = BindingKind::Storage;
+        let bindings = [
+            binding(s, 0, 8, 8),                             // 0: [8, 16)
+            binding(s, 0, 0, 10),                            // 1: [0, 10)  overlaps 0
+            binding(s, 0, 14, 4),                            // 2: [14, 18) overlaps 0
+            binding(s, 0, 18, 4),                            // 3: [18, 22) only touches 2
+            binding(s, 1, 0, 64),                            // 4: another buffer
+            binding(BindingKind::Sampler, usize::MAX, 0, 0), // 5: no bytes
+            binding(s, 0, 20, 0),                            // 6: empty
+        ];
+        assert_eq!(
+            shared_runs(&bindings),
+            vec![vec![1, 0, 2], vec![3], vec![4]]
+        );
+    }
+}

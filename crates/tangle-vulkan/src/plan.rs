@@ -567,7 +567,7 @@ fn placements(
                 continue;
             };
             let offset = b.offset as u64 - base;
-            if offset % align(b.kind) != 0 {
+            if !offset.is_multiple_of(align(b.kind)) {
                 // VUID-VkWriteDescriptorSet-descriptorType-00327/00328, VUID-VkBufferViewCreateInfo-offset-02749.
                 return Err(VulkanError::Unsupported(format!(
                     "the descriptor at set {} binding {} starts {offset} bytes into a buffer shared with another: '{}' needs a multiple of {}",
@@ -582,7 +582,7 @@ fn placements(
                     let (image, format) = format(b)?;
                     let texel = TexelFormat::by_name(&image.format).map_or(1, |f| f.bytes());
                     let texels = b.bytes.len() as u64 / u64::from(texel.max(1));
-                    if b.bytes.len() as u64 % u64::from(texel.max(1)) != 0
+                    if !(b.bytes.len() as u64).is_multiple_of(u64::from(texel.max(1)))
                         || texels > u64::from(limits.max_texel_buffer_elements)
                     {
                         return Err(VulkanError::Unsupported(format!(
