@@ -575,6 +575,48 @@ OpFunctionEnd
         assert_eq!(f.arrays, vec![(0, 0, Some(2))]);
     }
 
+    /// Images and samplers are resources to bind; a runtime array of them is a descriptor array
+    /// of no length, and its capability asks for `runtimeDescriptorArray`.
+    #[test]
+    fn image_arrays_and_their_capabilities() {
+        let w = words(
+            r#"OpCapability Shader
+OpCapability RuntimeDescriptorArray
+OpCapability StorageImageReadWithoutFormat
+OpExtension "SPV_EXT_descriptor_indexing"
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+OpDecorate %imgs DescriptorSet 0
+OpDecorate %imgs Binding 3
+OpDecorate %smp DescriptorSet 1
+OpDecorate %smp Binding 0
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%f32 = OpTypeFloat 32
+%img = OpTypeImage %f32 2D 0 0 0 2 Unknown
+%arr = OpTypeRuntimeArray %img
+%parr = OpTypePointer UniformConstant %arr
+%imgs = OpVariable %parr UniformConstant
+%sampler = OpTypeSampler
+%psmp = OpTypePointer UniformConstant %sampler
+%smp = OpVariable %psmp UniformConstant
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+OpFunctionEnd
+"#,
+        );
+        let f = scan(&w, "main").expect("scans");
+        assert_eq!(f.resources, vec![(0, 3), (1, 0)]);
+        assert_eq!(f.arrays, vec![(0, 3, None)]);
+        assert!(f.buffers.is_empty());
+        assert!(f.features.contains(&Feature::RuntimeDescriptorArray));
+        assert!(f
+            .features
+            .contains(&Feature::ShaderStorageImageReadWithoutFormat));
+    }
+
     #[test]
     fn not_a_module_is_an_error() {
         assert!(scan(&[1, 2, 3], "main").is_err());

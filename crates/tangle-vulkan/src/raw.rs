@@ -1,7 +1,8 @@
 //! Every Vulkan call of the crate, and so its only `unsafe` code: loading the loader, querying
 //! physical devices into [`DeviceInfo`], creating a logical device with exactly the features a
 //! plan needs, and running one dispatch (buffers, descriptor sets, pipeline, command buffer,
-//! fence with a timeout, read-back).
+//! fence with a timeout, read-back); the images, texel-buffer views and samplers of its bindings
+//! are `resources`'s.
 //!
 //! Soundness rests on three rules kept throughout, repeated at each block:
 //! * every create-info and its `p_next` chain is built from locals that outlive the call (ash's

@@ -193,7 +193,7 @@ fn skip_kind(why: &str) -> &'static str {
         ),
         (
             "does not offer it",
-            "an extension the driver does not claim",
+            "a feature or extension the driver does not claim",
         ),
     ];
     KINDS
