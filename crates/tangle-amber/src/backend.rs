@@ -36,6 +36,35 @@ pub struct JobBinding {
     pub sampler: Option<SamplerState>,
 }
 
+/// The bindings of `bindings` in runs that share bytes: each run is the bindings (by index, in
+/// order of their start) whose ranges of one script buffer overlap one after another; a binding
+/// that overlaps no other is a run of its own. Samplers and empty ranges are in none. A backend
+/// that aliases bindings ([`Backend::aliases_bindings`]) gives each run one memory.
+pub fn shared_runs(bindings: &[JobBinding]) -> Vec<Vec<usize>> {
+    let mut order: Vec<usize> = (0..bindings.len())
+        .filter(|&i| bindings[i].kind != BindingKind::Sampler && !bindings[i].bytes.is_empty())
+        .collect();
+    order.sort_by_key(|&i| (bindings[i].buffer, bindings[i].offset, i));
+    let mut runs: Vec<Vec<usize>> = Vec::new();
+    let mut end = 0usize;
+    for i in order {
+        let b = &bindings[i];
+        let joins = runs
+            .last()
+            .and_then(|r| r.first())
+            .is_some_and(|&f| bindings[f].buffer == b.buffer && b.offset < end);
+        match runs.last_mut() {
+            Some(run) if joins => run.push(i),
+            _ => {
+                runs.push(vec![i]);
+                end = 0;
+            }
+        }
+        end = end.max(b.offset.saturating_add(b.bytes.len()));
+    }
+    runs
+}
+
 /// The texel layout of an image or texel buffer binding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JobImage {
@@ -211,5 +240,44 @@ pub trait Backend {
     /// The runner refuses a job with such bindings (exit 77) for a backend that does not.
     fn aliases_bindings(&self) -> bool {
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn binding(kind: BindingKind, buffer: usize, offset: usize, len: usize) -> JobBinding {
+        JobBinding {
+            set: 0,
+            binding: 0,
+            kind,
+            element: 0,
+            bytes: vec![0; len],
+            buffer,
+            offset,
+            image: None,
+            sampler: None,
+        }
+    }
+
+    /// Runs chain ranges that overlap one after another, per script buffer; touching ranges,
+    /// other buffers, samplers and empty ranges stay apart.
+    #[test]
+    fn shared_runs_join_overlapping_ranges_of_one_buffer() {
+        let s = BindingKind::Storage;
+        let bindings = [
+            binding(s, 0, 8, 8),                             // 0: [8, 16)
+            binding(s, 0, 0, 10),                            // 1: [0, 10)  overlaps 0
+            binding(s, 0, 14, 4),                            // 2: [14, 18) overlaps 0
+            binding(s, 0, 18, 4),                            // 3: [18, 22) only touches 2
+            binding(s, 1, 0, 64),                            // 4: another buffer
+            binding(BindingKind::Sampler, usize::MAX, 0, 0), // 5: no bytes
+            binding(s, 0, 20, 0),                            // 6: empty
+        ];
+        assert_eq!(
+            shared_runs(&bindings),
+            vec![vec![1, 0, 2], vec![3], vec![4]]
+        );
     }
 }

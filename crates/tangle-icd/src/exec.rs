@@ -420,6 +420,10 @@ fn run_dispatch(
         }
     }
     for array in pipeline.exec.descriptor_arrays() {
+        // Arrays of images and samplers are bound by `image::bind`.
+        if array.kind != tangle_exec::program::DescriptorKind::Buffer {
+            continue;
+        }
         let count = match array.count {
             Some(n) => n,
             None => bound
@@ -428,9 +432,13 @@ fn run_dispatch(
                 .and_then(|(s, _)| s.layout.bindings.get(&array.binding))
                 .map_or(0, |b| b.count),
         };
-        for element in 1..count {
+        // Element 0 too: the shader's array is no plain buffer `bindings` names.
+        for element in 0..count {
+            let key = (array.set, array.binding, element);
+            if resources.views.contains_key(&key) {
+                continue;
+            }
             if let Some((memory, at, len)) = window(bound, array.set, array.binding, element)? {
-                let key = (array.set, array.binding, element);
                 resources.views.insert(key, memory.bytes.view(at, len)?);
                 windows.push((key, memory, at, len));
             }

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex};
 use tangle_exec::program::DescriptorKind;
 use tangle_exec::semantics::sampler as x;
 use tangle_exec::semantics::texel::{self, Numeric, TexelFormat};
-use tangle_exec::Resources;
+use tangle_exec::{Resources, TexelView};
 
 /// `maxImageDimension1D` and `maxImageDimension2D`.
 pub const MAX_DIMENSION: u32 = 16384;
@@ -516,6 +516,21 @@ pub fn bind(
             };
         }
         if !keys.contains(&key) {
+            continue;
+        }
+        if let Descriptor::TexelBuffer { view, .. } = d {
+            // A texel buffer is a view of its buffer's bytes, as the CPU backend binds one: a
+            // write through another descriptor of the same bytes is seen, and nothing is
+            // copied back over it after the dispatch.
+            let (memory, at) = view
+                .buffer
+                .window(view.offset, view.range)
+                .map_err(|e| format!("set {set} binding {binding}: {e}"))?;
+            let texels = TexelView {
+                format: view.format,
+                view: memory.bytes.view(at, view.range)?,
+            };
+            resources.texel_views.insert(key, texels);
             continue;
         }
         let Some((img, memory, at, storage)) =

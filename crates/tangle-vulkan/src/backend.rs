@@ -89,6 +89,12 @@ impl VulkanBackend {
 }
 
 impl Backend for VulkanBackend {
+    /// Bindings sharing bytes of one script buffer are descriptors of one `VkBuffer`
+    /// ([`crate::plan::PlannedMemory`]).
+    fn aliases_bindings(&self) -> bool {
+        true
+    }
+
     fn supports(&self, requirement: &Requirement) -> Result<(), String> {
         self.info.supports(requirement)?;
         let mut asked = self.asked.borrow_mut();

@@ -54,6 +54,11 @@ pub struct Limits {
     pub max_uniform_range: u32,
     /// `maxBoundDescriptorSets`.
     pub max_bound_sets: u32,
+    /// `minStorageBufferOffsetAlignment`, `minUniformBufferOffsetAlignment` and
+    /// `minTexelBufferOffsetAlignment`: a descriptor's offset into a shared `VkBuffer`.
+    pub offset_alignment: [u64; 3],
+    /// `maxTexelBufferElements`.
+    pub max_texel_buffer_elements: u32,
 }
 
 /// One physical device.
@@ -308,6 +313,8 @@ pub(crate) mod tests {
                 max_storage_range: u32::MAX,
                 max_uniform_range: 65536,
                 max_bound_sets: 8,
+                offset_alignment: [16, 16, 16],
+                max_texel_buffer_elements: 1 << 27,
             },
             dot_product: Vec::new(),
             float_controls: vec![("shaderDenormPreserveFloat32".into(), false)],

@@ -27,8 +27,12 @@ pub struct ModuleFacts {
     pub spec_sizes: BTreeMap<u32, u32>,
     /// Every buffer the module declares: (set, binding, descriptor kind), in module order.
     pub buffers: Vec<(u32, u32, BindingKind)>,
-    /// The (set, binding) of each of those declared as an array of blocks (a descriptor array).
-    pub arrays: Vec<(u32, u32)>,
+    /// Every image, sampler and texel buffer the module declares (`UniformConstant`
+    /// variables): (set, binding).
+    pub resources: Vec<(u32, u32)>,
+    /// The (set, binding) of each buffer or resource declared as an array (a descriptor array),
+    /// with its length (`None`: runtime-sized).
+    pub arrays: Vec<(u32, u32, Option<u32>)>,
     /// Whether the module declares a push-constant block.
     pub push_constants: bool,
     /// Integer constants by id: (SpecId when it is a specialization constant, its value).
@@ -86,7 +90,8 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
     let mut sets: BTreeMap<u32, u32> = BTreeMap::new();
     let mut bindings: BTreeMap<u32, u32> = BTreeMap::new();
     let mut blocks: BTreeMap<u32, bool> = BTreeMap::new();
-    let mut elements: BTreeMap<u32, u32> = BTreeMap::new();
+    // Array types: element type, and the length's constant id (`None`: runtime array).
+    let mut elements: BTreeMap<u32, (u32, Option<u32>)> = BTreeMap::new();
     let mut pointees: BTreeMap<u32, u32> = BTreeMap::new();
     let mut variables: Vec<(u32, u64, u32)> = Vec::new();
     let entry_id = module.instructions.iter().find_map(|inst| {
@@ -134,7 +139,8 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
             }
             Op::TypeArray | Op::TypeRuntimeArray => {
                 if let (Some(id), Some(element)) = (inst.result_id, inst.id_operand(0)) {
-                    elements.insert(id, element);
+                    let length = (op == Op::TypeArray).then(|| inst.id_operand(1)).flatten();
+                    elements.insert(id, (element, length));
                 }
             }
             Op::TypePointer => {
@@ -199,6 +205,7 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
                     StorageClass::StorageBuffer,
                     StorageClass::Uniform,
                     StorageClass::PushConstant,
+                    StorageClass::UniformConstant,
                 ]
                 .iter()
                 .any(|c| lit(0) == Some(*c as u64)) =>
@@ -229,11 +236,19 @@ pub fn scan(words: &[u32], entry: &str) -> Result<ModuleFacts, String> {
         let (Some(set), Some(binding)) = (sets.get(&id), bindings.get(&id)) else {
             continue;
         };
-        // The pointee is the block, or an array of blocks (a descriptor array).
+        // The pointee is the block or resource, or an array of them (a descriptor array).
         let mut ty = pointees.get(&pointer).copied();
-        if let Some(element) = ty.and_then(|t| elements.get(&t)) {
+        if let Some((element, length)) = ty.and_then(|t| elements.get(&t)) {
             ty = Some(*element);
-            facts.arrays.push((*set, *binding));
+            let length = length.map(|c| {
+                let n = facts.constants.get(&c).map_or(0, |(_, v)| *v);
+                u32::try_from(n).unwrap_or(u32::MAX)
+            });
+            facts.arrays.push((*set, *binding, length));
+        }
+        if class == StorageClass::UniformConstant as u64 {
+            facts.resources.push((*set, *binding));
+            continue;
         }
         let buffer_block = ty.and_then(|t| blocks.get(&t)).copied().unwrap_or(false);
         // VUID-StandaloneSpirv-Uniform-06676 family: StorageBuffer, or Uniform with BufferBlock,
@@ -317,6 +332,50 @@ fn capability_needs(cap: u32) -> (Option<Feature>, u32) {
         _ if is(C::WorkgroupMemoryExplicitLayout16BitAccessKHR) => {
             Some(Feature::WorkgroupMemoryExplicitLayout16BitAccess)
         }
+        _ if is(C::StorageImageExtendedFormats) => Some(Feature::ShaderStorageImageExtendedFormats),
+        _ if is(C::StorageImageReadWithoutFormat) => {
+            Some(Feature::ShaderStorageImageReadWithoutFormat)
+        }
+        _ if is(C::StorageImageWriteWithoutFormat) => {
+            Some(Feature::ShaderStorageImageWriteWithoutFormat)
+        }
+        _ if is(C::UniformBufferArrayDynamicIndexing) => {
+            Some(Feature::ShaderUniformBufferArrayDynamicIndexing)
+        }
+        _ if is(C::SampledImageArrayDynamicIndexing) => {
+            Some(Feature::ShaderSampledImageArrayDynamicIndexing)
+        }
+        _ if is(C::StorageBufferArrayDynamicIndexing) => {
+            Some(Feature::ShaderStorageBufferArrayDynamicIndexing)
+        }
+        _ if is(C::StorageImageArrayDynamicIndexing) => {
+            Some(Feature::ShaderStorageImageArrayDynamicIndexing)
+        }
+        _ if is(C::UniformTexelBufferArrayDynamicIndexing) => {
+            Some(Feature::ShaderUniformTexelBufferArrayDynamicIndexing)
+        }
+        _ if is(C::StorageTexelBufferArrayDynamicIndexing) => {
+            Some(Feature::ShaderStorageTexelBufferArrayDynamicIndexing)
+        }
+        _ if is(C::UniformBufferArrayNonUniformIndexing) => {
+            Some(Feature::ShaderUniformBufferArrayNonUniformIndexing)
+        }
+        _ if is(C::SampledImageArrayNonUniformIndexing) => {
+            Some(Feature::ShaderSampledImageArrayNonUniformIndexing)
+        }
+        _ if is(C::StorageBufferArrayNonUniformIndexing) => {
+            Some(Feature::ShaderStorageBufferArrayNonUniformIndexing)
+        }
+        _ if is(C::StorageImageArrayNonUniformIndexing) => {
+            Some(Feature::ShaderStorageImageArrayNonUniformIndexing)
+        }
+        _ if is(C::UniformTexelBufferArrayNonUniformIndexing) => {
+            Some(Feature::ShaderUniformTexelBufferArrayNonUniformIndexing)
+        }
+        _ if is(C::StorageTexelBufferArrayNonUniformIndexing) => {
+            Some(Feature::ShaderStorageTexelBufferArrayNonUniformIndexing)
+        }
+        _ if is(C::RuntimeDescriptorArray) => Some(Feature::RuntimeDescriptorArray),
         _ => None,
     };
     let ops = match () {
@@ -513,7 +572,49 @@ OpFunctionEnd
             f.buffers,
             vec![(0, 0, BindingKind::Storage), (1, 2, BindingKind::Storage)]
         );
-        assert_eq!(f.arrays, vec![(0, 0)]);
+        assert_eq!(f.arrays, vec![(0, 0, Some(2))]);
+    }
+
+    /// Images and samplers are resources to bind; a runtime array of them is a descriptor array
+    /// of no length, and its capability asks for `runtimeDescriptorArray`.
+    #[test]
+    fn image_arrays_and_their_capabilities() {
+        let w = words(
+            r#"OpCapability Shader
+OpCapability RuntimeDescriptorArray
+OpCapability StorageImageReadWithoutFormat
+OpExtension "SPV_EXT_descriptor_indexing"
+OpMemoryModel Logical GLSL450
+OpEntryPoint GLCompute %main "main"
+OpExecutionMode %main LocalSize 1 1 1
+OpDecorate %imgs DescriptorSet 0
+OpDecorate %imgs Binding 3
+OpDecorate %smp DescriptorSet 1
+OpDecorate %smp Binding 0
+%void = OpTypeVoid
+%fn = OpTypeFunction %void
+%f32 = OpTypeFloat 32
+%img = OpTypeImage %f32 2D 0 0 0 2 Unknown
+%arr = OpTypeRuntimeArray %img
+%parr = OpTypePointer UniformConstant %arr
+%imgs = OpVariable %parr UniformConstant
+%sampler = OpTypeSampler
+%psmp = OpTypePointer UniformConstant %sampler
+%smp = OpVariable %psmp UniformConstant
+%main = OpFunction %void None %fn
+%l = OpLabel
+OpReturn
+OpFunctionEnd
+"#,
+        );
+        let f = scan(&w, "main").expect("scans");
+        assert_eq!(f.resources, vec![(0, 3), (1, 0)]);
+        assert_eq!(f.arrays, vec![(0, 3, None)]);
+        assert!(f.buffers.is_empty());
+        assert!(f.features.contains(&Feature::RuntimeDescriptorArray));
+        assert!(f
+            .features
+            .contains(&Feature::ShaderStorageImageReadWithoutFormat));
     }
 
     #[test]

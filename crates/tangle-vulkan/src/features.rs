@@ -72,6 +72,40 @@ pub enum Feature {
     WorkgroupMemoryExplicitLayout8BitAccess,
     /// `...::workgroupMemoryExplicitLayout16BitAccess`.
     WorkgroupMemoryExplicitLayout16BitAccess,
+    /// `VkPhysicalDeviceFeatures::shaderStorageImageExtendedFormats`.
+    ShaderStorageImageExtendedFormats,
+    /// `VkPhysicalDeviceFeatures::shaderStorageImageReadWithoutFormat`.
+    ShaderStorageImageReadWithoutFormat,
+    /// `VkPhysicalDeviceFeatures::shaderStorageImageWriteWithoutFormat`.
+    ShaderStorageImageWriteWithoutFormat,
+    /// `VkPhysicalDeviceFeatures::shaderUniformBufferArrayDynamicIndexing`.
+    ShaderUniformBufferArrayDynamicIndexing,
+    /// `VkPhysicalDeviceFeatures::shaderSampledImageArrayDynamicIndexing`.
+    ShaderSampledImageArrayDynamicIndexing,
+    /// `VkPhysicalDeviceFeatures::shaderStorageBufferArrayDynamicIndexing`.
+    ShaderStorageBufferArrayDynamicIndexing,
+    /// `VkPhysicalDeviceFeatures::shaderStorageImageArrayDynamicIndexing`.
+    ShaderStorageImageArrayDynamicIndexing,
+    /// `VkPhysicalDeviceVulkan12Features::shaderUniformTexelBufferArrayDynamicIndexing`.
+    ShaderUniformTexelBufferArrayDynamicIndexing,
+    /// `VkPhysicalDeviceVulkan12Features::shaderStorageTexelBufferArrayDynamicIndexing`.
+    ShaderStorageTexelBufferArrayDynamicIndexing,
+    /// `VkPhysicalDeviceVulkan12Features::shaderUniformBufferArrayNonUniformIndexing`.
+    ShaderUniformBufferArrayNonUniformIndexing,
+    /// `VkPhysicalDeviceVulkan12Features::shaderSampledImageArrayNonUniformIndexing`.
+    ShaderSampledImageArrayNonUniformIndexing,
+    /// `VkPhysicalDeviceVulkan12Features::shaderStorageBufferArrayNonUniformIndexing`.
+    ShaderStorageBufferArrayNonUniformIndexing,
+    /// `VkPhysicalDeviceVulkan12Features::shaderStorageImageArrayNonUniformIndexing`.
+    ShaderStorageImageArrayNonUniformIndexing,
+    /// `VkPhysicalDeviceVulkan12Features::shaderUniformTexelBufferArrayNonUniformIndexing`.
+    ShaderUniformTexelBufferArrayNonUniformIndexing,
+    /// `VkPhysicalDeviceVulkan12Features::shaderStorageTexelBufferArrayNonUniformIndexing`.
+    ShaderStorageTexelBufferArrayNonUniformIndexing,
+    /// `VkPhysicalDeviceVulkan12Features::descriptorBindingPartiallyBound`.
+    DescriptorBindingPartiallyBound,
+    /// `VkPhysicalDeviceVulkan12Features::runtimeDescriptorArray`.
+    RuntimeDescriptorArray,
 }
 
 impl Feature {
@@ -107,6 +141,23 @@ impl Feature {
         Feature::WorkgroupMemoryExplicitLayout,
         Feature::WorkgroupMemoryExplicitLayout8BitAccess,
         Feature::WorkgroupMemoryExplicitLayout16BitAccess,
+        Feature::ShaderStorageImageExtendedFormats,
+        Feature::ShaderStorageImageReadWithoutFormat,
+        Feature::ShaderStorageImageWriteWithoutFormat,
+        Feature::ShaderUniformBufferArrayDynamicIndexing,
+        Feature::ShaderSampledImageArrayDynamicIndexing,
+        Feature::ShaderStorageBufferArrayDynamicIndexing,
+        Feature::ShaderStorageImageArrayDynamicIndexing,
+        Feature::ShaderUniformTexelBufferArrayDynamicIndexing,
+        Feature::ShaderStorageTexelBufferArrayDynamicIndexing,
+        Feature::ShaderUniformBufferArrayNonUniformIndexing,
+        Feature::ShaderSampledImageArrayNonUniformIndexing,
+        Feature::ShaderStorageBufferArrayNonUniformIndexing,
+        Feature::ShaderStorageImageArrayNonUniformIndexing,
+        Feature::ShaderUniformTexelBufferArrayNonUniformIndexing,
+        Feature::ShaderStorageTexelBufferArrayNonUniformIndexing,
+        Feature::DescriptorBindingPartiallyBound,
+        Feature::RuntimeDescriptorArray,
     ];
 
     /// The name a script's `DEVICE_FEATURE` uses (amber's spelling: structure nickname, a dot,
@@ -167,6 +218,49 @@ impl Feature {
             Feature::WorkgroupMemoryExplicitLayout16BitAccess => {
                 "WorkgroupMemoryExplicitLayoutFeaturesKHR.workgroupMemoryExplicitLayout16BitAccess"
             }
+            Feature::ShaderStorageImageExtendedFormats => "shaderStorageImageExtendedFormats",
+            Feature::ShaderStorageImageReadWithoutFormat => "shaderStorageImageReadWithoutFormat",
+            Feature::ShaderStorageImageWriteWithoutFormat => "shaderStorageImageWriteWithoutFormat",
+            Feature::ShaderUniformBufferArrayDynamicIndexing => {
+                "shaderUniformBufferArrayDynamicIndexing"
+            }
+            Feature::ShaderSampledImageArrayDynamicIndexing => {
+                "shaderSampledImageArrayDynamicIndexing"
+            }
+            Feature::ShaderStorageBufferArrayDynamicIndexing => {
+                "shaderStorageBufferArrayDynamicIndexing"
+            }
+            Feature::ShaderStorageImageArrayDynamicIndexing => {
+                "shaderStorageImageArrayDynamicIndexing"
+            }
+            Feature::ShaderUniformTexelBufferArrayDynamicIndexing => {
+                "DescriptorIndexingFeatures.shaderUniformTexelBufferArrayDynamicIndexing"
+            }
+            Feature::ShaderStorageTexelBufferArrayDynamicIndexing => {
+                "DescriptorIndexingFeatures.shaderStorageTexelBufferArrayDynamicIndexing"
+            }
+            Feature::ShaderUniformBufferArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderUniformBufferArrayNonUniformIndexing"
+            }
+            Feature::ShaderSampledImageArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderSampledImageArrayNonUniformIndexing"
+            }
+            Feature::ShaderStorageBufferArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderStorageBufferArrayNonUniformIndexing"
+            }
+            Feature::ShaderStorageImageArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderStorageImageArrayNonUniformIndexing"
+            }
+            Feature::ShaderUniformTexelBufferArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderUniformTexelBufferArrayNonUniformIndexing"
+            }
+            Feature::ShaderStorageTexelBufferArrayNonUniformIndexing => {
+                "DescriptorIndexingFeatures.shaderStorageTexelBufferArrayNonUniformIndexing"
+            }
+            Feature::DescriptorBindingPartiallyBound => {
+                "DescriptorIndexingFeatures.descriptorBindingPartiallyBound"
+            }
+            Feature::RuntimeDescriptorArray => "DescriptorIndexingFeatures.runtimeDescriptorArray",
         }
     }
 
@@ -224,6 +318,8 @@ pub const CORE_1_3_EXTENSIONS: &[&str] = &[
     "VK_KHR_get_memory_requirements2",
     "VK_KHR_dedicated_allocation",
     "VK_KHR_timeline_semaphore",
+    // Core in 1.2 with its features optional: a script's DEVICE_FEATURE lines ask for those.
+    "VK_EXT_descriptor_indexing",
 ];
 
 #[cfg(test)]

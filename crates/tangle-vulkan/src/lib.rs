@@ -9,7 +9,9 @@
 //! integer-dot-product and float-controls properties, limits, cooperative-matrix entries) that
 //! answers the script's `DEVICE_FEATURE`/`DEVICE_EXTENSION` lines and becomes a tangle
 //! [`tangle_exec::Profile`] for the CPU side. Each [`tangle_amber::ComputeJob`] is translated
-//! into a [`plan::DispatchPlan`] (descriptor layouts, push-constant range, specialization map
+//! into a [`plan::DispatchPlan`] (descriptor layouts with their arrays, where each binding lives:
+//! one `VkBuffer` per run of bindings sharing a script buffer's bytes, an image of its own for
+//! an image; push-constant range, specialization map
 //! with each constant's own size, required subgroup size and full subgroups, and the features and
 //! extensions to enable, read from the module's capabilities by [`facts`]) before any Vulkan
 //! object exists, refusing what the device lacks by name; then [`raw`] creates a logical device
@@ -28,6 +30,7 @@ pub mod features;
 pub mod plan;
 #[allow(unsafe_code)]
 pub mod raw;
+pub mod resources;
 
 pub use backend::{list_devices, VulkanBackend, VulkanOptions, LOADER_ENV};
 pub use device::DeviceInfo;

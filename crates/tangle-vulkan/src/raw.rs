@@ -1,7 +1,8 @@
 //! Every Vulkan call of the crate, and so its only `unsafe` code: loading the loader, querying
 //! physical devices into [`DeviceInfo`], creating a logical device with exactly the features a
 //! plan needs, and running one dispatch (buffers, descriptor sets, pipeline, command buffer,
-//! fence with a timeout, read-back).
+//! fence with a timeout, read-back); the images, texel-buffer views and samplers of its bindings
+//! are `resources`'s.
 //!
 //! Soundness rests on three rules kept throughout, repeated at each block:
 //! * every create-info and its `p_next` chain is built from locals that outlive the call (ash's
@@ -15,6 +16,7 @@
 //!   unloading the driver under a running dispatch crashes the process (lavapipe did, in CI).
 
 pub mod overhead;
+mod resources;
 
 use crate::device::{DeviceInfo, Limits, SubgroupInfo, MIN_API};
 use crate::error::VulkanError;
@@ -161,6 +163,12 @@ impl Instance {
             max_storage_range: l.max_storage_buffer_range,
             max_uniform_range: l.max_uniform_buffer_range,
             max_bound_sets: l.max_bound_descriptor_sets,
+            offset_alignment: [
+                l.min_storage_buffer_offset_alignment,
+                l.min_uniform_buffer_offset_alignment,
+                l.min_texel_buffer_offset_alignment,
+            ],
+            max_texel_buffer_elements: l.max_texel_buffer_elements,
         };
         if info.usable().is_err() {
             // The 1.2/1.3 structures below may not be chained on an older device.
@@ -424,6 +432,55 @@ impl Instance {
                     Feature::WorkgroupMemoryExplicitLayout16BitAccess => {
                         wg.workgroup_memory_explicit_layout16_bit_access
                     }
+                    Feature::ShaderStorageImageExtendedFormats => {
+                        core.shader_storage_image_extended_formats
+                    }
+                    Feature::ShaderStorageImageReadWithoutFormat => {
+                        core.shader_storage_image_read_without_format
+                    }
+                    Feature::ShaderStorageImageWriteWithoutFormat => {
+                        core.shader_storage_image_write_without_format
+                    }
+                    Feature::ShaderUniformBufferArrayDynamicIndexing => {
+                        core.shader_uniform_buffer_array_dynamic_indexing
+                    }
+                    Feature::ShaderSampledImageArrayDynamicIndexing => {
+                        core.shader_sampled_image_array_dynamic_indexing
+                    }
+                    Feature::ShaderStorageBufferArrayDynamicIndexing => {
+                        core.shader_storage_buffer_array_dynamic_indexing
+                    }
+                    Feature::ShaderStorageImageArrayDynamicIndexing => {
+                        core.shader_storage_image_array_dynamic_indexing
+                    }
+                    Feature::ShaderUniformTexelBufferArrayDynamicIndexing => {
+                        v12.shader_uniform_texel_buffer_array_dynamic_indexing
+                    }
+                    Feature::ShaderStorageTexelBufferArrayDynamicIndexing => {
+                        v12.shader_storage_texel_buffer_array_dynamic_indexing
+                    }
+                    Feature::ShaderUniformBufferArrayNonUniformIndexing => {
+                        v12.shader_uniform_buffer_array_non_uniform_indexing
+                    }
+                    Feature::ShaderSampledImageArrayNonUniformIndexing => {
+                        v12.shader_sampled_image_array_non_uniform_indexing
+                    }
+                    Feature::ShaderStorageBufferArrayNonUniformIndexing => {
+                        v12.shader_storage_buffer_array_non_uniform_indexing
+                    }
+                    Feature::ShaderStorageImageArrayNonUniformIndexing => {
+                        v12.shader_storage_image_array_non_uniform_indexing
+                    }
+                    Feature::ShaderUniformTexelBufferArrayNonUniformIndexing => {
+                        v12.shader_uniform_texel_buffer_array_non_uniform_indexing
+                    }
+                    Feature::ShaderStorageTexelBufferArrayNonUniformIndexing => {
+                        v12.shader_storage_texel_buffer_array_non_uniform_indexing
+                    }
+                    Feature::DescriptorBindingPartiallyBound => {
+                        v12.descriptor_binding_partially_bound
+                    }
+                    Feature::RuntimeDescriptorArray => v12.runtime_descriptor_array,
                 })
             })
             .collect();
@@ -489,6 +546,8 @@ pub struct Gpu {
     /// Held, never read: the instance must outlive the device (`Drop` destroys the device
     /// first, then this field drops).
     _instance: Arc<Instance>,
+    /// The physical device (its format properties are read per dispatch).
+    physical: vk::PhysicalDevice,
     device: ash::Device,
     queue: vk::Queue,
     family: u32,
@@ -541,7 +600,26 @@ impl Gpu {
             .shader_int64(on(Feature::ShaderInt64))
             .shader_int16(on(Feature::ShaderInt16))
             .shader_float64(on(Feature::ShaderFloat64))
-            .robust_buffer_access(on(Feature::RobustBufferAccess));
+            .robust_buffer_access(on(Feature::RobustBufferAccess))
+            .shader_storage_image_extended_formats(on(Feature::ShaderStorageImageExtendedFormats))
+            .shader_storage_image_read_without_format(on(
+                Feature::ShaderStorageImageReadWithoutFormat,
+            ))
+            .shader_storage_image_write_without_format(on(
+                Feature::ShaderStorageImageWriteWithoutFormat,
+            ))
+            .shader_uniform_buffer_array_dynamic_indexing(on(
+                Feature::ShaderUniformBufferArrayDynamicIndexing,
+            ))
+            .shader_sampled_image_array_dynamic_indexing(on(
+                Feature::ShaderSampledImageArrayDynamicIndexing,
+            ))
+            .shader_storage_buffer_array_dynamic_indexing(on(
+                Feature::ShaderStorageBufferArrayDynamicIndexing,
+            ))
+            .shader_storage_image_array_dynamic_indexing(on(
+                Feature::ShaderStorageImageArrayDynamicIndexing,
+            ));
         let mut v11 = vk::PhysicalDeviceVulkan11Features::default()
             .storage_buffer16_bit_access(on(Feature::StorageBuffer16BitAccess))
             .uniform_and_storage_buffer16_bit_access(on(
@@ -559,7 +637,33 @@ impl Gpu {
             .shader_subgroup_extended_types(on(Feature::ShaderSubgroupExtendedTypes))
             .vulkan_memory_model(on(Feature::VulkanMemoryModel))
             .vulkan_memory_model_device_scope(on(Feature::VulkanMemoryModelDeviceScope))
-            .buffer_device_address(on(Feature::BufferDeviceAddress));
+            .buffer_device_address(on(Feature::BufferDeviceAddress))
+            .shader_uniform_texel_buffer_array_dynamic_indexing(on(
+                Feature::ShaderUniformTexelBufferArrayDynamicIndexing,
+            ))
+            .shader_storage_texel_buffer_array_dynamic_indexing(on(
+                Feature::ShaderStorageTexelBufferArrayDynamicIndexing,
+            ))
+            .shader_uniform_buffer_array_non_uniform_indexing(on(
+                Feature::ShaderUniformBufferArrayNonUniformIndexing,
+            ))
+            .shader_sampled_image_array_non_uniform_indexing(on(
+                Feature::ShaderSampledImageArrayNonUniformIndexing,
+            ))
+            .shader_storage_buffer_array_non_uniform_indexing(on(
+                Feature::ShaderStorageBufferArrayNonUniformIndexing,
+            ))
+            .shader_storage_image_array_non_uniform_indexing(on(
+                Feature::ShaderStorageImageArrayNonUniformIndexing,
+            ))
+            .shader_uniform_texel_buffer_array_non_uniform_indexing(on(
+                Feature::ShaderUniformTexelBufferArrayNonUniformIndexing,
+            ))
+            .shader_storage_texel_buffer_array_non_uniform_indexing(on(
+                Feature::ShaderStorageTexelBufferArrayNonUniformIndexing,
+            ))
+            .descriptor_binding_partially_bound(on(Feature::DescriptorBindingPartiallyBound))
+            .runtime_descriptor_array(on(Feature::RuntimeDescriptorArray));
         let mut v13 = vk::PhysicalDeviceVulkan13Features::default()
             .shader_zero_initialize_workgroup_memory(on(
                 Feature::ShaderZeroInitializeWorkgroupMemory,
@@ -632,6 +736,7 @@ impl Gpu {
         let queue = unsafe { device.get_device_queue(family, 0) };
         Ok(Gpu {
             _instance: Arc::clone(&instance),
+            physical: pd,
             device,
             queue,
             family,
@@ -679,6 +784,10 @@ impl Gpu {
 struct Objects<'d> {
     device: &'d ash::Device,
     buffers: Vec<(vk::Buffer, vk::DeviceMemory, *mut u8, usize)>,
+    images: Vec<(vk::Image, vk::DeviceMemory)>,
+    image_views: Vec<vk::ImageView>,
+    buffer_views: Vec<vk::BufferView>,
+    samplers: Vec<vk::Sampler>,
     set_layouts: Vec<vk::DescriptorSetLayout>,
     pipeline_layout: vk::PipelineLayout,
     descriptor_pool: vk::DescriptorPool,
@@ -694,6 +803,10 @@ impl<'d> Objects<'d> {
         Objects {
             device,
             buffers: Vec::new(),
+            images: Vec::new(),
+            image_views: Vec::new(),
+            buffer_views: Vec::new(),
+            samplers: Vec::new(),
             set_layouts: Vec::new(),
             pipeline_layout: vk::PipelineLayout::null(),
             descriptor_pool: vk::DescriptorPool::null(),
@@ -725,6 +838,19 @@ impl Drop for Objects<'_> {
             d.destroy_pipeline_layout(self.pipeline_layout, None);
             for layout in &self.set_layouts {
                 d.destroy_descriptor_set_layout(*layout, None);
+            }
+            for view in &self.image_views {
+                d.destroy_image_view(*view, None);
+            }
+            for view in &self.buffer_views {
+                d.destroy_buffer_view(*view, None);
+            }
+            for sampler in &self.samplers {
+                d.destroy_sampler(*sampler, None);
+            }
+            for (image, memory) in &self.images {
+                d.destroy_image(*image, None);
+                d.free_memory(*memory, None);
             }
             for (buffer, memory, _, _) in &self.buffers {
                 d.destroy_buffer(*buffer, None);
@@ -762,66 +888,9 @@ fn run(
     timeout: Duration,
 ) -> Result<(Vec<Vec<u8>>, Duration), VulkanError> {
     let d = &gpu.device;
-    let bda = plan.features.contains(&Feature::BufferDeviceAddress);
-    // Buffers: host-visible, coherent memory, filled with the job's bytes.
-    for b in &job.bindings {
-        let mut usage = match b.kind {
-            BindingKind::Uniform => vk::BufferUsageFlags::UNIFORM_BUFFER,
-            // Storage; `plan` refuses the image and sampler kinds before any object exists.
-            _ => vk::BufferUsageFlags::STORAGE_BUFFER,
-        };
-        if bda {
-            usage |= vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS;
-        }
-        let size = b.bytes.len() as u64;
-        let info = vk::BufferCreateInfo::default()
-            .size(size)
-            .usage(usage)
-            .sharing_mode(vk::SharingMode::EXCLUSIVE);
-        // SAFETY: `info` is a live local; the plan refused empty buffers (size > 0).
-        let buffer = unsafe { d.create_buffer(&info, None) }.map_err(api("vkCreateBuffer"))?;
-        // SAFETY: `buffer` was just created on `d`.
-        let needs = unsafe { d.get_buffer_memory_requirements(buffer) };
-        let wanted = vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT;
-        let Some(type_index) = memory_type(&gpu.memory, needs.memory_type_bits, wanted) else {
-            // SAFETY: the buffer is unused and destroyed once.
-            unsafe { d.destroy_buffer(buffer, None) };
-            return Err(VulkanError::Unsupported(
-                "no host-visible, coherent memory type for a buffer".into(),
-            ));
-        };
-        let mut flags =
-            vk::MemoryAllocateFlagsInfo::default().flags(vk::MemoryAllocateFlags::DEVICE_ADDRESS);
-        let mut alloc = vk::MemoryAllocateInfo::default()
-            .allocation_size(needs.size)
-            .memory_type_index(type_index);
-        if bda {
-            alloc = alloc.push_next(&mut flags);
-        }
-        // SAFETY: `alloc` and its chain are live locals.
-        let memory = match unsafe { d.allocate_memory(&alloc, None) } {
-            Ok(m) => m,
-            Err(r) => {
-                // SAFETY: the buffer is unused and destroyed once.
-                unsafe { d.destroy_buffer(buffer, None) };
-                return Err(api("vkAllocateMemory")(r));
-            }
-        };
-        let len = b.bytes.len();
-        o.buffers.push((buffer, memory, std::ptr::null_mut(), len));
-        // SAFETY: fresh buffer and memory of a type its requirements allow, offset 0.
-        unsafe { d.bind_buffer_memory(buffer, memory, 0) }.map_err(api("vkBindBufferMemory"))?;
-        // SAFETY: host-visible memory, mapped once, whole.
-        let ptr = unsafe { d.map_memory(memory, 0, vk::WHOLE_SIZE, vk::MemoryMapFlags::empty()) }
-            .map_err(api("vkMapMemory"))?
-            .cast::<u8>();
-        if let Some(last) = o.buffers.last_mut() {
-            last.2 = ptr;
-        }
-        // SAFETY: the mapping covers at least `needs.size` >= `len` bytes and does not overlap
-        // the job's vector; the GPU does not use the memory yet.
-        unsafe { std::ptr::copy_nonoverlapping(b.bytes.as_ptr(), ptr, len) };
-    }
+    // Buffers (host-visible, coherent, filled with the job's bytes), images with their
+    // staging buffers, views and samplers.
+    let bound = resources::create(gpu, o, job, plan)?;
     // Descriptor set layouts, one per set number.
     for set in &plan.sets {
         let bindings: Vec<vk::DescriptorSetLayoutBinding> = set
@@ -830,7 +899,7 @@ fn run(
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(p.binding)
                     .descriptor_type(descriptor_type(p.kind))
-                    .descriptor_count(1)
+                    .descriptor_count(p.elements.len() as u32)
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
             .collect();
@@ -861,9 +930,10 @@ fn run(
             .iter()
             .flatten()
             .filter(|p| p.kind == kind)
-            .count() as u32
+            .map(|p| p.elements.len() as u32)
+            .sum::<u32>()
     };
-    let sizes: Vec<vk::DescriptorPoolSize> = [BindingKind::Storage, BindingKind::Uniform]
+    let sizes: Vec<vk::DescriptorPoolSize> = resources::KINDS
         .into_iter()
         .filter(|k| count(*k) > 0)
         .map(|k| {
@@ -886,43 +956,7 @@ fn run(
         // SAFETY: the pool holds one set per layout and enough descriptors of each type.
         sets = unsafe { d.allocate_descriptor_sets(&info) }
             .map_err(api("vkAllocateDescriptorSets"))?;
-        let infos: Vec<(
-            vk::DescriptorSet,
-            u32,
-            BindingKind,
-            [vk::DescriptorBufferInfo; 1],
-        )> = plan
-            .sets
-            .iter()
-            .zip(&sets)
-            .flat_map(|(set, handle)| {
-                set.iter().filter_map(|p| {
-                    let (buffer, _, _, len) = o.buffers.get(p.job_index)?;
-                    Some((
-                        *handle,
-                        p.binding,
-                        p.kind,
-                        [vk::DescriptorBufferInfo::default()
-                            .buffer(*buffer)
-                            .offset(0)
-                            .range(*len as u64)],
-                    ))
-                })
-            })
-            .collect();
-        let writes: Vec<vk::WriteDescriptorSet> = infos
-            .iter()
-            .map(|(set, binding, kind, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_set(*set)
-                    .dst_binding(*binding)
-                    .descriptor_type(descriptor_type(*kind))
-                    .buffer_info(info)
-            })
-            .collect();
-        // SAFETY: every write names a set, binding and type of its layout and a live buffer;
-        // `infos` outlives the call.
-        unsafe { d.update_descriptor_sets(&writes, &[]) };
+        resources::write_sets(d, plan, &sets, &bound);
     }
     // Shader module and pipeline.
     let info = vk::ShaderModuleCreateInfo::default().code(&job.spirv);
@@ -1004,7 +1038,7 @@ fn run(
     push.resize(plan.push_constant_size as usize, 0);
     let barrier = [vk::MemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::SHADER_WRITE)
-        .dst_access_mask(vk::AccessFlags::HOST_READ)];
+        .dst_access_mask(vk::AccessFlags::HOST_READ | vk::AccessFlags::TRANSFER_READ)];
     let [x, y, z] = job.groups;
     // SAFETY: recording into a fresh primary command buffer of a live pool; the pipeline,
     // layout and sets are alive and compatible (one layout made them); the push range matches
@@ -1032,17 +1066,20 @@ fn run(
                 &push,
             );
         }
+        resources::record_uploads(d, cmd, o, &bound);
         d.cmd_dispatch(cmd, x, y, z);
-        // The shader's writes made visible to the host reads below.
+        // The shader's writes made visible to the host reads below, and to the copies of the
+        // images into their staging buffers.
         d.cmd_pipeline_barrier(
             cmd,
             vk::PipelineStageFlags::COMPUTE_SHADER,
-            vk::PipelineStageFlags::HOST,
+            vk::PipelineStageFlags::HOST | vk::PipelineStageFlags::TRANSFER,
             vk::DependencyFlags::empty(),
             &barrier,
             &[],
             &[],
         );
+        resources::record_downloads(d, cmd, o, &bound);
         d.end_command_buffer(cmd)
             .map_err(api("vkEndCommandBuffer"))?;
     }
@@ -1062,25 +1099,23 @@ fn run(
         Err(r) => return Err(api("vkWaitForFences")(r)),
     }
     let elapsed = submitted.elapsed();
-    // Read-back.
-    let bytes = o
-        .buffers
-        .iter()
-        .map(|(_, _, ptr, len)| {
-            // SAFETY: the fence signalled after the barrier, so the shader's writes are
-            // visible; the coherent mapping holds `len` initialised bytes (written above).
-            unsafe { std::slice::from_raw_parts(*ptr, *len) }.to_vec()
-        })
-        .collect();
+    // SAFETY (in `read_back`): the fence signalled after the barriers, so the shader's writes
+    // and the images' copies are visible in the coherent mappings.
+    let bytes = resources::read_back(job, plan, o, &bound);
     Ok((bytes, elapsed))
 }
 
 /// The descriptor type of a binding kind.
 fn descriptor_type(kind: BindingKind) -> vk::DescriptorType {
     match kind {
+        BindingKind::Storage => vk::DescriptorType::STORAGE_BUFFER,
         BindingKind::Uniform => vk::DescriptorType::UNIFORM_BUFFER,
-        // Storage; `plan` refuses the image and sampler kinds before any object exists.
-        _ => vk::DescriptorType::STORAGE_BUFFER,
+        BindingKind::StorageImage => vk::DescriptorType::STORAGE_IMAGE,
+        BindingKind::SampledImage => vk::DescriptorType::SAMPLED_IMAGE,
+        BindingKind::UniformTexelBuffer => vk::DescriptorType::UNIFORM_TEXEL_BUFFER,
+        BindingKind::StorageTexelBuffer => vk::DescriptorType::STORAGE_TEXEL_BUFFER,
+        BindingKind::CombinedImageSampler => vk::DescriptorType::COMBINED_IMAGE_SAMPLER,
+        BindingKind::Sampler => vk::DescriptorType::SAMPLER,
     }
 }
 

@@ -26,26 +26,9 @@ fn viewable(kind: BindingKind) -> bool {
 /// binding is unsupported: its texels are the executor's own copy.
 pub fn shared_views(bindings: &[JobBinding]) -> Result<Vec<Option<BufferView>>, BackendError> {
     let mut views = vec![None; bindings.len()];
-    let mut order: Vec<usize> = (0..bindings.len())
-        .filter(|&i| bindings[i].kind != BindingKind::Sampler && !bindings[i].bytes.is_empty())
-        .collect();
-    order.sort_by_key(|&i| (bindings[i].buffer, bindings[i].offset, i));
-    let mut run: Vec<usize> = Vec::new();
-    let mut end = 0usize;
-    for i in order {
-        let b = &bindings[i];
-        let joins = run
-            .first()
-            .is_some_and(|&f| bindings[f].buffer == b.buffer && b.offset < end);
-        if !joins {
-            share(bindings, &run, &mut views)?;
-            run.clear();
-            end = 0;
-        }
-        run.push(i);
-        end = end.max(b.offset + b.bytes.len());
+    for run in tangle_amber::backend::shared_runs(bindings) {
+        share(bindings, &run, &mut views)?;
     }
-    share(bindings, &run, &mut views)?;
     Ok(views)
 }
 
