@@ -262,16 +262,67 @@ pub fn text(report: &serde_json::Value) -> String {
 /// the JSON report to `TANGLE_REPORT`, and under `tangle exec` to its folder ([`exec_report`]).
 pub fn report(device: &crate::objects::Device) {
     let json = crate::objects::lock(&device.findings).json(&device.caps.profile.name);
-    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
     match &device.settings.exec {
         Some(_) => exec_report(device, true),
         None => eprint!("{}", self::text(&json)),
     }
     if let Some(path) = crate::config::report_path() {
+        let text = serde_json::to_string_pretty(&run_so_far(json)).unwrap_or_default() + "\n";
         if let Err(e) = std::fs::write(&path, &text) {
             crate::config::say(&format!("{}: {e}", path.display()));
         }
     }
+}
+
+/// The report of the whole program run so far: every device destroyed in this process,
+/// `device` (its [`Findings::json`]) the last. Kept in the process (rather than read back from
+/// the file and merged) so that a file left by an earlier run, or written by another process
+/// naming the same path, is never taken for this run's: the first device's report replaces
+/// the file, and each later one rewrites it with every device so far.
+///
+/// Counts are summed; each finding and error says which device (numbered from 0 in the order
+/// destroyed) found it, since submissions are counted per device; `devices` counts them.
+fn run_so_far(device: serde_json::Value) -> serde_json::Value {
+    use std::sync::{Mutex, OnceLock};
+    static RUN: OnceLock<Mutex<Option<serde_json::Value>>> = OnceLock::new();
+    let mut run = crate::objects::lock(RUN.get_or_init(Default::default));
+    let merged = merge(run.take(), device);
+    *run = Some(merged.clone());
+    merged
+}
+
+/// `device`'s report added to the run's (`None` before the first device).
+fn merge(run: Option<serde_json::Value>, mut device: serde_json::Value) -> serde_json::Value {
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let k = run.as_ref().map_or(0, |r| n(&r["devices"]));
+    let take = |v: &mut serde_json::Value, key: &str| match v[key].take() {
+        serde_json::Value::Array(a) => a,
+        _ => Vec::new(),
+    };
+    let mut findings = take(&mut device, "findings");
+    for f in &mut findings {
+        f["device"] = k.into();
+    }
+    let errors = take(&mut device, "errors")
+        .into_iter()
+        .map(|e| format!("device {k}, {}", e.as_str().unwrap_or_default()).into());
+    let Some(mut run) = run else {
+        device["devices"] = 1.into();
+        device["findings"] = findings.into();
+        device["errors"] = errors.collect::<Vec<_>>().into();
+        return device;
+    };
+    for key in ["submissions", "dispatches"] {
+        run[key] = (n(&run[key]) + n(&device[key])).into();
+    }
+    run["devices"] = (k + 1).into();
+    let mut all = take(&mut run, "findings");
+    all.extend(findings);
+    run["findings"] = all.into();
+    let mut all = take(&mut run, "errors");
+    all.extend(errors);
+    run["errors"] = all.into();
+    run
 }
 
 /// Under `tangle exec`: the device's JSON report in its folder, one file per device
@@ -325,6 +376,37 @@ mod tests {
             place: at(0),
             bytes: (0, 4),
         }
+    }
+
+    #[test]
+    fn a_run_of_two_devices_reports_both() {
+        let device = |dispatches: u64, error: &str| {
+            let mut f = Findings::default();
+            f.add_hazard("'b'", at(1), "m".into(), earlier("'a'"));
+            f.dispatches = dispatches;
+            f.submissions = 1;
+            f.errors.push(error.into());
+            f.json("default")
+        };
+        let one = merge(None, device(2, "first"));
+        assert_eq!(
+            (one["devices"].as_u64(), one["dispatches"].as_u64()),
+            (Some(1), Some(2))
+        );
+        let two = merge(Some(one), device(3, "second"));
+        assert_eq!(two["devices"], 2);
+        assert_eq!(
+            (two["dispatches"].as_u64(), two["submissions"].as_u64()),
+            (Some(5), Some(2))
+        );
+        let findings = two["findings"].as_array().expect("findings");
+        let devices: Vec<_> = findings.iter().map(|f| f["device"].as_u64()).collect();
+        assert_eq!(devices, [Some(0), Some(1)]);
+        assert_eq!(
+            two["errors"],
+            serde_json::json!(["device 0, first", "device 1, second"])
+        );
+        assert_eq!(two["profile"], "default");
     }
 
     #[test]

@@ -33,8 +33,8 @@ pub mod features;
 #[allow(unsafe_code)]
 mod ffi;
 pub mod findings;
-pub mod image;
 pub mod hazards;
+pub mod image;
 pub mod manifest;
 pub mod messages;
 pub mod objects;

@@ -75,6 +75,17 @@ pub struct Device {
     pub settings: Arc<crate::config::Settings>,
     /// The last accesses of its dispatches to each allocation ([`crate::hazards`]).
     pub hazards: Mutex<crate::hazards::Hazards>,
+    /// Set when a dispatch was stopped at the time limit, as a GPU's watchdog loses the device
+    /// ([`crate::exec`]): nothing more runs, and submissions and waits answer
+    /// `VK_ERROR_DEVICE_LOST`.
+    pub lost: std::sync::atomic::AtomicBool,
+}
+
+impl Device {
+    /// Whether the device is lost ([`Device::lost`]).
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(std::sync::atomic::Ordering::Acquire)
+    }
 }
 
 /// The device's queue: submissions run one at a time, in submission order, on a thread that
