@@ -133,7 +133,10 @@ void main() { uint i = 0u; while (r[0] != 12345u) { i++; } r[1 + gl_LocalInvocat
                 }
                 other => panic!("wide {wide}, jit {jit}: expected the time limit, got {other:?}"),
             }
-            assert!(took >= limit, "wide {wide}, jit {jit}: stopped early, {took:?}");
+            assert!(
+                took >= limit,
+                "wide {wide}, jit {jit}: stopped early, {took:?}"
+            );
             assert!(took < Duration::from_secs(10), "hang guard: {took:?}");
             // A stopped dispatch leaves the memory as it was.
             assert!(res.buffers[&(0, 0)].iter().all(|&b| b == 0));

@@ -450,9 +450,13 @@ fn run_dispatch(
                 .and_then(|(s, _)| s.layout.bindings.get(&array.binding))
                 .map_or(0, |b| b.count),
         };
-        for element in 1..count {
+        // Element 0 too: an array's variable is no plain buffer binding (`bindings`).
+        for element in 0..count {
+            let key = (array.set, array.binding, element);
+            if resources.views.contains_key(&key) {
+                continue;
+            }
             if let Some((memory, at, len)) = window(bound, array.set, array.binding, element)? {
-                let key = (array.set, array.binding, element);
                 resources.views.insert(key, memory.bytes.view(at, len)?);
                 windows.push((key, memory, at, len));
             }
@@ -569,6 +573,7 @@ mod tests {
                 .map(|&(b, kind, count)| (b, LayoutBinding { kind, count }))
                 .collect(),
             immutable: Default::default(),
+            variable: None,
         };
         Arc::new(DescriptorSet {
             layout: Arc::new(layout),

@@ -169,13 +169,16 @@ impl LayoutBinding {
 }
 
 /// A descriptor set layout: bindings by number.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SetLayout {
     /// The bindings.
     pub bindings: BTreeMap<u32, LayoutBinding>,
     /// The immutable samplers of sampler and combined image sampler bindings, by `(binding,
     /// element)`: they are the sets' samplers whatever a write says.
     pub immutable: BTreeMap<(u32, u32), Arc<Sampler>>,
+    /// The binding created with `VK_DESCRIPTOR_BINDING_VARIABLE_DESCRIPTOR_COUNT_BIT`: its
+    /// count is an upper bound, each set's own given at allocation.
+    pub variable: Option<u32>,
 }
 
 /// One descriptor written into a set.

@@ -159,13 +159,18 @@ mod tests {
         // Disarmed before its deadline: never fires.
         drop(arm(start + Duration::from_millis(100), &kept, &kept_out).expect("timer"));
         while !stop.load(Ordering::Relaxed) {
-            assert!(start.elapsed() < Duration::from_secs(10), "the timer never fired");
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the timer never fired"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
         assert!(start.elapsed() >= Duration::from_millis(50));
         assert!(timed_out.load(Ordering::Relaxed));
         drop(armed);
-        std::thread::sleep((start + Duration::from_millis(200)).saturating_duration_since(Instant::now()));
+        std::thread::sleep(
+            (start + Duration::from_millis(200)).saturating_duration_since(Instant::now()),
+        );
         assert!(!kept.load(Ordering::Relaxed) && !kept_out.load(Ordering::Relaxed));
     }
 
@@ -178,7 +183,10 @@ mod tests {
         // Earlier than the one the timer sleeps towards: it must be woken for it.
         let _b = arm(start + Duration::from_millis(30), &early, &early_out).expect("timer");
         while !early.load(Ordering::Relaxed) {
-            assert!(start.elapsed() < Duration::from_secs(10), "the timer slept past it");
+            assert!(
+                start.elapsed() < Duration::from_secs(10),
+                "the timer slept past it"
+            );
             std::thread::sleep(Duration::from_millis(5));
         }
         assert!(!late.load(Ordering::Relaxed));
