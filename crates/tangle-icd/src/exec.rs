@@ -90,13 +90,16 @@ pub struct Submission {
 /// reaches it, and calls this again).
 pub fn drain(queue: &Queue) {
     let mut found = Vec::new();
+    let was_lost = queue.device.is_lost();
     {
         let _busy = lock(&queue.busy);
         while let Some(s) = next(queue) {
             found.extend(submit(queue, &s));
         }
     }
-    if !found.is_empty() {
+    if queue.device.is_lost() && !was_lost {
+        crate::findings::lost(&queue.device);
+    } else if !found.is_empty() {
         crate::findings::exec_report(&queue.device, false);
     }
     // Only now, with the queue's lock released, the causes found for the first time go to the

@@ -266,29 +266,63 @@ pub fn report(device: &crate::objects::Device) {
         Some(_) => exec_report(device, true),
         None => eprint!("{}", self::text(&json)),
     }
+    write_report(device, json, true);
+}
+
+/// When the device is lost ([`crate::objects::Device::lost`]): the reports written at once, as
+/// at `vkDestroyDevice` but for the summary, since a program whose device is lost may never
+/// destroy it (tangle's own Vulkan backend leaves a lost device alone, as a GPU may still run
+/// its work).
+pub fn lost(device: &crate::objects::Device) {
+    let json = crate::objects::lock(&device.findings).json(&device.caps.profile.name);
+    exec_report(device, false);
+    write_report(device, json, false);
+}
+
+/// `TANGLE_REPORT`, when set: the whole run's report with `json` as `device`'s
+/// ([`run_so_far`]); `last` at `vkDestroyDevice`.
+fn write_report(device: &crate::objects::Device, json: serde_json::Value, last: bool) {
     if let Some(path) = crate::config::report_path() {
-        let text = serde_json::to_string_pretty(&run_so_far(json)).unwrap_or_default() + "\n";
+        let address = device as *const crate::objects::Device as usize;
+        let run = run_so_far(address, json, last);
+        let text = serde_json::to_string_pretty(&run).unwrap_or_default() + "\n";
         if let Err(e) = std::fs::write(&path, &text) {
             crate::config::say(&format!("{}: {e}", path.display()));
         }
     }
 }
 
-/// The report of the whole program run so far: every device destroyed in this process,
-/// `device` (its [`Findings::json`]) the last. Kept in the process (rather than read back from
-/// the file and merged) so that a file left by an earlier run, or written by another process
-/// naming the same path, is never taken for this run's: the first device's report replaces
-/// the file, and each later one rewrites it with every device so far.
+/// The report of the whole program run so far: every device whose report was written in this
+/// process (at its loss or its `vkDestroyDevice`), with `json` now the report of the device at
+/// `address` (a live device's report is replaced when written again; `last`: the device is
+/// destroyed, and an address reused later is another device). Kept in the process (rather than
+/// read back from the file and merged) so that a file left by an earlier run, or written by
+/// another process naming the same path, is never taken for this run's: the first report
+/// replaces the file, and each later one rewrites it with every device so far.
 ///
 /// Counts are summed; each finding and error says which device (numbered from 0 in the order
-/// destroyed) found it, since submissions are counted per device; `devices` counts them.
-fn run_so_far(device: serde_json::Value) -> serde_json::Value {
+/// their reports were first written) found it, since submissions are counted per device;
+/// `devices` counts them.
+fn run_so_far(address: usize, json: serde_json::Value, last: bool) -> serde_json::Value {
+    use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
-    static RUN: OnceLock<Mutex<Option<serde_json::Value>>> = OnceLock::new();
+    /// Each device's report, and the live devices' places in it by address.
+    type Run = (Vec<serde_json::Value>, HashMap<usize, usize>);
+    static RUN: OnceLock<Mutex<Run>> = OnceLock::new();
     let mut run = crate::objects::lock(RUN.get_or_init(Default::default));
-    let merged = merge(run.take(), device);
-    *run = Some(merged.clone());
-    merged
+    let (devices, live) = &mut *run;
+    let at = *live.entry(address).or_insert(devices.len());
+    match devices.get_mut(at) {
+        Some(d) => *d = json,
+        None => devices.push(json),
+    }
+    if last {
+        live.remove(&address);
+    }
+    devices
+        .iter()
+        .fold(None, |acc, d| Some(merge(acc, d.clone())))
+        .unwrap_or_default()
 }
 
 /// `device`'s report added to the run's (`None` before the first device).

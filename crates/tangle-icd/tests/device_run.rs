@@ -189,6 +189,10 @@ fn a_dispatch_stopped_at_the_time_limit_loses_the_device() {
                 Err(vk::Result::ERROR_DEVICE_LOST)
             );
             let took = start.elapsed();
+            // The report is written at the loss: a program may never destroy a lost device.
+            let path = std::env::var_os("TANGLE_REPORT").expect("TANGLE_REPORT set");
+            let now = std::fs::read_to_string(path).expect("written at the loss");
+            assert!(now.contains("VK_ERROR_DEVICE_LOST"), "{now}");
             assert!(
                 took >= std::time::Duration::from_millis(300),
                 "stopped early: {took:?}"
