@@ -102,6 +102,49 @@ void main() { while (r[0] != 12345u) { barrier(); } }",
 }
 
 #[test]
+fn a_runaway_loop_stops_at_the_time_limit_on_every_tier_on_the_calling_thread() {
+    // One workgroup on one worker: the calling thread runs it, and only the process's timer
+    // can stop it (no thread watches the clock).
+    let p = pipeline(
+        "#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer R { uint r[]; };
+void main() { uint i = 0u; while (r[0] != 12345u) { i++; } r[1 + gl_LocalInvocationIndex] = i; }",
+    );
+    // The native tier, the wide interpreter, the reference path.
+    for (wide, jit) in [(true, true), (true, false), (false, false)] {
+        for threads in [1, 0] {
+            let mut res = one_buffer(vec![0; 4 * 65]);
+            let limit = Duration::from_millis(150);
+            let options = RunOptions {
+                threads,
+                wide,
+                jit,
+                step_limit: u64::MAX,
+                time_limit: limit,
+                ..RunOptions::default()
+            };
+            let start = Instant::now();
+            let result = p.dispatch(&mut res, [1, 1, 1], &options);
+            let took = start.elapsed();
+            match result {
+                Err(ExecError::Trap(Trap::TimeLimit { limit_ms, .. })) => {
+                    assert_eq!(limit_ms, 150)
+                }
+                other => panic!("wide {wide}, jit {jit}: expected the time limit, got {other:?}"),
+            }
+            assert!(
+                took >= limit,
+                "wide {wide}, jit {jit}: stopped early, {took:?}"
+            );
+            assert!(took < Duration::from_secs(10), "hang guard: {took:?}");
+            // A stopped dispatch leaves the memory as it was.
+            assert!(res.buffers[&(0, 0)].iter().all(|&b| b == 0));
+        }
+    }
+}
+
+#[test]
 fn a_time_limit_too_large_for_the_clock_means_no_limit() {
     let p = pipeline(SPIN);
     let mut res = one_buffer(u32s(&[1, 0]));

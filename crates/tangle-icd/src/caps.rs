@@ -128,6 +128,12 @@ const EXTENSIONS: &[Extension] = &[
         vk::KHR_SYNCHRONIZATION2_NAME,
         vk::KHR_SYNCHRONIZATION2_SPEC_VERSION,
     ),
+    // Core in 1.2; listed for programs and Amber scripts that enable it by name. Its features
+    // are the Vulkan 1.2 struct's (`vulkan12`), its properties `descriptor_indexing`.
+    (
+        vk::EXT_DESCRIPTOR_INDEXING_NAME,
+        vk::EXT_DESCRIPTOR_INDEXING_SPEC_VERSION,
+    ),
 ];
 
 fn b(x: bool) -> vk::Bool32 {
@@ -492,6 +498,7 @@ impl Caps {
     pub fn vulkan12_properties(&self) -> vk::PhysicalDeviceVulkan12Properties<'static> {
         let d = self.driver();
         let f = self.float_controls();
+        let i = self.descriptor_indexing();
         vk::PhysicalDeviceVulkan12Properties {
             driver_id: d.driver_id,
             driver_name: d.driver_name,
@@ -512,6 +519,70 @@ impl Caps {
             shader_rounding_mode_rte_float32: f.shader_rounding_mode_rte_float32,
             shader_rounding_mode_rte_float64: f.shader_rounding_mode_rte_float64,
             max_timeline_semaphore_value_difference: u64::MAX,
+            max_update_after_bind_descriptors_in_all_pools: i
+                .max_update_after_bind_descriptors_in_all_pools,
+            robust_buffer_access_update_after_bind: i.robust_buffer_access_update_after_bind,
+            max_per_stage_descriptor_update_after_bind_samplers: i
+                .max_per_stage_descriptor_update_after_bind_samplers,
+            max_per_stage_descriptor_update_after_bind_uniform_buffers: i
+                .max_per_stage_descriptor_update_after_bind_uniform_buffers,
+            max_per_stage_descriptor_update_after_bind_storage_buffers: i
+                .max_per_stage_descriptor_update_after_bind_storage_buffers,
+            max_per_stage_descriptor_update_after_bind_sampled_images: i
+                .max_per_stage_descriptor_update_after_bind_sampled_images,
+            max_per_stage_descriptor_update_after_bind_storage_images: i
+                .max_per_stage_descriptor_update_after_bind_storage_images,
+            max_per_stage_update_after_bind_resources: i.max_per_stage_update_after_bind_resources,
+            max_descriptor_set_update_after_bind_samplers: i
+                .max_descriptor_set_update_after_bind_samplers,
+            max_descriptor_set_update_after_bind_uniform_buffers: i
+                .max_descriptor_set_update_after_bind_uniform_buffers,
+            max_descriptor_set_update_after_bind_uniform_buffers_dynamic: i
+                .max_descriptor_set_update_after_bind_uniform_buffers_dynamic,
+            max_descriptor_set_update_after_bind_storage_buffers: i
+                .max_descriptor_set_update_after_bind_storage_buffers,
+            max_descriptor_set_update_after_bind_storage_buffers_dynamic: i
+                .max_descriptor_set_update_after_bind_storage_buffers_dynamic,
+            max_descriptor_set_update_after_bind_sampled_images: i
+                .max_descriptor_set_update_after_bind_sampled_images,
+            max_descriptor_set_update_after_bind_storage_images: i
+                .max_descriptor_set_update_after_bind_storage_images,
+            ..Default::default()
+        }
+    }
+
+    /// `VkPhysicalDeviceDescriptorIndexingProperties`: an update-after-bind set has the same
+    /// limits as any other (descriptors are read when a dispatch runs, whatever the flags); no
+    /// non-uniform indexing is claimed native.
+    pub fn descriptor_indexing(&self) -> vk::PhysicalDeviceDescriptorIndexingProperties<'static> {
+        let l = self.limits();
+        vk::PhysicalDeviceDescriptorIndexingProperties {
+            max_update_after_bind_descriptors_in_all_pools: 1 << 20,
+            robust_buffer_access_update_after_bind: vk::TRUE,
+            max_per_stage_descriptor_update_after_bind_samplers: l
+                .max_per_stage_descriptor_samplers,
+            max_per_stage_descriptor_update_after_bind_uniform_buffers: l
+                .max_per_stage_descriptor_uniform_buffers,
+            max_per_stage_descriptor_update_after_bind_storage_buffers: l
+                .max_per_stage_descriptor_storage_buffers,
+            max_per_stage_descriptor_update_after_bind_sampled_images: l
+                .max_per_stage_descriptor_sampled_images,
+            max_per_stage_descriptor_update_after_bind_storage_images: l
+                .max_per_stage_descriptor_storage_images,
+            max_per_stage_update_after_bind_resources: l.max_per_stage_resources,
+            max_descriptor_set_update_after_bind_samplers: l.max_descriptor_set_samplers,
+            max_descriptor_set_update_after_bind_uniform_buffers: l
+                .max_descriptor_set_uniform_buffers,
+            max_descriptor_set_update_after_bind_uniform_buffers_dynamic: l
+                .max_descriptor_set_uniform_buffers_dynamic,
+            max_descriptor_set_update_after_bind_storage_buffers: l
+                .max_descriptor_set_storage_buffers,
+            max_descriptor_set_update_after_bind_storage_buffers_dynamic: l
+                .max_descriptor_set_storage_buffers_dynamic,
+            max_descriptor_set_update_after_bind_sampled_images: l
+                .max_descriptor_set_sampled_images,
+            max_descriptor_set_update_after_bind_storage_images: l
+                .max_descriptor_set_storage_images,
             ..Default::default()
         }
     }
@@ -588,6 +659,18 @@ impl Caps {
             shader_storage_buffer_array_non_uniform_indexing: t,
             shader_uniform_buffer_array_non_uniform_indexing: t,
             descriptor_binding_partially_bound: t,
+            // Descriptors are read when a dispatch runs (at submit, `crate::exec`), never when
+            // they are bound: an update after binding, or of a descriptor a pending submission
+            // does not use, is what that dispatch sees.
+            descriptor_binding_uniform_buffer_update_after_bind: t,
+            descriptor_binding_storage_buffer_update_after_bind: t,
+            descriptor_binding_sampled_image_update_after_bind: t,
+            descriptor_binding_storage_image_update_after_bind: t,
+            descriptor_binding_uniform_texel_buffer_update_after_bind: t,
+            descriptor_binding_storage_texel_buffer_update_after_bind: t,
+            descriptor_binding_update_unused_while_pending: t,
+            // The set's count of its variable binding at allocation (`vkAllocateDescriptorSets`).
+            descriptor_binding_variable_descriptor_count: t,
             shader_subgroup_extended_types: t,
             vulkan_memory_model: t,
             vulkan_memory_model_device_scope: t,

@@ -90,13 +90,16 @@ pub struct Submission {
 /// reaches it, and calls this again).
 pub fn drain(queue: &Queue) {
     let mut found = Vec::new();
+    let was_lost = queue.device.is_lost();
     {
         let _busy = lock(&queue.busy);
         while let Some(s) = next(queue) {
             found.extend(submit(queue, &s));
         }
     }
-    if !found.is_empty() {
+    if queue.device.is_lost() && !was_lost {
+        crate::findings::lost(&queue.device);
+    } else if !found.is_empty() {
         crate::findings::exec_report(&queue.device, false);
     }
     // Only now, with the queue's lock released, the causes found for the first time go to the
@@ -189,20 +192,44 @@ pub fn run(device: &Device, buffers: &[Vec<Command>]) -> Vec<Found> {
             ..Bound::default()
         };
         for c in commands {
+            // A lost device runs nothing more (its submissions' fences and semaphores are still
+            // signalled, so that no wait hangs: the waits answer VK_ERROR_DEVICE_LOST).
+            if device.is_lost() {
+                return found;
+            }
             let place = Place {
                 submission,
                 dispatch,
             };
             if let Err(e) = step(device, &mut bound, c, (place, &mut found), &mut dispatch) {
-                lock(&device.findings).errors.push(format!(
-                    "submission {submission}, dispatch {}: {e}",
-                    place.dispatch
-                ));
+                let e = format!("submission {submission}, dispatch {}: {e}", place.dispatch);
+                if device.is_lost() {
+                    crate::config::say(&e);
+                }
+                lock(&device.findings).errors.push(e);
             }
         }
     }
     lock(&device.findings).tiers.write_as_asked();
     found
+}
+
+/// A dispatch's error in words. One stopped at its time limit loses the device, as a GPU's
+/// watchdog does with a dispatch that runs too long (Vulkan, "Lost Device": "Typical reasons
+/// for device loss will include things like execution timing out (to prevent denial of
+/// service)"): skipping it and signalling its fence would hand the program results it never
+/// computed as if they were complete.
+fn dispatch_error(device: &Device, pipeline: &Pipeline, e: tangle_exec::ExecError) -> String {
+    let text = format!("{}: {e}", pipeline.label());
+    match e {
+        tangle_exec::ExecError::Trap(tangle_exec::Trap::TimeLimit { .. }) => {
+            device
+                .lost
+                .store(true, std::sync::atomic::Ordering::Release);
+            format!("{text}; VK_ERROR_DEVICE_LOST: the device is lost, nothing more runs on it")
+        }
+        _ => text,
+    }
 }
 
 /// Runs one command.
@@ -479,7 +506,7 @@ fn run_dispatch(
     let report = pipeline
         .exec
         .dispatch(&mut resources, groups, &options)
-        .map_err(|e| format!("{}: {e}", pipeline.label()))?;
+        .map_err(|e| dispatch_error(device, pipeline, e))?;
     crate::image::write_back(&resources, &images)?;
     crate::view::dispatched(settings, pipeline, (place, groups), &report);
     let accesses = report
@@ -562,6 +589,7 @@ mod tests {
                 .map(|&(b, kind, count)| (b, LayoutBinding { kind, count }))
                 .collect(),
             immutable: Default::default(),
+            variable: None,
         };
         Arc::new(DescriptorSet {
             layout: Arc::new(layout),

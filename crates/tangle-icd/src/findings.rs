@@ -265,16 +265,101 @@ pub fn text(report: &serde_json::Value) -> String {
 /// the JSON report to `TANGLE_REPORT`, and under `tangle exec` to its folder ([`exec_report`]).
 pub fn report(device: &crate::objects::Device) {
     let json = crate::objects::lock(&device.findings).json(&device.caps.profile.name);
-    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
     match &device.settings.exec {
         Some(_) => exec_report(device, true),
         None => eprint!("{}", self::text(&json)),
     }
+    write_report(device, json, true);
+}
+
+/// When the device is lost ([`crate::objects::Device::lost`]): the reports written at once, as
+/// at `vkDestroyDevice` but for the summary, since a program whose device is lost may never
+/// destroy it (tangle's own Vulkan backend leaves a lost device alone, as a GPU may still run
+/// its work).
+pub fn lost(device: &crate::objects::Device) {
+    let json = crate::objects::lock(&device.findings).json(&device.caps.profile.name);
+    exec_report(device, false);
+    write_report(device, json, false);
+}
+
+/// `TANGLE_REPORT`, when set: the whole run's report with `json` as `device`'s
+/// ([`run_so_far`]); `last` at `vkDestroyDevice`.
+fn write_report(device: &crate::objects::Device, json: serde_json::Value, last: bool) {
     if let Some(path) = crate::config::report_path() {
+        let address = device as *const crate::objects::Device as usize;
+        let run = run_so_far(address, json, last);
+        let text = serde_json::to_string_pretty(&run).unwrap_or_default() + "\n";
         if let Err(e) = std::fs::write(&path, &text) {
             crate::config::say(&format!("{}: {e}", path.display()));
         }
     }
+}
+
+/// The report of the whole program run so far: every device whose report was written in this
+/// process (at its loss or its `vkDestroyDevice`), with `json` now the report of the device at
+/// `address` (a live device's report is replaced when written again; `last`: the device is
+/// destroyed, and an address reused later is another device). Kept in the process (rather than
+/// read back from the file and merged) so that a file left by an earlier run, or written by
+/// another process naming the same path, is never taken for this run's: the first report
+/// replaces the file, and each later one rewrites it with every device so far.
+///
+/// Counts are summed; each finding and error says which device (numbered from 0 in the order
+/// their reports were first written) found it, since submissions are counted per device;
+/// `devices` counts them.
+fn run_so_far(address: usize, json: serde_json::Value, last: bool) -> serde_json::Value {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    /// Each device's report, and the live devices' places in it by address.
+    type Run = (Vec<serde_json::Value>, HashMap<usize, usize>);
+    static RUN: OnceLock<Mutex<Run>> = OnceLock::new();
+    let mut run = crate::objects::lock(RUN.get_or_init(Default::default));
+    let (devices, live) = &mut *run;
+    let at = *live.entry(address).or_insert(devices.len());
+    match devices.get_mut(at) {
+        Some(d) => *d = json,
+        None => devices.push(json),
+    }
+    if last {
+        live.remove(&address);
+    }
+    devices
+        .iter()
+        .fold(None, |acc, d| Some(merge(acc, d.clone())))
+        .unwrap_or_default()
+}
+
+/// `device`'s report added to the run's (`None` before the first device).
+fn merge(run: Option<serde_json::Value>, mut device: serde_json::Value) -> serde_json::Value {
+    let n = |v: &serde_json::Value| v.as_u64().unwrap_or(0);
+    let k = run.as_ref().map_or(0, |r| n(&r["devices"]));
+    let take = |v: &mut serde_json::Value, key: &str| match v[key].take() {
+        serde_json::Value::Array(a) => a,
+        _ => Vec::new(),
+    };
+    let mut findings = take(&mut device, "findings");
+    for f in &mut findings {
+        f["device"] = k.into();
+    }
+    let errors = take(&mut device, "errors")
+        .into_iter()
+        .map(|e| format!("device {k}, {}", e.as_str().unwrap_or_default()).into());
+    let Some(mut run) = run else {
+        device["devices"] = 1.into();
+        device["findings"] = findings.into();
+        device["errors"] = errors.collect::<Vec<_>>().into();
+        return device;
+    };
+    for key in ["submissions", "dispatches"] {
+        run[key] = (n(&run[key]) + n(&device[key])).into();
+    }
+    run["devices"] = (k + 1).into();
+    let mut all = take(&mut run, "findings");
+    all.extend(findings);
+    run["findings"] = all.into();
+    let mut all = take(&mut run, "errors");
+    all.extend(errors);
+    run["errors"] = all.into();
+    run
 }
 
 /// Under `tangle exec`: the device's JSON report in its folder, one file per device
@@ -328,6 +413,37 @@ mod tests {
             place: at(0),
             bytes: (0, 4),
         }
+    }
+
+    #[test]
+    fn a_run_of_two_devices_reports_both() {
+        let device = |dispatches: u64, error: &str| {
+            let mut f = Findings::default();
+            f.add_hazard("'b'", at(1), "m".into(), earlier("'a'"));
+            f.dispatches = dispatches;
+            f.submissions = 1;
+            f.errors.push(error.into());
+            f.json("default")
+        };
+        let one = merge(None, device(2, "first"));
+        assert_eq!(
+            (one["devices"].as_u64(), one["dispatches"].as_u64()),
+            (Some(1), Some(2))
+        );
+        let two = merge(Some(one), device(3, "second"));
+        assert_eq!(two["devices"], 2);
+        assert_eq!(
+            (two["dispatches"].as_u64(), two["submissions"].as_u64()),
+            (Some(5), Some(2))
+        );
+        let findings = two["findings"].as_array().expect("findings");
+        let devices: Vec<_> = findings.iter().map(|f| f["device"].as_u64()).collect();
+        assert_eq!(devices, [Some(0), Some(1)]);
+        assert_eq!(
+            two["errors"],
+            serde_json::json!(["device 0, first", "device 1, second"])
+        );
+        assert_eq!(two["profile"], "default");
     }
 
     #[test]

@@ -82,6 +82,17 @@ pub struct Device {
     pub settings: Arc<crate::config::Settings>,
     /// The last accesses of its dispatches to each allocation ([`crate::hazards`]).
     pub hazards: Mutex<crate::hazards::Hazards>,
+    /// Set when a dispatch was stopped at the time limit, as a GPU's watchdog loses the device
+    /// ([`crate::exec`]): nothing more runs, and submissions and waits answer
+    /// `VK_ERROR_DEVICE_LOST`.
+    pub lost: std::sync::atomic::AtomicBool,
+}
+
+impl Device {
+    /// Whether the device is lost ([`Device::lost`]).
+    pub fn is_lost(&self) -> bool {
+        self.lost.load(std::sync::atomic::Ordering::Acquire)
+    }
 }
 
 /// The device's queue: submissions run one at a time, in submission order, on a thread that
@@ -165,13 +176,16 @@ impl LayoutBinding {
 }
 
 /// A descriptor set layout: bindings by number.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct SetLayout {
     /// The bindings.
     pub bindings: BTreeMap<u32, LayoutBinding>,
     /// The immutable samplers of sampler and combined image sampler bindings, by `(binding,
     /// element)`: they are the sets' samplers whatever a write says.
     pub immutable: BTreeMap<(u32, u32), Arc<Sampler>>,
+    /// The binding created with `VK_DESCRIPTOR_BINDING_VARIABLE_DESCRIPTOR_COUNT_BIT`: its
+    /// count is an upper bound, each set's own given at allocation.
+    pub variable: Option<u32>,
 }
 
 /// One descriptor written into a set.

@@ -16,6 +16,7 @@ pub mod resident;
 mod sanitize;
 pub mod tangle;
 mod watch;
+mod watchdog;
 pub(crate) mod workers;
 
 use crate::check::barrier::BarrierFinding;
@@ -66,10 +67,10 @@ pub(crate) struct Shared<'a> {
     pub(crate) options: &'a RunOptions,
     /// Set when the dispatch must end: an error, or the time limit ([`Shared::timed_out`]).
     /// Workers take no workgroup after it, and running workgroups leave at their next
-    /// terminator or barrier.
-    pub(crate) stop: AtomicBool,
+    /// terminator or barrier. Shared with the process's timer ([`watchdog`]).
+    pub(crate) stop: std::sync::Arc<AtomicBool>,
     /// Set, with `stop`, when the time limit passed.
-    pub(crate) timed_out: AtomicBool,
+    pub(crate) timed_out: std::sync::Arc<AtomicBool>,
     /// Diagnostics, each with its sort key (workgroup, order found), the summaries of every
     /// finding, and the counters.
     pub(crate) found: Mutex<(Vec<Keyed>, Stats, Summaries)>,
@@ -316,8 +317,8 @@ fn run_on(
         sg,
         groups,
         options,
-        stop: AtomicBool::new(false),
-        timed_out: AtomicBool::new(false),
+        stop: Default::default(),
+        timed_out: Default::default(),
         found: Mutex::new((Vec::new(), Stats::default(), Summaries::default())),
         sched: Schedule::new(prog, options.policy),
         events: Mutex::new(Collector::default()),

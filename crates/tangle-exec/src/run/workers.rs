@@ -1,16 +1,20 @@
-//! The dispatch's worker threads and their monitor: workers take unit numbers (workgroups on
-//! the reference path, batches on the wide path) from one shared counter, and the calling
-//! thread watches the clock and reports progress.
+//! The dispatch's worker threads: workers take unit numbers (workgroups on the reference path,
+//! batches on the wide path) from one shared counter. The calling thread is one of them, and
+//! the process's timer ([`super::watchdog`]) stops the dispatch at its deadline; where a
+//! progress hook wants ticks (or no timer can start), the calling thread watches the clock and
+//! reports progress instead, as the monitor.
 //!
 //! A shared counter (rather than a parallel iterator over every workgroup) is what bounds a
 //! stopped dispatch: once `stop` is set no worker takes another workgroup, however many remain,
 //! and a running workgroup leaves at its next terminator or barrier. Time is checked by the
-//! monitor alone, about ten times a second, so workers pay one relaxed load per terminator.
+//! timer or the monitor alone, so workers pay one relaxed load per terminator. A one-worker
+//! dispatch thus runs on the calling thread alone: no thread is woken, and none waits.
 
 use super::Shared;
+use crate::device::Progress;
 use crate::error::{ExecError, Trap};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How often the monitor looks at the clock and reports progress.
@@ -75,61 +79,23 @@ pub(crate) fn run_all<U: Unit>(
     new: impl Fn() -> U + Sync,
 ) -> Result<(), ExecError> {
     let started = Instant::now();
-    // One deadline for every path the dispatch takes (`None`: no limit).
-    let deadline = s.deadline;
-    let next = AtomicU64::new(0);
-    let done = AtomicU64::new(0);
-    let first_error: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);
-    let spawned = match pool().filter(|p| threads <= p.current_num_threads()) {
-        Some(pool) => pool.in_place_scope(|scope| {
-            // Workers never send; the channel disconnects when the last one ends.
-            let (tx, rx) = mpsc::channel::<()>();
-            for _ in 0..threads.max(1) {
-                let tx = tx.clone();
-                let (next, done, first_error, new) = (&next, &done, &first_error, &new);
-                scope.spawn(move |_| {
-                    work(s, total, next, done, first_error, new());
-                    drop(tx);
-                });
-            }
-            drop(tx);
-            monitor(s, &rx, deadline, &done, total);
-            threads.max(1)
-        }),
-        None => std::thread::scope(|scope| {
-            let (tx, rx) = mpsc::channel::<()>();
-            let mut spawned = 0usize;
-            for w in 0..threads.max(1) {
-                let tx = tx.clone();
-                let (next, done, first_error, new) = (&next, &done, &first_error, &new);
-                let worker = std::thread::Builder::new()
-                    .name(format!("tangle-worker-{w}"))
-                    .spawn_scoped(scope, move || {
-                        work(s, total, next, done, first_error, new());
-                        drop(tx);
-                    });
-                match worker {
-                    Ok(_) => spawned += 1,
-                    // The workers already started take over the rest.
-                    Err(_) => break,
-                }
-            }
-            drop(tx);
-            if spawned > 0 {
-                monitor(s, &rx, deadline, &done, total);
-            }
-            spawned
-        }),
+    let flags = Flags {
+        stop: &s.stop,
+        timed_out: &s.timed_out,
+        // One deadline for every path the dispatch takes (`None`: no limit).
+        deadline: s.deadline,
+        progress: s.options.progress.as_ref(),
     };
+    let (spawned, done, first_error) = run_units(&flags, total, threads, new);
     let nanos = u64::try_from(started.elapsed().as_nanos()).unwrap_or(u64::MAX);
     s.worker_nanos.fetch_add(nanos, Ordering::Relaxed);
     if spawned == 0 {
         return Err(ExecError::Limit("cannot start a worker thread".to_string()));
     }
-    if let Some((_, e)) = first_error.into_inner().unwrap_or_else(|e| e.into_inner()) {
+    if let Some((_, e)) = first_error {
         return Err(e);
     }
-    if done.load(Ordering::Relaxed) < total {
+    if done < total {
         // Stopped with no error: only the time limit does that.
         return Err(Trap::TimeLimit {
             limit_ms: s.options.time_limit.as_millis(),
@@ -140,28 +106,116 @@ pub(crate) fn run_all<U: Unit>(
     Ok(())
 }
 
+/// What stops a dispatch's workers, and who is told of their progress.
+struct Flags<'a> {
+    stop: &'a Arc<AtomicBool>,
+    timed_out: &'a Arc<AtomicBool>,
+    deadline: Option<Instant>,
+    progress: Option<&'a Progress>,
+}
+
+/// [`run_all`]'s work: the workers that ran (the calling thread counted when it worked), the
+/// units done, and the first error by unit number.
+fn run_units<U: Unit>(
+    f: &Flags<'_>,
+    total: u64,
+    threads: usize,
+    new: impl Fn() -> U + Sync,
+) -> (usize, u64, Option<(u64, ExecError)>) {
+    let threads = threads.max(1);
+    let next = AtomicU64::new(0);
+    let done = AtomicU64::new(0);
+    let first_error: Mutex<Option<(u64, ExecError)>> = Mutex::new(None);
+    // The calling thread works unless it must watch: a progress hook is called from it every
+    // tick, and without the timer the clock is its to check. Disarmed at the end of the scope.
+    let armed = match (f.progress, f.deadline) {
+        (Some(_), _) => None,
+        (None, None) => Some(None),
+        (None, Some(d)) => super::watchdog::arm(d, f.stop, f.timed_out).map(Some),
+    };
+    let caller = usize::from(armed.is_some());
+    let run = || work(f.stop, total, &next, &done, &first_error, new());
+    let spawned = match pool().filter(|p| threads - caller <= p.current_num_threads()) {
+        // One worker, the calling thread: nothing to hand over or wait for.
+        _ if threads == caller => {
+            run();
+            1
+        }
+        Some(pool) => pool.in_place_scope(|scope| {
+            // Workers never send; the channel disconnects when the last one ends.
+            let (tx, rx) = mpsc::channel::<()>();
+            for _ in caller..threads {
+                let tx = tx.clone();
+                let run = &run;
+                scope.spawn(move |_| {
+                    run();
+                    drop(tx);
+                });
+            }
+            drop(tx);
+            match armed {
+                Some(_) => run(),
+                None => monitor(f, &rx, &done, total),
+            }
+            threads
+        }),
+        None => std::thread::scope(|scope| {
+            let (tx, rx) = mpsc::channel::<()>();
+            let mut spawned = 0usize;
+            for w in caller..threads {
+                let tx = tx.clone();
+                let run = &run;
+                let worker = std::thread::Builder::new()
+                    .name(format!("tangle-worker-{w}"))
+                    .spawn_scoped(scope, move || {
+                        run();
+                        drop(tx);
+                    });
+                match worker {
+                    Ok(_) => spawned += 1,
+                    // The workers already started take over the rest.
+                    Err(_) => break,
+                }
+            }
+            drop(tx);
+            match armed {
+                Some(_) => {
+                    run();
+                    spawned += 1;
+                }
+                None if spawned > 0 => monitor(f, &rx, &done, total),
+                None => {}
+            }
+            spawned
+        }),
+    };
+    drop(armed);
+    let first_error = first_error.into_inner().unwrap_or_else(|e| e.into_inner());
+    (spawned, done.load(Ordering::Relaxed), first_error)
+}
+
 /// One worker: takes unit numbers until they run out or the dispatch stops.
 fn work<U: Unit>(
-    s: &Shared<'_>,
+    stop: &AtomicBool,
     total: u64,
     next: &AtomicU64,
     done: &AtomicU64,
     first_error: &Mutex<Option<(u64, ExecError)>>,
     mut wg: U,
 ) {
-    while !s.stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::Relaxed) {
         let i = next.fetch_add(1, Ordering::Relaxed);
         if i >= total {
             break;
         }
         match wg.run(i) {
             // A workgroup that saw `stop` may have left early: it is not counted as done.
-            Ok(()) if !s.stop.load(Ordering::Relaxed) => {
+            Ok(()) if !stop.load(Ordering::Relaxed) => {
                 done.fetch_add(1, Ordering::Relaxed);
             }
             Ok(()) => {}
             Err(e) => {
-                s.stop.store(true, Ordering::Relaxed);
+                stop.store(true, Ordering::Relaxed);
                 let mut fe = first_error.lock().unwrap_or_else(|e| e.into_inner());
                 if fe.as_ref().is_none_or(|(j, _)| i < *j) {
                     *fe = Some((i, e));
@@ -174,33 +228,111 @@ fn work<U: Unit>(
 }
 
 /// Waits for the workers, stopping them at the deadline and reporting progress every tick.
-fn monitor(
-    s: &Shared<'_>,
-    rx: &mpsc::Receiver<()>,
-    deadline: Option<Instant>,
-    done: &AtomicU64,
-    total: u64,
-) {
+fn monitor(f: &Flags<'_>, rx: &mpsc::Receiver<()>, done: &AtomicU64, total: u64) {
     let report = |n: u64| {
-        if let Some(p) = &s.options.progress {
+        if let Some(p) = f.progress {
             (p.0)(n, total);
         }
     };
     report(0);
     loop {
         let now = Instant::now();
-        let wait = deadline.map_or(TICK, |d| d.saturating_duration_since(now).min(TICK));
+        let wait = f
+            .deadline
+            .map_or(TICK, |d| d.saturating_duration_since(now).min(TICK));
         match rx.recv_timeout(wait) {
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             // Every worker has ended (they never send).
             Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            s.timed_out.store(true, Ordering::Relaxed);
-            s.stop.store(true, Ordering::Relaxed);
+        if f.deadline.is_some_and(|d| Instant::now() >= d) {
+            f.timed_out.store(true, Ordering::Relaxed);
+            f.stop.store(true, Ordering::Relaxed);
         }
         // `done` only grows, so the counts reported never decrease.
         report(done.load(Ordering::Relaxed));
     }
     report(done.load(Ordering::Relaxed));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A unit that records the thread it ran on, or spins until the dispatch stops.
+    struct Probe<'a> {
+        ran_on: &'a Mutex<Vec<std::thread::ThreadId>>,
+        stop: &'a AtomicBool,
+        spin: bool,
+    }
+
+    impl Unit for Probe<'_> {
+        fn run(&mut self, _: u64) -> Result<(), ExecError> {
+            self.ran_on
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(std::thread::current().id());
+            while self.spin && !self.stop.load(Ordering::Relaxed) {
+                std::hint::spin_loop();
+            }
+            Ok(())
+        }
+        fn flush(&mut self, _: u64) {}
+    }
+
+    fn flags<'a>(
+        stop: &'a Arc<AtomicBool>,
+        timed_out: &'a Arc<AtomicBool>,
+        deadline: Option<Instant>,
+    ) -> Flags<'a> {
+        Flags {
+            stop,
+            timed_out,
+            deadline,
+            progress: None,
+        }
+    }
+
+    #[test]
+    fn a_one_worker_dispatch_runs_on_the_calling_thread() {
+        let (stop, timed_out) = (Arc::default(), Arc::default());
+        let ran_on = Mutex::new(Vec::new());
+        let deadline = Some(Instant::now() + Duration::from_secs(60));
+        let f = flags(&stop, &timed_out, deadline);
+        let (spawned, done, error) = run_units(&f, 3, 1, || Probe {
+            ran_on: &ran_on,
+            stop: &stop,
+            spin: false,
+        });
+        assert_eq!((spawned, done), (1, 3));
+        assert!(error.is_none());
+        let me = std::thread::current().id();
+        assert_eq!(ran_on.into_inner().expect("log"), vec![me; 3]);
+        assert!(!timed_out.load(Ordering::Relaxed));
+    }
+
+    #[test]
+    fn a_runaway_unit_on_the_calling_thread_stops_at_the_deadline() {
+        for threads in [1, 2] {
+            let (stop, timed_out) = (Arc::default(), Arc::default());
+            let ran_on = Mutex::new(Vec::new());
+            let start = Instant::now();
+            let limit = Duration::from_millis(100);
+            let f = flags(&stop, &timed_out, Some(start + limit));
+            let (_, done, error) = run_units(&f, 4, threads, || Probe {
+                ran_on: &ran_on,
+                stop: &stop,
+                spin: true,
+            });
+            let took = start.elapsed();
+            assert!(took >= limit && took < Duration::from_secs(10), "{took:?}");
+            assert!(timed_out.load(Ordering::Relaxed) && stop.load(Ordering::Relaxed));
+            assert!(error.is_none());
+            // Stopped units are not counted as done, and no unit starts after the stop.
+            assert_eq!(done, 0);
+            let ran = ran_on.into_inner().expect("log");
+            assert!(ran.contains(&std::thread::current().id()), "{threads}");
+            assert!(ran.len() <= threads, "{ran:?}");
+        }
+    }
 }

@@ -545,6 +545,9 @@ fn submit(
     fence: vk::Fence,
 ) -> Result<vk::Result, Fail> {
     let q = objects::get::<Queue>(queue.as_raw())?;
+    if q.device.is_lost() {
+        return Ok(vk::Result::ERROR_DEVICE_LOST);
+    }
     if fence != vk::Fence::null() {
         let f = objects::get::<Fence>(fence.as_raw())?;
         match batches.last_mut() {
@@ -558,7 +561,16 @@ fn submit(
     }
     lock(&q.pending).extend(batches);
     crate::exec::drain(&q);
-    Ok(vk::Result::SUCCESS)
+    Ok(lost_or(&q.device, vk::Result::SUCCESS))
+}
+
+/// `VK_ERROR_DEVICE_LOST` once `device` is lost ([`crate::objects::Device::lost`]), else
+/// `result`.
+pub(super) fn lost_or(device: &crate::objects::Device, result: vk::Result) -> vk::Result {
+    match device.is_lost() {
+        true => vk::Result::ERROR_DEVICE_LOST,
+        false => result,
+    }
 }
 
 /// The commands recorded in a command buffer, copied.
@@ -688,6 +700,6 @@ pub unsafe extern "system" fn queue_wait_idle(queue: vk::Queue) -> vk::Result {
         let q = objects::get::<Queue>(queue.as_raw())?;
         super::device::wait_idle(&q);
         crate::exec::host_waited(&q.device, None);
-        Ok(vk::Result::SUCCESS)
+        Ok(lost_or(&q.device, vk::Result::SUCCESS))
     })
 }

@@ -93,6 +93,7 @@ pub unsafe extern "system" fn create_device(
             instance: physical.instance,
             settings: physical.settings.clone(),
             hazards: Mutex::default(),
+            lost: Default::default(),
         });
         objects::insert_at(
             queue,
@@ -163,7 +164,7 @@ pub unsafe extern "system" fn device_wait_idle(device: vk::Device) -> vk::Result
         let d = objects::get::<Device>(device.as_raw())?;
         wait_idle(&*objects::get::<Queue>(d.queue)?);
         crate::exec::host_waited(&d, None);
-        Ok(vk::Result::SUCCESS)
+        Ok(super::commands::lost_or(&d, vk::Result::SUCCESS))
     })
 }
 
@@ -475,18 +476,16 @@ pub unsafe extern "system" fn reset_fences(
     })
 }
 
-pub unsafe extern "system" fn get_fence_status(
-    _device: vk::Device,
-    fence: vk::Fence,
-) -> vk::Result {
+pub unsafe extern "system" fn get_fence_status(device: vk::Device, fence: vk::Fence) -> vk::Result {
     guard("vkGetFenceStatus", || {
+        let d = objects::get::<Device>(device.as_raw())?;
         let f = objects::get::<Fence>(fence.as_raw())?;
         let signalled = *lock(&f.signalled);
-        Ok(if signalled {
-            vk::Result::SUCCESS
-        } else {
-            vk::Result::NOT_READY
-        })
+        let status = match signalled {
+            true => vk::Result::SUCCESS,
+            false => vk::Result::NOT_READY,
+        };
+        Ok(super::commands::lost_or(&d, status))
     })
 }
 
@@ -504,18 +503,21 @@ pub unsafe extern "system" fn wait_for_fences(
             .iter()
             .map(|f| objects::get::<Fence>(f.as_raw()))
             .collect::<Result<Vec<_>, _>>()?;
+        let d = objects::get::<Device>(device.as_raw())?;
         let deadline = Instant::now().checked_add(Duration::from_nanos(timeout));
         loop {
+            // Vulkan "Lost Device": a wait returns in finite time, with success or this.
+            if d.is_lost() {
+                return Ok(vk::Result::ERROR_DEVICE_LOST);
+            }
             let states: Vec<bool> = fences.iter().map(|f| *lock(&f.signalled)).collect();
             let done = match wait_all {
                 vk::FALSE => states.iter().any(|s| *s),
                 _ => states.iter().all(|s| *s),
             };
             if done {
-                if let Ok(d) = objects::get::<Device>(device.as_raw()) {
-                    for (f, _) in fences.iter().zip(&states).filter(|(_, s)| **s) {
-                        crate::exec::host_waited(&d, Some(f));
-                    }
+                for (f, _) in fences.iter().zip(&states).filter(|(_, s)| **s) {
+                    crate::exec::host_waited(&d, Some(f));
                 }
                 return Ok(vk::Result::SUCCESS);
             }

@@ -203,6 +203,7 @@ unsafe fn fill_property(
         vk::PhysicalDeviceCooperativeMatrixPropertiesKHR => coopmat_properties,
         vk::PhysicalDeviceRobustness2PropertiesEXT => robustness2_properties,
         vk::PhysicalDevicePipelineRobustnessPropertiesEXT => pipeline_robustness_properties,
+        vk::PhysicalDeviceDescriptorIndexingProperties => descriptor_indexing,
         vk::PhysicalDeviceVulkan11Properties => vulkan11_properties,
         vk::PhysicalDeviceVulkan12Properties => vulkan12_properties,
         vk::PhysicalDeviceVulkan13Properties => vulkan13_properties,

@@ -23,6 +23,7 @@ pub unsafe extern "system" fn create_set_layout(
         // SAFETY: the program's struct and array (rule 1).
         let info = unsafe { read(info, "pCreateInfo")? };
         let bindings = unsafe { slice(info.p_bindings, info.binding_count, "pBindings")? };
+        let raw: Vec<u32> = bindings.iter().map(|b| b.binding).collect();
         // SAFETY: each binding's `pImmutableSamplers` is null or holds `descriptorCount`
         // samplers (rule 1).
         let immutable = unsafe { super::images::immutable_samplers(bindings)? };
@@ -38,14 +39,45 @@ pub unsafe extern "system" fn create_set_layout(
                 )
             })
             .collect();
+        // SAFETY: the program's chain and its flags array (rule 1).
+        let variable = unsafe { variable_binding(info.p_next, &raw)? };
         let handle = objects::insert(Arc::new(SetLayout {
             bindings,
             immutable,
+            variable,
         }));
         // SAFETY: the program's output pointer (rule 1).
         unsafe { write(out, vk::DescriptorSetLayout::from_raw(handle), "pSetLayout")? };
         Ok(vk::Result::SUCCESS)
     })
+}
+
+/// The binding whose flags in a `VkDescriptorSetLayoutBindingFlagsCreateInfo` of the chain
+/// `next` hold `VARIABLE_DESCRIPTOR_COUNT` (`bindings`: the layout's binding numbers, in the
+/// order of the flags). Update-after-bind and the other flags change nothing here: descriptors
+/// are read when a dispatch runs ([`crate::exec`]).
+///
+/// # Safety
+/// `next` is a valid chain; a flags struct's array holds `bindingCount` flags.
+unsafe fn variable_binding(
+    next: *const std::ffi::c_void,
+    bindings: &[u32],
+) -> Result<Option<u32>, Fail> {
+    for (s_type, at) in unsafe { chain(next) } {
+        if s_type != vk::StructureType::DESCRIPTOR_SET_LAYOUT_BINDING_FLAGS_CREATE_INFO {
+            continue;
+        }
+        // SAFETY: the struct its `sType` names, and its array (the caller's promise).
+        let info = unsafe { &*at.cast::<vk::DescriptorSetLayoutBindingFlagsCreateInfo>() };
+        let flags = unsafe { slice(info.p_binding_flags, info.binding_count, "pBindingFlags")? };
+        let variable = flags
+            .iter()
+            .zip(bindings)
+            .find(|(f, _)| f.contains(vk::DescriptorBindingFlags::VARIABLE_DESCRIPTOR_COUNT))
+            .map(|(_, b)| *b);
+        return Ok(variable);
+    }
+    Ok(None)
 }
 
 pub unsafe extern "system" fn destroy_set_layout(
@@ -130,11 +162,26 @@ pub unsafe extern "system" fn allocate_descriptor_sets(
             .iter()
             .map(|l| objects::get::<SetLayout>(l.as_raw()))
             .collect::<Result<Vec<_>, _>>()?;
+        // SAFETY: the program's chain and its counts array (rule 1).
+        let counts = unsafe { variable_counts(info.p_next)? };
         let mut sets = lock(&pool.sets);
         if sets.len() + layouts.len() > pool.max_sets as usize {
             return Ok(vk::Result::ERROR_OUT_OF_POOL_MEMORY);
         }
         for (i, layout) in layouts.into_iter().enumerate() {
+            // The variable binding holds the count given for this set (zero when none is:
+            // Vulkan, VkDescriptorSetVariableDescriptorCountAllocateInfo), so that its
+            // elements past it are as absent as those past any binding's count.
+            let layout = match layout.variable {
+                Some(b) => {
+                    let mut mine = SetLayout::clone(&layout);
+                    if let Some(l) = mine.bindings.get_mut(&b) {
+                        l.count = l.count.min(counts.get(i).copied().unwrap_or(0));
+                    }
+                    Arc::new(mine)
+                }
+                None => layout,
+            };
             // A sampler binding's immutable samplers are its descriptors from the start.
             let slots = layout
                 .immutable
@@ -155,6 +202,30 @@ pub unsafe extern "system" fn allocate_descriptor_sets(
         }
         Ok(vk::Result::SUCCESS)
     })
+}
+
+/// The counts of a `VkDescriptorSetVariableDescriptorCountAllocateInfo` in the chain `next`
+/// (empty when there is none).
+///
+/// # Safety
+/// `next` is a valid chain; the struct's array holds `descriptorSetCount` counts.
+unsafe fn variable_counts(next: *const std::ffi::c_void) -> Result<Vec<u32>, Fail> {
+    for (s_type, at) in unsafe { chain(next) } {
+        if s_type == vk::StructureType::DESCRIPTOR_SET_VARIABLE_DESCRIPTOR_COUNT_ALLOCATE_INFO {
+            // SAFETY: the struct its `sType` names, and its array (the caller's promise).
+            let info =
+                unsafe { &*at.cast::<vk::DescriptorSetVariableDescriptorCountAllocateInfo>() };
+            let counts = unsafe {
+                slice(
+                    info.p_descriptor_counts,
+                    info.descriptor_set_count,
+                    "pDescriptorCounts",
+                )?
+            };
+            return Ok(counts.to_vec());
+        }
+    }
+    Ok(Vec::new())
 }
 
 pub unsafe extern "system" fn free_descriptor_sets(

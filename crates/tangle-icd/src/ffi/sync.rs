@@ -75,7 +75,7 @@ pub unsafe extern "system" fn signal_semaphore(
 }
 
 pub unsafe extern "system" fn wait_semaphores(
-    _device: vk::Device,
+    device: vk::Device,
     info: *const vk::SemaphoreWaitInfo<'_>,
     timeout: u64,
 ) -> vk::Result {
@@ -90,8 +90,12 @@ pub unsafe extern "system" fn wait_semaphores(
             .map(|(h, v)| Ok((objects::get::<Semaphore>(h.as_raw())?, *v)))
             .collect::<Result<Vec<_>, Fail>>()?;
         let any = info.flags.contains(vk::SemaphoreWaitFlags::ANY);
+        let d = objects::get::<Device>(device.as_raw())?;
         let deadline = Instant::now().checked_add(Duration::from_nanos(timeout));
         loop {
+            if d.is_lost() {
+                return Ok(vk::Result::ERROR_DEVICE_LOST);
+            }
             let reached: Vec<bool> = waits.iter().map(|(s, v)| *lock(&s.value) >= *v).collect();
             if (any && reached.contains(&true)) || (!any && !reached.contains(&false)) {
                 return Ok(vk::Result::SUCCESS);
