@@ -140,6 +140,10 @@ pub fn run(device: &Device, buffers: &[Vec<Command>]) {
             }
         }
     }
+    // TANGLE_REPORT is rewritten after every submission, not only at vkDestroyDevice: a
+    // program that never destroys its device (ggml keeps it until the process exits) still
+    // leaves a complete report.
+    lock(&device.findings).write_report(&device.caps.profile.name);
 }
 
 /// Runs one command.

@@ -110,6 +110,20 @@ impl Findings {
         out
     }
 
+    /// Writes the JSON report to `TANGLE_REPORT`, if set; a failure is said on stderr.
+    pub fn write_report(&self, profile: &str) {
+        if let Some(path) = crate::config::report_path() {
+            let text = serde_json::to_string_pretty(&self.json(profile)).unwrap_or_default();
+            if let Err(e) = std::fs::write(&path, text + "\n") {
+                crate::config::say(&format!(
+                    "{}={}: {e}",
+                    crate::config::REPORT,
+                    path.display()
+                ));
+            }
+        }
+    }
+
     /// The JSON report (`TANGLE_REPORT`).
     pub fn json(&self, profile: &str) -> serde_json::Value {
         let causes: Vec<serde_json::Value> = self

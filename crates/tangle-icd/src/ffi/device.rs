@@ -112,17 +112,7 @@ pub unsafe extern "system" fn destroy_device(
         }
         let findings = lock(&it.findings);
         eprint!("{}", findings.text());
-        if let Some(path) = crate::config::report_path() {
-            let json = findings.json(&it.caps.profile.name);
-            let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-            if let Err(e) = std::fs::write(&path, text + "\n") {
-                crate::config::say(&format!(
-                    "{}={}: {e}",
-                    crate::config::REPORT,
-                    path.display()
-                ));
-            }
-        }
+        findings.write_report(&it.caps.profile.name);
         Ok(())
     })
 }
