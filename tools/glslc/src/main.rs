@@ -132,12 +132,6 @@ fn run(args: &Args) -> Result<(), String> {
         .ok_or("glslc: error: no input files\n")?;
     let text = std::fs::read_to_string(input)
         .map_err(|e| format!("glslc: error: cannot open input file: '{input}': {e}\n"))?;
-    if let Some(ext) = disabled_extension(&text) {
-        return Err(format!(
-            "{input}:{}: error: '#extension' : extension not supported: {ext}\n1 error generated.\n",
-            ext_line(&text, &ext)
-        ));
-    }
     let vulkan = args.vulkan.unwrap_or(VulkanVersion::Vulkan1_0);
     let mut includer = Includer {
         root_dir: Path::new(input)
@@ -205,6 +199,13 @@ fn compile(
     let shader = glslang::Shader::new(compiler, input)
         .parse()
         .map_err(log_of)?;
+    // Only the extensions the preprocessor kept count (ggml enables some under `#ifdef`).
+    if let Some(ext) = disabled_extension(&shader.get_preprocessed_code()) {
+        let line = ext_line(text, &ext);
+        return Err(format!(
+            "ERROR: 0:{line}: '#extension' : extension not supported: {ext}\n"
+        ));
+    }
     shader.compile().map_err(log_of)
 }
 
