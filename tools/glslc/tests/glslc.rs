@@ -206,4 +206,22 @@ fn unknown_extension_fails_as_glslc_does() {
         err.contains("extension not supported: GL_EXT_integer_dot_product"),
         "{err}"
     );
+    // Only an extension the preprocessor keeps counts (ggml enables some under `#ifdef`).
+    let inactive = "#version 450\n#ifdef COOPMAT2\n#extension GL_NV_cooperative_matrix2 : enable\n#endif\nvoid main() {}\n";
+    std::fs::write(&src, inactive).unwrap();
+    let o = glslc(
+        &[
+            "-o",
+            "-",
+            "-fshader-stage=compute",
+            "--target-env=vulkan1.3",
+            path(&src),
+        ],
+        &off,
+    );
+    assert!(
+        o.status.success() && o.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
