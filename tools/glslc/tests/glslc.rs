@@ -52,7 +52,7 @@ fn glslc(args: &[&str], env: &[(&str, &str)]) -> Output {
 /// The SPIR-V words of a module, checking its magic number.
 fn words(bytes: &[u8]) -> Vec<u32> {
     assert!(
-        bytes.len() >= 20 && bytes.len() % 4 == 0,
+        bytes.len() >= 20 && bytes.len().is_multiple_of(4),
         "not a SPIR-V module: {} bytes",
         bytes.len()
     );
