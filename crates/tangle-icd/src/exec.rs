@@ -211,6 +211,10 @@ pub fn run(device: &Device, buffers: &[Vec<Command>]) -> Vec<Found> {
         }
     }
     lock(&device.findings).tiers.write_as_asked();
+    // The reports are rewritten after every submission, not only at vkDestroyDevice: a
+    // program that never destroys its device (ggml keeps it until the process exits) still
+    // leaves a complete report.
+    crate::findings::progress(device);
     found
 }
 

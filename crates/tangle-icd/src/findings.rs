@@ -277,6 +277,15 @@ pub fn report(device: &crate::objects::Device) {
 /// destroy it (tangle's own Vulkan backend leaves a lost device alone, as a GPU may still run
 /// its work).
 pub fn lost(device: &crate::objects::Device) {
+    progress(device);
+}
+
+/// After every submission: the reports rewritten with what the device found so far (a program
+/// that never destroys its device, as ggml, still leaves them).
+pub fn progress(device: &crate::objects::Device) {
+    if device.settings.exec.is_none() && crate::config::report_path().is_none() {
+        return;
+    }
     let json = crate::objects::lock(&device.findings).json(&device.caps.profile.name);
     exec_report(device, false);
     write_report(device, json, false);

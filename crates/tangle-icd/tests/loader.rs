@@ -1010,6 +1010,54 @@ fn a_race_is_in_the_report_and_on_stderr() {
     );
 }
 
+/// A program that never destroys its device (ggml keeps its device until the process exits)
+/// still leaves a complete `TANGLE_REPORT`: the driver rewrites it after every submission.
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn a_device_never_destroyed_still_leaves_its_report() {
+    if in_child() {
+        let gpu = Gpu::new();
+        let (memory, _) = gpu.memory(512);
+        let x = gpu.buffer(memory, 0, 256);
+        let y = gpu.buffer(memory, 256, 256);
+        let k = gpu.kernel(&racy(), 0);
+        gpu.bind(&k, (x, 0, 256), (y, 0, 256));
+        let cb = gpu.record(&k, 1, 64, 0);
+        gpu.submit(cb);
+        gpu.submit(cb);
+        gpu.submit(gpu.record(&k, 1, 64, 0));
+        // No vkDestroyDevice, no vkDestroyInstance: the process just ends.
+        std::mem::forget(gpu);
+        return;
+    }
+    let report = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tangle_icd_kept_{}.json", std::process::id()));
+    let out = child(
+        "a_device_never_destroyed_still_leaves_its_report",
+        &[("TANGLE_REPORT", report.as_os_str())],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("tangle-icd: "),
+        "the device was destroyed: {stderr}"
+    );
+    let text =
+        std::fs::read_to_string(&report).expect("TANGLE_REPORT written without vkDestroyDevice");
+    let _ = std::fs::remove_file(&report);
+    let json: serde_json::Value = serde_json::from_str(&text).expect("a JSON report");
+    assert_eq!(
+        (json["submissions"].as_u64(), json["dispatches"].as_u64()),
+        (Some(3), Some(3)),
+        "{text}"
+    );
+    let findings = json["findings"].as_array().expect("a findings list");
+    let race = findings
+        .iter()
+        .find(|f| f["kind"] == "race")
+        .unwrap_or_else(|| panic!("no race in {text}"));
+    assert_eq!(race["dispatches"], 3, "{text}");
+}
+
 /// A dispatch whose `y` window (32 words) is shorter than the dispatch (64 invocations): with
 /// `robustBufferAccess2` (VK_EXT_robustness2) enabled at `vkCreateDevice` the accesses past it
 /// are defined (no finding); with `robustBufferAccess`, the loads past it read zero and its stores
