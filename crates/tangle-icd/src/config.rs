@@ -54,6 +54,10 @@ pub const VIEW: &str = "TANGLE_VIEW";
 /// Set by `tangle exec` to a folder of its own: the driver prints no summary on stderr (`tangle
 /// exec` prints it when the program ends) and writes each device's JSON report there.
 pub const EXEC: &str = "TANGLE_EXEC";
+/// Which invocation holds which cooperative-matrix element, as `tangle run --coopmat-layout`
+/// takes it (`row-striped`, `column-striped`, `shuffled:SEED`): the mapping is
+/// implementation-defined, so a program whose results depend on it is shown as such.
+pub const COOPMAT_LAYOUT: &str = "TANGLE_COOPMAT_LAYOUT";
 
 /// What the environment asks of an instance's devices, read once at `vkCreateInstance`.
 #[derive(Debug, Clone)]
@@ -66,6 +70,8 @@ pub struct Settings {
     pub view: Option<std::path::PathBuf>,
     /// `TANGLE_EXEC`: where `tangle exec` collects the reports.
     pub exec: Option<std::path::PathBuf>,
+    /// `TANGLE_COOPMAT_LAYOUT`: the cooperative-matrix layout dispatches run with.
+    pub coopmat_layout: tangle_exec::policy::CoopmatLayout,
 }
 
 /// A variable's value, `None` when unset or empty.
@@ -90,6 +96,12 @@ pub fn settings() -> Result<(Profile, Settings), String> {
         var(DENY).as_deref(),
         (ALLOW, DENY),
     )?;
+    let coopmat_layout = match var(COOPMAT_LAYOUT) {
+        Some(l) => l
+            .parse()
+            .map_err(|e| format!("{COOPMAT_LAYOUT}={l}: {e}"))?,
+        None => Default::default(),
+    };
     Ok((
         profile,
         Settings {
@@ -97,6 +109,7 @@ pub fn settings() -> Result<(Profile, Settings), String> {
             deny,
             view: var(VIEW).map(Into::into),
             exec: var(EXEC).map(Into::into),
+            coopmat_layout,
         },
     ))
 }

@@ -504,6 +504,7 @@ fn run_dispatch(
             .contains(tangle_exec::check::kind::Kind::Race),
         trace: crate::view::wanted(settings, pipeline),
         time_limit: crate::config::time_limit(),
+        coopmat_layout: settings.coopmat_layout,
         threads: crate::config::threads(),
         ..RunOptions::default()
     };

@@ -140,6 +140,13 @@ fn the_coopmat_example_passes_under_every_element_layout_and_a_bad_layout_is_a_u
     let (code, _, stderr) = tangle_run(&gemm, &["--coopmat-layout", "diagonal"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--coopmat-layout diagonal"), "{stderr}");
+    // A script that reads back the elements an invocation holds passes under one layout only.
+    let held = amber_dir("cli/coopmat_column_striped.amber");
+    assert_eq!(tangle_run(&held, &[]).0, 1);
+    assert_eq!(
+        tangle_run(&held, &["--coopmat-layout", "column-striped"]).0,
+        0
+    );
 }
 
 #[test]

@@ -139,6 +139,23 @@ fn the_subgroup_size_reaches_the_shader() {
 
 #[test]
 #[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn the_coopmat_layout_reaches_the_shader() {
+    // The script expects the elements each invocation holds under the column-striped layout:
+    // it fails under the default (row-striped) one.
+    let held = "cli/coopmat_column_striped.amber";
+    let (code, out, err) = exec_script(&[], held);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("expected EQ 128, actual 8"), "{out}");
+    let (code, out, err) = exec_script(&["--coopmat-layout", "column-striped"], held);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("PASS"), "{out}");
+    let (code, _, err) = exec_script(&["--coopmat-layout", "diagonal"], held);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--coopmat-layout diagonal"), "{err}");
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
 fn the_view_has_a_page_per_pipeline_and_an_index() {
     let dir = scratch("view");
     let _ = std::fs::remove_dir_all(&dir);

@@ -4,7 +4,8 @@
 //! It writes the loader's manifest for the driver library into a folder of its own, points the
 //! loader at it alone (`VK_DRIVER_FILES`; `VK_ICD_FILENAMES` and `VK_ADD_DRIVER_FILES` are
 //! cleared), passes the options to the driver through its variables (`TANGLE_PROFILE`,
-//! `TANGLE_SUBGROUP_SIZE`, `TANGLE_ALLOW`, `TANGLE_DENY`, `TANGLE_VIEW`) and sets
+//! `TANGLE_SUBGROUP_SIZE`, `TANGLE_COOPMAT_LAYOUT`, `TANGLE_ALLOW`, `TANGLE_DENY`,
+//! `TANGLE_VIEW`) and sets
 //! `TANGLE_EXEC` to that folder: the driver then prints no summary of its own and writes each
 //! device's JSON report there. When the program ends, the reports are merged, the grouped
 //! findings printed on stderr (and written to `--report FILE`), the pictures rendered
@@ -28,6 +29,10 @@ pub struct Args {
     /// The device's subgroup size instead of the profile's (a power of two, 1 to 128).
     #[arg(long = "subgroup-size", value_name = "N")]
     subgroup_size: Option<u32>,
+    /// Which invocation holds which cooperative-matrix element (`row-striped`,
+    /// `column-striped`, `shuffled:SEED`), as `tangle run --coopmat-layout`.
+    #[arg(long = "coopmat-layout", value_name = "LAYOUT")]
+    coopmat_layout: Option<String>,
     /// Finding kinds not to look for (`race,uninit`), as `tangle run --allow`.
     #[arg(long, value_name = "KINDS")]
     allow: Option<String>,
@@ -76,6 +81,10 @@ fn check(args: &Args) -> Result<(), Unusable> {
             )));
         }
     }
+    if let Some(l) = &args.coopmat_layout {
+        l.parse::<tangle_exec::policy::CoopmatLayout>()
+            .map_err(|e| usage(format!("--coopmat-layout {l}: {e}")))?;
+    }
     tangle_exec::check::kind::allow_and_deny(
         args.allow.as_deref(),
         args.deny.as_deref(),
@@ -120,11 +129,15 @@ pub fn run(args: &Args) -> Result<u8, Unusable> {
         .env(tangle_icd::config::EXEC, &reports)
         // The report goes where `tangle exec` writes it, merged over the devices.
         .env_remove(tangle_icd::config::REPORT);
-    let vars: [(&str, Option<String>); 5] = [
+    let vars: [(&str, Option<String>); 6] = [
         (tangle_icd::config::PROFILE, args.profile.clone()),
         (
             tangle_icd::config::SUBGROUP_SIZE,
             args.subgroup_size.map(|n| n.to_string()),
+        ),
+        (
+            tangle_icd::config::COOPMAT_LAYOUT,
+            args.coopmat_layout.clone(),
         ),
         (tangle_icd::config::ALLOW, args.allow.clone()),
         (tangle_icd::config::DENY, args.deny.clone()),
