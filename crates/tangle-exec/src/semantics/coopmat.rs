@@ -9,7 +9,8 @@
 
 use super::coopmat_types::{Component, MulAddTypes};
 use super::dot::{dot_overflows, exact_dot, range, saturate, widen, wrapped_dot, Factors};
-use super::float::{bf16_bits_from_f64, bf16_to_f64, from_f64, to_f64};
+use super::coopmat_kernel::widen_f16;
+use super::float::{bf16_bits_from_f64, bf16_to_f64, f16_bits_from_f64, from_f64, to_f64};
 use super::mask;
 
 /// The integer component types of an OpCooperativeMatrixMulAddKHR and its SaturatingAccumulation
@@ -121,14 +122,18 @@ pub fn float_bits(component: Component, x: f64) -> Option<u64> {
     })
 }
 
-/// `x` rounded to the Result component and read back: the accumulator after one step.
+/// `x` rounded to the Result component and read back: the accumulator after one step. Every
+/// conversion here works on the bits (the f16 accumulator of ggml's `_f16acc` GEMMs rounds
+/// every step through it); a NaN stays a NaN, made canonical when the Result's bits are taken
+/// ([`float_bits`]).
+#[inline]
 fn round_to(result: Component, x: f64) -> f64 {
     match result {
         Component::Float(64) => x,
-        Component::Float(32) => f64::from(x as f32),
-        _ => float_bits(result, x)
-            .and_then(|b| float_value(result, b))
-            .unwrap_or(x),
+        Component::Float(16) => f64::from(widen_f16(f16_bits_from_f64(x))),
+        Component::BFloat16 => bf16_to_f64(u64::from(bf16_bits_from_f64(x))),
+        Component::Float(_) => f64::from(x as f32),
+        Component::Int { .. } => x,
     }
 }
 
@@ -136,6 +141,7 @@ fn round_to(result: Component, x: f64) -> f64 {
 /// f64 neighbours has an odd significand. Rounding that once more to a format of at most 51
 /// significand bits gives the correctly rounded sum (Boldo and Melquiond, "When double rounding
 /// is odd", 2005), so the two roundings act as one.
+#[inline]
 pub fn add_round_to_odd(p: f64, acc: f64) -> f64 {
     let s = p + acc;
     // TwoSum (Knuth): the exact error of the rounded sum, for finite operands.
@@ -167,6 +173,7 @@ pub fn add_round_to_odd(p: f64, acc: f64) -> f64 {
 ///   fused multiply-add, then rounded to the Result. This is the one double rounding: it
 ///   differs from a single rounding (by one unit in the last place) exactly when the f64 result
 ///   lies halfway between two Result values while the exact value does not.
+#[inline]
 pub fn fused_step(result: Component, (x, y, acc): (f64, f64, f64), wide_inputs: bool) -> f64 {
     match (result, wide_inputs) {
         (Component::Float(64), false) => x * y + acc,

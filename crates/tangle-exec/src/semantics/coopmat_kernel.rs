@@ -266,9 +266,19 @@ fn float(op: &MulAddTypes, d: Dims, a: &[u64], b: &[u64], c: &[u64], out: &mut [
             // C rounded to the Result, as the reference starts.
             let round = |x: f64| float_bits(result, x).map_or(0.0, |r| value(result, r));
             let mut acc: Vec<f64> = c.iter().map(|&v| round(value(op.c, v))).collect();
-            blocked(d, &a, &b, &mut acc, |s, x, y| {
-                fused_step(result, (x, y, s), wide)
-            });
+            // The step with the Result's rounding chosen once, outside the loop nest: an f16
+            // (or bf16) accumulator rounds every step (ggml's `_f16acc` GEMMs).
+            match (result, wide) {
+                (Component::Float(16), false) => blocked(d, &a, &b, &mut acc, |s, x, y| {
+                    fused_step(Component::Float(16), (x, y, s), false)
+                }),
+                (Component::BFloat16, false) => blocked(d, &a, &b, &mut acc, |s, x, y| {
+                    fused_step(Component::BFloat16, (x, y, s), false)
+                }),
+                _ => blocked(d, &a, &b, &mut acc, |s, x, y| {
+                    fused_step(result, (x, y, s), wide)
+                }),
+            }
             for (o, s) in out.iter_mut().zip(acc) {
                 *o = float_bits(result, s).unwrap_or(0);
             }
