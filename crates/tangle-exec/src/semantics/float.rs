@@ -112,6 +112,38 @@ fn small_float_bits(x: f64, frac: u32, emin: i32) -> u16 {
     sign | (biased + units) as u16
 }
 
+/// [`small_float_bits`] as it was before it worked on the bits (scalings by `powi` and
+/// `round_ties_even`, which the cooperative-matrix MulAdd with an f16 accumulator spent 6% of
+/// a llama.cpp run in): the model the bit-level rounding must match bit for bit.
+#[cfg(test)]
+pub(crate) fn powi_model(x: f64, frac: u32, emin: i32) -> u16 {
+    let sign = ((x.to_bits() >> 48) & 0x8000) as u16;
+    let exponent_field = ((1u16 << (15 - frac)) - 1) << frac;
+    if x.is_nan() {
+        // A quiet NaN keeping the top payload bits.
+        let payload = ((x.to_bits() >> (52 - frac)) as u16) & ((1 << (frac - 1)) - 1);
+        return sign | exponent_field | (1 << (frac - 1)) | payload;
+    }
+    let a = x.abs();
+    let emax = 1 - emin;
+    // Halfway between the largest finite value (odd significand) and 2^(emax+1): ties to even
+    // go up, to infinity (65520 for f16).
+    if a >= (2.0 - 2f64.powi(-(frac as i32) - 1)) * 2f64.powi(emax) {
+        return sign | exponent_field;
+    }
+    if a < 2f64.powi(emin) {
+        // Subnormal range: count units of the smallest subnormal (an exact scaling) and round
+        // that once. A result of 2^frac units is the smallest normal, whose bit pattern is
+        // exactly 1 << frac.
+        return sign | (a * 2f64.powi(frac as i32 - emin)).round_ties_even() as u16;
+    }
+    // Normal range: scale the significand to [2^frac, 2^(frac+1)) exactly and round once. A
+    // carry to 2^(frac+1) moves into the exponent field by plain addition.
+    let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
+    let q = (a * 2f64.powi(frac as i32 - e)).round_ties_even() as u16;
+    sign | ((((e - emin + 1) as u16) << frac) + (q - (1 << frac)))
+}
+
 /// Applies an f64 function to one operand and rounds once to `bits`.
 pub fn map1(bits: u32, a: u64, f: impl Fn(f64) -> f64) -> u64 {
     from_f64(bits, f(to_f64(bits, a)))
@@ -528,37 +560,6 @@ mod tests {
         );
     }
 
-    /// [`small_float_bits`] as it was before it worked on the bits (scalings by `powi` and
-    /// `round_ties_even`, which the cooperative-matrix MulAdd with an f16 accumulator spent 6% of
-    /// a llama.cpp run in): the model the bit-level rounding must match bit for bit.
-    fn powi_model(x: f64, frac: u32, emin: i32) -> u16 {
-        let sign = ((x.to_bits() >> 48) & 0x8000) as u16;
-        let exponent_field = ((1u16 << (15 - frac)) - 1) << frac;
-        if x.is_nan() {
-            // A quiet NaN keeping the top payload bits.
-            let payload = ((x.to_bits() >> (52 - frac)) as u16) & ((1 << (frac - 1)) - 1);
-            return sign | exponent_field | (1 << (frac - 1)) | payload;
-        }
-        let a = x.abs();
-        let emax = 1 - emin;
-        // Halfway between the largest finite value (odd significand) and 2^(emax+1): ties to even
-        // go up, to infinity (65520 for f16).
-        if a >= (2.0 - 2f64.powi(-(frac as i32) - 1)) * 2f64.powi(emax) {
-            return sign | exponent_field;
-        }
-        if a < 2f64.powi(emin) {
-            // Subnormal range: count units of the smallest subnormal (an exact scaling) and round
-            // that once. A result of 2^frac units is the smallest normal, whose bit pattern is
-            // exactly 1 << frac.
-            return sign | (a * 2f64.powi(frac as i32 - emin)).round_ties_even() as u16;
-        }
-        // Normal range: scale the significand to [2^frac, 2^(frac+1)) exactly and round once. A
-        // carry to 2^(frac+1) moves into the exponent field by plain addition.
-        let e = ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023;
-        let q = (a * 2f64.powi(frac as i32 - e)).round_ties_even() as u16;
-        sign | ((((e - emin + 1) as u16) << frac) + (q - (1 << frac)))
-    }
-
     /// The two 16-bit formats' (stored significand bits, smallest normal exponent).
     const SMALL_FORMATS: [(u32, i32); 2] = [(10, -14), (7, -126)];
 
@@ -604,7 +605,11 @@ mod tests {
         let mut checked = 0;
         for (frac, emin) in SMALL_FORMATS {
             for &x in &specials {
-                assert_eq!(small_float_bits(x, frac, emin), powi_model(x, frac, emin), "{x:e}");
+                assert_eq!(
+                    small_float_bits(x, frac, emin),
+                    powi_model(x, frac, emin),
+                    "{x:e}"
+                );
             }
             for e in (emin - frac as i32 - 3)..=(3 - emin) {
                 let d = (52 - frac as i32 + (emin - e).max(0)).min(52) as u32;
@@ -615,8 +620,14 @@ mod tests {
                         let f = (next() & !low | tail & low) & ((1 << 52) - 1);
                         let sign = next() & (1 << 63);
                         let x = f64::from_bits(sign | (((e + 1023) as u64) << 52) | f);
-                        let (got, want) = (small_float_bits(x, frac, emin), powi_model(x, frac, emin));
-                        assert_eq!(got, want, "{x:e} ({:#x}), format ({frac}, {emin})", x.to_bits());
+                        let (got, want) =
+                            (small_float_bits(x, frac, emin), powi_model(x, frac, emin));
+                        assert_eq!(
+                            got,
+                            want,
+                            "{x:e} ({:#x}), format ({frac}, {emin})",
+                            x.to_bits()
+                        );
                         checked += 1;
                     }
                 }
