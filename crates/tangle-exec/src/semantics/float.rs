@@ -96,8 +96,8 @@ fn small_float_bits(x: f64, frac: u32, emin: i32) -> u16 {
         return sign;
     }
     let m = (magnitude & ((1 << 52) - 1)) | (1 << 52);
-    // Bits to drop: 52 - frac for a normal result, more below emin. At most 53 - 1 + 1 (the
-    // early return above bounds emin - e by frac + 1), so the shifts stay below 64.
+    // Bits to drop: 52 - frac for a normal result, more below emin; at most 53 (the early
+    // return above bounds emin - e by frac + 1), so the shifts stay below 64.
     let d = 52 - frac + (emin - e).max(0) as u32;
     let kept = m >> d;
     let rest = m & ((1 << d) - 1);
