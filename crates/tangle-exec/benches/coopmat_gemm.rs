@@ -2,7 +2,9 @@
 //! the ML case, f16 × f16 → f32, against an f32 GEMM by `matrixmultiply` (through ndarray) on the same data, all
 //! measured in the same run:
 //!
-//! 1. one 16×16×16 tile (the `nvidia` profile's shape), one core;
+//! 1. one 16×16×16 tile (the `nvidia` profile's shape), one core; then the same tile with an
+//!    f16 accumulator (A, B, C and Result f16: ggml's `_f16acc` pipelines, every step rounded
+//!    to f16) and with f32 × f32 → f32;
 //! 2. full M = N = K = 1024 and 2048 products done tile by tile with the kernel, on all cores
 //!    (rayon);
 //! 3. the baseline: `matrixmultiply`'s sgemm (through ndarray) on the f16 inputs widened to f32, split into row
@@ -12,7 +14,8 @@
 //!
 //! Results are checked (relative Frobenius error ≤ 1e-2, the brief's bound for f16 inputs)
 //! before any time is printed. `cargo bench -p tangle-exec --bench coopmat_gemm [-- --quick]`
-//! (`--quick`: 256³ and fewer tile repetitions; otherwise 1024³ and 2048³).
+//! (`--quick`: 256³ and fewer tile repetitions; otherwise 1024³ and 2048³; `--tiles`: step 1
+//! alone).
 
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
@@ -205,6 +208,42 @@ fn main() {
         "  kernel, one 16x16x16 tile, 1 core:        {:8.2} GFLOP/s",
         gflops(tile_flops, t_tile)
     );
+    // The same tile at the other accumulators' precisions: every step rounded to f16 (C zero,
+    // so the sums stay in f16's range), and f32 inputs (f16 values, exact in f32).
+    let f16acc = MulAddTypes {
+        c: Component::Float(16),
+        result: Component::Float(16),
+        ..ML
+    };
+    let f32s = MulAddTypes {
+        a: Component::Float(32),
+        b: Component::Float(32),
+        ..ML
+    };
+    let to_f32 = |v: &[u64]| -> Vec<u64> {
+        v.iter()
+            .map(|&x| u64::from(half::f16::from_bits(x as u16).to_f32().to_bits()))
+            .collect()
+    };
+    for (name, op, a, b) in [
+        ("f16 accumulator", f16acc, at.clone(), bt.clone()),
+        ("f32 x f32 -> f32", f32s, to_f32(&at), to_f32(&bt)),
+    ] {
+        let t = best(5, || {
+            for _ in 0..reps {
+                if let Err(e) = mul_add(&op, T, T, T, &a, &b, &c0, &mut out) {
+                    panic!("kernel: {e}");
+                }
+            }
+        });
+        println!(
+            "  kernel, one tile, {name:>16}, 1 core: {:8.3} GFLOP/s",
+            gflops(tile_flops, t)
+        );
+    }
+    if std::env::args().any(|a| a == "--tiles") {
+        return;
+    }
     for &n in sizes {
         product(n, &mut rng);
     }

@@ -7,9 +7,10 @@
 //! ([`super::coopmat_kernel`]) is checked against bit for bit. Floats accumulate at the Result's
 //! precision, one rounding per step in index order ([`float_element`]).
 
+use super::coopmat_kernel::widen_f16;
 use super::coopmat_types::{Component, MulAddTypes};
 use super::dot::{dot_overflows, exact_dot, range, saturate, widen, wrapped_dot, Factors};
-use super::float::{bf16_bits_from_f64, bf16_to_f64, from_f64, to_f64};
+use super::float::{bf16_bits_from_f64, bf16_to_f64, f16_bits_from_f64, from_f64, to_f64};
 use super::mask;
 
 /// The integer component types of an OpCooperativeMatrixMulAddKHR and its SaturatingAccumulation
@@ -121,14 +122,18 @@ pub fn float_bits(component: Component, x: f64) -> Option<u64> {
     })
 }
 
-/// `x` rounded to the Result component and read back: the accumulator after one step.
+/// `x` rounded to the Result component and read back: the accumulator after one step. Every
+/// conversion here works on the bits (the f16 accumulator of ggml's `_f16acc` GEMMs rounds
+/// every step through it); a NaN stays a NaN, made canonical when the Result's bits are taken
+/// ([`float_bits`]).
+#[inline]
 fn round_to(result: Component, x: f64) -> f64 {
     match result {
         Component::Float(64) => x,
-        Component::Float(32) => f64::from(x as f32),
-        _ => float_bits(result, x)
-            .and_then(|b| float_value(result, b))
-            .unwrap_or(x),
+        Component::Float(16) => f64::from(widen_f16(f16_bits_from_f64(x))),
+        Component::BFloat16 => bf16_to_f64(u64::from(bf16_bits_from_f64(x))),
+        Component::Float(_) => f64::from(x as f32),
+        Component::Int { .. } => x,
     }
 }
 
@@ -136,6 +141,7 @@ fn round_to(result: Component, x: f64) -> f64 {
 /// f64 neighbours has an odd significand. Rounding that once more to a format of at most 51
 /// significand bits gives the correctly rounded sum (Boldo and Melquiond, "When double rounding
 /// is odd", 2005), so the two roundings act as one.
+#[inline]
 pub fn add_round_to_odd(p: f64, acc: f64) -> f64 {
     let s = p + acc;
     // TwoSum (Knuth): the exact error of the rounded sum, for finite operands.
@@ -167,6 +173,7 @@ pub fn add_round_to_odd(p: f64, acc: f64) -> f64 {
 ///   fused multiply-add, then rounded to the Result. This is the one double rounding: it
 ///   differs from a single rounding (by one unit in the last place) exactly when the f64 result
 ///   lies halfway between two Result values while the exact value does not.
+#[inline]
 pub fn fused_step(result: Component, (x, y, acc): (f64, f64, f64), wide_inputs: bool) -> f64 {
     match (result, wide_inputs) {
         (Component::Float(64), false) => x * y + acc,
@@ -489,6 +496,164 @@ mod tests {
             return if n < 0 { 0x8000 } else { 0 };
         }
         pick.1
+    }
+
+    /// The MulAdd's float element as it was computed before the 16-bit roundings worked on the
+    /// bits ([`super::super::float::powi_model`], f16 read back through `half`): the model the
+    /// kernel and [`float_element`] must match bit for bit.
+    fn old_float_element(op: &MulAddTypes, a_row: &[u64], b_col: &[u64], c: u64) -> u64 {
+        use super::super::float::powi_model;
+        let old_bits = |t: Component, x: f64| -> u64 {
+            match t {
+                Component::Float(16) if x.is_nan() => 0x7e00,
+                Component::BFloat16 if x.is_nan() => 0x7fc0,
+                Component::Float(16) => u64::from(powi_model(x, 10, -14)),
+                Component::BFloat16 => u64::from(powi_model(x, 7, -126)),
+                _ => float_bits(t, x).unwrap_or(0),
+            }
+        };
+        let old_round = |t: Component, x: f64| -> f64 {
+            match t {
+                Component::Float(64) => x,
+                Component::Float(32) => f64::from(x as f32),
+                Component::Float(16) => half::f16::from_bits(old_bits(t, x) as u16).to_f64(),
+                _ => bf16_to_f64(old_bits(t, x)),
+            }
+        };
+        let value = |t: Component, v: u64| float_value(t, v).unwrap_or(0.0);
+        let wide = op.a == Component::Float(64) || op.b == Component::Float(64);
+        let mut acc = old_round(op.result, value(op.c, c));
+        for (&x, &y) in a_row.iter().zip(b_col) {
+            let (x, y) = (value(op.a, x), value(op.b, y));
+            acc = match (op.result, wide) {
+                (Component::Float(64), false) => x * y + acc,
+                (Component::Float(64), true) => x.mul_add(y, acc),
+                (r, false) => old_round(r, add_round_to_odd(x * y, acc)),
+                (r, true) => old_round(r, x.mul_add(y, acc)),
+            };
+        }
+        old_bits(op.result, acc)
+    }
+
+    /// Bits of a float component: random, or one of the values where rounding has its cases
+    /// (zeros, the smallest and largest subnormals, the largest finite value, infinities,
+    /// NaNs, one and its neighbours, whose products and sums make ties).
+    fn edgy_bits(t: Component, raw: u64) -> u64 {
+        let pick = (raw >> 56) as usize;
+        let special: &[u64] = match t {
+            Component::Float(16) => &[
+                0, 0x8000, 1, 0x3ff, 0x400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x7e00, 0x3c00, 0x3c01,
+                0x3bff, 0x1400, 0x0c00,
+            ],
+            Component::BFloat16 => &[
+                0, 0x8000, 1, 0x7f, 0x80, 0x7f7f, 0xff7f, 0x7f80, 0xff80, 0x7fc0, 0x3f80, 0x3f81,
+                0x3f7f, 0x3b80,
+            ],
+            Component::Float(32) => &[
+                0,
+                0x8000_0000,
+                1,
+                0x7f_ffff,
+                0x80_0000,
+                0x7f7f_ffff,
+                0x7f80_0000,
+                0xff80_0000,
+                0x7fc0_0000,
+                0x3f80_0000,
+                0x3f80_0001,
+                0x3f7f_ffff,
+                0x3300_0000,
+                0x477f_e000,
+            ],
+            _ => &[
+                0,
+                1 << 63,
+                1,
+                0x7ff0_0000_0000_0000,
+                0x7ff8_0000_0000_0000,
+                0x3ff0_0000_0000_0000,
+                0x3ff0_0000_0000_0001,
+                0x3ca0_0000_0000_0000,
+            ],
+        };
+        match special.get(pick % (special.len() * 2)) {
+            Some(&v) => v,
+            None => match t {
+                Component::Float(16) | Component::BFloat16 => raw & 0xffff,
+                Component::Float(32) => raw & 0xffff_ffff,
+                _ => raw,
+            },
+        }
+    }
+
+    /// Every float combination (f16, bf16, f32, f64 for A, B, C and the accumulator) on
+    /// random and special inputs: the blocked kernel and the element reference give the old
+    /// model's bits.
+    #[test]
+    fn bit_level_roundings_keep_the_old_bits() {
+        let types = [
+            Component::Float(16),
+            Component::BFloat16,
+            Component::Float(32),
+            Component::Float(64),
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let (m, n, k) = (3, 5, 6);
+        for round in 0..16 {
+            for &a in &types {
+                for &b in &types {
+                    for &c in &types {
+                        for &result in &types {
+                            let op = MulAddTypes {
+                                a,
+                                b,
+                                c,
+                                result,
+                                saturating: false,
+                            };
+                            // Half the rounds small magnitudes, where sums stay finite and
+                            // f16's ties and subnormals are common.
+                            let small = |t: Component, v: u64| match t {
+                                Component::Float(16) | Component::BFloat16 if round % 2 == 0 => {
+                                    v & 0xbfff
+                                }
+                                _ => v,
+                            };
+                            let mut bits = |t: Component, len: usize| -> Vec<u64> {
+                                (0..len).map(|_| small(t, edgy_bits(t, next()))).collect()
+                            };
+                            let (av, bv, cv) = (bits(a, m * k), bits(b, k * n), bits(c, m * n));
+                            let mut out = vec![0; m * n];
+                            let undefined = super::super::coopmat_kernel::mul_add(
+                                &op, m, n, k, &av, &bv, &cv, &mut out,
+                            );
+                            assert_eq!(undefined, Ok(false));
+                            for i in 0..m {
+                                for j in 0..n {
+                                    let row = &av[i * k..(i + 1) * k];
+                                    let col: Vec<u64> = (0..k).map(|kk| bv[kk * n + j]).collect();
+                                    let want = old_float_element(&op, row, &col, cv[i * n + j]);
+                                    let element = float_element(
+                                        (a, row),
+                                        (b, &col),
+                                        (c, cv[i * n + j]),
+                                        result,
+                                    );
+                                    assert_eq!(element, Some(want), "{op:?} {row:x?} {col:x?}");
+                                    assert_eq!(out[i * n + j], want, "{op:?} ({i}, {j})");
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 
     proptest! {

@@ -13,7 +13,14 @@
 //!   exact in f32, so this is the reference's fused step.
 //! * float inputs other than f64 → f64: f64 multiply (exact) then add.
 //! * any f64 input → f64: [`f64::mul_add`].
-//! * other float combinations: the reference's step ([`fused_step`]) on f64 scratch.
+//! * other float combinations: the reference's step ([`fused_step`]) on f64 scratch. With an
+//!   f16 or bf16 Result (ggml's `_f16acc` GEMMs) the semantics the reference defines, and this
+//!   keeps, is: C rounded once to the Result, then per k in order `acc ← RN(x·y + acc)`, one
+//!   round-to-nearest-even to the Result per step: the product is exact in f64, the sum is
+//!   rounded to odd in f64 and then to the Result, which acts as one rounding — not f64 → f32
+//!   → f16, and not `half::f16::from_f64` (through f32 where the CPU has F16C, a double
+//!   rounding). The Result's rounding is chosen once outside the loop nest and works on the
+//!   bits ([`super::float::f16_bits_from_f64`], [`widen_f16`]): no `powi`, no `rint`.
 //! * integers without SaturatingAccumulation: wrapping arithmetic in u32 (results of ≤ 32 bits)
 //!   or u64, which keeps the low N bits exact.
 //! * integers with SaturatingAccumulation: exact i128 sums, tracking whether any product or
@@ -266,9 +273,19 @@ fn float(op: &MulAddTypes, d: Dims, a: &[u64], b: &[u64], c: &[u64], out: &mut [
             // C rounded to the Result, as the reference starts.
             let round = |x: f64| float_bits(result, x).map_or(0.0, |r| value(result, r));
             let mut acc: Vec<f64> = c.iter().map(|&v| round(value(op.c, v))).collect();
-            blocked(d, &a, &b, &mut acc, |s, x, y| {
-                fused_step(result, (x, y, s), wide)
-            });
+            // The step with the Result's rounding chosen once, outside the loop nest: an f16
+            // (or bf16) accumulator rounds every step (ggml's `_f16acc` GEMMs).
+            match (result, wide) {
+                (Component::Float(16), false) => blocked(d, &a, &b, &mut acc, |s, x, y| {
+                    fused_step(Component::Float(16), (x, y, s), false)
+                }),
+                (Component::BFloat16, false) => blocked(d, &a, &b, &mut acc, |s, x, y| {
+                    fused_step(Component::BFloat16, (x, y, s), false)
+                }),
+                _ => blocked(d, &a, &b, &mut acc, |s, x, y| {
+                    fused_step(result, (x, y, s), wide)
+                }),
+            }
             for (o, s) in out.iter_mut().zip(acc) {
                 *o = float_bits(result, s).unwrap_or(0);
             }
