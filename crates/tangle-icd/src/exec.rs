@@ -488,6 +488,7 @@ fn run_dispatch(
         .robustness
         .for_bindings(device.robustness, &kinds)?;
     let settings = &device.settings;
+    let trace = crate::view::wanted(settings, pipeline);
     let options = RunOptions {
         robustness,
         image_robustness: pipeline
@@ -502,7 +503,16 @@ fn run_dispatch(
         touched: !settings
             .allow
             .contains(tangle_exec::check::kind::Kind::Race),
-        trace: crate::view::wanted(settings, pipeline),
+        trace,
+        // The first invocations' values, shown on hover, as `tangle run --view` records them.
+        watch: match trace {
+            true => tangle_exec::trace::first_invocations(
+                groups,
+                pipeline.exec.local_size(),
+                tangle_exec::trace::VIEW_WATCHED,
+            ),
+            false => Vec::new(),
+        },
         time_limit: crate::config::time_limit(),
         coopmat_layout: settings.coopmat_layout,
         threads: crate::config::threads(),

@@ -496,9 +496,11 @@ impl Backend for CpuBackend {
         });
         let watch = match job.debug.is_empty() {
             false => job.debug.clone(),
-            true if self.options.trace => {
-                first_invocations(job.groups, pipeline.local_size(), self.watch_first)
-            }
+            true if self.options.trace => tangle_exec::trace::first_invocations(
+                job.groups,
+                pipeline.local_size(),
+                self.watch_first,
+            ),
             true => self.options.watch.clone(),
         };
         let options = RunOptions {
@@ -622,29 +624,6 @@ pub struct TracedRun {
     pub bindings: Vec<((u32, u32, u32), Vec<u8>)>,
     /// The sanitizer's findings (their `line` not filled in).
     pub findings: Vec<tangle_amber::UbSummary>,
-}
-
-/// The `GlobalInvocationId`s of the first `n` invocations of a dispatch: by workgroup (x
-/// fastest), then by `LocalInvocationIndex`.
-fn first_invocations(groups: [u32; 3], local: [u32; 3], n: usize) -> Vec<[u32; 3]> {
-    let per_group = local.iter().map(|&l| l as usize).product::<usize>();
-    let count = groups.iter().map(|&g| g as usize).product::<usize>() * per_group;
-    (0..n.min(count))
-        .map(|i| {
-            let (wg, li) = (i / per_group.max(1), i % per_group.max(1));
-            let w = [
-                wg % groups[0] as usize,
-                wg / groups[0] as usize % groups[1] as usize,
-                wg / (groups[0] as usize * groups[1] as usize),
-            ];
-            let l = [
-                li % local[0] as usize,
-                li / local[0] as usize % local[1] as usize,
-                li / (local[0] as usize * local[1] as usize),
-            ];
-            [0, 1, 2].map(|k| (w[k] * local[k] as usize + l[k]) as u32)
-        })
-        .collect()
 }
 
 /// The path of each invocation of `invocations`: the `block` events of `trace` whose lane mask

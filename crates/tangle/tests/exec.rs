@@ -139,6 +139,28 @@ fn the_subgroup_size_reaches_the_shader() {
 
 #[test]
 #[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
+fn the_view_shows_the_first_lanes_values_on_hover() {
+    // As `tangle run --view`: the rotate's values for the watched (first) invocations.
+    let dir = scratch("view-values");
+    let _ = std::fs::remove_dir_all(&dir);
+    let path = dir.to_str().expect("a UTF-8 path");
+    let (code, _, err) = exec_script(&["--view", path], "group/rotate_divergent.amber");
+    assert_eq!(code, 0, "{err}");
+    let page = std::fs::read_to_string(dir.join("pipeline-1.html")).expect("a page");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        page.contains("OpGroupNonUniformRotateKHR"),
+        "the rotate is marked"
+    );
+    let values = page.find("\"values\":[").expect("values on the page");
+    assert!(
+        page[values..].starts_with("\"values\":[{"),
+        "no lane's values recorded"
+    );
+}
+
+#[test]
+#[cfg_attr(not(vulkan_driver), ignore = "no Vulkan loader installed")]
 fn the_coopmat_layout_reaches_the_shader() {
     // The script expects the elements each invocation holds under the column-striped layout:
     // it fails under the default (row-striped) one.

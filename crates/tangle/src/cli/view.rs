@@ -7,10 +7,8 @@ use tangle_amber::{RunReport, Script};
 use tangle_exec::check::robust::Robustness;
 use tangle_exec::{Policy, Profile, RunOptions};
 
-/// Invocations per dispatch whose values the page shows on hover (the first ones): enough for
-/// a few subgroups, few enough that their `values` events leave room in the trace for the
-/// tangle events of the rest.
-const WATCHED: usize = 64;
+/// Invocations per dispatch whose values the page shows on hover.
+const WATCHED: usize = tangle_exec::trace::VIEW_WATCHED;
 
 /// The two policies `--view-policies` names: `A,B`, each one part of a policy
 /// (`maximal,weak`, `true-first,false-first`), or, since a policy's own parts are
