@@ -96,8 +96,10 @@ void main() {
     o[i] = v;
 }
 ";
-    let [_, wide, native] = same_everywhere(src, 128, 2);
-    println!("wide {:?}, native {:?}", wide.paths, native.paths);
+    // The `param` temporaries glslang passes live in invocation memory, which the fast tiers
+    // do not take yet: every tier gives the reference path's results all the same.
+    let [_, _, native] = same_everywhere(src, 128, 2);
+    assert_eq!(native.stats.jit_invocations, 0);
 }
 
 #[test]

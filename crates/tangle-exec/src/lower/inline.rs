@@ -235,3 +235,99 @@ fn shift(b: &mut Block, base: BlockIdx) {
         *p = p.saturating_add(base);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(func: u32) -> Op {
+        Op::Call {
+            func,
+            dst: 0,
+            count: 0,
+            args: Box::new([(1, 2)]),
+        }
+    }
+
+    fn function(blocks: Vec<Block>) -> Function {
+        Function {
+            blocks,
+            ..Function::default()
+        }
+    }
+
+    fn block(ops: Vec<Op>, terminator: Terminator, rank: u32) -> Block {
+        Block {
+            locs: (0..ops.len() as u32).collect(),
+            ops,
+            terminator,
+            rank,
+            ..Block::default()
+        }
+    }
+
+    #[test]
+    fn a_callee_ranks_between_the_parts_of_its_call_and_gets_the_arguments() {
+        let nop = || Op::Copy { dst: 3, src: 4 };
+        let entry = function(vec![
+            block(vec![nop(), call(1), nop()], Terminator::Branch(1), 0),
+            block(vec![], Terminator::Return, 1),
+        ]);
+        // The callee: 0 -> 1 | 2, each returning.
+        let callee = function(vec![
+            block(
+                vec![],
+                Terminator::BranchConditional {
+                    cond: 5,
+                    t: 1,
+                    f: 2,
+                },
+                0,
+            ),
+            block(vec![], Terminator::Return, 1),
+            block(vec![], Terminator::Return, 2),
+        ]);
+        let prog = Program {
+            functions: vec![entry, callee],
+            ..Program::default()
+        };
+        let out = inline(&prog).expect("inlined");
+        let [f] = &out.functions[..] else {
+            panic!("one function")
+        };
+        let ranks: Vec<u32> = f.blocks.iter().map(|b| b.rank).collect();
+        // Part before the call, the callee's three blocks, the part after, the return block.
+        assert_eq!(ranks, [0, 1, 2, 3, 4, 5]);
+        assert_eq!(f.blocks[0].terminator, Terminator::Branch(1));
+        assert_eq!(f.blocks[1].phis, [(0, vec![(1, 2)])]);
+        assert_eq!(f.blocks[2].terminator, Terminator::Branch(4));
+        assert_eq!(f.blocks[3].terminator, Terminator::Branch(4));
+        assert_eq!(f.blocks[4].terminator, Terminator::Branch(5));
+        // The op after the call keeps its location.
+        assert_eq!(f.blocks[4].locs, [2]);
+        assert_eq!(f.blocks[0].term_loc, 1);
+    }
+
+    #[test]
+    fn recursion_and_size_keep_the_calls() {
+        let looping = Program {
+            functions: vec![function(vec![block(vec![call(0)], Terminator::Return, 0)])],
+            ..Program::default()
+        };
+        assert_eq!(inline(&looping).err().as_deref(), Some("recursion"));
+        let big = block(
+            vec![Op::Copy { dst: 3, src: 4 }; MAX_OPS / 2],
+            Terminator::Return,
+            0,
+        );
+        let twice = Program {
+            functions: vec![
+                function(vec![block(vec![call(1), call(1)], Terminator::Return, 0)]),
+                function(vec![big]),
+            ],
+            ..Program::default()
+        };
+        let why = inline(&twice).err().unwrap_or_default();
+        assert!(why.contains("larger than 65536 ops"), "{why}");
+    }
+}
