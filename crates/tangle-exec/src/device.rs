@@ -79,10 +79,20 @@ impl Device {
                 program.invocation_bytes, MAX_INVOCATION_MEMORY
             )));
         }
+        let program = Arc::new(program);
+        let (fast, kept_calls) = match program.functions.len() {
+            0 | 1 => (program.clone(), None),
+            _ => match crate::lower::inline::inline(&program) {
+                Ok(inlined) => (Arc::new(inlined), None),
+                Err(why) => (program.clone(), Some(why)),
+            },
+        };
         Ok(Pipeline {
             writes: Arc::new(crate::program::writes::Writes::of(&program)),
             matrix_meets_plain: crate::program::writes::matrix_meets_plain(&program),
-            program: Arc::new(program),
+            program,
+            fast,
+            kept_calls,
             profile: self.profile.clone(),
             native: Arc::default(),
         })
@@ -93,6 +103,11 @@ impl Device {
 #[derive(Debug, Clone)]
 pub struct Pipeline {
     pub(crate) program: Arc<Program>,
+    /// The program the fast tiers run: `program` with its calls inlined
+    /// ([`crate::lower::inline`]), or `program` itself where it has none or keeps them.
+    pub(crate) fast: Arc<Program>,
+    /// Why `program` keeps its calls (too large inlined, recursion): the fast tiers' reason.
+    pub(crate) kept_calls: Option<String>,
     pub(crate) profile: Profile,
     /// The program compiled to native code, by dispatch key ([`crate::jit`]).
     pub(crate) native: Arc<crate::jit::Cache>,

@@ -300,9 +300,9 @@ impl crate::run::workers::Unit for Worker<'_, '_> {
                 // The stop flag: the time limit names the loop header it stopped at; any
                 // other reason ends quietly.
                 let loc =
-                    j.s.prog
+                    j.s.fast
                         .functions
-                        .get(j.s.prog.entry as usize)
+                        .get(j.s.fast.entry as usize)
                         .and_then(|f| f.blocks.get(ctx.reason as usize))
                         .map_or(0, |b| b.term_loc);
                 j.s.at_terminator(0, loc, || [0; 3])?;
@@ -370,8 +370,13 @@ pub(crate) fn run(
     if o.trace {
         return Ok(Tier::NotTaken("tracing follows subgroups".into()));
     }
+    if let Some(why) = s.kept_calls {
+        let why = format!("function calls: {why}");
+        s.note(format!("native: not taken: {why}"));
+        return Ok(Tier::NotTaken(why));
+    }
     let per_group = s
-        .prog
+        .fast
         .local_size
         .iter()
         .map(|&x| u64::from(x))
@@ -384,14 +389,14 @@ pub(crate) fn run(
         groups: s.groups,
         sg: s.sg as u32,
     };
-    let code = match cache.get(s.prog, key, s.deadline, o.time_limit)? {
+    let code = match cache.get(s.fast, key, s.deadline, o.time_limit)? {
         Ok(c) => c,
         Err(why) => {
             s.note(format!("native: not taken: {why}"));
             return Ok(Tier::NotTaken(why));
         }
     };
-    let template = (0..s.prog.slots)
+    let template = (0..s.fast.slots)
         .map(|slot| crate::run::alu::rd(&s.template, s.sg, slot, 0))
         .collect();
     let j = Jit {
@@ -418,7 +423,7 @@ pub(crate) fn run(
             group: group::GroupScratch::new(
                 j.code.group_ops.clone(),
                 j.code.group_regs,
-                s.prog.slots,
+                s.fast.slots,
                 s.sg,
             ),
             tiles: tiles::Tiles::new(j.code.coop.clone(), s),

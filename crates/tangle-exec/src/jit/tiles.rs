@@ -496,7 +496,7 @@ impl<'s> Tiles<'s> {
             push: s.push,
             workgroup: no_memory,
             invocation: no_memory,
-            invocation_bytes: s.prog.invocation_bytes,
+            invocation_bytes: s.fast.invocation_bytes,
             races: None,
             written: None,
             robust: (s.options.robustness, s.options.policy.robust),

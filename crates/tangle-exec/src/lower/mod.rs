@@ -15,6 +15,7 @@ pub mod dot;
 pub mod function;
 pub mod group;
 pub mod image;
+pub mod inline;
 pub mod memory;
 pub mod promote;
 pub mod types;

@@ -49,6 +49,11 @@ type Keyed = ((u64, u64), Diagnostic);
 /// What every workgroup of a dispatch shares.
 pub(crate) struct Shared<'a> {
     pub(crate) prog: &'a Program,
+    /// The program the fast tiers run: `prog` with its calls inlined, or `prog`
+    /// ([`Pipeline`]'s `fast`); the same slots, constants, variables and locations.
+    pub(crate) fast: &'a Program,
+    /// Why `prog` keeps its calls, when it does: the fast tiers' reason not to take it.
+    pub(crate) kept_calls: Option<&'a str>,
     pub(crate) buffers: &'a [(memory::View, BufferKey)],
     /// For each region of `buffers` holding an image, what the image is.
     pub(crate) images: &'a [Option<image::ImageView>],
@@ -307,6 +312,8 @@ fn run_on(
     };
     let shared = Shared {
         prog,
+        fast: &p.fast,
+        kept_calls: p.kept_calls.as_deref(),
         buffers: &resident.regions,
         descriptors,
         images,

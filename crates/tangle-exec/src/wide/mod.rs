@@ -98,14 +98,17 @@ impl<'a> Wide<'a> {
         if invocations < MIN_INVOCATIONS {
             return Err(GaveUp("too few invocations to fill a batch".into()));
         }
-        let plan = plan::plan(s.prog).map_err(GaveUp)?;
+        if let Some(why) = s.kept_calls {
+            return Err(GaveUp(format!("function calls: {why}")));
+        }
+        let plan = plan::plan(s.fast).map_err(GaveUp)?;
         let mut dense = dense::DensePlan::default();
         if plan.group_ops {
             group_batches(s)?;
-            dense = dense::DensePlan::new(s.prog, &s.layouts, s.sg);
+            dense = dense::DensePlan::new(s.fast, &s.layouts, s.sg);
         }
         // Each worker holds a register file of every slot for WIDTH lanes.
-        let registers = (s.prog.slots as usize).saturating_mul(WIDTH);
+        let registers = (s.fast.slots as usize).saturating_mul(WIDTH);
         if registers > MAX_REGISTERS {
             return Err(GaveUp("a register file too large for a batch".into()));
         }
@@ -123,17 +126,17 @@ impl<'a> Wide<'a> {
         }
         // One value per slot: the template of the reference path holds every lane alike.
         let n = s.sg;
-        let mut template = vec![0u64; s.prog.slots as usize * WIDTH];
-        for slot in 0..s.prog.slots {
+        let mut template = vec![0u64; s.fast.slots as usize * WIDTH];
+        for slot in 0..s.fast.slots {
             let v = rd(&s.template, n, slot, 0);
             for l in 0..WIDTH {
                 wr(&mut template, WIDTH, slot, l, v);
             }
         }
         let mut builtins = HashMap::new();
-        for var in &s.prog.variables {
+        for var in &s.fast.variables {
             if let (RegionKind::Invocation, Some(b)) = (var.region, var.builtin) {
-                let size = s.prog.ty(var.ty).size;
+                let size = s.fast.ty(var.ty).size;
                 for (c, at) in (0..size).step_by(4).enumerate() {
                     let ptr = memory::make_pointer(
                         memory::REGION_INVOCATION,
@@ -143,8 +146,8 @@ impl<'a> Wide<'a> {
                 }
             }
         }
-        let mut constant = vec![false; s.prog.slots as usize];
-        for &(slot, _) in &s.prog.constants {
+        let mut constant = vec![false; s.fast.slots as usize];
+        for &(slot, _) in &s.fast.constants {
             if let Some(c) = constant.get_mut(slot as usize) {
                 *c = true;
             }
@@ -175,7 +178,7 @@ impl<'a> Wide<'a> {
             push: s.push,
             workgroup: &self.no_memory,
             invocation: &self.no_memory,
-            invocation_bytes: s.prog.invocation_bytes,
+            invocation_bytes: s.fast.invocation_bytes,
             races: None,
             written: None,
             robust: (s.options.robustness, s.options.policy.robust),
@@ -230,7 +233,7 @@ impl<'a> Wide<'a> {
 /// same merges, since lanes of different subgroups never change each other's positions. Other
 /// policies choose differently per subgroup (branch order, coins, switch grouping).
 fn group_batches(s: &Shared<'_>) -> Result<(), GaveUp> {
-    let per_group: u64 = s.prog.local_size.iter().map(|&x| u64::from(x)).product();
+    let per_group: u64 = s.fast.local_size.iter().map(|&x| u64::from(x)).product();
     let sg = s.sg as u64;
     if sg == 0 || !(WIDTH as u64).is_multiple_of(sg) || !per_group.is_multiple_of(sg) {
         return Err(GaveUp(
@@ -306,7 +309,7 @@ impl Batch {
     /// Runs batch `i`: invocations `i * WIDTH ..` in global linear order (workgroup-major).
     pub(crate) fn run(&mut self, w: &Wide<'_>, i: u64) -> Result<(), ExecError> {
         let s = w.shared;
-        let prog = s.prog;
+        let prog = s.fast;
         let first = i * WIDTH as u64;
         let count = (w.invocations - first).min(WIDTH as u64) as usize;
         self.stats.invocations += count as u64;
@@ -403,7 +406,7 @@ impl Batch {
         mask: u128,
         steps: u64,
     ) {
-        let prog = w.shared.prog;
+        let prog = w.shared.fast;
         let block = prog
             .functions
             .get(prog.entry as usize)
@@ -443,7 +446,7 @@ impl Batch {
     ) {
         use spirv::BuiltIn as B;
         let s = w.shared;
-        let size = s.prog.local_size.map(u64::from);
+        let size = s.fast.local_size.map(u64::from);
         let per_group = size.iter().product::<u64>().max(1);
         let groups = s.groups.map(|g| u64::from(g).max(1));
         let split = |v: u64, dims: [u64; 3]| {
@@ -551,7 +554,7 @@ impl Batch {
             let invocation = memory::split_pointer(p).0 == memory::REGION_INVOCATION;
             // (The region test first: hashing every load's pointer cost 1% of alu_hash.)
             if let Some(&(b, c)) = invocation.then(|| w.builtins.get(&p)).flatten() {
-                for (i, leaf) in s.prog.leaves_of(ty).iter().enumerate() {
+                for (i, leaf) in s.fast.leaves_of(ty).iter().enumerate() {
                     let component = c + (leaf.offset / 4) as usize;
                     self.load_builtin(w, (b, component), dst + i as u32, mask, first);
                 }
@@ -579,7 +582,7 @@ impl Batch {
         {
         } else {
             if w.races {
-                self.log_access((s.prog, s.writable), op, mask, first);
+                self.log_access((s.fast, s.writable), op, mask, first);
             }
             let mem = w.mem();
             if let (Op::AccessChain { dst, base, steps }, true) = (op, mask == full_mask(n)) {
@@ -589,10 +592,10 @@ impl Batch {
             }
             if let (Op::LoadUniform { dst, ptr, ty }, true) = (op, mask == full_mask(n)) {
                 // One read for the whole batch, one fill (the kernel writes lane by lane).
-                if let [leaf] = s.prog.leaves_of(*ty) {
+                if let [leaf] = s.fast.leaves_of(*ty) {
                     let p = rd(&self.regs, n, *ptr, 0);
                     let (words, off) = mem
-                        .resolve_value(p, 0, (s.prog, *ty))
+                        .resolve_value(p, 0, (s.fast, *ty))
                         .map_err(|f| format!("a finding ({f})"))?;
                     let v = words.read(off + leaf.offset, leaf.bytes);
                     let v = if leaf.boolean { u64::from(v != 0) } else { v };
@@ -603,7 +606,7 @@ impl Batch {
                     return Ok(());
                 }
             }
-            if !access::exec_memory(s.prog, op, &mut self.regs, n, mask, &mem, &mut found) {
+            if !access::exec_memory(s.fast, op, &mut self.regs, n, mask, &mem, &mut found) {
                 return Err(format!("op {at:?} has no wide kernel"));
             }
         }
@@ -938,7 +941,7 @@ fn per_subgroup<W: Iterator<Item = u32> + Clone>(
 
 /// Sizes `subgroup` as a register file of every slot for one subgroup.
 fn subgroup_file(w: &Wide<'_>, subgroup: &mut Vec<u64>) {
-    let size = w.shared.prog.slots as usize * w.shared.sg;
+    let size = w.shared.fast.slots as usize * w.shared.sg;
     if subgroup.len() != size {
         *subgroup = vec![0; size];
     }
@@ -1093,7 +1096,7 @@ fn lowest_rank(waiting: &[(u32, u128, u64)], prog: &Program) -> Option<usize> {
 /// Where invocation `g` (global linear index, workgroup-major) sits in the dispatch.
 fn place(s: &Shared<'_>, g: u64) -> Place {
     let per_group = s
-        .prog
+        .fast
         .local_size
         .iter()
         .map(|&x| u64::from(x))
@@ -1108,7 +1111,7 @@ fn place(s: &Shared<'_>, g: u64) -> Place {
             (wg / (gx * gy)) as u32,
         ],
         groups: s.groups,
-        local_size: s.prog.local_size,
+        local_size: s.fast.local_size,
         local_index: (g % per_group) as u32,
         subgroup_size: s.sg as u32,
     }

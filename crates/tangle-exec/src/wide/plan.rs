@@ -2,7 +2,8 @@
 //!
 //! The wide path batches invocations of *several subgroups and workgroups* together, so it
 //! takes only programs in which nothing but subgroup operations can observe how invocations are
-//! grouped: no Workgroup memory or barrier, no atomics, no function calls, no memory of an
+//! grouped: no Workgroup memory or barrier, no atomics, no function calls (the fast tiers get
+//! the program with its calls inlined, [`crate::lower::inline`]), no memory of an
 //! invocation's own besides its built-in inputs, and only the operations whose lane kernels it
 //! has. Subgroup operations and cooperative-matrix ops are taken where the dispatch lets
 //! batches hold whole subgroups ([`Plan::group_ops`], checked in [`super::Wide::new`]). Everything else runs on the
