@@ -86,6 +86,67 @@ fn spec_constant_ops_fold_the_wrapped_instruction() {
     assert_eq!(to_u32s(&out[0]), vec![sum, a << 4, b, chosen]);
 }
 
+/// Divisions and remainders of specialization constants fold (ggml's flash attention under
+/// the `intel` profile divides two: `OpSpecConstantOp UDiv`, refused until then); a zero
+/// divisor is undefined behaviour in the constant itself, refused by name at pipeline creation.
+#[test]
+fn spec_constant_divisions_fold_and_a_zero_divisor_is_refused() {
+    let src = r#"
+               OpCapability Shader
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %buf
+               OpExecutionMode %main LocalSize 1 1 1
+               OpDecorate %arr ArrayStride 4
+               OpMemberDecorate %Buf 0 Offset 0
+               OpDecorate %Buf Block
+               OpDecorate %buf DescriptorSet 0
+               OpDecorate %buf Binding 0
+               OpDecorate %a SpecId 0
+               OpDecorate %b SpecId 1
+       %void = OpTypeVoid
+         %fn = OpTypeFunction %void
+       %uint = OpTypeInt 32 0
+       %arr = OpTypeRuntimeArray %uint
+        %Buf = OpTypeStruct %arr
+     %ptr_b = OpTypePointer StorageBuffer %Buf
+     %ptr_u = OpTypePointer StorageBuffer %uint
+       %buf = OpVariable %ptr_b StorageBuffer
+          %a = OpSpecConstant %uint 7
+          %b = OpSpecConstant %uint 100
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_2 = OpConstant %uint 2
+          %q = OpSpecConstantOp %uint UDiv %b %a
+          %r = OpSpecConstantOp %uint UMod %b %a
+          %s = OpSpecConstantOp %uint ShiftRightLogical %b %a
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+         %p0 = OpAccessChain %ptr_u %buf %uint_0 %uint_0
+               OpStore %p0 %q
+         %p1 = OpAccessChain %ptr_u %buf %uint_0 %uint_1
+               OpStore %p1 %r
+         %p2 = OpAccessChain %ptr_u %buf %uint_0 %uint_2
+               OpStore %p2 %s
+               OpReturn
+               OpFunctionEnd
+"#;
+    let module = assemble(src);
+    for (a, b) in [(7u32, 100u32), (9, 4096), (3, 2)] {
+        let mut job = Job::new(vec![u32s(&[0; 3])], [1, 1, 1]);
+        job.spec.insert(0, u64::from(a));
+        job.spec.insert(1, u64::from(b));
+        let (out, report) = run_module(&module, &job);
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+        assert_eq!(to_u32s(&out[0]), vec![b / a, b % a, b >> a], "{b} / {a}");
+    }
+    let mut spec = tangle_exec::SpecConstants::new();
+    spec.insert(0, 0);
+    let err = tangle_exec::Device::new(tangle_exec::Profile::default())
+        .compute_pipeline(&module, "main", &spec)
+        .expect_err("a zero divisor");
+    assert!(err.to_string().contains("specialization constant"), "{err}");
+}
+
 /// An `OpUndef` passed by value to a function, compared there and returned: the branch on the
 /// result names the `OpUndef` as the origin (origins survive parameters and returned values),
 /// and the same call with a constant is clean.

@@ -152,8 +152,22 @@ impl<'m> Lowerer<'m> {
             }
         }
         for op in &out.ops {
-            if !crate::run::alu::exec_pure(op, &mut regs, 1, 1) {
+            if crate::run::alu::exec_pure(op, &mut regs, 1, 1) {
+                continue;
+            }
+            // The sanitizer's checks before a division, a shift or a remainder whose operand is
+            // a specialization constant (lowering leaves them where the operand is not known
+            // to make the operation defined): run on the folded values, a finding is undefined
+            // behaviour in the constant itself, refused by name.
+            let mut found = Vec::new();
+            if !crate::check::arith::exec_check(op, &regs, 1, 1, &mut found) {
                 return Err(self.unsupported(format!("opcode {opcode} in OpSpecConstantOp")));
+            }
+            if let Some((_, finding)) = found.first() {
+                return Err(self.malformed(format!(
+                    "OpSpecConstantOp opcode {opcode}: {finding} (undefined behaviour in a \
+                     specialization constant)"
+                )));
             }
         }
         for i in 0..n {
