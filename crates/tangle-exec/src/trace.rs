@@ -194,6 +194,35 @@ pub fn file_json(traces: &[Trace]) -> String {
     format!("{{\"version\":1,\"dispatches\":[{}]}}\n", parts.join(",\n"))
 }
 
+/// Invocations per dispatch whose values a picture (`tangle run --view`, the driver's
+/// `TANGLE_VIEW`) shows on hover, the first ones ([`first_invocations`]): enough for a few
+/// subgroups, few enough that their `values` events leave room in the trace for the tangle
+/// events of the rest.
+pub const VIEW_WATCHED: usize = 64;
+
+/// The `GlobalInvocationId`s of the first `n` invocations of a dispatch: by workgroup (x
+/// fastest), then by `LocalInvocationIndex`.
+pub fn first_invocations(groups: [u32; 3], local: [u32; 3], n: usize) -> Vec<[u32; 3]> {
+    let per_group = local.iter().map(|&l| l as usize).product::<usize>();
+    let count = groups.iter().map(|&g| g as usize).product::<usize>() * per_group;
+    (0..n.min(count))
+        .map(|i| {
+            let (wg, li) = (i / per_group.max(1), i % per_group.max(1));
+            let w = [
+                wg % groups[0] as usize,
+                wg / groups[0] as usize % groups[1] as usize,
+                wg / (groups[0] as usize * groups[1] as usize),
+            ];
+            let l = [
+                li % local[0] as usize,
+                li / local[0] as usize % local[1] as usize,
+                li / (local[0] as usize * local[1] as usize),
+            ];
+            [0, 1, 2].map(|k| (w[k] * local[k] as usize + l[k]) as u32)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,33 +286,4 @@ mod tests {
             "{\"workgroup\":[1,0,0],\"subgroup\":2,\"function\":4,\"block\":9,\"kind\":\"block\""
         ));
     }
-}
-
-/// Invocations per dispatch whose values a picture (`tangle run --view`, the driver's
-/// `TANGLE_VIEW`) shows on hover, the first ones ([`first_invocations`]): enough for a few
-/// subgroups, few enough that their `values` events leave room in the trace for the tangle
-/// events of the rest.
-pub const VIEW_WATCHED: usize = 64;
-
-/// The `GlobalInvocationId`s of the first `n` invocations of a dispatch: by workgroup (x
-/// fastest), then by `LocalInvocationIndex`.
-pub fn first_invocations(groups: [u32; 3], local: [u32; 3], n: usize) -> Vec<[u32; 3]> {
-    let per_group = local.iter().map(|&l| l as usize).product::<usize>();
-    let count = groups.iter().map(|&g| g as usize).product::<usize>() * per_group;
-    (0..n.min(count))
-        .map(|i| {
-            let (wg, li) = (i / per_group.max(1), i % per_group.max(1));
-            let w = [
-                wg % groups[0] as usize,
-                wg / groups[0] as usize % groups[1] as usize,
-                wg / (groups[0] as usize * groups[1] as usize),
-            ];
-            let l = [
-                li % local[0] as usize,
-                li / local[0] as usize % local[1] as usize,
-                li / (local[0] as usize * local[1] as usize),
-            ];
-            [0, 1, 2].map(|k| (w[k] * local[k] as usize + l[k]) as u32)
-        })
-        .collect()
 }
