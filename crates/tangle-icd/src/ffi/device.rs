@@ -337,20 +337,34 @@ pub unsafe extern "system" fn get_buffer_memory_requirements2(
     guard_void("vkGetBufferMemoryRequirements2", || {
         // SAFETY: the program's structs and chain (rule 1); only `memoryRequirements` and the
         // dedicated-allocation struct's answers are written.
-        unsafe {
-            let r = requirements(read(info, "pInfo")?.buffer)?;
-            let next = read(out, "pMemoryRequirements")?.p_next;
-            (*out).memory_requirements = r;
-            for (s_type, at) in chain(next) {
-                if s_type == vk::StructureType::MEMORY_DEDICATED_REQUIREMENTS {
-                    let d = at.cast::<vk::MemoryDedicatedRequirements>();
-                    (*d).prefers_dedicated_allocation = vk::FALSE;
-                    (*d).requires_dedicated_allocation = vk::FALSE;
-                }
+        unsafe { answer_requirements2(out, requirements(read(info, "pInfo")?.buffer)?) }
+    })
+}
+
+/// Writes `r` into the program's `VkMemoryRequirements2` and answers its dedicated-allocation
+/// struct, if chained (no dedicated allocation preferred or required): shared by buffers and
+/// images.
+///
+/// # Safety
+/// `out` is the program's output struct with a valid `pNext` chain (rule 1).
+pub(super) unsafe fn answer_requirements2(
+    out: *mut vk::MemoryRequirements2<'_>,
+    r: vk::MemoryRequirements,
+) -> Result<(), Fail> {
+    // SAFETY: the caller's promise; only `memoryRequirements` and the dedicated-allocation
+    // struct's answers are written.
+    unsafe {
+        let next = read(out, "pMemoryRequirements")?.p_next;
+        (*out).memory_requirements = r;
+        for (s_type, at) in chain(next) {
+            if s_type == vk::StructureType::MEMORY_DEDICATED_REQUIREMENTS {
+                let d = at.cast::<vk::MemoryDedicatedRequirements>();
+                (*d).prefers_dedicated_allocation = vk::FALSE;
+                (*d).requires_dedicated_allocation = vk::FALSE;
             }
         }
-        Ok(())
-    })
+    }
+    Ok(())
 }
 
 /// Binds `memory` at `offset` to `buffer`.

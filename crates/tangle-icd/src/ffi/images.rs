@@ -86,18 +86,8 @@ pub unsafe extern "system" fn get_image_memory_requirements2(
         // SAFETY: the program's structs and chain (rule 1); only `memoryRequirements` and the
         // dedicated-allocation struct's answers are written.
         unsafe {
-            let r = requirements(read(info, "pInfo")?.image)?;
-            let next = read(out, "pMemoryRequirements")?.p_next;
-            (*out).memory_requirements = r;
-            for (s_type, at) in chain(next) {
-                if s_type == vk::StructureType::MEMORY_DEDICATED_REQUIREMENTS {
-                    let d = at.cast::<vk::MemoryDedicatedRequirements>();
-                    (*d).prefers_dedicated_allocation = vk::FALSE;
-                    (*d).requires_dedicated_allocation = vk::FALSE;
-                }
-            }
+            super::device::answer_requirements2(out, requirements(read(info, "pInfo")?.image)?)
         }
-        Ok(())
     })
 }
 
