@@ -75,6 +75,11 @@ pub struct Profile {
     /// describes a real one: the driver reports it instead of tangle's own on request
     /// (`TANGLE_IDENTITY=profile`), since programs pick code paths by vendor.
     pub identity: Option<Identity>,
+    /// `minSubgroupSize` and `maxSubgroupSize` of the device described, where it offers several
+    /// sizes (Intel Xe2 16 to 32, AMD RDNA 32 to 64): a pipeline may require any power of two
+    /// between them (`requiredSubgroupSize`), and programs tell devices apart by them (ggml
+    /// takes a minimum of 16 on Intel for Xe2). `None`: `subgroup_size` alone.
+    pub subgroup_size_range: Option<[u32; 2]>,
 }
 
 /// A real device's identity, as `VkPhysicalDeviceProperties` and

@@ -87,10 +87,13 @@ fn spec_constant_ops_fold_the_wrapped_instruction() {
 }
 
 /// Divisions and remainders of specialization constants fold (ggml's flash attention under
-/// the `intel` profile divides two: `OpSpecConstantOp UDiv`, refused until then); a zero
-/// divisor is undefined behaviour in the constant itself, refused by name at pipeline creation.
+/// the `intel` profile divides two: `OpSpecConstantOp UDiv`, refused until then). A zero
+/// divisor makes the folded value undefined, like an `OpUndef`'s: stored, it is reported where
+/// it reaches the buffer, naming the `OpSpecConstantOp`; discarded by a `Select` (glslang's
+/// `SubGroupSize == 0 ? 0 : WorkGroupSize / SubGroupSize`, as ggml writes it), it reports
+/// nothing and the chosen value is stored.
 #[test]
-fn spec_constant_divisions_fold_and_a_zero_divisor_is_refused() {
+fn spec_constant_divisions_fold_and_a_zero_divisor_is_an_undefined_value() {
     let src = r#"
                OpCapability Shader
                OpMemoryModel Logical GLSL450
@@ -106,6 +109,7 @@ fn spec_constant_divisions_fold_and_a_zero_divisor_is_refused() {
        %void = OpTypeVoid
          %fn = OpTypeFunction %void
        %uint = OpTypeInt 32 0
+       %bool = OpTypeBool
        %arr = OpTypeRuntimeArray %uint
         %Buf = OpTypeStruct %arr
      %ptr_b = OpTypePointer StorageBuffer %Buf
@@ -116,9 +120,12 @@ fn spec_constant_divisions_fold_and_a_zero_divisor_is_refused() {
      %uint_0 = OpConstant %uint 0
      %uint_1 = OpConstant %uint 1
      %uint_2 = OpConstant %uint 2
+     %uint_3 = OpConstant %uint 3
           %q = OpSpecConstantOp %uint UDiv %b %a
           %r = OpSpecConstantOp %uint UMod %b %a
           %s = OpSpecConstantOp %uint ShiftRightLogical %b %a
+       %zero = OpSpecConstantOp %bool IEqual %a %uint_0
+     %chosen = OpSpecConstantOp %uint Select %zero %uint_0 %q
        %main = OpFunction %void None %fn
       %entry = OpLabel
          %p0 = OpAccessChain %ptr_u %buf %uint_0 %uint_0
@@ -127,24 +134,43 @@ fn spec_constant_divisions_fold_and_a_zero_divisor_is_refused() {
                OpStore %p1 %r
          %p2 = OpAccessChain %ptr_u %buf %uint_0 %uint_2
                OpStore %p2 %s
+         %p3 = OpAccessChain %ptr_u %buf %uint_0 %uint_3
+               OpStore %p3 %chosen
                OpReturn
                OpFunctionEnd
 "#;
     let module = assemble(src);
-    for (a, b) in [(7u32, 100u32), (9, 4096), (3, 2)] {
-        let mut job = Job::new(vec![u32s(&[0; 3])], [1, 1, 1]);
+    let job = |a: u32, b: u32| {
+        let mut job = Job::new(vec![u32s(&[0; 4])], [1, 1, 1]);
         job.spec.insert(0, u64::from(a));
         job.spec.insert(1, u64::from(b));
-        let (out, report) = run_module(&module, &job);
+        job
+    };
+    for (a, b) in [(7u32, 100u32), (9, 4096), (3, 2)] {
+        let (out, report) = run_module(&module, &job(a, b));
         assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
-        assert_eq!(to_u32s(&out[0]), vec![b / a, b % a, b >> a], "{b} / {a}");
+        assert_eq!(
+            to_u32s(&out[0]),
+            vec![b / a, b % a, b >> a, b / a],
+            "{b} / {a}"
+        );
     }
-    let mut spec = tangle_exec::SpecConstants::new();
-    spec.insert(0, 0);
-    let err = tangle_exec::Device::new(tangle_exec::Profile::default())
-        .compute_pipeline(&module, "main", &spec)
-        .expect_err("a zero divisor");
-    assert!(err.to_string().contains("specialization constant"), "{err}");
+    // A zero divisor: the quotient and the remainder are undefined where stored; the shift by
+    // zero and the Select's chosen zero are not.
+    let (out, report) = run_module(&module, &job(0, 100));
+    let places: Vec<tangle_exec::InstRef> = report
+        .diagnostics
+        .iter()
+        .map(|d| match &d.finding {
+            tangle_exec::Finding::Uninit(u) => {
+                assert_eq!(u.origin.name, "OpSpecConstantOp", "{u}");
+                d.at.clone()
+            }
+            f => panic!("{f:?}"),
+        })
+        .collect();
+    assert_eq!(places.len(), 2, "{:?}", report.diagnostics);
+    assert_eq!(to_u32s(&out[0])[2..], [100, 0]);
 }
 
 /// An `OpUndef` passed by value to a function, compared there and returned: the branch on the

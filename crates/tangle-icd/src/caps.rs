@@ -365,13 +365,15 @@ impl Caps {
     }
 
     /// The range of subgroup sizes a pipeline may require: every power of two the executor runs
-    /// (1 to 128) for the `default` profile, tangle's own device; the profile's size alone for a
-    /// profile describing another device (the files carry no range, and the GPUs they describe
-    /// mostly report one size).
+    /// (1 to 128) for the `default` profile, tangle's own device; for a profile describing
+    /// another device, that device's range where its file gives one (`[device]
+    /// subgroup_size_range`: Intel Xe2 16 to 32, AMD RDNA 32 to 64), else its one size.
     pub fn subgroup_size_range(&self) -> (u32, u32) {
-        match self.profile.name.as_str() {
-            "default" => (1, 128),
-            _ => (self.profile.subgroup_size, self.profile.subgroup_size),
+        let p = &self.profile;
+        match (p.name.as_str(), p.subgroup_size_range) {
+            ("default", _) => (1, 128),
+            (_, Some([min, max])) => (min, max),
+            (_, None) => (p.subgroup_size, p.subgroup_size),
         }
     }
 
@@ -879,6 +881,11 @@ mod tests {
         );
         let lavapipe = Caps::new(Profile::by_name("lavapipe").expect("built in"));
         assert_eq!(lavapipe.subgroup_size_range(), (8, 8));
+        // The named GPUs' own ranges (ggml-vulkan tells Intel Xe2 by its minimum of 16).
+        for (name, range) in [("nvidia", (32, 32)), ("amd", (32, 64)), ("intel", (16, 32))] {
+            let caps = Caps::new(Profile::by_name(name).expect("built in"));
+            assert_eq!(caps.subgroup_size_range(), range, "{name}");
+        }
         assert_eq!(lavapipe.coopmat().len(), 4);
         assert_eq!(
             lavapipe

@@ -62,13 +62,24 @@ pub struct PipelineRequest {
 /// Lowers a pipeline.
 pub fn compute_pipeline(caps: &Caps, r: PipelineRequest) -> Result<Pipeline, String> {
     static NEXT: AtomicU64 = AtomicU64::new(1);
-    let profile =
-        match r.subgroup_size {
-            None => caps.profile.clone(),
-            Some(n) => caps.profile.clone().with_subgroup_size(n).ok_or_else(|| {
-                format!("requiredSubgroupSize {n} is not a power of two in 1..=128")
-            })?,
-        };
+    let profile = match r.subgroup_size {
+        None => caps.profile.clone(),
+        Some(n) => {
+            // VUID-VkPipelineShaderStageRequiredSubgroupSizeCreateInfo-requiredSubgroupSize-02760
+            // to -02762: a power of two from minSubgroupSize to maxSubgroupSize.
+            let (min, max) = caps.subgroup_size_range();
+            caps.profile
+                .clone()
+                .with_subgroup_size(n)
+                .filter(|_| (min..=max).contains(&n))
+                .ok_or_else(|| {
+                    format!(
+                        "requiredSubgroupSize {n} is not a power of two from \
+                             minSubgroupSize {min} to maxSubgroupSize {max}"
+                    )
+                })?
+        }
+    };
     let size = profile.subgroup_size;
     let module = validate(&r.module.module)?;
     let exec = tangle_exec::Device::new(profile)

@@ -143,6 +143,14 @@ impl<'m> Lowerer<'m> {
         if let Some(id) = inst.result_id {
             self.values.insert(id, Value { slot, ty });
         }
+        // The operands' slots, to carry undefined values through the fold (below).
+        let operand_slots: Vec<Vec<u32>> = inst
+            .operands
+            .iter()
+            .skip(1)
+            .filter_map(|o| self.values.get(&o.id()?).copied())
+            .map(|v| (v.slot..v.slot + self.program.ty(v.ty).slots).collect())
+            .collect();
         let mut out = Out::default();
         self.lower_inst(&inner, &mut out)?;
         let mut regs = vec![0u64; self.program.slots as usize];
@@ -151,23 +159,53 @@ impl<'m> Lowerer<'m> {
                 *r = *v;
             }
         }
+        let mut undefined_result = false;
         for op in &out.ops {
             if crate::run::alu::exec_pure(op, &mut regs, 1, 1) {
                 continue;
             }
             // The sanitizer's checks before a division, a shift or a remainder whose operand is
             // a specialization constant (lowering leaves them where the operand is not known
-            // to make the operation defined): run on the folded values, a finding is undefined
-            // behaviour in the constant itself, refused by name.
+            // to make the operation defined), run on the folded values. A finding makes the
+            // constant's value undefined rather than refusing the pipeline: glslang folds a
+            // GLSL `c ? 0 : a / c` of specialization constants into an eager `UDiv` under a
+            // `Select` (ggml-vulkan's flash attention with `SubGroupSize` 0), where GLSL
+            // evaluates only the chosen operand; the value is poisoned like an `OpUndef`'s, so
+            // a use reaching the program is reported there by the undefined-value check, and
+            // a `Select` that discards it reports nothing.
             let mut found = Vec::new();
             if !crate::check::arith::exec_check(op, &regs, 1, 1, &mut found) {
                 return Err(self.unsupported(format!("opcode {opcode} in OpSpecConstantOp")));
             }
-            if let Some((_, finding)) = found.first() {
-                return Err(self.malformed(format!(
-                    "OpSpecConstantOp opcode {opcode}: {finding} (undefined behaviour in a \
-                     specialization constant)"
-                )));
+            undefined_result |= !found.is_empty();
+        }
+        let undefined = |s: &u32| self.undef_consts.contains(s);
+        let is_select = u32::from(opcode) == SpvOp::Select as u32;
+        let undefined_parts: Vec<bool> = (0..n as usize)
+            .map(|i| {
+                if undefined_result {
+                    return true;
+                }
+                match operand_slots.as_slice() {
+                    // Per component, the condition and the chosen object only (a scalar
+                    // condition chooses whole composites).
+                    [cond, a, b] if is_select => {
+                        let c = cond.get(i).or(cond.first());
+                        let chosen = match c.and_then(|c| regs.get(*c as usize)) {
+                            Some(&v) if v != 0 => a,
+                            _ => b,
+                        };
+                        c.is_some_and(undefined) || chosen.get(i).is_some_and(undefined)
+                    }
+                    _ => operand_slots.iter().flatten().any(undefined),
+                }
+            })
+            .collect();
+        if undefined_parts.contains(&true) {
+            let loc = self.location();
+            for (i, _) in undefined_parts.iter().enumerate().filter(|(_, u)| **u) {
+                self.undef_consts.insert(slot + i as u32);
+                self.program.undefs.push((slot + i as u32, 1, loc));
             }
         }
         for i in 0..n {

@@ -76,6 +76,9 @@ pub(crate) struct Lowerer<'m> {
     pub unsupported_ids: HashMap<u32, String>,
     /// Loads from promoted variables that share the variable's slots ([`promote`]).
     pub alias_loads: std::collections::HashSet<u32>,
+    /// Constant slots whose folded value is undefined (a specialization constant divided by
+    /// zero, and what is folded from it): [`constants`] lists them in `Program::undefs`.
+    pub undef_consts: std::collections::HashSet<Slot>,
     /// Pointers to one component of a cooperative matrix in a variable, by id: the matrix's
     /// rows, columns, length and the slot of the index (for the ownership check on loads).
     pub coopmat_elements: HashMap<u32, (u32, u32, u32, Slot)>,
@@ -141,6 +144,7 @@ pub fn lower(
         at: InstRef::default(),
         reg_ptrs: HashMap::new(),
         alias_loads: Default::default(),
+        undef_consts: Default::default(),
         unsupported_ids: HashMap::new(),
         single_use: Default::default(),
         subgroup_size: profile.subgroup_size,
@@ -338,6 +342,7 @@ impl<'m> Lowerer<'m> {
                     let count = self.program.ty(ty).slots;
                     let loc = self.location();
                     self.program.undefs.push((v.slot, count, loc));
+                    self.undef_consts.extend(v.slot..v.slot + count);
                 }
                 _ if constants::is_constant(op) => self.lower_constant(inst, op)?,
                 _ => {}

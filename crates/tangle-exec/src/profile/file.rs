@@ -29,8 +29,9 @@
 //!
 //! Cooperative-matrix entries are written as [`CooperativeMatrixProperties`] prints them
 //! (`MxNxK A x B + C -> Result, scope[, saturating]`), one string each, and read back with
-//! [`str::parse`]. The `[device]` table is kept for people reading the file; the executor does
-//! not use it.
+//! [`str::parse`]. Of the `[device]` table, `subgroup_size_range` is the profile's
+//! [`Profile::subgroup_size_range`] (the driver reports it and lets pipelines require any size
+//! in it); the rest is kept for people reading the file.
 
 use super::coopmat::{ComponentType, CooperativeMatrixProperties, MatrixScope};
 use super::{subgroup_ops, Profile};
@@ -125,7 +126,12 @@ impl Profile {
                 .collect(),
             workgroup_memory_explicit_layout: self.workgroup_memory_explicit_layout,
             identity: self.identity.clone(),
-            device: device.cloned(),
+            device: device.cloned().or_else(|| {
+                self.subgroup_size_range.map(|range| DeviceFacts {
+                    subgroup_size_range: Some(range),
+                    ..DeviceFacts::default()
+                })
+            }),
         };
         // Serializing plain strings, integers and arrays cannot fail.
         toml::to_string_pretty(&file).unwrap_or_default()
@@ -160,6 +166,7 @@ impl Profile {
             cooperative_matrix,
             workgroup_memory_explicit_layout: file.workgroup_memory_explicit_layout,
             identity: file.identity,
+            subgroup_size_range: file.device.as_ref().and_then(|d| d.subgroup_size_range),
         }
         .with_subgroup_size(file.subgroup_size)
         .ok_or_else(|| {
@@ -167,6 +174,22 @@ impl Profile {
                 "subgroup_size {}: must be a power of two from 1 to 128",
                 file.subgroup_size
             )
+        })
+        .and_then(|p| match p.subgroup_size_range {
+            Some([min, max])
+                if !(min.is_power_of_two()
+                    && max <= 128
+                    && min <= p.subgroup_size
+                    && p.subgroup_size <= max
+                    && max.is_power_of_two()) =>
+            {
+                Err(format!(
+                    "subgroup_size_range [{min}, {max}]: powers of two from 1 to 128 around \
+                     subgroup_size {}",
+                    p.subgroup_size
+                ))
+            }
+            _ => Ok(p),
         })
     }
 }
@@ -286,5 +309,15 @@ mod tests {
             let err = Profile::from_toml(&text).expect_err(to);
             assert!(err.contains(says), "{err}");
         }
+        // A subgroup size range must hold the profile's size, in powers of two.
+        for range in ["[64, 128]", "[8, 16]", "[12, 32]", "[16, 256]"] {
+            let text = format!("{good}\n[device]\nsubgroup_size_range = {range}\n");
+            let err = Profile::from_toml(&text).expect_err(range);
+            assert!(err.contains("subgroup_size_range"), "{err}");
+        }
+        let text = format!("{good}\n[device]\nsubgroup_size_range = [16, 64]\n");
+        let ranged = Profile::from_toml(&text).expect("32 in 16..64");
+        assert_eq!(ranged.subgroup_size_range, Some([16, 64]));
+        assert_eq!(Profile::from_toml(&ranged.to_toml(None)), Ok(ranged));
     }
 }

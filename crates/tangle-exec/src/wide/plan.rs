@@ -30,9 +30,6 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
     if prog.workgroup_bytes > 0 {
         return Err("Workgroup memory".into());
     }
-    if !prog.undefs.is_empty() {
-        return Err("module-scope OpUndef".into());
-    }
     // Each 4-byte component of every built-in input, as the constant pointer a load uses.
     let mut builtins = HashSet::new();
     for var in &prog.variables {
@@ -80,7 +77,14 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
     if written_constant {
         return Err("an op writes a constant's slot".into());
     }
-    if undefined_reads(func) {
+    // Module-scope `OpUndef`s and undefined specialization constants are constant slots no op
+    // writes (checked above): the program is taken where no path reads them.
+    let module_undefs = prog
+        .undefs
+        .iter()
+        .flat_map(|&(slot, count, _)| slot..slot.saturating_add(count))
+        .collect();
+    if undefined_reads(func, module_undefs) {
         return Err("an OpUndef value that may be read".into());
     }
     let group_ops = func.blocks.iter().any(|b| {
@@ -94,11 +98,11 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
 /// Whether some path may read a slot of an `OpUndef` before writing it: a forward dataflow
 /// over the blocks of the slots that may hold an undefined value (phi copies carry it along an
 /// edge; a copy is no read, as the sanitizer counts it).
-fn undefined_reads(func: &Function) -> bool {
+fn undefined_reads(func: &Function, module_undefs: HashSet<u32>) -> bool {
     let blocks = &func.blocks;
     let mut entry: Vec<Option<HashSet<u32>>> = vec![None; blocks.len()];
     if let Some(e) = entry.get_mut(0) {
-        *e = Some(HashSet::new());
+        *e = Some(module_undefs);
     }
     let mut work: Vec<usize> = vec![0];
     // Each block's entry set only grows, so this ends; a bound keeps it obviously so.
