@@ -7,8 +7,13 @@
 //! them, by name: through child modules, the items each module declares, and its `use`
 //! declarations and globs, so a name a `mod.rs` re-exports from a sibling lands in the sibling.
 //! A `mod x;` declaration alone is no edge (a parent owns its children; it imports one only
-//! where it names one of its items). Code under `#[cfg(test)]` is left out: a test may drive a
-//! layer from above.
+//! where it names one of its items), nor is a `pub use` (a re-export: the paths of its users are
+//! followed through it to the file that declares the item), nor is a file's use of the modules
+//! that enclose it (`super::Ctx` in `rules/arith.rs` naming `rules/mod.rs`'s shared context): a
+//! folder's `mod.rs` (or the crate root) is its front door and its children's shared vocabulary,
+//! which Rust gives children by design. A parent calling into a child, and every import between
+//! siblings or across folders, is an edge. Code under `#[cfg(test)]` is left out: a test may
+//! drive a layer from above.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -42,9 +47,6 @@ pub struct Graph {
     pub files: Vec<String>,
     /// Edges by file index: target → one path that made it, for messages.
     pub edges: Vec<BTreeMap<usize, String>>,
-    /// The files of each file's enclosing modules (`src/run/mod.rs` and `src/lib.rs` for
-    /// `src/run/alu.rs`).
-    pub ancestors: Vec<BTreeSet<usize>>,
 }
 
 enum Res {
@@ -74,18 +76,8 @@ impl Graph {
         if !b.errors.is_empty() {
             return Err(b.errors.join("\n"));
         }
-        let mut edges = vec![BTreeMap::new(); b.files.len()];
-        for r in &b.refs {
-            let from = b.modules[r.module].file;
-            let to = match b.resolve(r.module, &r.path, 0) {
-                Some(Res::Module(m)) => b.modules[m].file,
-                Some(Res::Item(f)) => f,
-                None => continue,
-            };
-            if to != from {
-                edges[from].entry(to).or_insert_with(|| r.path.join("::"));
-            }
-        }
+        // The files of each file's enclosing modules (`src/run/mod.rs` and `src/lib.rs` for
+        // `src/run/alu.rs`).
         let mut ancestors = vec![BTreeSet::new(); b.files.len()];
         for m in &b.modules {
             let mut p = m.parent;
@@ -96,10 +88,21 @@ impl Graph {
                 p = b.modules[a].parent;
             }
         }
+        let mut edges = vec![BTreeMap::new(); b.files.len()];
+        for r in &b.refs {
+            let from = b.modules[r.module].file;
+            let to = match b.resolve(r.module, &r.path, 0) {
+                Some(Res::Module(m)) => b.modules[m].file,
+                Some(Res::Item(f)) => f,
+                None => continue,
+            };
+            if to != from && !ancestors[from].contains(&to) {
+                edges[from].entry(to).or_insert_with(|| r.path.join("::"));
+            }
+        }
         Ok(Graph {
             files: b.files,
             edges,
-            ancestors,
         })
     }
 

@@ -61,31 +61,35 @@ pub fn targets(root: &Path) -> Result<Vec<Target>, String> {
 }
 
 /// A crate's layers, bottom up: each a name and the file-path prefixes it holds (relative to
-/// `src/`: `run/`, `device.rs`). A file belongs to the layer of its longest matching prefix.
+/// `src/`: `run/`, `device.rs`), in one or more peer groups (`run/ | wide/ | jit/`) that may not
+/// import each other. A file belongs to the layer of its longest matching prefix.
 pub struct Layers {
     pub package: String,
-    pub layers: Vec<(String, Vec<String>)>,
+    pub layers: Vec<(String, Vec<Vec<String>>)>,
 }
 
 impl Layers {
-    /// The layer of `file` (`src/run/alu.rs`), by its longest matching prefix.
-    pub fn layer_of(&self, file: &str) -> Option<usize> {
+    /// The layer and peer group of `file` (`src/run/alu.rs`), by its longest matching prefix.
+    pub fn place(&self, file: &str) -> Option<(usize, usize)> {
         let file = file.strip_prefix("src/").unwrap_or(file);
-        let mut best: Option<(usize, usize)> = None;
-        for (i, (_, prefixes)) in self.layers.iter().enumerate() {
-            for p in prefixes {
-                if file.starts_with(p.as_str()) && best.is_none_or(|(_, len)| p.len() > len) {
-                    best = Some((i, p.len()));
+        let mut best: Option<(usize, usize, usize)> = None;
+        for (i, (_, groups)) in self.layers.iter().enumerate() {
+            for (g, prefixes) in groups.iter().enumerate() {
+                for p in prefixes {
+                    if file.starts_with(p.as_str()) && best.is_none_or(|(_, _, len)| p.len() > len)
+                    {
+                        best = Some((i, g, p.len()));
+                    }
                 }
             }
         }
-        best.map(|(i, _)| i)
+        best.map(|(i, g, _)| (i, g))
     }
 }
 
 /// The layer orders written in `docs/DESIGN.md`: each fenced block opened by ```` ```layers ````,
-/// whose first line is `crate NAME` and whose other lines are `LAYER: PREFIX PREFIX ...`,
-/// bottom up.
+/// whose first line is `crate NAME` and whose other lines are `LAYER: PREFIX PREFIX ...`
+/// (peer groups apart with `|`), bottom up.
 pub fn read_layers(design: &str) -> Result<Vec<Layers>, String> {
     let mut out = Vec::new();
     let mut lines = design.lines();
@@ -105,9 +109,11 @@ pub fn read_layers(design: &str) -> Result<Vec<Layers>, String> {
             if let Some(name) = line.strip_prefix("crate ") {
                 layers.package = name.trim().to_string();
             } else if let Some((name, prefixes)) = line.split_once(':') {
-                let prefixes: Vec<String> =
-                    prefixes.split_whitespace().map(str::to_string).collect();
-                layers.layers.push((name.trim().to_string(), prefixes));
+                let groups = prefixes
+                    .split('|')
+                    .map(|g| g.split_whitespace().map(str::to_string).collect())
+                    .collect();
+                layers.layers.push((name.trim().to_string(), groups));
             } else if !line.is_empty() {
                 return Err(format!("docs/DESIGN.md: a layers block line is neither `crate NAME` nor `LAYER: PREFIX ...`: {line}"));
             }
@@ -134,6 +140,8 @@ pub struct Violation {
 pub enum Kind {
     /// From a file of layer `.0` up to one of layer `.1`.
     Upward(String, String),
+    /// Between two peer groups of layer `.0` (two tiers).
+    Sideways(String),
     /// An import inside a circle of files of one layer (or of a crate without layers).
     Circle,
 }
@@ -144,6 +152,11 @@ impl fmt::Display for Violation {
             Kind::Upward(a, b) => write!(
                 f,
                 "{} ({a}) imports {} ({b}), a higher layer: {}",
+                self.from, self.to, self.path
+            ),
+            Kind::Sideways(l) => write!(
+                f,
+                "{} imports {}, a peer of another group of layer {l}: {}",
                 self.from, self.to, self.path
             ),
             Kind::Circle => write!(
@@ -160,36 +173,41 @@ pub fn unplaced(graph: &Graph, layers: &Layers) -> Vec<String> {
     graph
         .files
         .iter()
-        .filter(|f| layers.layer_of(f).is_none())
+        .filter(|f| layers.place(f).is_none())
         .cloned()
         .collect()
 }
 
-/// The imports that break the layering: first every import from a lower layer to a higher one;
-/// then, among the imports left, every one inside a circle of two or more files. Without those,
-/// the graph has no circle and runs one way.
+/// The imports that break the layering: first every import from a lower layer to a higher one,
+/// or between peer groups of one layer; then, among the imports left, every one inside a circle
+/// of two or more files. Without those, the graph has no circle and runs one way.
 pub fn violations(graph: &Graph, layers: Option<&Layers>) -> Vec<Violation> {
     let n = graph.files.len();
-    let layer = |f: usize| layers.and_then(|l| l.layer_of(&graph.files[f]));
+    let place = |f: usize| layers.and_then(|l| l.place(&graph.files[f]));
     let name = |i: usize| layers.map(|l| l.layers[i].0.clone()).unwrap_or_default();
     let mut out = Vec::new();
     let mut kept: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for from in 0..n {
-        for (&to, path) in &graph.edges[from] {
-            match (layer(from), layer(to)) {
-                (Some(a), Some(b)) if b > a => out.push(Violation {
+    for (from, edges) in graph.edges.iter().enumerate() {
+        for (&to, path) in edges {
+            let kind = match (place(from), place(to)) {
+                (Some((a, _)), Some((b, _))) if b > a => Some(Kind::Upward(name(a), name(b))),
+                (Some((a, g)), Some((b, h))) if a == b && g != h => Some(Kind::Sideways(name(a))),
+                _ => None,
+            };
+            match kind {
+                Some(kind) => out.push(Violation {
                     from: graph.files[from].clone(),
                     to: graph.files[to].clone(),
                     path: path.clone(),
-                    kind: Kind::Upward(name(a), name(b)),
+                    kind,
                 }),
-                _ => kept[from].push(to),
+                None => kept[from].push(to),
             }
         }
     }
     let component = strongly_connected(&kept);
-    for from in 0..n {
-        for &to in &kept[from] {
+    for (from, targets) in kept.iter().enumerate() {
+        for &to in targets {
             if component[from] == component[to] {
                 out.push(Violation {
                     from: graph.files[from].clone(),
