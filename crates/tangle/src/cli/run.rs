@@ -12,7 +12,7 @@
 //!
 //! With `--json`, standard output holds exactly one JSON object whatever happens, with the
 //! script's name and a `status` (`Pass`, `Fail`, `Unsupported`, `Error`): a run's `report`, or,
-//! when the script could not be used before it ran, an `error` (README, "JSON reports").
+//! when the script could not be used before it ran, an `error` (`docs/cli.md`, "JSON reports").
 
 use super::input::{self, Content, TextKind};
 use super::limits::Limits;
@@ -95,8 +95,8 @@ pub struct Args {
     /// column-striped or shuffled:SEED. A shader that assumes one layout fails under another.
     #[arg(long = "coopmat-layout", value_name = "LAYOUT")]
     coopmat_layout: Option<String>,
-    /// Finding kinds not to report, comma-separated (race,uninit,barrier,...; README, "Sanitizer
-    /// findings"); the race and uninitialised-value checks then do no work either.
+    /// Finding kinds not to report, comma-separated (race,uninit,barrier,...; docs/sanitizer.md,
+    /// "Findings"); the race and uninitialised-value checks then do no work either.
     #[arg(long, value_name = "KIND,KIND")]
     allow: Option<String>,
     /// Warning kinds to fail the run for, as for undefined behaviour, comma-separated
