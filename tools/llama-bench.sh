@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # llama.cpp (llama-cpp-python's ggml) on the tangle driver, on lavapipe 26 and on its own CPU
 # back end, in the same run, THREADS threads each: tokens per second, peak memory and per-op
-# times (issue 31 item 1; figures in README.md "Performance" and docs/executor.md "Real
+# times (issue 31 item 1; figures in docs/performance.md and docs/executor.md "Real
 # kernels"). Usage: tools/llama-bench.sh [OUT] (default target/llama-bench), with:
 #   LLAMA_DIR   where tools/llama-cpp-vulkan.sh builds (default target/llama; its venv/)
 #   LLAMA_VENV  an environment already built by it, used as it is (no install step)

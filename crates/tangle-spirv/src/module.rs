@@ -186,23 +186,6 @@ pub struct Module {
     pub instructions: Vec<Instruction>,
 }
 
-impl Module {
-    /// The binary encoding.
-    pub fn to_words(&self) -> Vec<u32> {
-        crate::binary::write(self)
-    }
-
-    /// Decodes a binary (see [`crate::binary::read`]).
-    pub fn from_words(words: &[u32]) -> Result<Module, crate::binary::BinaryError> {
-        crate::binary::read(words)
-    }
-
-    /// Decodes a binary given as bytes; either endianness is accepted, as the spec allows.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Module, crate::binary::BinaryError> {
-        crate::binary::read(&crate::binary::words_from_bytes(bytes)?)
-    }
-}
-
 /// Where each instruction of an assembled module came from in its text.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SourceMap {

@@ -3,11 +3,11 @@
 //! ([`Severity`]), plus rendering with the instruction printed as text.
 
 use crate::rules::{
-    arith::ArithError, atomic::AtomicError, block_layout::BlockLayoutError,
-    capabilities::CapabilityError, cfg::CfgError, composite::CompositeError, coopmat::CoopmatError,
-    dot::DotError, function::FunctionError, glsl::GlslError, group::GroupError, ids::IdsError,
+    arith::ArithError, block_layout::BlockLayoutError, capabilities::CapabilityError,
+    cfg::CfgError, composite::CompositeError, coopmat::CoopmatError, dot::DotError,
+    function::FunctionError, glsl::GlslError, group::GroupError, ids::IdsError,
     interface::InterfaceError, layout::LayoutError, logical::LogicalError, memory::MemoryError,
-    types::TypeError, vulkan::VulkanError,
+    scope::AtomicError, types::TypeError, vulkan::VulkanError,
 };
 use crate::vuid::Vuid;
 use std::borrow::Cow;

@@ -9,6 +9,7 @@ mod cursor;
 mod debug;
 mod files;
 pub mod image;
+mod options;
 mod pipeline;
 mod sampler;
 mod structs;
@@ -18,13 +19,10 @@ use crate::script::{Requirement, Script, Shader, ShaderFormat};
 use crate::value::Number;
 pub(crate) use buffer::check_literal;
 pub(crate) use cursor::{Cursor, Tok};
+pub use options::{ParseOptions, DEFAULT_BUFFER_LIMIT};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use tangle_spirv::TargetEnv;
-
-/// The default limit on the bytes of a script's buffers, all together: 4 GiB, the default of
-/// `tangle run --memory-limit`.
-pub const DEFAULT_BUFFER_LIMIT: u64 = 4 << 30;
 
 /// Parses a script, allowing its buffers [`DEFAULT_BUFFER_LIMIT`] bytes in all.
 pub fn parse(text: &str) -> Result<Script, AmberError> {
@@ -42,25 +40,6 @@ pub fn parse_limited(text: &str, buffer_limit: u64) -> Result<Script, AmberError
             base_dir: None,
         },
     )
-}
-
-/// How a script is parsed.
-#[derive(Debug, Clone)]
-pub struct ParseOptions {
-    /// The most bytes the script's buffers may hold together.
-    pub buffer_limit: u64,
-    /// The script's directory: `FILE` paths are relative to it. `None` refuses `FILE` inputs
-    /// (a script read from standard input, the fuzzer).
-    pub base_dir: Option<PathBuf>,
-}
-
-impl Default for ParseOptions {
-    fn default() -> Self {
-        ParseOptions {
-            buffer_limit: DEFAULT_BUFFER_LIMIT,
-            base_dir: None,
-        }
-    }
 }
 
 /// Parses an AmberScript or, when the text is one ([`crate::vkscript::is_vkscript`]), a

@@ -1,6 +1,6 @@
 //! The sanitizer's finding kinds by name: what `--allow KIND,KIND` turns off and `--deny`
 //! promotes, what a report groups by (one summary per instruction and kind), each kind's
-//! severity and the spec sentence it rests on, and the README's table of kinds.
+//! severity and the spec sentence it rests on, and `docs/sanitizer.md`'s table of kinds.
 //!
 //! # Severity
 //! SPIR-V 2.2.6 "Validity and Defined Behavior" separates rules that say "behavior is
@@ -93,7 +93,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Every kind, in the README's order.
+    /// Every kind, in the order of `docs/sanitizer.md`'s table.
     pub const ALL: [Kind; 21] = [
         Kind::OutOfBounds,
         Kind::RobustAccess,
@@ -287,7 +287,7 @@ impl KindSet {
         KindSet(self.0 & !other.0)
     }
 
-    /// The kinds in both sets, in the README's order.
+    /// The kinds in both sets, in the order of `docs/sanitizer.md`'s table.
     pub fn common(self, other: KindSet) -> Vec<Kind> {
         Kind::ALL
             .into_iter()
@@ -419,13 +419,16 @@ mod tests {
         }
     }
 
-    /// The README documents every kind, in its table of findings, with its severity.
+    /// `docs/sanitizer.md` documents every kind, in its table of findings, with its severity.
     #[test]
-    fn readme_documents_every_kind() {
-        let readme = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md"));
+    fn the_docs_document_every_kind() {
+        let doc = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/sanitizer.md"
+        ));
         for k in Kind::ALL {
             let row = format!("| `{}` | {} |", k.name(), k.severity());
-            assert!(readme.contains(&row), "README lacks the row {row}");
+            assert!(doc.contains(&row), "docs/sanitizer.md lacks the row {row}");
         }
     }
 }

@@ -564,15 +564,6 @@ fn submit(
     Ok(lost_or(&q.device, vk::Result::SUCCESS))
 }
 
-/// `VK_ERROR_DEVICE_LOST` once `device` is lost ([`crate::objects::Device::lost`]), else
-/// `result`.
-pub(super) fn lost_or(device: &crate::objects::Device, result: vk::Result) -> vk::Result {
-    match device.is_lost() {
-        true => vk::Result::ERROR_DEVICE_LOST,
-        false => result,
-    }
-}
-
 /// The commands recorded in a command buffer, copied.
 fn commands(h: vk::CommandBuffer) -> Result<Vec<Command>, Fail> {
     Ok(lock(&cb(h)?.commands).clone())
@@ -698,7 +689,7 @@ pub unsafe extern "system" fn queue_submit2(
 pub unsafe extern "system" fn queue_wait_idle(queue: vk::Queue) -> vk::Result {
     guard("vkQueueWaitIdle", || {
         let q = objects::get::<Queue>(queue.as_raw())?;
-        super::device::wait_idle(&q);
+        super::wait_idle(&q);
         crate::exec::host_waited(&q.device, None);
         Ok(lost_or(&q.device, vk::Result::SUCCESS))
     })

@@ -164,17 +164,8 @@ pub unsafe extern "system" fn device_wait_idle(device: vk::Device) -> vk::Result
         let d = objects::get::<Device>(device.as_raw())?;
         wait_idle(&*objects::get::<Queue>(d.queue)?);
         crate::exec::host_waited(&d, None);
-        Ok(super::commands::lost_or(&d, vk::Result::SUCCESS))
+        Ok(super::lost_or(&d, vk::Result::SUCCESS))
     })
-}
-
-/// Waits until the queue has run every submission: one running on another thread, and those
-/// pending on a timeline value (which only another thread can signal now).
-pub(super) fn wait_idle(q: &Queue) {
-    while !lock(&q.pending).is_empty() {
-        std::thread::sleep(Duration::from_millis(1));
-    }
-    drop(lock(&q.busy));
 }
 
 pub unsafe extern "system" fn allocate_memory(
@@ -499,7 +490,7 @@ pub unsafe extern "system" fn get_fence_status(device: vk::Device, fence: vk::Fe
             true => vk::Result::SUCCESS,
             false => vk::Result::NOT_READY,
         };
-        Ok(super::commands::lost_or(&d, status))
+        Ok(super::lost_or(&d, status))
     })
 }
 

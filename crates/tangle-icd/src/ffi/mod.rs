@@ -266,6 +266,28 @@ unsafe fn set_bool_words(at: *mut u8, header: usize, words: &[u32]) {
     }
 }
 
+// Shared by `commands.rs` and `device.rs` (waits and submissions answer a lost device alike),
+// here so that neither imports the other.
+
+/// Waits until the queue has run every submission: one running on another thread, and those
+/// pending on a timeline value (which only another thread can signal now).
+fn wait_idle(q: &crate::objects::Queue) {
+    use crate::objects::lock;
+    while !lock(&q.pending).is_empty() {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    drop(lock(&q.busy));
+}
+
+/// `VK_ERROR_DEVICE_LOST` once `device` is lost ([`crate::objects::Device::lost`]), else
+/// `result`.
+fn lost_or(device: &crate::objects::Device, result: vk::Result) -> vk::Result {
+    match device.is_lost() {
+        true => vk::Result::ERROR_DEVICE_LOST,
+        false => result,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

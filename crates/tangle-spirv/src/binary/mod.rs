@@ -6,6 +6,27 @@ mod write;
 pub use read::read;
 pub use write::write;
 
+use crate::module::Module;
+
+// The binary conveniences of `Module` live here, above the module's data, so that `module.rs`
+// imports nothing of the binary form (the layers run one way: module → binary).
+impl Module {
+    /// The binary encoding.
+    pub fn to_words(&self) -> Vec<u32> {
+        write(self)
+    }
+
+    /// Decodes a binary (see [`read()`]).
+    pub fn from_words(words: &[u32]) -> Result<Module, BinaryError> {
+        read(words)
+    }
+
+    /// Decodes a binary given as bytes; either endianness is accepted, as the spec allows.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Module, BinaryError> {
+        read(&words_from_bytes(bytes)?)
+    }
+}
+
 /// A binary that cannot be decoded, with the word offset where the problem is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("word {offset}: {kind}")]

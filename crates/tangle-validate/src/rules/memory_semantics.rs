@@ -7,7 +7,7 @@
 //!
 //! "With Vulkan" below means a Vulkan environment or the Vulkan memory model.
 
-use super::atomic::{constant, AtomicError};
+use super::scope::{constant, AtomicError};
 use super::Ctx;
 use spirv::{Capability as C, MemoryModel, MemorySemantics as S, Op, Scope};
 use tangle_spirv::{Id, Instruction};

@@ -28,6 +28,7 @@ pub mod layout;
 pub mod logical;
 pub mod memory;
 pub mod memory_semantics;
+pub mod scope;
 pub mod types;
 pub mod vulkan;
 

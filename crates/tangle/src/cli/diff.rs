@@ -11,7 +11,8 @@
 //! reproduce the device's values (exit 0 when one does).
 
 use super::limits::Limits;
-use super::run::{parse, print_json, script_text};
+use super::report::{exit_for, finish, print_json};
+use super::run::{parse, script_text};
 use super::unusable::{Kind, Unusable};
 use super::{io, Exit};
 use tangle::cpu_backend::CpuBackend;
@@ -82,7 +83,7 @@ pub fn run(args: &Args) -> Result<Exit, Unusable> {
     ) {
         Ok(script) => script,
         // Outside tangle's subset (graphics, VkScript's graphics parts...): the run's report.
-        Err(Ok(report)) => return Ok(super::run::finish(name, &report, args.json)),
+        Err(Ok(report)) => return Ok(finish(name, &report, args.json)),
         Err(Err(e)) => return Err(e),
     };
     let vulkan = super::vulkan::options(args.device, options.time_limit);
@@ -220,7 +221,7 @@ fn print(
             "script": name, "status": status, "device": header,
             "policies": runs, "verdict": summary_line,
         }));
-        return super::run::exit_for(status);
+        return exit_for(status);
     }
     if let Some(h) = header {
         println!("{name}: {h}");
@@ -253,5 +254,5 @@ fn print(
         }
     }
     println!("{summary_line}");
-    super::run::exit_for(status)
+    exit_for(status)
 }

@@ -31,6 +31,7 @@ mod limits;
 mod policies;
 mod profiles;
 mod progress;
+mod report;
 mod run;
 mod unusable;
 mod val;
@@ -98,7 +99,7 @@ pub fn main() -> u8 {
                 return 0;
             }
             let words: Vec<String> = std::env::args().skip(1).collect();
-            run::print_command_line_error(&words, &e);
+            report::print_command_line_error(&words, &e);
             return Exit::Unusable as u8;
         }
     };

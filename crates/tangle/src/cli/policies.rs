@@ -3,7 +3,7 @@
 //! implementation-defined behaviour (where tangles rejoin, which side of a branch runs first,
 //! how a switch groups invocations), so it fails as a whole.
 
-use super::run::{exit_for, expectations, print_json};
+use super::report::{exit_for, expectations, print_json};
 use super::Exit;
 use tangle::cpu_backend::CpuBackend;
 use tangle_amber::{RunReport, Script, Status};

@@ -5,6 +5,7 @@
 //! Bounded: [`MAX_SUBGROUPS`] subgroups per dispatch and [`MAX_STEPS`] steps per subgroup.
 
 use super::module::Blocks;
+use super::values::{Value, Watcher};
 use crate::cpu_backend::TracedRun;
 use serde::{Serialize, Serializer};
 use std::collections::HashMap;
@@ -59,19 +60,6 @@ pub struct Join {
     pub step: usize,
     /// The rejoined tangles' lanes.
     pub from: Vec<Mask>,
-}
-
-/// What a marked instruction produced for one lane.
-#[derive(Debug, Clone, Serialize)]
-pub struct Value {
-    /// The step.
-    pub step: usize,
-    /// The lane.
-    pub lane: u32,
-    /// The instruction's word offset.
-    pub at: usize,
-    /// The scalars, as hexadecimal.
-    pub value: Vec<String>,
 }
 
 /// A sanitizer finding, placed.
@@ -156,7 +144,7 @@ impl PolicyRun {
 
 /// The picture of one subgroup's events.
 fn subgroup(key: Key, events: &[&tangle_exec::trace::Event], blocks: &Blocks) -> Subgroup {
-    let mut watcher = super::values::Watcher::new(blocks);
+    let mut watcher = Watcher::new(blocks);
     let mut s = Subgroup {
         workgroup: key.0,
         subgroup: key.1,

@@ -8,9 +8,22 @@
 //! its last call for a step resumed after a call) and the instruction. A lane that entered a
 //! call before the instruction ran it in a later step.
 
-use super::model::Value;
 use super::module::{Block, Blocks};
+use serde::Serialize;
 use std::collections::HashMap;
+
+/// What a marked instruction produced for one lane.
+#[derive(Debug, Clone, Serialize)]
+pub struct Value {
+    /// The step.
+    pub step: usize,
+    /// The lane.
+    pub lane: u32,
+    /// The instruction's word offset.
+    pub at: usize,
+    /// The scalars, as hexadecimal.
+    pub value: Vec<String>,
+}
 
 /// One watched lane.
 #[derive(Debug, Default)]

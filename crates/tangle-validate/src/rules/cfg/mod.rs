@@ -26,6 +26,7 @@
 
 mod constructs;
 mod dominance;
+mod exits;
 mod maximal;
 mod selections;
 mod switch;
@@ -272,7 +273,7 @@ struct Flow<'a> {
     /// order.
     merge_headers: Vec<Vec<usize>>,
     /// The structured-exit climb, precomputed.
-    climb: constructs::Climb,
+    climb: exits::Climb,
 }
 
 impl<'a> Flow<'a> {
@@ -296,9 +297,9 @@ impl<'a> Flow<'a> {
             index,
             s,
             merge_headers,
-            climb: constructs::Climb::default(),
+            climb: exits::Climb::default(),
         };
-        flow.climb = constructs::Climb::new(&flow);
+        flow.climb = exits::Climb::new(&flow);
         flow
     }
 

@@ -4,7 +4,7 @@
 //! construct (its fallthrough), which must be the next target in the `OpSwitch` operand list,
 //! and no case construct is the fallthrough of two others.
 
-use super::constructs::{structured_exit, Construct};
+use super::exits::{structured_exit, Construct};
 use super::{CfgError, Flow};
 use crate::facts::{IdBuildHasher, IdSet};
 use std::collections::HashMap;

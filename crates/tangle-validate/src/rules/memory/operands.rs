@@ -9,7 +9,7 @@
 
 use super::MemoryError;
 use crate::diag::ValidationError;
-use crate::rules::{atomic, Ctx};
+use crate::rules::{scope, Ctx};
 use spirv::{Op, StorageClass};
 use tangle_spirv::grammar::OperandKind;
 use tangle_spirv::{Id, Instruction, Operand};
@@ -185,7 +185,7 @@ fn needs_non_private(mask: u32, flag: &'static str) -> Result<(), ValidationErro
 
 /// The scope of MakePointerAvailable/Visible is a memory scope.
 fn scope(cx: &Ctx, inst: &Instruction, id: Option<Id>) -> Result<(), ValidationError> {
-    atomic::memory_scope(cx, inst, id).map_err(ValidationError::from)
+    scope::memory_scope(cx, inst, id).map_err(ValidationError::from)
 }
 
 /// The storage classes NonPrivatePointer may be used with (SPIRV-Tools' list; the memory model
