@@ -185,6 +185,15 @@ impl DeviceInfo {
                 driver_id: self.driver_id,
                 device_name: self.name.clone(),
             }),
+            // The sizes a pipeline may require, where the device offers several.
+            subgroup_size_range: {
+                let (min, max, size) = (
+                    self.subgroup.min_size,
+                    self.subgroup.max_size,
+                    self.subgroup.size,
+                );
+                (min < max && (min..=max).contains(&size)).then_some([min, max])
+            },
         }
     }
 
