@@ -30,7 +30,8 @@ pub struct Resident {
     /// The bytes: a region's inputs for the next dispatch where it is not stale.
     res: Resources,
     /// The regions: buffers in `res.buffers` order, the elements of descriptor arrays in
-    /// `res.elements` order, the buffer views in `res.views` order, then images, image
+    /// `res.elements` order, the buffer views in `res.views` order, the null buffer
+    /// descriptors in `res.null_buffers` order, then images, image
     /// elements and texel views (the order of [`crate::run::memory::FIRST_BUFFER`] `+ i`
     /// pointers and of device addresses).
     pub(crate) regions: Vec<(View, BufferKey)>,
@@ -61,6 +62,7 @@ fn view_of(memory: &crate::allocation::Allocation, offset: u64, range: u64) -> V
         base,
         len: range.min(len - base),
         alias: None,
+        null: false,
     }
 }
 
@@ -123,6 +125,10 @@ impl Resident {
         let owned = regions.len();
         for (&k, v) in &res.views {
             regions.push((view_of(&v.memory, v.offset, v.range), key_of(k)));
+        }
+        // Null descriptors: regions of no bytes, with nothing to convert, restore or read back.
+        for &k in &res.null_buffers {
+            regions.push((View::null(), key_of(k)));
         }
         let mut images: Vec<Option<ImageView>> = vec![None; regions.len()];
         let elements = res.image_elements.iter().map(|(&k, i)| (k, i));
