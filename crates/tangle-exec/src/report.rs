@@ -164,9 +164,10 @@ impl Finding {
             Finding::Image(crate::run::image::ImageFinding::NoSampler { .. }) => Kind::BadPointer,
             // Texels outside the image are out-of-bounds accesses like a buffer's.
             Finding::Image(i) if i.is_memory_error() => Kind::OutOfBounds,
-            Finding::Image(crate::run::image::ImageFinding::NotRepresentable { .. }) => {
-                Kind::ImageValue
-            }
+            Finding::Image(
+                crate::run::image::ImageFinding::NotRepresentable { .. }
+                | crate::run::image::ImageFinding::InvalidTexel { .. },
+            ) => Kind::ImageValue,
             Finding::Image(_) => Kind::Image,
             Finding::Domain(_) => Kind::Domain,
             Finding::Unreachable => Kind::Unreachable,

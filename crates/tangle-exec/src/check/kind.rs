@@ -80,7 +80,8 @@ pub enum Kind {
     /// An image instruction on a format without the feature it needs (atomics, linear
     /// filtering).
     Image,
-    /// An integer written to an image format that cannot hold it (a warning).
+    /// An integer written to an image format that cannot hold it, or an image read outside
+    /// the image without `robustImageAccess2` (a warning: the value is undefined).
     ImageValue,
     /// A GLSL.std.450 instruction outside its domain (a warning).
     Domain,
@@ -231,7 +232,7 @@ impl Kind {
                 "Vulkan: an image view used with atomics (linear filtering) \"must\" have VK_FORMAT_FEATURE_STORAGE_IMAGE_ATOMIC_BIT (VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT)"
             }
             Kind::ImageValue => {
-                "Vulkan Format Conversion: \"The converted value of any integer that cannot be represented in the target format is undefined\""
+                "Vulkan Format Conversion: \"The converted value of any integer that cannot be represented in the target format is undefined\"; Texel Replacement: \"The value returned by a read of an invalid texel is undefined\""
             }
             Kind::Domain => "GLSL.std.450: \"Result is undefined if ...\" for each instruction",
             Kind::Unreachable => {

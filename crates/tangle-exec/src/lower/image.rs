@@ -278,6 +278,12 @@ impl<'m> Lowerer<'m> {
     }
 
     /// The number of coordinates of the image `id` (a variable, or a value loaded from one).
+    /// Whether the image `id` (an [`Self::coordinates_of`] operand) is a texel buffer
+    /// (`Dim` Buffer), whose accesses outside follow the buffer rules, not the image ones.
+    fn is_texel_buffer(&self, id: Option<u32>) -> bool {
+        id.and_then(|i| self.image_dims.get(&i).copied()) == Some(DIM_BUFFER)
+    }
+
     fn coordinates_of(&self, id: Option<u32>) -> Result<u32, ExecError> {
         let dim = id
             .and_then(|i| self.image_dims.get(&i).copied())
@@ -456,6 +462,7 @@ impl<'m> Lowerer<'m> {
                     coord_bits,
                     coord_signed,
                     lod: self.image_operands(inst, 2)?,
+                    texel_buffer: self.is_texel_buffer(image_id),
                 }
             }
             SpvOp::ImageWrite => {
@@ -472,6 +479,7 @@ impl<'m> Lowerer<'m> {
                     coords: self.coordinates_of(image_id)?,
                     coord_bits,
                     coord_signed,
+                    texel_buffer: self.is_texel_buffer(image_id),
                 }
             }
             SpvOp::ImageTexelPointer => {

@@ -4,8 +4,15 @@
 //!
 //! An image handle is a pointer to the image's texels, which live in a buffer region of the
 //! dispatch; [`ImageView`] says which regions are images and how their texels are laid out.
-//! Out-of-bounds coordinates are findings like a buffer's out-of-bounds access (Vulkan: without
-//! `robustImageAccess` the access is undefined behaviour): reads return 0, writes are dropped.
+//! Coordinates outside an image, as the Vulkan spec sorts them ("Integer Texel Coordinate
+//! Validation", "Texel Replacement", "Texel Output Validation Operations"): a read or fetch
+//! reads an *invalid texel*, and "The value returned by a read of an invalid texel is
+//! undefined" — an undefined value, a warning ([`ImageFinding::InvalidTexel`], `image-value`;
+//! tangle reads 0); a write: "If the texel fails integer texel coordinate validation, then the
+//! write has no effect" — defined, no finding; an atomic (whose write no sentence defines) and
+//! a level of detail other than 0 stay `out-of-bounds` errors, and so do a texel buffer's
+//! accesses outside it, which the buffer rules cover ("If robustBufferAccess is not enabled,
+//! applications must not perform out of bounds accesses").
 //! With `robustImageAccess2` (VK_EXT_robustness2, [`Mem::image_robust`]) they are defined and
 //! no finding: Vulkan "Texel Replacement": "If the robustImageAccess2 feature is enabled, zero
 //! values must be returned", then "Conversion to RGBA" fills the components the format lacks
@@ -59,6 +66,8 @@ pub enum ImageInst {
         coord_bits: u32,
         coord_signed: bool,
         lod: Option<Slot>,
+        /// Whether the image is a texel buffer (`Dim` Buffer): outside it, the buffer rules.
+        texel_buffer: bool,
     },
     /// `OpImageWrite`.
     Write {
@@ -70,6 +79,8 @@ pub enum ImageInst {
         coords: u32,
         coord_bits: u32,
         coord_signed: bool,
+        /// Whether the image is a texel buffer (`Dim` Buffer): outside it, the buffer rules.
+        texel_buffer: bool,
     },
     /// `OpImageTexelPointer`: a pointer to the texel, for atomics on its `bytes`-wide scalar.
     TexelPointer {
@@ -138,6 +149,17 @@ pub enum ImageFinding {
         lod: u64,
         extent: [u32; 3],
     },
+    /// An image read or fetch (not a texel buffer's) at level 0 with coordinates outside the
+    /// image, without `robustImageAccess2`: Vulkan "Integer Texel Coordinate Validation" makes
+    /// the texel an invalid texel, and "Texel Replacement": "The value returned by a read of an
+    /// invalid texel is undefined" (a value, not undefined behaviour: a warning). tangle reads
+    /// zero.
+    InvalidTexel {
+        set: u32,
+        binding: u32,
+        coord: Vec<i64>,
+        extent: [u32; 3],
+    },
     /// An integer written to a component too narrow for it: "The converted value of any
     /// integer that cannot be represented in the target format is undefined."
     NotRepresentable {
@@ -197,6 +219,18 @@ impl fmt::Display for ImageFinding {
                 write!(
                     f,
                     "out-of-bounds image access at {coord:?}, level {lod}, of the image at set {set}, binding {binding} ({w}x{h}x{d}, 1 level)"
+                )
+            }
+            ImageFinding::InvalidTexel {
+                set,
+                binding,
+                coord,
+                extent,
+            } => {
+                let [w, h, d] = extent;
+                write!(
+                    f,
+                    "image read at {coord:?}, outside the image at set {set}, binding {binding} ({w}x{h}x{d}): the value of an invalid texel is undefined (tangle reads zero)"
                 )
             }
             ImageFinding::AtomicFormat {
@@ -329,6 +363,7 @@ pub fn exec_image(
                 coord_bits,
                 coord_signed,
                 lod,
+                texel_buffer,
             } => {
                 let lod = lod.map_or(0, |s| rd(regs, n, s, l));
                 let comps = match image_of(mem, rd(regs, n, *image, l)) {
@@ -351,6 +386,22 @@ pub fn exec_image(
                             }
                             Err(_) if mem.image_robust && lod == 0 => {
                                 Some(texel::decode(view.format, 0))
+                            }
+                            // An invalid texel of an image: an undefined value, not undefined
+                            // behaviour (a texel buffer's stays an out-of-bounds access).
+                            Err(Finding::Image(ImageFinding::OutOfBounds { coord, .. }))
+                                if lod == 0 && !texel_buffer =>
+                            {
+                                found.push((
+                                    l,
+                                    Finding::Image(ImageFinding::InvalidTexel {
+                                        set: view.set,
+                                        binding: view.binding,
+                                        coord,
+                                        extent: view.extent,
+                                    }),
+                                ));
+                                None
                             }
                             Err(f) => {
                                 found.push((l, f));
@@ -377,6 +428,7 @@ pub fn exec_image(
                 coords,
                 coord_bits,
                 coord_signed,
+                texel_buffer,
             } => {
                 let Some((words, view, _)) = image_of(mem, rd(regs, n, *image, l)) else {
                     found.push((l, mem.no_memory(rd(regs, n, *image, l))));
@@ -395,7 +447,10 @@ pub fn exec_image(
                 );
                 let off = match at {
                     Ok(off) => off,
-                    Err(_) if mem.image_robust => continue,
+                    // "If the texel fails integer texel coordinate validation, then the write
+                    // has no effect", with or without robustImageAccess2 (a texel buffer's
+                    // write outside stays an out-of-bounds access).
+                    Err(_) if mem.image_robust || !*texel_buffer => continue,
                     Err(f) => {
                         found.push((l, f));
                         continue;
