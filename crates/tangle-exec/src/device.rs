@@ -229,6 +229,12 @@ pub struct Resources {
     /// [`RunOptions::null_descriptor`] is on, and any access is a finding where it is off
     /// ([`crate::check::null`]). Not given in the other maps too.
     pub null_buffers: std::collections::BTreeSet<(u32, u32, u32)>,
+    /// Image, combined image sampler and texel buffer descriptors written with a
+    /// `VK_NULL_HANDLE` view (`nullDescriptor`), by `(set, binding, array element)`: reads and
+    /// samples give (0, 0, 0, 0), writes and atomics are discarded (an atomic returns zero) and
+    /// size queries give 0 where [`RunOptions::null_descriptor`] is on; any access is a
+    /// finding where it is off ([`crate::check::null`]). Not given in the other maps too.
+    pub null_images: std::collections::BTreeSet<(u32, u32, u32)>,
 }
 
 /// An image (or texel buffer) bound to a dispatch: one mip level, one layer, one sample.

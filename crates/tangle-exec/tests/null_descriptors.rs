@@ -116,3 +116,77 @@ fn a_binding_given_twice_is_refused() {
         .expect_err("refused");
     assert!(e.to_string().contains("null descriptor"), "{e}");
 }
+
+/// A null storage image (binding 0) and a null storage texel buffer (binding 1): loads, a
+/// store, an image atomic and size queries, written to binding 2.
+const IMAGES: &str = r#"#version 450
+layout(local_size_x = 4) in;
+layout(set = 0, binding = 0, r32ui) uniform uimage2D img;
+layout(set = 0, binding = 1, r32ui) uniform uimageBuffer tb;
+layout(set = 0, binding = 2) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uvec4 v = imageLoad(img, ivec2(i, 0));
+    imageStore(img, ivec2(i, 0), uvec4(9u));
+    uint old = imageAtomicAdd(img, ivec2(i, 0), 5u);
+    ivec2 sz = imageSize(img);
+    uvec4 t = imageLoad(tb, int(i));
+    imageStore(tb, int(i), uvec4(3u));
+    o[i * 8u + 0u] = v.x + 100u;
+    o[i * 8u + 1u] = v.w + 200u;
+    o[i * 8u + 2u] = old + 300u;
+    o[i * 8u + 3u] = uint(sz.x) + 400u;
+    o[i * 8u + 4u] = uint(sz.y) + 500u;
+    o[i * 8u + 5u] = t.x + 600u;
+    o[i * 8u + 6u] = t.w + 700u;
+    o[i * 8u + 7u] = uint(imageSize(tb)) + 800u;
+}
+"#;
+
+/// The output and report of [`IMAGES`] with both images null.
+fn run_images(options: &RunOptions) -> (Vec<u32>, Report) {
+    let module = compile(IMAGES);
+    let device = Device::new(Profile::default().with_subgroup_size(4).expect("profile"));
+    let pipeline = device
+        .compute_pipeline(&module, "main", &SpecConstants::new())
+        .expect("pipeline");
+    let mut res = Resources::default();
+    res.buffers.insert((0, 2), vec![0xee; 4 * 32]);
+    res.null_images.insert((0, 0, 0));
+    res.null_images.insert((0, 1, 0));
+    let report = pipeline
+        .dispatch(&mut res, [1, 1, 1], options)
+        .expect("dispatch");
+    (to_u32s(&res.buffers[&(0, 2)]), report)
+}
+
+#[test]
+fn null_images_and_texel_buffers_read_zero_have_size_0_and_discard_writes() {
+    let expected: Vec<u32> = (0..4)
+        .flat_map(|_| [100, 200, 300, 400, 500, 600, 700, 800])
+        .collect();
+    for (wide, image_robustness) in [(true, false), (false, true)] {
+        let options = RunOptions {
+            null_descriptor: true,
+            image_robustness,
+            wide,
+            threads: 1,
+            ..RunOptions::default()
+        };
+        let (out, report) = run_images(&options);
+        assert_eq!(out, expected, "wide {wide}");
+        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    }
+    let (_, report) = run_images(&RunOptions {
+        threads: 1,
+        ..RunOptions::default()
+    });
+    let mut bindings = std::collections::BTreeSet::new();
+    for d in &report.diagnostics {
+        let Finding::NullDescriptor { set, binding, .. } = d.finding else {
+            panic!("not a null-descriptor finding: {}", d.finding);
+        };
+        bindings.insert((set, binding));
+    }
+    assert_eq!(bindings, [(0, 0), (0, 1)].into_iter().collect());
+}

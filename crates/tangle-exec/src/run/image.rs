@@ -135,6 +135,9 @@ pub struct ImageView {
     pub format: &'static TexelFormat,
     /// Width, height, depth.
     pub extent: [u32; 3],
+    /// Whether it is a null descriptor (`crate::Resources::null_images`): no texels, an
+    /// extent of 0, a format never decoded ([`crate::check::null`]).
+    pub null: bool,
 }
 
 /// An image instruction's undefined case.
@@ -277,6 +280,13 @@ fn image_of<'a>(mem: &Mem<'a>, handle: u64) -> Option<(&'a View, ImageView, u64)
     Some((&mem.buffers.get(i)?.0, view, region))
 }
 
+/// An access through the null image descriptor `view` ([`ImageView::null`]): defined with
+/// `nullDescriptor` (`None`: the caller reads zero or changes nothing), else the finding.
+fn null_access(mem: &Mem<'_>, view: &ImageView) -> Option<Finding> {
+    let element = (view.element > 0).then_some(view.element);
+    crate::check::null::access(mem.null_descriptor, (view.set, view.binding, element)).err()
+}
+
 /// The byte offset of the texel at the lane's coordinates, or the finding.
 #[allow(clippy::too_many_arguments)]
 fn texel_offset(
@@ -367,6 +377,12 @@ pub fn exec_image(
             } => {
                 let lod = lod.map_or(0, |s| rd(regs, n, s, l));
                 let comps = match image_of(mem, rd(regs, n, *image, l)) {
+                    // "Loads from a null descriptor return a four component color value of
+                    // all zeros".
+                    Some((_, view, _)) if view.null => {
+                        found.extend(null_access(mem, &view).map(|f| (l, f)));
+                        None
+                    }
                     Some((words, view, _)) => {
                         let at = texel_offset(
                             regs,
@@ -434,6 +450,11 @@ pub fn exec_image(
                     found.push((l, mem.no_memory(rd(regs, n, *image, l))));
                     continue;
                 };
+                if view.null {
+                    // "stores ... to a null descriptor are discarded".
+                    found.extend(null_access(mem, &view).map(|f| (l, f)));
+                    continue;
+                }
                 let at = texel_offset(
                     regs,
                     n,
@@ -484,6 +505,9 @@ pub fn exec_image(
             } => {
                 let handle = rd(regs, n, *image, l);
                 let p = match image_of(mem, handle) {
+                    // No texels: the atomic through it is a null descriptor's
+                    // ([`Mem::out_of_range`]: discarded, returning zero).
+                    Some((_, view, region)) if view.null => m::make_pointer(region, 0),
                     Some((words, view, region))
                         if view.format.layout.len() != 1 || view.format.bytes() != *bytes =>
                     {
@@ -574,6 +598,14 @@ pub fn exec_image(
             } => {
                 let lod = lod.map_or(0, |s| rd(regs, n, s, l));
                 let extent = match image_of(mem, rd(regs, n, *image, l)) {
+                    // Bound to nothing: a size of 0 in every dimension.
+                    Some((_, view, _)) if view.null => {
+                        found.extend(null_access(mem, &view).map(|f| (l, f)));
+                        for k in 0..*count {
+                            wr(regs, n, dst + k, l, 0);
+                        }
+                        continue;
+                    }
                     Some((_, view, _)) => {
                         if lod != 0 {
                             // "Level of Detail ... must be ... less than the number of levels".
@@ -621,6 +653,13 @@ fn sample(
     component: Option<u64>,
 ) -> Result<Components, Finding> {
     let (words, view, _) = image_of(mem, handle).ok_or_else(|| mem.no_memory(handle))?;
+    if view.null {
+        // "Loads from a null descriptor return a four component color value of all zeros".
+        return match null_access(mem, &view) {
+            Some(f) => Err(f),
+            None => Ok([0; 4]),
+        };
+    }
     let (_, sampler_index) = m::split_pointer(handle);
     if let Some((array, index)) = m::unbound_sampler_of(sampler_index) {
         // A sampler from an element of an array of samplers that has nothing bound.

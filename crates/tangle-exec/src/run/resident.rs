@@ -148,6 +148,7 @@ impl Resident {
                 element,
                 format: img.format,
                 extent: img.extent,
+                null: false,
             }));
             backups.push(None);
         }
@@ -162,6 +163,20 @@ impl Resident {
                 element,
                 format: t.format,
                 extent: [u32::try_from(texels).unwrap_or(u32::MAX), 1, 1],
+                null: false,
+            }));
+            backups.push(Some(None));
+        }
+        // Null image descriptors: no texels, an extent of 0 and a format never decoded.
+        for &(set, binding, element) in &res.null_images {
+            regions.push((View::null(), key_of((set, binding, element))));
+            images.push(Some(ImageView {
+                set,
+                binding,
+                element,
+                format: &crate::semantics::texel::FORMATS[0],
+                extent: [0; 3],
+                null: true,
             }));
             backups.push(Some(None));
         }
