@@ -348,7 +348,7 @@ fn is_null(bound: &Bound, set: u32, binding: u32, element: u32) -> bool {
     bound.sets.get(&set).is_some_and(|(ds, _)| {
         matches!(
             lock(&ds.slots).get(&(binding, element)),
-            Some(Descriptor::NullBuffer)
+            Some(Descriptor::Null)
         )
     })
 }

@@ -202,9 +202,9 @@ pub enum Descriptor {
         offset: u64,
         range: u64,
     },
-    /// A storage or uniform buffer descriptor written with a `VK_NULL_HANDLE` buffer
+    /// A descriptor written with a `VK_NULL_HANDLE` buffer, image view or buffer view
     /// (`nullDescriptor`): bound to nothing.
-    NullBuffer,
+    Null,
     /// A storage or sampled image (`view`), a combined image sampler (both), or a sampler
     /// alone's image part left empty; `storage` for `STORAGE_IMAGE`, which the shader may write.
     Image {

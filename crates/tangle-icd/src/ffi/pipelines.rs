@@ -302,7 +302,7 @@ fn buffer_descriptor(i: &vk::DescriptorBufferInfo, null_ok: bool) -> Result<Desc
         )
         .into());
     }
-    Ok(Descriptor::NullBuffer)
+    Ok(Descriptor::Null)
 }
 
 pub unsafe extern "system" fn update_descriptor_sets(
@@ -331,7 +331,7 @@ pub unsafe extern "system" fn update_descriptor_sets(
                     | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
             );
             // SAFETY: the write's arrays for its descriptor type (rule 1).
-            let images = unsafe { super::images::descriptors(w)? };
+            let images = unsafe { super::images::descriptors(w, null_ok)? };
             let descriptors: Vec<Descriptor> = if let Some(images) = images {
                 images
             } else if buffer_kind {
