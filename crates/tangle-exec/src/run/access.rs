@@ -1,6 +1,6 @@
 //! Executing memory ops over a tangle's lanes: pointer resolution with bounds checks (and,
 //! under a robustness feature, what an access outside a buffer does instead:
-//! [`crate::check::robust`]), loads and stores through a type's memory image, access chains,
+//! [`crate::check::robust`]; through a null descriptor: [`crate::check::null`]), loads and stores through a type's memory image, access chains,
 //! `OpArrayLength` and atomics.
 
 use super::alu::{bits_of, full_mask, lanes_of, rd, wr};
