@@ -82,6 +82,17 @@ fn a_null_buffer_reads_zero_and_drops_writes_only_with_the_feature() {
     if in_child() {
         let enabled = std::env::var("TANGLE_TEST_NULL").as_deref() == Ok("on");
         let gpu = Gpu::with_null_descriptor(false, true, enabled);
+        // The device advertises the feature.
+        let mut robustness2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default();
+        {
+            let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut robustness2);
+            // SAFETY: a valid chain of live structs.
+            unsafe {
+                gpu.instance
+                    .get_physical_device_features2(gpu.physical, &mut features)
+            };
+        }
+        assert_eq!(robustness2.null_descriptor, vk::TRUE);
         let (memory, ptr) = gpu.memory(128);
         for i in 0..24 {
             set_word(ptr, i, 0xdead);
