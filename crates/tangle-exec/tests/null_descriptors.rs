@@ -160,22 +160,35 @@ fn run_images(options: &RunOptions) -> (Vec<u32>, Report) {
     (to_u32s(&res.buffers[&(0, 2)]), report)
 }
 
+/// The alpha of an R32ui storage image or texel buffer read through a null descriptor is 0
+/// or 1 (the format has no alpha, the SPIR-V format is explicit): the policy picks it, and a
+/// `robust-access` warning names it where it is stored; every other component is zero.
 #[test]
 fn null_images_and_texel_buffers_read_zero_have_size_0_and_discard_writes() {
-    let expected: Vec<u32> = (0..4)
-        .flat_map(|_| [100, 200, 300, 400, 500, 600, 700, 800])
-        .collect();
-    for (wide, image_robustness) in [(true, false), (false, true)] {
-        let options = RunOptions {
-            null_descriptor: true,
-            image_robustness,
-            wide,
-            threads: 1,
-            ..RunOptions::default()
-        };
-        let (out, report) = run_images(&options);
-        assert_eq!(out, expected, "wide {wide}");
-        assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
+    for (choice, alpha) in [(RobustChoice::Zero, 0), (RobustChoice::InRange, 1)] {
+        let expected: Vec<u32> = (0..4)
+            .flat_map(|_| [100, 200 + alpha, 300, 400, 500, 600, 700 + alpha, 800])
+            .collect();
+        for (wide, image_robustness) in [(true, false), (false, true)] {
+            let mut options = RunOptions {
+                null_descriptor: true,
+                image_robustness,
+                wide,
+                threads: 1,
+                ..RunOptions::default()
+            };
+            options.policy.robust = choice;
+            let (out, report) = run_images(&options);
+            assert_eq!(out, expected, "wide {wide}, {choice:?}");
+            // The two alphas, each stored by 4 invocations.
+            assert_eq!(report.diagnostics.len(), 8, "{:?}", report.diagnostics);
+            for d in &report.diagnostics {
+                assert_eq!(d.finding.kind(), Kind::RobustAccess, "{}", d.finding);
+                let text = d.finding.to_string();
+                let said = format!("a load through a null descriptor returned an alpha of {alpha}");
+                assert!(text.contains(&said), "{text}");
+            }
+        }
     }
     let (_, report) = run_images(&RunOptions {
         threads: 1,
@@ -189,4 +202,38 @@ fn null_images_and_texel_buffers_read_zero_have_size_0_and_discard_writes() {
         bindings.insert((set, binding));
     }
     assert_eq!(bindings, [(0, 0), (0, 1)].into_iter().collect());
+}
+
+/// The alpha a null R32ui storage image may read as 1 is followed to where it is used: a
+/// shader that keeps only the red component has no finding.
+#[test]
+fn a_null_images_chosen_alpha_dropped_is_no_finding() {
+    let module = compile(
+        r#"#version 450
+layout(local_size_x = 4) in;
+layout(set = 0, binding = 0, r32ui) uniform uimage2D img;
+layout(set = 0, binding = 1) buffer O { uint o[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[i] = imageLoad(img, ivec2(i, 0)).x + 1u;
+}
+"#,
+    );
+    let device = Device::new(Profile::default().with_subgroup_size(4).expect("profile"));
+    let pipeline = device
+        .compute_pipeline(&module, "main", &SpecConstants::new())
+        .expect("pipeline");
+    let mut res = Resources::default();
+    res.buffers.insert((0, 1), vec![0xee; 16]);
+    res.null_images.insert((0, 0, 0));
+    let options = RunOptions {
+        null_descriptor: true,
+        threads: 1,
+        ..RunOptions::default()
+    };
+    let report = pipeline
+        .dispatch(&mut res, [1, 1, 1], &options)
+        .expect("dispatch");
+    assert_eq!(to_u32s(&res.buffers[&(0, 1)]), vec![1; 4]);
+    assert!(report.diagnostics.is_empty(), "{:?}", report.diagnostics);
 }

@@ -296,10 +296,19 @@ fn null_images_and_texel_buffers_read_zero_and_have_size_0_only_with_the_feature
             assert_eq!(refused, null == "off", "{null} {vuid}: {stderr}");
         }
         if null == "on" {
+            // No error. The reads' alphas are the implementation's choice (R32ui has no alpha:
+            // 0 or 1), and the conservative rule warns where such a value is still held when
+            // a later image instruction runs (`robust-access`, docs/sanitizer.md).
             let text = std::fs::read_to_string(&report).expect("TANGLE_REPORT written");
             let json: serde_json::Value = serde_json::from_str(&text).expect("a JSON report");
             let findings = json["findings"].as_array().expect("a findings list");
-            assert!(findings.is_empty(), "{text}");
+            for f in findings {
+                assert_eq!(
+                    (f["kind"].as_str(), f["severity"].as_str()),
+                    (Some("robust-access"), Some("warning")),
+                    "{text}"
+                );
+            }
             assert_eq!(json["errors"].as_array().map(Vec::len), Some(0), "{text}");
         }
         let _ = std::fs::remove_file(&report);

@@ -284,6 +284,28 @@ impl<'m> Lowerer<'m> {
         id.and_then(|i| self.image_dims.get(&i).copied()) == Some(DIM_BUFFER)
     }
 
+    /// Whether a load through a null descriptor of the image value `id` may read an alpha of
+    /// 1 (Vulkan "Texel Replacement": "for storage images and storage texel buffers using an
+    /// explicit SPIR-V Image Format, loads from a null descriptor may return an alpha value of
+    /// 1 (float or integer, depending on format) if the format does not include alpha"): its
+    /// `OpTypeImage` has `Sampled` 2 and an `Image Format` without an A component.
+    fn null_alpha_may_be_one(&self, id: Option<u32>) -> bool {
+        let ty = self
+            .module
+            .instructions
+            .iter()
+            .find(|i| id.is_some() && i.result_id == id)
+            .and_then(|i| i.result_type)
+            .and_then(|t| self.type_insts.get(&t))
+            .filter(|t| t.op() == Some(SpvOp::TypeImage));
+        let Some(ty) = ty else {
+            return false;
+        };
+        let lit = |i: usize| ty.literal_operand(i).unwrap_or(0);
+        let format = u32::try_from(lit(6)).ok().and_then(TexelFormat::by_spirv);
+        lit(5) == 2 && format.is_some_and(|f| f.layout.iter().all(|&(c, _)| c != 3))
+    }
+
     fn coordinates_of(&self, id: Option<u32>) -> Result<u32, ExecError> {
         let dim = id
             .and_then(|i| self.image_dims.get(&i).copied())
@@ -463,6 +485,7 @@ impl<'m> Lowerer<'m> {
                     coord_signed,
                     lod: self.image_operands(inst, 2)?,
                     texel_buffer: self.is_texel_buffer(image_id),
+                    null_alpha_one: self.null_alpha_may_be_one(image_id),
                 }
             }
             SpvOp::ImageWrite => {

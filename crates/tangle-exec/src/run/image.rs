@@ -68,6 +68,9 @@ pub enum ImageInst {
         lod: Option<Slot>,
         /// Whether the image is a texel buffer (`Dim` Buffer): outside it, the buffer rules.
         texel_buffer: bool,
+        /// Whether a load through a null descriptor may read an alpha of 1 (a storage image or
+        /// texel buffer with an explicit format without alpha): the implementation's choice.
+        null_alpha_one: bool,
     },
     /// `OpImageWrite`.
     Write {
@@ -287,6 +290,30 @@ fn null_access(mem: &Mem<'_>, view: &ImageView) -> Option<Finding> {
     crate::check::null::access(mem.null_descriptor, (view.set, view.binding, element)).err()
 }
 
+/// The `robust-access` warning of a load through the null image descriptor `view` whose alpha
+/// is the implementation's choice (`null_alpha_one` of [`ImageInst::Read`]): 1 (`one`, the
+/// policy's `robust-in-range`) or 0. [`crate::run::sanitize`] follows it to where the alpha
+/// reaches the output.
+fn null_alpha_warning(view: &ImageView, one: bool) -> Finding {
+    let region = match view.element {
+        0 => format!("image (set {}, binding {})", view.set, view.binding),
+        e => format!(
+            "image (set {}, binding {}, array element {e})",
+            view.set, view.binding
+        ),
+    };
+    Finding::RobustAccess {
+        region,
+        offset: 0,
+        len: 0,
+        size: 0,
+        what: format!(
+            "a load through a null descriptor returned an alpha of {} (an implementation's choice; Texel Replacement: \"for storage images and storage texel buffers using an explicit SPIR-V Image Format, loads from a null descriptor may return an alpha value of 1 ... if the format does not include alpha\")",
+            u8::from(one)
+        ),
+    }
+}
+
 /// The byte offset of the texel at the lane's coordinates, or the finding.
 #[allow(clippy::too_many_arguments)]
 fn texel_offset(
@@ -374,15 +401,29 @@ pub fn exec_image(
                 coord_signed,
                 lod,
                 texel_buffer,
+                null_alpha_one,
             } => {
                 let lod = lod.map_or(0, |s| rd(regs, n, s, l));
                 let comps = match image_of(mem, rd(regs, n, *image, l)) {
                     // "Loads from a null descriptor return a four component color value of
-                    // all zeros".
-                    Some((_, view, _)) if view.null => {
-                        found.extend(null_access(mem, &view).map(|f| (l, f)));
-                        None
-                    }
+                    // all zeros", or with an alpha of 1 where the format allows it.
+                    Some((_, view, _)) if view.null => match null_access(mem, &view) {
+                        Some(f) => {
+                            found.push((l, f));
+                            None
+                        }
+                        None if *null_alpha_one && *count == 4 => {
+                            let one = mem.robust.1 == crate::check::robust::RobustChoice::InRange;
+                            found.push((l, null_alpha_warning(&view, one)));
+                            let alpha = match (one, kind) {
+                                (false, _) => 0,
+                                (true, Kind::Float(_)) => 1f64.to_bits(),
+                                (true, Kind::Int { .. }) => 1,
+                            };
+                            Some([0, 0, 0, alpha])
+                        }
+                        None => None,
+                    },
                     Some((words, view, _)) => {
                         let at = texel_offset(
                             regs,
