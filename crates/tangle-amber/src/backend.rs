@@ -97,6 +97,8 @@ impl BufferRobustness {
     pub const BUFFER2_FEATURE: &'static str = "Robustness2FeaturesEXT.robustBufferAccess2";
     /// The `DEVICE_FEATURE` that enables `robustImageAccess2` ([`ComputeJob::image_robustness`]).
     pub const IMAGE2_FEATURE: &'static str = "Robustness2FeaturesEXT.robustImageAccess2";
+    /// The `DEVICE_FEATURE` that enables `nullDescriptor` ([`ComputeJob::null_descriptor`]).
+    pub const NULL_FEATURE: &'static str = "Robustness2FeaturesEXT.nullDescriptor";
 
     /// The `DEVICE_FEATURE` that enables `cooperativeMatrixRobustBufferAccess`
     /// ([`ComputeJob::coopmat_robustness`]).
@@ -165,6 +167,11 @@ pub struct ComputeJob {
     /// Whether the script enables `cooperativeMatrixRobustBufferAccess`
     /// ([`BufferRobustness::COOPMAT_FEATURE`]).
     pub coopmat_robustness: bool,
+    /// Whether the script enables `nullDescriptor` ([`BufferRobustness::NULL_FEATURE`]):
+    /// accesses through descriptors bound to nothing are defined. AmberScript has no way to
+    /// bind a null descriptor, so a script's own bindings are never null; the feature is
+    /// passed on as the device would have it.
+    pub null_descriptor: bool,
 }
 
 /// What a dispatch left behind.

@@ -379,6 +379,10 @@ impl Runner<'_, '_> {
                 &self.script.requirements,
                 crate::backend::BufferRobustness::COOPMAT_FEATURE,
             ),
+            null_descriptor: crate::backend::BufferRobustness::enables(
+                &self.script.requirements,
+                crate::backend::BufferRobustness::NULL_FEATURE,
+            ),
         };
         let output = self.backend.run_compute(&job).map_err(|e| match e {
             BackendError::Unsupported(_) => (Status::Unsupported, e.to_string()),

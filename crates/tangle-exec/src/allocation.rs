@@ -149,9 +149,31 @@ pub(crate) fn check_views(res: &crate::Resources) -> Result<(), crate::ExecError
         0 => res.images.contains_key(&(s(k), b(k))),
         _ => res.image_elements.contains_key(k),
     });
-    match twice.or(twice_image) {
-        Some(&k) => Err(crate::ExecError::Resource(format!(
+    if let Some(&k) = twice.or(twice_image) {
+        return Err(crate::ExecError::Resource(format!(
             "the binding at {} is given both as bytes and as a view",
+            at(k)
+        )));
+    }
+    let bound = |k: &(u32, u32, u32)| {
+        res.views.contains_key(k)
+            || match k.2 {
+                0 => res.buffers.contains_key(&(s(k), b(k))),
+                _ => res.elements.contains_key(k),
+            }
+    };
+    let image = |k: &(u32, u32, u32)| {
+        res.texel_views.contains_key(k)
+            || match k.2 {
+                0 => res.images.contains_key(&(s(k), b(k))),
+                _ => res.image_elements.contains_key(k),
+            }
+    };
+    let twice_null = res.null_buffers.iter().find(|k| bound(k));
+    let twice_null_image = res.null_images.iter().find(|k| image(k));
+    match twice_null.or(twice_null_image) {
+        Some(&k) => Err(crate::ExecError::Resource(format!(
+            "the binding at {} is given both as a resource and as a null descriptor",
             at(k)
         ))),
         None => Ok(()),

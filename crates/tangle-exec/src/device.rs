@@ -223,6 +223,18 @@ pub struct Resources {
     /// aliasing the buffers' views of the same bytes; not given in [`Resources::images`] or
     /// [`Resources::image_elements`] too.
     pub texel_views: BTreeMap<(u32, u32, u32), crate::allocation::TexelView>,
+    /// Storage and uniform buffer descriptors written with `VK_NULL_HANDLE` (VK_EXT_robustness2
+    /// `nullDescriptor`), by `(set, binding, array element)`: bound to nothing, so loads give
+    /// zero, stores and atomics are discarded and `OpArrayLength` is 0 where
+    /// [`RunOptions::null_descriptor`] is on, and any access is a finding where it is off
+    /// ([`crate::check::null`]). Not given in the other maps too.
+    pub null_buffers: std::collections::BTreeSet<(u32, u32, u32)>,
+    /// Image, combined image sampler and texel buffer descriptors written with a
+    /// `VK_NULL_HANDLE` view (`nullDescriptor`), by `(set, binding, array element)`: reads and
+    /// samples give (0, 0, 0, 0), writes and atomics are discarded (an atomic returns zero) and
+    /// size queries give 0 where [`RunOptions::null_descriptor`] is on; any access is a
+    /// finding where it is off ([`crate::check::null`]). Not given in the other maps too.
+    pub null_images: std::collections::BTreeSet<(u32, u32, u32)>,
 }
 
 /// An image (or texel buffer) bound to a dispatch: one mip level, one layer, one sample.
@@ -330,6 +342,10 @@ pub struct RunOptions {
     /// load or store outside its buffer follows [`RunOptions::robustness`] element by element
     /// ([`crate::check::robust`]); without it such an access stays undefined behaviour.
     pub coopmat_robustness: bool,
+    /// `nullDescriptor` (VK_EXT_robustness2): an access through a null descriptor
+    /// ([`Resources::null_buffers`]) is defined ([`crate::check::null`]); without it, such an
+    /// access is undefined behaviour.
+    pub null_descriptor: bool,
     /// Finding kinds not to look for (`--allow race,uninit`): neither reported nor, for the
     /// race and uninitialised-value checks, tracked.
     pub allow: crate::check::kind::KindSet,
@@ -388,6 +404,7 @@ impl Default for RunOptions {
             robustness: crate::check::robust::Robustness::Off,
             image_robustness: false,
             coopmat_robustness: false,
+            null_descriptor: false,
             allow: crate::check::kind::KindSet::default(),
             deny: crate::check::kind::KindSet::default(),
             max_findings: Report::MAX_DIAGNOSTICS,

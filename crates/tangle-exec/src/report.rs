@@ -58,6 +58,17 @@ pub enum Finding {
         /// The array's length (`None`: runtime-sized).
         count: Option<u32>,
     },
+    /// An access through a descriptor written with `VK_NULL_HANDLE` while the `nullDescriptor`
+    /// feature is off ([`crate::check::null`]): the descriptor is not valid; the load returned
+    /// 0 and the store was dropped.
+    NullDescriptor {
+        /// `DescriptorSet`.
+        set: u32,
+        /// `Binding`.
+        binding: u32,
+        /// The array element (`None`: a plain descriptor, element 0).
+        element: Option<u32>,
+    },
     /// A group instruction's undefined case ([`crate::check::group`]).
     Group(crate::check::group::GroupFinding),
     /// An AccSat dot product's intermediate overflow ([`crate::check::dot`]).
@@ -115,6 +126,7 @@ impl Finding {
             Finding::OutOfBounds { .. }
                 | Finding::BadPointer { .. }
                 | Finding::UnboundDescriptor { .. }
+                | Finding::NullDescriptor { .. }
         ) || matches!(self, Finding::Image(i) if i.is_memory_error())
     }
 
@@ -147,14 +159,15 @@ impl Finding {
             Finding::Uninit(u) if u.used_as.selects_memory() => Kind::UninitIndex,
             Finding::Uninit(_) => Kind::Uninit,
             Finding::IndexOutOfRange { .. } | Finding::ChainIndexOutOfRange { .. } => Kind::Index,
-            Finding::UnboundDescriptor { .. } => Kind::Descriptor,
+            Finding::UnboundDescriptor { .. } | Finding::NullDescriptor { .. } => Kind::Descriptor,
             // No sampler where an array element has nothing bound: like an unbound image.
             Finding::Image(crate::run::image::ImageFinding::NoSampler { .. }) => Kind::BadPointer,
             // Texels outside the image are out-of-bounds accesses like a buffer's.
             Finding::Image(i) if i.is_memory_error() => Kind::OutOfBounds,
-            Finding::Image(crate::run::image::ImageFinding::NotRepresentable { .. }) => {
-                Kind::ImageValue
-            }
+            Finding::Image(
+                crate::run::image::ImageFinding::NotRepresentable { .. }
+                | crate::run::image::ImageFinding::InvalidTexel { .. },
+            ) => Kind::ImageValue,
             Finding::Image(_) => Kind::Image,
             Finding::Domain(_) => Kind::Domain,
             Finding::Unreachable => Kind::Unreachable,
@@ -208,6 +221,20 @@ impl fmt::Display for Finding {
                     "access through element {index} of the descriptor array at set {set}, binding {binding}, which has nothing bound"
                 ),
             },
+            Finding::NullDescriptor {
+                set,
+                binding,
+                element,
+            } => {
+                let at = match element {
+                    Some(e) => format!("set {set}, binding {binding}, array element {e}"),
+                    None => format!("set {set}, binding {binding}"),
+                };
+                write!(
+                    f,
+                    "access through the null descriptor at {at} without the nullDescriptor feature (only with it is a null descriptor valid to access)"
+                )
+            }
             Finding::Group(g) => write!(f, "{g}"),
             Finding::DotAccSatOverflow(d) => write!(f, "{d}"),
             Finding::Coopmat(c) => write!(f, "{c}"),

@@ -709,12 +709,13 @@ impl Caps {
     }
 
     /// `VkPhysicalDeviceRobustness2FeaturesEXT`: `robustBufferAccess2`
-    /// (`tangle_exec::check::robust`) and `robustImageAccess2` (`tangle_exec::run::image`);
-    /// not `nullDescriptor` (a null handle in a descriptor write is refused).
+    /// (`tangle_exec::check::robust`), `robustImageAccess2` (`tangle_exec::run::image`) and
+    /// `nullDescriptor` (`tangle_exec::check::null`).
     pub fn robustness2(&self) -> vk::PhysicalDeviceRobustness2FeaturesEXT<'static> {
         vk::PhysicalDeviceRobustness2FeaturesEXT {
             robust_buffer_access2: vk::TRUE,
             robust_image_access2: vk::TRUE,
+            null_descriptor: vk::TRUE,
             ..Default::default()
         }
     }

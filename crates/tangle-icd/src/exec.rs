@@ -342,6 +342,17 @@ fn bind_sets(
     Ok(())
 }
 
+/// Whether the descriptor at `(binding, element)` of the set bound at `set` is a null buffer
+/// descriptor (`nullDescriptor`).
+fn is_null(bound: &Bound, set: u32, binding: u32, element: u32) -> bool {
+    bound.sets.get(&set).is_some_and(|(ds, _)| {
+        matches!(
+            lock(&ds.slots).get(&(binding, element)),
+            Some(Descriptor::Null)
+        )
+    })
+}
+
 /// The window `(memory, absolute offset, length)` a bound descriptor gives a shader.
 fn window(
     bound: &Bound,
@@ -443,7 +454,9 @@ fn run_dispatch(
     // The windows bound, for the bytes the dispatch touched (hazards between dispatches).
     let mut windows: Vec<Window> = Vec::new();
     for (set, binding) in pipeline.exec.bindings() {
-        if let Some((memory, at, len)) = window(bound, set, binding, 0)? {
+        if is_null(bound, set, binding, 0) {
+            resources.null_buffers.insert((set, binding, 0));
+        } else if let Some((memory, at, len)) = window(bound, set, binding, 0)? {
             resources
                 .views
                 .insert((set, binding, 0), memory.bytes.view(at, len)?);
@@ -466,10 +479,14 @@ fn run_dispatch(
         // Element 0 too: the shader's array is no plain buffer `bindings` names.
         for element in 0..count {
             let key = (array.set, array.binding, element);
-            if resources.views.contains_key(&key) {
+            if resources.views.contains_key(&key) || resources.null_buffers.contains(&key) {
                 continue;
             }
-            if let Some((memory, at, len)) = window(bound, array.set, array.binding, element)? {
+            if is_null(bound, array.set, array.binding, element) {
+                resources.null_buffers.insert(key);
+            } else if let Some((memory, at, len)) =
+                window(bound, array.set, array.binding, element)?
+            {
                 resources.views.insert(key, memory.bytes.view(at, len)?);
                 windows.push((key, memory, at, len));
             }
@@ -496,6 +513,7 @@ fn run_dispatch(
             .images
             .unwrap_or(device.image_robustness),
         coopmat_robustness: device.coopmat_robustness,
+        null_descriptor: device.null_descriptor,
         base,
         allow: settings.allow,
         deny: settings.deny,

@@ -518,6 +518,11 @@ pub fn bind(
         if !keys.contains(&key) {
             continue;
         }
+        if let Descriptor::Null = d {
+            // An image view or buffer view written as VK_NULL_HANDLE (`nullDescriptor`).
+            resources.null_images.insert(key);
+            continue;
+        }
         if let Descriptor::TexelBuffer { view, .. } = d {
             // A texel buffer is a view of its buffer's bytes, as the CPU backend binds one: a
             // write through another descriptor of the same bytes is seen, and nothing is

@@ -69,6 +69,10 @@ pub struct Device {
     /// Whether the program enabled VK_EXT_robustness2's `robustImageAccess2`: image accesses
     /// outside the image are defined (`tangle_exec::run::image`).
     pub image_robustness: bool,
+    /// Whether the program enabled VK_EXT_robustness2's `nullDescriptor`: descriptor writes
+    /// may hold `VK_NULL_HANDLE` buffers, and accesses through them are defined
+    /// (`tangle_exec::check::null`).
+    pub null_descriptor: bool,
     /// Whether the program enabled VK_KHR_cooperative_matrix's
     /// `cooperativeMatrixRobustBufferAccess`: cooperative-matrix accesses outside a buffer
     /// follow [`Device::robustness`].
@@ -198,6 +202,9 @@ pub enum Descriptor {
         offset: u64,
         range: u64,
     },
+    /// A descriptor written with a `VK_NULL_HANDLE` buffer, image view or buffer view
+    /// (`nullDescriptor`): bound to nothing.
+    Null,
     /// A storage or sampled image (`view`), a combined image sampler (both), or a sampler
     /// alone's image part left empty; `storage` for `STORAGE_IMAGE`, which the shader may write.
     Image {

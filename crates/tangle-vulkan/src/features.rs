@@ -22,6 +22,10 @@ pub enum Feature {
     RobustBufferAccess,
     /// `VkPhysicalDeviceRobustness2FeaturesEXT::robustBufferAccess2` (VK_EXT_robustness2).
     RobustBufferAccess2,
+    /// `VkPhysicalDeviceRobustness2FeaturesEXT::robustImageAccess2` (VK_EXT_robustness2).
+    RobustImageAccess2,
+    /// `VkPhysicalDeviceRobustness2FeaturesEXT::nullDescriptor` (VK_EXT_robustness2).
+    NullDescriptor,
     /// `VkPhysicalDeviceVulkan12Features::shaderFloat16`.
     ShaderFloat16,
     /// `VkPhysicalDeviceVulkan12Features::shaderInt8`.
@@ -114,6 +118,8 @@ impl Feature {
         Feature::ShaderInt64,
         Feature::RobustBufferAccess,
         Feature::RobustBufferAccess2,
+        Feature::RobustImageAccess2,
+        Feature::NullDescriptor,
         Feature::ShaderInt16,
         Feature::ShaderFloat64,
         Feature::ShaderFloat16,
@@ -167,6 +173,8 @@ impl Feature {
             Feature::ShaderInt64 => "shaderInt64",
             Feature::RobustBufferAccess => BufferRobustness::BUFFER_FEATURE,
             Feature::RobustBufferAccess2 => BufferRobustness::BUFFER2_FEATURE,
+            Feature::RobustImageAccess2 => BufferRobustness::IMAGE2_FEATURE,
+            Feature::NullDescriptor => BufferRobustness::NULL_FEATURE,
             Feature::ShaderInt16 => "shaderInt16",
             Feature::ShaderFloat64 => "shaderFloat64",
             Feature::ShaderFloat16 => "Float16Int8Features.shaderFloat16",
@@ -280,7 +288,9 @@ impl Feature {
                 Some("VK_KHR_shader_subgroup_rotate")
             }
             Feature::CooperativeMatrix => Some("VK_KHR_cooperative_matrix"),
-            Feature::RobustBufferAccess2 => Some("VK_EXT_robustness2"),
+            Feature::RobustBufferAccess2
+            | Feature::RobustImageAccess2
+            | Feature::NullDescriptor => Some("VK_EXT_robustness2"),
             Feature::WorkgroupMemoryExplicitLayout
             | Feature::WorkgroupMemoryExplicitLayout8BitAccess
             | Feature::WorkgroupMemoryExplicitLayout16BitAccess => {

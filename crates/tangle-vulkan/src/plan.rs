@@ -670,6 +670,7 @@ OpFunctionEnd
             robustness: Default::default(),
             image_robustness: false,
             coopmat_robustness: false,
+            null_descriptor: false,
         }
     }
 

@@ -395,6 +395,8 @@ impl Instance {
                     Feature::ShaderFloat64 => core.shader_float64,
                     Feature::RobustBufferAccess => core.robust_buffer_access,
                     Feature::RobustBufferAccess2 => robust2.robust_buffer_access2,
+                    Feature::RobustImageAccess2 => robust2.robust_image_access2,
+                    Feature::NullDescriptor => robust2.null_descriptor,
                     Feature::ShaderFloat16 => v12.shader_float16,
                     Feature::ShaderInt8 => v12.shader_int8,
                     Feature::StorageBuffer8BitAccess => v12.storage_buffer8_bit_access,
@@ -687,7 +689,9 @@ impl Gpu {
                 Feature::WorkgroupMemoryExplicitLayout16BitAccess,
             ));
         let mut robust2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default()
-            .robust_buffer_access2(on(Feature::RobustBufferAccess2));
+            .robust_buffer_access2(on(Feature::RobustBufferAccess2))
+            .robust_image_access2(on(Feature::RobustImageAccess2))
+            .null_descriptor(on(Feature::NullDescriptor));
         let names: Vec<CString> = extensions
             .iter()
             .map(|e| CString::new(e.as_str()))

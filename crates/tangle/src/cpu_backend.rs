@@ -48,6 +48,8 @@ const FEATURES: &[&str] = &[
     BufferRobustness::BUFFER2_FEATURE,
     // Out-of-bounds image accesses as robustImageAccess2 defines them (tangle_exec::run::image).
     BufferRobustness::IMAGE2_FEATURE,
+    // Accesses through null descriptors as nullDescriptor defines them (tangle_exec::check::null).
+    BufferRobustness::NULL_FEATURE,
     "SubgroupSizeControl.computeFullSubgroups",
     "SubgroupSupportedStages.compute",
     "BufferDeviceAddressFeatures.bufferDeviceAddress",
@@ -510,6 +512,7 @@ impl Backend for CpuBackend {
             robustness,
             image_robustness: job.image_robustness,
             coopmat_robustness: job.coopmat_robustness,
+            null_descriptor: job.null_descriptor,
             ..self.options.clone()
         };
         let started = std::time::Instant::now();

@@ -355,8 +355,10 @@ fn a_chosen_value_is_a_warning_only_where_it_reaches_the_output() {
 
 /// `robustImageAccess2`: reads outside a storage image give zero with (0, 0, 1) inserted for
 /// the components the format lacks, writes outside change nothing, and an image atomic outside
-/// returns zero and changes nothing: no finding. Without the feature the same accesses are
-/// `out-of-bounds` errors.
+/// returns zero and changes nothing: no finding. Without the feature, as the spec sorts them: a
+/// read outside reads an invalid texel, whose value is undefined (an `image-value` warning; the
+/// run passes unless `--deny image-value`), a write outside "has no effect" (no finding), and
+/// an atomic outside stays an `out-of-bounds` error.
 #[test]
 fn robust_image_access_2_defines_reads_writes_and_atomics_outside_the_image() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/amber/robust");
@@ -369,8 +371,27 @@ fn robust_image_access_2_defines_reads_writes_and_atomics_outside_the_image() {
     let error = vec![("out-of-bounds".to_string(), "error".to_string())];
     assert_eq!(run(&text, &[]).0, 0, "{}", run(&text, &[]).2);
     assert_eq!(run(&text, &[]).1, vec![]);
+    // Without the feature the reads (invocations 4 and 5) are invalid texels, read as zero;
+    // the writes outside have no effect.
+    let off = off.replace("EQ 501 601 701 801 1 1", "EQ 501 601 701 801 0 0");
+    let value = vec![("image-value".to_string(), "warning".to_string())];
     let (code, kinds, out) = run(&off, &[]);
-    assert_eq!((code, kinds), (1, error.clone()), "{out}");
+    assert_eq!((code, kinds), (0, value.clone()), "{out}");
+    assert!(
+        out.contains("the value of an invalid texel is undefined"),
+        "{out}"
+    );
+    let (code, kinds, out) = run(&off, &["--deny", "image-value"]);
+    assert_eq!(
+        (code, kinds),
+        (1, vec![("image-value".to_string(), "error".to_string())]),
+        "{out}"
+    );
+    // The same without a read's value reaching past the image's texels: the warning only.
+    let writes =
+        std::fs::read_to_string(dir.join("image_outside_no_robustness.amber")).expect("the script");
+    let (code, kinds, out) = run(&writes, &[]);
+    assert_eq!((code, kinds), (0, value), "{out}");
     let atomic = |feature: &str| {
         format!(
             r#"#!amber

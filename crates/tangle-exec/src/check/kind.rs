@@ -75,12 +75,13 @@ pub enum Kind {
     /// A dynamic vector index out of range.
     Index,
     /// An access through a descriptor-array element (buffer, image or sampler) that has
-    /// nothing bound.
+    /// nothing bound, or through a null descriptor without `nullDescriptor`.
     Descriptor,
     /// An image instruction on a format without the feature it needs (atomics, linear
     /// filtering).
     Image,
-    /// An integer written to an image format that cannot hold it (a warning).
+    /// An integer written to an image format that cannot hold it, or an image read outside
+    /// the image without `robustImageAccess2` (a warning: the value is undefined).
     ImageValue,
     /// A GLSL.std.450 instruction outside its domain (a warning).
     Domain,
@@ -225,13 +226,13 @@ impl Kind {
                 "SPIR-V OpVectorExtractDynamic: \"Behavior is undefined if Index's value is less than zero or greater than or equal to the number of components\"; Vulkan: \"applications must not perform out of bounds accesses\""
             }
             Kind::Descriptor => {
-                "Vulkan Descriptor Set Binding: descriptors a shader uses \"must be valid\""
+                "Vulkan Descriptor Set Binding: descriptors a shader uses \"must be valid\"; \"If the nullDescriptor feature is enabled, a null descriptor is also considered valid\""
             }
             Kind::Image => {
                 "Vulkan: an image view used with atomics (linear filtering) \"must\" have VK_FORMAT_FEATURE_STORAGE_IMAGE_ATOMIC_BIT (VK_FORMAT_FEATURE_SAMPLED_IMAGE_FILTER_LINEAR_BIT)"
             }
             Kind::ImageValue => {
-                "Vulkan Format Conversion: \"The converted value of any integer that cannot be represented in the target format is undefined\""
+                "Vulkan Format Conversion: \"The converted value of any integer that cannot be represented in the target format is undefined\"; Texel Replacement: \"The value returned by a read of an invalid texel is undefined\""
             }
             Kind::Domain => "GLSL.std.450: \"Result is undefined if ...\" for each instruction",
             Kind::Unreachable => {

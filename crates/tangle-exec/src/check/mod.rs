@@ -13,6 +13,7 @@ pub mod dot;
 pub mod group;
 pub mod index;
 pub mod kind;
+pub mod null;
 pub mod race;
 pub mod robust;
 pub mod summary;

@@ -33,8 +33,9 @@
 //!   operation that check does not follow ([`Chosen`]). A value that is dropped is no finding.
 //!
 //! Robustness covers storage and uniform buffers only: workgroup memory, push constants and
-//! texel buffers keep `out-of-bounds` errors; images follow `robustImageAccess2`
-//! ([`crate::run::image`]); cooperative-matrix loads and stores follow the buffer robustness
+//! texel buffers keep `out-of-bounds` errors; images follow `robustImageAccess2`, and without
+//! it the spec's own image rules ([`crate::run::image`]); null descriptors are defined with
+//! `nullDescriptor` whatever the robustness ([`crate::check::null`]); cooperative-matrix loads and stores follow the buffer robustness
 //! element by element only with `cooperativeMatrixRobustBufferAccess`
 //! ([`crate::RunOptions::coopmat_robustness`]), and otherwise keep `out-of-bounds` errors.
 //! The range is the descriptor's own: tangle's devices report both

@@ -502,6 +502,7 @@ impl<'s> Tiles<'s> {
             robust: (s.options.robustness, s.options.policy.robust),
             image_robust: s.options.image_robustness,
             coopmat_robust: s.options.coopmat_robustness,
+            null_descriptor: s.options.null_descriptor,
         }
     }
 

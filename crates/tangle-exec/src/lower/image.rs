@@ -278,6 +278,34 @@ impl<'m> Lowerer<'m> {
     }
 
     /// The number of coordinates of the image `id` (a variable, or a value loaded from one).
+    /// Whether the image `id` (an [`Self::coordinates_of`] operand) is a texel buffer
+    /// (`Dim` Buffer), whose accesses outside follow the buffer rules, not the image ones.
+    fn is_texel_buffer(&self, id: Option<u32>) -> bool {
+        id.and_then(|i| self.image_dims.get(&i).copied()) == Some(DIM_BUFFER)
+    }
+
+    /// Whether a load through a null descriptor of the image value `id` may read an alpha of
+    /// 1 (Vulkan "Texel Replacement": "for storage images and storage texel buffers using an
+    /// explicit SPIR-V Image Format, loads from a null descriptor may return an alpha value of
+    /// 1 (float or integer, depending on format) if the format does not include alpha"): its
+    /// `OpTypeImage` has `Sampled` 2 and an `Image Format` without an A component.
+    fn null_alpha_may_be_one(&self, id: Option<u32>) -> bool {
+        let ty = self
+            .module
+            .instructions
+            .iter()
+            .find(|i| id.is_some() && i.result_id == id)
+            .and_then(|i| i.result_type)
+            .and_then(|t| self.type_insts.get(&t))
+            .filter(|t| t.op() == Some(SpvOp::TypeImage));
+        let Some(ty) = ty else {
+            return false;
+        };
+        let lit = |i: usize| ty.literal_operand(i).unwrap_or(0);
+        let format = u32::try_from(lit(6)).ok().and_then(TexelFormat::by_spirv);
+        lit(5) == 2 && format.is_some_and(|f| f.layout.iter().all(|&(c, _)| c != 3))
+    }
+
     fn coordinates_of(&self, id: Option<u32>) -> Result<u32, ExecError> {
         let dim = id
             .and_then(|i| self.image_dims.get(&i).copied())
@@ -456,6 +484,8 @@ impl<'m> Lowerer<'m> {
                     coord_bits,
                     coord_signed,
                     lod: self.image_operands(inst, 2)?,
+                    texel_buffer: self.is_texel_buffer(image_id),
+                    null_alpha_one: self.null_alpha_may_be_one(image_id),
                 }
             }
             SpvOp::ImageWrite => {
@@ -472,6 +502,7 @@ impl<'m> Lowerer<'m> {
                     coords: self.coordinates_of(image_id)?,
                     coord_bits,
                     coord_signed,
+                    texel_buffer: self.is_texel_buffer(image_id),
                 }
             }
             SpvOp::ImageTexelPointer => {

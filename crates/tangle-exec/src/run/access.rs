@@ -1,6 +1,6 @@
 //! Executing memory ops over a tangle's lanes: pointer resolution with bounds checks (and,
 //! under a robustness feature, what an access outside a buffer does instead:
-//! [`crate::check::robust`]), loads and stores through a type's memory image, access chains,
+//! [`crate::check::robust`]; through a null descriptor: [`crate::check::null`]), loads and stores through a type's memory image, access chains,
 //! `OpArrayLength` and atomics.
 
 use super::alu::{bits_of, full_mask, lanes_of, rd, wr};
@@ -54,6 +54,9 @@ pub struct Mem<'a> {
     /// `cooperativeMatrixRobustBufferAccess`: cooperative-matrix loads and stores outside a
     /// buffer follow [`Mem::robust`] ([`super::coopmat`]).
     pub coopmat_robust: bool,
+    /// `nullDescriptor`: an access through a null descriptor is defined
+    /// ([`crate::check::null`]).
+    pub null_descriptor: bool,
 }
 
 /// Where an access outside its buffer goes under robustness ([`Mem::out_of_range`]).
@@ -251,6 +254,14 @@ impl<'a> Mem<'a> {
     ) -> Result<Robust<'a>, Finding> {
         let (region, off) = split_pointer(ptr);
         let i = region.wrapping_sub(m::FIRST_BUFFER) as usize;
+        if let Some(key) = self.null_key(ptr) {
+            // Bound to nothing: zero, or nothing changed, whatever the robustness.
+            crate::check::null::access(self.null_descriptor, key)?;
+            return Ok(Robust {
+                at: None,
+                warning: None,
+            });
+        }
         let image = self.images.get(i).is_some_and(Option::is_some);
         if region >= m::FIRST_BUFFER && image && self.image_robust {
             // An image atomic outside the image (`OpImageTexelPointer`): robustImageAccess2's
@@ -292,6 +303,15 @@ impl<'a> Mem<'a> {
                 .map(|at| (&*view.words, view.base + at, m::make_pointer(region, at))),
             warning,
         })
+    }
+
+    /// The descriptor `ptr` points through when that is a null descriptor
+    /// ([`crate::Resources::null_buffers`]).
+    pub fn null_key(&self, ptr: u64) -> Option<BufferKey> {
+        let (region, _) = split_pointer(ptr);
+        let i = usize::try_from(region.checked_sub(m::FIRST_BUFFER)?).ok()?;
+        let (view, key) = self.buffers.get(i)?;
+        view.null.then_some(*key)
     }
 
     /// The bytes a load or store (`access`) of a whole value of type `ty` at `ptr` by `lane`

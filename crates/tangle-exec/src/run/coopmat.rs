@@ -701,10 +701,13 @@ fn robust_element<'a>(
 ) -> Result<(Option<(&'a Words, u64, u64)>, Option<Finding>), Option<Finding>> {
     match cx.mem.resolve(ptr, l, bytes) {
         Ok((w, off)) => Ok((Some((w, off, ptr)), None)),
-        Err(f) if cx.mem.coopmat_robust => match cx.mem.out_of_range(ptr, bytes, access, f) {
-            Ok(r) => Ok((r.at, r.warning)),
-            Err(f) => Err(Some(f)),
-        },
+        // A null descriptor's loads are zero and its stores dropped whatever the robustness.
+        Err(f) if cx.mem.coopmat_robust || cx.mem.null_key(ptr).is_some() => {
+            match cx.mem.out_of_range(ptr, bytes, access, f) {
+                Ok(r) => Ok((r.at, r.warning)),
+                Err(f) => Err(Some(f)),
+            }
+        }
         Err(f) => Err(Some(f)),
     }
 }

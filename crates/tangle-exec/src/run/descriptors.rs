@@ -38,6 +38,10 @@ pub fn sampler_handle(samplers: &Samplers, set: u32, binding: u32) -> Result<u64
 /// the `Sampled Type` (float or integer), and its type to match the `Dim` (a 1D image or texel
 /// buffer has height and depth 1, a 2D image depth 1).
 fn check_image(b: &ImageBinding, view: &ImageView) -> Result<(), ExecError> {
+    if view.null {
+        // Bound to nothing: no format or extent to match.
+        return Ok(());
+    }
     let fmt = view.format;
     let declared = TexelFormat::by_spirv(b.format);
     let why = if declared.is_some_and(|d| d != fmt) {

@@ -4,8 +4,15 @@
 //!
 //! An image handle is a pointer to the image's texels, which live in a buffer region of the
 //! dispatch; [`ImageView`] says which regions are images and how their texels are laid out.
-//! Out-of-bounds coordinates are findings like a buffer's out-of-bounds access (Vulkan: without
-//! `robustImageAccess` the access is undefined behaviour): reads return 0, writes are dropped.
+//! Coordinates outside an image, as the Vulkan spec sorts them ("Integer Texel Coordinate
+//! Validation", "Texel Replacement", "Texel Output Validation Operations"): a read or fetch
+//! reads an *invalid texel*, and "The value returned by a read of an invalid texel is
+//! undefined" — an undefined value, a warning ([`ImageFinding::InvalidTexel`], `image-value`;
+//! tangle reads 0); a write: "If the texel fails integer texel coordinate validation, then the
+//! write has no effect" — defined, no finding; an atomic (whose write no sentence defines) and
+//! a level of detail other than 0 stay `out-of-bounds` errors, and so do a texel buffer's
+//! accesses outside it, which the buffer rules cover ("If robustBufferAccess is not enabled,
+//! applications must not perform out of bounds accesses").
 //! With `robustImageAccess2` (VK_EXT_robustness2, [`Mem::image_robust`]) they are defined and
 //! no finding: Vulkan "Texel Replacement": "If the robustImageAccess2 feature is enabled, zero
 //! values must be returned", then "Conversion to RGBA" fills the components the format lacks
@@ -59,6 +66,11 @@ pub enum ImageInst {
         coord_bits: u32,
         coord_signed: bool,
         lod: Option<Slot>,
+        /// Whether the image is a texel buffer (`Dim` Buffer): outside it, the buffer rules.
+        texel_buffer: bool,
+        /// Whether a load through a null descriptor may read an alpha of 1 (a storage image or
+        /// texel buffer with an explicit format without alpha): the implementation's choice.
+        null_alpha_one: bool,
     },
     /// `OpImageWrite`.
     Write {
@@ -70,6 +82,8 @@ pub enum ImageInst {
         coords: u32,
         coord_bits: u32,
         coord_signed: bool,
+        /// Whether the image is a texel buffer (`Dim` Buffer): outside it, the buffer rules.
+        texel_buffer: bool,
     },
     /// `OpImageTexelPointer`: a pointer to the texel, for atomics on its `bytes`-wide scalar.
     TexelPointer {
@@ -124,6 +138,9 @@ pub struct ImageView {
     pub format: &'static TexelFormat,
     /// Width, height, depth.
     pub extent: [u32; 3],
+    /// Whether it is a null descriptor (`crate::Resources::null_images`): no texels, an
+    /// extent of 0, a format never decoded ([`crate::check::null`]).
+    pub null: bool,
 }
 
 /// An image instruction's undefined case.
@@ -136,6 +153,17 @@ pub enum ImageFinding {
         binding: u32,
         coord: Vec<i64>,
         lod: u64,
+        extent: [u32; 3],
+    },
+    /// An image read or fetch (not a texel buffer's) at level 0 with coordinates outside the
+    /// image, without `robustImageAccess2`: Vulkan "Integer Texel Coordinate Validation" makes
+    /// the texel an invalid texel, and "Texel Replacement": "The value returned by a read of an
+    /// invalid texel is undefined" (a value, not undefined behaviour: a warning). tangle reads
+    /// zero.
+    InvalidTexel {
+        set: u32,
+        binding: u32,
+        coord: Vec<i64>,
         extent: [u32; 3],
     },
     /// An integer written to a component too narrow for it: "The converted value of any
@@ -199,6 +227,18 @@ impl fmt::Display for ImageFinding {
                     "out-of-bounds image access at {coord:?}, level {lod}, of the image at set {set}, binding {binding} ({w}x{h}x{d}, 1 level)"
                 )
             }
+            ImageFinding::InvalidTexel {
+                set,
+                binding,
+                coord,
+                extent,
+            } => {
+                let [w, h, d] = extent;
+                write!(
+                    f,
+                    "image read at {coord:?}, outside the image at set {set}, binding {binding} ({w}x{h}x{d}): the value of an invalid texel is undefined (tangle reads zero)"
+                )
+            }
             ImageFinding::AtomicFormat {
                 set,
                 binding,
@@ -241,6 +281,37 @@ fn image_of<'a>(mem: &Mem<'a>, handle: u64) -> Option<(&'a View, ImageView, u64)
     let i = usize::try_from(region.checked_sub(m::FIRST_BUFFER)?).ok()?;
     let view = (*mem.images.get(i)?)?;
     Some((&mem.buffers.get(i)?.0, view, region))
+}
+
+/// An access through the null image descriptor `view` ([`ImageView::null`]): defined with
+/// `nullDescriptor` (`None`: the caller reads zero or changes nothing), else the finding.
+fn null_access(mem: &Mem<'_>, view: &ImageView) -> Option<Finding> {
+    let element = (view.element > 0).then_some(view.element);
+    crate::check::null::access(mem.null_descriptor, (view.set, view.binding, element)).err()
+}
+
+/// The `robust-access` warning of a load through the null image descriptor `view` whose alpha
+/// is the implementation's choice (`null_alpha_one` of [`ImageInst::Read`]): 1 (`one`, the
+/// policy's `robust-in-range`) or 0. [`crate::run::sanitize`] follows it to where the alpha
+/// reaches the output.
+fn null_alpha_warning(view: &ImageView, one: bool) -> Finding {
+    let region = match view.element {
+        0 => format!("image (set {}, binding {})", view.set, view.binding),
+        e => format!(
+            "image (set {}, binding {}, array element {e})",
+            view.set, view.binding
+        ),
+    };
+    Finding::RobustAccess {
+        region,
+        offset: 0,
+        len: 0,
+        size: 0,
+        what: format!(
+            "a load through a null descriptor returned an alpha of {} (an implementation's choice; Texel Replacement: \"for storage images and storage texel buffers using an explicit SPIR-V Image Format, loads from a null descriptor may return an alpha value of 1 ... if the format does not include alpha\")",
+            u8::from(one)
+        ),
+    }
 }
 
 /// The byte offset of the texel at the lane's coordinates, or the finding.
@@ -329,9 +400,30 @@ pub fn exec_image(
                 coord_bits,
                 coord_signed,
                 lod,
+                texel_buffer,
+                null_alpha_one,
             } => {
                 let lod = lod.map_or(0, |s| rd(regs, n, s, l));
                 let comps = match image_of(mem, rd(regs, n, *image, l)) {
+                    // "Loads from a null descriptor return a four component color value of
+                    // all zeros", or with an alpha of 1 where the format allows it.
+                    Some((_, view, _)) if view.null => match null_access(mem, &view) {
+                        Some(f) => {
+                            found.push((l, f));
+                            None
+                        }
+                        None if *null_alpha_one && *count == 4 => {
+                            let one = mem.robust.1 == crate::check::robust::RobustChoice::InRange;
+                            found.push((l, null_alpha_warning(&view, one)));
+                            let alpha = match (one, kind) {
+                                (false, _) => 0,
+                                (true, Kind::Float(_)) => 1f64.to_bits(),
+                                (true, Kind::Int { .. }) => 1,
+                            };
+                            Some([0, 0, 0, alpha])
+                        }
+                        None => None,
+                    },
                     Some((words, view, _)) => {
                         let at = texel_offset(
                             regs,
@@ -351,6 +443,22 @@ pub fn exec_image(
                             }
                             Err(_) if mem.image_robust && lod == 0 => {
                                 Some(texel::decode(view.format, 0))
+                            }
+                            // An invalid texel of an image: an undefined value, not undefined
+                            // behaviour (a texel buffer's stays an out-of-bounds access).
+                            Err(Finding::Image(ImageFinding::OutOfBounds { coord, .. }))
+                                if lod == 0 && !texel_buffer =>
+                            {
+                                found.push((
+                                    l,
+                                    Finding::Image(ImageFinding::InvalidTexel {
+                                        set: view.set,
+                                        binding: view.binding,
+                                        coord,
+                                        extent: view.extent,
+                                    }),
+                                ));
+                                None
                             }
                             Err(f) => {
                                 found.push((l, f));
@@ -377,11 +485,17 @@ pub fn exec_image(
                 coords,
                 coord_bits,
                 coord_signed,
+                texel_buffer,
             } => {
                 let Some((words, view, _)) = image_of(mem, rd(regs, n, *image, l)) else {
                     found.push((l, mem.no_memory(rd(regs, n, *image, l))));
                     continue;
                 };
+                if view.null {
+                    // "stores ... to a null descriptor are discarded".
+                    found.extend(null_access(mem, &view).map(|f| (l, f)));
+                    continue;
+                }
                 let at = texel_offset(
                     regs,
                     n,
@@ -395,7 +509,10 @@ pub fn exec_image(
                 );
                 let off = match at {
                     Ok(off) => off,
-                    Err(_) if mem.image_robust => continue,
+                    // "If the texel fails integer texel coordinate validation, then the write
+                    // has no effect", with or without robustImageAccess2 (a texel buffer's
+                    // write outside stays an out-of-bounds access).
+                    Err(_) if mem.image_robust || !*texel_buffer => continue,
                     Err(f) => {
                         found.push((l, f));
                         continue;
@@ -429,6 +546,9 @@ pub fn exec_image(
             } => {
                 let handle = rd(regs, n, *image, l);
                 let p = match image_of(mem, handle) {
+                    // No texels: the atomic through it is a null descriptor's
+                    // ([`Mem::out_of_range`]: discarded, returning zero).
+                    Some((_, view, region)) if view.null => m::make_pointer(region, 0),
                     Some((words, view, region))
                         if view.format.layout.len() != 1 || view.format.bytes() != *bytes =>
                     {
@@ -519,6 +639,14 @@ pub fn exec_image(
             } => {
                 let lod = lod.map_or(0, |s| rd(regs, n, s, l));
                 let extent = match image_of(mem, rd(regs, n, *image, l)) {
+                    // Bound to nothing: a size of 0 in every dimension.
+                    Some((_, view, _)) if view.null => {
+                        found.extend(null_access(mem, &view).map(|f| (l, f)));
+                        for k in 0..*count {
+                            wr(regs, n, dst + k, l, 0);
+                        }
+                        continue;
+                    }
                     Some((_, view, _)) => {
                         if lod != 0 {
                             // "Level of Detail ... must be ... less than the number of levels".
@@ -566,6 +694,13 @@ fn sample(
     component: Option<u64>,
 ) -> Result<Components, Finding> {
     let (words, view, _) = image_of(mem, handle).ok_or_else(|| mem.no_memory(handle))?;
+    if view.null {
+        // "Loads from a null descriptor return a four component color value of all zeros".
+        return match null_access(mem, &view) {
+            Some(f) => Err(f),
+            None => Ok([0; 4]),
+        };
+    }
     let (_, sampler_index) = m::split_pointer(handle);
     if let Some((array, index)) = m::unbound_sampler_of(sampler_index) {
         // A sampler from an element of an array of samplers that has nothing bound.

@@ -14,7 +14,8 @@
 //! [`crate::Resources::buffers`] in map order, which doubles as the buffer's device address
 //! for `PhysicalStorageBuffer` pointers; the elements of descriptor arrays
 //! ([`crate::Resources::elements`]) follow, in map order, then the views of shared allocations
-//! ([`crate::Resources::views`]) and the images, and [`REGION_UNBOUND`] marks a pointer from a
+//! ([`crate::Resources::views`]), the null descriptors ([`crate::Resources::null_buffers`],
+//! regions of no bytes) and the images, and [`REGION_UNBOUND`] marks a pointer from a
 //! descriptor array element that has no buffer. A buffer region is a [`View`] of an
 //! allocation's words: its offsets count from the view's start.
 
@@ -524,6 +525,9 @@ pub struct View {
     /// `region`, the overlapping views' region with the lowest `base`
     /// ([`super::resident`]). `None`: no other region shares its bytes.
     pub alias: Option<(u64, u64)>,
+    /// Whether the region is a null descriptor ([`crate::Resources::null_buffers`]): no bytes,
+    /// and an access through it does what [`crate::check::null`] says instead.
+    pub null: bool,
 }
 
 impl View {
@@ -535,6 +539,15 @@ impl View {
             base: 0,
             len,
             alias: None,
+            null: false,
+        }
+    }
+
+    /// The region of a null descriptor: no bytes.
+    pub fn null() -> View {
+        View {
+            null: true,
+            ..View::whole(Words::new(0))
         }
     }
 

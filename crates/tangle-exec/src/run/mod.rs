@@ -1013,6 +1013,7 @@ impl Workgroup {
                     robust: (s.options.robustness, s.options.policy.robust),
                     image_robust: s.options.image_robustness,
                     coopmat_robust: s.options.coopmat_robustness,
+                    null_descriptor: s.options.null_descriptor,
                 };
                 if let Some(r) = mem.races {
                     let mut r = r.borrow_mut();

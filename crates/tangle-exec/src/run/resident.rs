@@ -30,7 +30,8 @@ pub struct Resident {
     /// The bytes: a region's inputs for the next dispatch where it is not stale.
     res: Resources,
     /// The regions: buffers in `res.buffers` order, the elements of descriptor arrays in
-    /// `res.elements` order, the buffer views in `res.views` order, then images, image
+    /// `res.elements` order, the buffer views in `res.views` order, the null buffer
+    /// descriptors in `res.null_buffers` order, then images, image
     /// elements and texel views (the order of [`crate::run::memory::FIRST_BUFFER`] `+ i`
     /// pointers and of device addresses).
     pub(crate) regions: Vec<(View, BufferKey)>,
@@ -61,6 +62,7 @@ fn view_of(memory: &crate::allocation::Allocation, offset: u64, range: u64) -> V
         base,
         len: range.min(len - base),
         alias: None,
+        null: false,
     }
 }
 
@@ -124,6 +126,10 @@ impl Resident {
         for (&k, v) in &res.views {
             regions.push((view_of(&v.memory, v.offset, v.range), key_of(k)));
         }
+        // Null descriptors: regions of no bytes, with nothing to convert, restore or read back.
+        for &k in &res.null_buffers {
+            regions.push((View::null(), key_of(k)));
+        }
         let mut images: Vec<Option<ImageView>> = vec![None; regions.len()];
         let elements = res.image_elements.iter().map(|(&k, i)| (k, i));
         let mut backups: Vec<Option<Option<Vec<u8>>>> = (0..regions.len())
@@ -142,6 +148,7 @@ impl Resident {
                 element,
                 format: img.format,
                 extent: img.extent,
+                null: false,
             }));
             backups.push(None);
         }
@@ -156,6 +163,20 @@ impl Resident {
                 element,
                 format: t.format,
                 extent: [u32::try_from(texels).unwrap_or(u32::MAX), 1, 1],
+                null: false,
+            }));
+            backups.push(Some(None));
+        }
+        // Null image descriptors: no texels, an extent of 0 and a format never decoded.
+        for &(set, binding, element) in &res.null_images {
+            regions.push((View::null(), key_of((set, binding, element))));
+            images.push(Some(ImageView {
+                set,
+                binding,
+                element,
+                format: &crate::semantics::texel::FORMATS[0],
+                extent: [0; 3],
+                null: true,
             }));
             backups.push(Some(None));
         }

@@ -290,9 +290,17 @@ fn follow_chosen(
             (*dst, prog.ty(*ty).slots, robust::Access::Load)
         }
         Op::Atomic { dst, .. } => (*dst, 1, robust::Access::Atomic),
+        // A null image descriptor's alpha (`run::image`): only that component was chosen.
+        Op::Image(inst) => match &**inst {
+            crate::run::image::ImageInst::Read { dst, count: 4, .. } => {
+                (dst + 3, 1, robust::Access::Load)
+            }
+            _ => return,
+        },
         _ => return,
     };
-    if !robust::follows_value(robustness, access)
+    let image = matches!(op, Op::Image(_));
+    if !(image || robust::follows_value(robustness, access))
         || !found
             .iter()
             .any(|(_, f)| matches!(f, Finding::RobustAccess { .. }))

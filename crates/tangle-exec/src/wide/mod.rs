@@ -184,6 +184,7 @@ impl<'a> Wide<'a> {
             robust: (s.options.robustness, s.options.policy.robust),
             image_robust: s.options.image_robustness,
             coopmat_robust: s.options.coopmat_robustness,
+            null_descriptor: s.options.null_descriptor,
         }
     }
 

@@ -70,9 +70,7 @@ pub unsafe extern "system" fn create_device(
         let robust =
             unsafe { instance::robust_buffer_access(info.p_enabled_features, info.p_next) };
         // SAFETY: as above.
-        let robust2 = unsafe { instance::robust_buffer_access2(info.p_next) };
-        // SAFETY: as above.
-        let image_robustness = unsafe { instance::robust_image_access2(info.p_next) };
+        let robustness2 = unsafe { instance::robustness2(info.p_next) };
         // SAFETY: as above.
         let coopmat_robustness = unsafe { instance::coopmat_robust_buffer_access(info.p_next) };
         // SAFETY: as above.
@@ -80,12 +78,13 @@ pub unsafe extern "system" fn create_device(
         let queue = new_dispatchable();
         let device = Arc::new(Device {
             pipeline_robustness,
-            image_robustness,
+            image_robustness: robustness2.image2,
+            null_descriptor: robustness2.null_descriptor,
             coopmat_robustness,
             caps,
             queue,
             findings: Mutex::default(),
-            robustness: match (robust2, robust) {
+            robustness: match (robustness2.buffer2, robust) {
                 (true, _) => tangle_exec::check::robust::Robustness::Buffer2,
                 (false, true) => tangle_exec::check::robust::Robustness::Buffer,
                 (false, false) => tangle_exec::check::robust::Robustness::Off,

@@ -238,6 +238,7 @@ pub unsafe extern "system" fn destroy_sampler(
 /// `descriptorCount` elements.
 pub(super) unsafe fn descriptors(
     w: &vk::WriteDescriptorSet<'_>,
+    null_ok: bool,
 ) -> Result<Option<Vec<Descriptor>>, Fail> {
     use vk::DescriptorType as T;
     let n = w.descriptor_count;
@@ -247,6 +248,18 @@ pub(super) unsafe fn descriptors(
     };
     let sampler = |h: vk::Sampler| objects::get::<Sampler>(h.as_raw());
     let view = |h: vk::ImageView| objects::get::<ImageView>(h.as_raw());
+    // A null view or buffer view: bound to nothing with `nullDescriptor` (Vulkan
+    // `VkWriteDescriptorSet`: "If the nullDescriptor feature is enabled, the buffer,
+    // acceleration structure, imageView, or bufferView can be VK_NULL_HANDLE"), else refused.
+    let null = |vuid: &str| -> Result<Descriptor, String> {
+        match null_ok {
+            true => Ok(Descriptor::Null),
+            false => Err(format!(
+                "{vuid}: a VK_NULL_HANDLE view needs the nullDescriptor feature"
+            )),
+        }
+    };
+    let image_vuid = "VUID-VkWriteDescriptorSet-descriptorType-02997";
     let out: Result<Vec<Descriptor>, String> = match w.descriptor_type {
         T::SAMPLER => image_info()?
             .iter()
@@ -257,6 +270,9 @@ pub(super) unsafe fn descriptors(
         T::COMBINED_IMAGE_SAMPLER => image_info()?
             .iter()
             .map(|i| {
+                if i.image_view == vk::ImageView::null() {
+                    return null(image_vuid);
+                }
                 Ok(Descriptor::Image {
                     view: Some(view(i.image_view)?),
                     sampler: match i.sampler {
@@ -270,6 +286,9 @@ pub(super) unsafe fn descriptors(
         T::SAMPLED_IMAGE | T::STORAGE_IMAGE => image_info()?
             .iter()
             .map(|i| {
+                if i.image_view == vk::ImageView::null() {
+                    return null(image_vuid);
+                }
                 Ok(Descriptor::Image {
                     view: Some(view(i.image_view)?),
                     sampler: None,
@@ -282,6 +301,9 @@ pub(super) unsafe fn descriptors(
             unsafe { slice(w.p_texel_buffer_view, n, "pTexelBufferView")? }
                 .iter()
                 .map(|v| {
+                    if *v == vk::BufferView::null() {
+                        return null("VUID-VkWriteDescriptorSet-descriptorType-02995");
+                    }
                     Ok(Descriptor::TexelBuffer {
                         view: objects::get::<BufferView>(v.as_raw())?,
                         storage: w.descriptor_type == T::STORAGE_TEXEL_BUFFER,

@@ -298,34 +298,35 @@ pub unsafe extern "system" fn get_physical_device_features2(
 ///
 /// # Safety
 /// `base` is null or a valid `VkPhysicalDeviceFeatures`; `next` is a valid chain.
-/// Whether `robustBufferAccess2` is enabled in a `VkPhysicalDeviceRobustness2FeaturesEXT` of
+/// The VK_EXT_robustness2 features a device create-info's chain enables.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Robustness2 {
+    /// `robustBufferAccess2`.
+    pub buffer2: bool,
+    /// `robustImageAccess2`.
+    pub image2: bool,
+    /// `nullDescriptor`.
+    pub null_descriptor: bool,
+}
+
+/// The VK_EXT_robustness2 features enabled in the `VkPhysicalDeviceRobustness2FeaturesEXT`s of
 /// the create-info's chain (`next`).
 ///
 /// # Safety
 /// `next` is a valid chain.
-pub(super) unsafe fn robust_buffer_access2(next: *const std::ffi::c_void) -> bool {
+pub(super) unsafe fn robustness2(next: *const std::ffi::c_void) -> Robustness2 {
+    let mut on = Robustness2::default();
     // SAFETY: the caller's chain; each struct is read as the type its `sType` names.
-    unsafe { chain(next) }.into_iter().any(|(s_type, at)| {
-        s_type == vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT
+    for (s_type, at) in unsafe { chain(next) } {
+        if s_type == vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT {
             // SAFETY: a `VkPhysicalDeviceRobustness2FeaturesEXT`.
-            && unsafe { (*at.cast::<vk::PhysicalDeviceRobustness2FeaturesEXT>()).robust_buffer_access2 }
-                == vk::TRUE
-    })
-}
-
-/// Whether VK_EXT_robustness2's `robustImageAccess2` is enabled in the create-info's chain
-/// (`next`).
-///
-/// # Safety
-/// `next` is a valid chain.
-pub(super) unsafe fn robust_image_access2(next: *const std::ffi::c_void) -> bool {
-    // SAFETY: the caller's chain; each struct is read as the type its `sType` names.
-    unsafe { chain(next) }.into_iter().any(|(s_type, at)| {
-        s_type == vk::StructureType::PHYSICAL_DEVICE_ROBUSTNESS_2_FEATURES_EXT
-            // SAFETY: a `VkPhysicalDeviceRobustness2FeaturesEXT`.
-            && unsafe { (*at.cast::<vk::PhysicalDeviceRobustness2FeaturesEXT>()).robust_image_access2 }
-                == vk::TRUE
-    })
+            let f = unsafe { &*at.cast::<vk::PhysicalDeviceRobustness2FeaturesEXT>() };
+            on.buffer2 |= f.robust_buffer_access2 == vk::TRUE;
+            on.image2 |= f.robust_image_access2 == vk::TRUE;
+            on.null_descriptor |= f.null_descriptor == vk::TRUE;
+        }
+    }
+    on
 }
 
 /// Whether VK_KHR_cooperative_matrix's `cooperativeMatrixRobustBufferAccess` is enabled in the

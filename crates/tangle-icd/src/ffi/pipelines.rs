@@ -280,14 +280,40 @@ fn slots(
     Ok(out)
 }
 
+/// The descriptor a `VkDescriptorBufferInfo` writes: a buffer, or with `nullDescriptor`
+/// (`null_ok`) a `VK_NULL_HANDLE` buffer, which is bound to nothing.
+fn buffer_descriptor(i: &vk::DescriptorBufferInfo, null_ok: bool) -> Result<Descriptor, Fail> {
+    if i.buffer != vk::Buffer::null() {
+        return Ok(Descriptor::Buffer {
+            buffer: objects::get::<Buffer>(i.buffer.as_raw())?,
+            offset: i.offset,
+            range: i.range,
+        });
+    }
+    if !null_ok {
+        return Err(
+            "VUID-VkDescriptorBufferInfo-buffer-02998: \"If the nullDescriptor feature is not enabled, buffer must not be VK_NULL_HANDLE\"".into(),
+        );
+    }
+    if i.offset != 0 || i.range != vk::WHOLE_SIZE {
+        return Err(format!(
+            "VUID-VkDescriptorBufferInfo-buffer-02999: \"If buffer is VK_NULL_HANDLE, offset must be zero and range must be VK_WHOLE_SIZE\" (offset {}, range {})",
+            i.offset, i.range
+        )
+        .into());
+    }
+    Ok(Descriptor::Null)
+}
+
 pub unsafe extern "system" fn update_descriptor_sets(
-    _device: vk::Device,
+    device: vk::Device,
     write_count: u32,
     writes: *const vk::WriteDescriptorSet<'_>,
     copy_count: u32,
     copies: *const vk::CopyDescriptorSet<'_>,
 ) {
     guard_void("vkUpdateDescriptorSets", || {
+        let null_ok = objects::get::<Device>(device.as_raw())?.null_descriptor;
         // SAFETY: the program's arrays (rule 1).
         for w in unsafe { slice(writes, write_count, "pDescriptorWrites")? } {
             let set = objects::get::<DescriptorSet>(w.dst_set.as_raw())?;
@@ -305,21 +331,15 @@ pub unsafe extern "system" fn update_descriptor_sets(
                     | vk::DescriptorType::UNIFORM_BUFFER_DYNAMIC
             );
             // SAFETY: the write's arrays for its descriptor type (rule 1).
-            let images = unsafe { super::images::descriptors(w)? };
+            let images = unsafe { super::images::descriptors(w, null_ok)? };
             let descriptors: Vec<Descriptor> = if let Some(images) = images {
                 images
             } else if buffer_kind {
                 // SAFETY: a buffer descriptor write holds `descriptorCount` buffer infos.
                 unsafe { slice(w.p_buffer_info, w.descriptor_count, "pBufferInfo")? }
                     .iter()
-                    .map(|i| {
-                        Ok(Descriptor::Buffer {
-                            buffer: objects::get::<Buffer>(i.buffer.as_raw())?,
-                            offset: i.offset,
-                            range: i.range,
-                        })
-                    })
-                    .collect::<Result<_, String>>()?
+                    .map(|i| buffer_descriptor(i, null_ok))
+                    .collect::<Result<_, Fail>>()?
             } else {
                 vec![Descriptor::Unsupported(w.descriptor_type); targets.len()]
             };

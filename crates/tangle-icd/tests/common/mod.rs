@@ -126,6 +126,16 @@ impl Gpu {
 
     /// A device with `robustBufferAccess` and `pipelineRobustness` on or off.
     pub fn with_features(robust_buffer_access: bool, pipeline_robustness: bool) -> Gpu {
+        Gpu::with_null_descriptor(robust_buffer_access, pipeline_robustness, false)
+    }
+
+    /// A device with `robustBufferAccess`, `pipelineRobustness` and VK_EXT_robustness2's
+    /// `nullDescriptor` on or off.
+    pub fn with_null_descriptor(
+        robust_buffer_access: bool,
+        pipeline_robustness: bool,
+        null_descriptor: bool,
+    ) -> Gpu {
         let entry = entry();
         let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_3);
         let info = vk::InstanceCreateInfo::default().application_info(&app);
@@ -140,14 +150,20 @@ impl Gpu {
             let mut pipeline_robustness =
                 vk::PhysicalDevicePipelineRobustnessFeaturesEXT::default()
                     .pipeline_robustness(pipeline_robustness);
+            let mut robustness2 = vk::PhysicalDeviceRobustness2FeaturesEXT::default()
+                .null_descriptor(null_descriptor);
             let mut features = vk::PhysicalDeviceFeatures2::default()
                 .features(
                     vk::PhysicalDeviceFeatures::default()
                         .robust_buffer_access(robust_buffer_access)
                         .shader_storage_image_write_without_format(true),
                 )
-                .push_next(&mut pipeline_robustness);
-            let extensions = [vk::EXT_PIPELINE_ROBUSTNESS_NAME.as_ptr()];
+                .push_next(&mut pipeline_robustness)
+                .push_next(&mut robustness2);
+            let extensions = [
+                vk::EXT_PIPELINE_ROBUSTNESS_NAME.as_ptr(),
+                vk::EXT_ROBUSTNESS2_NAME.as_ptr(),
+            ];
             let info = vk::DeviceCreateInfo::default()
                 .queue_create_infos(&queues)
                 .enabled_extension_names(&extensions)

@@ -295,6 +295,7 @@ fn on_driver_once(
         robustness: Default::default(),
         image_robustness: false,
         coopmat_robustness: false,
+        null_descriptor: false,
     };
     driver.run_compute(&job).map_err(|e| e.to_string())?;
     let mut out = driver.run_compute(&job).map_err(|e| e.to_string())?;
