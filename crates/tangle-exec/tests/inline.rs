@@ -96,10 +96,90 @@ void main() {
     o[i] = v;
 }
 ";
-    // The `param` temporaries glslang passes live in invocation memory, which the fast tiers
-    // do not take yet: every tier gives the reference path's results all the same.
+    // The `param` temporaries glslang passes live in invocation memory; after inlining their
+    // pointers are known at every access, so they go to registers
+    // (`lower/promote_inlined.rs`) and the kernel runs on the native tier.
     let [_, _, native] = same_everywhere(src, 128, 2);
-    assert_eq!(native.stats.jit_invocations, 0);
+    assert_eq!(native.stats.jit_invocations, 128, "{:?}", native.paths);
+}
+
+/// ggml's element-wise shape: a Private global offset, helpers taking their parameters as
+/// `param` temporaries, `out` parameters, a vector parameter and return.
+const GGML_SHAPED: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+uint p_offset;
+uint src_idx(uint idx) { return p_offset + idx; }
+float op_mul(float a, float b) { return a * b; }
+void rope_yarn(float theta, uint i0, out float c, out float s) {
+    c = theta * 0.5;
+    s = theta + float(i0);
+}
+vec2 pair(vec2 v, uint k) { return v * float(k & 7u); }
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    p_offset = i & 3u;
+    float c;
+    float s;
+    rope_yarn(float(o[i]), i, c, s);
+    vec2 v = pair(vec2(c, s), src_idx(i));
+    if ((i & 1u) != 0u) { v = pair(v, 3u); }
+    o[i] = floatBitsToUint(op_mul(v.x, v.y)) ^ src_idx(i);
+}
+";
+
+#[test]
+fn param_temporaries_and_private_globals_run_on_the_native_tier() {
+    let [reference, wide, native] = same_everywhere(GGML_SHAPED, 256, 4);
+    assert!(
+        reference.diagnostics.is_empty(),
+        "{:?}",
+        reference.diagnostics
+    );
+    assert_eq!(wide.stats.wide_invocations, 256, "{:?}", wide.paths);
+    assert_eq!(native.stats.jit_invocations, 256, "{:?}", native.paths);
+}
+
+#[test]
+fn a_variable_that_may_be_read_undefined_stays_on_the_reference_path() {
+    // A Private global and a helper's local, each stored on some lanes only before a read:
+    // the reference path reports or carries the undefined value; the fast tiers do not take
+    // the program (a definite-assignment check over the promoted slots) and say why.
+    for src in [
+        "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+uint g;
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if ((i & 1u) == 0u) { g = i; }
+    o[i] = g + 1u;
+}
+",
+        "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+uint pick(uint x) {
+    uint t;
+    if (x > 3u) { t = x * 3u; }
+    return t;
+}
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[i] = pick(o[i]) + 1u;
+}
+",
+    ] {
+        let [reference, wide, native] = same_everywhere(src, 128, 2);
+        assert!(
+            !reference.diagnostics.is_empty(),
+            "the undefined value is reported"
+        );
+        assert_eq!(wide.stats.wide_invocations, 0);
+        assert_eq!(native.stats.jit_invocations, 0);
+        let why = format!("{:?}", native.paths);
+        assert!(why.contains("an OpUndef value that may be read"), "{why}");
+    }
 }
 
 #[test]

@@ -30,9 +30,6 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
     if prog.workgroup_bytes > 0 {
         return Err("Workgroup memory".into());
     }
-    if !prog.undefs.is_empty() {
-        return Err("module-scope OpUndef".into());
-    }
     // Each 4-byte component of every built-in input, as the constant pointer a load uses.
     let mut builtins = HashSet::new();
     for var in &prog.variables {
@@ -80,7 +77,7 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
     if written_constant {
         return Err("an op writes a constant's slot".into());
     }
-    if undefined_reads(func) {
+    if undefined_reads(func, &prog.undefs) {
         return Err("an OpUndef value that may be read".into());
     }
     let group_ops = func.blocks.iter().any(|b| {
@@ -94,11 +91,18 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
 /// Whether some path may read a slot of an `OpUndef` before writing it: a forward dataflow
 /// over the blocks of the slots that may hold an undefined value (phi copies carry it along an
 /// edge; a copy is no read, as the sanitizer counts it).
-fn undefined_reads(func: &Function) -> bool {
+/// `undefs` (module-scope `OpUndef`s, and Private variables promoted to slots,
+/// [`crate::lower::promote_inlined`]) are undefined at entry.
+fn undefined_reads(func: &Function, undefs: &[(u32, u32, u32)]) -> bool {
     let blocks = &func.blocks;
     let mut entry: Vec<Option<HashSet<u32>>> = vec![None; blocks.len()];
     if let Some(e) = entry.get_mut(0) {
-        *e = Some(HashSet::new());
+        *e = Some(
+            undefs
+                .iter()
+                .flat_map(|&(s, n, _)| s..s.saturating_add(n))
+                .collect(),
+        );
     }
     let mut work: Vec<usize> = vec![0];
     // Each block's entry set only grows, so this ends; a bound keeps it obviously so.
