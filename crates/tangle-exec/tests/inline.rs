@@ -223,3 +223,104 @@ void main() {
     let [_, wide, _] = same_everywhere(src, 256, 4);
     assert_eq!(wide.stats.wide_invocations, 256, "{:?}", wide.paths);
 }
+
+/// ggml's mat-vec shape (`mul_mat_vecq.comp`, `mul_mat_vec_base.glsl`): Private offsets set
+/// through `out` parameters, an accumulator `temp[NUM_COLS][NUM_ROWS]` zeroed and summed into
+/// by loop counters (not unrolled), passed `inout` to helpers (glslang copies it to a `param`
+/// array and back), reduced with `subgroupAdd`; the last workgroups use fewer rows than
+/// NUM_ROWS, so some elements are never stored (and copied undefined, never read). `EXTRA`
+/// is spliced into `main` after the reduction: the cases below read out of range or an
+/// element never stored there.
+const MAT_VEC: &str = "#version 450
+#extension GL_KHR_shader_subgroup_arithmetic : require
+layout(local_size_x = 32) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+#define NUM_COLS 2
+#define NUM_ROWS 3
+uint a_offset, d_offset;
+void get_offsets(out uint a, out uint d) {
+    a = gl_WorkGroupID.x * 5u;
+    d = 512u + gl_WorkGroupID.x * NUM_COLS * NUM_ROWS;
+}
+void iter(inout float temp[NUM_COLS][NUM_ROWS], const uint num_rows, const uint col) {
+    for (uint j = 0u; j < NUM_COLS; ++j) {
+        for (uint n = 0u; n < num_rows; ++n) {
+            temp[j][n] += float(o[(col + j * 7u + n * 3u + a_offset) & 255u] & 1023u);
+        }
+    }
+}
+void reduce_result(inout float temp[NUM_COLS][NUM_ROWS], const uint num_rows, const uint tid) {
+    for (uint j = 0u; j < NUM_COLS; ++j) {
+        for (uint n = 0u; n < num_rows; ++n) {
+            temp[j][n] = subgroupAdd(temp[j][n]);
+        }
+    }
+    if (tid == 0u) {
+        for (uint j = 0u; j < NUM_COLS; ++j) {
+            for (uint n = 0u; n < num_rows; ++n) {
+                o[d_offset + j * NUM_ROWS + n] = floatBitsToUint(temp[j][n]);
+            }
+        }
+    }
+}
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    get_offsets(a_offset, d_offset);
+    const uint num_rows = min(NUM_ROWS, 1u + gl_WorkGroupID.x % 3u);
+    float temp[NUM_COLS][NUM_ROWS];
+    for (uint j = 0u; j < NUM_COLS; ++j) {
+        for (uint n = 0u; n < num_rows; ++n) {
+            temp[j][n] = 0.0;
+        }
+    }
+    uint col = tid * 4u;
+    for (uint k = 0u; k < 1u + (gl_WorkGroupID.x & 1u); ++k) {
+        iter(temp, num_rows, col);
+        col += 128u;
+    }
+    reduce_result(temp, num_rows, tid);
+    EXTRA
+}
+";
+
+#[test]
+fn accumulator_arrays_indexed_by_loop_counters_run_on_the_wide_path() {
+    let src = MAT_VEC.replace("EXTRA", "");
+    let [reference, wide, native] = same_everywhere(&src, 640, 6);
+    assert!(
+        reference.diagnostics.is_empty(),
+        "{:?}",
+        reference.diagnostics
+    );
+    assert_eq!(wide.stats.wide_invocations, 192, "{:?}", wide.paths);
+    // The native tier has no code for the arrays' ops: it gives them to the wide path.
+    assert_eq!(native.stats.wide_invocations, 192, "{:?}", native.paths);
+    let why = format!("{:?}", native.paths);
+    assert!(why.contains("no native code for Array"), "{why}");
+}
+
+#[test]
+fn an_array_index_out_of_range_or_an_element_never_stored_is_given_back() {
+    for (extra, what, reason) in [
+        // Row NUM_ROWS of one column: out of range (temp[0][3] is inside the variable).
+        (
+            "if (tid == 5u) { o[600u + gl_WorkGroupID.x] = floatBitsToUint(temp[0][num_rows + 2u - gl_WorkGroupID.x % 3u]); }",
+            "out of range",
+            "access chain index 3 is outside the 3 elements",
+        ),
+        // Row 2 of a workgroup with one row: never stored.
+        (
+            "if (tid == 5u) { uint r = 2u; o[600u + gl_WorkGroupID.x] = floatBitsToUint(temp[1][r]); }",
+            "never stored",
+            "a load of an array element never stored",
+        ),
+    ] {
+        let src = MAT_VEC.replace("EXTRA", extra);
+        let [reference, wide, native] = same_everywhere(&src, 640, 6);
+        assert!(!reference.diagnostics.is_empty(), "{what}: reported");
+        assert_eq!(wide.stats.wide_invocations, 0, "{what}: {:?}", wide.paths);
+        assert_eq!(native.stats.wide_invocations, 0, "{what}: {:?}", native.paths);
+        let why = format!("{:?}", wide.paths);
+        assert!(why.contains(reason), "{what}: {why}");
+    }
+}

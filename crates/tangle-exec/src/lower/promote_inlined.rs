@@ -33,7 +33,8 @@
 //! that is not one of its leaves; one larger than [`MAX_SLOTS`].
 
 use crate::program::{Op, Program, RegionKind, Slot, Step, Terminator, TypeIdx};
-use crate::run::memory::{split_pointer, REGION_INVOCATION};
+use crate::run::memory::{make_pointer, split_pointer, REGION_INVOCATION};
+use crate::wide::arrays::{ArrayKind, ArrayOp};
 use std::collections::HashMap;
 
 /// The most slots a variable promoted here may take (each is a slot of every lane of the
@@ -52,19 +53,29 @@ struct Var {
     private: Option<usize>,
 }
 
-/// What a slot holds at one point: a pointer into one variable at a byte offset, or a pointer
-/// into one of several variables (or something else): its uses leave those in memory.
+/// What a slot holds at one point: a pointer into one variable at a known byte offset, a
+/// pointer into one variable at an offset known at run time only (a dynamic index), or a
+/// pointer into one of several variables (or something else): its uses leave those in memory.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Val {
     Known(usize, u64),
+    Into(usize),
     Some(Vec<usize>),
 }
 
 impl Val {
     fn vars(&self) -> Vec<usize> {
         match self {
-            Val::Known(v, _) => vec![*v],
+            Val::Known(v, _) | Val::Into(v) => vec![*v],
             Val::Some(v) => v.clone(),
+        }
+    }
+
+    /// The one variable a pointer points into, wherever in it.
+    fn var(&self) -> Option<usize> {
+        match *self {
+            Val::Known(v, _) | Val::Into(v) => Some(v),
+            Val::Some(_) => None,
         }
     }
 
@@ -72,6 +83,7 @@ impl Val {
         match (a, b) {
             (None, None) => None,
             (Some(x), Some(y)) if x == y => Some(x.clone()),
+            (Some(x), Some(y)) if x.var().is_some() && x.var() == y.var() => x.var().map(Val::Into),
             _ => {
                 let mut vars: Vec<usize> = a
                     .map(Val::vars)
@@ -88,6 +100,27 @@ impl Val {
 }
 
 type State = HashMap<Slot, Val>;
+
+/// What becomes of a variable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// It stays in memory.
+    Escaped,
+    /// Slots, every access at a known offset: slot copies.
+    Whole,
+    /// Slots, some access at a run-time offset: [`ArrayOp`]s.
+    Array,
+}
+
+/// What the accesses of a variable need, gathered over the program.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Needs {
+    escaped: bool,
+    /// Some access is at an offset known at run time only.
+    dynamic: bool,
+    /// Some access is not one element (one scalar of the element type).
+    not_element: bool,
+}
 
 /// `prog` (one function: the fast program) with the variables above promoted; `source` is the
 /// lowered program it was inlined from, whose functions' places name the Function variables.
@@ -220,43 +253,143 @@ impl<'a> Promoter<'a> {
     fn run(mut self, mut prog: Program) -> Option<Program> {
         let entry = self.fixpoint()?;
         let func = prog.functions.first()?;
-        // Which variables escape: any use of a pointer into them other than the ones taken.
-        let mut escaped = vec![false; self.vars.len()];
+        // What each variable's accesses need: any use of a pointer into it other than the
+        // ones taken leaves it in memory.
+        let mut needs = vec![Needs::default(); self.vars.len()];
+        let pairs = copy_pairs(self.prog);
+        // The variables each copy pair joins (both held alike: in slots as arrays, or not).
+        let mut joined: Vec<(usize, usize)> = Vec::new();
         for (b, block) in func.blocks.iter().enumerate() {
             let mut state = entry.get(b).cloned().flatten().unwrap_or_default();
-            for op in &block.ops {
+            for (i, op) in block.ops.iter().enumerate() {
+                let pair = pairs
+                    .contains(&(b, i))
+                    .then(|| block.ops.get(i + 1))
+                    .flatten();
+                if let (Op::Load { ptr, ty, .. }, Some(&Op::Store { ptr: to, .. })) = (op, pair) {
+                    // The state between the two is this one: the load writes no pointer.
+                    match (self.whole(&state, *ptr, *ty), self.whole(&state, to, *ty)) {
+                        (Some(a), Some(b)) => joined.push((a, b)),
+                        _ => {
+                            let mut st = state.clone();
+                            for op in [op, &block.ops[i + 1]] {
+                                self.step(&mut st, op, &mut |this, st, acc, others| {
+                                    this.check(st, acc, others, &mut needs);
+                                })?;
+                            }
+                        }
+                    }
+                }
+                if pairs.contains(&(b, i.wrapping_sub(1))) && matches!(op, Op::Store { .. }) {
+                    // Checked with its load.
+                    self.step(&mut state, op, &mut |_, _, _, _| {})?;
+                    continue;
+                }
+                if pair.is_some() {
+                    self.step(&mut state, op, &mut |_, _, _, _| {})?;
+                    continue;
+                }
                 self.step(&mut state, op, &mut |this, st, acc, others| {
-                    this.check(st, acc, others, &mut escaped);
+                    this.check(st, acc, others, &mut needs);
                 })?;
             }
-            for s in term_reads(&block.terminator) {
-                if let Some(v) = self.val(&state, s) {
-                    for i in v.vars() {
-                        escaped[i] = true;
+            self.check(&state, None, &term_reads(&block.terminator), &mut needs);
+        }
+        // A copy between two variables holds them alike.
+        loop {
+            let mut changed = false;
+            for &(a, b) in &joined {
+                let (Some(&x), Some(&y)) = (needs.get(a), needs.get(b)) else {
+                    continue;
+                };
+                let both = Needs {
+                    escaped: x.escaped || y.escaped,
+                    dynamic: x.dynamic || y.dynamic,
+                    not_element: x.not_element || y.not_element,
+                };
+                for v in [a, b] {
+                    if let Some(n) = needs.get_mut(v) {
+                        changed |= *n != both;
+                        *n = both;
                     }
                 }
             }
+            if !changed {
+                break;
+            }
         }
-        if escaped.iter().all(|&e| e) {
+        // An array indexed at run time: a Function variable (its `UndefMemory` at its
+        // function's entry clears the stored bits) of one scalar type, accessed an element
+        // at a time.
+        let mut modes: Vec<Mode> = needs
+            .iter()
+            .zip(&self.vars)
+            .enumerate()
+            .map(|(i, (n, var))| match n {
+                Needs { escaped: true, .. } => Mode::Escaped,
+                Needs { dynamic: false, .. } => Mode::Whole,
+                Needs {
+                    not_element: false, ..
+                } if var.private.is_none() && self.element(i).is_some() => Mode::Array,
+                _ => Mode::Escaped,
+            })
+            .collect();
+        // The two sides of a copy held differently: both stay in memory.
+        while let Some(&(a, b)) = joined.iter().find(|&&(a, b)| modes.get(a) != modes.get(b)) {
+            for v in [a, b] {
+                if let Some(m) = modes.get_mut(v) {
+                    *m = Mode::Escaped;
+                }
+            }
+        }
+        if modes.iter().all(|&m| m == Mode::Escaped) {
             return None;
         }
         let mut next = prog.slots;
-        for (i, v) in self.vars.iter_mut().enumerate() {
-            if !escaped[i] {
-                v.base = next;
-                next = next.checked_add(self.prog.leaves_of(v.ty).len() as u32)?;
-            }
+        for (v, &mode) in self.vars.iter_mut().zip(&modes) {
+            let n = self.prog.leaves_of(v.ty).len() as u32;
+            let slots = match mode {
+                Mode::Escaped => continue,
+                Mode::Whole => n,
+                Mode::Array => {
+                    // The stored bits start undefined: the definite-assignment check wants
+                    // the variable's `UndefMemory` first.
+                    prog.undefs.push((next + n, n.div_ceil(64), 0));
+                    n + n.div_ceil(64)
+                }
+            };
+            v.base = next;
+            next = next.checked_add(slots)?;
         }
         // The rewrite.
         let mut rewritten: Vec<Vec<Option<Op>>> = Vec::new();
         for (b, block) in func.blocks.iter().enumerate() {
             let mut state = entry.get(b).cloned().flatten().unwrap_or_default();
             let mut ops = Vec::with_capacity(block.ops.len());
-            for op in &block.ops {
+            for (i, op) in block.ops.iter().enumerate() {
+                let pair = pairs
+                    .contains(&(b, i))
+                    .then(|| block.ops.get(i + 1))
+                    .flatten();
+                if let (Op::Load { ptr, ty, .. }, Some(&Op::Store { ptr: to, .. })) = (op, pair) {
+                    if let Some(copy) = self.copy(&state, (*ptr, to, *ty), &modes) {
+                        // The load copies the elements and their stored bits; the store is
+                        // then nothing (one op each still: the same steps).
+                        ops.push(Some(copy));
+                        ops.push(Some(Op::Undef { dst: 0, count: 0 }));
+                        for op in &block.ops[i..=i + 1] {
+                            self.step(&mut state, op, &mut |_, _, _, _| {})?;
+                        }
+                        continue;
+                    }
+                }
+                if ops.len() > i {
+                    continue;
+                }
                 let mut new = None;
                 self.step(&mut state, op, &mut |this, st, acc, _| {
                     if let Some(acc) = acc {
-                        new = this.rewrite(st, op, acc, &escaped);
+                        new = this.rewrite(st, op, acc, &modes);
                     }
                 })?;
                 ops.push(new);
@@ -271,11 +404,13 @@ impl<'a> Promoter<'a> {
                 }
             }
         }
-        prog.slots = next;
+        // The file's last slot stays the scratch slot the lane kernels copy an operand that
+        // is also the destination to (`run::alu::exec_pure`): one more after the new ones.
+        prog.slots = next.checked_add(1)?;
         // Private variables leave the program's memory: their slots start undefined.
         let mut gone = Vec::new();
         for (i, v) in self.vars.iter().enumerate() {
-            if let (false, Some(p)) = (escaped[i], v.private) {
+            if let (Some(Mode::Whole), Some(p)) = (modes.get(i), v.private) {
                 let n = self.prog.leaves_of(v.ty).len() as u32;
                 let at = prog
                     .undef_memory
@@ -295,89 +430,171 @@ impl<'a> Promoter<'a> {
         Some(prog)
     }
 
-    /// Marks as escaped the variables of the pointers among `others`, and those of `acc`'s
-    /// pointer where the access is not one a slot op can do.
-    fn check(&self, state: &State, acc: Option<Access>, others: &[Slot], escaped: &mut [bool]) {
-        for &s in others {
-            if let Some(v) = self.val(state, s) {
-                for i in v.vars() {
-                    escaped[i] = true;
+    /// Notes in `needs` what `acc` (an access through a pointer) asks of its variable, and that
+    /// the variables of the pointers among `others` escape.
+    fn check(&self, state: &State, acc: Option<Access>, others: &[Slot], needs: &mut [Needs]) {
+        let escape = |v: Option<Val>, needs: &mut [Needs]| {
+            for i in v.map(|v| v.vars()).unwrap_or_default() {
+                if let Some(n) = needs.get_mut(i) {
+                    n.escaped = true;
                 }
             }
+        };
+        for &s in others {
+            escape(self.val(state, s), needs);
         }
         let Some(acc) = acc else {
             return;
         };
-        let (ptr, ok) = match acc {
-            Access::Whole { ptr, ty } => (
-                ptr,
-                match self.val(state, ptr) {
-                    Some(Val::Known(v, off)) => self.leaves_at(v, off, ty).is_some(),
-                    _ => false,
-                },
-            ),
-            Access::Undef { ptr, bytes } => (
-                ptr,
-                match self.val(state, ptr) {
+        let (ptr, ty) = match acc {
+            Access::Whole { ptr, ty } => (ptr, ty),
+            Access::Undef { ptr, bytes } => {
+                let whole = match self.val(state, ptr) {
                     Some(Val::Known(v, 0)) => self.vars.get(v).is_some_and(|x| x.size == bytes),
                     _ => false,
-                },
-            ),
+                };
+                if !whole {
+                    escape(self.val(state, ptr), needs);
+                }
+                return;
+            }
+        };
+        let val = self.val(state, ptr);
+        let (v, ok) = match val {
+            Some(Val::Known(v, off)) => (v, self.leaves_at(v, off, ty).is_some()),
+            Some(Val::Into(v)) => (v, true),
+            _ => (0, false),
         };
         if !ok {
-            if let Some(v) = self.val(state, ptr) {
-                for i in v.vars() {
-                    escaped[i] = true;
-                }
-            }
+            escape(val, needs);
+            return;
+        }
+        if let Some(n) = needs.get_mut(v) {
+            n.dynamic |= matches!(val, Some(Val::Into(_)));
+            n.not_element |= self.element(v).is_none_or(|(bytes, boolean)| {
+                !matches!(self.prog.leaves_of(ty), [l] if l.offset == 0 && l.bytes == bytes && l.boolean == boolean)
+            });
         }
     }
 
+    /// The variable `ptr` points at the start of, where a `ty` is all of it.
+    fn whole(&self, state: &State, ptr: Slot, ty: TypeIdx) -> Option<usize> {
+        let Some(Val::Known(v, 0)) = self.val(state, ptr) else {
+            return None;
+        };
+        let var = self.vars.get(v)?;
+        let all = self.prog.leaves_of(var.ty);
+        (self.prog.leaves_of(ty) == all && self.leaves_at(v, 0, ty).is_some()).then_some(v)
+    }
+
+    /// The copy a pair's load becomes where both variables are arrays in slots.
+    fn copy(
+        &self,
+        state: &State,
+        (from, to, ty): (Slot, Slot, TypeIdx),
+        modes: &[Mode],
+    ) -> Option<Op> {
+        let (a, b) = (self.whole(state, from, ty)?, self.whole(state, to, ty)?);
+        if modes.get(a) != Some(&Mode::Array) || modes.get(b) != Some(&Mode::Array) {
+            return None;
+        }
+        let (src, dst) = (self.vars.get(a)?, self.vars.get(b)?);
+        let (bytes, _) = self.element(a)?;
+        Some(Op::Array(Box::new(ArrayOp {
+            kind: ArrayKind::Copy,
+            value: dst.base,
+            ptr: 0,
+            origin: make_pointer(REGION_INVOCATION, src.offset),
+            unit: u64::from(bytes),
+            base: src.base,
+            count: self.prog.leaves_of(src.ty).len() as u32,
+        })))
+    }
+
+    /// The element of variable `v` if it is an array of one scalar type laid out tightly
+    /// (leaf `k` at byte `k × bytes`): its bytes and whether it is a boolean.
+    fn element(&self, v: usize) -> Option<(u32, bool)> {
+        let leaves = self.prog.leaves_of(self.vars.get(v)?.ty);
+        let first = leaves.first()?;
+        leaves
+            .iter()
+            .enumerate()
+            .all(|(k, l)| {
+                l.bytes == first.bytes
+                    && l.boolean == first.boolean
+                    && l.offset == k as u64 * u64::from(first.bytes)
+            })
+            .then_some((first.bytes, first.boolean))
+    }
+
     /// The slot op an access of a promoted variable becomes.
-    fn rewrite(&self, state: &State, op: &Op, acc: Access, escaped: &[bool]) -> Option<Op> {
+    fn rewrite(&self, state: &State, op: &Op, acc: Access, modes: &[Mode]) -> Option<Op> {
         let ptr = match acc {
             Access::Whole { ptr, .. } | Access::Undef { ptr, .. } => ptr,
         };
-        let Some(Val::Known(v, off)) = self.val(state, ptr) else {
-            return None;
-        };
-        if escaped.get(v).copied().unwrap_or(true) {
-            return None;
-        }
+        let val = self.val(state, ptr)?;
+        let v = val.var()?;
         let var = self.vars.get(v)?;
-        let run = |ty: TypeIdx| -> Option<(Slot, u32, u32)> {
-            let (k, n) = self.leaves_at(v, off, ty)?;
-            let bits = self.prog.leaves_of(ty).first()?.bytes * 8;
-            Some((var.base + k, n, bits))
-        };
-        let copy = |dst: Slot, src: Slot, n: u32, bits: u32| {
-            if n == 1 {
-                Op::Copy { dst, src }
-            } else {
-                Op::Bitcast {
-                    dst,
-                    dst_count: n,
-                    dst_bits: bits,
-                    src,
-                    src_count: n,
-                    src_bits: bits,
+        match modes.get(v)? {
+            Mode::Escaped => None,
+            Mode::Array => {
+                let (bytes, _) = self.element(v)?;
+                let count = self.prog.leaves_of(var.ty).len() as u32;
+                let (kind, value) = match *op {
+                    Op::Load { dst, .. } => (ArrayKind::Load, dst),
+                    Op::Store { src, .. } => (ArrayKind::Store, src),
+                    Op::UndefMemory { .. } => (ArrayKind::Undef, 0),
+                    _ => return None,
+                };
+                Some(Op::Array(Box::new(ArrayOp {
+                    kind,
+                    value,
+                    ptr,
+                    origin: make_pointer(REGION_INVOCATION, var.offset),
+                    unit: u64::from(bytes),
+                    base: var.base,
+                    count,
+                })))
+            }
+            Mode::Whole => {
+                let Val::Known(_, off) = val else {
+                    return None;
+                };
+                let run = |ty: TypeIdx| -> Option<(Slot, u32, u32)> {
+                    let (k, n) = self.leaves_at(v, off, ty)?;
+                    let bits = self.prog.leaves_of(ty).first()?.bytes * 8;
+                    Some((var.base + k, n, bits))
+                };
+                let copy = |dst: Slot, src: Slot, n: u32, bits: u32| {
+                    if n == 1 {
+                        Op::Copy { dst, src }
+                    } else {
+                        Op::Bitcast {
+                            dst,
+                            dst_count: n,
+                            dst_bits: bits,
+                            src,
+                            src_count: n,
+                            src_bits: bits,
+                        }
+                    }
+                };
+                match *op {
+                    Op::Load { dst, ty, .. } => {
+                        let (at, n, bits) = run(ty)?;
+                        Some(copy(dst, at, n, bits))
+                    }
+                    Op::Store { src, ty, .. } => {
+                        let (at, n, bits) = run(ty)?;
+                        Some(copy(at, src, n, bits))
+                    }
+                    Op::UndefMemory { .. } => Some(Op::Undef {
+                        dst: var.base,
+                        count: self.prog.leaves_of(var.ty).len() as u32,
+                    }),
+                    _ => None,
                 }
             }
-        };
-        match *op {
-            Op::Load { dst, ty, .. } => {
-                let (at, n, bits) = run(ty)?;
-                Some(copy(dst, at, n, bits))
-            }
-            Op::Store { src, ty, .. } => {
-                let (at, n, bits) = run(ty)?;
-                Some(copy(at, src, n, bits))
-            }
-            Op::UndefMemory { .. } => Some(Op::Undef {
-                dst: var.base,
-                count: self.prog.leaves_of(var.ty).len() as u32,
-            }),
-            _ => None,
         }
     }
 
@@ -479,9 +696,13 @@ impl<'a> Promoter<'a> {
                         });
                         Some(Val::Known(*v, off.wrapping_add(delta)))
                     }
+                    // A dynamic index (the chain's own check reports one out of its array).
+                    (Some(Val::Known(v, _) | Val::Into(v)), _) => {
+                        seen(self, state, None, &dynamic);
+                        Some(Val::Into(*v))
+                    }
                     _ => {
-                        // A dynamic index, or a pointer not known here: its variables escape
-                        // (the base's use is reported as an escaping read).
+                        // A pointer not known here: its variables escape.
                         let mut reads = dynamic;
                         reads.push(base);
                         seen(self, state, None, &reads);
@@ -535,4 +756,54 @@ fn term_reads(t: &Terminator) -> Vec<Slot> {
         Terminator::ReturnValue { src, count } => (src..src.saturating_add(count)).collect(),
         _ => Vec::new(),
     }
+}
+
+/// The copies between variables, as glslang makes them for an array passed by value or
+/// `inout` (`param = temp; f(param); temp = param;`): a whole load whose value only the next
+/// op stores. Their positions (block, the load's op).
+fn copy_pairs(prog: &Program) -> std::collections::HashSet<(usize, usize)> {
+    let mut out = std::collections::HashSet::new();
+    let Some(func) = prog.functions.first() else {
+        return out;
+    };
+    // How often each slot is read anywhere (a store's value is all its slots).
+    let mut reads: HashMap<Slot, usize> = HashMap::new();
+    let mut read = |s: Slot| *reads.entry(s).or_default() += 1;
+    for block in &func.blocks {
+        for op in &block.ops {
+            match *op {
+                Op::Store { ptr, src, ty } => {
+                    read(ptr);
+                    (src..src.saturating_add(prog.ty(ty).slots)).for_each(&mut read);
+                }
+                Op::UndefMemory { ptr, .. } => read(ptr),
+                ref op => match crate::wide::slots_of(op) {
+                    Some((_, r)) => r.into_iter().for_each(&mut read),
+                    // An op whose reads are not known: no pair.
+                    None => return out,
+                },
+            }
+        }
+        for (_, copies) in &block.phis {
+            copies.iter().for_each(|&(_, src)| read(src));
+        }
+        term_reads(&block.terminator)
+            .into_iter()
+            .for_each(&mut read);
+    }
+    for (b, block) in func.blocks.iter().enumerate() {
+        for (i, pair) in block.ops.windows(2).enumerate() {
+            if let [Op::Load { dst, ty, .. }, Op::Store { src, ty: t2, .. }] = pair {
+                let n = prog.ty(*ty).slots;
+                if src == dst
+                    && ty == t2
+                    && n > 1
+                    && (*dst..dst + n).all(|s| reads.get(&s) == Some(&1))
+                {
+                    out.insert((b, i));
+                }
+            }
+        }
+    }
+    out
 }

@@ -16,6 +16,7 @@
 //! gives the reference path's buffers, bit for bit (`tests/wide_path.rs` checks this on every
 //! Amber script of the repository).
 
+pub mod arrays;
 mod dense;
 mod kernels;
 mod plan;
@@ -566,6 +567,9 @@ impl Batch {
         }
         if let Op::Coopmat(c) = op {
             return self.coopmat(w, c, op, mask, first);
+        }
+        if let Op::Array(a) = op {
+            return arrays::exec(a, &mut self.regs, n, mask);
         }
         let mut found = Vec::new();
         if s.options.checks {

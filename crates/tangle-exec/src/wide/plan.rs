@@ -281,6 +281,7 @@ pub(crate) fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
             (writes.collect(), reads)
         }
         Op::Coopmat(ref c) => c.slots(),
+        Op::Array(ref a) => a.slots(),
         _ => return None,
     })
 }
@@ -317,7 +318,9 @@ fn op_supported(
         // subgroup at a time ([`crate::run::group::exec_group`],
         // [`crate::run::coopmat::exec_coopmat`]).
         | Op::Group(_)
-        | Op::Coopmat(_) => true,
+        | Op::Coopmat(_)
+        // Per-invocation arrays in slots ([`super::arrays`]).
+        | Op::Array(_) => true,
         Op::IntBin { bits, .. }
         | Op::IntUn { bits, .. }
         | Op::IntCmp { bits, .. }
