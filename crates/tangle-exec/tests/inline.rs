@@ -324,3 +324,50 @@ fn an_array_index_out_of_range_or_an_element_never_stored_is_given_back() {
         assert!(why.contains(reason), "{what}: {why}");
     }
 }
+
+/// ggml's rope shape: a struct of parameters passed by value through two helpers (glslang
+/// copies it whole into each `param`), one of its arrays indexed at run time, and `pow`
+/// (whose domain the sanitizer checks: `Op::CheckDomain`, which the wide path now runs).
+const ROPE: &str = "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+struct params { uint n; float base; float corr[2]; int sections[4]; };
+float ramp(const float low, const float high, const uint i0) {
+    return 1.0 - min(1.0, max(0.0, (float(i0 / 2u) - low) / max(0.001, high - low)));
+}
+float yarn(const float theta, const uint i0, params p) {
+    return pow(p.base, theta) * ramp(p.corr[0], p.corr[1], i0);
+}
+uint rope(const uint i, params p) {
+    return floatBitsToUint(yarn(float(o[i] & 7u) * 0.5, i, p)) + uint(p.sections[i & 3u]);
+}
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    params p;
+    p.n = i;
+    p.base = BASE;
+    p.corr[0] = 1.5;
+    p.corr[1] = 9.0;
+    for (uint k = 0u; k < 4u; k++) { p.sections[k] = int(k * 3u) - 2; }
+    o[i] = rope(i, p);
+}
+";
+
+#[test]
+fn a_struct_passed_by_value_and_domain_checks_run_on_the_wide_path() {
+    let src = ROPE.replace("BASE", "2.0");
+    let [reference, wide, _] = same_everywhere(&src, 256, 4);
+    assert!(
+        reference.diagnostics.is_empty(),
+        "{:?}",
+        reference.diagnostics
+    );
+    assert_eq!(wide.stats.wide_invocations, 256, "{:?}", wide.paths);
+    // `pow` of a negative base on odd lanes: the reference path's warning, given back.
+    let src = ROPE.replace("BASE", "((i & 1u) == 0u ? 2.0 : -2.0)");
+    let [reference, wide, _] = same_everywhere(&src, 256, 4);
+    assert!(!reference.diagnostics.is_empty());
+    assert_eq!(wide.stats.wide_invocations, 0);
+    let why = format!("{:?}", wide.paths);
+    assert!(why.contains("gave up: a finding"), "{why}");
+}

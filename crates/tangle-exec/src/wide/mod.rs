@@ -576,7 +576,14 @@ impl Batch {
             // Dynamic vector indices out of range.
             crate::check::index::check(op, &self.regs, n, mask, &mut found);
         }
-        if matches!(op, Op::CheckDivision { .. } | Op::CheckShift { .. }) {
+        if matches!(
+            op,
+            Op::CheckDivision { .. }
+                | Op::CheckShift { .. }
+                | Op::CheckWrap { .. }
+                | Op::CheckRemainderSign { .. }
+                | Op::CheckDomain { .. }
+        ) {
             if s.options.checks {
                 crate::check::arith::exec_check(op, &self.regs, n, mask, &mut found);
             }

@@ -273,7 +273,13 @@ pub(crate) fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
             reads.extend(d.acc);
             (vec![d.dst], reads)
         }
-        Op::CheckDivision { a, b, .. } => (Vec::new(), vec![a, b]),
+        Op::CheckDivision { a, b, .. }
+        | Op::CheckWrap { a, b, .. }
+        | Op::CheckRemainderSign { a, b, .. } => (Vec::new(), vec![a, b]),
+        Op::CheckDomain { args, argc, .. } => (
+            Vec::new(),
+            args.iter().take(argc as usize).copied().collect(),
+        ),
         Op::CheckShift { shift, .. } => (Vec::new(), vec![shift]),
         Op::Undef { .. } => (Vec::new(), Vec::new()),
         Op::Group(ref g) => {
@@ -325,7 +331,12 @@ fn op_supported(
         | Op::IntUn { bits, .. }
         | Op::IntCmp { bits, .. }
         | Op::CheckDivision { bits, .. }
-        | Op::CheckShift { bits, .. } => *bits <= 64,
+        | Op::CheckShift { bits, .. }
+        // The sanitizer's other checks of arithmetic ([`crate::check::arith`]): a finding
+        // gives the dispatch back.
+        | Op::CheckWrap { bits, .. }
+        | Op::CheckRemainderSign { bits, .. }
+        | Op::CheckDomain { bits, .. } => *bits <= 64,
         Op::Convert { from, to, .. } => *from <= 64 && *to <= 64,
         Op::AccessChain { .. } => true,
         Op::Load { ty, ptr, .. } | Op::LoadUniform { ty, ptr, .. } => {
