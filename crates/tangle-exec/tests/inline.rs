@@ -371,3 +371,35 @@ fn a_struct_passed_by_value_and_domain_checks_run_on_the_wide_path() {
     let why = format!("{:?}", wide.paths);
     assert!(why.contains("gave up: a finding"), "{why}");
 }
+
+#[test]
+fn a_helper_ending_in_op_unreachable_runs_on_the_wide_path() {
+    // Every case returns: glslang ends the function with an `OpUnreachable` block, never
+    // reached (ggml's `set_rows` has one).
+    let src = "#version 450
+layout(local_size_x = 64) in;
+layout(set = 0, binding = 0, std430) buffer O { uint o[]; };
+uint pick(uint x) {
+    switch (x & 3u) {
+        case 0u: return x * 3u;
+        case 1u: return x + 7u;
+        default: return x ^ 5u;
+    }
+}
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    o[i] = pick(o[i]);
+}
+";
+    let module = compile(src);
+    let unreachable = module.module().instructions.iter();
+    assert!(
+        unreachable
+            .filter(|i| i.op() == Some(spirv::Op::Unreachable))
+            .count()
+            > 0,
+        "an OpUnreachable"
+    );
+    let [_, wide, _] = same_everywhere(src, 128, 2);
+    assert_eq!(wide.stats.wide_invocations, 128, "{:?}", wide.paths);
+}

@@ -390,6 +390,12 @@ impl Batch {
                         self.go(w, &mut waiting, block_idx, default, rest, steps);
                     }
                 }
+                // Undefined behaviour where reached (glslang ends a function that returns on
+                // every path with one): the reference path reports it.
+                Terminator::Unreachable => {
+                    w.give_up("OpUnreachable reached".into());
+                    return Ok(());
+                }
                 _ => {}
             }
         }

@@ -61,7 +61,9 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
             Terminator::Branch(_)
             | Terminator::BranchConditional { .. }
             | Terminator::Switch { .. }
-            | Terminator::Return => {}
+            | Terminator::Return
+            // Reached, it gives the dispatch back ([`super::Batch::run`]).
+            | Terminator::Unreachable => {}
             ref t => return Err(format!("terminator {t:?}")),
         }
     }
