@@ -228,8 +228,9 @@ void main() {
 /// through `out` parameters, an accumulator `temp[NUM_COLS][NUM_ROWS]` zeroed and summed into
 /// by loop counters (not unrolled), passed `inout` to helpers (glslang copies it to a `param`
 /// array and back), reduced with `subgroupAdd`; the last workgroups use fewer rows than
-/// NUM_ROWS, so some elements are never stored (and copied undefined, never read). `EXTRA`
-/// is spliced into `main` after the reduction: the cases below read out of range or an
+/// NUM_ROWS, so some elements are never stored (and copied undefined, never read); the
+/// function holding it is called from two places. `EXTRA` is spliced in after the reduction:
+/// the cases below read out of range or an
 /// element never stored there.
 const MAT_VEC: &str = "#version 450
 #extension GL_KHR_shader_subgroup_arithmetic : require
@@ -263,10 +264,7 @@ void reduce_result(inout float temp[NUM_COLS][NUM_ROWS], const uint num_rows, co
         }
     }
 }
-void main() {
-    const uint tid = gl_LocalInvocationID.x;
-    get_offsets(a_offset, d_offset);
-    const uint num_rows = min(NUM_ROWS, 1u + gl_WorkGroupID.x % 3u);
+void compute_outputs(const uint tid, const uint num_rows) {
     float temp[NUM_COLS][NUM_ROWS];
     for (uint j = 0u; j < NUM_COLS; ++j) {
         for (uint n = 0u; n < num_rows; ++n) {
@@ -280,6 +278,16 @@ void main() {
     }
     reduce_result(temp, num_rows, tid);
     EXTRA
+}
+void main() {
+    const uint tid = gl_LocalInvocationID.x;
+    get_offsets(a_offset, d_offset);
+    // Two calls, as ggml's tail: the helper and its copies inlined twice, in the same slots.
+    if (gl_WorkGroupID.x == 5u) {
+        compute_outputs(tid, 1u);
+    } else {
+        compute_outputs(tid, min(NUM_ROWS, 1u + gl_WorkGroupID.x % 3u));
+    }
 }
 ";
 

@@ -759,47 +759,52 @@ fn term_reads(t: &Terminator) -> Vec<Slot> {
 }
 
 /// The copies between variables, as glslang makes them for an array passed by value or
-/// `inout` (`param = temp; f(param); temp = param;`): a whole load whose value only the next
-/// op stores. Their positions (block, the load's op).
+/// `inout` (`param = temp; f(param); temp = param;`): a whole load whose value only the store
+/// right after it reads (a function inlined twice has its slots twice, so every read of those
+/// slots must be such a store). Their positions (block, the load's op).
 fn copy_pairs(prog: &Program) -> std::collections::HashSet<(usize, usize)> {
     let mut out = std::collections::HashSet::new();
     let Some(func) = prog.functions.first() else {
         return out;
     };
-    // How often each slot is read anywhere (a store's value is all its slots).
-    let mut reads: HashMap<Slot, usize> = HashMap::new();
-    let mut read = |s: Slot| *reads.entry(s).or_default() += 1;
+    let is_pair = |pair: &[Op]| match pair {
+        [Op::Load { dst, ty, .. }, Op::Store { src, ty: t2, .. }] => {
+            src == dst && ty == t2 && prog.ty(*ty).slots > 1
+        }
+        _ => false,
+    };
+    // The slots read other than by such a store (a store's value is all its slots).
+    let mut read_elsewhere: std::collections::HashSet<Slot> = std::collections::HashSet::new();
     for block in &func.blocks {
-        for op in &block.ops {
+        for (i, op) in block.ops.iter().enumerate() {
+            let paired = i > 0 && block.ops.get(i - 1..=i).is_some_and(is_pair);
             match *op {
                 Op::Store { ptr, src, ty } => {
-                    read(ptr);
-                    (src..src.saturating_add(prog.ty(ty).slots)).for_each(&mut read);
+                    read_elsewhere.insert(ptr);
+                    if !paired {
+                        read_elsewhere.extend(src..src.saturating_add(prog.ty(ty).slots));
+                    }
                 }
-                Op::UndefMemory { ptr, .. } => read(ptr),
+                Op::UndefMemory { ptr, .. } => {
+                    read_elsewhere.insert(ptr);
+                }
                 ref op => match crate::wide::slots_of(op) {
-                    Some((_, r)) => r.into_iter().for_each(&mut read),
+                    Some((_, r)) => read_elsewhere.extend(r),
                     // An op whose reads are not known: no pair.
                     None => return out,
                 },
             }
         }
         for (_, copies) in &block.phis {
-            copies.iter().for_each(|&(_, src)| read(src));
+            read_elsewhere.extend(copies.iter().map(|&(_, src)| src));
         }
-        term_reads(&block.terminator)
-            .into_iter()
-            .for_each(&mut read);
+        read_elsewhere.extend(term_reads(&block.terminator));
     }
     for (b, block) in func.blocks.iter().enumerate() {
         for (i, pair) in block.ops.windows(2).enumerate() {
-            if let [Op::Load { dst, ty, .. }, Op::Store { src, ty: t2, .. }] = pair {
+            if let [Op::Load { dst, ty, .. }, _] = pair {
                 let n = prog.ty(*ty).slots;
-                if src == dst
-                    && ty == t2
-                    && n > 1
-                    && (*dst..dst + n).all(|s| reads.get(&s) == Some(&1))
-                {
+                if is_pair(pair) && !(*dst..dst + n).any(|s| read_elsewhere.contains(&s)) {
                     out.insert((b, i));
                 }
             }

@@ -106,7 +106,7 @@ pub fn exec(op: &ArrayOp, regs: &mut [u64], n: usize, mask: u128) -> Result<(), 
     for l in bits_of(mask, n) {
         let off = rd(regs, n, op.ptr, l).wrapping_sub(op.origin);
         let k = off / op.unit.max(1);
-        if off % op.unit.max(1) != 0 || k >= u64::from(op.count) {
+        if !off.is_multiple_of(op.unit.max(1)) || k >= u64::from(op.count) {
             return Err("an access outside a per-invocation array".into());
         }
         let k = k as u32;
