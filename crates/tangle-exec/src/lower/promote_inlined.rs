@@ -27,10 +27,18 @@
 //! or carries the undefined value as before (`Report::paths` says "an OpUndef value that may
 //! be read").
 //!
+//! A Function variable indexed at run time (an access chain with a dynamic index) is held as
+//! an array in slots instead, if it is of one scalar type laid out tightly and accessed an
+//! element at a time: its accesses become [`ArrayOp`]s ([`crate::wide::arrays`], which says
+//! how out-of-range indices and unstored elements are given back). A whole load of one such
+//! variable stored straight into another, glslang's copy of an array passed by value or
+//! `inout` (`copy_pairs`), becomes one array copy (the store an empty `Undef`).
+//!
 //! Not promoted (they stay in memory, and the fast tiers give the dispatch to the reference
-//! path): a variable whose pointer is indexed dynamically, stored, compared, or merged with
-//! other pointers where it is used; one with a load or store of mixed widths or at an offset
-//! that is not one of its leaves; one larger than [`MAX_SLOTS`].
+//! path): a variable whose pointer is stored, compared, or merged with pointers into other
+//! variables where it is used; one with a load or store of mixed widths or at an offset that
+//! is not one of its leaves; a Private variable indexed at run time (its stored bits would
+//! need clearing at invocation start); one larger than [`MAX_SLOTS`].
 
 use crate::program::{Op, Program, RegionKind, Slot, Step, Terminator, TypeIdx};
 use crate::run::memory::{make_pointer, split_pointer, REGION_INVOCATION};
