@@ -81,11 +81,17 @@ impl Device {
         }
         let program = Arc::new(program);
         let (fast, kept_calls) = match program.functions.len() {
-            0 | 1 => (program.clone(), None),
+            0 | 1 => (program.as_ref().clone(), None),
             _ => match crate::lower::inline::inline(&program) {
-                Ok(inlined) => (Arc::new(inlined), None),
-                Err(why) => (program.clone(), Some(why)),
+                Ok(inlined) => (inlined, None),
+                Err(why) => (program.as_ref().clone(), Some(why)),
             },
+        };
+        // Variables in invocation memory that the inlined program reaches through known
+        // pointers only go to registers ([`crate::lower::promote_inlined`]).
+        let fast = match kept_calls {
+            None => Arc::new(crate::lower::promote_inlined::promote(&program, fast)),
+            Some(_) => program.clone(),
         };
         Ok(Pipeline {
             writes: Arc::new(crate::program::writes::Writes::of(&program)),

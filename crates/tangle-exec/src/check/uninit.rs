@@ -435,7 +435,9 @@ pub fn step(
         | Op::Dot(_)
         | Op::Coopmat(_)
         | Op::Descriptor { .. }
-        | Op::Image(_) => return false,
+        | Op::Image(_)
+        // The fast program's only: the reference path never runs it.
+        | Op::Array(_) => return false,
     }
     true
 }

@@ -25,6 +25,26 @@ impl Emitter<'_> {
                 let v = self.get(src)?;
                 self.set(dst, v)
             }
+            // A run of slots of one width, as a promoted variable's vector or array is loaded
+            // and stored (`lower/promote_inlined.rs`): the lane kernel's concatenation and
+            // split give each slot back at its width, so a copy each.
+            Op::Bitcast {
+                dst,
+                dst_count,
+                dst_bits,
+                src,
+                src_count,
+                src_bits,
+            } if dst_bits == src_bits && dst_count == src_count && src_bits <= 64 => {
+                let vals = (0..src_count)
+                    .map(|i| self.get(src + i))
+                    .collect::<Result<Vec<_>, _>>()?;
+                for (i, v) in vals.into_iter().enumerate() {
+                    let v = self.trunc(src_bits, v);
+                    self.set(dst + i as u32, v)?;
+                }
+                Ok(())
+            }
             Op::IntBin {
                 op,
                 bits,

@@ -18,6 +18,7 @@ pub mod image;
 pub mod inline;
 pub mod memory;
 pub mod promote;
+pub mod promote_inlined;
 pub mod types;
 
 use crate::device::SpecConstants;

@@ -427,6 +427,9 @@ pub enum Op {
     },
     /// A group instruction with Subgroup scope (`OpGroupNonUniform*`, rotate): [`crate::run::group`].
     Group(Box<crate::run::group::GroupInst>),
+    /// An access of a per-invocation array held in slots: in the fast program only, made by
+    /// [`crate::lower::promote_inlined`] ([`crate::wide::arrays`]).
+    Array(Box<crate::wide::arrays::ArrayOp>),
     /// An integer dot product (`OpSDot`, …, `OpSUDotAccSat`): [`crate::run::dot`].
     Dot(Box<crate::run::dot::DotInst>),
     /// An image instruction (`OpImageRead`, `OpImageWrite`, `OpImageFetch`,

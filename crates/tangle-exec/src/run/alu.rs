@@ -493,6 +493,16 @@ pub fn exec_pure(op: &Op, regs: &mut [u64], n: usize, mask: u128) -> bool {
             src_count,
             src_bits,
         } => {
+            if src_bits == dst_bits && src_count == dst_count && src_bits <= 64 {
+                // Equal widths: each component at its width (what the bit stream gives).
+                for l in bits_of(mask, n) {
+                    for i in 0..src_count {
+                        let v = rd(regs, n, src + i, l) & mask_of(src_bits);
+                        wr(regs, n, dst + i, l, v);
+                    }
+                }
+                return true;
+            }
             let mut comps = Vec::with_capacity(src_count as usize);
             for l in bits_of(mask, n) {
                 comps.clear();

@@ -16,6 +16,7 @@
 //! gives the reference path's buffers, bit for bit (`tests/wide_path.rs` checks this on every
 //! Amber script of the repository).
 
+pub mod arrays;
 mod dense;
 mod kernels;
 mod plan;
@@ -390,6 +391,12 @@ impl Batch {
                         self.go(w, &mut waiting, block_idx, default, rest, steps);
                     }
                 }
+                // Undefined behaviour where reached (glslang ends a function that returns on
+                // every path with one): the reference path reports it.
+                Terminator::Unreachable => {
+                    w.give_up("OpUnreachable reached".into());
+                    return Ok(());
+                }
                 _ => {}
             }
         }
@@ -568,12 +575,22 @@ impl Batch {
         if let Op::Coopmat(c) = op {
             return self.coopmat(w, c, op, mask, first);
         }
+        if let Op::Array(a) = op {
+            return arrays::exec(a, &mut self.regs, n, mask);
+        }
         let mut found = Vec::new();
         if s.options.checks {
             // Dynamic vector indices out of range.
             crate::check::index::check(op, &self.regs, n, mask, &mut found);
         }
-        if matches!(op, Op::CheckDivision { .. } | Op::CheckShift { .. }) {
+        if matches!(
+            op,
+            Op::CheckDivision { .. }
+                | Op::CheckShift { .. }
+                | Op::CheckWrap { .. }
+                | Op::CheckRemainderSign { .. }
+                | Op::CheckDomain { .. }
+        ) {
             if s.options.checks {
                 crate::check::arith::exec_check(op, &self.regs, n, mask, &mut found);
             }

@@ -61,7 +61,9 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
             Terminator::Branch(_)
             | Terminator::BranchConditional { .. }
             | Terminator::Switch { .. }
-            | Terminator::Return => {}
+            | Terminator::Return
+            // Reached, it gives the dispatch back ([`super::Batch::run`]).
+            | Terminator::Unreachable => {}
             ref t => return Err(format!("terminator {t:?}")),
         }
     }
@@ -77,14 +79,9 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
     if written_constant {
         return Err("an op writes a constant's slot".into());
     }
-    // Module-scope `OpUndef`s and undefined specialization constants are constant slots no op
-    // writes (checked above): the program is taken where no path reads them.
-    let module_undefs = prog
-        .undefs
-        .iter()
-        .flat_map(|&(slot, count, _)| slot..slot.saturating_add(count))
-        .collect();
-    if undefined_reads(func, module_undefs) {
+    // Module-scope `OpUndef`s, undefined specialization constants and promoted Private
+    // variables are slots no op writes before their first store: taken where no path reads them.
+    if undefined_reads(func, &prog.undefs) {
         return Err("an OpUndef value that may be read".into());
     }
     let group_ops = func.blocks.iter().any(|b| {
@@ -98,11 +95,18 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
 /// Whether some path may read a slot of an `OpUndef` before writing it: a forward dataflow
 /// over the blocks of the slots that may hold an undefined value (phi copies carry it along an
 /// edge; a copy is no read, as the sanitizer counts it).
-fn undefined_reads(func: &Function, module_undefs: HashSet<u32>) -> bool {
+/// `undefs` (module-scope `OpUndef`s, and Private variables promoted to slots,
+/// [`crate::lower::promote_inlined`]) are undefined at entry.
+fn undefined_reads(func: &Function, undefs: &[(u32, u32, u32)]) -> bool {
     let blocks = &func.blocks;
     let mut entry: Vec<Option<HashSet<u32>>> = vec![None; blocks.len()];
     if let Some(e) = entry.get_mut(0) {
-        *e = Some(module_undefs);
+        *e = Some(
+            undefs
+                .iter()
+                .flat_map(|&(s, n, _)| s..s.saturating_add(n))
+                .collect(),
+        );
     }
     let mut work: Vec<usize> = vec![0];
     // Each block's entry set only grows, so this ends; a bound keeps it obviously so.
@@ -273,7 +277,13 @@ pub(crate) fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
             reads.extend(d.acc);
             (vec![d.dst], reads)
         }
-        Op::CheckDivision { a, b, .. } => (Vec::new(), vec![a, b]),
+        Op::CheckDivision { a, b, .. }
+        | Op::CheckWrap { a, b, .. }
+        | Op::CheckRemainderSign { a, b, .. } => (Vec::new(), vec![a, b]),
+        Op::CheckDomain { args, argc, .. } => (
+            Vec::new(),
+            args.iter().take(argc as usize).copied().collect(),
+        ),
         Op::CheckShift { shift, .. } => (Vec::new(), vec![shift]),
         Op::Undef { .. } => (Vec::new(), Vec::new()),
         Op::Group(ref g) => {
@@ -281,6 +291,7 @@ pub(crate) fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
             (writes.collect(), reads)
         }
         Op::Coopmat(ref c) => c.slots(),
+        Op::Array(ref a) => a.slots(),
         _ => return None,
     })
 }
@@ -317,12 +328,19 @@ fn op_supported(
         // subgroup at a time ([`crate::run::group::exec_group`],
         // [`crate::run::coopmat::exec_coopmat`]).
         | Op::Group(_)
-        | Op::Coopmat(_) => true,
+        | Op::Coopmat(_)
+        // Per-invocation arrays in slots ([`super::arrays`]).
+        | Op::Array(_) => true,
         Op::IntBin { bits, .. }
         | Op::IntUn { bits, .. }
         | Op::IntCmp { bits, .. }
         | Op::CheckDivision { bits, .. }
-        | Op::CheckShift { bits, .. } => *bits <= 64,
+        | Op::CheckShift { bits, .. }
+        // The sanitizer's other checks of arithmetic ([`crate::check::arith`]): a finding
+        // gives the dispatch back.
+        | Op::CheckWrap { bits, .. }
+        | Op::CheckRemainderSign { bits, .. }
+        | Op::CheckDomain { bits, .. } => *bits <= 64,
         Op::Convert { from, to, .. } => *from <= 64 && *to <= 64,
         Op::AccessChain { .. } => true,
         Op::Load { ty, ptr, .. } | Op::LoadUniform { ty, ptr, .. } => {
