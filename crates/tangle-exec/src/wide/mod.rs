@@ -172,7 +172,9 @@ impl<'a> Wide<'a> {
             constant,
             builtins,
             template,
-            races: o.checks && !o.allow.contains(Kind::Race),
+            // With barriers or Workgroup memory, screened with the checks off too: a racy
+            // program's bytes are then the reference path's ([`workgroup`]).
+            races: (o.checks && !o.allow.contains(Kind::Race)) || plan.workgroup,
             gave_up: Mutex::new(None),
             log: races::Gather::default(),
             invocations,

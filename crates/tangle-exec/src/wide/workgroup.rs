@@ -41,7 +41,10 @@
 //!
 //! Buffers keep the dispatch-wide race screen ([`super::races`]), which knows no barrier: a
 //! buffer written by one invocation and read by another of its workgroup after a barrier is
-//! given back (the reference path orders them).
+//! given back (the reference path orders them). For these programs it too runs with the checks
+//! off (`Wide::new`), so that a racy program is the reference path's to run whatever the
+//! checks (`tests/amber/sanitizer/race_buffer_workgroups.bad.amber`, whose Workgroup variable
+//! is never used, has workgroups race on one word: its last writer is the reference path's).
 
 use super::{Batch, GaveUp, Wide, WIDTH};
 use crate::error::ExecError;
