@@ -58,7 +58,10 @@ void main() {
         128,
         2,
     );
-    assert_eq!((r.stats.jit_invocations, r.stats.wide_invocations), (0, 128));
+    assert_eq!(
+        (r.stats.jit_invocations, r.stats.wide_invocations),
+        (0, 128)
+    );
     assert_eq!(
         r.paths.0,
         ["native: not taken: Workgroup memory or barriers (the wide path runs them)"]

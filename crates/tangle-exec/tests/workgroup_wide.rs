@@ -336,3 +336,74 @@ void main() {
         gave_up(&wide, "no invocation wrote");
     }
 }
+
+/// A random program of shared-memory rounds: each round writes `s` at an index of the
+/// invocation's (all of them or some), maybe waits at a barrier (maybe inside a branch), and
+/// reads `s` at another index. Index maps that are not permutations race, reads of words no
+/// invocation wrote are undefined, a barrier in a branch diverges: each is the reference
+/// path's to report.
+fn random_rounds(rng: &mut Rng, local: u32) -> String {
+    let mut body = String::new();
+    for round in 0..1 + rng.next() % 3 {
+        // Mostly a factor prime to every workgroup size here (a permutation), else any.
+        let mut factor = || match rng.next() % 8 {
+            0 => rng.next() % 8,
+            k => [1, 5, 7, 11, 13, 1, 1, 1][k as usize],
+        };
+        let (a, c) = (factor(), factor());
+        let (b, d) = (rng.next() % u64::from(local), rng.next() % u64::from(local));
+        let store = format!("s[(l * {a}u + {b}u) % {local}u] = v + {round}u;");
+        let store = match rng.next() % 8 {
+            0 => format!("if (l % 3u != 0u) {{ {store} }}"),
+            _ => store,
+        };
+        let barrier = match rng.next() % 16 {
+            0 => "",
+            1 => "if (l < 32u) { barrier(); }",
+            _ => "barrier();",
+        };
+        body += &format!(
+            "    {store}\n    {barrier}\n    v = v * 31u + s[(l * {c}u + {d}u) % {local}u];\n    barrier();\n"
+        );
+    }
+    format!(
+        "#version 450
+layout(local_size_x = {local}) in;
+layout(set = 0, binding = 0, std430) buffer O {{ uint o[]; }};
+shared uint s[{local}];
+void main() {{
+    uint l = gl_LocalInvocationID.x;
+    uint v = o[gl_GlobalInvocationID.x];
+{body}    o[gl_GlobalInvocationID.x] = v;
+}}
+"
+    )
+}
+
+#[test]
+fn random_shared_memory_rounds_give_the_reference_bytes_and_findings() {
+    let mut rng = Rng(0x5eed_0031);
+    let (mut taken, mut given_back) = (0, 0);
+    for _ in 0..24 {
+        let local = [32, 64, 96, 128, 192, 256, 512][(rng.next() % 7) as usize];
+        let sg = [8, 16, 32, 64][(rng.next() % 4) as usize];
+        let src = random_rounds(&mut rng, local);
+        let o = u32s(
+            &(0..2 * local)
+                .map(|i: u32| i.wrapping_mul(2654435761))
+                .collect::<Vec<_>>(),
+        );
+        let (reference, wide) = both(&src, &[o], 2, sg);
+        if wide.stats.wide_invocations > 0 {
+            taken += 1;
+            assert!(reference.diagnostics.is_empty(), "{src}");
+        } else {
+            given_back += 1;
+        }
+    }
+    // Both kinds occur (a check that the generator still makes both).
+    assert!(
+        taken >= 4 && given_back >= 4,
+        "{taken} taken, {given_back} given back"
+    );
+}
