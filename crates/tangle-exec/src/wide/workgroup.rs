@@ -361,10 +361,7 @@ impl Memory {
             for leaf in leaves {
                 let at = off.wrapping_add(leaf.offset);
                 let len = u64::from(leaf.bytes);
-                if !at
-                    .checked_add(len)
-                    .is_some_and(|end| end <= self.words.len())
-                {
+                if at.checked_add(len).is_none_or(|end| end > self.words.len()) {
                     return Err("a Workgroup access out of bounds".into());
                 }
                 if write {
