@@ -145,6 +145,10 @@ pub(crate) fn compile(
     deadline: Option<std::time::Instant>,
 ) -> Result<Compiled, String> {
     let plan = crate::wide::plan(prog)?;
+    if plan.workgroup {
+        // Its batches are not aligned to workgroups: the wide path takes these.
+        return Err("Workgroup memory or barriers (the wide path runs them)".into());
+    }
     let func = prog
         .functions
         .get(prog.entry as usize)

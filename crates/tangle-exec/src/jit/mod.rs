@@ -8,7 +8,8 @@
 //! compiled code keeps values in machine registers across ops (`docs/executor.md` has the
 //! measurements).
 //!
-//! Exactness: the programs taken ([`crate::wide::plan`]) have no Workgroup memory, barrier,
+//! Exactness: the programs taken ([`crate::wide::plan`], less those with Workgroup memory or
+//! barriers, which `compile` refuses) have no Workgroup memory, barrier,
 //! atomic, call or memory of an invocation's own, so invocations are independent but for
 //! subgroup operations, and running them to completion in any interleaving computes what the
 //! wide path computes; a subgroup operation or cooperative-matrix op runs only where its whole subgroup is

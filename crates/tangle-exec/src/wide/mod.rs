@@ -22,6 +22,7 @@ mod kernels;
 mod plan;
 pub mod races;
 pub(crate) mod rows;
+mod workgroup;
 
 pub use plan::plan;
 pub(crate) use plan::slots_of;
@@ -41,6 +42,7 @@ use races::Access;
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::sync::Mutex;
+use workgroup::Parked;
 
 /// Invocations per batch: the most lanes a register file row and a mask (`u128`) hold.
 pub const WIDTH: usize = 128;
@@ -72,6 +74,8 @@ pub(crate) struct Wide<'a> {
     dense: dense::DensePlan,
     /// The Workgroup and invocation memory of a batch: none ([`plan`]).
     no_memory: Words,
+    /// With Workgroup memory or barriers, the shape of the workgroup-aligned batches.
+    workgroup: Option<workgroup::Shape>,
     shared: &'a Shared<'a>,
 }
 
@@ -108,8 +112,16 @@ impl<'a> Wide<'a> {
             group_batches(s)?;
             dense = dense::DensePlan::new(s.fast, &s.layouts, s.sg);
         }
-        // Each worker holds a register file of every slot for WIDTH lanes.
-        let registers = (s.fast.slots as usize).saturating_mul(WIDTH);
+        let shape = plan
+            .workgroup
+            .then(|| workgroup::Shape::new(s))
+            .transpose()?;
+        // Each worker holds a register file of every slot for WIDTH lanes (one per part of a
+        // workgroup larger than a batch).
+        let parts = shape.map_or(1, |w| w.parts);
+        let registers = (s.fast.slots as usize)
+            .saturating_mul(WIDTH)
+            .saturating_mul(parts);
         if registers > MAX_REGISTERS {
             return Err(GaveUp("a register file too large for a batch".into()));
         }
@@ -154,13 +166,16 @@ impl<'a> Wide<'a> {
             }
         }
         Ok(Wide {
+            workgroup: shape,
             group_ops: plan.group_ops,
             dense,
             no_memory: Words::default(),
             constant,
             builtins,
             template,
-            races: o.checks && !o.allow.contains(Kind::Race),
+            // With barriers or Workgroup memory, screened with the checks off too: a racy
+            // program's bytes are then the reference path's ([`workgroup`]).
+            races: (o.checks && !o.allow.contains(Kind::Race)) || plan.workgroup,
             gave_up: Mutex::new(None),
             log: races::Gather::default(),
             invocations,
@@ -170,6 +185,11 @@ impl<'a> Wide<'a> {
 
     /// The memory a batch's ops see: the dispatch's buffers, images and push constants.
     fn mem(&self) -> Mem<'_> {
+        self.mem_with(None)
+    }
+
+    /// [`Wide::mem`] with the Workgroup memory of the batch's workgroup, if it has one.
+    fn mem_with<'b>(&'b self, workgroup: Option<&'b Words>) -> Mem<'b> {
         let s = self.shared;
         Mem {
             buffers: s.buffers,
@@ -177,7 +197,7 @@ impl<'a> Wide<'a> {
             images: s.images,
             samplers: &s.samplers,
             push: s.push,
-            workgroup: &self.no_memory,
+            workgroup: workgroup.unwrap_or(&self.no_memory),
             invocation: &self.no_memory,
             invocation_bytes: s.fast.invocation_bytes,
             races: None,
@@ -189,9 +209,12 @@ impl<'a> Wide<'a> {
         }
     }
 
-    /// Batches in the dispatch.
+    /// Batches in the dispatch (workgroups, when a batch holds one).
     pub(crate) fn batches(&self) -> u64 {
-        self.invocations.div_ceil(WIDTH as u64)
+        match self.workgroup {
+            Some(shape) => self.invocations / shape.per_group.max(1),
+            None => self.invocations.div_ceil(WIDTH as u64),
+        }
     }
 
     /// Records the first reason to give up and stops the workers.
@@ -268,6 +291,14 @@ pub(crate) struct Batch {
     coopmat: coopmat::Scratch,
     /// The matrices held in dense form ([`dense`]).
     tiles: dense::Tiles,
+    /// Invocation index of lane 0.
+    first: u64,
+    /// Tangles waiting at a barrier ([`workgroup`]).
+    parked: Vec<Parked>,
+    /// Its workgroup's memory and screens, while it runs ([`workgroup`]).
+    wgm: Option<Box<workgroup::Memory>>,
+    /// The other parts of a workgroup larger than a batch, run in step with this one.
+    parts: Vec<Batch>,
     pub(crate) stats: Stats,
 }
 
@@ -281,6 +312,10 @@ impl Batch {
             subgroup: Vec::new(),
             coopmat: coopmat::Scratch::default(),
             tiles: dense::Tiles::new(&w.dense),
+            first: 0,
+            parked: Vec::new(),
+            wgm: None,
+            parts: Vec::new(),
             stats: Stats::default(),
         }
     }
@@ -301,45 +336,86 @@ impl Batch {
         let mut f = w.shared.found.lock().unwrap_or_else(|e| e.into_inner());
         f.1.add(&self.stats);
         self.stats = Stats::default();
+        drop(f);
+        for p in &mut self.parts {
+            p.flush(w);
+        }
     }
 
     /// Hands the log of every unit this worker ran to the dispatch, sorted in its thread.
     pub(crate) fn finish(&mut self, w: &Wide<'_>) {
         w.log.hand_in(std::mem::take(&mut self.kept));
+        for p in &mut self.parts {
+            p.finish(w);
+        }
     }
 
-    /// Runs batch `i`: invocations `i * WIDTH ..` in global linear order (workgroup-major).
+    /// Runs batch `i`: invocations `i * WIDTH ..` in global linear order (workgroup-major);
+    /// with Workgroup memory or barriers, workgroup `i` ([`workgroup::run`]).
     pub(crate) fn run(&mut self, w: &Wide<'_>, i: u64) -> Result<(), ExecError> {
-        let s = w.shared;
-        let prog = s.fast;
+        if w.workgroup.is_some() {
+            return workgroup::run(self, w, i);
+        }
         let first = i * WIDTH as u64;
         let count = (w.invocations - first).min(WIDTH as u64) as usize;
+        self.begin(first, count);
+        self.advance(w, vec![(0, 0, full_mask(count), 0)])
+    }
+
+    /// Starts the batch of `count` invocations from `first`.
+    fn begin(&mut self, first: u64, count: usize) {
+        self.first = first;
         self.stats.invocations += count as u64;
         self.stats.wide_invocations += count as u64;
+        self.tiles.reset();
+        self.parked.clear();
+    }
+
+    /// Runs the tangles of `resume` (block, op, mask, steps: each from op `op` of its block)
+    /// until every lane has finished or waits at a barrier ([`Batch::parked`]).
+    fn advance(&mut self, w: &Wide<'_>, mut resume: Vec<Parked>) -> Result<(), ExecError> {
+        let s = w.shared;
+        let prog = s.fast;
+        let first = self.first;
         let Some(func) = prog.functions.get(prog.entry as usize) else {
             return Ok(());
         };
-        self.tiles.reset();
         // Tangles waiting: (block, mask, steps). The one of lowest structured rank runs first,
         // so lanes that left a loop or a selection wait at its merge block for the others.
         // Steps count as the reference path counts them per tangle (ops and terminators; a split
         // inherits them, a join keeps the larger); past the step limit the wide path gives up.
-        let mut waiting: Vec<(u32, u128, u64)> = vec![(0, full_mask(count), 0)];
-        while let Some(at) = lowest_rank(&waiting, prog) {
-            let (block_idx, mask, mut steps) = waiting.swap_remove(at);
+        let mut waiting: Vec<(u32, u128, u64)> = Vec::new();
+        'tangles: loop {
+            let (block_idx, start, mask, mut steps) = match resume.pop() {
+                Some(r) => r,
+                None => match lowest_rank(&waiting, prog) {
+                    Some(at) => {
+                        let (b, m, st) = waiting.swap_remove(at);
+                        (b, 0, m, st)
+                    }
+                    None => break,
+                },
+            };
             let Some(block) = func.blocks.get(block_idx as usize) else {
                 return Ok(());
             };
             let lanes = u64::from(mask.count_ones());
-            self.stats.instructions += block.ops.len() as u64 * lanes;
-            self.stats.tangle_instructions += block.ops.len() as u64;
-            for (j, op) in block.ops.iter().enumerate() {
+            let ran = block.ops.len().saturating_sub(start) as u64;
+            self.stats.instructions += ran * lanes;
+            self.stats.tangle_instructions += ran;
+            for (j, op) in block.ops.iter().enumerate().skip(start) {
+                if let Op::ControlBarrier { .. } = op {
+                    // The barrier counts as a step; the lanes wait after it.
+                    steps += (j + 1 - start) as u64;
+                    workgroup::park(&mut self.parked, (block_idx, j + 1, mask, steps));
+                    continue 'tangles;
+                }
                 if let Err(why) = self.step(w, op, mask, first, (block_idx, j)) {
                     w.give_up(why);
                     return Ok(());
                 }
             }
-            steps += block.ops.len() as u64 + 1;
+            steps += ran + 1;
             // A batch's tangle joins lanes of several subgroups, and a join keeps the larger
             // count, so a lane's count here can pass the reference path's for its subgroup:
             // at the step limit the reference path runs the dispatch and says which invocation
@@ -572,6 +648,9 @@ impl Batch {
         if let Op::Group(g) = op {
             return self.group(w, g, op, mask);
         }
+        if let Op::ControlBarrier { .. } | Op::SubgroupBarrier { .. } | Op::Fence { .. } = op {
+            return workgroup::barrier_op(w, op, mask);
+        }
         if let Op::Coopmat(c) = op {
             return self.coopmat(w, c, op, mask, first);
         }
@@ -599,15 +678,18 @@ impl Batch {
             || crate::run::dot::exec_dot(op, &mut self.regs, n, mask, &mut found)
         {
         } else {
+            if let Some(m) = self.wgm.as_deref_mut() {
+                m.access(s.fast, op, &self.regs, mask)?;
+            }
             if w.races {
                 self.log_access((s.fast, s.writable), op, mask, first);
             }
-            let mem = w.mem();
             if let (Op::AccessChain { dst, base, steps }, true) = (op, mask == full_mask(n)) {
                 if self.chain(*dst, *base, steps) {
                     return Ok(());
                 }
             }
+            let mem = w.mem_with(self.wgm.as_deref().map(|m| &m.words));
             if let (Op::LoadUniform { dst, ptr, ty }, true) = (op, mask == full_mask(n)) {
                 // One read for the whole batch, one fill (the kernel writes lane by lane).
                 if let [leaf] = s.fast.leaves_of(*ty) {

@@ -2,16 +2,19 @@
 //!
 //! The wide path batches invocations of *several subgroups and workgroups* together, so it
 //! takes only programs in which nothing but subgroup operations can observe how invocations are
-//! grouped: no Workgroup memory or barrier, no atomics, no function calls (the fast tiers get
+//! grouped: no atomics, no function calls (the fast tiers get
 //! the program with its calls inlined, [`crate::lower::inline`]), no memory of an
 //! invocation's own besides its built-in inputs, and only the operations whose lane kernels it
-//! has. Subgroup operations and cooperative-matrix ops are taken where the dispatch lets
+//! has. A program with Workgroup memory or barriers is taken too, in batches aligned to
+//! workgroups ([`Plan::workgroup`], [`super::workgroup`]). Subgroup operations and cooperative-matrix ops are taken where the dispatch lets
 //! batches hold whole subgroups ([`Plan::group_ops`], checked in [`super::Wide::new`]). Everything else runs on the
 //! reference path, so this list is about speed, never about meaning: a program outside it is
 //! not refused.
 
 use crate::program::{Function, Op, Program, RegionKind, Terminator};
-use crate::run::memory::{make_pointer, split_pointer, REGION_INVOCATION, REGION_PUSH};
+use crate::run::memory::{
+    make_pointer, split_pointer, REGION_INVOCATION, REGION_PUSH, REGION_WORKGROUP,
+};
 use std::collections::{HashMap, HashSet};
 
 /// What the wide path needs to know of a program it takes.
@@ -21,15 +24,15 @@ pub struct Plan {
     /// only one lowering takes), so a batch must hold whole subgroups and the tangles must be
     /// the reference path's.
     pub group_ops: bool,
+    /// The program has Workgroup memory or barriers: batches then hold one workgroup each
+    /// (several batches in step for a larger one, [`super::workgroup`]).
+    pub workgroup: bool,
 }
 
 /// Whether the wide path takes `prog`: `Err` says why not. An `OpUndef` is taken only when each
 /// of its slots is overwritten before any read in its block (a value merely declared, as
 /// glslang does for every local variable, is no uninitialised read); the wide path skips it.
 pub fn plan(prog: &Program) -> Result<Plan, String> {
-    if prog.workgroup_bytes > 0 {
-        return Err("Workgroup memory".into());
-    }
     // Each 4-byte component of every built-in input, as the constant pointer a load uses.
     let mut builtins = HashSet::new();
     for var in &prog.variables {
@@ -40,7 +43,7 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
                     builtins.insert(make_pointer(REGION_INVOCATION, var.offset.wrapping_add(at)));
                 }
             }
-            (RegionKind::Buffer { .. } | RegionKind::PushConstant, _) => {}
+            (RegionKind::Buffer { .. } | RegionKind::PushConstant | RegionKind::Workgroup, _) => {}
             (region, _) => return Err(format!("a variable in {region:?}")),
         }
     }
@@ -89,7 +92,14 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
             .iter()
             .any(|op| matches!(op, Op::Group(_) | Op::Coopmat(_)))
     });
-    Ok(Plan { group_ops })
+    let workgroup = prog.workgroup_bytes > 0 || super::workgroup::has_barrier(func);
+    if workgroup && super::workgroup::has_matrices(func) {
+        return Err("cooperative matrices with Workgroup memory or barriers".into());
+    }
+    Ok(Plan {
+        group_ops,
+        workgroup,
+    })
 }
 
 /// Whether some path may read a slot of an `OpUndef` before writing it: a forward dataflow
@@ -292,6 +302,9 @@ pub(crate) fn slots_of(op: &Op) -> Option<(Vec<u32>, Vec<u32>)> {
         }
         Op::Coopmat(ref c) => c.slots(),
         Op::Array(ref a) => a.slots(),
+        Op::ControlBarrier { .. } | Op::SubgroupBarrier { .. } | Op::Fence { .. } => {
+            (Vec::new(), Vec::new())
+        }
         _ => return None,
     })
 }
@@ -330,7 +343,11 @@ fn op_supported(
         | Op::Group(_)
         | Op::Coopmat(_)
         // Per-invocation arrays in slots ([`super::arrays`]).
-        | Op::Array(_) => true,
+        | Op::Array(_)
+        // Barriers: steps of the workgroup's batches ([`super::workgroup`]).
+        | Op::ControlBarrier { .. }
+        | Op::SubgroupBarrier { .. }
+        | Op::Fence { .. } => true,
         Op::IntBin { bits, .. }
         | Op::IntUn { bits, .. }
         | Op::IntCmp { bits, .. }
@@ -354,13 +371,18 @@ fn op_supported(
                             .iter()
                             .all(|l| l.bytes == 4 && !l.boolean && l.offset % 4 == 0)
                 }
-                Some(REGION_PUSH) => movable(prog, *ty),
+                Some(REGION_PUSH | REGION_WORKGROUP) => movable(prog, *ty),
                 Some(_) => false,
                 // A pointer made at run time (a buffer's, by an access chain).
                 None => movable(prog, *ty),
             }
         }
-        Op::Store { ty, ptr, .. } => movable(prog, *ty) && !consts.contains_key(ptr),
+        Op::Store { ty, ptr, .. } => {
+            movable(prog, *ty)
+                && consts
+                    .get(ptr)
+                    .is_none_or(|p| split_pointer(*p).0 == REGION_WORKGROUP)
+        }
         _ => false,
     };
     if ok {
