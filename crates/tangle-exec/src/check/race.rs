@@ -138,7 +138,10 @@ pub fn sweep(
     cap: usize,
     out: &mut Vec<Race>,
 ) {
-    log.sort_unstable();
+    // A stable sort: the same order as any other (accesses equal in every field are the same),
+    // but a log made of ascending runs (a subgroup's lanes, one after another) sorts in a pass
+    // over each run and a merge.
+    log.sort();
     let mut writes: Vec<Access> = Vec::new();
     let mut reads: Vec<Access> = Vec::new();
     for r in log.iter() {
@@ -189,7 +192,9 @@ fn run_key(a: &Access) -> (u8, u32, u32, u32) {
 /// and place among releases and acquires (each keeps its first access's invocation and
 /// instruction): what the check across workgroups needs.
 pub fn merge_runs(log: &mut Vec<Access>) {
-    log.sort_unstable_by_key(|a| (run_key(a), a.start, a.end, a.inv, a.loc));
+    // Stable, so the runs kept from earlier barriers (sorted already) cost one pass; accesses
+    // with equal keys differ only in `sg_epoch`, which the runs drop.
+    log.sort_by_key(|a| (run_key(a), a.start, a.end, a.inv, a.loc));
     let mut out: Vec<Access> = Vec::with_capacity(log.len());
     for a in log.drain(..) {
         match out.last_mut() {
