@@ -127,34 +127,56 @@ impl Shadow {
         self.bits.resize(bytes.div_ceil(64) as usize, 0);
     }
 
-    /// Marks `[off, off + len)` written.
+    /// Marks `[off, off + len)` written (bytes past the workgroup's memory are ignored).
     pub fn write(&mut self, off: u64, len: u64) {
-        for b in off..off.saturating_add(len) {
-            if let Some(w) = self.bits.get_mut((b / 64) as usize) {
-                *w |= 1 << (b % 64);
+        for (w, m) in words(off, len) {
+            match self.bits.get_mut(w) {
+                Some(x) => *x |= m,
+                None => return,
             }
         }
     }
 
     /// Whether every byte of `[off, off + len)` was written.
     pub fn written(&self, off: u64, len: u64) -> bool {
-        (off..off.saturating_add(len)).all(|b| {
-            self.bits
-                .get((b / 64) as usize)
-                .is_some_and(|w| w & (1 << (b % 64)) != 0)
-        })
+        words(off, len).all(|(w, m)| self.bits.get(w).is_some_and(|x| x & m == m))
     }
+}
+
+/// The 64-bit words of a bitmap holding bits `[off, off + len)`, each with the mask of those
+/// bits in it (a word at a time, not a bit at a time).
+fn words(off: u64, len: u64) -> impl Iterator<Item = (usize, u64)> {
+    let end = off.saturating_add(len);
+    let mut b = off;
+    std::iter::from_fn(move || {
+        if b >= end {
+            return None;
+        }
+        let w = b / 64;
+        let (lo, hi) = (b % 64, (end - w * 64).min(64));
+        let upto = if hi == 64 { u64::MAX } else { (1 << hi) - 1 };
+        b = (w + 1).saturating_mul(64);
+        Some((
+            usize::try_from(w).unwrap_or(usize::MAX),
+            upto & !((1 << lo) - 1),
+        ))
+    })
 }
 
 /// A lane's use of an undefined value: (lane, origin location, use).
 pub type Use = (usize, u32, UsedAs);
 
 /// The origins of a subgroup's register file (slot-major, like the registers), with the count
-/// of undefined entries so that a subgroup whose values all became defined again costs nothing.
+/// of undefined entries so that a subgroup whose values all became defined again costs nothing,
+/// and per slot the lanes whose value is undefined, so that an op whose operands and result
+/// are defined in every lane it runs costs a few mask tests, not a look at each lane.
 #[derive(Debug, Clone, Default)]
 pub struct Poison {
     origins: Vec<u32>,
+    /// Per slot, the lanes whose origin is not 0.
+    lanes: Vec<u128>,
     live: usize,
+    n: usize,
     /// The origin of each byte of the subgroup's invocation memory (lane after lane, like the
     /// memory); empty when not tracked.
     memory: Vec<u32>,
@@ -169,10 +191,14 @@ pub struct Poison {
 const MEMORY_LIMIT: u64 = 1 << 22;
 
 impl Poison {
-    /// Origins for `len` register values, all defined; empty (the check off) for 0.
-    pub fn new(len: usize) -> Self {
+    /// Origins for `len` register values of `n` lanes each (`len` a multiple of `n`), all
+    /// defined; empty (the check off) for 0.
+    pub fn new(len: usize, n: usize) -> Self {
+        let n = n.clamp(1, 128);
         Poison {
             origins: vec![0; len],
+            lanes: vec![0; len.div_ceil(n)],
+            n,
             ..Poison::default()
         }
     }
@@ -203,40 +229,59 @@ impl Poison {
         self.live > 0
     }
 
-    /// Marks every value defined.
+    /// Marks every value defined: only the slots holding an undefined value are visited.
     pub fn clear(&mut self) {
-        self.origins.fill(0);
+        let n = self.n;
+        if self.live > 0 {
+            for (s, m) in self.lanes.iter_mut().enumerate() {
+                if *m != 0 {
+                    if let Some(o) = self.origins.get_mut(s * n..s * n + n) {
+                        o.fill(0);
+                    }
+                    *m = 0;
+                }
+            }
+        }
         self.live = 0;
-        self.memory.fill(0);
+        if self.memory_live > 0 {
+            self.memory.fill(0);
+        }
         self.memory_live = 0;
         self.chosen.clear();
     }
 
     /// Sets the origin of bytes `[off, off + len)` of `lane`'s invocation memory.
     pub fn mem_set(&mut self, lane: usize, off: u64, len: u64, o: u32) {
-        let base = (lane as u64).saturating_mul(self.lane_bytes);
-        if off.saturating_add(len) > self.lane_bytes {
+        let Some(bytes) = self.mem_bytes(lane, off, len) else {
             return;
-        }
-        for b in base + off..base + off + len {
-            if let Some(p) = self.memory.get_mut(b as usize) {
-                self.memory_live = self.memory_live + usize::from(o != 0) - usize::from(*p != 0);
-                *p = o;
-            }
-        }
+        };
+        let Some(bytes) = self.memory.get_mut(bytes) else {
+            return;
+        };
+        let before = bytes.iter().filter(|&&p| p != 0).count();
+        bytes.fill(o);
+        let after = if o != 0 { bytes.len() } else { 0 };
+        self.memory_live = self.memory_live - before + after;
+    }
+
+    /// The indices in `memory` of bytes `[off, off + len)` of `lane`'s invocation memory, when
+    /// they lie inside the lane's bytes.
+    fn mem_bytes(&self, lane: usize, off: u64, len: u64) -> Option<std::ops::Range<usize>> {
+        let end = off.checked_add(len).filter(|&e| e <= self.lane_bytes)?;
+        let base = (lane as u64).checked_mul(self.lane_bytes)?;
+        let (start, end) = (base.checked_add(off)?, base.checked_add(end)?);
+        Some(usize::try_from(start).ok()?..usize::try_from(end).ok()?)
     }
 
     /// The first origin among bytes `[off, off + len)` of `lane`'s invocation memory (0: all
     /// defined).
     pub fn mem_origin(&self, lane: usize, off: u64, len: u64) -> u32 {
-        if self.memory_live == 0 || off.saturating_add(len) > self.lane_bytes {
+        if self.memory_live == 0 {
             return 0;
         }
-        let base = (lane as u64).saturating_mul(self.lane_bytes);
-        (base + off..base + off + len)
-            .filter_map(|b| self.memory.get(b as usize))
-            .copied()
-            .find(|&o| o != 0)
+        self.mem_bytes(lane, off, len)
+            .and_then(|r| self.memory.get(r))
+            .and_then(|b| b.iter().copied().find(|&o| o != 0))
             .unwrap_or(0)
     }
 
@@ -256,9 +301,19 @@ pub fn origin(poison: &Poison, n: usize, s: Slot, l: usize) -> u32 {
 /// Sets the origin of slot `s` of lane `l`.
 pub fn set(poison: &mut Poison, n: usize, s: Slot, l: usize, o: u32) {
     if let Some(p) = poison.origins.get_mut(s as usize * n + l) {
-        poison.live = poison.live + usize::from(o != 0) - usize::from(*p != 0);
+        if (*p != 0) != (o != 0) {
+            poison.live = poison.live + usize::from(o != 0) - usize::from(*p != 0);
+            if let Some(m) = poison.lanes.get_mut(s as usize) {
+                *m ^= 1 << l;
+            }
+        }
         *p = o;
     }
+}
+
+/// The lanes of `mask` whose value in slot `s` is undefined.
+pub fn undefined(poison: &Poison, s: Slot, mask: u128) -> u128 {
+    poison.lanes.get(s as usize).map_or(0, |m| m & mask)
 }
 
 /// Carries origins through `op` for the lanes in `mask` (after it ran), and lists the uses of
@@ -511,7 +566,15 @@ pub fn step_memory(
 /// For the lanes in `mask`: every `dst` slot gets the first origin among the `src` slots (none:
 /// defined).
 fn data(poison: &mut Poison, n: usize, mask: u128, dst: &[(Slot, u32)], src: &[(Slot, u32)]) {
-    for l in (0..n).filter(|l| mask & (1 << l) != 0) {
+    let mask = mask & crate::run::alu::full_mask(n);
+    let slots = |v: &[(Slot, u32)]| {
+        v.iter()
+            .flat_map(|&(s, c)| s..s + c)
+            .fold(0u128, |m, s| m | undefined(poison, s, mask))
+    };
+    // Only lanes with an undefined operand, or an undefined value to overwrite, change.
+    let lanes = slots(src) | slots(dst);
+    for l in crate::run::alu::bits(lanes) {
         let o = src
             .iter()
             .flat_map(|&(s, c)| s..s + c)
@@ -534,7 +597,8 @@ pub fn sink(
     used_as: UsedAs,
     uses: &mut Vec<Use>,
 ) {
-    for l in (0..n).filter(|l| mask & (1 << l) != 0) {
+    let mask = mask & crate::run::alu::full_mask(n);
+    for l in crate::run::alu::bits(undefined(poison, slot, mask)) {
         let o = origin(poison, n, slot, l);
         if o != 0 {
             uses.push((l, o, used_as));
@@ -552,7 +616,8 @@ pub fn held_chosen(poison: &Poison, n: usize, mask: u128, uses: &mut Vec<Use>) {
         return;
     }
     for l in (0..n).filter(|l| mask & (1 << l) != 0) {
-        let held = (0..poison.origins.len() / n.max(1))
+        let held = (0..poison.lanes.len())
+            .filter(|&s| undefined(poison, s as Slot, 1 << l) != 0)
             .map(|s| origin(poison, n, s as Slot, l))
             .find(|&o| o & crate::check::robust::CHOSEN != 0);
         if let Some(o) = held {
@@ -563,14 +628,17 @@ pub fn held_chosen(poison: &Poison, n: usize, mask: u128, uses: &mut Vec<Use>) {
 
 /// Forgets the origins of every slot of the lanes in `mask`.
 pub fn forget(poison: &mut Poison, n: usize, mask: u128) {
-    let mut live = 0;
-    for (i, p) in poison.origins.iter_mut().enumerate() {
-        if mask & (1 << (i % n)) != 0 {
-            *p = 0;
+    let mask = mask & crate::run::alu::full_mask(n);
+    for (s, m) in poison.lanes.iter_mut().enumerate() {
+        let hit = *m & mask;
+        for l in crate::run::alu::bits(hit) {
+            if let Some(p) = poison.origins.get_mut(s * n + l) {
+                *p = 0;
+            }
         }
-        live += usize::from(*p != 0);
+        poison.live -= hit.count_ones() as usize;
+        *m &= !mask;
     }
-    poison.live = live;
 }
 
 #[cfg(test)]
@@ -581,7 +649,7 @@ mod tests {
     fn origins_flow_through_arithmetic_and_stop_at_a_sink() {
         let p = Program::default();
         let n = 4;
-        let mut poison = Poison::new(8 * n);
+        let mut poison = Poison::new(8 * n, n);
         set(&mut poison, n, 1, 2, 7);
         let mut uses = Vec::new();
         let add = Op::IntBin {
@@ -629,7 +697,7 @@ mod tests {
         use crate::run::memory::{make_pointer, REGION_INVOCATION};
         let n = 2;
         let p = Program::default();
-        let mut poison = Poison::new(4 * n).with_memory(n, 16);
+        let mut poison = Poison::new(4 * n, n).with_memory(n, 16);
         poison.mem_set(1, 0, 8, 9);
         assert!(poison.memory_any());
         assert_eq!(poison.mem_origin(1, 4, 4), 9);
@@ -663,5 +731,205 @@ mod tests {
         assert!(!s.written(0, 4));
         s.write(2, 4);
         assert!(s.written(2, 4) && !s.written(0, 4) && !s.written(4, 4));
+    }
+
+    /// The register origins as the check kept them before the per-slot lane masks: one origin
+    /// per slot and lane, every lane of the mask visited.
+    struct Model {
+        origins: Vec<u32>,
+        n: usize,
+    }
+
+    impl Model {
+        fn data(&mut self, mask: u128, dst: &[(Slot, u32)], src: &[(Slot, u32)]) {
+            for l in (0..self.n).filter(|l| mask & (1 << l) != 0) {
+                let o = src
+                    .iter()
+                    .flat_map(|&(s, c)| s..s + c)
+                    .map(|s| {
+                        self.origins
+                            .get(s as usize * self.n + l)
+                            .copied()
+                            .unwrap_or(0)
+                    })
+                    .find(|&o| o != 0)
+                    .unwrap_or(0);
+                for s in dst.iter().flat_map(|&(s, c)| s..s + c) {
+                    if let Some(p) = self.origins.get_mut(s as usize * self.n + l) {
+                        *p = o;
+                    }
+                }
+            }
+        }
+
+        fn sink(&mut self, mask: u128, slot: Slot, used_as: UsedAs, uses: &mut Vec<Use>) {
+            for l in (0..self.n).filter(|l| mask & (1 << l) != 0) {
+                let i = slot as usize * self.n + l;
+                if let Some(&o) = self.origins.get(i).filter(|&&o| o != 0) {
+                    uses.push((l, o, used_as));
+                    self.origins[i] = 0;
+                }
+            }
+        }
+    }
+
+    /// Random ops over random origins: the masked origins give every origin, every use and
+    /// `any` as the lane-by-lane model does, for subgroups of 1 to 128 lanes and masks with
+    /// bits past the subgroup.
+    #[test]
+    fn lane_masks_keep_the_lane_by_lane_origins() {
+        use crate::program::IntBin;
+        let mut x = 0x5eed_1234_u64;
+        let mut next = |m: u64| crate::test_rng::xorshift(&mut x) % m;
+        let p = Program::default();
+        for &n in &[1usize, 3, 8, 32, 64, 128] {
+            let slots = 12u32;
+            let mut poison = Poison::new(slots as usize * n, n);
+            let mut model = Model {
+                origins: vec![0; slots as usize * n],
+                n,
+            };
+            for _ in 0..4000 {
+                let mask =
+                    (u128::from(next(u64::MAX)) << 64 | u128::from(next(u64::MAX))) >> next(128);
+                let (a, b, c) = (next(14) as Slot, next(14) as Slot, next(14) as Slot);
+                let (mut uses, mut want) = (Vec::new(), Vec::new());
+                match next(8) {
+                    0 | 1 => {
+                        let (l, o) = (
+                            next(n as u64) as usize,
+                            next(3) as u32 * (1 + next(9) as u32),
+                        );
+                        set(&mut poison, n, a, l, o);
+                        if let Some(p) = model.origins.get_mut(a as usize * n + l) {
+                            *p = o;
+                        }
+                    }
+                    2 => {
+                        let op = Op::IntBin {
+                            op: IntBin::Add,
+                            bits: 32,
+                            dst: a,
+                            a: b,
+                            b: c,
+                        };
+                        step(&p, &op, &mut poison, n, mask, &|_, _| true, &mut uses);
+                        model.data(mask, &[(a, 1)], &[(b, 1), (c, 1)]);
+                    }
+                    3 => {
+                        let op = Op::Select {
+                            dst: a,
+                            cond: b,
+                            a: c,
+                            b: a,
+                        };
+                        step(&p, &op, &mut poison, n, mask, &|_, _| true, &mut uses);
+                        model.data(mask, &[(a, 1)], &[(b, 1), (c, 1), (a, 1)]);
+                    }
+                    4 => {
+                        let (dc, sc) = (1 + next(3) as u32, 1 + next(3) as u32);
+                        let op = Op::Bitcast {
+                            dst: a,
+                            dst_count: dc,
+                            dst_bits: 32,
+                            src: b,
+                            src_count: sc,
+                            src_bits: 32,
+                        };
+                        step(&p, &op, &mut poison, n, mask, &|_, _| true, &mut uses);
+                        model.data(mask, &[(a, dc)], &[(b, sc)]);
+                    }
+                    5 => {
+                        let op = Op::InsertDynamic {
+                            dst: a,
+                            count: 3,
+                            value: b,
+                            index: c,
+                            index_bits: 32,
+                        };
+                        step(&p, &op, &mut poison, n, mask, &|_, _| true, &mut uses);
+                        model.sink(mask, c, UsedAs::VectorIndex, &mut want);
+                        model.data(mask, &[(a, 3)], &[(a, 3), (b, 1)]);
+                    }
+                    6 => {
+                        sink(&mut poison, n, mask, a, UsedAs::BranchCondition, &mut uses);
+                        model.sink(mask, a, UsedAs::BranchCondition, &mut want);
+                    }
+                    _ => {
+                        forget(&mut poison, n, mask);
+                        for (i, p) in model.origins.iter_mut().enumerate() {
+                            if mask & (1 << (i % n)) != 0 {
+                                *p = 0;
+                            }
+                        }
+                    }
+                }
+                assert_eq!(uses, want, "n {n}");
+                for s in 0..slots + 2 {
+                    for l in 0..n {
+                        let m = model.origins.get(s as usize * n + l);
+                        assert_eq!(
+                            origin(&poison, n, s, l),
+                            m.copied().unwrap_or(0),
+                            "n {n} slot {s} lane {l}"
+                        );
+                    }
+                }
+                assert_eq!(poison.any(), model.origins.iter().any(|&o| o != 0), "n {n}");
+            }
+            poison.clear();
+            assert!(!poison.any() && (0..slots).all(|s| undefined(&poison, s, u128::MAX) == 0));
+        }
+    }
+
+    /// Invocation memory's origins and the Workgroup shadow, set and read a range at a time,
+    /// against one origin (one bit) per byte: partial words, ranges across words, ranges past
+    /// a lane's or the workgroup's bytes.
+    #[test]
+    fn byte_ranges_match_a_byte_model() {
+        let mut x = 0x0bad_cafe_u64;
+        let mut next = |m: u64| crate::test_rng::xorshift(&mut x) % m;
+        let (n, lane_bytes) = (3usize, 150u64);
+        let mut poison = Poison::new(n, n).with_memory(n, lane_bytes);
+        let mut model = vec![0u32; n * lane_bytes as usize];
+        let mut shadow = Shadow::new(true);
+        shadow.start(300);
+        // The bitmap's last word holds bytes 300..320 too (as before: bits, not bounds).
+        let mut written = [false; 320];
+        for _ in 0..20_000 {
+            let (lane, off, len) = (next(n as u64) as usize, next(170), next(40));
+            let fits = off + len <= lane_bytes;
+            let range = lane * lane_bytes as usize + off as usize
+                ..lane * lane_bytes as usize + (off + len) as usize;
+            if next(2) == 0 {
+                let o = next(3) as u32 * next(5) as u32;
+                poison.mem_set(lane, off, len, o);
+                if fits {
+                    model[range].fill(o);
+                }
+            } else {
+                let want = if fits {
+                    model[range].iter().copied().find(|&o| o != 0).unwrap_or(0)
+                } else {
+                    0
+                };
+                assert_eq!(
+                    poison.mem_origin(lane, off, len),
+                    want,
+                    "{lane} {off} {len}"
+                );
+            }
+            assert_eq!(poison.memory_any(), model.iter().any(|&o| o != 0));
+            let (off, len) = (next(320), next(140));
+            if next(3) == 0 {
+                shadow.write(off, len);
+                for b in off..(off + len).min(320) {
+                    written[b as usize] = true;
+                }
+            } else {
+                let want = (off..off + len).all(|b| written.get(b as usize) == Some(&true));
+                assert_eq!(shadow.written(off, len), want, "{off} {len}");
+            }
+        }
     }
 }

@@ -129,6 +129,12 @@ impl<'a> Mem<'a> {
     /// Logs an access for the race check ([`crate::check::race`]) and a write for the
     /// uninitialised-value check ([`crate::check::uninit`]) when they are on.
     pub fn log(&self, lane: usize, ptr: u64, len: u64, class: u8) {
+        // Only Workgroup memory and buffers are logged: invocation memory and push constants
+        // are no one else's to race with, nor Workgroup memory to leave unwritten.
+        let region = split_pointer(ptr).0;
+        if region != m::REGION_WORKGROUP && region < m::FIRST_BUFFER {
+            return;
+        }
         if let Some(r) = self.races {
             r.borrow_mut().access(lane, self.race_key(ptr), len, class);
         }
@@ -422,6 +428,17 @@ pub fn exec_memory(
     match op {
         Op::Load { dst, ptr, ty } => {
             let leaves = p.leaves_of(*ty);
+            if let Some(off) = invocation_at(regs, n, mask, *ptr, (prog, *ty), mem) {
+                for (i, leaf) in leaves.iter().enumerate() {
+                    for l in bits_of(mask, n) {
+                        let at = l as u64 * mem.invocation_bytes + off + leaf.offset;
+                        let v = mem.invocation.read(at, leaf.bytes);
+                        let v = if leaf.boolean { u64::from(v != 0) } else { v };
+                        wr(regs, n, dst + i as u32, l, v);
+                    }
+                }
+                return true;
+            }
             if let [leaf] = leaves {
                 if load_run(regs, n, mask, (*dst, *ptr), leaf, mem) {
                     return true;
@@ -503,6 +520,16 @@ pub fn exec_memory(
         }
         Op::Store { ptr, src, ty } => {
             let leaves = p.leaves_of(*ty);
+            if let Some(off) = invocation_at(regs, n, mask, *ptr, (prog, *ty), mem) {
+                for l in bits_of(mask, n) {
+                    let base = l as u64 * mem.invocation_bytes + off;
+                    for (i, leaf) in leaves.iter().enumerate() {
+                        let v = rd(regs, n, src + i as u32, l);
+                        mem.invocation.write(base + leaf.offset, leaf.bytes, v);
+                    }
+                }
+                return true;
+            }
             if let [leaf] = leaves {
                 if store_run(regs, n, mask, (*src, *ptr), leaf, mem) {
                     return true;
@@ -693,6 +720,28 @@ fn atomic(w: &Words, off: u64, op: AtomicOp, bits: u32, is_float: bool, v: u64, 
     } else {
         w.rmw_locked(off, bits / 8, |old| combine(op, bits, is_float, old, v, c))
     }
+}
+
+/// Where every lane of `mask` accesses a whole value of type `ty` through the same pointer into
+/// invocation memory (a Function variable, or an array element every lane indexes alike): the
+/// offset of the value in each lane's area, checked once for all, as [`Mem::place`] would
+/// find it for each (nothing is logged for invocation memory: [`Mem::log`]). `None` where it
+/// does not apply or the value lies outside, and the lane-by-lane path reports each lane.
+fn invocation_at(
+    regs: &[u64],
+    n: usize,
+    mask: u128,
+    ptr: Slot,
+    (p, ty): (&Program, TypeIdx),
+    mem: &Mem<'_>,
+) -> Option<u64> {
+    let mut lanes = bits_of(mask, n);
+    let p0 = rd(regs, n, ptr, lanes.next()?);
+    if split_pointer(p0).0 != m::REGION_INVOCATION || !lanes.all(|l| rd(regs, n, ptr, l) == p0) {
+        return None;
+    }
+    // Lane 0's area starts at 0, so its offset is the value's in every lane's area.
+    mem.resolve_value(p0, 0, (p, ty)).ok().map(|(_, off)| off)
 }
 
 /// How the lanes of a whole subgroup address one scalar each.

@@ -613,7 +613,7 @@ impl Workgroup {
                 lanes: (invocations - i * s.sg).min(s.sg),
                 rng: Rng::new(0, &[]),
                 barriers: 0,
-                poison: uninit::Poison::new(if uninit { s.template.len() } else { 0 })
+                poison: uninit::Poison::new(if uninit { s.template.len() } else { 0 }, s.sg)
                     .with_memory(s.sg, s.prog.invocation_bytes),
             })
             .collect();
@@ -1468,7 +1468,8 @@ impl Workgroup {
             return;
         };
         alu::phi_copies(&mut sg.regs, n, copies, mask, &mut self.scratch);
-        if sg.poison.any() {
+        let undefined = |s: Slot| uninit::undefined(&sg.poison, s, mask) != 0;
+        if sg.poison.any() && copies.iter().any(|&(d, s)| undefined(d) || undefined(s)) {
             // The origins move with the values, as one parallel copy too.
             let origins: Vec<u32> = copies
                 .iter()

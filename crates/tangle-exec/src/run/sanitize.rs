@@ -331,6 +331,9 @@ pub(super) fn copy_origins(
         return;
     }
     for (dst, src) in pairs {
+        if uninit::undefined(poison, dst, mask) | uninit::undefined(poison, src, mask) == 0 {
+            continue;
+        }
         for l in super::alu::bits_of(mask, n) {
             let o = uninit::origin(poison, n, src, l);
             uninit::set(poison, n, dst, l, o);
