@@ -40,9 +40,9 @@
 //! is not one of its leaves; a Private variable indexed at run time (its stored bits would
 //! need clearing at invocation start); one larger than [`MAX_SLOTS`].
 
+use crate::program::array::{ArrayKind, ArrayOp};
 use crate::program::{Op, Program, RegionKind, Slot, Step, Terminator, TypeIdx};
 use crate::run::memory::{make_pointer, split_pointer, REGION_INVOCATION};
-use crate::wide::arrays::{ArrayKind, ArrayOp};
 use std::collections::HashMap;
 
 /// The most slots a variable promoted here may take (each is a slot of every lane of the

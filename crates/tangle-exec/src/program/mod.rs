@@ -1,6 +1,7 @@
 //! The lowered, executable form of one entry point: resolved types with memory layouts, dense
 //! register slots, folded constants, functions of blocks of [`Op`]s and per-block structured facts.
 
+pub mod array;
 pub mod ops;
 pub mod writes;
 

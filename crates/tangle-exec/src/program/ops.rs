@@ -429,7 +429,7 @@ pub enum Op {
     Group(Box<crate::run::group::GroupInst>),
     /// An access of a per-invocation array held in slots: in the fast program only, made by
     /// [`crate::lower::promote_inlined`] ([`crate::wide::arrays`]).
-    Array(Box<crate::wide::arrays::ArrayOp>),
+    Array(Box<super::array::ArrayOp>),
     /// An integer dot product (`OpSDot`, …, `OpSUDotAccSat`): [`crate::run::dot`].
     Dot(Box<crate::run::dot::DotInst>),
     /// An image instruction (`OpImageRead`, `OpImageWrite`, `OpImageFetch`,

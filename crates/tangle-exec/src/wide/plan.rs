@@ -92,14 +92,30 @@ pub fn plan(prog: &Program) -> Result<Plan, String> {
             .iter()
             .any(|op| matches!(op, Op::Group(_) | Op::Coopmat(_)))
     });
-    let workgroup = prog.workgroup_bytes > 0 || super::workgroup::has_barrier(func);
-    if workgroup && super::workgroup::has_matrices(func) {
+    let workgroup = prog.workgroup_bytes > 0 || has_barrier(func);
+    if workgroup && has_matrices(func) {
         return Err("cooperative matrices with Workgroup memory or barriers".into());
     }
     Ok(Plan {
         group_ops,
         workgroup,
     })
+}
+
+/// Whether `func` has a barrier of Workgroup or Subgroup execution scope.
+pub(super) fn has_barrier(func: &Function) -> bool {
+    func.blocks.iter().any(|b| {
+        b.ops
+            .iter()
+            .any(|op| matches!(op, Op::ControlBarrier { .. } | Op::SubgroupBarrier { .. }))
+    })
+}
+
+/// Whether `func` has cooperative-matrix ops.
+pub(super) fn has_matrices(func: &Function) -> bool {
+    func.blocks
+        .iter()
+        .any(|b| b.ops.iter().any(|op| matches!(op, Op::Coopmat(_))))
 }
 
 /// Whether some path may read a slot of an `OpUndef` before writing it: a forward dataflow

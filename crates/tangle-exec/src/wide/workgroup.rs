@@ -48,7 +48,7 @@
 
 use super::{Batch, GaveUp, Wide, WIDTH};
 use crate::error::ExecError;
-use crate::program::{Function, Op, Program, RegionKind};
+use crate::program::{Op, Program, RegionKind};
 use crate::run::alu::{bits_of, full_mask, lanes_of};
 use crate::run::memory::{split_pointer, Words, REGION_WORKGROUP};
 use crate::run::Shared;
@@ -65,22 +65,6 @@ const MAX_PARTS: usize = 16;
 
 /// The most Workgroup memory the screens take (16 bytes of stamps a byte, per worker).
 const MAX_BYTES: u64 = 1 << 20;
-
-/// Whether `func` has a barrier of Workgroup or Subgroup execution scope.
-pub(super) fn has_barrier(func: &Function) -> bool {
-    func.blocks.iter().any(|b| {
-        b.ops
-            .iter()
-            .any(|op| matches!(op, Op::ControlBarrier { .. } | Op::SubgroupBarrier { .. }))
-    })
-}
-
-/// Whether `func` has cooperative-matrix ops.
-pub(super) fn has_matrices(func: &Function) -> bool {
-    func.blocks
-        .iter()
-        .any(|b| b.ops.iter().any(|op| matches!(op, Op::Coopmat(_))))
-}
 
 /// The shape of a dispatch's workgroup-aligned batches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
