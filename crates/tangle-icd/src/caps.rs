@@ -372,8 +372,9 @@ impl Caps {
         let p = &self.profile;
         match (p.name.as_str(), p.subgroup_size_range) {
             ("default", _) => (1, 128),
-            (_, Some([min, max])) => (min, max),
-            (_, None) => (p.subgroup_size, p.subgroup_size),
+            // `TANGLE_SUBGROUP_SIZE` outside the device's range: that size alone.
+            (_, Some([min, max])) if (min..=max).contains(&p.subgroup_size) => (min, max),
+            _ => (p.subgroup_size, p.subgroup_size),
         }
     }
 
@@ -887,6 +888,10 @@ mod tests {
             let caps = Caps::new(Profile::by_name(name).expect("built in"));
             assert_eq!(caps.subgroup_size_range(), range, "{name}");
         }
+        // A size set outside the range (TANGLE_SUBGROUP_SIZE) is the range.
+        let intel = Profile::by_name("intel").and_then(|p| p.with_subgroup_size(64));
+        let caps = Caps::new(intel.expect("built in"));
+        assert_eq!(caps.subgroup_size_range(), (64, 64));
         assert_eq!(lavapipe.coopmat().len(), 4);
         assert_eq!(
             lavapipe
