@@ -62,8 +62,9 @@ pub(crate) struct Shared<'a> {
     /// The program's descriptor arrays with the pointer of each bound element, by element.
     pub(crate) descriptors: Vec<DescriptorTable>,
     pub(crate) push: &'a Words,
-    /// Whether the program may write each region of `buffers` ([`crate::program::writes`]):
-    /// the race screens log no load of a region it never writes.
+    /// Whether the program may write each region of `buffers` ([`crate::program::writes`]),
+    /// or the bytes of one it may write ([`Resident::screened`]): the race screens log no
+    /// load of a region whose bytes it never writes.
     pub(crate) writable: &'a [bool],
     /// The register file every subgroup starts from (constants and buffer pointers broadcast).
     pub(crate) template: Vec<u64>,
