@@ -125,38 +125,51 @@ fn a_store_through_one_binding_is_read_back_through_another() {
     assert_eq!(words[(2 * N + 7) as usize], (7 + 100) * 2);
 }
 
-/// Invocation 5 loads, through binding 1, the word invocation 6 stores through binding 0:
-/// the same bytes, nothing ordering the two.
-const CROSS: &str = "#version 450
+/// Invocation 5 loads, through binding 1, the word invocation `partner` stores through binding
+/// 0: the same bytes, nothing ordering the two (in one workgroup or in two).
+fn cross(partner: u32) -> String {
+    format!(
+        "#version 450
 layout(local_size_x = 64) in;
-layout(std430, set = 0, binding = 0) buffer A { uint a[]; };
-layout(std430, set = 0, binding = 1) buffer B { uint b[]; };
-layout(std430, set = 0, binding = 2) buffer C { uint c[]; };
-void main() {
+layout(std430, set = 0, binding = 0) buffer A {{ uint a[]; }};
+layout(std430, set = 0, binding = 1) buffer B {{ uint b[]; }};
+layout(std430, set = 0, binding = 2) buffer C {{ uint c[]; }};
+void main() {{
   uint i = gl_GlobalInvocationID.x;
   a[i] = i + 100u;
-  uint j = i == 5u ? 6u : i;
+  uint j = i == 5u ? {partner}u : i;
   c[i] = b[1024u + j] * 2u;
-}";
+}}"
+    )
+}
 
 #[test]
 fn a_race_between_two_bindings_is_the_reference_paths_finding() {
-    let r = same_as_reference(CROSS, 3 * N, &[4 * N, 0, 8 * N]);
-    assert!(
-        r.paths
-            .0
+    // In invocation 5's workgroup, and in the next one.
+    for partner in [6, 70] {
+        let r = same_as_reference(&cross(partner), 3 * N, &[4 * N, 0, 8 * N]);
+        assert!(
+            r.paths
+                .0
+                .iter()
+                .any(|n| n == "wide: gave up: a possible data race"),
+            "{partner}: {:?}",
+            r.paths
+        );
+        assert_eq!(r.stats.wide_invocations, 0);
+        let races: Vec<_> = r
+            .diagnostics
             .iter()
-            .any(|n| n == "wide: gave up: a possible data race"),
-        "{:?}",
-        r.paths
-    );
-    assert_eq!(r.stats.wide_invocations, 0);
-    let races = r
-        .diagnostics
-        .iter()
-        .filter(|d| matches!(d.finding, tangle_exec::Finding::Race(_)))
-        .count();
-    assert_eq!(races, 1, "{:?}", r.diagnostics);
+            .filter_map(|d| match &d.finding {
+                tangle_exec::Finding::Race(f) => Some(f),
+                _ => None,
+            })
+            .collect();
+        let [race] = races[..] else {
+            panic!("{partner}: one race, got {:?}", r.diagnostics);
+        };
+        assert_eq!(race.across_workgroups, partner >= 64, "{partner}");
+    }
 }
 
 /// Every invocation adds 1 to word `N + i` (loaded through binding 1, stored through binding
