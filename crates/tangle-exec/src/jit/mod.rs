@@ -440,7 +440,10 @@ pub(crate) fn run(
     }
     let why = match gave_up {
         Some(why) => Some(why),
-        None => j.log.may_race().then(|| "a possible data race".to_string()),
+        None => j
+            .log
+            .may_race_over(s.buffers)
+            .then(|| "a possible data race".to_string()),
     };
     let mut f = s.found.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(why) = why {

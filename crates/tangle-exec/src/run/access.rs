@@ -100,6 +100,23 @@ pub fn region_name(
     }
 }
 
+/// The pointer the race checks key `ptr`'s bytes by, `buffers` being the dispatch's regions:
+/// where its region shares bytes with another region, byte `o` of it is byte `o + delta` of
+/// the run's first region ([`View::alias`]), so the same bytes through either view are the
+/// same key, on the reference path ([`Mem::race_key`]) and in the fast paths' race screens
+/// ([`crate::wide::races::Gather::rekey`]) alike.
+pub(crate) fn race_key(buffers: &[(View, BufferKey)], ptr: u64) -> u64 {
+    let (region, off) = split_pointer(ptr);
+    let alias = region
+        .checked_sub(m::FIRST_BUFFER)
+        .and_then(|i| buffers.get(usize::try_from(i).ok()?))
+        .and_then(|(v, _)| v.alias);
+    match alias {
+        Some((canonical, delta)) => m::make_pointer(canonical, off.wrapping_add(delta)),
+        None => ptr,
+    }
+}
+
 impl<'a> Mem<'a> {
     fn region_name(&self, region: u64) -> String {
         region_name(self.buffers, self.images, region)
@@ -115,15 +132,7 @@ impl<'a> Mem<'a> {
     /// another region of the dispatch, the same bytes through either are the same key
     /// ([`View::alias`]), so two views of one allocation race as one buffer would.
     pub fn race_key(&self, ptr: u64) -> u64 {
-        let (region, off) = split_pointer(ptr);
-        let alias = region
-            .checked_sub(m::FIRST_BUFFER)
-            .and_then(|i| self.buffers.get(usize::try_from(i).ok()?))
-            .and_then(|(v, _)| v.alias);
-        match alias {
-            Some((canonical, delta)) => m::make_pointer(canonical, off.wrapping_add(delta)),
-            None => ptr,
-        }
+        race_key(self.buffers, ptr)
     }
 
     /// Logs an access for the race check ([`crate::check::race`]) and a write for the

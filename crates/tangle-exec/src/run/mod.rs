@@ -62,8 +62,9 @@ pub(crate) struct Shared<'a> {
     /// The program's descriptor arrays with the pointer of each bound element, by element.
     pub(crate) descriptors: Vec<DescriptorTable>,
     pub(crate) push: &'a Words,
-    /// Whether the program may write each region of `buffers` ([`crate::program::writes`]):
-    /// the race screens log no load of a region it never writes.
+    /// Whether the program may write each region of `buffers` ([`crate::program::writes`]),
+    /// or the bytes of one it may write ([`Resident::screened`]): the race screens log no
+    /// load of a region whose bytes it never writes.
     pub(crate) writable: &'a [bool],
     /// The register file every subgroup starts from (constants and buffer pointers broadcast).
     pub(crate) template: Vec<u64>,
@@ -304,12 +305,10 @@ fn run_on(
         }
     }
     // With the bytes touched asked for, the wide path logs the loads of read-only buffers too.
+    // Loads through a view sharing bytes with a written one are logged too.
     let every = vec![true; writable.len()];
-    let screened = if options.touched {
-        &every[..]
-    } else {
-        writable
-    };
+    let aliased = resident.screened(writable);
+    let screened = if options.touched { &every } else { &aliased };
     let shared = Shared {
         prog,
         fast: &p.fast,
@@ -349,17 +348,20 @@ fn run_on(
     // know owners under this run's layout only ([`Pipeline::matrix_meets_plain`]).
     // The fast paths number workgroups from zero: a dispatch with a base runs on the reference
     // path alone.
-    // Regions sharing bytes that the program may write run on the reference path: its
-    // accesses go one by one through their views and its race check keys bytes by
-    // allocation (`Mem::race_key`), where the fast paths' race screens key them by region
-    // and their batched accesses assume regions apart.
+    // Regions sharing bytes that the program may write take the wide interpreter: its
+    // accesses go op by op through their views, and its race screen keys bytes as the
+    // reference path's race check does (`Gather::may_race_over`). The native tier's facts
+    // about pointers and its hoisted checks assume regions apart: it refuses them.
     let fast_paths = options.wide
         && options.base == [0; 3]
-        && !(p.matrix_meets_plain && Workgroup::races_on(&shared))
-        && !resident.aliased_writes(writable);
+        && !(p.matrix_meets_plain && Workgroup::races_on(&shared));
+    let aliased_writes = resident.aliased_writes(writable);
+    if fast_paths && options.jit && aliased_writes {
+        shared.note("native: not taken: a region it may write shares bytes with another".into());
+    }
     // The native tier's region table holds word pointers: a view starting inside a word
     // takes the wide interpreter, which accesses it through its view.
-    let native = match fast_paths && options.jit && resident.word_aligned() {
+    let native = match fast_paths && options.jit && resident.word_aligned() && !aliased_writes {
         true => crate::jit::run(&shared, &p.native, total, threads)?,
         false => crate::jit::Tier::NotTaken("off".into()),
     };

@@ -196,13 +196,36 @@ impl Resident {
     /// Whether a region the dispatch may write shares bytes with another region
     /// ([`View::alias`]).
     pub(crate) fn aliased_writes(&self, writable: &[bool]) -> bool {
+        !self.written_runs(writable).is_empty()
+    }
+
+    /// The runs of regions sharing bytes ([`View::alias`]'s first region) that some region
+    /// the dispatch may write belongs to.
+    fn written_runs(&self, writable: &[bool]) -> std::collections::BTreeSet<u64> {
         let mut written = std::collections::BTreeSet::new();
         for ((v, _), &w) in self.regions.iter().zip(writable) {
             if let (Some((r, _)), true) = (v.alias, w) {
                 written.insert(r);
             }
         }
-        !written.is_empty()
+        written
+    }
+
+    /// The regions whose accesses the fast paths' race screens must log, from those the
+    /// dispatch may write: those, and every region sharing bytes with one of them (its loads
+    /// read bytes another binding may write).
+    ///
+    /// # Spec
+    /// SPIR-V "Memory Model": "two memory accesses conflict if they access the same memory
+    /// location and at least one of which is a write"; a location is the bytes, whichever
+    /// descriptor reaches them.
+    pub(crate) fn screened(&self, writable: &[bool]) -> Vec<bool> {
+        let written = self.written_runs(writable);
+        self.regions
+            .iter()
+            .zip(writable)
+            .map(|((v, _), &w)| w || v.alias.is_some_and(|(r, _)| written.contains(&r)))
+            .collect()
     }
 
     /// Whether every region starts on a word, as the native tier's region table needs

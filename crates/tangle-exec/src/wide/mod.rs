@@ -240,7 +240,7 @@ impl<'a> Wide<'a> {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner()) = self.log.touched(cap);
         }
-        if self.log.may_race() {
+        if self.log.may_race_over(self.shared.buffers) {
             return Err(GaveUp("a possible data race".into()));
         }
         Ok(())

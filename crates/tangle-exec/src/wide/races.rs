@@ -9,6 +9,8 @@
 //! logged in the shape the batch made it — a run of consecutive scalars, one address for every
 //! lane, or one lane's scalar — rather than byte by byte, and the sweep compares shapes.
 
+use crate::run::access::BufferKey;
+use crate::run::memory::View;
 use rayon::slice::ParallelSliceMut;
 
 /// One logged access by the lanes of a batch.
@@ -367,6 +369,36 @@ impl Gather {
             }
         }
         Some(out)
+    }
+
+    /// Keys every entry handed in by `key` (a pointer to the one the race check keys its bytes
+    /// by, [`crate::run::access::race_key`]): regions sharing bytes then log the same bytes at
+    /// the same pointers, so the screen sees two views' accesses of one byte meet, and
+    /// disjoint accesses through overlapping views stay apart. The key moves a region's
+    /// pointers by one distance, so a run stays a run and a tile's rows a pitch apart; each
+    /// part is sorted again.
+    pub(crate) fn rekey(&mut self, key: impl Fn(u64) -> u64) {
+        let parts = self.parts.get_mut().unwrap_or_else(|e| e.into_inner());
+        for part in parts.iter_mut() {
+            for a in part.iter_mut() {
+                a.ptr = key(a.ptr);
+            }
+            part.sort();
+            part.dedup();
+        }
+        let rows = self.rows.get_mut().unwrap_or_else(|e| e.into_inner());
+        for r in rows.iter_mut() {
+            r.row.ptr = key(r.row.ptr);
+        }
+    }
+
+    /// [`Gather::may_race`] with the bytes keyed as the race check keys them
+    /// ([`Gather::rekey`]) where regions of the dispatch (`buffers`) share bytes.
+    pub(crate) fn may_race_over(mut self, buffers: &[(View, BufferKey)]) -> bool {
+        if buffers.iter().any(|(v, _)| v.alias.is_some()) {
+            self.rekey(|p| crate::run::access::race_key(buffers, p));
+        }
+        self.may_race()
     }
 
     /// [`may_race`] of every entry handed in.
