@@ -314,7 +314,8 @@ pub struct Stats {
     pub workgroups: u64,
     /// Invocations run.
     pub invocations: u64,
-    /// Of those, the invocations run on the wide path ([`crate::wide`]).
+    /// Of those, the invocations run on a fast path: the wide path ([`crate::wide`]) or, among
+    /// them, as native code ([`Stats::jit_invocations`]).
     pub wide_invocations: u64,
     /// Of those, the invocations run as native code ([`crate::jit`]).
     pub jit_invocations: u64,

@@ -50,7 +50,9 @@ impl Tiers {
         p.dispatches += 1;
         p.invocations += s.invocations;
         p.native += s.jit_invocations;
-        p.wide += s.wide_invocations;
+        // The executor counts the native tier's invocations among the wide path's too
+        // (`Stats::wide_invocations`: the fast paths'); here each tier has its own.
+        p.wide += s.wide_invocations.saturating_sub(s.jit_invocations);
         p.driver += driver;
         p.exec += report.timing.total;
         p.workers += report.timing.workers;
@@ -116,6 +118,7 @@ mod tests {
         let native = Report {
             stats: Stats {
                 invocations: 64,
+                wide_invocations: 64,
                 jit_invocations: 64,
                 ..Stats::default()
             },
@@ -143,6 +146,8 @@ mod tests {
         assert_eq!(j[1]["pipeline"], "a");
         assert_eq!(j[1]["invocations"], 128);
         assert_eq!(j[1]["native_invocations"], 128);
+        // Not counted twice: none on the wide interpreter, none on the reference path.
+        assert_eq!(j[1]["wide_invocations"], 0);
         assert_eq!(j[1]["why"], serde_json::json!({}));
     }
 }
